@@ -1,0 +1,16 @@
+import { loadNativeBinding } from '../../worker/runtime/binding.js';
+
+export const summary = 'list CUDA devices (the CPU backend is used when there is none)';
+
+export async function run(_args: string[]): Promise<number> {
+  const probe = loadNativeBinding().probeDevices();
+  if (probe.devices.length === 0) {
+    console.log(`backend: CPU (${probe.error || 'no CUDA device'})`);
+    return 0;
+  }
+  for (const d of probe.devices) {
+    const gib = (d.totalMemoryBytes / 2 ** 30).toFixed(1);
+    console.log(`cuda:${d.index} ${d.name} ${gib} GiB, compute ${d.computeCapability}, driver ${d.driverVersion}`);
+  }
+  return 0;
+}

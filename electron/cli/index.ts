@@ -1,0 +1,31 @@
+/**
+ * The `horizon` command line. To add a command: write `commands/<name>.ts` exporting
+ * `run(args: string[]): Promise<number>` and a one-line `summary`, then add it to COMMANDS.
+ */
+type CommandModule = { run(args: string[]): Promise<number>; summary: string };
+
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  devices: () => import('./commands/devices.js'),
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    const lines = await Promise.all(
+      Object.entries(COMMANDS).map(async ([cmd, load]) => `  ${cmd.padEnd(10)} ${(await load()).summary}`),
+    );
+    console.log(`usage: horizon <command> [options]\n\ncommands:\n${lines.join('\n')}`);
+    return name ? 0 : 2;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    console.error(`horizon: unknown command '${name}' (see 'horizon --help')`);
+    return 2;
+  }
+  try {
+    return await (await load()).run(rest);
+  } catch (err) {
+    console.error(`horizon ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,33 @@
+/** Error codes that cross a process boundary. */
+export type AppErrorCode =
+  | 'BAD_INPUT'
+  | 'NOT_FOUND'
+  | 'MODEL_NOT_FOUND'
+  | 'MODEL_INVALID'
+  | 'HASH_MISMATCH'
+  | 'NETWORK'
+  | 'DISK_FULL'
+  | 'PERMISSION'
+  | 'CANCELLED'
+  | 'WORKER_CRASHED'
+  | 'INTERNAL';
+
+export interface AppError {
+  readonly code: AppErrorCode;
+  readonly message: string;
+}
+
+/** The envelope every cross-process call returns; errors are values, never thrown across a boundary. */
+export type Result<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: AppError };
+
+export function ok<T>(value: T): Result<T> {
+  return { ok: true, value };
+}
+
+export function err<T = never>(code: AppErrorCode, message: string): Result<T> {
+  return { ok: false, error: { code, message } };
+}
+
+export function assertNever(x: never): Error {
+  return new Error(`unexpected value: ${JSON.stringify(x)}`);
+}

@@ -1,0 +1,27 @@
+#pragma once
+#include <string>
+#include <vector>
+
+namespace rt {
+
+/** One CUDA device as reported by the driver; empty list means the CPU backend is used. */
+struct device_info {
+  int index = 0;
+  std::string name;
+  size_t total_memory_bytes = 0;
+  size_t free_memory_bytes = 0;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int driver_version = 0;  // CUDA driver API version, e.g. 13000
+};
+
+/** Result of probing for CUDA devices; `error` explains why the list is empty. */
+struct device_probe {
+  bool cuda_compiled = false;
+  std::vector<device_info> devices;
+  std::string error;
+};
+
+device_probe rt_device_probe();
+
+}  // namespace rt

@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The `horizon` CLI: runs the TypeScript sources through tsx so no build step is needed.
+import { register } from 'tsx/esm/api';
+
+register();
+const { main } = await import('../electron/cli/index.ts');
+process.exitCode = await main(process.argv.slice(2));
