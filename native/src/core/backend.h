@@ -1,0 +1,79 @@
+#pragma once
+// The compute-backend contract. A backend (cpu/, cuda/) receives the backend-independent model_weights, makes its
+// own copy or residency plan of them, owns per-sequence KV caches and runs a batched forward step.
+//
+// To add a backend: implement `backend`, add a factory like `cpu_backend_create`, and select it by name in
+// core/runtime.cpp (`backend_create`). The generation loop (core/generate.cpp) only talks to this interface.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model-weights.h"
+
+namespace rt {
+
+/** Options given to a backend factory. */
+struct backend_options {
+  int threads = 0;                 // CPU worker threads; 0 = hardware concurrency
+  int max_context = 0;             // per-sequence KV capacity in tokens; 0 = config max_position_embeddings
+  int64_t expert_budget_bytes = 0;  // CUDA: bytes of device memory for resident experts; 0 = backend default
+  int device = 0;                  // CUDA device index
+};
+
+/** One sequence's share of a batched step. */
+struct batch_entry {
+  int seq_id = 0;
+  /** Tokens to append; the first lands at `start_pos`. */
+  std::vector<int32_t> tokens;
+  /** Position of tokens[0]; the sequence's cache is truncated to this length first (0 = fresh prompt). */
+  int start_pos = 0;
+};
+
+/** Counters a backend accumulates between `counters_reset` calls; fields that do not apply stay 0. */
+struct backend_counters {
+  uint64_t expert_hits = 0;      // routed expert uses served from fast memory (CPU: every use)
+  uint64_t expert_misses = 0;    // routed expert uses that needed a transfer/upload
+  uint64_t h2d_bytes = 0;        // host-to-device bytes copied
+  uint64_t d2h_bytes = 0;        // device-to-host bytes copied
+  uint64_t peak_memory_bytes = 0;  // CPU: peak KV + scratch bytes; CUDA: peak device bytes
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+
+  /** "cpu" or "cuda"; the CPU backend is always labelled "cpu". */
+  virtual const char * name() const = 0;
+
+  /** Creates an empty sequence (KV cache) and returns its id (>= 0), or -1 with `error` set. */
+  virtual int seq_create(std::string & error) = 0;
+  /** Releases a sequence and its KV cache. */
+  virtual void seq_free(int seq_id) = 0;
+  /** Number of tokens currently cached for a sequence. */
+  virtual int seq_length(int seq_id) const = 0;
+
+  /**
+   * Runs one batched step. For each entry, its tokens are appended at start_pos.. and logits are written to
+   * `logits[i]`: vocab_size floats for the last token, or tokens.size() * vocab_size (row-major) when
+   * `all_positions`. Returns false with `error` set on failure (bad seq id, context overflow, device error).
+   */
+  virtual bool forward(const std::vector<batch_entry> & batch, bool all_positions,
+                       std::vector<std::vector<float>> & logits, std::string & error) = 0;
+
+  /** Counters since the last reset. */
+  virtual backend_counters counters() const = 0;
+  virtual void counters_reset() = 0;
+};
+
+/** The CPU backend (always available). Returns nullptr with `error` set on failure. */
+std::unique_ptr<backend> cpu_backend_create(const model_weights & weights, const backend_options & options,
+                                            std::string & error);
+
+#ifdef RT_WITH_CUDA
+/** The CUDA backend (implemented in src/cuda/). Returns nullptr with `error` set on failure. */
+std::unique_ptr<backend> cuda_backend_create(const model_weights & weights, const backend_options & options,
+                                             std::string & error);
+#endif
+
+}  // namespace rt
