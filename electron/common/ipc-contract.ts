@@ -1,0 +1,444 @@
+/**
+ * The contract between the UI (renderer, over Electron IPC or the `horizon serve` HTTP/WS transport) and the
+ * main-process services. One interface per service; every method takes at most one plain-data request object and
+ * resolves to a `Result<T>`; channels are `service:method`; events are `service:onDidX`.
+ * To add a method: add it to its interface, then give its request a schema in `ipc-validators.ts` (the type checker
+ * fails until you do), then implement it in `electron/main/services/<service>.ts`.
+ */
+import type { Result } from './result.js';
+
+//#region system
+
+/** The pinned default model: repo and commit. */
+export const DEFAULT_MODEL_REPO = 'allenai/OLMoE-1B-7B-0924-Instruct';
+export const DEFAULT_MODEL_REVISION = '7f1c97f440f06ce36705e4f2b843edb5925f4498';
+
+export interface GpuInfo {
+  /** CUDA device index. */
+  readonly index: number;
+  readonly name: string;
+  /** Total device memory in bytes. */
+  readonly totalMemoryBytes: number;
+  /** Driver version as reported by CUDA, e.g. "12.4" (or the raw integer as a string). */
+  readonly driverVersion: string;
+  /** Compute capability, e.g. "8.9". */
+  readonly computeCapability: string;
+}
+
+export type AssetKind = 'ifeval' | 'punkt';
+
+export interface AssetStatus {
+  readonly kind: AssetKind;
+  /** True when the asset is present under the data dir and its pinned sha256 verifies. */
+  readonly ready: boolean;
+  /** Where it lives under the data dir (even when missing). */
+  readonly path: string;
+  /** One line for the UI: "541 prompts, sha256 ok" or why it is not ready. */
+  readonly detail: string;
+}
+
+export interface SystemInfo {
+  /** The backend runs will use: a CUDA device when one is usable, else the CPU backend. */
+  readonly backend: 'cuda' | 'cpu';
+  /** Human label always naming the backend, e.g. "CUDA: NVIDIA RTX 4090, 24.0 GiB" or "CPU backend (no CUDA device)". */
+  readonly backendLabel: string;
+  /** Empty when there is no usable GPU. */
+  readonly gpus: readonly GpuInfo[];
+  /** Why CUDA is not used, when it is not (driver error text or "not compiled with CUDA"); empty otherwise. */
+  readonly cudaStatus: string;
+  /** CPU model name and logical core count, e.g. "AMD EPYC 7B13 (2 threads)". */
+  readonly cpuLabel: string;
+  /** Total system memory in bytes. */
+  readonly memoryBytes: number;
+  readonly dataDir: string;
+  /** Hugging Face Hub base URL preparation uses. */
+  readonly hubUrl: string;
+  readonly appVersion: string;
+  readonly assets: readonly AssetStatus[];
+}
+
+export interface SystemApi {
+  /** Probes the devices (through the runtime worker) and the data dir. */
+  check(): Promise<Result<SystemInfo>>;
+}
+
+//#endregion
+//#region models
+
+export type WeightsFormat = 'int4' | 'bf16';
+
+export interface PreparedModel {
+  /** Stable id used by runs, e.g. "allenai--OLMoE-1B-7B-0924-Instruct@7f1c97f/int4-g128". */
+  readonly id: string;
+  readonly repo: string;
+  /** The resolved commit sha (40 hex). */
+  readonly revision: string;
+  readonly weights: WeightsFormat;
+  /** Folder holding the runnable model. */
+  readonly dir: string;
+  /** Bytes on disk of the runnable model. */
+  readonly sizeBytes: number;
+  /** ISO-8601 time the manifest was written. */
+  readonly preparedAt: string;
+  /** True when the manifest verifies (files present with recorded sizes). */
+  readonly ready: boolean;
+}
+
+export interface PrepareRequest {
+  /** "org/name"; defaults to DEFAULT_MODEL_REPO in the UI. */
+  readonly repo: string;
+  /** Branch, tag or commit; defaults to DEFAULT_MODEL_REVISION in the UI. */
+  readonly revision: string;
+  /** Hugging Face access token for gated or private repos; never stored. */
+  readonly token?: string;
+  /** Pack the routed experts to INT4 after download (default true). */
+  readonly pack?: boolean;
+}
+
+export interface JobHandle {
+  readonly jobId: string;
+}
+
+export type PrepareStep = 'resolve' | 'download' | 'verify' | 'pack' | 'assets';
+export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface PrepareProgress {
+  readonly jobId: string;
+  readonly step: PrepareStep;
+  readonly status: JobStatus;
+  /** File being processed, when the step is per file. */
+  readonly file?: string;
+  /** Bytes done/total for the current step (0/0 when unknown). */
+  readonly doneBytes: number;
+  readonly totalBytes: number;
+  /** Bytes per second over the recent window. */
+  readonly bytesPerSecond: number;
+  /** Seconds left for the current step; null when unknown. */
+  readonly etaSeconds: number | null;
+  /** Human status line. */
+  readonly message: string;
+  /** Set on the final event of a successful job. */
+  readonly modelId?: string;
+  /** Set when status is "failed". */
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+export interface ImportAssetRequest {
+  readonly kind: AssetKind;
+  /** Absolute path on the machine running the services: input_data.jsonl for ifeval; a folder or zip for punkt. */
+  readonly path: string;
+}
+
+export interface DownloadAssetsRequest {
+  /** Which assets; all missing ones when omitted. */
+  readonly kinds?: readonly AssetKind[];
+}
+
+export interface ModelsApi {
+  /** Prepared (and partially prepared) models under the data dir. */
+  list(): Promise<Result<readonly PreparedModel[]>>;
+  /** Starts download → verify → pack; progress arrives as `models:onDidProgress` with the returned job id. */
+  prepare(req: PrepareRequest): Promise<Result<JobHandle>>;
+  /** Cancels a preparation job; it can be restarted later and resumes. */
+  cancel(req: JobHandle): Promise<Result<void>>;
+  /** Downloads the pinned eval assets; progress as `models:onDidProgress` with step "assets". */
+  downloadAssets(req: DownloadAssetsRequest): Promise<Result<JobHandle>>;
+  /** Imports one eval asset from a local file, checking its pinned sha256. */
+  importAssets(req: ImportAssetRequest): Promise<Result<AssetStatus>>;
+}
+
+//#endregion
+//#region runs
+
+export type RunStatus = 'queued' | 'running' | 'cancelled' | 'failed' | 'completed';
+
+export interface StartRunRequest {
+  readonly modelId: string;
+  /** First N prompts of IFEval (1..541); all when omitted. */
+  readonly limit?: number;
+  /** Prompts generated together (1..64). */
+  readonly batch?: number;
+  /** Generation cap per response (1..4096; engine default 1280). */
+  readonly maxNewTokens?: number;
+}
+
+export interface RunRef {
+  readonly runId: string;
+}
+
+/** Accuracies in [0, 1]. */
+export interface Accuracies {
+  readonly promptStrict: number;
+  readonly promptLoose: number;
+  readonly instructionStrict: number;
+  readonly instructionLoose: number;
+}
+
+export interface GenerationPolicy {
+  readonly maxNewTokens: number;
+  readonly batch: number;
+  readonly greedy: boolean;
+  /** Prompts in this run (limit applied). */
+  readonly total: number;
+}
+
+export interface RunSummary {
+  readonly id: string;
+  readonly modelId: string;
+  readonly modelRepo: string;
+  readonly modelRevision: string;
+  readonly weights: WeightsFormat;
+  readonly status: RunStatus;
+  /** E.g. "CPU backend" or "CUDA: NVIDIA H200". */
+  readonly backendLabel: string;
+  /** ISO-8601. */
+  readonly createdAt: string;
+  readonly finishedAt: string | null;
+  readonly done: number;
+  readonly total: number;
+  /** Over the responses scored so far; null before the first. */
+  readonly accuracies: Accuracies | null;
+  readonly error: string | null;
+}
+
+export interface InstructionTypeRow {
+  /** IFEval instruction id, e.g. "keywords:existence". */
+  readonly instructionId: string;
+  /** Instructions of this type in the scored responses. */
+  readonly count: number;
+  readonly strictPassed: number;
+  readonly loosePassed: number;
+}
+
+export interface RunFigures {
+  /** Mean time to first token per response, milliseconds; null when unknown. */
+  readonly ttftMs: number | null;
+  /** Decode tokens per second excluding the first token; null when unknown. */
+  readonly decodeTokensPerSecond: number | null;
+  /** Whole-process peak GPU memory in bytes; null on the CPU backend. */
+  readonly peakVramBytes: number | null;
+  /** Host-to-device bytes moved for experts; null on the CPU backend. */
+  readonly h2dBytes: number | null;
+  readonly generatedTokens: number;
+  /** Wall time spent generating, seconds. */
+  readonly wallSeconds: number;
+}
+
+export interface RunDetail extends RunSummary {
+  readonly policy: GenerationPolicy;
+  readonly byInstruction: readonly InstructionTypeRow[];
+  readonly figures: RunFigures;
+}
+
+export type VerdictFilter = 'pass' | 'fail';
+export type ScoreMode = 'strict' | 'loose';
+
+export interface ResponseQuery {
+  readonly runId: string;
+  /** Only responses whose prompt has this instruction id. */
+  readonly instructionId?: string;
+  /** With `mode`: only prompts that pass (all instructions) or fail (any). */
+  readonly verdict?: VerdictFilter;
+  /** Which scoring the verdict filter uses (default strict). */
+  readonly mode?: ScoreMode;
+  /** Case-insensitive substring of the prompt or the response. */
+  readonly text?: string;
+  readonly offset?: number;
+  /** Page size (1..200, default 50). */
+  readonly limit?: number;
+}
+
+export interface ResponseRow {
+  /** IFEval prompt key. */
+  readonly key: number;
+  /** First ~200 characters of the prompt. */
+  readonly promptPreview: string;
+  /** First ~200 characters of the response. */
+  readonly responsePreview: string;
+  readonly instructionIds: readonly string[];
+  readonly strictPass: boolean;
+  readonly loosePass: boolean;
+  readonly tokens: number;
+}
+
+export interface ResponsePage {
+  /** Matching rows in total (for paging). */
+  readonly total: number;
+  readonly offset: number;
+  readonly items: readonly ResponseRow[];
+}
+
+export interface ResponseRef {
+  readonly runId: string;
+  readonly key: number;
+}
+
+export interface InstructionVerdict {
+  readonly instructionId: string;
+  /** The instruction's kwargs from the dataset. */
+  readonly kwargs: Readonly<Record<string, unknown>>;
+  readonly strict: boolean;
+  readonly loose: boolean;
+}
+
+export interface ResponseDetail {
+  readonly runId: string;
+  readonly key: number;
+  readonly prompt: string;
+  readonly response: string;
+  readonly tokens: number;
+  /** "stop" (EOS), "length" (max new tokens) or "cancelled". */
+  readonly finishReason: string;
+  readonly ttftMs: number | null;
+  readonly decodeTokensPerSecond: number | null;
+  readonly strictPass: boolean;
+  readonly loosePass: boolean;
+  readonly verdicts: readonly InstructionVerdict[];
+}
+
+export interface CompareRequest {
+  readonly runA: string;
+  readonly runB: string;
+}
+
+export interface ComparedPrompt {
+  readonly key: number;
+  readonly promptPreview: string;
+  readonly a: { readonly strict: boolean; readonly loose: boolean };
+  readonly b: { readonly strict: boolean; readonly loose: boolean };
+}
+
+export interface RunComparison {
+  readonly a: RunDetail;
+  readonly b: RunDetail;
+  /** Prompts scored in both runs whose strict or loose verdict differs. */
+  readonly changed: readonly ComparedPrompt[];
+  /** Prompts scored in both runs. */
+  readonly common: number;
+}
+
+export interface RunsApi {
+  /** Creates and starts a run; progress as `runs:onDidProgress`, each scored response as `runs:onDidResponse`. */
+  start(req: StartRunRequest): Promise<Result<RunSummary>>;
+  /** Stops a run after the in-flight batch; it can be resumed. */
+  cancel(req: RunRef): Promise<Result<void>>;
+  /** Continues a cancelled or failed run, skipping prompts already stored. */
+  resume(req: RunRef): Promise<Result<RunSummary>>;
+  /** All runs, newest first. */
+  list(): Promise<Result<readonly RunSummary[]>>;
+  get(req: RunRef): Promise<Result<RunDetail>>;
+  responses(req: ResponseQuery): Promise<Result<ResponsePage>>;
+  response(req: ResponseRef): Promise<Result<ResponseDetail>>;
+  compare(req: CompareRequest): Promise<Result<RunComparison>>;
+}
+
+//#endregion
+//#region export
+
+export interface ExportRequest {
+  readonly runId: string;
+  /** Absolute output path; default `<dataDir>/exports/<runId>.zip`. */
+  readonly path?: string;
+}
+
+export interface ExportedZip {
+  readonly path: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+export interface VerifyRequest {
+  /** Absolute path of a result ZIP on the machine running the services. */
+  readonly path: string;
+}
+
+export interface VerifyReport {
+  /** True when every hash matches and re-scoring reproduces the stored results. */
+  readonly verified: boolean;
+  /** Empty when verified; else one precise line per problem. */
+  readonly problems: readonly string[];
+  readonly accuracies: Accuracies | null;
+}
+
+export interface ExportApi {
+  exportRun(req: ExportRequest): Promise<Result<ExportedZip>>;
+  verify(req: VerifyRequest): Promise<Result<VerifyReport>>;
+}
+
+//#endregion
+//#region events
+
+export interface RunProgress {
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly done: number;
+  readonly total: number;
+  /** Decode tokens per second over the recent window. */
+  readonly tokensPerSecond: number;
+  /** Seconds left; null when unknown. */
+  readonly etaSeconds: number | null;
+  readonly elapsedSeconds: number;
+  /** Text generated so far for an in-flight prompt, for live streaming; absent between prompts. */
+  readonly partial?: { readonly key: number; readonly text: string };
+  readonly error?: string;
+}
+
+export interface RunResponseEvent {
+  readonly runId: string;
+  readonly row: ResponseRow;
+}
+
+/** Event name → payload, pushed from the services to every UI. */
+export interface EventMap {
+  'models:onDidProgress': PrepareProgress;
+  'runs:onDidProgress': RunProgress;
+  'runs:onDidResponse': RunResponseEvent;
+}
+
+export type EventName = keyof EventMap;
+
+export const EVENT_NAMES: readonly EventName[] = ['models:onDidProgress', 'runs:onDidProgress', 'runs:onDidResponse'];
+
+/** How a service publishes an event; the host (Electron main or `horizon serve`) fans it out. */
+export type EmitEvent = <E extends EventName>(event: E, payload: EventMap[E]) => void;
+
+//#endregion
+//#region channels
+
+/** All services, keyed by the channel prefix. */
+export interface Api {
+  readonly system: SystemApi;
+  readonly models: ModelsApi;
+  readonly runs: RunsApi;
+  readonly export: ExportApi;
+}
+
+export type ServiceName = keyof Api;
+
+/** Every request channel, `service:method`. */
+export type Channel = { [S in ServiceName]: `${S}:${Extract<keyof Api[S], string>}` }[ServiceName];
+
+type MethodOf<C extends Channel> = C extends `${infer S extends ServiceName}:${infer M}`
+  ? M extends keyof Api[S]
+    ? Api[S][M]
+    : never
+  : never;
+
+/** The request payload of a channel (`undefined` for methods without one). */
+export type RequestOf<C extends Channel> =
+  MethodOf<C> extends (...args: infer A) => unknown ? (A extends [infer P] ? P : undefined) : never;
+
+/** The success value of a channel. */
+export type ResponseOf<C extends Channel> =
+  MethodOf<C> extends (...args: never[]) => Promise<Result<infer T>> ? T : never;
+
+/** Calls `service:method` with its payload; the transport (IPC or HTTP) behind `invoke`. */
+export type Invoke = <C extends Channel>(channel: C, payload: RequestOf<C>) => Promise<Result<ResponseOf<C>>>;
+
+/** Splits "runs:get" into its service and method. */
+export function splitChannel(channel: Channel): { service: ServiceName; method: string } {
+  const i = channel.indexOf(':');
+  return { service: channel.slice(0, i) as ServiceName, method: channel.slice(i + 1) };
+}
+
+//#endregion
