@@ -1,0 +1,257 @@
+// Host-side expert cache (core/expert-cache.h) driven by a fake copy engine that completes copies only when asked.
+// Each check is a CHECK(cond, message); to add a case write a `static void test_<what>()` and call it from main.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/expert-cache.h"
+
+static int failures = 0;
+#define CHECK(cond, msg)                                                     \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      std::fprintf(stderr, "FAIL %s:%d: %s (%s)\n", __FILE__, __LINE__, msg, #cond); \
+      ++failures;                                                            \
+    }                                                                        \
+  } while (0)
+
+namespace {
+
+// Records every request; a copy completes only when the test calls finish() or the cache calls wait_copy().
+struct fake_engine : rt::expert_copy_engine {
+  std::vector<rt::expert_copy_request> requests;
+  std::set<uint64_t> done;
+  int max_in_flight = 0;
+  std::set<int> staging_in_use;
+  bool staging_conflict = false;
+
+  void start_copy(const rt::expert_copy_request & r) override {
+    if (staging_in_use.count(r.staging) != 0) staging_conflict = true;
+    staging_in_use.insert(r.staging);
+    requests.push_back(r);
+    max_in_flight = std::max(max_in_flight, in_flight());
+  }
+  bool copy_done(uint64_t ticket) override {
+    if (done.count(ticket) == 0) return false;
+    release_staging(ticket);
+    return true;
+  }
+  void wait_copy(uint64_t ticket) override {
+    done.insert(ticket);
+    release_staging(ticket);
+  }
+  void finish(uint64_t ticket) { done.insert(ticket); }
+  int in_flight() const { return static_cast<int>(staging_in_use.size()); }
+  void release_staging(uint64_t ticket) {
+    for (const auto & r : requests) {
+      if (r.ticket == ticket) staging_in_use.erase(r.staging);
+    }
+  }
+};
+
+rt::expert_cache_config small_config(int slots, int staging) {
+  rt::expert_cache_config c;
+  c.n_layers = 2;
+  c.n_experts = 8;
+  c.slots_per_layer = slots;
+  c.staging_buffers = staging;
+  c.expert_bytes = 1000;
+  c.staging_bytes = 1000;
+  return c;
+}
+
+bool acquire(rt::expert_cache & cache, int layer, const std::vector<int> & experts, rt::expert_lease & lease) {
+  std::string error;
+  if (!cache.begin_acquire(layer, experts, lease, error)) return false;
+  cache.finish_acquire(lease);
+  return true;
+}
+
+void test_hit_miss_evict_order() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(3, 2), eng);
+  rt::expert_lease l;
+  CHECK(acquire(cache, 0, {1, 2, 3}, l), "first group fits");
+  cache.release(l);
+  CHECK(cache.counters().misses == 3 && cache.counters().hits == 0, "three cold misses");
+  CHECK(acquire(cache, 0, {2}, l), "hit");
+  cache.release(l);
+  CHECK(cache.counters().hits == 1, "expert 2 is a hit");
+  // LRU order now: 1 (oldest), 3, 2. A new expert evicts 1.
+  CHECK(acquire(cache, 0, {5}, l), "miss with eviction");
+  cache.release(l);
+  CHECK(cache.slot_of(0, 1) == -1, "least recently used expert 1 was evicted");
+  CHECK(cache.slot_of(0, 3) >= 0 && cache.slot_of(0, 2) >= 0 && cache.slot_of(0, 5) >= 0, "others stay resident");
+  CHECK(cache.counters().evictions == 1, "one eviction counted");
+  CHECK(cache.counters().h2d_bytes == 4000, "h2d bytes = 4 misses x expert bytes");
+  CHECK(cache.counters().d2h_bytes == 0, "no device-to-host traffic");
+  CHECK(cache.slot_of(1, 2) == -1, "layers are independent");
+  cache.counters_reset();
+  CHECK(cache.counters().misses == 0 && cache.counters().hits == 0, "reset clears counters");
+}
+
+void test_leased_slot_never_reused() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(2, 1), eng);
+  rt::expert_lease old_reader;
+  CHECK(acquire(cache, 0, {0, 1}, old_reader), "old reader holds both slots");
+  const uint64_t old_gen = old_reader.generation;
+  rt::expert_lease l;
+  std::string error;
+  CHECK(!cache.begin_acquire(0, {4}, l, error), "no slot while both are leased");
+  CHECK(error.find("not leased") != std::string::npos, "error says slots are leased");
+  CHECK(cache.slot_of(0, 0) == old_reader.slots[0] && cache.slot_of(0, 1) == old_reader.slots[1],
+        "old reader's slots are untouched");
+  cache.release(old_reader);
+  CHECK(acquire(cache, 0, {4}, l), "slot available after release");
+  CHECK(l.generation > old_gen, "new group is published under a newer generation");
+  cache.release(l);
+
+  // A reader of expert 4 keeps it; a later group may only take the other slot.
+  rt::expert_lease reader4;
+  CHECK(acquire(cache, 0, {4}, reader4), "reader of expert 4");
+  const int slot4 = reader4.slots[0];
+  for (int e : {5, 6, 7}) {
+    rt::expert_lease x;
+    CHECK(acquire(cache, 0, {e}, x), "single-expert group");
+    CHECK(x.slots[0] != slot4, "leased slot is never the victim");
+    cache.release(x);
+  }
+  CHECK(cache.slot_of(0, 4) == slot4, "leased expert still resident");
+  cache.release(reader4);
+}
+
+void test_publication_after_completion() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(4, 4), eng);
+  rt::expert_lease l;
+  std::string error;
+  CHECK(cache.begin_acquire(1, {3, 6}, l, error), "begin");
+  CHECK(eng.requests.size() == 2, "two copies started");
+  CHECK(cache.slot_of(1, 3) == -1 && cache.slot_of(1, 6) == -1, "unpublished while copies run");
+  CHECK(cache.slot_generation(1, l.slots[0]) == 0, "slot has no generation before completion");
+  eng.finish(eng.requests[0].ticket);
+  CHECK(cache.slot_of(1, 3) == -1, "completion is observed by the cache, not assumed");
+  cache.finish_acquire(l);
+  CHECK(cache.slot_of(1, 3) == l.slots[0] && cache.slot_of(1, 6) == l.slots[1], "published after completion");
+  CHECK(cache.slot_generation(1, l.slots[1]) == l.generation, "lease generation covers all its slots");
+  CHECK(cache.copies_in_flight() == 0, "nothing in flight after finish");
+  for (const auto & r : eng.requests) CHECK(r.bytes == 1000 && r.layer == 1, "request carries layer and bytes");
+
+  // A second group asking for an expert whose copy is in flight waits for that copy, it does not copy again.
+  rt::expert_lease a;
+  rt::expert_lease b;
+  CHECK(cache.begin_acquire(1, {5}, a, error), "begin a");
+  CHECK(cache.begin_acquire(1, {5}, b, error), "begin b on the same expert");
+  CHECK(eng.requests.size() == 3, "one copy for expert 5");
+  CHECK(b.pending.size() == 1, "b waits for a's copy");
+  cache.finish_acquire(b);
+  cache.finish_acquire(a);
+  CHECK(a.slots[0] == b.slots[0] && cache.slot_of(1, 5) == a.slots[0], "same slot for both readers");
+  CHECK(cache.slot_leases(1, a.slots[0]) == 2, "two leases on the shared slot");
+  cache.release(a);
+  cache.release(b);
+  cache.release(l);
+}
+
+void test_staging_bounded_and_reused() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(8, 2), eng);
+  rt::expert_lease l;
+  CHECK(acquire(cache, 0, {0, 1, 2, 3, 4, 5, 6}, l), "seven misses through two staging buffers");
+  CHECK(eng.requests.size() == 7, "seven copies");
+  CHECK(eng.max_in_flight <= 2, "never more copies in flight than staging buffers");
+  CHECK(!eng.staging_conflict, "a staging buffer is reused only after its copy completed");
+  std::set<int> used;
+  for (const auto & r : eng.requests) used.insert(r.staging);
+  CHECK(used.size() == 2 && *used.begin() == 0 && *used.rbegin() == 1, "both buffers reused");
+  cache.release(l);
+}
+
+void test_plan_stages() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(3, 1), eng);
+  rt::expert_lease l;
+  CHECK(acquire(cache, 0, {6, 7}, l), "make 6 and 7 resident");
+  cache.release(l);
+  const std::vector<int> routed = {0, 6, 2, 7, 2, 5, 1, 0, 3};
+  const auto stages = cache.plan_stages(0, routed);
+  std::set<int> uni;
+  size_t total = 0;
+  for (const auto & s : stages) {
+    CHECK(!s.empty() && s.size() <= 3, "a stage fits the slots");
+    total += s.size();
+    uni.insert(s.begin(), s.end());
+  }
+  CHECK(uni == std::set<int>(routed.begin(), routed.end()), "union of stages is the routed set");
+  CHECK(total == uni.size(), "stages are disjoint");
+  CHECK(stages.size() == 3, "7 experts over 3 slots = 3 stages");
+  CHECK(std::count(stages[0].begin(), stages[0].end(), 6) == 1 && std::count(stages[0].begin(), stages[0].end(), 7) == 1,
+        "resident experts run in the first stage");
+  // Running every stage leaves D2H at zero and computes each routed expert exactly once.
+  std::map<int, int> computed;
+  for (const auto & s : stages) {
+    rt::expert_lease sl;
+    CHECK(acquire(cache, 0, s, sl), "stage acquired");
+    for (int e : sl.experts) ++computed[e];
+    cache.release(sl);
+  }
+  for (int e : uni) CHECK(computed[e] == 1, "each routed expert in exactly one stage");
+  CHECK(cache.counters().d2h_bytes == 0, "still no D2H");
+  CHECK(cache.plan_stages(0, {}).empty(), "nothing routed, no stage");
+}
+
+void test_startup_errors() {
+  CHECK(rt::expert_cache_slots_for_budget(int64_t(10) * 1000, 1000, 2, 8) == 5, "budget to slots");
+  CHECK(rt::expert_cache_slots_for_budget(int64_t(1) << 40, 1000, 2, 8) == 8, "budget capped at all experts");
+  CHECK(rt::expert_cache_slots_for_budget(1999, 1000, 2, 8) == 0, "budget below one slot per layer");
+  auto c = small_config(0, 1);
+  std::string m = rt::expert_cache_check_config(c);
+  CHECK(m.find("0 GPU expert slots") != std::string::npos, "zero slots named");
+  c = small_config(2, 0);
+  m = rt::expert_cache_check_config(c);
+  CHECK(m.find("staging") != std::string::npos, "missing staging named");
+  c = small_config(2, 1);
+  c.staging_bytes = 10;
+  m = rt::expert_cache_check_config(c);
+  CHECK(m.find("smaller than one packed expert") != std::string::npos, "small staging named");
+  c = small_config(9, 1);
+  CHECK(!rt::expert_cache_check_config(c).empty(), "more slots than experts rejected");
+  CHECK(rt::expert_cache_check_config(small_config(2, 1)).empty(), "valid config accepted");
+  fake_engine eng;
+  bool threw = false;
+  try {
+    rt::expert_cache bad(small_config(0, 1), eng);
+  } catch (const std::exception & e) {
+    threw = std::string(e.what()).find("slots") != std::string::npos;
+  }
+  CHECK(threw, "constructor refuses an invalid config with the message");
+  rt::expert_cache cache(small_config(2, 1), eng);
+  rt::expert_lease l;
+  std::string error;
+  CHECK(!cache.begin_acquire(0, {1, 2, 3}, l, error) && error.find("plan stages") != std::string::npos,
+        "group larger than the slots is refused");
+  CHECK(!cache.begin_acquire(0, {1, 1}, l, error), "duplicate expert refused");
+  CHECK(eng.requests.empty(), "refused groups start no copy");
+}
+
+}  // namespace
+
+int main() {
+  test_hit_miss_evict_order();
+  test_leased_slot_never_reused();
+  test_publication_after_completion();
+  test_staging_bounded_and_reused();
+  test_plan_stages();
+  test_startup_errors();
+  if (failures != 0) {
+    std::fprintf(stderr, "test-expert-cache: %d failure(s)\n", failures);
+    return 1;
+  }
+  std::printf("test-expert-cache: ok\n");
+  return 0;
+}
