@@ -1,0 +1,255 @@
+/**
+ * Messages between the main process and the runtime worker (the only process that loads the native addon).
+ * Main sends `{seq, request}`; the worker answers each with `{seq, ok, value|error}` and streams events tagged
+ * with a job id. Every message is validated where it arrives (`parseWorkerRequest`, `parseWorkerMessage`).
+ * To add a request: add a member to WorkerRequest, its value type to WorkerResponseValues, and a case to
+ * `parseRequestBody` and to the worker's dispatch switch.
+ */
+import type { AppError } from './result.js';
+
+export type WeightsKind = 'bf16' | 'int4';
+export type BackendChoice = 'auto' | 'cpu' | 'cuda';
+
+/** A CUDA device as the worker sees it. */
+export interface WorkerDeviceInfo {
+  readonly index: number;
+  readonly name: string;
+  /** Total device memory in bytes. */
+  readonly vramBytes: number;
+  readonly freeVramBytes: number;
+  /** CUDA driver version as the driver reports it, e.g. "12.4". */
+  readonly driverVersion: string;
+  /** "major.minor", e.g. "8.9". */
+  readonly computeCapability: string;
+}
+
+/** What the worker can run on; `label` is "CPU" when there is no usable CUDA device. */
+export interface DeviceProbe {
+  readonly label: string;
+  readonly cudaCompiled: boolean;
+  readonly devices: readonly WorkerDeviceInfo[];
+  /** Why CUDA is not usable, empty when it is. */
+  readonly note: string;
+}
+
+/** Greedy decoding with a token budget; generation stops at any of `stopTokenIds`. */
+export interface GenerationPolicy {
+  readonly decoding: 'greedy';
+  /** At most this many generated tokens per prompt (1..65536). */
+  readonly maxNewTokens: number;
+  readonly stopTokenIds: readonly number[];
+}
+
+export interface LoadedModelInfo {
+  readonly modelDir: string;
+  readonly weights: WeightsKind;
+  /** "CPU" or "CUDA" (never a guess: the backend actually in use). */
+  readonly backend: 'CPU' | 'CUDA';
+  /** Human label of the device, "CPU" for the CPU backend. */
+  readonly deviceLabel: string;
+  /** Where the expert weights live, e.g. "all on GPU", "host" (free text from the runtime). */
+  readonly residency: string;
+  /** The tokenizer's EOS id(s) plus config.json's eos_token_id, deduplicated. */
+  readonly eosTokenIds: readonly number[];
+  readonly vocabSize: number;
+}
+
+export interface ChatEncoding {
+  /** The prompt after the chat template, as text. */
+  readonly text: string;
+  readonly tokenIds: readonly number[];
+}
+
+export type FinishReason = 'stop' | 'length' | 'cancelled';
+
+export interface GenerationItemResult {
+  readonly itemId: string;
+  readonly tokenIds: readonly number[];
+  readonly text: string;
+  readonly finishReason: FinishReason;
+  /** Milliseconds from the batch start to this item's first generated token (-1 if none). */
+  readonly ttftMs: number;
+  /** Decode tokens per second for this item, after its first token (0 if fewer than 2 tokens). */
+  readonly decodeTokensPerSecond: number;
+}
+
+export interface GenerationBatchResult {
+  readonly items: readonly GenerationItemResult[];
+  readonly wallMs: number;
+  /** Peak device memory during the batch, bytes (0 on the CPU backend). */
+  readonly peakVramBytes: number;
+  /** Host-to-device bytes copied during the batch (0 on the CPU backend). */
+  readonly h2dBytes: number;
+}
+
+export interface GenerationItem {
+  readonly itemId: string;
+  readonly tokenIds: readonly number[];
+}
+
+export type WorkerRequest =
+  | { readonly type: 'probe' }
+  | { readonly type: 'load'; readonly modelDir: string; readonly weights: WeightsKind; readonly backend: BackendChoice }
+  | { readonly type: 'encode-chat'; readonly prompts: readonly string[] }
+  | { readonly type: 'decode'; readonly tokenIds: readonly number[] }
+  | {
+      readonly type: 'generate';
+      readonly jobId: string;
+      readonly items: readonly GenerationItem[];
+      readonly policy: GenerationPolicy;
+    }
+  | { readonly type: 'cancel'; readonly jobId: string }
+  | { readonly type: 'unload' };
+
+export type WorkerRequestType = WorkerRequest['type'];
+
+/** The value each request resolves to. */
+export interface WorkerResponseValues {
+  probe: DeviceProbe;
+  load: LoadedModelInfo;
+  'encode-chat': readonly ChatEncoding[];
+  decode: string;
+  generate: GenerationBatchResult;
+  /** True when a job with that id was running. */
+  cancel: boolean;
+  unload: null;
+}
+
+export interface WorkerRequestEnvelope {
+  readonly seq: number;
+  readonly request: WorkerRequest;
+}
+
+export type WorkerResponseEnvelope =
+  | { readonly seq: number; readonly ok: true; readonly value: unknown }
+  | { readonly seq: number; readonly ok: false; readonly error: AppError };
+
+/** Streamed while a job runs; `text` is the decoded text of the item so far. */
+export interface TokenEvent {
+  readonly event: 'token';
+  readonly jobId: string;
+  readonly itemId: string;
+  readonly tokenId: number;
+  /** Number of tokens generated so far for this item. */
+  readonly count: number;
+}
+
+export interface LogEvent {
+  readonly event: 'log';
+  readonly level: 'info' | 'warn' | 'error';
+  readonly message: string;
+}
+
+/** Sent once when the worker's message loop is up. */
+export interface ReadyEvent {
+  readonly event: 'ready';
+  readonly pid: number;
+}
+
+export type WorkerEvent = TokenEvent | LogEvent | ReadyEvent;
+
+export type WorkerMessage = WorkerResponseEnvelope | WorkerEvent;
+
+type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function isIntArray(x: unknown): x is number[] {
+  return Array.isArray(x) && x.every((v) => Number.isInteger(v) && v >= 0);
+}
+
+function isString(x: unknown): x is string {
+  return typeof x === 'string';
+}
+
+function parsePolicy(x: unknown): GenerationPolicy | string {
+  if (!isRecord(x)) return 'policy must be an object';
+  if (x.decoding !== 'greedy') return `policy.decoding must be 'greedy'`;
+  if (!Number.isInteger(x.maxNewTokens) || (x.maxNewTokens as number) < 1 || (x.maxNewTokens as number) > 65536) {
+    return 'policy.maxNewTokens must be an integer in 1..65536';
+  }
+  if (!isIntArray(x.stopTokenIds)) return 'policy.stopTokenIds must be non-negative integers';
+  return { decoding: 'greedy', maxNewTokens: x.maxNewTokens as number, stopTokenIds: x.stopTokenIds };
+}
+
+function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
+  switch (r.type) {
+    case 'probe':
+    case 'unload':
+      return { type: r.type };
+    case 'load':
+      if (!isString(r.modelDir) || r.modelDir === '') return 'load.modelDir must be a non-empty string';
+      if (r.weights !== 'bf16' && r.weights !== 'int4') return `load.weights must be 'bf16' or 'int4'`;
+      if (r.backend !== 'auto' && r.backend !== 'cpu' && r.backend !== 'cuda') {
+        return `load.backend must be 'auto', 'cpu' or 'cuda'`;
+      }
+      return { type: 'load', modelDir: r.modelDir, weights: r.weights, backend: r.backend };
+    case 'encode-chat':
+      if (!Array.isArray(r.prompts) || !r.prompts.every(isString)) return 'encode-chat.prompts must be strings';
+      return { type: 'encode-chat', prompts: r.prompts };
+    case 'decode':
+      if (!isIntArray(r.tokenIds)) return 'decode.tokenIds must be non-negative integers';
+      return { type: 'decode', tokenIds: r.tokenIds };
+    case 'generate': {
+      if (!isString(r.jobId) || r.jobId === '') return 'generate.jobId must be a non-empty string';
+      if (!Array.isArray(r.items) || r.items.length === 0) return 'generate.items must be a non-empty array';
+      const items: GenerationItem[] = [];
+      for (const [i, it] of r.items.entries()) {
+        if (!isRecord(it) || !isString(it.itemId) || !isIntArray(it.tokenIds) || it.tokenIds.length === 0) {
+          return `generate.items[${i}] must be {itemId: string, tokenIds: non-empty integer array}`;
+        }
+        items.push({ itemId: it.itemId, tokenIds: it.tokenIds });
+      }
+      const policy = parsePolicy(r.policy);
+      if (typeof policy === 'string') return `generate.${policy}`;
+      return { type: 'generate', jobId: r.jobId, items, policy };
+    }
+    case 'cancel':
+      if (!isString(r.jobId)) return 'cancel.jobId must be a string';
+      return { type: 'cancel', jobId: r.jobId };
+    default:
+      return `unknown request type ${JSON.stringify(r.type)}`;
+  }
+}
+
+/** Validates a message arriving at the worker. */
+export function parseWorkerRequest(x: unknown): Parsed<WorkerRequestEnvelope> {
+  if (!isRecord(x) || !Number.isInteger(x.seq) || !isRecord(x.request)) {
+    return { ok: false, problem: 'worker request must be {seq: integer, request: object}' };
+  }
+  const body = parseRequestBody(x.request);
+  if (typeof body === 'string') return { ok: false, problem: `worker request ${String(x.seq)}: ${body}` };
+  return { ok: true, value: { seq: x.seq as number, request: body } };
+}
+
+/** Validates the envelope of a message arriving at main; values are checked by the caller that knows the type. */
+export function parseWorkerMessage(x: unknown): Parsed<WorkerMessage> {
+  if (!isRecord(x)) return { ok: false, problem: 'worker message must be an object' };
+  if ('seq' in x) {
+    if (!Number.isInteger(x.seq)) return { ok: false, problem: 'worker response seq must be an integer' };
+    if (x.ok === true) return { ok: true, value: { seq: x.seq as number, ok: true, value: x.value } };
+    if (x.ok === false && isRecord(x.error) && isString(x.error.code) && isString(x.error.message)) {
+      return { ok: true, value: { seq: x.seq as number, ok: false, error: x.error as unknown as AppError } };
+    }
+    return { ok: false, problem: `worker response ${String(x.seq)} must carry ok:true+value or ok:false+error` };
+  }
+  switch (x.event) {
+    case 'token':
+      if (isString(x.jobId) && isString(x.itemId) && Number.isInteger(x.tokenId) && Number.isInteger(x.count)) {
+        return { ok: true, value: x as unknown as TokenEvent };
+      }
+      return { ok: false, problem: 'token event must carry jobId, itemId, tokenId, count' };
+    case 'log':
+      if ((x.level === 'info' || x.level === 'warn' || x.level === 'error') && isString(x.message)) {
+        return { ok: true, value: x as unknown as LogEvent };
+      }
+      return { ok: false, problem: 'log event must carry level and message' };
+    case 'ready':
+      if (Number.isInteger(x.pid)) return { ok: true, value: x as unknown as ReadyEvent };
+      return { ok: false, problem: 'ready event must carry pid' };
+    default:
+      return { ok: false, problem: `unknown worker event ${JSON.stringify(x.event)}` };
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * Main's side of the runtime worker: spawns it through an injected spawner (Electron utilityProcess in the app,
+ * a Node fork through tsx elsewhere), numbers requests, matches replies by seq and relays streamed events.
+ */
+import { fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { Result } from '../common/result.js';
+import { err } from '../common/result.js';
+import type {
+  LogEvent,
+  TokenEvent,
+  WorkerMessage,
+  WorkerRequest,
+  WorkerRequestEnvelope,
+  WorkerRequestType,
+  WorkerResponseValues,
+} from '../common/worker-protocol.js';
+import { parseWorkerMessage } from '../common/worker-protocol.js';
+
+/** A started worker process as the client sees it. */
+export interface WorkerChannel {
+  send(message: WorkerRequestEnvelope): void;
+  onMessage(handler: (message: unknown) => void): void;
+  /** Called once when the process ends, with its exit code or signal. */
+  onExit(handler: (code: number | null, signal: string | null) => void): void;
+  kill(): void;
+}
+
+export type WorkerSpawner = () => WorkerChannel;
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The worker entry next to this file: `index.ts` in the source tree, `index.js` when built. */
+export function defaultWorkerEntry(): string {
+  const ts = path.resolve(here, '..', 'worker', 'index.ts');
+  return existsSync(ts) ? ts : path.resolve(here, '..', 'worker', 'index.js');
+}
+
+/** Spawns the worker as a Node child process; `.ts` entries run through tsx. */
+export function forkSpawner(entry: string = defaultWorkerEntry(), env: NodeJS.ProcessEnv = process.env): WorkerSpawner {
+  return () => {
+    const child = fork(entry, [], {
+      execArgv: entry.endsWith('.ts') ? ['--import', 'tsx'] : [],
+      env,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
+    return {
+      send: (m) => void child.send(m),
+      onMessage: (h) => child.on('message', h),
+      onExit: (h) => child.once('exit', (code, signal) => h(code, signal)),
+      kill: () => void child.kill(),
+    };
+  };
+}
+
+/** The subset of Electron's `utilityProcess` the spawner uses, so this file does not import electron. */
+export interface UtilityProcessLike {
+  fork(
+    modulePath: string,
+    args?: string[],
+    options?: { serviceName?: string; stdio?: 'inherit' | 'pipe' | 'ignore' },
+  ): {
+    postMessage(message: unknown): void;
+    on(event: 'message', listener: (message: unknown) => void): unknown;
+    once(event: 'exit', listener: (code: number) => void): unknown;
+    kill(): boolean;
+  };
+}
+
+/** Spawns the worker as an Electron utilityProcess (pass `require('electron').utilityProcess`). */
+export function utilityProcessSpawner(utilityProcess: UtilityProcessLike, entry: string): WorkerSpawner {
+  return () => {
+    const child = utilityProcess.fork(entry, [], { serviceName: 'Horizon runtime', stdio: 'inherit' });
+    return {
+      send: (m) => child.postMessage(m),
+      onMessage: (h) => void child.on('message', h),
+      onExit: (h) => void child.once('exit', (code) => h(code, null)),
+      kill: () => void child.kill(),
+    };
+  };
+}
+
+interface Pending {
+  readonly type: WorkerRequestType;
+  resolve(result: Result<unknown>): void;
+}
+
+export type WorkerState = 'idle' | 'starting' | 'ready' | 'crashed' | 'disposed';
+
+export interface WorkerClientOptions {
+  /** Milliseconds to wait for the worker's ready event. */
+  readonly startTimeoutMs?: number;
+}
+
+/** One runtime worker; requests resolve to `Result`s, never throw. */
+export class WorkerClient {
+  private channel: WorkerChannel | undefined;
+  private nextSeq = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly tokenListeners = new Set<(e: TokenEvent) => void>();
+  private readonly logListeners = new Set<(e: LogEvent) => void>();
+  private readonly crashListeners = new Set<(reason: string) => void>();
+  private starting: Promise<Result<void>> | undefined;
+  private stateValue: WorkerState = 'idle';
+  private lastCrash = '';
+  private pid = 0;
+
+  constructor(
+    private readonly spawner: WorkerSpawner,
+    private readonly options: WorkerClientOptions = {},
+  ) {}
+
+  get state(): WorkerState {
+    return this.stateValue;
+  }
+
+  /** The worker's process id once ready (0 before). */
+  get workerPid(): number {
+    return this.pid;
+  }
+
+  /** Starts the worker if it is idle; after a crash use `restart()`. */
+  start(): Promise<Result<void>> {
+    if (this.stateValue === 'ready') return Promise.resolve({ ok: true, value: undefined });
+    if (this.starting) return this.starting;
+    if (this.stateValue === 'crashed') return Promise.resolve(err('WORKER_CRASHED', this.lastCrash));
+    if (this.stateValue === 'disposed') return Promise.resolve(err('INTERNAL', 'the worker client was disposed'));
+    this.starting = this.spawn().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  /** Kills the worker (if running) and starts a fresh one; a loaded model must be loaded again. */
+  async restart(): Promise<Result<void>> {
+    this.stopChannel('restarted by the client');
+    this.stateValue = 'idle';
+    return this.start();
+  }
+
+  private spawn(): Promise<Result<void>> {
+    this.stateValue = 'starting';
+    return new Promise((resolve) => {
+      let channel: WorkerChannel;
+      try {
+        channel = this.spawner();
+      } catch (e) {
+        this.stateValue = 'crashed';
+        this.lastCrash = `the runtime worker could not be started: ${(e as Error).message}`;
+        resolve(err('WORKER_CRASHED', this.lastCrash));
+        return;
+      }
+      this.channel = channel;
+      const timer = setTimeout(() => {
+        if (this.stateValue !== 'starting' || this.channel !== channel) return;
+        this.stopChannel('start timed out');
+        this.stateValue = 'crashed';
+        this.lastCrash = `the runtime worker did not start within ${this.options.startTimeoutMs ?? 60_000} ms`;
+        resolve(err('WORKER_CRASHED', this.lastCrash));
+      }, this.options.startTimeoutMs ?? 60_000);
+      channel.onMessage((raw) => {
+        if (this.channel !== channel) return;
+        const parsed = parseWorkerMessage(raw);
+        if (!parsed.ok) {
+          this.emitLog({ event: 'log', level: 'error', message: `runtime worker sent an invalid message: ${parsed.problem}` });
+          return;
+        }
+        const msg = parsed.value;
+        if ('event' in msg && msg.event === 'ready') {
+          clearTimeout(timer);
+          this.pid = msg.pid;
+          this.stateValue = 'ready';
+          resolve({ ok: true, value: undefined });
+          return;
+        }
+        this.dispatch(msg);
+      });
+      channel.onExit((code, signal) => {
+        clearTimeout(timer);
+        if (this.channel !== channel) return;
+        this.channel = undefined;
+        const how = signal ? `signal ${signal}` : `exit code ${String(code)}`;
+        this.lastCrash = `the runtime worker stopped unexpectedly (${how})`;
+        const wasStarting = this.stateValue === 'starting';
+        this.stateValue = 'crashed';
+        this.failPending(this.lastCrash);
+        if (wasStarting) resolve(err('WORKER_CRASHED', this.lastCrash));
+        for (const l of this.crashListeners) l(this.lastCrash);
+      });
+    });
+  }
+
+  private dispatch(msg: WorkerMessage): void {
+    if ('seq' in msg) {
+      const p = this.pending.get(msg.seq);
+      if (!p) return;
+      this.pending.delete(msg.seq);
+      p.resolve(msg.ok ? { ok: true, value: msg.value } : { ok: false, error: msg.error });
+      return;
+    }
+    switch (msg.event) {
+      case 'token':
+        for (const l of this.tokenListeners) l(msg);
+        return;
+      case 'log':
+        this.emitLog(msg);
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  private emitLog(e: LogEvent): void {
+    for (const l of this.logListeners) l(e);
+  }
+
+  private failPending(message: string): void {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.resolve(err('WORKER_CRASHED', `${message} while handling '${p.type}'`));
+  }
+
+  private stopChannel(reason: string): void {
+    const ch = this.channel;
+    this.channel = undefined;
+    this.failPending(`the runtime worker was stopped (${reason})`);
+    ch?.kill();
+  }
+
+  /** Sends a request, starting the worker first if it is idle. */
+  async request<T extends WorkerRequestType>(
+    request: Extract<WorkerRequest, { type: T }>,
+  ): Promise<Result<WorkerResponseValues[T]>> {
+    const started = await this.start();
+    if (!started.ok) return started;
+    const channel = this.channel;
+    if (!channel) return err('WORKER_CRASHED', this.lastCrash || 'the runtime worker is not running');
+    const seq = this.nextSeq++;
+    return new Promise((resolve) => {
+      this.pending.set(seq, { type: request.type, resolve: resolve as (r: Result<unknown>) => void });
+      try {
+        channel.send({ seq, request });
+      } catch (e) {
+        this.pending.delete(seq);
+        resolve(err('WORKER_CRASHED', `could not send '${request.type}' to the runtime worker: ${(e as Error).message}`));
+      }
+    });
+  }
+
+  onToken(listener: (e: TokenEvent) => void): () => void {
+    this.tokenListeners.add(listener);
+    return () => this.tokenListeners.delete(listener);
+  }
+
+  onLog(listener: (e: LogEvent) => void): () => void {
+    this.logListeners.add(listener);
+    return () => this.logListeners.delete(listener);
+  }
+
+  /** Called with a description (exit code or signal) each time the worker dies unexpectedly. */
+  onCrash(listener: (reason: string) => void): () => void {
+    this.crashListeners.add(listener);
+    return () => this.crashListeners.delete(listener);
+  }
+
+  /** Stops the worker for good; pending requests fail. */
+  dispose(): void {
+    this.stopChannel('client disposed');
+    this.stateValue = 'disposed';
+  }
+}

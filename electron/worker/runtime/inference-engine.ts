@@ -1,0 +1,46 @@
+import type {
+  BackendChoice,
+  DeviceProbe,
+  FinishReason,
+  GenerationPolicy,
+  WeightsKind,
+} from '../../common/worker-protocol.js';
+
+/** One prompt's generation as the engine reports it; `tokenIds` excludes the stop token. */
+export interface EngineItemResult {
+  readonly tokenIds: readonly number[];
+  readonly finishReason: FinishReason;
+  /** Milliseconds from the batch start to the first generated token (-1 if none). */
+  readonly ttftMs: number;
+  /** Tokens per second after the first token (0 with fewer than 2 tokens). */
+  readonly decodeTokensPerSecond: number;
+}
+
+export interface EngineBatchResult {
+  readonly items: readonly EngineItemResult[];
+  /** Bytes; 0 on the CPU backend. */
+  readonly peakVramBytes: number;
+  /** Bytes; 0 on the CPU backend. */
+  readonly h2dBytes: number;
+}
+
+/** A model loaded by an engine; `generate` streams each token through `onToken(itemIndex, tokenId)`. */
+export interface EngineModel {
+  readonly backend: 'CPU' | 'CUDA';
+  readonly deviceLabel: string;
+  readonly residency: string;
+  readonly vocabSize: number;
+  generate(
+    prompts: readonly (readonly number[])[],
+    policy: GenerationPolicy,
+    onToken: (itemIndex: number, tokenId: number) => void,
+    signal: AbortSignal,
+  ): Promise<EngineBatchResult>;
+  dispose(): void;
+}
+
+/** What the worker needs from a runtime: the native addon in the app, a scripted stand-in in tests. */
+export interface InferenceEngine {
+  probe(): DeviceProbe;
+  load(modelDir: string, weights: WeightsKind, backend: BackendChoice): Promise<EngineModel>;
+}

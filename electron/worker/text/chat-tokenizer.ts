@@ -1,0 +1,121 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { Template } from '@huggingface/jinja';
+import { Tokenizer } from '@huggingface/tokenizers';
+
+import type { ChatEncoding } from '../../common/worker-protocol.js';
+
+type Json = Record<string, unknown>;
+
+async function readJson(file: string): Promise<Json> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new Error(`${file}: cannot read (${(e as Error).message})`, { cause: e });
+  }
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not a JSON object');
+    return v as Json;
+  } catch (e) {
+    throw new Error(`${file}: invalid JSON (${(e as Error).message})`, { cause: e });
+  }
+}
+
+async function readJsonIfExists(file: string): Promise<Json | undefined> {
+  try {
+    await readFile(file);
+  } catch {
+    return undefined;
+  }
+  return readJson(file);
+}
+
+function tokenContent(x: unknown): string | undefined {
+  if (typeof x === 'string') return x;
+  if (typeof x === 'object' && x !== null && typeof (x as Json).content === 'string') return (x as Json).content as string;
+  return undefined;
+}
+
+function pickChatTemplate(config: Json, file: string): string {
+  const t = config.chat_template;
+  if (typeof t === 'string') return t;
+  if (Array.isArray(t)) {
+    const named = t.find((e: unknown) => (e as Json | null)?.name === 'default') ?? t[0];
+    if (typeof (named as Json | undefined)?.template === 'string') return (named as Json).template as string;
+  }
+  throw new Error(`${file}: no chat_template`);
+}
+
+function idList(x: unknown): number[] {
+  if (Number.isInteger(x)) return [x as number];
+  if (Array.isArray(x)) return x.filter((v): v is number => Number.isInteger(v));
+  return [];
+}
+
+/**
+ * The model's tokenizer and chat template, rendered the way Transformers' `apply_chat_template` does
+ * (the jinja Template enables trim_blocks and lstrip_blocks, as Transformers' environment does).
+ */
+export class ChatTokenizer {
+  private constructor(
+    private readonly tokenizer: Tokenizer,
+    private readonly template: Template,
+    private readonly bosToken: string,
+    private readonly eosToken: string,
+    /** EOS ids from the tokenizer and config.json / generation_config.json, deduplicated. */
+    readonly eosTokenIds: readonly number[],
+  ) {}
+
+  static async load(modelDir: string): Promise<ChatTokenizer> {
+    const configFile = path.join(modelDir, 'tokenizer_config.json');
+    const [tokenizerJson, tokenizerConfig, modelConfig, generationConfig] = await Promise.all([
+      readJson(path.join(modelDir, 'tokenizer.json')),
+      readJson(configFile),
+      readJsonIfExists(path.join(modelDir, 'config.json')),
+      readJsonIfExists(path.join(modelDir, 'generation_config.json')),
+    ]);
+    const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+    const template = new Template(pickChatTemplate(tokenizerConfig, configFile));
+    const eosToken = tokenContent(tokenizerConfig.eos_token) ?? '';
+    const bosToken = tokenContent(tokenizerConfig.bos_token) ?? '';
+    const ids = new Set<number>();
+    const eosId = eosToken ? tokenizer.token_to_id(eosToken) : undefined;
+    if (eosId !== undefined) ids.add(eosId);
+    for (const id of idList(modelConfig?.eos_token_id)) ids.add(id);
+    for (const id of idList(generationConfig?.eos_token_id)) ids.add(id);
+    if (ids.size === 0) throw new Error(`${modelDir}: no EOS token in tokenizer_config.json or config.json`);
+    return new ChatTokenizer(tokenizer, template, bosToken, eosToken, [...ids]);
+  }
+
+  /** The prompt as the single user turn, with the generation prompt appended. */
+  renderChat(prompt: string): string {
+    return renderChatTemplate(this.template, prompt, this.bosToken, this.eosToken);
+  }
+
+  encodeChat(prompt: string): ChatEncoding {
+    const text = this.renderChat(prompt);
+    return { text, tokenIds: this.tokenizer.encode(text, { add_special_tokens: false }).ids };
+  }
+
+  /** Generated text without special tokens (EOS and the chat markers are dropped). */
+  decode(tokenIds: readonly number[]): string {
+    return this.tokenizer.decode([...tokenIds], { skip_special_tokens: true });
+  }
+
+  get vocabSize(): number {
+    return this.tokenizer.get_vocab(true).size;
+  }
+}
+
+/** Renders one user turn plus the generation prompt, with the variables Transformers passes. */
+export function renderChatTemplate(template: Template, prompt: string, bosToken: string, eosToken: string): string {
+  return template.render({
+    messages: [{ role: 'user', content: prompt }],
+    add_generation_prompt: true,
+    bos_token: bosToken,
+    eos_token: eosToken,
+  });
+}

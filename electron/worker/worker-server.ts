@@ -1,0 +1,154 @@
+import type { AppError } from '../common/result.js';
+import { assertNever } from '../common/result.js';
+import type {
+  GenerationBatchResult,
+  LoadedModelInfo,
+  WorkerMessage,
+  WorkerRequest,
+  WorkerResponseValues,
+} from '../common/worker-protocol.js';
+import { parseWorkerRequest } from '../common/worker-protocol.js';
+import type { EngineModel, InferenceEngine } from './runtime/inference-engine.js';
+import { ChatTokenizer } from './text/chat-tokenizer.js';
+
+/** The worker's end of the channel: `process.parentPort` under Electron, `process.send` under a Node fork. */
+export interface WorkerPort {
+  send(message: WorkerMessage): void;
+  onMessage(handler: (message: unknown) => void): void;
+}
+
+/** Raised inside the worker to answer with a specific error code. */
+export class WorkerError extends Error {
+  constructor(
+    readonly code: AppError['code'],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Loaded {
+  readonly info: LoadedModelInfo;
+  readonly model: EngineModel;
+  readonly tokenizer: ChatTokenizer;
+}
+
+/** Runs the worker's message loop on `port`, answering each request in order of completion. */
+export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
+  let loaded: Loaded | undefined;
+  const jobs = new Map<string, AbortController>();
+
+  const requireModel = (): Loaded => {
+    if (!loaded) throw new WorkerError('MODEL_NOT_FOUND', 'no model is loaded in the worker; send a load request first');
+    return loaded;
+  };
+
+  async function handle<T extends WorkerRequest['type']>(
+    request: Extract<WorkerRequest, { type: T }>,
+  ): Promise<WorkerResponseValues[T]>;
+  async function handle(request: WorkerRequest): Promise<WorkerResponseValues[WorkerRequest['type']]> {
+    switch (request.type) {
+      case 'probe':
+        return engine.probe();
+      case 'load': {
+        if (loaded) {
+          loaded.model.dispose();
+          loaded = undefined;
+        }
+        const tokenizer = await ChatTokenizer.load(request.modelDir);
+        const model = await engine.load(request.modelDir, request.weights, request.backend);
+        const info: LoadedModelInfo = {
+          modelDir: request.modelDir,
+          weights: request.weights,
+          backend: model.backend,
+          deviceLabel: model.deviceLabel,
+          residency: model.residency,
+          eosTokenIds: tokenizer.eosTokenIds,
+          vocabSize: model.vocabSize,
+        };
+        loaded = { info, model, tokenizer };
+        return info;
+      }
+      case 'encode-chat': {
+        const { tokenizer } = requireModel();
+        return request.prompts.map((p) => tokenizer.encodeChat(p));
+      }
+      case 'decode':
+        return requireModel().tokenizer.decode(request.tokenIds);
+      case 'generate':
+        return generate(request);
+      case 'cancel': {
+        const job = jobs.get(request.jobId);
+        job?.abort();
+        return job !== undefined;
+      }
+      case 'unload':
+        loaded?.model.dispose();
+        loaded = undefined;
+        return null;
+      default:
+        throw assertNever(request);
+    }
+  }
+
+  async function generate(request: Extract<WorkerRequest, { type: 'generate' }>): Promise<GenerationBatchResult> {
+    const { model, tokenizer } = requireModel();
+    if (jobs.has(request.jobId)) throw new WorkerError('BAD_INPUT', `job ${request.jobId} is already running`);
+    const controller = new AbortController();
+    jobs.set(request.jobId, controller);
+    const counts = new Array<number>(request.items.length).fill(0);
+    const started = performance.now();
+    try {
+      const result = await model.generate(
+        request.items.map((i) => i.tokenIds),
+        request.policy,
+        (index, tokenId) => {
+          const item = request.items[index];
+          if (!item) return;
+          counts[index] = (counts[index] ?? 0) + 1;
+          port.send({ event: 'token', jobId: request.jobId, itemId: item.itemId, tokenId, count: counts[index] ?? 0 });
+        },
+        controller.signal,
+      );
+      if (result.items.length !== request.items.length) {
+        throw new WorkerError('INTERNAL', `engine returned ${result.items.length} results for ${request.items.length} prompts`);
+      }
+      return {
+        items: result.items.map((r, i) => ({
+          itemId: request.items[i]?.itemId ?? '',
+          tokenIds: r.tokenIds,
+          text: tokenizer.decode(r.tokenIds),
+          finishReason: r.finishReason,
+          ttftMs: r.ttftMs,
+          decodeTokensPerSecond: r.decodeTokensPerSecond,
+        })),
+        wallMs: performance.now() - started,
+        peakVramBytes: result.peakVramBytes,
+        h2dBytes: result.h2dBytes,
+      };
+    } finally {
+      jobs.delete(request.jobId);
+    }
+  }
+
+  port.onMessage((raw) => {
+    const parsed = parseWorkerRequest(raw);
+    if (!parsed.ok) {
+      const seq = typeof raw === 'object' && raw !== null && Number.isInteger((raw as { seq?: unknown }).seq)
+        ? ((raw as { seq: number }).seq)
+        : -1;
+      port.send({ seq, ok: false, error: { code: 'BAD_INPUT', message: parsed.problem } });
+      return;
+    }
+    const { seq, request } = parsed.value;
+    handle(request).then(
+      (value) => port.send({ seq, ok: true, value }),
+      (e: unknown) => {
+        const code = e instanceof WorkerError ? e.code : 'INTERNAL';
+        const message = e instanceof Error ? e.message : String(e);
+        port.send({ seq, ok: false, error: { code, message } });
+      },
+    );
+  });
+  port.send({ event: 'ready', pid: process.pid });
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+
+import { parseWorkerMessage, parseWorkerRequest } from '../../../../electron/common/worker-protocol.js';
+
+const policy = { decoding: 'greedy', maxNewTokens: 8, stopTokenIds: [0] };
+
+describe('parseWorkerRequest', () => {
+  it.each([
+    [{ seq: 1, request: { type: 'probe' } }],
+    [{ seq: 2, request: { type: 'load', modelDir: '/m', weights: 'int4', backend: 'auto' } }],
+    [{ seq: 3, request: { type: 'encode-chat', prompts: ['a', 'b'] } }],
+    [{ seq: 4, request: { type: 'generate', jobId: 'j', items: [{ itemId: '1', tokenIds: [1, 2] }], policy } }],
+    [{ seq: 5, request: { type: 'cancel', jobId: 'j' } }],
+    [{ seq: 6, request: { type: 'unload' } }],
+    [{ seq: 7, request: { type: 'decode', tokenIds: [3] } }],
+  ])('accepts %j', (msg) => {
+    const r = parseWorkerRequest(msg);
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.value).toEqual(msg);
+  });
+
+  it.each([
+    [{ request: { type: 'probe' } }, /seq: integer/],
+    [{ seq: 1, request: { type: 'fly' } }, /unknown request type "fly"/],
+    [{ seq: 1, request: { type: 'load', modelDir: '/m', weights: 'fp8', backend: 'auto' } }, /load.weights/],
+    [{ seq: 1, request: { type: 'generate', jobId: 'j', items: [], policy } }, /items must be a non-empty array/],
+    [{ seq: 1, request: { type: 'generate', jobId: 'j', items: [{ itemId: '1', tokenIds: [-1] }], policy } }, /items\[0\]/],
+    [
+      { seq: 9, request: { type: 'generate', jobId: 'j', items: [{ itemId: '1', tokenIds: [1] }], policy: { ...policy, maxNewTokens: 0 } } },
+      /worker request 9: generate.policy.maxNewTokens/,
+    ],
+  ])('rejects %j', (msg, problem) => {
+    const r = parseWorkerRequest(msg);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problem).toMatch(problem);
+  });
+});
+
+describe('parseWorkerMessage', () => {
+  it('accepts replies and events', () => {
+    expect(parseWorkerMessage({ seq: 1, ok: true, value: 3 })).toEqual({ ok: true, value: { seq: 1, ok: true, value: 3 } });
+    expect(parseWorkerMessage({ seq: 2, ok: false, error: { code: 'INTERNAL', message: 'x' } }).ok).toBe(true);
+    expect(parseWorkerMessage({ event: 'token', jobId: 'j', itemId: 'i', tokenId: 5, count: 1 }).ok).toBe(true);
+    expect(parseWorkerMessage({ event: 'ready', pid: 10 }).ok).toBe(true);
+  });
+
+  it('rejects malformed replies and unknown events', () => {
+    expect(parseWorkerMessage({ seq: 1, ok: false })).toMatchObject({ ok: false, problem: /ok:false\+error/ });
+    expect(parseWorkerMessage({ event: 'token', jobId: 'j' })).toMatchObject({ ok: false });
+    expect(parseWorkerMessage({ event: 'boom' })).toMatchObject({ ok: false, problem: /unknown worker event "boom"/ });
+  });
+});

@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import type { TokenEvent } from '../../../../electron/common/worker-protocol.js';
+import { WorkerClient, forkSpawner } from '../../../../electron/main/worker-client.js';
+import { EOS_ID, writeTinyTokenizer } from '../worker/tiny-tokenizer.js';
+
+const entry = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scripted-worker-entry.ts');
+const policy = { decoding: 'greedy', maxNewTokens: 64, stopTokenIds: [EOS_ID] } as const;
+
+describe('WorkerClient over a forked worker', () => {
+  let root: string;
+  let modelDir: string;
+  let crashDir: string;
+  const clients: WorkerClient[] = [];
+  const client = (delayMs = 0) => {
+    const c = new WorkerClient(forkSpawner(entry, { ...process.env, SCRIPTED_TOKEN_DELAY_MS: String(delayMs) }));
+    clients.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-wc-'));
+    modelDir = path.join(root, 'model');
+    crashDir = path.join(root, 'crash-on-generate');
+    await writeTinyTokenizer(modelDir);
+    await writeTinyTokenizer(crashDir);
+  });
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.dispose();
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('probes, loads, encodes and generates with streamed tokens', async () => {
+    const c = client();
+    const probe = await c.request({ type: 'probe' });
+    expect(probe).toEqual({ ok: true, value: { label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' } });
+    const loaded = await c.request({ type: 'load', modelDir, weights: 'int4', backend: 'auto' });
+    expect(loaded.ok && loaded.value.eosTokenIds).toEqual([EOS_ID]);
+    const enc = await c.request({ type: 'encode-chat', prompts: ['Hi', 'Hello'] });
+    if (!enc.ok) throw new Error(enc.error.message);
+    expect(enc.value.map((e) => e.tokenIds.length)).toEqual([8, 11]);
+    const tokens: TokenEvent[] = [];
+    c.onToken((e) => tokens.push(e));
+    const gen = await c.request({
+      type: 'generate',
+      jobId: 'job-1',
+      items: enc.value.map((e, i) => ({ itemId: `p${i}`, tokenIds: e.tokenIds })),
+      policy,
+    });
+    if (!gen.ok) throw new Error(gen.error.message);
+    expect(gen.value.items.map((i) => [i.itemId, i.text, i.finishReason])).toEqual([
+      ['p0', 'echo 8', 'stop'],
+      ['p1', 'echo 11', 'stop'],
+    ]);
+    expect(tokens.filter((t) => t.itemId === 'p1').map((t) => t.tokenId)).toEqual([...Buffer.from('echo 11')]);
+    expect(tokens.every((t) => t.jobId === 'job-1')).toBe(true);
+  });
+
+  it('stops at max new tokens with finish reason "length"', async () => {
+    const c = client();
+    await c.request({ type: 'load', modelDir, weights: 'int4', backend: 'cpu' });
+    const gen = await c.request({
+      type: 'generate',
+      jobId: 'j',
+      items: [{ itemId: 'a', tokenIds: [1, 2, 3] }],
+      policy: { ...policy, maxNewTokens: 3 },
+    });
+    expect(gen.ok && gen.value.items[0]).toMatchObject({ text: 'ech', finishReason: 'length', tokenIds: [101, 99, 104] });
+  });
+
+  it('answers a malformed request with BAD_INPUT and generate before load with MODEL_NOT_FOUND', async () => {
+    const c = client();
+    const bad = await c.request({ type: 'generate', jobId: 'j', items: [], policy });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: /items must be a non-empty array/ } });
+    const early = await c.request({ type: 'encode-chat', prompts: ['x'] });
+    expect(early).toMatchObject({ ok: false, error: { code: 'MODEL_NOT_FOUND' } });
+  });
+
+  it('cancels a running job by id', async () => {
+    const c = client(20);
+    await c.request({ type: 'load', modelDir, weights: 'int4', backend: 'cpu' });
+    const gen = c.request({ type: 'generate', jobId: 'slow', items: [{ itemId: 'a', tokenIds: [1] }], policy });
+    await new Promise<void>((resolve) => c.onToken(() => resolve()));
+    expect(await c.request({ type: 'cancel', jobId: 'slow' })).toEqual({ ok: true, value: true });
+    const done = await gen;
+    expect(done.ok && done.value.items[0]?.finishReason).toBe('cancelled');
+    expect(await c.request({ type: 'cancel', jobId: 'slow' })).toEqual({ ok: true, value: false });
+  });
+
+  it('fails in-flight requests with WORKER_CRASHED naming the signal, and restarts', async () => {
+    const c = client();
+    const crashes: string[] = [];
+    c.onCrash((r) => crashes.push(r));
+    await c.request({ type: 'load', modelDir: crashDir, weights: 'int4', backend: 'cpu' });
+    const firstPid = c.workerPid;
+    const gen = await c.request({ type: 'generate', jobId: 'j', items: [{ itemId: 'a', tokenIds: [1] }], policy });
+    expect(gen).toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED', message: /signal SIGKILL.*'generate'/ } });
+    expect(crashes).toEqual(['the runtime worker stopped unexpectedly (signal SIGKILL)']);
+    expect(c.state).toBe('crashed');
+    expect(await c.request({ type: 'probe' })).toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED' } });
+    expect((await c.restart()).ok).toBe(true);
+    expect(c.workerPid).not.toBe(firstPid);
+    expect((await c.request({ type: 'probe' })).ok).toBe(true);
+  });
+});
