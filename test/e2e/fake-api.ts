@@ -1,0 +1,411 @@
+/**
+ * An in-memory implementation of the IPC contract for UI tests: preparation and runs advance on timers and emit
+ * the same events the real services do. Test code only; the app never ships it.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+import type {
+  Accuracies,
+  Api,
+  AssetKind,
+  AssetStatus,
+  EmitEvent,
+  InstructionTypeRow,
+  PreparedModel,
+  ResponseDetail,
+  ResponseRow,
+  RunDetail,
+  RunSummary,
+} from '../../electron/common/ipc-contract.js';
+import { err, ok } from '../../electron/common/result.js';
+
+interface Prompt {
+  key: number;
+  prompt: string;
+  instruction_id_list: string[];
+  kwargs: Record<string, unknown>[];
+}
+
+interface StoredResponse {
+  row: ResponseRow;
+  detail: ResponseDetail;
+}
+
+interface FakeRun {
+  summary: RunSummary;
+  responses: StoredResponse[];
+  prompts: Prompt[];
+  maxNewTokens: number;
+  batch: number;
+  timer: NodeJS.Timeout | null;
+  startedAt: number;
+}
+
+export interface FakeApiOptions {
+  readonly sharedDir: string;
+  readonly dataDir?: string;
+  /** Milliseconds between simulated steps. */
+  readonly tickMs?: number;
+}
+
+// Deterministic "verdicts": a response passes an instruction unless key * (index + 1) is divisible by 3.
+function verdict(key: number, index: number, loose: boolean): boolean {
+  const n = key * (index + 1);
+  return loose ? n % 5 !== 0 : n % 3 !== 0;
+}
+
+function accuracies(responses: readonly StoredResponse[]): Accuracies | null {
+  if (responses.length === 0) return null;
+  let ps = 0;
+  let pl = 0;
+  let is = 0;
+  let il = 0;
+  let n = 0;
+  for (const r of responses) {
+    if (r.detail.strictPass) ps++;
+    if (r.detail.loosePass) pl++;
+    for (const v of r.detail.verdicts) {
+      n++;
+      if (v.strict) is++;
+      if (v.loose) il++;
+    }
+  }
+  return {
+    promptStrict: ps / responses.length,
+    promptLoose: pl / responses.length,
+    instructionStrict: is / n,
+    instructionLoose: il / n,
+  };
+}
+
+export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: EmitEvent): void } {
+  const tick = opts.tickMs ?? 40;
+  const dataDir = opts.dataDir ?? '/tmp/horizon-fake';
+  let emit: EmitEvent = () => {};
+  const models: PreparedModel[] = [];
+  const runs = new Map<string, FakeRun>();
+  const assets = new Map<AssetKind, AssetStatus>([
+    ['ifeval', { kind: 'ifeval', ready: false, path: `${dataDir}/assets/ifeval/input_data.jsonl`, detail: 'not imported' }],
+    ['punkt', { kind: 'punkt', ready: false, path: `${dataDir}/assets/nltk/punkt_english`, detail: 'not imported' }],
+  ]);
+  let prompts: Prompt[] = [];
+  let jobs = 0;
+  let runCount = 0;
+
+  const api: Api = {
+    system: {
+      check: async () =>
+        ok({
+          backend: 'cpu',
+          backendLabel: 'CPU backend',
+          gpus: [],
+          cudaStatus: 'no CUDA device (cudaGetDeviceCount: error 35)',
+          cpuLabel: 'Fake CPU (2 threads)',
+          memoryBytes: 24 * 2 ** 30,
+          dataDir,
+          hubUrl: 'http://127.0.0.1/fake-hub',
+          appVersion: '0.1.0',
+          assets: [...assets.values()],
+        }),
+    },
+    models: {
+      list: async () => ok(models),
+      prepare: async (req) => {
+        const jobId = `prep-${++jobs}`;
+        const steps = ['resolve', 'download', 'verify', 'pack'] as const;
+        let s = 0;
+        let pct = 0;
+        const timer = setInterval(() => {
+          const step = steps[s];
+          if (!step) return;
+          pct += 25;
+          emit('models:onDidProgress', {
+            jobId,
+            step,
+            status: 'running',
+            file: step === 'download' ? 'model.safetensors' : undefined,
+            doneBytes: pct * 10_000,
+            totalBytes: 1_000_000,
+            bytesPerSecond: 2_500_000,
+            etaSeconds: (100 - pct) / 50,
+            message: `${step} ${pct}%`,
+          });
+          if (pct >= 100) {
+            pct = 0;
+            s++;
+          }
+          if (s === steps.length) {
+            clearInterval(timer);
+            const model: PreparedModel = {
+              id: `${req.repo.replace('/', '--')}@${req.revision.slice(0, 7)}/int4`,
+              repo: req.repo,
+              revision: req.revision.padEnd(40, '0').slice(0, 40),
+              weights: 'int4',
+              dir: `${dataDir}/models/${req.repo.replace('/', '--')}`,
+              sizeBytes: 3_400_000,
+              preparedAt: new Date().toISOString(),
+              ready: true,
+            };
+            models.push(model);
+            emit('models:onDidProgress', {
+              jobId,
+              step: 'pack',
+              status: 'done',
+              doneBytes: 1_000_000,
+              totalBytes: 1_000_000,
+              bytesPerSecond: 0,
+              etaSeconds: 0,
+              message: 'ready',
+              modelId: model.id,
+            });
+          }
+        }, tick);
+        return ok({ jobId });
+      },
+      cancel: async () => ok(undefined),
+      downloadAssets: async () => err('NETWORK', 'fake: downloads are not available offline; import instead'),
+      importAssets: async (req) => {
+        const full = path.resolve(req.path);
+        try {
+          if (req.kind === 'ifeval') {
+            prompts = readFileSync(full, 'utf8')
+              .split('\n')
+              .filter((l) => l.trim())
+              .map((l) => JSON.parse(l) as Prompt);
+          } else {
+            readFileSync(path.join(full, 'abbrev_types.txt'));
+          }
+        } catch (e) {
+          return err('NOT_FOUND', `import ${req.kind}: ${full}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+        const status: AssetStatus = {
+          kind: req.kind,
+          ready: true,
+          path: assets.get(req.kind)?.path ?? full,
+          detail: req.kind === 'ifeval' ? `${prompts.length} prompts, sha256 ok` : 'Punkt English, sha256 ok',
+        };
+        assets.set(req.kind, status);
+        return ok(status);
+      },
+    },
+    runs: {
+      start: async (req) => {
+        const model = models.find((m) => m.id === req.modelId);
+        if (!model) return err('MODEL_NOT_FOUND', `runs:start: no prepared model '${req.modelId}'`);
+        if (prompts.length === 0) return err('NOT_FOUND', 'runs:start: IFEval input data is not imported');
+        const id = `run-${++runCount}`;
+        const selected = prompts.slice(0, req.limit ?? prompts.length);
+        const run: FakeRun = {
+          summary: {
+            id,
+            modelId: model.id,
+            modelRepo: model.repo,
+            modelRevision: model.revision,
+            weights: model.weights,
+            status: 'running',
+            backendLabel: 'CPU backend',
+            createdAt: new Date().toISOString(),
+            finishedAt: null,
+            done: 0,
+            total: selected.length,
+            accuracies: null,
+            error: null,
+          },
+          responses: [],
+          prompts: selected,
+          maxNewTokens: req.maxNewTokens ?? 1280,
+          batch: req.batch ?? 4,
+          timer: null,
+          startedAt: Date.now(),
+        };
+        runs.set(id, run);
+        advance(run);
+        return ok(run.summary);
+      },
+      cancel: async ({ runId }) => {
+        const run = runs.get(runId);
+        if (!run) return err('NOT_FOUND', `runs:cancel: no run '${runId}'`);
+        if (run.timer) clearTimeout(run.timer);
+        run.timer = null;
+        run.summary = { ...run.summary, status: 'cancelled' };
+        progress(run);
+        return ok(undefined);
+      },
+      resume: async ({ runId }) => {
+        const run = runs.get(runId);
+        if (!run) return err('NOT_FOUND', `runs:resume: no run '${runId}'`);
+        run.summary = { ...run.summary, status: 'running' };
+        advance(run);
+        return ok(run.summary);
+      },
+      list: async () => ok([...runs.values()].map((r) => r.summary).reverse()),
+      get: async ({ runId }) => {
+        const run = runs.get(runId);
+        return run ? ok(detail(run)) : err('NOT_FOUND', `runs:get: no run '${runId}'`);
+      },
+      responses: async (q) => {
+        const run = runs.get(q.runId);
+        if (!run) return err('NOT_FOUND', `runs:responses: no run '${q.runId}'`);
+        const text = q.text?.toLowerCase();
+        const mode = q.mode ?? 'strict';
+        const rows = run.responses.filter((r) => {
+          if (q.instructionId && !r.row.instructionIds.includes(q.instructionId)) return false;
+          if (q.verdict) {
+            const pass = mode === 'strict' ? r.row.strictPass : r.row.loosePass;
+            if (pass !== (q.verdict === 'pass')) return false;
+          }
+          if (text && !`${r.detail.prompt}\n${r.detail.response}`.toLowerCase().includes(text)) return false;
+          return true;
+        });
+        const offset = q.offset ?? 0;
+        return ok({ total: rows.length, offset, items: rows.slice(offset, offset + (q.limit ?? 50)).map((r) => r.row) });
+      },
+      response: async ({ runId, key }) => {
+        const found = runs.get(runId)?.responses.find((r) => r.row.key === key);
+        return found ? ok(found.detail) : err('NOT_FOUND', `runs:response: no response ${key} in run '${runId}'`);
+      },
+      compare: async ({ runA, runB }) => {
+        const a = runs.get(runA);
+        const b = runs.get(runB);
+        if (!a || !b) return err('NOT_FOUND', `runs:compare: no run '${a ? runB : runA}'`);
+        const byKey = new Map(b.responses.map((r) => [r.row.key, r]));
+        const changed = [];
+        let common = 0;
+        for (const ra of a.responses) {
+          const rb = byKey.get(ra.row.key);
+          if (!rb) continue;
+          common++;
+          if (ra.row.strictPass !== rb.row.strictPass || ra.row.loosePass !== rb.row.loosePass) {
+            changed.push({
+              key: ra.row.key,
+              promptPreview: ra.row.promptPreview,
+              a: { strict: ra.row.strictPass, loose: ra.row.loosePass },
+              b: { strict: rb.row.strictPass, loose: rb.row.loosePass },
+            });
+          }
+        }
+        return ok({ a: detail(a), b: detail(b), changed, common });
+      },
+    },
+    export: {
+      exportRun: async ({ runId, path: out }) => {
+        if (!runs.has(runId)) return err('NOT_FOUND', `export: no run '${runId}'`);
+        return ok({ path: out ?? `${dataDir}/exports/${runId}.zip`, bytes: 12_345, sha256: 'f'.repeat(64) });
+      },
+      verify: async ({ path: zip }) => {
+        const run = [...runs.values()].find((r) => zip.endsWith(`${r.summary.id}.zip`));
+        if (!run) return ok({ verified: false, problems: [`${zip}: not a result ZIP`], accuracies: null });
+        return ok({ verified: true, problems: [], accuracies: accuracies(run.responses) });
+      },
+    },
+  };
+
+  function detail(run: FakeRun): RunDetail {
+    const table = new Map<string, { count: number; strictPassed: number; loosePassed: number }>();
+    for (const r of run.responses) {
+      for (const v of r.detail.verdicts) {
+        const t = table.get(v.instructionId) ?? { count: 0, strictPassed: 0, loosePassed: 0 };
+        t.count++;
+        if (v.strict) t.strictPassed++;
+        if (v.loose) t.loosePassed++;
+        table.set(v.instructionId, t);
+      }
+    }
+    const byInstruction: InstructionTypeRow[] = [...table.entries()]
+      .map(([instructionId, t]) => ({ instructionId, ...t }))
+      .sort((x, y) => x.instructionId.localeCompare(y.instructionId));
+    const tokens = run.responses.reduce((s, r) => s + r.row.tokens, 0);
+    const wall = (Date.now() - run.startedAt) / 1000;
+    return {
+      ...run.summary,
+      policy: { maxNewTokens: run.maxNewTokens, batch: run.batch, greedy: true, total: run.prompts.length },
+      byInstruction,
+      figures: {
+        ttftMs: 42,
+        decodeTokensPerSecond: 118.5,
+        peakVramBytes: null,
+        h2dBytes: null,
+        generatedTokens: tokens,
+        wallSeconds: wall,
+      },
+    };
+  }
+
+  function progress(run: FakeRun, partial?: { key: number; text: string }): void {
+    const elapsed = (Date.now() - run.startedAt) / 1000;
+    const left = run.summary.total - run.summary.done;
+    emit('runs:onDidProgress', {
+      runId: run.summary.id,
+      status: run.summary.status,
+      done: run.summary.done,
+      total: run.summary.total,
+      tokensPerSecond: 118.5,
+      etaSeconds: run.summary.done ? (elapsed / run.summary.done) * left : null,
+      elapsedSeconds: elapsed,
+      partial,
+    });
+  }
+
+  function advance(run: FakeRun): void {
+    run.timer = setTimeout(() => {
+      const p = run.prompts[run.summary.done];
+      if (!p || run.summary.status !== 'running') return;
+      const text = `Fake response ${p.key}. This text stands in for the model's answer to: ${p.prompt.slice(0, 80)}`;
+      progress(run, { key: p.key, text: text.slice(0, 30) });
+      const verdicts = p.instruction_id_list.map((instructionId, i) => ({
+        instructionId,
+        kwargs: p.kwargs[i] ?? {},
+        strict: verdict(p.key, i, false),
+        loose: verdict(p.key, i, false) || verdict(p.key, i, true),
+      }));
+      const strictPass = verdicts.every((v) => v.strict);
+      const loosePass = verdicts.every((v) => v.loose);
+      const row: ResponseRow = {
+        key: p.key,
+        promptPreview: p.prompt.slice(0, 200),
+        responsePreview: text.slice(0, 200),
+        instructionIds: p.instruction_id_list,
+        strictPass,
+        loosePass,
+        tokens: 24,
+      };
+      const stored: StoredResponse = {
+        row,
+        detail: {
+          runId: run.summary.id,
+          key: p.key,
+          prompt: p.prompt,
+          response: text,
+          tokens: 24,
+          finishReason: 'length',
+          ttftMs: 40,
+          decodeTokensPerSecond: 120,
+          strictPass,
+          loosePass,
+          verdicts,
+        },
+      };
+      run.responses.push(stored);
+      const done = run.summary.done + 1;
+      const finished = done >= run.summary.total;
+      run.summary = {
+        ...run.summary,
+        done,
+        accuracies: accuracies(run.responses),
+        status: finished ? 'completed' : 'running',
+        finishedAt: finished ? new Date().toISOString() : null,
+      };
+      emit('runs:onDidResponse', { runId: run.summary.id, row });
+      progress(run);
+      if (!finished) advance(run);
+    }, tick);
+  }
+
+  return {
+    api,
+    setEmit: (e) => {
+      emit = e;
+    },
+  };
+}
