@@ -1,0 +1,334 @@
+/**
+ * Python 3 `str` and `re` semantics the IFEval reference relies on, for JavaScript strings.
+ * Python's `\s`, `\w`, `\d`, `\b`, `.`, `^`/`$` (MULTILINE), `str.strip()`, `str.split()`, `isupper()` and
+ * `islower()` differ from their JavaScript namesakes; the checkers use these helpers instead of the JS built-ins.
+ */
+
+// Py_UNICODE_ISSPACE, checked against Python 3.11 (`str.isspace()` and `re` `\s` agree): unlike JS it includes
+// U+001C..U+001F and U+0085 and excludes U+FEFF.
+const WS_CLASS_BODY = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+// Python `\w` on str = `str.isalnum()` or "_"; over all code points this equals categories L* and N* (Unicode 14).
+const WORD_CLASS_BODY = '\\p{L}\\p{N}_';
+const WS_RE = new RegExp(`[${WS_CLASS_BODY}]`, 'u');
+const WS_RUN_RE = new RegExp(`[${WS_CLASS_BODY}]+`, 'u');
+const WORD_RUN_RE = new RegExp(`[${WORD_CLASS_BODY}]+`, 'gu');
+const UPPER_RE = /\p{Uppercase}/u;
+const LOWER_RE = /\p{Lowercase}/u;
+const TITLE_RE = /\p{Lt}/u;
+
+/** Whether `ch` (one code point) is whitespace for Python (`str.isspace()`). */
+export function pyIsSpace(ch: string): boolean {
+  return WS_RE.test(ch);
+}
+
+function stripSet(chars: string | undefined): (ch: string) => boolean {
+  if (chars === undefined) return pyIsSpace;
+  const set = new Set(Array.from(chars));
+  return (ch) => set.has(ch);
+}
+
+/** `s.lstrip(chars)`; without `chars`, strips Python whitespace. */
+export function pyLStrip(s: string, chars?: string): string {
+  const drop = stripSet(chars);
+  const cps = Array.from(s);
+  let i = 0;
+  while (i < cps.length && drop(cps[i]!)) i++;
+  return cps.slice(i).join('');
+}
+
+/** `s.rstrip(chars)`; without `chars`, strips Python whitespace. */
+export function pyRStrip(s: string, chars?: string): string {
+  const drop = stripSet(chars);
+  const cps = Array.from(s);
+  let j = cps.length;
+  while (j > 0 && drop(cps[j - 1]!)) j--;
+  return cps.slice(0, j).join('');
+}
+
+/** `s.strip(chars)`; without `chars`, strips Python whitespace. */
+export function pyStrip(s: string, chars?: string): string {
+  return pyRStrip(pyLStrip(s, chars), chars);
+}
+
+/** `s.split()` with no separator: runs of Python whitespace separate, empty strings are dropped. */
+export function pySplitWhitespace(s: string): string[] {
+  return s.split(WS_RUN_RE).filter((part) => part.length > 0);
+}
+
+/** `s.isupper()`: no lowercase or titlecase character and at least one uppercase one. */
+export function pyIsUpper(s: string): boolean {
+  let cased = false;
+  for (const ch of s) {
+    if (LOWER_RE.test(ch) || TITLE_RE.test(ch)) return false;
+    if (!cased && UPPER_RE.test(ch)) cased = true;
+  }
+  return cased;
+}
+
+/** `s.islower()`: no uppercase or titlecase character and at least one lowercase one. */
+export function pyIsLower(s: string): boolean {
+  let cased = false;
+  for (const ch of s) {
+    if (UPPER_RE.test(ch) || TITLE_RE.test(ch)) return false;
+    if (!cased && LOWER_RE.test(ch)) cased = true;
+  }
+  return cased;
+}
+
+/** `re.findall(r"\w+", s)` with Python's Unicode `\w`. */
+export function pyWordTokens(s: string): string[] {
+  return s.match(WORD_RUN_RE) ?? [];
+}
+
+/** Python `re` flags the reference uses. */
+export interface PyReFlags {
+  readonly ignoreCase?: boolean;
+  readonly multiline?: boolean;
+  readonly dotAll?: boolean;
+}
+
+const JS_SYNTAX_CHARS = new Set(Array.from('^$\\.*+?()[]{}|/'));
+const NOT_WORD_BEFORE = `(?<![${WORD_CLASS_BODY}])`;
+const WORD_BEFORE = `(?<=[${WORD_CLASS_BODY}])`;
+const NOT_WORD_AFTER = `(?![${WORD_CLASS_BODY}])`;
+const WORD_AFTER = `(?=[${WORD_CLASS_BODY}])`;
+
+function escapeOutsideClass(kind: string): string | undefined {
+  switch (kind) {
+    case 'd':
+      return '\\p{Nd}';
+    case 'D':
+      return '\\P{Nd}';
+    case 'w':
+      return `[${WORD_CLASS_BODY}]`;
+    case 'W':
+      return `[^${WORD_CLASS_BODY}]`;
+    case 's':
+      return `[${WS_CLASS_BODY}]`;
+    case 'S':
+      return `[^${WS_CLASS_BODY}]`;
+    case 'b':
+      return `(?:${WORD_BEFORE}${NOT_WORD_AFTER}|${NOT_WORD_BEFORE}${WORD_AFTER})`;
+    case 'B':
+      return `(?:${WORD_BEFORE}${WORD_AFTER}|${NOT_WORD_BEFORE}${NOT_WORD_AFTER})`;
+    case 'A':
+      return '(?<![\\s\\S])';
+    case 'Z':
+      return '(?![\\s\\S])';
+    default:
+      return undefined;
+  }
+}
+
+function escapeInsideClass(kind: string): string | undefined {
+  switch (kind) {
+    case 'd':
+      return '\\p{Nd}';
+    case 'w':
+      return WORD_CLASS_BODY;
+    case 's':
+      return WS_CLASS_BODY;
+    default:
+      return undefined;
+  }
+}
+
+/** A character escape common to both languages (`\n`, `\t`, `\x41`, `\u00e9`), or a literal escaped char. */
+function plainEscape(pattern: string, i: number): { out: string; next: number } {
+  const ch = pattern[i]!;
+  if ('nrtfv0'.includes(ch)) return { out: `\\${ch}`, next: i + 1 };
+  if (ch === 'x') return { out: `\\x${pattern.slice(i + 1, i + 3)}`, next: i + 3 };
+  if (ch === 'u') return { out: `\\u${pattern.slice(i + 1, i + 5)}`, next: i + 5 };
+  if (ch === 'U') return { out: `\\u{${pattern.slice(i + 1, i + 9).replace(/^0+(?=.)/, '')}}`, next: i + 9 };
+  if (/[A-Za-z1-9]/.test(ch)) throw new Error(`python-compat: unsupported regex escape \\${ch} in ${JSON.stringify(pattern)}`);
+  const cp = String.fromCodePoint(pattern.codePointAt(i)!);
+  return { out: JS_SYNTAX_CHARS.has(cp) || cp === '-' ? `\\${cp}` : cp, next: i + cp.length };
+}
+
+/**
+ * Translates a Python `re` pattern (the subset IFEval uses, plus user text from kwargs treated the way Python
+ * would) into an equivalent JavaScript pattern for the `u` flag. Throws on constructs it does not support.
+ */
+export function translatePyPattern(pattern: string, flags: PyReFlags = {}): string {
+  let out = '';
+  let i = 0;
+  while (i < pattern.length) {
+    const ch = pattern[i]!;
+    if (ch === '\\') {
+      const kind = pattern[i + 1];
+      if (kind === undefined) throw new Error(`python-compat: pattern ends with a backslash: ${JSON.stringify(pattern)}`);
+      const special = escapeOutsideClass(kind);
+      if (special !== undefined) {
+        out += special;
+        i += 2;
+        continue;
+      }
+      const plain = plainEscape(pattern, i + 1);
+      out += plain.out;
+      i = plain.next;
+      continue;
+    }
+    if (ch === '[') {
+      let j = i + 1;
+      let body = '';
+      if (pattern[j] === '^') {
+        body += '^';
+        j++;
+      }
+      // A "]" right after "[" or "[^" is a literal in Python.
+      if (pattern[j] === ']') {
+        body += '\\]';
+        j++;
+      }
+      while (j < pattern.length && pattern[j] !== ']') {
+        const c = pattern[j]!;
+        if (c === '\\') {
+          const kind = pattern[j + 1];
+          if (kind === undefined) break;
+          const special = escapeInsideClass(kind);
+          if (special !== undefined) {
+            body += special;
+            j += 2;
+            continue;
+          }
+          if (kind === 'b') {
+            body += '\\x08';
+            j += 2;
+            continue;
+          }
+          const plain = plainEscape(pattern, j + 1);
+          body += plain.out;
+          j = plain.next;
+          continue;
+        }
+        body += c === '[' || c === '/' ? `\\${c}` : c;
+        j++;
+      }
+      if (j >= pattern.length) throw new Error(`python-compat: unterminated character set in ${JSON.stringify(pattern)}`);
+      out += `[${body}]`;
+      i = j + 1;
+      continue;
+    }
+    if (ch === '.') {
+      out += flags.dotAll ? '[\\s\\S]' : '[^\\n]';
+      i++;
+      continue;
+    }
+    if (ch === '^') {
+      out += flags.multiline ? '(?<![^\\n])' : '(?<![\\s\\S])';
+      i++;
+      continue;
+    }
+    if (ch === '$') {
+      out += flags.multiline ? '(?![^\\n])' : '(?=\\n?(?![\\s\\S]))';
+      i++;
+      continue;
+    }
+    if (ch === '{') {
+      const m = /^\{(\d*)(,(\d*))?\}/.exec(pattern.slice(i));
+      if (m && m[0] !== '{}') {
+        out += m[2] === undefined ? `{${m[1]}}` : `{${m[1] || '0'},${m[3]}}`;
+        i += m[0].length;
+      } else {
+        out += '\\{';
+        i++;
+      }
+      continue;
+    }
+    if (ch === '}' || ch === ']' || ch === '/') {
+      out += `\\${ch}`;
+      i++;
+      continue;
+    }
+    if (ch === '(') {
+      if (pattern.startsWith('(?P<', i)) {
+        out += '(?<';
+        i += 4;
+        continue;
+      }
+      if (pattern[i + 1] === '?' && !/^\(\?(?::|=|!|<=|<!)/.test(pattern.slice(i))) {
+        throw new Error(`python-compat: unsupported group syntax in ${JSON.stringify(pattern)}`);
+      }
+      out += ch;
+      i++;
+      continue;
+    }
+    const cp = String.fromCodePoint(pattern.codePointAt(i)!);
+    out += cp;
+    i += cp.length;
+  }
+  return out;
+}
+
+const regexCache = new Map<string, RegExp>();
+
+/** A global, Unicode JS RegExp equivalent to `re.compile(pattern, flags)`; cached. Use with matchAll/split/replace. */
+export function pyRegex(pattern: string, flags: PyReFlags = {}): RegExp {
+  const key = `${flags.ignoreCase ? 'i' : ''}${flags.multiline ? 'm' : ''}${flags.dotAll ? 's' : ''}\u0000${pattern}`;
+  let re = regexCache.get(key);
+  if (!re) {
+    re = new RegExp(translatePyPattern(pattern, flags), flags.ignoreCase ? 'giu' : 'gu');
+    regexCache.set(key, re);
+  }
+  re.lastIndex = 0;
+  return re;
+}
+
+/** `re.search(pattern, s, flags) is not None`. */
+export function pySearch(pattern: string, s: string, flags: PyReFlags = {}): boolean {
+  const re = pyRegex(pattern, flags);
+  const found = re.test(s);
+  re.lastIndex = 0;
+  return found;
+}
+
+/** `re.findall(pattern, s, flags)` for a pattern without groups: the matched substrings. */
+export function pyFindAll(pattern: string, s: string, flags: PyReFlags = {}): string[] {
+  return Array.from(s.matchAll(pyRegex(pattern, flags)), (m) => m[0]);
+}
+
+/** `re.split(pattern, s, flags)` for a pattern without groups that cannot match the empty string. */
+export function pySplit(pattern: string, s: string, flags: PyReFlags = {}): string[] {
+  return s.split(pyRegex(pattern, flags));
+}
+
+/** Python `len(s)`: the number of code points. */
+export function pyLen(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+const JSON_CONSTANT_RE = /"(?:[^"\\]|\\.)*"|(-?)(NaN|Infinity)|[^"NI-]+|[\s\S]/gu;
+
+/**
+ * Whether `json.loads(s)` succeeds: JSON.parse plus Python's NaN, Infinity and -Infinity literals (a constant
+ * is swapped for 0 only where a JSON value can start, so `1NaN` still fails).
+ */
+export function pyIsJson(s: string): boolean {
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    if (!/NaN|Infinity/.test(s)) return false;
+  }
+  let out = '';
+  let prev = '';
+  for (const m of s.matchAll(JSON_CONSTANT_RE)) {
+    const token = m[0];
+    if (m[2] !== undefined && (m[1] === '' || m[2] === 'Infinity') && (prev === '' || '[,:'.includes(prev))) {
+      out += m[1] === '-' ? '-0' : '0';
+      prev = '0';
+      continue;
+    }
+    out += token;
+    const trimmed = token.replace(/[ \t\n\r]+$/u, '');
+    if (trimmed) prev = trimmed[trimmed.length - 1]!;
+  }
+  try {
+    JSON.parse(out);
+    return true;
+  } catch {
+    return false;
+  }
+}

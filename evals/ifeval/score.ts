@@ -1,0 +1,90 @@
+import { buildChecker } from './registry.js';
+import { pyStrip } from './python-compat.js';
+import { summarize } from './summary.js';
+import type { TextTools } from './text/text-tools.js';
+import type { Checker, EvalResultRow, PromptRecord, ScoreReport } from './types.js';
+
+/**
+ * The 8 responses loose scoring tries (evaluation_lib.test_instruction_following_loose): the response, without
+ * `*`, without its first line, last line or both (stripped), and those three without `*`.
+ */
+export function looseVariants(response: string): string[] {
+  const lines = response.split('\n');
+  const removeFirst = pyStrip(lines.slice(1).join('\n'));
+  const removeLast = pyStrip(lines.slice(0, -1).join('\n'));
+  const removeBoth = pyStrip(lines.slice(1, -1).join('\n'));
+  const noStar = (s: string): string => s.replaceAll('*', '');
+  return [
+    response,
+    noStar(response),
+    removeFirst,
+    removeLast,
+    removeBoth,
+    noStar(removeFirst),
+    noStar(removeLast),
+    noStar(removeBoth),
+  ];
+}
+
+/** The checkers of one prompt, in instruction order; throws KwargsError for kwargs that do not fit. */
+export function buildCheckers(record: PromptRecord): Checker[] {
+  return record.instruction_id_list.map((id, i) => buildChecker(id, record.kwargs[i] ?? {}));
+}
+
+function follows(checker: Checker, response: string, tools: TextTools): boolean {
+  // An empty or all-whitespace response never follows an instruction (`response.strip() and ...`).
+  return pyStrip(response) !== '' && checker.check(response, tools);
+}
+
+/** Strict and loose verdicts per instruction of one prompt. */
+export function scorePrompt(
+  record: PromptRecord,
+  response: string,
+  tools: TextTools,
+): { strict: boolean[]; loose: boolean[] } {
+  const checkers = buildCheckers(record);
+  const variants = looseVariants(response);
+  return {
+    strict: checkers.map((c) => follows(c, response, tools)),
+    loose: checkers.map((c) => variants.some((v) => follows(c, v, tools))),
+  };
+}
+
+function row(record: PromptRecord, response: string, verdicts: boolean[]): EvalResultRow {
+  return {
+    follow_all_instructions: verdicts.every(Boolean),
+    follow_instruction_list: verdicts,
+    instruction_id_list: record.instruction_id_list,
+    prompt: record.prompt,
+    response,
+  };
+}
+
+/**
+ * Scores every prompt that has a response (matched by prompt text, as the reference does) and lists the others as
+ * missing. Pure: the caller loads the dataset, the responses and the text tools.
+ */
+export function scoreResponses(
+  records: readonly PromptRecord[],
+  responses: ReadonlyMap<string, string>,
+  tools: TextTools,
+): ScoreReport {
+  const strict: EvalResultRow[] = [];
+  const loose: EvalResultRow[] = [];
+  const keys: number[] = [];
+  const missing: { key: number; prompt: string }[] = [];
+  for (const record of records) {
+    const response = responses.get(record.prompt);
+    if (response === undefined) {
+      missing.push({ key: record.key, prompt: record.prompt });
+      continue;
+    }
+    const verdicts = scorePrompt(record, response, tools);
+    strict.push(row(record, response, verdicts.strict));
+    loose.push(row(record, response, verdicts.loose));
+    keys.push(record.key);
+  }
+  const known = new Set(records.map((r) => r.prompt));
+  const unmatched = [...responses.keys()].filter((p) => !known.has(p));
+  return { strict, loose, keys, summary: summarize(strict, loose, missing, unmatched) };
+}
