@@ -1,0 +1,5 @@
+import { migration0001Init } from './0001-init.js';
+import type { Migration } from './migration.js';
+
+/** Every migration in version order; to add one, write `NNNN-name.ts` with its test and append it here. */
+export const allMigrations: readonly Migration[] = [migration0001Init];

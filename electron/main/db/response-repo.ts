@@ -1,0 +1,249 @@
+import type Database from 'better-sqlite3';
+
+import type { FinishReason } from '../../common/worker-protocol.js';
+
+export interface StoredVerdict {
+  readonly instructionId: string;
+  readonly kwargs: Readonly<Record<string, unknown>>;
+  readonly strict: boolean;
+  readonly loose: boolean;
+}
+
+export interface StoredResponse {
+  readonly key: number;
+  /** Index of the prompt in the dataset (keeps dataset order for exports). */
+  readonly position: number;
+  readonly prompt: string;
+  readonly response: string;
+  readonly tokens: number;
+  readonly finishReason: FinishReason;
+  readonly ttftMs: number | null;
+  readonly decodeTokensPerSecond: number | null;
+  readonly verdicts: readonly StoredVerdict[];
+}
+
+export interface StoredResponseWithPass extends StoredResponse {
+  readonly strictPass: boolean;
+  readonly loosePass: boolean;
+}
+
+/** Figures of one generated batch, added to the run's totals. */
+export interface BatchFigures {
+  readonly generatedTokens: number;
+  readonly wallMs: number;
+  readonly peakVramBytes: number;
+  readonly h2dBytes: number;
+}
+
+export interface RunFigureTotals {
+  readonly batches: number;
+  readonly generatedTokens: number;
+  readonly wallMs: number;
+  readonly peakVramBytes: number;
+  readonly h2dBytes: number;
+  /** Mean over responses with a first token; null when none. */
+  readonly meanTtftMs: number | null;
+  /** Mean over responses with a decode rate; null when none. */
+  readonly meanDecodeTokensPerSecond: number | null;
+}
+
+export interface InstructionCount {
+  readonly instructionId: string;
+  readonly count: number;
+  readonly strictPassed: number;
+  readonly loosePassed: number;
+}
+
+export interface ResponseFilter {
+  readonly instructionId?: string;
+  readonly verdict?: 'pass' | 'fail';
+  readonly mode?: 'strict' | 'loose';
+  readonly text?: string;
+  readonly offset?: number;
+  readonly limit?: number;
+}
+
+interface ResponseRow {
+  key: number;
+  position: number;
+  prompt: string;
+  response: string;
+  tokens: number;
+  finish_reason: string;
+  ttft_ms: number | null;
+  decode_tokens_per_second: number | null;
+  strict_pass: number;
+  loose_pass: number;
+}
+
+interface VerdictRow {
+  key: number;
+  instruction_id: string;
+  kwargs_json: string;
+  strict: number;
+  loose: number;
+}
+
+/** The responses aggregate of a run: responses, their verdicts and the run's figure totals. */
+export class ResponseRepo {
+  constructor(private readonly db: Database.Database) {}
+
+  /** Stores a scored batch and adds its figures, all in one transaction. */
+  insertBatch(runId: string, responses: readonly StoredResponse[], figures: BatchFigures, now = new Date().toISOString()): void {
+    const insertResponse = this.db.prepare(
+      `INSERT INTO responses (run_id, key, position, prompt, response, tokens, finish_reason, ttft_ms,
+         decode_tokens_per_second, strict_pass, loose_pass, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertVerdict = this.db.prepare(
+      'INSERT INTO verdicts (run_id, key, idx, instruction_id, kwargs_json, strict, loose) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    const addFigures = this.db.prepare(
+      `UPDATE run_figures SET batches = batches + 1, generated_tokens = generated_tokens + ?, wall_ms = wall_ms + ?,
+         peak_vram_bytes = MAX(peak_vram_bytes, ?), h2d_bytes = h2d_bytes + ? WHERE run_id = ?`,
+    );
+    this.db.transaction(() => {
+      for (const r of responses) {
+        const strictPass = r.verdicts.every((v) => v.strict) ? 1 : 0;
+        const loosePass = r.verdicts.every((v) => v.loose) ? 1 : 0;
+        insertResponse.run(
+          runId, r.key, r.position, r.prompt, r.response, r.tokens, r.finishReason,
+          r.ttftMs, r.decodeTokensPerSecond, strictPass, loosePass, now,
+        );
+        r.verdicts.forEach((v, i) =>
+          insertVerdict.run(runId, r.key, i, v.instructionId, JSON.stringify(v.kwargs), v.strict ? 1 : 0, v.loose ? 1 : 0),
+        );
+      }
+      addFigures.run(figures.generatedTokens, figures.wallMs, figures.peakVramBytes, figures.h2dBytes, runId);
+    })();
+  }
+
+  storedKeys(runId: string): Set<number> {
+    const rows = this.db.prepare('SELECT key FROM responses WHERE run_id = ?').pluck().all(runId) as number[];
+    return new Set(rows);
+  }
+
+  count(runId: string): number {
+    return this.db.prepare('SELECT COUNT(*) FROM responses WHERE run_id = ?').pluck().get(runId) as number;
+  }
+
+  private verdictsOf(runId: string, keys?: readonly number[]): Map<number, StoredVerdict[]> {
+    const rows = (
+      keys === undefined
+        ? this.db.prepare('SELECT key, instruction_id, kwargs_json, strict, loose FROM verdicts WHERE run_id = ? ORDER BY key, idx').all(runId)
+        : this.db
+            .prepare(
+              `SELECT key, instruction_id, kwargs_json, strict, loose FROM verdicts
+               WHERE run_id = ? AND key IN (SELECT value FROM json_each(?)) ORDER BY key, idx`,
+            )
+            .all(runId, JSON.stringify(keys))
+    ) as VerdictRow[];
+    const out = new Map<number, StoredVerdict[]>();
+    for (const v of rows) {
+      const list = out.get(v.key) ?? [];
+      list.push({
+        instructionId: v.instruction_id,
+        kwargs: JSON.parse(v.kwargs_json) as Record<string, unknown>,
+        strict: v.strict === 1,
+        loose: v.loose === 1,
+      });
+      out.set(v.key, list);
+    }
+    return out;
+  }
+
+  private withVerdicts(runId: string, rows: readonly ResponseRow[], verdicts: Map<number, StoredVerdict[]>): StoredResponseWithPass[] {
+    return rows.map((r) => ({
+      key: r.key,
+      position: r.position,
+      prompt: r.prompt,
+      response: r.response,
+      tokens: r.tokens,
+      finishReason: r.finish_reason as FinishReason,
+      ttftMs: r.ttft_ms,
+      decodeTokensPerSecond: r.decode_tokens_per_second,
+      strictPass: r.strict_pass === 1,
+      loosePass: r.loose_pass === 1,
+      verdicts: verdicts.get(r.key) ?? [],
+    }));
+  }
+
+  /** Every response of a run in dataset order, with verdicts. */
+  all(runId: string): StoredResponseWithPass[] {
+    const rows = this.db.prepare('SELECT * FROM responses WHERE run_id = ? ORDER BY position').all(runId) as ResponseRow[];
+    return this.withVerdicts(runId, rows, this.verdictsOf(runId));
+  }
+
+  get(runId: string, key: number): StoredResponseWithPass | undefined {
+    const row = this.db.prepare('SELECT * FROM responses WHERE run_id = ? AND key = ?').get(runId, key) as ResponseRow | undefined;
+    return row && this.withVerdicts(runId, [row], this.verdictsOf(runId, [key]))[0];
+  }
+
+  /** A page of responses matching the filter, in dataset order, and the number matching in total. */
+  page(runId: string, f: ResponseFilter): { total: number; items: StoredResponseWithPass[] } {
+    const where = ['r.run_id = @runId'];
+    const params: Record<string, unknown> = { runId };
+    if (f.instructionId) {
+      where.push('EXISTS (SELECT 1 FROM verdicts v WHERE v.run_id = r.run_id AND v.key = r.key AND v.instruction_id = @iid)');
+      params.iid = f.instructionId;
+    }
+    if (f.verdict) {
+      const column = f.mode === 'loose' ? 'r.loose_pass' : 'r.strict_pass';
+      where.push(`${column} = ${f.verdict === 'pass' ? 1 : 0}`);
+    }
+    if (f.text) {
+      where.push(`(instr(lower(r.prompt), @text) > 0 OR instr(lower(r.response), @text) > 0)`);
+      params.text = f.text.toLowerCase();
+    }
+    const clause = where.join(' AND ');
+    const total = this.db.prepare(`SELECT COUNT(*) FROM responses r WHERE ${clause}`).pluck().get(params) as number;
+    const rows = this.db
+      .prepare(`SELECT r.* FROM responses r WHERE ${clause} ORDER BY r.position LIMIT @limit OFFSET @offset`)
+      .all({ ...params, limit: f.limit ?? 50, offset: f.offset ?? 0 }) as ResponseRow[];
+    return { total, items: this.withVerdicts(runId, rows, this.verdictsOf(runId, rows.map((r) => r.key))) };
+  }
+
+  /** Per instruction id: how often it occurs among stored responses and how often it passed. */
+  byInstruction(runId: string): InstructionCount[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT instruction_id, COUNT(*) AS count, SUM(strict) AS strict_passed, SUM(loose) AS loose_passed
+           FROM verdicts WHERE run_id = ? GROUP BY instruction_id ORDER BY instruction_id`,
+        )
+        .all(runId) as { instruction_id: string; count: number; strict_passed: number; loose_passed: number }[]
+    ).map((r) => ({ instructionId: r.instruction_id, count: r.count, strictPassed: r.strict_passed, loosePassed: r.loose_passed }));
+  }
+
+  /** Prompt- and instruction-level pass counts over the stored responses. */
+  passCounts(runId: string): { prompts: number; promptsStrict: number; promptsLoose: number; instructions: number; instructionsStrict: number; instructionsLoose: number } {
+    const p = this.db
+      .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(strict_pass), 0) AS s, COALESCE(SUM(loose_pass), 0) AS l FROM responses WHERE run_id = ?')
+      .get(runId) as { n: number; s: number; l: number };
+    const i = this.db
+      .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(strict), 0) AS s, COALESCE(SUM(loose), 0) AS l FROM verdicts WHERE run_id = ?')
+      .get(runId) as { n: number; s: number; l: number };
+    return { prompts: p.n, promptsStrict: p.s, promptsLoose: p.l, instructions: i.n, instructionsStrict: i.s, instructionsLoose: i.l };
+  }
+
+  figures(runId: string): RunFigureTotals {
+    const f = this.db.prepare('SELECT * FROM run_figures WHERE run_id = ?').get(runId) as
+      | { batches: number; generated_tokens: number; wall_ms: number; peak_vram_bytes: number; h2d_bytes: number }
+      | undefined;
+    const means = this.db
+      .prepare(
+        `SELECT AVG(CASE WHEN ttft_ms >= 0 THEN ttft_ms END) AS ttft, AVG(CASE WHEN decode_tokens_per_second > 0 THEN decode_tokens_per_second END) AS tps
+         FROM responses WHERE run_id = ?`,
+      )
+      .get(runId) as { ttft: number | null; tps: number | null };
+    return {
+      batches: f?.batches ?? 0,
+      generatedTokens: f?.generated_tokens ?? 0,
+      wallMs: f?.wall_ms ?? 0,
+      peakVramBytes: f?.peak_vram_bytes ?? 0,
+      h2dBytes: f?.h2d_bytes ?? 0,
+      meanTtftMs: means.ttft,
+      meanDecodeTokensPerSecond: means.tps,
+    };
+  }
+}

@@ -1,0 +1,151 @@
+import type Database from 'better-sqlite3';
+
+import type { RunStatus, WeightsFormat } from '../../common/ipc-contract.js';
+
+/** The generation policy recorded with a run. */
+export interface RunPolicy {
+  readonly decoding: 'greedy';
+  readonly maxNewTokens: number;
+  readonly batch: number;
+  /** EOS ids of the tokenizer and model config; generation stops at any of them. */
+  readonly stopTokenIds: readonly number[];
+  /** First N prompts of the dataset, or null for all. */
+  readonly limit: number | null;
+  readonly chatTemplate: 'tokenizer_config.json';
+}
+
+export interface RunRecord {
+  readonly id: string;
+  readonly modelId: string;
+  readonly modelRepo: string;
+  readonly modelRevision: string;
+  readonly modelDir: string;
+  readonly weights: WeightsFormat;
+  /** sha256 of the model's manifest file as written by preparation. */
+  readonly manifestSha256: string;
+  /** The model manifest as JSON text (copied into result ZIPs). */
+  readonly manifestJson: string;
+  /** "CPU" or "CUDA". */
+  readonly backend: string;
+  readonly deviceLabel: string;
+  readonly residency: string;
+  readonly policy: RunPolicy;
+  readonly appVersion: string;
+  /** sha256 of the input_data.jsonl the run used. */
+  readonly datasetSha256: string;
+  readonly total: number;
+  readonly status: RunStatus;
+  readonly error: string | null;
+  readonly createdAt: string;
+  readonly startedAt: string | null;
+  readonly finishedAt: string | null;
+}
+
+export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt'>;
+
+interface RunRow {
+  id: string;
+  model_id: string;
+  model_repo: string;
+  model_revision: string;
+  model_dir: string;
+  weights: string;
+  manifest_sha256: string;
+  manifest_json: string;
+  backend: string;
+  device_label: string;
+  residency: string;
+  policy_json: string;
+  app_version: string;
+  dataset_sha256: string;
+  total: number;
+  status: string;
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+function fromRow(r: RunRow): RunRecord {
+  return {
+    id: r.id,
+    modelId: r.model_id,
+    modelRepo: r.model_repo,
+    modelRevision: r.model_revision,
+    modelDir: r.model_dir,
+    weights: r.weights as WeightsFormat,
+    manifestSha256: r.manifest_sha256,
+    manifestJson: r.manifest_json,
+    backend: r.backend,
+    deviceLabel: r.device_label,
+    residency: r.residency,
+    policy: JSON.parse(r.policy_json) as RunPolicy,
+    appVersion: r.app_version,
+    datasetSha256: r.dataset_sha256,
+    total: r.total,
+    status: r.status as RunStatus,
+    error: r.error,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+/** The runs aggregate: a run row and its figures row. */
+export class RunRepo {
+  constructor(private readonly db: Database.Database) {}
+
+  create(run: NewRun, now = new Date().toISOString()): RunRecord {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, weights, manifest_sha256, manifest_json,
+             backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at)
+           VALUES (@id, @modelId, @modelRepo, @modelRevision, @modelDir, @weights, @manifestSha256, @manifestJson,
+             @backend, @deviceLabel, @residency, @policyJson, @appVersion, @datasetSha256, @total, 'queued', @now)`,
+        )
+        .run({ ...run, policyJson: JSON.stringify(run.policy), now });
+      this.db.prepare('INSERT INTO run_figures (run_id) VALUES (?)').run(run.id);
+    })();
+    return this.require(run.id);
+  }
+
+  get(id: string): RunRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row && fromRow(row);
+  }
+
+  require(id: string): RunRecord {
+    const run = this.get(id);
+    if (!run) throw new Error(`run ${id} not found in the database`);
+    return run;
+  }
+
+  /** Newest first. */
+  list(): RunRecord[] {
+    return (this.db.prepare('SELECT * FROM runs ORDER BY created_at DESC, rowid DESC').all() as RunRow[]).map(fromRow);
+  }
+
+  markRunning(id: string, now = new Date().toISOString()): void {
+    this.db
+      .prepare(`UPDATE runs SET status = 'running', error = NULL, started_at = COALESCE(started_at, ?), finished_at = NULL WHERE id = ?`)
+      .run(now, id);
+  }
+
+  /** Ends a run as completed, cancelled or failed. */
+  finish(id: string, status: 'completed' | 'cancelled' | 'failed', error: string | null = null, now = new Date().toISOString()): void {
+    this.db.prepare('UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error, now, id);
+  }
+
+  /** Runs left "running" by a process that died: marked failed so they can be resumed. */
+  failInterrupted(reason: string): number {
+    return this.db
+      .prepare(`UPDATE runs SET status = 'failed', error = ? WHERE status IN ('running', 'queued')`)
+      .run(reason).changes;
+  }
+
+  /** Replaces the device fields when a run resumes on another device. */
+  updateDevice(id: string, backend: string, deviceLabel: string, residency: string): void {
+    this.db.prepare('UPDATE runs SET backend = ?, device_label = ?, residency = ? WHERE id = ?').run(backend, deviceLabel, residency, id);
+  }
+}

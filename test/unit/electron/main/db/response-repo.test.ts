@@ -1,0 +1,101 @@
+import Database from 'better-sqlite3';
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import { migrate, openDatabase } from '../../../../../electron/main/db/open-database.js';
+import type { StoredResponse } from '../../../../../electron/main/db/response-repo.js';
+import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
+import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
+import { sampleRun } from './sample-run.js';
+
+
+const resp = (key: number, position: number, strict: boolean[], loose: boolean[], text = `answer ${key}`): StoredResponse => ({
+  key,
+  position,
+  prompt: `prompt ${key}`,
+  response: text,
+  tokens: 5,
+  finishReason: 'stop',
+  ttftMs: 10 * (position + 1),
+  decodeTokensPerSecond: 100,
+  verdicts: strict.map((s, i) => ({ instructionId: i === 0 ? 'punctuation:no_comma' : 'keywords:existence', kwargs: { n: i }, strict: s, loose: loose[i] ?? s })),
+});
+
+describe('RunRepo + ResponseRepo', () => {
+  let db: Database.Database;
+  let runs: RunRepo;
+  let responses: ResponseRepo;
+  beforeEach(() => {
+    db = new Database(':memory:');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+    runs = new RunRepo(db);
+    responses = new ResponseRepo(db);
+  });
+
+  it('creates a run with its policy and moves it through statuses', () => {
+    const run = runs.create(sampleRun('r1'), '2026-01-01T00:00:00.000Z');
+    expect(run).toMatchObject({ id: 'r1', status: 'queued', policy: { maxNewTokens: 16, stopTokenIds: [0] }, finishedAt: null });
+    runs.markRunning('r1', '2026-01-01T00:00:01.000Z');
+    expect(runs.require('r1')).toMatchObject({ status: 'running', startedAt: '2026-01-01T00:00:01.000Z' });
+    expect(runs.failInterrupted('app closed')).toBe(1);
+    expect(runs.require('r1')).toMatchObject({ status: 'failed', error: 'app closed' });
+    runs.finish('r1', 'completed', null, '2026-01-01T00:00:02.000Z');
+    expect(runs.require('r1')).toMatchObject({ status: 'completed', error: null, finishedAt: '2026-01-01T00:00:02.000Z' });
+    expect(() => runs.require('nope')).toThrow(/run nope not found/);
+  });
+
+  it('stores batches with verdicts and figures, and answers queries over them', () => {
+    runs.create(sampleRun('r1'));
+    responses.insertBatch('r1', [resp(1001, 0, [true, true], [true, true]), resp(1005, 2, [false, true], [true, true])], {
+      generatedTokens: 10, wallMs: 100, peakVramBytes: 5, h2dBytes: 7,
+    });
+    responses.insertBatch('r1', [resp(1003, 1, [false], [false], 'Needle here')], { generatedTokens: 5, wallMs: 50, peakVramBytes: 3, h2dBytes: 1 });
+    expect(responses.storedKeys('r1')).toEqual(new Set([1001, 1003, 1005]));
+    expect(responses.all('r1').map((r) => [r.key, r.strictPass, r.loosePass])).toEqual([
+      [1001, true, true],
+      [1003, false, false],
+      [1005, false, true],
+    ]);
+    expect(responses.passCounts('r1')).toEqual({ prompts: 3, promptsStrict: 1, promptsLoose: 2, instructions: 5, instructionsStrict: 3, instructionsLoose: 4 });
+    expect(responses.byInstruction('r1')).toEqual([
+      { instructionId: 'keywords:existence', count: 2, strictPassed: 2, loosePassed: 2 },
+      { instructionId: 'punctuation:no_comma', count: 3, strictPassed: 1, loosePassed: 2 },
+    ]);
+    expect(responses.figures('r1')).toEqual({
+      batches: 2, generatedTokens: 15, wallMs: 150, peakVramBytes: 5, h2dBytes: 8, meanTtftMs: 20, meanDecodeTokensPerSecond: 100,
+    });
+    expect(responses.page('r1', { verdict: 'fail', mode: 'strict' }).items.map((r) => r.key)).toEqual([1003, 1005]);
+    expect(responses.page('r1', { verdict: 'fail', mode: 'loose' }).items.map((r) => r.key)).toEqual([1003]);
+    expect(responses.page('r1', { instructionId: 'keywords:existence' }).total).toBe(2);
+    expect(responses.page('r1', { text: 'NEEDLE' }).items.map((r) => r.key)).toEqual([1003]);
+    expect(responses.page('r1', { limit: 1, offset: 1 })).toMatchObject({ total: 3, items: [{ key: 1003 }] });
+    expect(responses.get('r1', 1005)?.verdicts).toEqual([
+      { instructionId: 'punctuation:no_comma', kwargs: { n: 0 }, strict: false, loose: true },
+      { instructionId: 'keywords:existence', kwargs: { n: 1 }, strict: true, loose: true },
+    ]);
+  });
+
+  it('rolls back the whole batch when one response is a duplicate', () => {
+    runs.create(sampleRun('r1'));
+    responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, h2dBytes: 0 });
+    expect(() =>
+      responses.insertBatch('r1', [resp(2, 1, [true], [true]), resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, h2dBytes: 0 }),
+    ).toThrow(/UNIQUE constraint failed/);
+    expect(responses.storedKeys('r1')).toEqual(new Set([1]));
+    expect(responses.figures('r1').batches).toBe(1);
+  });
+
+  it('opens a file database in WAL mode at the latest schema', async () => {
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const fs = await import('node:fs/promises');
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'horizon-db-'));
+    const file = path.join(dir, 'sub', 'horizon.db');
+    const fileDb = openDatabase(file);
+    expect(fileDb.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(fileDb.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(fileDb.pragma('user_version', { simple: true })).toBe(1);
+    fileDb.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+});
