@@ -1,0 +1,31 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/** The folder holding models, eval assets, the database and exports: `$HORIZON_DATA_DIR` or the platform's app-data folder. */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  if (env.HORIZON_DATA_DIR) return path.resolve(env.HORIZON_DATA_DIR);
+  if (platform === 'win32') {
+    const appData = env.APPDATA ?? path.join(os.homedir(), 'AppData', 'Roaming');
+    return path.win32.join(appData, 'Horizon RunMap');
+  }
+  if (platform === 'darwin') return path.join(os.homedir(), 'Library', 'Application Support', 'Horizon RunMap');
+  const xdg = env.XDG_DATA_HOME && path.isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : path.join(os.homedir(), '.local', 'share');
+  return path.join(xdg, 'horizon-runmap');
+}
+
+/** Paths inside a data dir; see "Data and models" in README.md. */
+export const dataLayout = {
+  /** `models/<org>--<name>/<commit>`: one prepared revision. */
+  modelDir: (dataDir: string, repo: string, commit: string): string =>
+    path.join(dataDir, 'models', repo.split('/').join('--'), commit),
+  /** The downloaded checkpoint, byte for byte as on the Hub. */
+  sourceDir: (modelDir: string): string => path.join(modelDir, 'source'),
+  /** The qpacked-v1 INT4 folder with group size G. */
+  packedDir: (modelDir: string, groupSize: number): string => path.join(modelDir, `int4-g${groupSize}`),
+  /** Written last: the model is ready only when it verifies. */
+  preparedManifest: (modelDir: string): string => path.join(modelDir, 'prepared.json'),
+  ifevalDir: (dataDir: string): string => path.join(dataDir, 'assets', 'ifeval'),
+  punktDir: (dataDir: string): string => path.join(dataDir, 'assets', 'nltk', 'punkt_english'),
+  database: (dataDir: string): string => path.join(dataDir, 'runmap.sqlite'),
+  exportsDir: (dataDir: string): string => path.join(dataDir, 'exports'),
+};

@@ -1,0 +1,243 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { FileHasher, type FileDigest } from './file-hasher.js';
+import { PrepError, toPrepError } from './prep-error.js';
+
+/** What the downloaded bytes must be; a missing hash is not checked, a missing size is taken from the response. */
+export type ExpectedFile = { readonly size?: number; readonly sha256?: string; readonly gitSha1?: string };
+
+export type DownloadFileOptions = {
+  readonly url: string;
+  /** Final path; bytes go to `<dest>.part` (with a `<dest>.part.json` sidecar) and are renamed only once verified. */
+  readonly dest: string;
+  readonly expected: ExpectedFile;
+  /** Names the file in errors and events (e.g. the repo path). */
+  readonly label: string;
+  readonly headers?: Record<string, string>;
+  readonly signal?: AbortSignal;
+  /** Bytes of the file present so far (resumed bytes included), called as they arrive. */
+  readonly onBytes?: (doneBytes: number, totalBytes: number) => void;
+  /** Called before waiting to retry after a network failure. */
+  readonly onRetry?: (attempt: number, delayMs: number, reason: string) => void;
+  /** Consecutive failed attempts without progress before giving up (default 5). */
+  readonly retries?: number;
+  /** First backoff delay in ms, doubled per failure, capped at 30 s (default 1000). */
+  readonly backoffMs?: number;
+  readonly fetch?: typeof fetch;
+};
+
+type Sidecar = { url: string; size: number | null; sha256: string | null; gitSha1: string | null; etag: string | null };
+
+const sidecarPath = (dest: string): string => `${dest}.part.json`;
+const partPath = (dest: string): string => `${dest}.part`;
+
+async function readSidecar(dest: string): Promise<Sidecar | undefined> {
+  try {
+    return JSON.parse(await fs.promises.readFile(sidecarPath(dest), 'utf8')) as Sidecar;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+  const tmp = `${file}.tmp-${process.pid}`;
+  await fs.promises.writeFile(tmp, JSON.stringify(value));
+  await fs.promises.rename(tmp, file);
+}
+
+async function sizeOf(file: string): Promise<number> {
+  try {
+    return (await fs.promises.stat(file)).size;
+  } catch {
+    return 0;
+  }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const stripEtag = (etag: string | null): string | null => (etag ? etag.replace(/^W\//, '').replace(/"/g, '') : null);
+
+class RetryableError extends Error {}
+
+function httpError(status: number, label: string, url: string, authed: boolean): PrepError | RetryableError {
+  if (status === 401 || status === 403) {
+    return new PrepError(
+      'PERMISSION',
+      `${label}: the repository is gated or private (HTTP ${status}); ${authed ? 'the access token given has no access to it (request access on the model page)' : 'give an access token (--token or HF_TOKEN)'}`,
+    );
+  }
+  if (status === 404) return new PrepError('NOT_FOUND', `${label}: not found at ${url} (HTTP 404)`);
+  if (status === 429 || status >= 500) return new RetryableError(`HTTP ${status}`);
+  return new PrepError('NETWORK', `${label}: unexpected HTTP ${status} from ${url}`);
+}
+
+/**
+ * Downloads one file with HTTP Range resume from `<dest>.part`, hashing while streaming, retrying network failures
+ * with exponential backoff; verifies size and hashes, then renames into place. On a hash mismatch the part is deleted.
+ */
+export async function downloadFile(opts: DownloadFileOptions): Promise<FileDigest> {
+  const { dest, label, expected, signal } = opts;
+  const doFetch = opts.fetch ?? fetch;
+  const maxRetries = opts.retries ?? 5;
+  const backoff = opts.backoffMs ?? 1000;
+  const part = partPath(dest);
+  try {
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true });
+    const wanted: Sidecar = {
+      url: opts.url,
+      size: expected.size ?? null,
+      sha256: expected.sha256 ?? null,
+      gitSha1: expected.gitSha1 ?? null,
+      etag: null,
+    };
+    const old = await readSidecar(dest);
+    const sameTarget =
+      old !== undefined &&
+      old.size === wanted.size &&
+      old.sha256 === wanted.sha256 &&
+      old.gitSha1 === wanted.gitSha1 &&
+      (wanted.sha256 !== null || wanted.gitSha1 !== null || old.url === wanted.url);
+    let sidecar: Sidecar = sameTarget ? { ...wanted, etag: old.etag } : wanted;
+    if (!sameTarget) await fs.promises.rm(part, { force: true });
+    await writeJsonAtomic(sidecarPath(dest), sidecar);
+
+    let total = expected.size;
+    let offset = await sizeOf(part);
+    if (total !== undefined && offset > total) {
+      await fs.promises.truncate(part, 0);
+      offset = 0;
+    }
+    let hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
+    await hasher.updateFromFile(part, offset, undefined, signal);
+    opts.onBytes?.(offset, total ?? 0);
+
+    let failures = 0;
+    while (total === undefined || offset < total) {
+      let progressed = false;
+      try {
+        const headers: Record<string, string> = { ...opts.headers };
+        if (offset > 0) headers.Range = `bytes=${offset}-`;
+        const res = await doFetch(opts.url, { headers, signal, redirect: 'follow' });
+        if (res.status === 416 && offset > 0) {
+          await res.body?.cancel();
+          await fs.promises.truncate(part, 0);
+          offset = 0;
+          hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
+          continue;
+        }
+        if (res.status !== 200 && res.status !== 206) {
+          await res.body?.cancel();
+          throw httpError(res.status, label, opts.url, headers.Authorization !== undefined);
+        }
+        const etag = stripEtag(res.headers.get('etag'));
+        let restart = res.status === 200 && offset > 0;
+        if (res.status === 206) {
+          const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') ?? '');
+          if (!m || Number(m[1]) !== offset) restart = true;
+          if (m && m[3] !== '*') total ??= Number(m[3]);
+        } else {
+          const len = res.headers.get('content-length');
+          if (len !== null) total ??= Number(len);
+        }
+        if (offset > 0 && sidecar.etag !== null && etag !== null && etag !== sidecar.etag) restart = true;
+        if (restart) {
+          if (res.status !== 200) {
+            await res.body?.cancel();
+            await fs.promises.truncate(part, 0);
+            offset = 0;
+            hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
+            continue;
+          }
+          await fs.promises.truncate(part, 0);
+          offset = 0;
+          hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
+        }
+        if (etag !== sidecar.etag) {
+          sidecar = { ...sidecar, etag };
+          await writeJsonAtomic(sidecarPath(dest), sidecar);
+        }
+        if (!res.body) throw new RetryableError('empty response body');
+        const fh = await fs.promises.open(part, 'a');
+        try {
+          for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+            if (total !== undefined && offset + chunk.length > total) {
+              throw new PrepError('HASH_MISMATCH', `${label}: the server sent more than the expected ${total} bytes`);
+            }
+            hasher.update(chunk);
+            await fh.write(chunk);
+            offset += chunk.length;
+            progressed = true;
+            opts.onBytes?.(offset, total ?? offset);
+          }
+        } finally {
+          await fh.close();
+        }
+        if (total === undefined) total = offset;
+        if (offset < total) throw new RetryableError(`connection closed after ${offset} of ${total} bytes`);
+      } catch (error) {
+        if (signal?.aborted) throw new PrepError('CANCELLED', `${label}: download cancelled (the partial file is kept for resuming)`);
+        if (error instanceof PrepError) throw error;
+        const errno = (error as NodeJS.ErrnoException).code;
+        if (errno && /^E(NOSPC|DQUOT|ACCES|PERM|ROFS)$/.test(errno)) throw toPrepError(error, dest);
+        if (progressed) failures = 0;
+        failures += 1;
+        const reason = describeNetworkError(error);
+        if (failures > maxRetries) {
+          throw new PrepError(
+            'NETWORK',
+            `${label}: network error after ${maxRetries} retries (${reason}); ${offset} bytes are kept and the next start resumes from there`,
+            { cause: error },
+          );
+        }
+        const delay = Math.min(backoff * 2 ** (failures - 1), 30_000);
+        opts.onRetry?.(failures, delay, reason);
+        try {
+          await abortableSleep(delay, signal);
+        } catch {
+          throw new PrepError('CANCELLED', `${label}: download cancelled (the partial file is kept for resuming)`);
+        }
+        offset = await sizeOf(part);
+      }
+    }
+
+    const digest = hasher.digest();
+    const problem =
+      expected.size !== undefined && digest.size !== expected.size
+        ? `size ${digest.size} bytes, expected ${expected.size}`
+        : expected.sha256 !== undefined && digest.sha256 !== expected.sha256
+          ? `sha256 ${digest.sha256}, expected ${expected.sha256}`
+          : expected.gitSha1 !== undefined && digest.gitSha1 !== expected.gitSha1
+            ? `git sha1 ${digest.gitSha1}, expected ${expected.gitSha1}`
+            : undefined;
+    if (problem) {
+      await fs.promises.rm(part, { force: true });
+      await fs.promises.rm(sidecarPath(dest), { force: true });
+      throw new PrepError('HASH_MISMATCH', `${label}: downloaded file does not verify (${problem}); the partial download was deleted`);
+    }
+    await fs.promises.rename(part, dest);
+    await fs.promises.rm(sidecarPath(dest), { force: true });
+    return digest;
+  } catch (error) {
+    throw toPrepError(error, label);
+  }
+}
+
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ? `${error.message}: ${cause.code}` : cause?.message ? `${error.message}: ${cause.message}` : error.message;
+}

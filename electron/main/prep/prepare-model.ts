@@ -1,0 +1,372 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { dataLayout } from '../data-dir.js';
+import { assertFreeSpace } from './disk-space.js';
+import { downloadFile } from './download-file.js';
+import { hashFile, type FileDigest } from './file-hasher.js';
+import { findCachedFile, hfCacheDir } from './hf-cache.js';
+import { defaultGroupSize, parseOlmoeConfig, type OlmoeConfig } from './olmoe-config.js';
+import { runPacker, type PackerCommand } from './pack-model.js';
+import { PrepError, throwIfAborted, toPrepError } from './prep-error.js';
+import { RateMeter, type PrepEvent } from './prep-events.js';
+import {
+  readPreparedManifest,
+  toolVersion,
+  verifyPreparedFiles,
+  writePreparedManifest,
+  type PreparedFile,
+  type PreparedManifest,
+} from './prepared-manifest.js';
+import { resolveRepo, type RepoFile } from './resolve-repo.js';
+import { checkSafetensorsFile } from './safetensors-check.js';
+
+export const DEFAULT_MODEL_REPO = 'allenai/OLMoE-1B-7B-0924-Instruct';
+export const DEFAULT_MODEL_REVISION = '7f1c97f440f06ce36705e4f2b843edb5925f4498';
+export const DEFAULT_HUB_URL = 'https://huggingface.co';
+
+const METADATA_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
+const REQUIRED_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json'];
+const INDEX_FILE = 'model.safetensors.index.json';
+/** INT4 experts + FP16 rest is about 0.31 of the BF16 checkpoint for OLMoE; the margin covers other shapes. */
+const PACKED_SIZE_RATIO = 0.4;
+const EMIT_INTERVAL_MS = 250;
+
+export type PrepareModelOptions = {
+  readonly repo?: string;
+  /** Branch, tag or commit; resolved to a commit sha which names the model folder. */
+  readonly revision?: string;
+  readonly dataDir: string;
+  readonly hubUrl?: string;
+  /** Hub access token (`hf_…`) for gated or private repos, sent as `Authorization: Bearer`. */
+  readonly token?: string;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: PrepEvent) => void;
+  /** Pack the routed experts to INT4 (default true). */
+  readonly pack?: boolean;
+  /** qpacked-v1 group size; default 128, or the largest of 64..8 dividing the expert widths. */
+  readonly groupSize?: number;
+  /** Where to look for an existing huggingface_hub cache; null disables the lookup. Default: HF_HUB_CACHE / HF_HOME. */
+  readonly hfCacheDir?: string | null;
+  /** Re-hash files already in the data dir instead of trusting their size. */
+  readonly verify?: boolean;
+  readonly packer?: PackerCommand;
+  readonly fetch?: typeof fetch;
+  /** Network retries per file before failing (default 5) and the first backoff in ms (default 1000). */
+  readonly retries?: number;
+  readonly backoffMs?: number;
+  /** Replaces `fs.statfs` for the free-space check (tests). */
+  readonly statfs?: (p: string) => Promise<{ bavail: number | bigint; bsize: number | bigint }>;
+};
+
+export type PrepareModelResult = {
+  readonly modelDir: string;
+  readonly commit: string;
+  readonly manifestPath: string;
+  readonly packedDir: string | null;
+  readonly manifest: PreparedManifest;
+};
+
+async function statSize(file: string): Promise<number | undefined> {
+  try {
+    return (await fs.promises.stat(file)).size;
+  } catch {
+    return undefined;
+  }
+}
+
+function matches(digest: FileDigest, f: RepoFile): boolean {
+  return digest.size === f.size && (f.sha256 === undefined || digest.sha256 === f.sha256) && (f.gitSha1 === undefined || digest.gitSha1 === f.gitSha1);
+}
+
+/**
+ * Prepares a model in `<dataDir>/models/<org>--<name>/<commit>`: downloads the needed files (resuming, verifying,
+ * reusing the HF cache), checks it is OLMoE with sane shards, packs it to INT4 in a child process, then writes
+ * `prepared.json` last. Safe to stop at any point and run again.
+ */
+export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareModelResult> {
+  const repo = opts.repo ?? DEFAULT_MODEL_REPO;
+  const revision = opts.revision ?? (opts.repo === undefined ? DEFAULT_MODEL_REVISION : 'main');
+  const hubUrl = (opts.hubUrl ?? DEFAULT_HUB_URL).replace(/\/+$/, '');
+  const emit = opts.onEvent ?? ((): void => undefined);
+  const signal = opts.signal;
+  const pack = opts.pack ?? true;
+  const authHeaders: Record<string, string> = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
+  const fetchImpl = opts.fetch ?? fetch;
+
+  emit({ type: 'phase', phase: 'resolve', message: `resolving ${repo}@${revision} on ${hubUrl}` });
+  const resolved = await resolveRepo({
+    repo,
+    revision,
+    hubUrl,
+    fetch: fetchImpl,
+    ...(opts.token !== undefined ? { token: opts.token } : {}),
+    ...(signal ? { signal } : {}),
+    ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
+  });
+  const commit = resolved.commit;
+  const byPath = new Map(resolved.files.map((f) => [f.path, f]));
+  for (const name of REQUIRED_FILES) {
+    if (!byPath.has(name)) throw new PrepError('MODEL_INVALID', `${repo}@${commit}: the repo has no ${name}`);
+  }
+  const modelDir = dataLayout.modelDir(opts.dataDir, repo, commit);
+  const sourceDir = dataLayout.sourceDir(modelDir);
+
+  const existing = await alreadyPrepared(modelDir, commit, pack, opts.groupSize, opts.verify === true);
+  if (existing) {
+    emit({ type: 'done', manifestPath: path.join(modelDir, 'prepared.json'), modelDir, packedDir: existing.packedDir });
+    return existing;
+  }
+
+  try {
+    await fs.promises.mkdir(sourceDir, { recursive: true });
+    await fs.promises.rm(dataLayout.preparedManifest(modelDir), { force: true });
+  } catch (error) {
+    throw toPrepError(error, sourceDir);
+  }
+
+  const cacheDir = opts.hfCacheDir === null ? undefined : (opts.hfCacheDir ?? hfCacheDir());
+  const destOf = (f: RepoFile): string => path.join(sourceDir, ...f.path.split('/'));
+
+  let doneBytes = 0;
+  let totalBytes = 0;
+  const meter = new RateMeter();
+  let lastEmit = 0;
+  const progress = (phase: 'download' | 'verify', file: RepoFile, fileDone: number, force = false): void => {
+    const now = Date.now();
+    if (!force && now - lastEmit < EMIT_INTERVAL_MS) return;
+    lastEmit = now;
+    const overall = doneBytes + fileDone;
+    const { bytesPerSec, etaSec } = meter.sample(overall, totalBytes);
+    emit({ type: 'progress', phase, file: file.path, fileDoneBytes: fileDone, fileTotalBytes: file.size, doneBytes: overall, totalBytes, bytesPerSec, etaSec });
+  };
+
+  const acquire = async (f: RepoFile): Promise<PreparedFile> => {
+    throwIfAborted(signal, f.path);
+    const dest = destOf(f);
+    const git = f.sha256 === undefined;
+    if ((await statSize(dest)) === f.size) {
+      if (!git && !opts.verify) return done(f, f.sha256!, 'existing');
+      const digest = await hashFile(dest, { git, signal });
+      if (matches(digest, f)) return done(f, digest.sha256, 'existing');
+      emit({ type: 'warning', message: `${f.path}: the copy in ${sourceDir} does not verify; downloading it again` });
+      await fs.promises.rm(dest, { force: true });
+    }
+    if (cacheDir) {
+      const cached = await findCachedFile(cacheDir, repo, commit, f.path);
+      if (cached && (await statSize(cached)) === f.size) {
+        let seen = 0;
+        const digest = await hashFile(cached, {
+          git,
+          signal,
+          onBytes: (n) => {
+            seen += n;
+            progress('verify', f, seen);
+          },
+        });
+        if (matches(digest, f)) {
+          await placeFromCache(cached, dest);
+          return done(f, digest.sha256, 'hf-cache');
+        }
+        emit({ type: 'warning', message: `${f.path}: the HF cache copy ${cached} does not verify; downloading it instead` });
+      }
+    }
+    const digest = await downloadFile({
+      url: `${hubUrl}/${repo}/resolve/${commit}/${f.path.split('/').map(encodeURIComponent).join('/')}`,
+      dest,
+      label: `${repo}@${commit.slice(0, 12)}/${f.path}`,
+      expected: { size: f.size, ...(f.sha256 ? { sha256: f.sha256 } : {}), ...(f.gitSha1 ? { gitSha1: f.gitSha1 } : {}) },
+      headers: authHeaders,
+      fetch: fetchImpl,
+      ...(signal ? { signal } : {}),
+      ...(opts.retries !== undefined ? { retries: opts.retries } : {}),
+      ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
+      onBytes: (n) => progress('download', f, n),
+      onRetry: (attempt, delayMs, reason) => emit({ type: 'retry', file: f.path, attempt, delayMs, reason }),
+    });
+    return done(f, digest.sha256, 'download');
+  };
+  const done = (f: RepoFile, sha256: string, source: 'download' | 'hf-cache' | 'existing'): PreparedFile => {
+    progress(source === 'download' ? 'download' : 'verify', f, f.size, true);
+    doneBytes += f.size;
+    emit({ type: 'file', path: f.path, source, size: f.size, sha256 });
+    return { path: f.path, size: f.size, sha256 };
+  };
+
+  // Small files first: config.json decides whether this is an OLMoE model before any shard is fetched.
+  const metadata = METADATA_FILES.map((n) => byPath.get(n)).filter((f): f is RepoFile => f !== undefined);
+  const index = byPath.get(INDEX_FILE);
+  const firstWave = [...metadata, ...(index ? [index] : [])];
+  totalBytes = firstWave.reduce((a, f) => a + f.size, 0);
+  emit({ type: 'phase', phase: 'download', message: `fetching ${repo}@${commit}` });
+  const prepared: PreparedFile[] = [];
+  let config: OlmoeConfig | undefined;
+  try {
+    for (const f of firstWave) {
+      prepared.push(await acquire(f));
+      if (f.path === 'config.json') config = parseOlmoeConfig(await fs.promises.readFile(destOf(f), 'utf8'), `${repo}@${commit.slice(0, 12)}/config.json`);
+    }
+  } catch (error) {
+    throw toPrepError(error, repo);
+  }
+  const shards = await selectShards(resolved.files, index ? destOf(index) : undefined, `${repo}@${commit.slice(0, 12)}`);
+  const wanted = [...firstWave, ...shards];
+  totalBytes = wanted.reduce((a, f) => a + f.size, 0);
+  emit({ type: 'resolved', repo, commit, files: wanted.map((f) => ({ path: f.path, size: f.size })), totalBytes });
+
+  const groupSize = opts.groupSize ?? defaultGroupSize(config!);
+  const packedDir = dataLayout.packedDir(modelDir, groupSize);
+  const packDone = pack ? await completePack(packedDir, commit, groupSize) : undefined;
+  let remaining = 0;
+  for (const f of shards) {
+    const present = (await statSize(destOf(f))) === f.size ? f.size : ((await statSize(`${destOf(f)}.part`)) ?? 0);
+    const inCache = cacheDir ? await findCachedFile(cacheDir, repo, commit, f.path) : undefined;
+    if (!inCache) remaining += Math.max(0, f.size - present);
+  }
+  const packBytes = pack && !packDone ? Math.ceil(shards.reduce((a, f) => a + f.size, 0) * PACKED_SIZE_RATIO) : 0;
+  await assertFreeSpace(modelDir, remaining + packBytes, `${repo}@${commit.slice(0, 12)} (download and INT4 pack)`, opts.statfs);
+
+  try {
+    for (const f of shards) {
+      prepared.push(await acquire(f));
+      await checkSafetensorsFile(destOf(f), `${repo}@${commit.slice(0, 12)}/${f.path}`);
+    }
+  } catch (error) {
+    throw toPrepError(error, repo);
+  }
+
+  let packSection: PreparedManifest['pack'] = null;
+  if (pack) {
+    emit({ type: 'phase', phase: 'pack', message: `packing routed experts to INT4 (group size ${groupSize})` });
+    let files = packDone;
+    if (!files) {
+      await fs.promises.rm(packedDir, { recursive: true, force: true });
+      const packMeter = new RateMeter();
+      let lastPackEmit = 0;
+      await runPacker({
+        source: sourceDir,
+        out: packedDir,
+        repo,
+        commit,
+        ...(opts.groupSize !== undefined ? { groupSize: opts.groupSize } : {}),
+        ...(signal ? { signal } : {}),
+        ...(opts.packer ? { packer: opts.packer } : {}),
+        onProgress: (p) => {
+          const now = Date.now();
+          if (now - lastPackEmit < EMIT_INTERVAL_MS && p.doneBytes < p.totalBytes) return;
+          lastPackEmit = now;
+          const { bytesPerSec, etaSec } = packMeter.sample(p.doneBytes, p.totalBytes);
+          emit({ type: 'progress', phase: p.phase, doneBytes: p.doneBytes, totalBytes: p.totalBytes, bytesPerSec, etaSec });
+        },
+      });
+      files = await completePack(packedDir, commit, groupSize);
+      if (!files) throw new PrepError('INTERNAL', `${packedDir}: the packer exited but its horizon-manifest.json is missing or does not verify`);
+    }
+    packSection = { dir: path.basename(packedDir), format: 'qpacked-v1', groupSize, files };
+  }
+
+  emit({ type: 'phase', phase: 'manifest', message: 'writing prepared.json' });
+  const manifest: PreparedManifest = {
+    format: 'horizon-prepared-v1',
+    repo,
+    revision,
+    commit,
+    hubUrl,
+    source: { dir: path.basename(sourceDir), files: [...prepared].sort((a, b) => a.path.localeCompare(b.path)) },
+    pack: packSection,
+    tool: 'horizon-runmap',
+    toolVersion: toolVersion(),
+    createdAt: new Date().toISOString(),
+  };
+  let manifestPath: string;
+  try {
+    manifestPath = await writePreparedManifest(modelDir, manifest);
+  } catch (error) {
+    throw toPrepError(error, path.join(modelDir, 'prepared.json'));
+  }
+  const result = { modelDir, commit, manifestPath, packedDir: pack ? packedDir : null, manifest };
+  emit({ type: 'done', manifestPath, modelDir, packedDir: result.packedDir });
+  return result;
+}
+
+async function alreadyPrepared(
+  modelDir: string,
+  commit: string,
+  pack: boolean,
+  groupSize: number | undefined,
+  rehash: boolean,
+): Promise<PrepareModelResult | undefined> {
+  if (!fs.existsSync(dataLayout.preparedManifest(modelDir))) return undefined;
+  try {
+    const manifest = await readPreparedManifest(modelDir);
+    if (manifest.commit !== commit) return undefined;
+    if (pack && (manifest.pack === null || (groupSize !== undefined && manifest.pack.groupSize !== groupSize))) return undefined;
+    if ((await verifyPreparedFiles(modelDir, manifest, rehash)).length > 0) return undefined;
+    const packedDir = pack && manifest.pack ? path.join(modelDir, manifest.pack.dir) : null;
+    return { modelDir, commit, manifestPath: dataLayout.preparedManifest(modelDir), packedDir, manifest };
+  } catch {
+    return undefined;
+  }
+}
+
+async function placeFromCache(cached: string, dest: string): Promise<void> {
+  const tmp = `${dest}.tmp-${process.pid}`;
+  await fs.promises.rm(tmp, { force: true });
+  try {
+    await fs.promises.link(cached, tmp);
+  } catch {
+    await fs.promises.copyFile(cached, tmp, fs.constants.COPYFILE_FICLONE);
+  }
+  await fs.promises.rename(tmp, dest);
+}
+
+async function selectShards(files: readonly RepoFile[], indexPath: string | undefined, label: string): Promise<RepoFile[]> {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  if (indexPath) {
+    let weightMap: Record<string, unknown>;
+    try {
+      weightMap = (JSON.parse(await fs.promises.readFile(indexPath, 'utf8')) as { weight_map?: Record<string, unknown> }).weight_map ?? {};
+    } catch (error) {
+      throw new PrepError('MODEL_INVALID', `${label}/${INDEX_FILE}: not valid JSON (${(error as Error).message})`);
+    }
+    const names = [...new Set(Object.values(weightMap).map(String))].sort();
+    if (names.length === 0) throw new PrepError('MODEL_INVALID', `${label}/${INDEX_FILE}: empty weight_map`);
+    return names.map((n) => {
+      const f = byPath.get(n);
+      if (!f) throw new PrepError('MODEL_INVALID', `${label}/${INDEX_FILE}: names shard ${n}, which the repo does not have`);
+      return f;
+    });
+  }
+  const shards = files.filter((f) => !f.path.includes('/') && f.path.endsWith('.safetensors')).sort((a, b) => a.path.localeCompare(b.path));
+  if (shards.length === 0) throw new PrepError('MODEL_INVALID', `${label}: the repo has no .safetensors weights`);
+  return shards;
+}
+
+/** The packed folder's files when its horizon-manifest.json exists, matches, and every output has its recorded size. */
+async function completePack(packedDir: string, commit: string, groupSize: number): Promise<PreparedFile[] | undefined> {
+  const manifestFile = path.join(packedDir, 'horizon-manifest.json');
+  let m: { format?: unknown; group_size?: unknown; source?: { revision?: unknown }; outputs?: unknown };
+  try {
+    m = JSON.parse(await fs.promises.readFile(manifestFile, 'utf8')) as typeof m;
+  } catch {
+    return undefined;
+  }
+  if (m.format !== 'qpacked-v1' || Number(m.group_size) !== groupSize) return undefined;
+  if (m.source?.revision != null && m.source.revision !== commit) return undefined;
+  if (!Array.isArray(m.outputs)) return undefined;
+  const files: PreparedFile[] = [];
+  for (const o of m.outputs as { path?: unknown; size?: unknown; sha256?: unknown }[]) {
+    if (typeof o.path !== 'string' || typeof o.sha256 !== 'string' || typeof o.size !== 'number') return undefined;
+    if ((await statSize(path.join(packedDir, o.path))) !== o.size) return undefined;
+    files.push({ path: o.path, size: o.size, sha256: o.sha256 });
+  }
+  const listed = new Set(files.map((f) => f.path));
+  for (const name of (await fs.promises.readdir(packedDir)).sort()) {
+    if (listed.has(name) || name.includes('.tmp')) continue;
+    const abs = path.join(packedDir, name);
+    if (!(await fs.promises.stat(abs)).isFile()) continue;
+    const digest = await hashFile(abs);
+    files.push({ path: name, size: digest.size, sha256: digest.sha256 });
+  }
+  return files.sort((a, b) => a.path.localeCompare(b.path));
+}

@@ -1,0 +1,51 @@
+// Stands in for `node scripts/horizon.mjs pack … --progress-json` in the preparation tests: same arguments, same
+// JSON progress lines, horizon-manifest.json written last. FAKE_PACKER_DELAY_MS slows it so a test can abort mid-pack;
+// FAKE_PACKER_FAIL=1 makes it exit 3 with an error message.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const args = process.argv.slice(2);
+if (args[0] !== 'pack') process.exit(2);
+const opt = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const model = opt('--model');
+const out = opt('--out');
+const delay = Number(process.env.FAKE_PACKER_DELAY_MS ?? '0');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+if (process.env.FAKE_PACKER_FAIL === '1') {
+  console.error('fake packer: injected failure');
+  process.exit(3);
+}
+const config = JSON.parse(fs.readFileSync(path.join(model, 'config.json'), 'utf8'));
+const groupSize = Number(opt('--group-size') ?? ([128, 64, 32, 16, 8].find((g) => config.hidden_size % g === 0 && config.intermediate_size % g === 0)));
+fs.mkdirSync(out, { recursive: true });
+const outputs = [];
+const put = (name, bytes) => {
+  fs.writeFileSync(path.join(out, name), bytes);
+  outputs.push({ path: name, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+};
+for (const name of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json']) {
+  if (fs.existsSync(path.join(model, name))) put(name, fs.readFileSync(path.join(model, name)));
+}
+const total = 4;
+for (let i = 1; i <= total; i++) {
+  await sleep(delay);
+  console.log(JSON.stringify({ type: 'progress', phase: 'pack', doneBytes: i, totalBytes: total }));
+}
+put('model-qpacked-00001-of-00001.safetensors', Buffer.from('fake packed weights'));
+console.log(JSON.stringify({ type: 'progress', phase: 'hash', doneBytes: 1, totalBytes: 1 }));
+const manifest = {
+  format: 'qpacked-v1',
+  group_size: groupSize,
+  tool: 'horizon-runmap',
+  tool_version: 'fake',
+  source: { repo: opt('--repo') ?? null, revision: opt('--revision') ?? null, files: [] },
+  outputs,
+  created_at: new Date().toISOString(),
+};
+fs.writeFileSync(path.join(out, 'horizon-manifest.json.tmp'), JSON.stringify(manifest));
+fs.renameSync(path.join(out, 'horizon-manifest.json.tmp'), path.join(out, 'horizon-manifest.json'));
+console.log(JSON.stringify({ type: 'done' }));

@@ -1,0 +1,297 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { listPreparedModels } from '../../../../../electron/main/prep/list-prepared-models.js';
+import { prepareModel, type PrepareModelOptions } from '../../../../../electron/main/prep/prepare-model.js';
+import { PrepError } from '../../../../../electron/main/prep/prep-error.js';
+import type { PrepEvent } from '../../../../../electron/main/prep/prep-events.js';
+import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
+import { FAKE_PACKER, makeTestRepo, tempDir, TEST_REPO, TEST_TOKEN } from './test-repo.js';
+
+const SHARD1 = 'model-00001-of-00002.safetensors';
+const SHARD2 = 'model-00002-of-00002.safetensors';
+
+let hub: HubServer;
+let repoDir: string;
+let dataDir: string;
+
+async function expectPrepError(p: Promise<unknown>, code: string, text: RegExp): Promise<PrepError> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(PrepError);
+  expect((error as PrepError).code).toBe(code);
+  expect((error as PrepError).message).toMatch(text);
+  return error as PrepError;
+}
+
+function opts(extra: Partial<PrepareModelOptions> = {}): PrepareModelOptions {
+  return { repo: TEST_REPO, revision: 'main', dataDir, hubUrl: hub.url, hfCacheDir: null, pack: false, backoffMs: 1, ...extra };
+}
+
+function resolveRequests(file: string): { range?: string }[] {
+  return hub.requests.filter((r) => r.url.includes('/resolve/') && r.url.endsWith(`/${file}`));
+}
+
+beforeAll(async () => {
+  repoDir = await makeTestRepo(tempDir('repo'));
+  const llamaDir = await makeTestRepo(tempDir('llama'));
+  const cfg = JSON.parse(fs.readFileSync(path.join(llamaDir, 'config.json'), 'utf8')) as Record<string, unknown>;
+  fs.writeFileSync(path.join(llamaDir, 'config.json'), JSON.stringify({ ...cfg, model_type: 'llama', architectures: ['LlamaForCausalLM'] }));
+  const truncDir = await makeTestRepo(tempDir('trunc'));
+  const shard = fs.readFileSync(path.join(truncDir, SHARD2));
+  fs.writeFileSync(path.join(truncDir, SHARD2), shard.subarray(0, shard.length - 1000));
+  hub = await startHubServer({
+    repos: {
+      [TEST_REPO]: { dir: repoDir, refs: ['v1'] },
+      'test-org/gated-olmoe': { dir: repoDir, gated: { token: TEST_TOKEN } },
+      'test-org/llama': { dir: llamaDir },
+      'test-org/truncated': { dir: truncDir },
+    },
+    pageSize: 3,
+  });
+});
+
+afterAll(async () => {
+  await hub.close();
+});
+
+beforeEach(() => {
+  dataDir = tempDir('data');
+  hub.faults.length = 0;
+});
+
+describe('prepareModel against the local hub', () => {
+  it('downloads only the needed files, verifies them and writes prepared.json', async () => {
+    const events: PrepEvent[] = [];
+    const result = await prepareModel(opts({ onEvent: (e) => events.push(e) }));
+    const { commit } = hub.repoInfo(TEST_REPO);
+    expect(result.commit).toBe(commit);
+    expect(result.modelDir).toBe(path.join(dataDir, 'models', 'test-org--tiny-olmoe', commit));
+    const got = fs.readdirSync(path.join(result.modelDir, 'source')).sort();
+    expect(got).toEqual(
+      ['config.json', 'generation_config.json', SHARD1, SHARD2, 'model.safetensors.index.json', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json'].sort(),
+    );
+    for (const name of got) expect(fs.readFileSync(path.join(result.modelDir, 'source', name))).toEqual(fs.readFileSync(path.join(repoDir, name)));
+    expect(resolveRequests('README.md')).toHaveLength(0);
+    expect(resolveRequests('extra.bin')).toHaveLength(0);
+    const manifest = JSON.parse(fs.readFileSync(result.manifestPath, 'utf8')) as { commit: string; source: { files: { path: string; sha256: string }[] } };
+    expect(manifest.commit).toBe(commit);
+    const shardInfo = hub.repoInfo(TEST_REPO).files.find((f) => f.path === SHARD1)!;
+    expect(manifest.source.files.find((f) => f.path === SHARD1)?.sha256).toBe(shardInfo.sha256);
+    const cfgInfo = hub.repoInfo(TEST_REPO).files.find((f) => f.path === 'config.json')!;
+    expect(manifest.source.files.find((f) => f.path === 'config.json')?.sha256).toBe(cfgInfo.sha256);
+    const progress = events.filter((e) => e.type === 'progress');
+    expect(progress.length).toBeGreaterThan(0);
+    const last = progress.at(-1)!;
+    expect(last.type === 'progress' && last.doneBytes === last.totalBytes).toBe(true);
+    expect(events.filter((e) => e.type === 'file').every((e) => e.type === 'file' && e.source === 'download')).toBe(true);
+    expect(events.at(-1)?.type).toBe('done');
+    const listed = await listPreparedModels(dataDir, { verify: true });
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ repo: TEST_REPO, commit, ready: true, packedDir: null });
+  });
+
+  it('is idempotent: a second run downloads nothing', async () => {
+    await prepareModel(opts());
+    const before = hub.bytesSent();
+    const again = await prepareModel(opts());
+    expect(hub.bytesSent()).toBe(before);
+    expect((await listPreparedModels(dataDir))[0]?.ready).toBe(true);
+    expect(again.commit).toBe(hub.repoInfo(TEST_REPO).commit);
+  });
+
+  it('resumes a dropped connection with a Range request instead of restarting', async () => {
+    const size = fs.statSync(path.join(repoDir, SHARD1)).size;
+    hub.faults.push({ kind: 'drop', path: SHARD1, afterBytes: 50_000 });
+    const sentBefore = hub.bytesSent(SHARD1);
+    const events: PrepEvent[] = [];
+    await prepareModel(opts({ onEvent: (e) => events.push(e) }));
+    const ranges = resolveRequests(SHARD1).slice(-2).map((r) => r.range);
+    expect(ranges).toEqual([undefined, 'bytes=50000-']);
+    expect(hub.bytesSent(SHARD1) - sentBefore).toBe(size);
+    expect(events.some((e) => e.type === 'retry' && e.file === SHARD1)).toBe(true);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
+  });
+
+  it('continues after an abort mid-download from the .part file', async () => {
+    hub.faults.push({ kind: 'slow', path: SHARD2, bytesPerSec: 200_000 });
+    const ac = new AbortController();
+    const run = prepareModel(
+      opts({
+        signal: ac.signal,
+        onEvent: (e) => {
+          if (e.type === 'progress' && e.file === SHARD2 && (e.fileDoneBytes ?? 0) > 30_000) ac.abort();
+        },
+      }),
+    );
+    await expectPrepError(run, 'CANCELLED', /cancelled/);
+    const commit = hub.repoInfo(TEST_REPO).commit;
+    const part = path.join(dataDir, 'models', 'test-org--tiny-olmoe', commit, 'source', `${SHARD2}.part`);
+    const partSize = fs.statSync(part).size;
+    expect(partSize).toBeGreaterThan(30_000);
+    expect(fs.existsSync(path.join(dataDir, 'models', 'test-org--tiny-olmoe', commit, 'prepared.json'))).toBe(false);
+    expect((await listPreparedModels(dataDir)).filter((m) => m.ready)).toHaveLength(0);
+    hub.faults.length = 0;
+    await prepareModel(opts());
+    expect(resolveRequests(SHARD2).at(-1)?.range).toBe(`bytes=${partSize}-`);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
+  });
+
+  it('fails on wrong bytes naming the file, deletes the part, and succeeds on the next start', async () => {
+    hub.faults.push({ kind: 'corrupt', path: SHARD1 });
+    const error = await expectPrepError(prepareModel(opts()), 'HASH_MISMATCH', new RegExp(`${SHARD1}.*sha256`));
+    expect(error.message).toMatch(/partial download was deleted/);
+    const src = path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit, 'source');
+    expect(fs.existsSync(path.join(src, `${SHARD1}.part`))).toBe(false);
+    expect(fs.existsSync(path.join(src, SHARD1))).toBe(false);
+    await prepareModel(opts());
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
+  });
+
+  it('reports an unknown repo and an unknown revision', async () => {
+    await expectPrepError(prepareModel(opts({ repo: 'test-org/nope' })), 'MODEL_NOT_FOUND', /test-org\/nope.*not found.*404/);
+    await expectPrepError(prepareModel(opts({ revision: 'no-such-branch' })), 'NOT_FOUND', /revision 'no-such-branch' not found/);
+  });
+
+  it('resolves a tag to the commit sha', async () => {
+    const result = await prepareModel(opts({ revision: 'v1' }));
+    expect(result.commit).toBe(hub.repoInfo(TEST_REPO).commit);
+    expect(result.manifest.revision).toBe('v1');
+  });
+
+  it('asks for a token on a gated repo and uses it as a Bearer header', async () => {
+    await expectPrepError(prepareModel(opts({ repo: 'test-org/gated-olmoe' })), 'PERMISSION', /gated or private.*401.*token/);
+    await expectPrepError(prepareModel(opts({ repo: 'test-org/gated-olmoe', token: 'hf_wrong' })), 'PERMISSION', /gated or private.*403/);
+    const result = await prepareModel(opts({ repo: 'test-org/gated-olmoe', token: TEST_TOKEN }));
+    expect(result.manifest.source.files.length).toBe(8);
+    const shardReq = hub.requests.filter((r) => r.url.includes('gated-olmoe/resolve/'));
+    expect(shardReq.length).toBeGreaterThan(0);
+    expect(shardReq.every((r) => r.authorization === `Bearer ${TEST_TOKEN}`)).toBe(true);
+  });
+
+  it('reuses files from the standard HF cache without downloading them', async () => {
+    const { commit } = hub.repoInfo(TEST_REPO);
+    const cache = tempDir('hfcache');
+    const snap = path.join(cache, 'models--test-org--tiny-olmoe', 'snapshots', commit);
+    const blobs = path.join(cache, 'models--test-org--tiny-olmoe', 'blobs');
+    fs.mkdirSync(snap, { recursive: true });
+    fs.mkdirSync(blobs, { recursive: true });
+    for (const f of hub.repoInfo(TEST_REPO).files) {
+      const blob = path.join(blobs, f.lfs ? f.sha256 : f.gitSha1);
+      fs.copyFileSync(path.join(repoDir, f.path), blob);
+      fs.symlinkSync(path.relative(snap, blob), path.join(snap, f.path));
+    }
+    const before = hub.bytesSent();
+    const events: PrepEvent[] = [];
+    await prepareModel(opts({ hfCacheDir: cache, onEvent: (e) => events.push(e) }));
+    expect(hub.bytesSent()).toBe(before);
+    const files = events.filter((e) => e.type === 'file');
+    expect(files).toHaveLength(8);
+    expect(files.every((e) => e.type === 'file' && e.source === 'hf-cache')).toBe(true);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
+
+    // A cache copy that does not verify is ignored and the file is downloaded.
+    const data2 = tempDir('data');
+    const shard = path.join(blobs, hub.repoInfo(TEST_REPO).files.find((f) => f.path === SHARD1)!.sha256);
+    const bytes = fs.readFileSync(shard);
+    bytes[100] = bytes[100]! ^ 1;
+    fs.writeFileSync(shard, bytes);
+    const sent = hub.bytesSent(SHARD1);
+    const events2: PrepEvent[] = [];
+    await prepareModel(opts({ dataDir: data2, hfCacheDir: cache, onEvent: (e) => events2.push(e) }));
+    expect(hub.bytesSent(SHARD1) - sent).toBe(bytes.length);
+    expect(events2.some((e) => e.type === 'warning' && e.message.includes(SHARD1))).toBe(true);
+  });
+
+  it('refuses a non-OLMoE config before fetching any shard', async () => {
+    const before = hub.requests.length;
+    await expectPrepError(prepareModel(opts({ repo: 'test-org/llama' })), 'MODEL_INVALID', /config\.json: not an OLMoE architecture \(model_type 'llama'/);
+    expect(hub.requests.slice(before).some((r) => r.url.endsWith('.safetensors'))).toBe(false);
+  });
+
+  it('reports a truncated shard', async () => {
+    await expectPrepError(prepareModel(opts({ repo: 'test-org/truncated' })), 'MODEL_INVALID', new RegExp(`${SHARD2}: truncated`));
+    expect((await listPreparedModels(dataDir)).filter((m) => m.ready)).toHaveLength(0);
+  });
+
+  it('retries server errors with backoff, then fails with a network error; the next start resumes', async () => {
+    hub.faults.push({ kind: 'drop', path: SHARD1, afterBytes: 20_000 });
+    const events: PrepEvent[] = [];
+    const onEvent = (e: PrepEvent): void => {
+      if (e.type === 'retry' && e.attempt === 1) hub.faults.push({ kind: 'status', path: SHARD1, status: 503, times: 10 });
+      events.push(e);
+    };
+    await expectPrepError(
+      prepareModel(opts({ retries: 3, onEvent })),
+      'NETWORK',
+      new RegExp(`${SHARD1}: network error after 3 retries \\(HTTP 503\\); 20000 bytes are kept`),
+    );
+    expect(events.filter((e) => e.type === 'retry').map((e) => e.type === 'retry' && e.delayMs)).toEqual([1, 2, 4]);
+    hub.faults.length = 0;
+    await prepareModel(opts());
+    expect(resolveRequests(SHARD1).at(-1)?.range).toBe('bytes=20000-');
+  });
+
+  it('fails with a network error when the hub cannot be reached', async () => {
+    await expectPrepError(prepareModel(opts({ hubUrl: 'http://127.0.0.1:9' })), 'NETWORK', /cannot reach the Hub at http:\/\/127\.0\.0\.1:9/);
+  });
+
+  it('checks free disk space before downloading shards', async () => {
+    const before = hub.requests.length;
+    await expectPrepError(
+      prepareModel(opts({ statfs: async () => ({ bavail: 10, bsize: 4096 }) })),
+      'DISK_FULL',
+      /not enough free disk space .*need 0\.00 GB/,
+    );
+    expect(hub.requests.slice(before).some((r) => r.url.endsWith('.safetensors'))).toBe(false);
+  });
+});
+
+describe('prepareModel with the packer (fake packer script)', () => {
+  const packer = (env: Record<string, string> = {}) => ({ command: process.execPath, args: [FAKE_PACKER], env });
+
+  it('packs, relays progress and lists the model ready with its INT4 folder', async () => {
+    const events: PrepEvent[] = [];
+    const result = await prepareModel(opts({ pack: true, packer: packer(), onEvent: (e) => events.push(e) }));
+    expect(result.packedDir).toBe(path.join(result.modelDir, 'int4-g32'));
+    expect(events.some((e) => e.type === 'progress' && e.phase === 'pack' && e.doneBytes === 4)).toBe(true);
+    const [model] = await listPreparedModels(dataDir, { verify: true });
+    expect(model).toMatchObject({ ready: true, groupSize: 32, packedDir: result.packedDir });
+    expect(model?.manifest?.pack?.files.map((f) => f.path)).toContain('horizon-manifest.json');
+    // Damaging a packed file makes the model not ready.
+    fs.appendFileSync(path.join(result.packedDir!, 'model-qpacked-00001-of-00001.safetensors'), 'x');
+    const [broken] = await listPreparedModels(dataDir);
+    expect(broken?.ready).toBe(false);
+    expect(broken?.problems.join()).toMatch(/model-qpacked-00001-of-00001\.safetensors: \d+ bytes, expected/);
+  });
+
+  it('restarts the pack after an abort mid-pack and never lists the half-packed model', async () => {
+    const ac = new AbortController();
+    const run = prepareModel(
+      opts({
+        pack: true,
+        packer: packer({ FAKE_PACKER_DELAY_MS: '300' }),
+        signal: ac.signal,
+        onEvent: (e) => {
+          if (e.type === 'progress' && e.phase === 'pack') ac.abort();
+        },
+      }),
+    );
+    await expectPrepError(run, 'CANCELLED', /pack .*cancelled/);
+    expect((await listPreparedModels(dataDir)).filter((m) => m.ready)).toHaveLength(0);
+    const packed = path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit, 'int4-g32');
+    expect(fs.existsSync(path.join(packed, 'horizon-manifest.json'))).toBe(false);
+    const before = hub.bytesSent();
+    await prepareModel(opts({ pack: true, packer: packer() }));
+    expect(hub.bytesSent()).toBe(before);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]).toMatchObject({ ready: true, groupSize: 32 });
+  });
+
+  it('reports a packer failure with its error output', async () => {
+    await expectPrepError(prepareModel(opts({ pack: true, packer: packer({ FAKE_PACKER_FAIL: '1' }) })), 'INTERNAL', /exit 3.*injected failure/);
+  });
+});

@@ -1,0 +1,25 @@
+// Shared set-up for the preparation tests: a tiny OLMoE repo on disk plus files the preparation must not fetch.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
+
+export const TEST_REPO = 'test-org/tiny-olmoe';
+export const TEST_TOKEN = 'hf_test_token_123';
+
+/** A temp folder removed by the returned cleanup. */
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `horizon-${prefix}-`));
+}
+
+/** Writes a tiny OLMoE checkpoint plus a README.md and an unused extra.bin into `dir`. */
+export async function makeTestRepo(dir: string, seed = 1): Promise<string> {
+  await makeTinyModel(dir, { seed });
+  fs.writeFileSync(path.join(dir, 'README.md'), '# tiny test model\n');
+  fs.writeFileSync(path.join(dir, 'extra.bin'), Buffer.alloc(4096, 7));
+  return dir;
+}
+
+/** A minimal fake of `horizon pack --progress-json`: copies the metadata, writes one shard, manifest last. */
+export const FAKE_PACKER = path.join(path.dirname(new URL(import.meta.url).pathname), 'fake-packer.mjs');
