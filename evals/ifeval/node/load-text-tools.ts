@@ -1,6 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 
+import { validateLangdetectData, validateLangProfile } from '../text/langdetect/langdetect-data.js';
+import type { LangdetectData, LangProfile } from '../text/langdetect/langdetect-data.js';
+import { LanguageDetector } from '../text/langdetect/language-detector.js';
 import { parsePunktParameters } from '../text/punkt-parameters.js';
 import { PunktSentenceTokenizer } from '../text/punkt-sentence-tokenizer.js';
 import type { TextTools } from '../text/text-tools.js';
@@ -10,7 +14,7 @@ import { wordTokenize } from '../text/word-tokenize.js';
 export type LoadTextToolsOptions = {
   /** Folder with abbrev_types.txt, collocations.tab, sent_starters.txt and ortho_context.tab (shared/nltk/punkt_english). */
   readonly punktDir: string;
-  /** Folder of Python langdetect profile JSON files; defaults to the profiles bundled in the repository. */
+  /** Folder of Python langdetect profile files (langdetect/profiles); defaults to the 55 bundled with the repository. */
   readonly profilesDir?: string;
 };
 
@@ -23,21 +27,50 @@ async function readText(dir: string, name: string): Promise<string> {
   }
 }
 
+/** The bundled langdetect data: Python langdetect 1.0.9's messages and profiles (see evals/ifeval/README.md). */
+export const LANGDETECT_DATA_FILE = path.resolve(
+  path.dirname(new URL(import.meta.url).pathname),
+  '..',
+  'text',
+  'langdetect',
+  'langdetect-data.json.gz',
+);
+
+/** Reads the bundled langdetect data, with its profiles replaced by those in `profilesDir` when given. */
+export async function loadLangdetectData(profilesDir?: string): Promise<LangdetectData> {
+  let data: LangdetectData;
+  try {
+    data = validateLangdetectData(JSON.parse(gunzipSync(await readFile(LANGDETECT_DATA_FILE)).toString('utf8')), LANGDETECT_DATA_FILE);
+  } catch (err) {
+    throw new Error(`${LANGDETECT_DATA_FILE}: cannot load langdetect data (${(err as Error).message})`, { cause: err });
+  }
+  if (profilesDir === undefined) return data;
+  const profiles: LangProfile[] = [];
+  // Python lists the folder with os.listdir (file-system order); sorted names keep runs reproducible.
+  for (const name of (await readdir(profilesDir)).sort()) {
+    const file = path.join(profilesDir, name);
+    if (name.startsWith('.') || !(await stat(file)).isFile()) continue;
+    profiles.push(validateLangProfile(JSON.parse(await readFile(file, 'utf8')), file));
+  }
+  if (profiles.length < 2) throw new Error(`${profilesDir}: need at least 2 langdetect profiles, found ${profiles.length}`);
+  return { ...data, source: profilesDir, profiles };
+}
+
 /** Reads the Punkt English parameters and language profiles, and returns the text tools the IFEval checkers use. */
 export async function loadTextTools(opts: LoadTextToolsOptions): Promise<TextTools> {
-  const [abbrevTypes, collocations, sentStarters, orthoContext] = await Promise.all([
+  const [abbrevTypes, collocations, sentStarters, orthoContext, langdetect] = await Promise.all([
     readText(opts.punktDir, 'abbrev_types.txt'),
     readText(opts.punktDir, 'collocations.tab'),
     readText(opts.punktDir, 'sent_starters.txt'),
     readText(opts.punktDir, 'ortho_context.tab'),
+    loadLangdetectData(opts.profilesDir),
   ]);
+  const detector = new LanguageDetector(langdetect);
   const punkt = new PunktSentenceTokenizer(parsePunktParameters({ abbrevTypes, collocations, sentStarters, orthoContext }));
   const sentTokenize = (text: string): string[] => punkt.tokenize(text);
   return {
     sentTokenize,
     wordTokenize: (text) => wordTokenize(text, sentTokenize),
-    detectLanguage: () => {
-      throw new Error('load-text-tools.ts: langdetect is not ported yet');
-    },
+    detectLanguage: (text) => detector.detect(text),
   };
 }
