@@ -129,7 +129,8 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
     while (total === undefined || offset < total) {
       let progressed = false;
       try {
-        const headers: Record<string, string> = { ...opts.headers };
+        // Identity encoding keeps byte offsets meaningful for Range and Content-Length.
+        const headers: Record<string, string> = { 'Accept-Encoding': 'identity', ...opts.headers };
         if (offset > 0) headers.Range = `bytes=${offset}-`;
         const res = await doFetch(opts.url, { headers, signal, redirect: 'follow' });
         if (res.status === 416 && offset > 0) {
@@ -137,7 +138,7 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
           await fs.promises.truncate(part, 0);
           offset = 0;
           hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
-          continue;
+          throw new RetryableError('HTTP 416 for the resume offset; restarting the file');
         }
         if (res.status !== 200 && res.status !== 206) {
           await res.body?.cancel();
@@ -145,14 +146,23 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
         }
         const etag = stripEtag(res.headers.get('etag'));
         let restart = res.status === 200 && offset > 0;
+        let announced: number | undefined;
         if (res.status === 206) {
           const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') ?? '');
           if (!m || Number(m[1]) !== offset) restart = true;
-          if (m && m[3] !== '*') total ??= Number(m[3]);
+          if (m && m[3] !== '*') announced = Number(m[3]);
         } else {
           const len = res.headers.get('content-length');
-          if (len !== null) total ??= Number(len);
+          const encoding = res.headers.get('content-encoding');
+          if (len !== null && (!encoding || encoding === 'identity')) announced = Number(len);
         }
+        if (announced !== undefined && total !== undefined && announced !== total) {
+          await res.body?.cancel();
+          await fs.promises.rm(part, { force: true });
+          await fs.promises.rm(sidecarPath(dest), { force: true });
+          throw new PrepError('HASH_MISMATCH', `${label}: the server has ${announced} bytes, expected ${total}; the partial download was deleted`);
+        }
+        total ??= announced;
         if (offset > 0 && sidecar.etag !== null && etag !== null && etag !== sidecar.etag) restart = true;
         if (restart) {
           if (res.status !== 200) {
