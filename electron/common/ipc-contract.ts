@@ -378,6 +378,8 @@ export interface RunProgress {
   /** Seconds left; null when unknown. */
   readonly etaSeconds: number | null;
   readonly elapsedSeconds: number;
+  /** Accuracies over the responses scored so far, when the engine sends them. */
+  readonly accuracies?: Accuracies | null;
   /** Text generated so far for an in-flight prompt, for live streaming; absent between prompts. */
   readonly partial?: { readonly key: number; readonly text: string };
   readonly error?: string;

@@ -1,0 +1,81 @@
+import { useEffect } from 'react';
+
+import { Logo } from './components/Logo.js';
+import { HistoryPage } from './features/history/HistoryPage.js';
+import { ModelsPage } from './features/models/ModelsPage.js';
+import { ResultsPage } from './features/results/ResultsPage.js';
+import { RunPage } from './features/runs/RunPage.js';
+import { SystemPage } from './features/system/SystemPage.js';
+import { connectEvents } from './stores/events.js';
+import { PAGES, useNav, type Page } from './stores/nav.js';
+import { useRuns } from './stores/runs.js';
+import { useSystem } from './stores/system.js';
+
+function Screen({ page }: { page: Page }) {
+  switch (page) {
+    case 'system':
+      return <SystemPage />;
+    case 'models':
+      return <ModelsPage />;
+    case 'run':
+      return <RunPage />;
+    case 'results':
+      return <ResultsPage />;
+    case 'history':
+      return <HistoryPage />;
+  }
+}
+
+export function App() {
+  const page = useNav((s) => s.page);
+  const go = useNav((s) => s.go);
+  const backend = useSystem((s) => s.info?.backendLabel);
+  const run = useRuns((s) => s.run);
+
+  useEffect(() => connectEvents(), []);
+  useEffect(() => {
+    document.getElementById('main')?.focus();
+  }, [page]);
+
+  return (
+    <div className="shell">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <nav className="sidebar" aria-label="Main">
+        <div className="sidebar__inner">
+          <div className="brand">
+            <Logo size={30} />
+            <div>
+              <div className="brand__name">Horizon RunMap</div>
+              <div className="brand__sub">OLMoE · INT4 · IFEval</div>
+            </div>
+          </div>
+          <ul className="nav">
+            {PAGES.map((p) => (
+              <li key={p.id}>
+                <button
+                  type="button"
+                  className="nav__item"
+                  aria-current={page === p.id ? 'page' : undefined}
+                  onClick={() => go(p.id)}
+                >
+                  {p.label}
+                  {p.id === 'run' && run?.status === 'running' ? (
+                    <span className="nav__badge" aria-label="run in progress">
+                      {run.done}/{run.total}
+                    </span>
+                  ) : null}
+                </button>
+              </li>
+            ))}
+          </ul>
+          <div className="sidebar__foot">{backend ?? ' '}</div>
+        </div>
+      </nav>
+      <main id="main" className="main" tabIndex={-1}>
+        <Screen page={page} />
+      </main>
+    </div>
+  );
+}

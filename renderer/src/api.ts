@@ -1,0 +1,166 @@
+/**
+ * The renderer's only door to the services: `window.api` (the Electron preload) when present, else the
+ * `horizon serve` HTTP + WebSocket transport with the token taken from the URL fragment.
+ */
+import type { Channel, EventMap, EventName, Invoke, RequestOf, ResponseOf } from '../../electron/common/ipc-contract.js';
+import { err, type Result } from '../../electron/common/result.js';
+
+/** What the preload exposes on `window.api`. */
+export interface PreloadApi {
+  invoke(channel: string, payload: unknown): Promise<unknown>;
+  on(event: string, listener: (payload: unknown) => void): () => void;
+}
+
+export interface Transport {
+  readonly kind: 'electron' | 'http';
+  readonly invoke: Invoke;
+  on<E extends EventName>(event: E, listener: (payload: EventMap[E]) => void): () => void;
+  /** A URL the browser can download a file under the export folder from; null in Electron (files are local). */
+  downloadUrl(filePath: string): string | null;
+}
+
+declare global {
+  interface Window {
+    api?: PreloadApi;
+  }
+}
+
+type Listeners = Map<EventName, Set<(payload: unknown) => void>>;
+
+function isResult(value: unknown): value is Result<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { ok?: unknown }).ok === 'boolean';
+}
+
+export function createPreloadTransport(bridge: PreloadApi): Transport {
+  return {
+    kind: 'electron',
+    invoke: (async (channel: Channel, payload: unknown) => {
+      try {
+        const value = await bridge.invoke(channel, payload);
+        return isResult(value) ? value : err('INTERNAL', `${channel}: malformed reply`);
+      } catch (e) {
+        return err('INTERNAL', `${channel}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }) as Invoke,
+    on: (event, listener) => bridge.on(event, listener as (payload: unknown) => void),
+    downloadUrl: () => null,
+  };
+}
+
+export interface HttpTransportOptions {
+  /** E.g. "http://127.0.0.1:5173". */
+  readonly origin: string;
+  readonly token: string;
+  readonly fetchImpl?: typeof fetch;
+  /** Omit to skip events (tests). */
+  readonly WebSocketImpl?: typeof WebSocket;
+}
+
+export function createHttpTransport(opts: HttpTransportOptions): Transport {
+  const fetchImpl = opts.fetchImpl ?? fetch.bind(globalThis);
+  const listeners: Listeners = new Map();
+  let socket: WebSocket | null = null;
+  let retryMs = 250;
+
+  function connect(): void {
+    const Ws = opts.WebSocketImpl;
+    if (!Ws || socket) return;
+    const wsUrl = `${opts.origin.replace(/^http/, 'ws')}/events?token=${encodeURIComponent(opts.token)}`;
+    const ws = new Ws(wsUrl);
+    socket = ws;
+    ws.onopen = () => {
+      retryMs = 250;
+    };
+    ws.onmessage = (msg: MessageEvent) => {
+      try {
+        const { event, payload } = JSON.parse(String(msg.data)) as { event: EventName; payload: unknown };
+        for (const l of listeners.get(event) ?? []) l(payload);
+      } catch {
+        // A malformed frame is dropped; the next progress event carries the full state again.
+      }
+    };
+    ws.onclose = () => {
+      socket = null;
+      setTimeout(connect, retryMs);
+      retryMs = Math.min(retryMs * 2, 5000);
+    };
+  }
+
+  return {
+    kind: 'http',
+    invoke: (async (channel: Channel, payload: unknown) => {
+      const [service, method] = channel.split(':');
+      try {
+        const res = await fetchImpl(`${opts.origin}/api/${service}/${method}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${opts.token}` },
+          body: payload === undefined ? '' : JSON.stringify(payload),
+        });
+        const body: unknown = await res.json();
+        return isResult(body) ? body : err('INTERNAL', `${channel}: HTTP ${res.status} without a result`);
+      } catch (e) {
+        return err('NETWORK', `${channel}: the local server did not answer (${e instanceof Error ? e.message : String(e)})`);
+      }
+    }) as Invoke,
+    on: (event, listener) => {
+      const set = listeners.get(event) ?? new Set();
+      listeners.set(event, set);
+      const l = listener as (payload: unknown) => void;
+      set.add(l);
+      connect();
+      return () => {
+        set.delete(l);
+      };
+    },
+    downloadUrl: (filePath) => {
+      const name = filePath.split(/[\\/]/).pop() ?? '';
+      return `${opts.origin}/files/${encodeURIComponent(name)}?token=${encodeURIComponent(opts.token)}`;
+    },
+  };
+}
+
+/** Reads `#token=…` from a location hash. */
+export function tokenFromHash(hash: string): string | null {
+  return new URLSearchParams(hash.replace(/^#/, '')).get('token');
+}
+
+function pickTransport(): Transport {
+  if (typeof window !== 'undefined' && window.api) return createPreloadTransport(window.api);
+  const token = typeof location !== 'undefined' ? (tokenFromHash(location.hash) ?? '') : '';
+  const origin = typeof location !== 'undefined' ? location.origin : 'http://127.0.0.1';
+  return createHttpTransport({
+    origin,
+    token,
+    WebSocketImpl: typeof WebSocket === 'undefined' ? undefined : WebSocket,
+  });
+}
+
+let transport: Transport | null = null;
+
+function current(): Transport {
+  transport ??= pickTransport();
+  return transport;
+}
+
+/** Replaces the transport (tests). */
+export function setTransport(next: Transport): void {
+  transport = next;
+}
+
+/** Calls one contract method. */
+export function call<C extends Channel>(channel: C, payload: RequestOf<C>): Promise<Result<ResponseOf<C>>> {
+  return current().invoke(channel, payload);
+}
+
+/** Subscribes to one contract event; returns the unsubscribe function. */
+export function onEvent<E extends EventName>(event: E, listener: (payload: EventMap[E]) => void): () => void {
+  return current().on(event, listener);
+}
+
+export function downloadUrl(filePath: string): string | null {
+  return current().downloadUrl(filePath);
+}
+
+export function transportKind(): Transport['kind'] {
+  return current().kind;
+}

@@ -1,0 +1,53 @@
+/** Display formatting shared by the screens. */
+
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes == null || !Number.isFinite(bytes)) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
+}
+
+export function formatRate(bytesPerSecond: number): string {
+  return bytesPerSecond > 0 ? `${formatBytes(bytesPerSecond)}/s` : '—';
+}
+
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds == null || !Number.isFinite(seconds) || seconds < 0) return '—';
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
+}
+
+export function formatPercent(fraction: number | null | undefined, digits = 1): string {
+  if (fraction == null || !Number.isFinite(fraction)) return '—';
+  return `${(fraction * 100).toFixed(digits)}%`;
+}
+
+export function formatNumber(value: number | null | undefined, digits = 1): string {
+  if (value == null || !Number.isFinite(value)) return '—';
+  return value.toFixed(digits);
+}
+
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** Signed difference in percentage points, e.g. "+2.5 pp". */
+export function formatDelta(a: number | null | undefined, b: number | null | undefined): string {
+  if (a == null || b == null) return '—';
+  const d = (b - a) * 100;
+  return `${d >= 0 ? '+' : '−'}${Math.abs(d).toFixed(1)} pp`;
+}
+
+export function shortSha(sha: string): string {
+  return sha.slice(0, 7);
+}

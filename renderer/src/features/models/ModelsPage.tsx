@@ -1,0 +1,89 @@
+import { useEffect } from 'react';
+
+import { Card } from '../../components/Card.js';
+import { formatBytes, formatDate, shortSha } from '../../components/format.js';
+import { Notice } from '../../components/Notice.js';
+import { useModels } from '../../stores/models.js';
+import { useNav } from '../../stores/nav.js';
+import { useRuns } from '../../stores/runs.js';
+import { useSystem } from '../../stores/system.js';
+import { AssetsCard } from './AssetsCard.js';
+import { PrepareCard } from './PrepareCard.js';
+
+export function ModelsPage() {
+  const models = useModels((s) => s.models);
+  const error = useModels((s) => s.error);
+  const refresh = useModels((s) => s.refresh);
+  const hasSystem = useSystem((s) => s.info !== null);
+  const refreshSystem = useSystem((s) => s.refresh);
+  const go = useNav((s) => s.go);
+  const setRunForm = useRuns((s) => s.setForm);
+
+  useEffect(() => {
+    void refresh();
+    if (!hasSystem) void refreshSystem();
+  }, [refresh, hasSystem, refreshSystem]);
+
+  return (
+    <div className="page">
+      <header className="page__header">
+        <div>
+          <h1>Models</h1>
+          <p className="page__lede">Guided preparation: download, verify, pack. Interrupted steps resume.</p>
+        </div>
+      </header>
+      {error ? <Notice tone="error">{error}</Notice> : null}
+      <PrepareCard />
+      <Card title="Prepared models" testId="models-list">
+        {models.length ? (
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col">Revision</th>
+                <th scope="col">Weights</th>
+                <th scope="col">Size</th>
+                <th scope="col">Prepared</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {models.map((m) => (
+                <tr key={m.id}>
+                  <td>{m.repo}</td>
+                  <td className="mono">{shortSha(m.revision)}</td>
+                  <td>
+                    <span className="chip chip--muted">{m.weights.toUpperCase()}</span>
+                  </td>
+                  <td>{formatBytes(m.sizeBytes)}</td>
+                  <td>{formatDate(m.preparedAt)}</td>
+                  <td className="table__actions">
+                    {m.ready ? (
+                      <button
+                        type="button"
+                        className="btn btn--small"
+                        onClick={() => {
+                          setRunForm({ modelId: m.id });
+                          go('run');
+                        }}
+                      >
+                        Run IFEval
+                      </button>
+                    ) : (
+                      <span className="chip chip--bad">incomplete</span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p className="muted">No prepared models yet.</p>
+        )}
+      </Card>
+      <AssetsCard />
+    </div>
+  );
+}

@@ -1,0 +1,92 @@
+import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, type PrepareStep } from '../../../../electron/common/ipc-contract.js';
+import { Card } from '../../components/Card.js';
+import { Field } from '../../components/Field.js';
+import { Notice } from '../../components/Notice.js';
+import { useModels } from '../../stores/models.js';
+import { StepProgress } from './StepProgress.js';
+
+const STEPS: readonly { step: PrepareStep; label: string }[] = [
+  { step: 'download', label: 'Download' },
+  { step: 'verify', label: 'Verify' },
+  { step: 'pack', label: 'Pack to INT4' },
+];
+
+export function PrepareCard() {
+  const form = useModels((s) => s.form);
+  const job = useModels((s) => s.job);
+  const setForm = useModels((s) => s.setForm);
+  const prepare = useModels((s) => s.prepare);
+  const cancel = useModels((s) => s.cancel);
+  const running = job?.status === 'running';
+  const isDefault = form.repo === DEFAULT_MODEL_REPO && form.revision === DEFAULT_MODEL_REVISION;
+
+  return (
+    <Card
+      title="Prepare a model"
+      subtitle="Download an OLMoE checkpoint from the Hugging Face Hub, verify every file, and pack its experts to INT4."
+      testId="prepare-card"
+    >
+      <form
+        className="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void prepare();
+        }}
+      >
+        <div className="form__row">
+          <Field label="Repository" value={form.repo} onValue={(repo) => setForm({ repo })} spellCheck={false} required />
+          <Field
+            label="Revision"
+            value={form.revision}
+            onValue={(revision) => setForm({ revision })}
+            className="field--mono"
+            spellCheck={false}
+            required
+            hint={isDefault ? 'Pinned default commit.' : 'Branch, tag or commit sha.'}
+          />
+        </div>
+        <div className="form__row">
+          <Field
+            label="Access token (gated or private repos)"
+            type="password"
+            autoComplete="off"
+            value={form.token}
+            onValue={(token) => setForm({ token })}
+            hint="Used for this download only; never stored."
+          />
+        </div>
+        <div className="form__actions">
+          {!isDefault ? (
+            <button
+              type="button"
+              className="btn btn--ghost"
+              onClick={() => setForm({ repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION })}
+            >
+              Use pinned default
+            </button>
+          ) : null}
+          {running ? (
+            <button type="button" className="btn" onClick={() => void cancel()}>
+              Cancel
+            </button>
+          ) : null}
+          <button type="submit" className="btn btn--primary" disabled={running}>
+            {job && job.status !== 'done' && !running ? 'Resume preparation' : 'Prepare'}
+          </button>
+        </div>
+      </form>
+      {job ? (
+        <div className="steps" data-testid="prepare-progress">
+          {STEPS.map(({ step, label }) => (
+            <StepProgress key={step} label={label} progress={job.steps[step]} />
+          ))}
+          {job.status === 'done' ? <Notice tone="ok">Ready: {job.modelId}</Notice> : null}
+          {job.status === 'cancelled' ? (
+            <Notice tone="info">Cancelled. Prepare again to resume where it stopped.</Notice>
+          ) : null}
+          {job.error ? <Notice tone="error">{job.error}</Notice> : null}
+        </div>
+      ) : null}
+    </Card>
+  );
+}

@@ -1,0 +1,129 @@
+import { useEffect } from 'react';
+
+import { Card } from '../../components/Card.js';
+import { formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha } from '../../components/format.js';
+import { Notice } from '../../components/Notice.js';
+import { Stat } from '../../components/Stat.js';
+import { downloadUrl } from '../../api.js';
+import { useHistory } from '../../stores/history.js';
+import { useResults } from '../../stores/results.js';
+import { InstructionChart } from './InstructionChart.js';
+import { ResponseBrowser } from './ResponseBrowser.js';
+import { ResponseView } from './ResponseView.js';
+
+export function ResultsPage() {
+  const runId = useResults((s) => s.runId);
+  const d = useResults((s) => s.detail);
+  const error = useResults((s) => s.error);
+  const exported = useResults((s) => s.exported);
+  const verify = useResults((s) => s.verify);
+  const exporting = useResults((s) => s.exporting);
+  const { open, exportZip, setFilters } = useResults.getState();
+  const runs = useHistory((s) => s.runs);
+  const refreshRuns = useHistory((s) => s.refresh);
+
+  useEffect(() => {
+    void refreshRuns();
+  }, [refreshRuns]);
+  useEffect(() => {
+    const latest = runs[0];
+    if (!runId && latest) void open(latest.id);
+    else if (runId) void open(runId);
+  }, [runId, runs, open]);
+
+  const href = exported ? downloadUrl(exported.path) : null;
+
+  return (
+    <div className="page">
+      <header className="page__header">
+        <div>
+          <h1>Results</h1>
+          <p className="page__lede">
+            {d ? (
+              <>
+                {d.modelRepo} @ <span className="mono">{shortSha(d.modelRevision)}</span> · {d.weights.toUpperCase()} ·{' '}
+                {d.backendLabel} · {formatDate(d.createdAt)}
+              </>
+            ) : (
+              'Accuracy, per-instruction breakdown and every scored response.'
+            )}
+          </p>
+        </div>
+        <div className="page__actions">
+          {runs.length ? (
+            <div className="field field--inline">
+              <label htmlFor="results-run">Run</label>
+              <select id="results-run" value={runId ?? ''} onChange={(e) => void open(e.target.value)}>
+                {runs.map((r) => (
+                  <option key={r.id} value={r.id}>
+                    {r.id} · {r.status} · {r.done}/{r.total}
+                  </option>
+                ))}
+              </select>
+            </div>
+          ) : null}
+          <button type="button" className="btn btn--primary" onClick={() => void exportZip()} disabled={!d || exporting}>
+            {exporting ? 'Exporting…' : 'Export ZIP'}
+          </button>
+        </div>
+      </header>
+      {error ? <Notice tone="error">{error}</Notice> : null}
+      {exported ? (
+        <Notice tone={verify?.verified ? 'ok' : verify ? 'error' : 'info'}>
+          <div data-testid="export-status">
+            {verify?.verified ? 'Exported and verified: ' : verify ? 'Exported, but verification failed: ' : 'Exported: '}
+            <span className="mono">{exported.path}</span> ({formatBytes(exported.bytes)})
+            {href ? (
+              <>
+                {' · '}
+                <a href={href} download>
+                  Download
+                </a>
+              </>
+            ) : null}
+            {verify && !verify.verified ? (
+              <ul>
+                {verify.problems.map((p) => (
+                  <li key={p}>{p}</li>
+                ))}
+              </ul>
+            ) : null}
+          </div>
+        </Notice>
+      ) : null}
+      {!runId && !runs.length ? <p className="muted">No runs yet. Start one on the Run page.</p> : null}
+      {d ? (
+        <>
+          <div className="stats stats--hero" data-testid="accuracies">
+            <Stat label="Prompt-level strict" value={formatPercent(d.accuracies?.promptStrict)} testId="acc-prompt-strict" />
+            <Stat label="Prompt-level loose" value={formatPercent(d.accuracies?.promptLoose)} />
+            <Stat label="Instruction-level strict" value={formatPercent(d.accuracies?.instructionStrict)} />
+            <Stat label="Instruction-level loose" value={formatPercent(d.accuracies?.instructionLoose)} />
+          </div>
+          <div className="stats stats--small">
+            <Stat label="Prompts scored" value={`${d.done} / ${d.total}`} hint={d.status} />
+            <Stat label="TTFT" value={`${formatNumber(d.figures.ttftMs, 0)} ms`} />
+            <Stat label="Decode" value={`${formatNumber(d.figures.decodeTokensPerSecond)} tok/s`} />
+            <Stat label="Peak VRAM" value={formatBytes(d.figures.peakVramBytes)} />
+            <Stat label="Tokens generated" value={d.figures.generatedTokens.toLocaleString()} />
+            <Stat label="Wall time" value={formatDuration(d.figures.wallSeconds)} />
+          </div>
+          <Card
+            title="By instruction type"
+            subtitle={`Max new tokens ${d.policy.maxNewTokens}, batch ${d.policy.batch}, ${d.policy.greedy ? 'greedy' : 'sampled'}. Click a bar to filter the responses.`}
+          >
+            {d.byInstruction.length ? (
+              <InstructionChart rows={d.byInstruction} onPick={(instructionId) => void setFilters({ instructionId })} />
+            ) : (
+              <p className="muted">Nothing scored yet.</p>
+            )}
+          </Card>
+          <Card title="Responses">
+            <ResponseBrowser />
+          </Card>
+        </>
+      ) : null}
+      <ResponseView />
+    </div>
+  );
+}

@@ -1,0 +1,198 @@
+import { useEffect, useMemo } from 'react';
+
+import { Card } from '../../components/Card.js';
+import { Field } from '../../components/Field.js';
+import { formatDuration, formatNumber, formatPercent } from '../../components/format.js';
+import { Notice } from '../../components/Notice.js';
+import { ProgressBar } from '../../components/ProgressBar.js';
+import { Stat } from '../../components/Stat.js';
+import { Verdict } from '../../components/Verdict.js';
+import { useModels } from '../../stores/models.js';
+import { useNav } from '../../stores/nav.js';
+import { useResults } from '../../stores/results.js';
+import { useRuns } from '../../stores/runs.js';
+
+export function RunPage() {
+  const allModels = useModels((s) => s.models);
+  const models = useMemo(() => allModels.filter((m) => m.ready), [allModels]);
+  const refreshModels = useModels((s) => s.refresh);
+  const form = useRuns((s) => s.form);
+  const run = useRuns((s) => s.run);
+  const progress = useRuns((s) => s.progress);
+  const stream = useRuns((s) => s.stream);
+  const error = useRuns((s) => s.error);
+  const busy = useRuns((s) => s.busy);
+  const { setForm, start, cancel, resume } = useRuns.getState();
+  const go = useNav((s) => s.go);
+  const openResults = useResults((s) => s.open);
+
+  useEffect(() => {
+    void refreshModels();
+  }, [refreshModels]);
+  useEffect(() => {
+    const first = models[0];
+    if (!form.modelId && first) setForm({ modelId: first.id });
+  }, [models, form.modelId, setForm]);
+
+  const running = run?.status === 'running' || run?.status === 'queued';
+  const canResume = run?.status === 'cancelled' || run?.status === 'failed';
+
+  return (
+    <div className="page">
+      <header className="page__header">
+        <div>
+          <h1>Run IFEval</h1>
+          <p className="page__lede">Greedy decoding over the IFEval prompts, scored strict and loose as it goes.</p>
+        </div>
+      </header>
+      <Card title="Configuration" testId="run-config">
+        <form
+          className="form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void start();
+          }}
+        >
+          <div className="form__row">
+            <div className="field field--grow">
+              <label htmlFor="run-model">Model</label>
+              <select
+                id="run-model"
+                value={form.modelId}
+                onChange={(e) => setForm({ modelId: e.target.value })}
+                disabled={running}
+              >
+                {models.length === 0 ? <option value="">No prepared model</option> : null}
+                {models.map((m) => (
+                  <option key={m.id} value={m.id}>
+                    {m.repo} · {m.revision.slice(0, 7)} · {m.weights.toUpperCase()}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <Field
+              label="Prompts"
+              inputMode="numeric"
+              placeholder="all 541"
+              value={form.limit}
+              onValue={(limit) => setForm({ limit })}
+              disabled={running}
+              className="field--narrow"
+            />
+            <Field
+              label="Batch size"
+              inputMode="numeric"
+              value={form.batch}
+              onValue={(batch) => setForm({ batch })}
+              disabled={running}
+              className="field--narrow"
+            />
+            <Field
+              label="Max new tokens"
+              inputMode="numeric"
+              value={form.maxNewTokens}
+              onValue={(maxNewTokens) => setForm({ maxNewTokens })}
+              disabled={running}
+              className="field--narrow"
+            />
+          </div>
+          <div className="form__actions">
+            {models.length === 0 ? (
+              <button type="button" className="btn btn--ghost" onClick={() => go('models')}>
+                Prepare a model
+              </button>
+            ) : null}
+            {running ? (
+              <button type="button" className="btn" onClick={() => void cancel()} disabled={busy}>
+                Cancel run
+              </button>
+            ) : null}
+            {canResume ? (
+              <button type="button" className="btn" onClick={() => void resume()} disabled={busy}>
+                Resume run
+              </button>
+            ) : null}
+            <button type="submit" className="btn btn--primary btn--large" disabled={running || busy || !form.modelId}>
+              Start run
+            </button>
+          </div>
+        </form>
+        {error ? <Notice tone="error">{error}</Notice> : null}
+      </Card>
+
+      {run ? (
+        <Card
+          title={`Run ${run.id}`}
+          subtitle={`${run.modelRepo} · ${run.backendLabel}`}
+          testId="run-live"
+          actions={
+            run.done > 0 ? (
+              <button
+                type="button"
+                className="btn btn--primary"
+                onClick={() => {
+                  void openResults(run.id);
+                  go('results');
+                }}
+              >
+                View results
+              </button>
+            ) : null
+          }
+        >
+          <div className="run-progress">
+            <div className="run-progress__head">
+              <span className={`status status--${run.status}`} data-testid="run-status">
+                {run.status}
+              </span>
+              <span className="run-progress__count" data-testid="run-count">
+                {run.done} / {run.total} prompts
+              </span>
+            </div>
+            <ProgressBar
+              label="Run progress"
+              value={run.done}
+              max={run.total}
+              tone={run.status === 'failed' ? 'bad' : run.status === 'completed' ? 'ok' : 'accent'}
+            />
+          </div>
+          <div className="stats">
+            <Stat label="Tokens / s" value={formatNumber(progress?.tokensPerSecond)} />
+            <Stat label="Elapsed" value={formatDuration(progress?.elapsedSeconds)} />
+            <Stat label="ETA" value={run.status === 'completed' ? 'done' : formatDuration(progress?.etaSeconds)} />
+            <Stat label="Prompt-level strict" value={formatPercent(run.accuracies?.promptStrict)} />
+          </div>
+          {run.error ? <Notice tone="error">{run.error}</Notice> : null}
+          {progress?.partial && running ? (
+            <div className="live" aria-live="polite">
+              <div className="live__label">Generating prompt {progress.partial.key}</div>
+              <pre className="live__text">
+                {progress.partial.text}
+                <span className="caret" aria-hidden="true" />
+              </pre>
+            </div>
+          ) : null}
+          <h3 className="section-title">Latest responses</h3>
+          {stream.length ? (
+            <ol className="stream" data-testid="run-stream">
+              {stream.map((r) => (
+                <li key={r.key} className="stream__item">
+                  <div className="stream__meta">
+                    <span className="mono">#{r.key}</span>
+                    <Verdict pass={r.strictPass} label="strict" />
+                    <Verdict pass={r.loosePass} label="loose" />
+                    <span className="muted">{r.tokens} tokens</span>
+                  </div>
+                  <div className="stream__prompt">{r.promptPreview}</div>
+                  <div className="stream__response">{r.responsePreview}</div>
+                </li>
+              ))}
+            </ol>
+          ) : (
+            <p className="muted">Responses appear here as they are scored.</p>
+          )}
+        </Card>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,27 @@
+import { onEvent } from '../api.js';
+import { useModels } from './models.js';
+import { useResults } from './results.js';
+import { useRuns } from './runs.js';
+
+/** Routes service events into the stores; returns the function that unsubscribes them all. */
+export function connectEvents(): () => void {
+  let reloadTimer: ReturnType<typeof setTimeout> | null = null;
+  const offs = [
+    onEvent('models:onDidProgress', (p) => useModels.getState().handleProgress(p)),
+    onEvent('runs:onDidProgress', (p) => {
+      useRuns.getState().handleProgress(p);
+      if (useResults.getState().runId === p.runId && !reloadTimer) {
+        // Results of a live run refresh at most twice a second.
+        reloadTimer = setTimeout(() => {
+          reloadTimer = null;
+          void useResults.getState().reload();
+        }, 500);
+      }
+    }),
+    onEvent('runs:onDidResponse', (e) => useRuns.getState().handleResponse(e.runId, e.row)),
+  ];
+  return () => {
+    for (const off of offs) off();
+    if (reloadTimer) clearTimeout(reloadTimer);
+  };
+}

@@ -1,0 +1,122 @@
+import { create } from 'zustand';
+
+import {
+  DEFAULT_MODEL_REPO,
+  DEFAULT_MODEL_REVISION,
+  type AssetKind,
+  type PreparedModel,
+  type PrepareProgress,
+  type PrepareRequest,
+  type PrepareStep,
+} from '../../../electron/common/ipc-contract.js';
+import { call } from '../api.js';
+import { useSystem } from './system.js';
+
+export interface PrepareJobState {
+  readonly jobId: string;
+  readonly request: Omit<PrepareRequest, 'token'>;
+  /** Latest event per step, in arrival order of steps. */
+  readonly steps: Partial<Record<PrepareStep, PrepareProgress>>;
+  readonly status: PrepareProgress['status'];
+  readonly error: string | null;
+  readonly modelId: string | null;
+}
+
+interface ModelsState {
+  models: readonly PreparedModel[];
+  form: { repo: string; revision: string; token: string };
+  job: PrepareJobState | null;
+  assetsJob: PrepareJobState | null;
+  importPaths: Record<AssetKind, string>;
+  assetMessage: Partial<Record<AssetKind, { ok: boolean; text: string }>>;
+  error: string | null;
+  refresh(): Promise<void>;
+  setForm(patch: Partial<ModelsState['form']>): void;
+  prepare(): Promise<void>;
+  cancel(): Promise<void>;
+  setImportPath(kind: AssetKind, path: string): void;
+  importAsset(kind: AssetKind): Promise<void>;
+  downloadAssets(): Promise<void>;
+  handleProgress(p: PrepareProgress): void;
+}
+
+function applyProgress(job: PrepareJobState, p: PrepareProgress): PrepareJobState {
+  return {
+    ...job,
+    steps: { ...job.steps, [p.step]: p },
+    status: p.status,
+    error: p.status === 'failed' ? (p.error?.message ?? p.message) : job.error,
+    modelId: p.modelId ?? job.modelId,
+  };
+}
+
+export const useModels = create<ModelsState>((set, get) => ({
+  models: [],
+  form: { repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION, token: '' },
+  job: null,
+  assetsJob: null,
+  importPaths: { ifeval: '', punkt: '' },
+  assetMessage: {},
+  error: null,
+  refresh: async () => {
+    const r = await call('models:list', undefined);
+    set(r.ok ? { models: r.value, error: null } : { error: r.error.message });
+  },
+  setForm: (patch) => set({ form: { ...get().form, ...patch } }),
+  prepare: async () => {
+    const { repo, revision, token } = get().form;
+    const request: PrepareRequest = { repo: repo.trim(), revision: revision.trim(), ...(token ? { token } : {}) };
+    const r = await call('models:prepare', request);
+    if (!r.ok) {
+      set({ error: r.error.message });
+      return;
+    }
+    set({
+      error: null,
+      job: { jobId: r.value.jobId, request: { repo: request.repo, revision: request.revision }, steps: {}, status: 'running', error: null, modelId: null },
+    });
+  },
+  cancel: async () => {
+    const job = get().job;
+    if (!job) return;
+    const r = await call('models:cancel', { jobId: job.jobId });
+    set(r.ok ? { job: { ...job, status: 'cancelled' } } : { error: r.error.message });
+  },
+  setImportPath: (kind, path) => set({ importPaths: { ...get().importPaths, [kind]: path } }),
+  importAsset: async (kind) => {
+    const path = get().importPaths[kind].trim();
+    if (!path) {
+      set({ assetMessage: { ...get().assetMessage, [kind]: { ok: false, text: 'Enter a path first.' } } });
+      return;
+    }
+    const r = await call('models:importAssets', { kind, path });
+    set({
+      assetMessage: {
+        ...get().assetMessage,
+        [kind]: r.ok ? { ok: true, text: `Imported: ${r.value.detail}` } : { ok: false, text: r.error.message },
+      },
+    });
+    if (r.ok) await useSystem.getState().refresh();
+  },
+  downloadAssets: async () => {
+    const r = await call('models:downloadAssets', {});
+    if (!r.ok) {
+      set({ error: r.error.message });
+      return;
+    }
+    set({
+      error: null,
+      assetsJob: { jobId: r.value.jobId, request: { repo: '', revision: '' }, steps: {}, status: 'running', error: null, modelId: null },
+    });
+  },
+  handleProgress: (p) => {
+    const { job, assetsJob } = get();
+    if (job?.jobId === p.jobId) {
+      set({ job: applyProgress(job, p) });
+      if (p.status === 'done') void get().refresh();
+    } else if (assetsJob?.jobId === p.jobId) {
+      set({ assetsJob: applyProgress(assetsJob, p) });
+      if (p.status === 'done') void useSystem.getState().refresh();
+    }
+  },
+}));

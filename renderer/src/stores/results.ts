@@ -1,0 +1,104 @@
+import { create } from 'zustand';
+
+import type {
+  ExportedZip,
+  ResponseDetail,
+  ResponsePage,
+  RunDetail,
+  ScoreMode,
+  VerdictFilter,
+  VerifyReport,
+} from '../../../electron/common/ipc-contract.js';
+import { call } from '../api.js';
+
+export const PAGE_SIZE = 20;
+
+export interface ResponseFilters {
+  instructionId: string;
+  verdict: '' | VerdictFilter;
+  mode: ScoreMode;
+  text: string;
+}
+
+interface ResultsState {
+  runId: string | null;
+  detail: RunDetail | null;
+  filters: ResponseFilters;
+  offset: number;
+  page: ResponsePage | null;
+  selected: ResponseDetail | null;
+  exported: ExportedZip | null;
+  verify: VerifyReport | null;
+  exporting: boolean;
+  error: string | null;
+  open(runId: string): Promise<void>;
+  reload(): Promise<void>;
+  setFilters(patch: Partial<ResponseFilters>): Promise<void>;
+  setOffset(offset: number): Promise<void>;
+  openResponse(key: number): Promise<void>;
+  closeResponse(): void;
+  exportZip(): Promise<void>;
+}
+
+export const useResults = create<ResultsState>((set, get) => ({
+  runId: null,
+  detail: null,
+  filters: { instructionId: '', verdict: '', mode: 'strict', text: '' },
+  offset: 0,
+  page: null,
+  selected: null,
+  exported: null,
+  verify: null,
+  exporting: false,
+  error: null,
+  open: async (runId) => {
+    if (get().runId !== runId) {
+      set({ runId, detail: null, page: null, selected: null, offset: 0, exported: null, verify: null, error: null });
+    }
+    await get().reload();
+  },
+  reload: async () => {
+    const { runId, filters, offset } = get();
+    if (!runId) return;
+    const [detail, page] = await Promise.all([
+      call('runs:get', { runId }),
+      call('runs:responses', {
+        runId,
+        ...(filters.instructionId ? { instructionId: filters.instructionId } : {}),
+        ...(filters.verdict ? { verdict: filters.verdict, mode: filters.mode } : {}),
+        ...(filters.text.trim() ? { text: filters.text.trim() } : {}),
+        offset,
+        limit: PAGE_SIZE,
+      }),
+    ]);
+    if (get().runId !== runId) return;
+    if (!detail.ok) return set({ error: detail.error.message });
+    if (!page.ok) return set({ error: page.error.message, detail: detail.value });
+    set({ detail: detail.value, page: page.value, error: null });
+  },
+  setFilters: async (patch) => {
+    set({ filters: { ...get().filters, ...patch }, offset: 0 });
+    await get().reload();
+  },
+  setOffset: async (offset) => {
+    set({ offset: Math.max(0, offset) });
+    await get().reload();
+  },
+  openResponse: async (key) => {
+    const runId = get().runId;
+    if (!runId) return;
+    const r = await call('runs:response', { runId, key });
+    set(r.ok ? { selected: r.value, error: null } : { error: r.error.message });
+  },
+  closeResponse: () => set({ selected: null }),
+  exportZip: async () => {
+    const runId = get().runId;
+    if (!runId) return;
+    set({ exporting: true, exported: null, verify: null, error: null });
+    const r = await call('export:exportRun', { runId });
+    if (!r.ok) return set({ exporting: false, error: r.error.message });
+    set({ exported: r.value });
+    const v = await call('export:verify', { path: r.value.path });
+    set(v.ok ? { verify: v.value, exporting: false } : { exporting: false, error: v.error.message });
+  },
+}));

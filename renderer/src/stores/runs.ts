@@ -1,0 +1,122 @@
+import { create } from 'zustand';
+
+import type { ResponseRow, RunProgress, RunSummary } from '../../../electron/common/ipc-contract.js';
+import { call } from '../api.js';
+
+const STREAM_LIMIT = 50;
+
+export interface RunForm {
+  modelId: string;
+  /** Empty string means all 541 prompts. */
+  limit: string;
+  batch: string;
+  maxNewTokens: string;
+}
+
+interface RunsState {
+  form: RunForm;
+  run: RunSummary | null;
+  progress: RunProgress | null;
+  /** Newest first. */
+  stream: readonly ResponseRow[];
+  error: string | null;
+  busy: boolean;
+  setForm(patch: Partial<RunForm>): void;
+  start(): Promise<void>;
+  cancel(): Promise<void>;
+  resume(): Promise<void>;
+  /** Re-reads the current run's summary (final accuracies, error). */
+  refresh(): Promise<void>;
+  handleProgress(p: RunProgress): void;
+  handleResponse(runId: string, row: ResponseRow): void;
+}
+
+/** Parses an optional positive integer field; returns an error message for bad input. */
+export function parseCount(label: string, text: string, min: number, max: number): number | undefined | string {
+  const t = text.trim();
+  if (!t) return undefined;
+  const n = Number(t);
+  if (!Number.isInteger(n) || n < min || n > max) return `${label} must be a whole number from ${min} to ${max}.`;
+  return n;
+}
+
+export const useRuns = create<RunsState>((set, get) => ({
+  form: { modelId: '', limit: '', batch: '4', maxNewTokens: '1280' },
+  run: null,
+  progress: null,
+  stream: [],
+  error: null,
+  busy: false,
+  setForm: (patch) => set({ form: { ...get().form, ...patch } }),
+  start: async () => {
+    const { form } = get();
+    if (!form.modelId) {
+      set({ error: 'Choose a prepared model first.' });
+      return;
+    }
+    const limit = parseCount('Prompts', form.limit, 1, 541);
+    const batch = parseCount('Batch size', form.batch, 1, 64);
+    const maxNewTokens = parseCount('Max new tokens', form.maxNewTokens, 1, 4096);
+    for (const v of [limit, batch, maxNewTokens]) {
+      if (typeof v === 'string') {
+        set({ error: v });
+        return;
+      }
+    }
+    set({ busy: true, error: null });
+    const r = await call('runs:start', {
+      modelId: form.modelId,
+      ...(typeof limit === 'number' ? { limit } : {}),
+      ...(typeof batch === 'number' ? { batch } : {}),
+      ...(typeof maxNewTokens === 'number' ? { maxNewTokens } : {}),
+    });
+    set(
+      r.ok
+        ? { run: r.value, progress: null, stream: [], busy: false }
+        : { error: r.error.message, busy: false },
+    );
+  },
+  cancel: async () => {
+    const run = get().run;
+    if (!run) return;
+    set({ busy: true });
+    const r = await call('runs:cancel', { runId: run.id });
+    set(r.ok ? { busy: false, run: { ...run, status: 'cancelled' } } : { busy: false, error: r.error.message });
+  },
+  resume: async () => {
+    const run = get().run;
+    if (!run) return;
+    set({ busy: true, error: null });
+    const r = await call('runs:resume', { runId: run.id });
+    set(r.ok ? { busy: false, run: r.value } : { busy: false, error: r.error.message });
+  },
+  refresh: async () => {
+    const run = get().run;
+    if (!run) return;
+    const r = await call('runs:get', { runId: run.id });
+    if (r.ok && get().run?.id === run.id) {
+      const { policy: _p, byInstruction: _b, figures: _f, ...summary } = r.value;
+      set({ run: summary });
+    }
+  },
+  handleProgress: (p) => {
+    const run = get().run;
+    if (!run || run.id !== p.runId) return;
+    set({
+      progress: p,
+      run: {
+        ...run,
+        status: p.status,
+        done: p.done,
+        total: p.total,
+        error: p.error ?? run.error,
+        accuracies: p.accuracies === undefined ? run.accuracies : p.accuracies,
+      },
+    });
+    if (p.status !== run.status && p.status !== 'running' && p.status !== 'queued') void get().refresh();
+  },
+  handleResponse: (runId, row) => {
+    if (get().run?.id !== runId) return;
+    set({ stream: [row, ...get().stream].slice(0, STREAM_LIMIT) });
+  },
+}));

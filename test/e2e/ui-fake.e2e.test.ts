@@ -1,0 +1,106 @@
+/**
+ * The renderer against an in-memory fake of the services, over the real `horizon serve` transport: every screen,
+ * its keyboard path and its screenshots, independent of the engine. app.e2e.test.ts runs the real services.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+
+import { startServeServer, type ServeHandle } from '../../electron/main/serve/serve-server.js';
+import { createFakeApi } from './fake-api.js';
+import { launchBrowser, type LaunchedBrowser } from './launch-browser.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const shared = path.resolve(repoRoot, '..', 'shared');
+const shots = path.join(repoRoot, 'test-results', 'e2e', 'fake');
+const staticDir = path.join(repoRoot, 'out', 'renderer');
+
+describe('renderer over horizon serve (fake services)', () => {
+  let server: ServeHandle;
+  let browser: LaunchedBrowser;
+  let page: Page;
+  const consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(path.join(staticDir, 'index.html')) || process.env.HORIZON_E2E_REBUILD) {
+      execFileSync('npx', ['vite', 'build', '--logLevel', 'error'], { cwd: repoRoot, stdio: 'inherit' });
+    }
+    mkdirSync(shots, { recursive: true });
+    const fake = createFakeApi({ sharedDir: shared, tickMs: 30 });
+    server = await startServeServer({ api: fake.api, staticDir });
+    fake.setEmit(server.emit);
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(e.message));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('walks system → prepare → import → run → results → history', async () => {
+    await page.goto(server.url);
+    await expect.poll(() => page.getByTestId('backend').textContent()).toContain('CPU backend');
+    await page.screenshot({ path: path.join(shots, '1-system.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Models' }).click();
+    await page.getByRole('button', { name: 'Prepare', exact: true }).click();
+    await expect.poll(() => page.getByTestId('prepare-progress').textContent(), { timeout: 10_000 }).toContain('Ready');
+    await page.getByLabel('Import IFEval input data from').fill(path.join(shared, 'ifeval', 'input_data.jsonl'));
+    await page.getByTestId('import-ifeval').getByRole('button', { name: 'Import' }).click();
+    await expect.poll(() => page.getByTestId('import-ifeval').textContent()).toContain('541 prompts');
+    await page.getByLabel('Import Punkt English from').fill(path.join(shared, 'nltk', 'punkt_english'));
+    await page.getByLabel('Import Punkt English from').press('Enter');
+    await expect.poll(() => page.getByTestId('import-punkt').textContent()).toContain('Imported');
+    await page.screenshot({ path: path.join(shots, '2-models.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Run IFEval' }).click();
+    await page.getByLabel('Prompts').fill('10');
+    await page.getByLabel('Max new tokens').fill('32');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('completed');
+    expect(await page.getByTestId('run-count').textContent()).toBe('10 / 10 prompts');
+    expect(await page.getByTestId('run-stream').locator('li').count()).toBe(10);
+    await page.screenshot({ path: path.join(shots, '3-run.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'View results' }).click();
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
+    expect(await page.getByTestId('instruction-chart').locator('g.chart__row').count()).toBeGreaterThan(3);
+    await page.getByLabel('Verdict').selectOption('fail');
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).not.toBe('1–10 of 10');
+    await page.getByLabel('Verdict').selectOption('');
+    await page.screenshot({ path: path.join(shots, '4-results.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Open response 1000' }).click();
+    const detail = page.getByTestId('response-detail');
+    await expect.poll(() => detail.getByTestId('verdicts').locator('tbody tr').count()).toBe(3);
+    expect(await detail.textContent()).toContain('punctuation:no_comma');
+    await page.screenshot({ path: path.join(shots, '5-response.png') });
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByTestId('response-detail').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Export ZIP' }).click();
+    await expect.poll(() => page.getByTestId('export-status').textContent()).toContain('verified');
+
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByLabel('Prompts').fill('12');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('completed');
+    await page.getByRole('button', { name: 'History' }).click();
+    await page.getByLabel('Select run run-1 for comparison').check();
+    await page.getByLabel('Select run run-2 for comparison').check();
+    await page.getByRole('button', { name: /Compare A and B/ }).click();
+    await expect.poll(() => page.getByTestId('comparison').textContent()).toContain('10 prompts scored in both runs');
+    await page.screenshot({ path: path.join(shots, '6-history.png'), fullPage: true });
+
+    expect(consoleErrors).toEqual([]);
+  });
+});
