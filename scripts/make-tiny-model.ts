@@ -4,6 +4,7 @@
  * [--layers N]. --full writes OLMoE-1B-7B shapes, streamed tensor by tensor.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,7 +13,7 @@ import { encodeBf16 } from './lib/bf16.js';
 import { buildByteLevelTokenizer } from './lib/byte-level-bpe.js';
 import { shardedTensorSpecs } from './lib/olmoe-tensors.js';
 import type { OlmoeConfig, TensorSpec } from './lib/olmoe-tensors.js';
-import { fillNormal, hashString, Prng } from './lib/prng.js';
+import { fillFromLevels, hashString, normalLevels, Prng } from './lib/prng.js';
 import { tensorByteLength, writeSafetensorsFile } from './lib/safetensors-writer.js';
 import type { TensorSource } from './lib/safetensors-writer.js';
 
@@ -57,18 +58,32 @@ function randomBf16Source(spec: TensorSpec, seed: number): TensorSource {
     shape: spec.shape,
     write: (sink) => {
       const rng = new Prng(hashString(`${seed}:${spec.name}`));
+      // BF16 bits of all 65536 levels, so streaming billions of weights is one table lookup each.
+      const levelBytes = new Uint8Array(2 * 65536);
+      encodeBf16(normalLevels(spec.std, spec.mean), levelBytes);
+      const levels = new Uint16Array(65536);
+      for (let i = 0; i < levels.length; i++) levels[i] = levelBytes[2 * i]! | (levelBytes[2 * i + 1]! << 8);
       let left = spec.shape.reduce((a, b) => a * b, 1);
       while (left > 0) {
         const n = Math.min(left, CHUNK_ELEMENTS);
-        const values = new Float32Array(n);
-        fillNormal(rng, values, spec.std, spec.mean);
-        const bytes = new Uint8Array(2 * n);
-        encodeBf16(values, bytes);
-        sink(bytes);
+        const values = new Uint16Array(n);
+        fillFromLevels(rng, levels, values);
+        sink(LITTLE_ENDIAN ? new Uint8Array(values.buffer) : swapBytes(values));
         left -= n;
       }
     },
   };
+}
+
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+function swapBytes(values: Uint16Array): Uint8Array {
+  const out = new Uint8Array(values.length * 2);
+  for (let i = 0; i < values.length; i++) {
+    out[2 * i] = values[i]! & 0xff;
+    out[2 * i + 1] = values[i]! >> 8;
+  }
+  return out;
 }
 
 /** Writes the checkpoint into `dir` (created if needed) and returns what was written. */

@@ -58,3 +58,16 @@ export function fillNormal(rng: Prng, out: Float32Array, std: number, mean = 0):
     out[i] = mean + std * table[rng.nextU32() >>> (32 - TABLE_BITS)]!;
   }
 }
+
+/** The 65536 values `mean + std * normal[i]` that fillNormal picks from, in index order (as float32). */
+export function normalLevels(std: number, mean = 0): Float32Array {
+  const table = getNormalTable();
+  const out = new Float32Array(table.length);
+  for (let i = 0; i < table.length; i++) out[i] = mean + std * table[i]!;
+  return out;
+}
+
+/** Same draws as fillNormal, but each sample is looked up in a 65536-entry `levels` table of any element type. */
+export function fillFromLevels(rng: Prng, levels: Uint16Array, out: Uint16Array): void {
+  for (let i = 0; i < out.length; i++) out[i] = levels[rng.nextU32() >>> (32 - TABLE_BITS)]!;
+}
