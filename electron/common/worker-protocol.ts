@@ -42,6 +42,7 @@ export interface GenerationPolicy {
 
 export interface LoadedModelInfo {
   readonly modelDir: string;
+  readonly packedDir: string | null;
   readonly weights: WeightsKind;
   /** "CPU" or "CUDA" (never a guess: the backend actually in use). */
   readonly backend: 'CPU' | 'CUDA';
@@ -89,7 +90,15 @@ export interface GenerationItem {
 
 export type WorkerRequest =
   | { readonly type: 'probe' }
-  | { readonly type: 'load'; readonly modelDir: string; readonly weights: WeightsKind; readonly backend: BackendChoice }
+  | {
+      readonly type: 'load';
+      /** The Hugging Face checkpoint folder: config.json, tokenizer files and (for bf16) the safetensors. */
+      readonly modelDir: string;
+      /** The qpacked-v1 INT4 folder; required when `weights` is int4. */
+      readonly packedDir: string | null;
+      readonly weights: WeightsKind;
+      readonly backend: BackendChoice;
+    }
   | { readonly type: 'encode-chat'; readonly prompts: readonly string[] }
   | { readonly type: 'decode'; readonly tokenIds: readonly number[] }
   | {
@@ -185,7 +194,11 @@ function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
       if (r.backend !== 'auto' && r.backend !== 'cpu' && r.backend !== 'cuda') {
         return `load.backend must be 'auto', 'cpu' or 'cuda'`;
       }
-      return { type: 'load', modelDir: r.modelDir, weights: r.weights, backend: r.backend };
+      if (r.packedDir !== null && (!isString(r.packedDir) || r.packedDir === '')) {
+        return 'load.packedDir must be a non-empty string or null';
+      }
+      if (r.weights === 'int4' && r.packedDir === null) return 'load.packedDir is required for int4 weights';
+      return { type: 'load', modelDir: r.modelDir, packedDir: r.packedDir, weights: r.weights, backend: r.backend };
     case 'encode-chat':
       if (!Array.isArray(r.prompts) || !r.prompts.every(isString)) return 'encode-chat.prompts must be strings';
       return { type: 'encode-chat', prompts: r.prompts };

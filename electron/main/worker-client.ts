@@ -108,6 +108,7 @@ export class WorkerClient {
   private stateValue: WorkerState = 'idle';
   private lastCrash = '';
   private pid = 0;
+  private spawnCount = 0;
 
   constructor(
     private readonly spawner: WorkerSpawner,
@@ -116,6 +117,11 @@ export class WorkerClient {
 
   get state(): WorkerState {
     return this.stateValue;
+  }
+
+  /** Counts spawned workers: state held by the worker (a loaded model) belongs to one generation. */
+  get generation(): number {
+    return this.spawnCount;
   }
 
   /** The worker's process id once ready (0 before). */
@@ -144,6 +150,7 @@ export class WorkerClient {
 
   private spawn(): Promise<Result<void>> {
     this.stateValue = 'starting';
+    this.spawnCount++;
     return new Promise((resolve) => {
       let channel: WorkerChannel;
       try {

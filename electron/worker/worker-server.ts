@@ -56,9 +56,10 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
           loaded = undefined;
         }
         const tokenizer = await ChatTokenizer.load(request.modelDir);
-        const model = await engine.load(request.modelDir, request.weights, request.backend);
+        const model = await engine.load(request);
         const info: LoadedModelInfo = {
           modelDir: request.modelDir,
+          packedDir: request.packedDir,
           weights: request.weights,
           backend: model.backend,
           deviceLabel: model.deviceLabel,

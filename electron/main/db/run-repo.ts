@@ -19,7 +19,10 @@ export interface RunRecord {
   readonly modelId: string;
   readonly modelRepo: string;
   readonly modelRevision: string;
+  /** The checkpoint folder (tokenizer, config, BF16 weights). */
   readonly modelDir: string;
+  /** The qpacked-v1 INT4 folder, null for BF16 runs. */
+  readonly packedDir: string | null;
   readonly weights: WeightsFormat;
   /** sha256 of the model's manifest file as written by preparation. */
   readonly manifestSha256: string;
@@ -49,6 +52,7 @@ interface RunRow {
   model_repo: string;
   model_revision: string;
   model_dir: string;
+  packed_dir: string | null;
   weights: string;
   manifest_sha256: string;
   manifest_json: string;
@@ -73,6 +77,7 @@ function fromRow(r: RunRow): RunRecord {
     modelRepo: r.model_repo,
     modelRevision: r.model_revision,
     modelDir: r.model_dir,
+    packedDir: r.packed_dir,
     weights: r.weights as WeightsFormat,
     manifestSha256: r.manifest_sha256,
     manifestJson: r.manifest_json,
@@ -99,9 +104,9 @@ export class RunRepo {
     this.db.transaction(() => {
       this.db
         .prepare(
-          `INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, weights, manifest_sha256, manifest_json,
+          `INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, packed_dir, weights, manifest_sha256, manifest_json,
              backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at)
-           VALUES (@id, @modelId, @modelRepo, @modelRevision, @modelDir, @weights, @manifestSha256, @manifestJson,
+           VALUES (@id, @modelId, @modelRepo, @modelRevision, @modelDir, @packedDir, @weights, @manifestSha256, @manifestJson,
              @backend, @deviceLabel, @residency, @policyJson, @appVersion, @datasetSha256, @total, 'queued', @now)`,
         )
         .run({ ...run, policyJson: JSON.stringify(run.policy), now });

@@ -42,5 +42,5 @@ export interface EngineModel {
 /** What the worker needs from a runtime: the native addon in the app, a scripted stand-in in tests. */
 export interface InferenceEngine {
   probe(): DeviceProbe;
-  load(modelDir: string, weights: WeightsKind, backend: BackendChoice): Promise<EngineModel>;
+  load(request: { modelDir: string; packedDir: string | null; weights: WeightsKind; backend: BackendChoice }): Promise<EngineModel>;
 }

@@ -31,7 +31,7 @@ export function probeNativeDevices(): DeviceProbe {
 export function createNativeEngine(): InferenceEngine {
   return {
     probe: probeNativeDevices,
-    async load(modelDir) {
+    async load({ modelDir }) {
       throw new Error(`${modelDir}: the native runtime in this build cannot load models yet (no loadModel in binding.ts)`);
     },
   };

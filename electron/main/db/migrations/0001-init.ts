@@ -14,6 +14,7 @@ export const migration0001Init: Migration = {
         model_repo TEXT NOT NULL,
         model_revision TEXT NOT NULL,
         model_dir TEXT NOT NULL,
+        packed_dir TEXT,
         weights TEXT NOT NULL CHECK (weights IN ('int4', 'bf16')),
         manifest_sha256 TEXT NOT NULL,
         manifest_json TEXT NOT NULL,

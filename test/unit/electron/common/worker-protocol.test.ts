@@ -7,7 +7,7 @@ const policy = { decoding: 'greedy', maxNewTokens: 8, stopTokenIds: [0] };
 describe('parseWorkerRequest', () => {
   it.each([
     [{ seq: 1, request: { type: 'probe' } }],
-    [{ seq: 2, request: { type: 'load', modelDir: '/m', weights: 'int4', backend: 'auto' } }],
+    [{ seq: 2, request: { type: 'load', modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'auto' } }],
     [{ seq: 3, request: { type: 'encode-chat', prompts: ['a', 'b'] } }],
     [{ seq: 4, request: { type: 'generate', jobId: 'j', items: [{ itemId: '1', tokenIds: [1, 2] }], policy } }],
     [{ seq: 5, request: { type: 'cancel', jobId: 'j' } }],
@@ -22,7 +22,8 @@ describe('parseWorkerRequest', () => {
   it.each([
     [{ request: { type: 'probe' } }, /seq: integer/],
     [{ seq: 1, request: { type: 'fly' } }, /unknown request type "fly"/],
-    [{ seq: 1, request: { type: 'load', modelDir: '/m', weights: 'fp8', backend: 'auto' } }, /load.weights/],
+    [{ seq: 1, request: { type: 'load', modelDir: '/m', packedDir: null, weights: 'fp8', backend: 'auto' } }, /load.weights/],
+    [{ seq: 1, request: { type: 'load', modelDir: '/m', packedDir: null, weights: 'int4', backend: 'auto' } }, /packedDir is required/],
     [{ seq: 1, request: { type: 'generate', jobId: 'j', items: [], policy } }, /items must be a non-empty array/],
     [{ seq: 1, request: { type: 'generate', jobId: 'j', items: [{ itemId: '1', tokenIds: [-1] }], policy } }, /items\[0\]/],
     [

@@ -39,7 +39,7 @@ describe('WorkerClient over a forked worker', () => {
     const c = client();
     const probe = await c.request({ type: 'probe' });
     expect(probe).toEqual({ ok: true, value: { label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' } });
-    const loaded = await c.request({ type: 'load', modelDir, weights: 'int4', backend: 'auto' });
+    const loaded = await c.request({ type: 'load', modelDir, packedDir: '/p', weights: 'int4', backend: 'auto' });
     expect(loaded.ok && loaded.value.eosTokenIds).toEqual([EOS_ID]);
     const enc = await c.request({ type: 'encode-chat', prompts: ['Hi', 'Hello'] });
     if (!enc.ok) throw new Error(enc.error.message);
@@ -63,7 +63,7 @@ describe('WorkerClient over a forked worker', () => {
 
   it('stops at max new tokens with finish reason "length"', async () => {
     const c = client();
-    await c.request({ type: 'load', modelDir, weights: 'int4', backend: 'cpu' });
+    await c.request({ type: 'load', modelDir, packedDir: '/p', weights: 'int4', backend: 'cpu' });
     const gen = await c.request({
       type: 'generate',
       jobId: 'j',
@@ -83,7 +83,7 @@ describe('WorkerClient over a forked worker', () => {
 
   it('cancels a running job by id', async () => {
     const c = client(20);
-    await c.request({ type: 'load', modelDir, weights: 'int4', backend: 'cpu' });
+    await c.request({ type: 'load', modelDir, packedDir: '/p', weights: 'int4', backend: 'cpu' });
     const gen = c.request({ type: 'generate', jobId: 'slow', items: [{ itemId: 'a', tokenIds: [1] }], policy });
     await new Promise<void>((resolve) => c.onToken(() => resolve()));
     expect(await c.request({ type: 'cancel', jobId: 'slow' })).toEqual({ ok: true, value: true });
@@ -96,7 +96,7 @@ describe('WorkerClient over a forked worker', () => {
     const c = client();
     const crashes: string[] = [];
     c.onCrash((r) => crashes.push(r));
-    await c.request({ type: 'load', modelDir: crashDir, weights: 'int4', backend: 'cpu' });
+    await c.request({ type: 'load', modelDir: crashDir, packedDir: '/p', weights: 'int4', backend: 'cpu' });
     const firstPid = c.workerPid;
     const gen = await c.request({ type: 'generate', jobId: 'j', items: [{ itemId: 'a', tokenIds: [1] }], policy });
     expect(gen).toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED', message: /signal SIGKILL.*'generate'/ } });

@@ -18,7 +18,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
   const reply = options.reply ?? ((ids) => `echo ${ids.length}`);
   return {
     probe: () => ({ label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' }),
-    async load(modelDir) {
+    async load({ modelDir }) {
       const crash = modelDir.includes('crash-on-generate');
       return {
         backend: 'CPU',

@@ -7,6 +7,7 @@ export const sampleRun = (id: string): NewRun => ({
   modelRepo: 'horizon/tiny',
   modelRevision: 'a'.repeat(40),
   modelDir: '/models/tiny',
+  packedDir: '/models/tiny/int4-g32',
   weights: 'int4',
   manifestSha256: 'b'.repeat(64),
   manifestJson: '{"files":[]}',

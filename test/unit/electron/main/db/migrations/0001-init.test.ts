@@ -19,7 +19,7 @@ describe('migration 0001-init', () => {
     expect(tables.map((t) => t.name)).toEqual(['responses', 'run_figures', 'runs', 'verdicts']);
     for (const t of tables) expect(t.sql).toMatch(/\) STRICT$/);
     expect(columns(db, 'runs')).toEqual([
-      'id', 'model_id', 'model_repo', 'model_revision', 'model_dir', 'weights', 'manifest_sha256', 'manifest_json',
+      'id', 'model_id', 'model_repo', 'model_revision', 'model_dir', 'packed_dir', 'weights', 'manifest_sha256', 'manifest_json',
       'backend', 'device_label', 'residency', 'policy_json', 'app_version', 'dataset_sha256', 'total', 'status', 'error',
       'created_at', 'started_at', 'finished_at',
     ]);
@@ -44,8 +44,8 @@ describe('migration 0001-init', () => {
     const db = new Database(':memory:');
     migrate(db, [migration0001Init]);
     expect(() => db.prepare(`INSERT INTO run_figures (run_id, batches) VALUES ('r', 'many')`).run()).toThrow(/cannot store TEXT value in INTEGER column/);
-    expect(() => db.exec(`INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, weights, manifest_sha256, manifest_json,
+    expect(() => db.exec(`INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, packed_dir, weights, manifest_sha256, manifest_json,
       backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at)
-      VALUES ('r','m','r','v','d','fp8','h','{}','CPU','CPU','host','{}','0','h',1,'queued','t')`)).toThrow(/CHECK constraint failed/);
+      VALUES ('r','m','r','v','d',NULL,'fp8','h','{}','CPU','CPU','host','{}','0','h',1,'queued','t')`)).toThrow(/CHECK constraint failed/);
   });
 });

@@ -1,0 +1,275 @@
+/**
+ * The IFEval run job: prompts → chat template + tokens (worker) → batched greedy generation (worker) → strict and
+ * loose scoring → SQLite, one transaction per batch. A run restarted after a crash or cancel skips the prompts whose
+ * responses are stored, so at most the in-flight batch is lost.
+ */
+import type { RunProgress } from '../../common/ipc-contract.js';
+import type { Result } from '../../common/result.js';
+import type { GenerationItemResult, LoadedModelInfo } from '../../common/worker-protocol.js';
+import { scorePrompt } from '../../../evals/ifeval/score.js';
+import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
+import type { PromptRecord } from '../../../evals/ifeval/types.js';
+import type { ResponseRepo, StoredResponse, StoredResponseWithPass } from '../db/response-repo.js';
+import type { RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
+import type { WorkerClient } from '../worker-client.js';
+import type { ModelSource } from './model-source.js';
+
+/** The worker calls the job makes (a WorkerClient in the app). */
+export type RuntimeClient = Pick<WorkerClient, 'request' | 'onToken' | 'generation'>;
+
+export interface EvalRunDeps {
+  readonly runs: RunRepo;
+  readonly responses: ResponseRepo;
+  readonly runtime: RuntimeClient;
+  /** The whole dataset in file order; a run uses its first `policy.limit` rows. */
+  readonly records: readonly PromptRecord[];
+  readonly tools: TextTools;
+}
+
+export const DEFAULT_MAX_NEW_TOKENS = 1280;
+export const DEFAULT_BATCH = 8;
+
+export interface NewEvalRun {
+  readonly runId: string;
+  readonly source: ModelSource;
+  readonly backend?: 'auto' | 'cpu' | 'cuda';
+  /** First N prompts; all when omitted. */
+  readonly limit?: number;
+  readonly batch?: number;
+  readonly maxNewTokens?: number;
+  readonly appVersion: string;
+  readonly datasetSha256: string;
+}
+
+export interface EvalRunHooks {
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (p: RunProgress) => void;
+  /** Each scored response as it is stored. */
+  readonly onResponse?: (r: StoredResponseWithPass) => void;
+  /** Minimum milliseconds between streamed-partial progress events (default 500). */
+  readonly partialIntervalMs?: number;
+}
+
+const loadedBy = new WeakMap<RuntimeClient, { key: string; info: LoadedModelInfo }>();
+
+/** Loads the run's model unless this worker process already has it. */
+export async function ensureModelLoaded(
+  runtime: RuntimeClient,
+  m: { modelDir: string; packedDir: string | null; weights: 'int4' | 'bf16' },
+  backend: 'auto' | 'cpu' | 'cuda' = 'auto',
+): Promise<Result<LoadedModelInfo>> {
+  const cached = loadedBy.get(runtime);
+  const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}`;
+  if (cached && cached.key === `${runtime.generation}|${what}` && runtime.generation !== 0) return { ok: true, value: cached.info };
+  const r = await runtime.request({ type: 'load', modelDir: m.modelDir, packedDir: m.packedDir, weights: m.weights, backend });
+  if (r.ok) loadedBy.set(runtime, { key: `${runtime.generation}|${what}`, info: r.value });
+  return r;
+}
+
+function checkRange(name: string, v: number, lo: number, hi: number): void {
+  if (!Number.isInteger(v) || v < lo || v > hi) throw new Error(`eval-run: ${name} must be an integer in ${lo}..${hi}, got ${v}`);
+}
+
+/** Loads the model (to learn the device and EOS ids) and records a queued run with its policy. */
+export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise<RunRecord> {
+  const total = Math.min(req.limit ?? deps.records.length, deps.records.length);
+  if (req.limit !== undefined) checkRange('limit', req.limit, 1, deps.records.length);
+  const batch = req.batch ?? DEFAULT_BATCH;
+  checkRange('batch', batch, 1, 256);
+  const maxNewTokens = req.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS;
+  checkRange('max new tokens', maxNewTokens, 1, 65536);
+  const loaded = await ensureModelLoaded(deps.runtime, req.source, req.backend);
+  if (!loaded.ok) throw new Error(`eval-run: loading ${req.source.modelDir} failed: ${loaded.error.code}: ${loaded.error.message}`);
+  const policy: RunPolicy = {
+    decoding: 'greedy',
+    maxNewTokens,
+    batch,
+    stopTokenIds: loaded.value.eosTokenIds,
+    limit: req.limit ?? null,
+    chatTemplate: 'tokenizer_config.json',
+  };
+  return deps.runs.create({
+    id: req.runId,
+    modelId: req.source.modelId,
+    modelRepo: req.source.repo,
+    modelRevision: req.source.revision,
+    modelDir: req.source.modelDir,
+    packedDir: req.source.packedDir,
+    weights: req.source.weights,
+    manifestSha256: req.source.manifestSha256,
+    manifestJson: req.source.manifestJson,
+    backend: loaded.value.backend,
+    deviceLabel: loaded.value.deviceLabel,
+    residency: loaded.value.residency,
+    policy,
+    appVersion: req.appVersion,
+    datasetSha256: req.datasetSha256,
+    total,
+  });
+}
+
+/** Tokens per second over the last few seconds of token events. */
+class RateWindow {
+  private readonly stamps: number[] = [];
+  constructor(private readonly windowMs = 5000) {}
+  add(now: number): void {
+    this.stamps.push(now);
+    while (this.stamps.length > 0 && (this.stamps[0] ?? 0) < now - this.windowMs) this.stamps.shift();
+  }
+  rate(now: number): number {
+    const recent = this.stamps.filter((t) => t >= now - this.windowMs);
+    if (recent.length < 2) return 0;
+    const span = Math.max(now - (recent[0] ?? now), 1);
+    return (recent.length / span) * 1000;
+  }
+}
+
+/**
+ * Runs (or resumes) a run to completion, cancellation or failure, and returns its final record. Never throws for
+ * worker or model problems: they end the run as failed with the message.
+ */
+export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: EvalRunHooks = {}): Promise<RunRecord> {
+  const { runs, responses, runtime, tools } = deps;
+  const run = runs.require(runId);
+  const records = deps.records.slice(0, run.total);
+  const positions = new Map(deps.records.map((r, i) => [r.key, i]));
+  const stored = responses.storedKeys(runId);
+  const todo = records.filter((r) => !stored.has(r.key));
+  let done = stored.size;
+  const startedAt = performance.now();
+  let doneThisSession = 0;
+  const rate = new RateWindow();
+  const progress = (status: RunProgress['status'], extra: Partial<RunProgress> = {}): void => {
+    const now = performance.now();
+    const elapsedSeconds = (now - startedAt) / 1000;
+    const left = run.total - done;
+    hooks.onProgress?.({
+      runId,
+      status,
+      done,
+      total: run.total,
+      tokensPerSecond: rate.rate(now),
+      etaSeconds: doneThisSession > 0 ? (elapsedSeconds / doneThisSession) * left : left === 0 ? 0 : null,
+      elapsedSeconds,
+      ...extra,
+    });
+  };
+  const fail = (message: string): RunRecord => {
+    runs.finish(runId, 'failed', message);
+    progress('failed', { error: message });
+    return runs.require(runId);
+  };
+
+  runs.markRunning(runId);
+  progress('running');
+  if (todo.length === 0) {
+    runs.finish(runId, 'completed');
+    progress('completed');
+    return runs.require(runId);
+  }
+  const loaded = await ensureModelLoaded(runtime, run);
+  if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
+  if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend) {
+    runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);
+  }
+
+  let currentJob: string | undefined;
+  const onAbort = (): void => {
+    if (currentJob) void runtime.request({ type: 'cancel', jobId: currentJob });
+  };
+  hooks.signal?.addEventListener('abort', onAbort);
+  const inflight = new Map<string, number[]>();
+  let lastPartial = 0;
+  let decoding = false;
+  const stopTokens = runtime.onToken((e) => {
+    if (e.jobId !== currentJob) return;
+    const now = performance.now();
+    rate.add(now);
+    const ids = inflight.get(e.itemId);
+    ids?.push(e.tokenId);
+    if (!hooks.onProgress || decoding || now - lastPartial < (hooks.partialIntervalMs ?? 500) || !ids) return;
+    lastPartial = now;
+    decoding = true;
+    const key = Number(e.itemId);
+    void runtime.request({ type: 'decode', tokenIds: [...ids] }).then((r) => {
+      decoding = false;
+      if (r.ok && e.jobId === currentJob) progress('running', { partial: { key, text: r.value } });
+    });
+  });
+
+  try {
+    for (let start = 0; start < todo.length; start += run.policy.batch) {
+      if (hooks.signal?.aborted) break;
+      const batch = todo.slice(start, start + run.policy.batch);
+      const encoded = await runtime.request({ type: 'encode-chat', prompts: batch.map((r) => r.prompt) });
+      if (!encoded.ok) return fail(`tokenizing prompts failed: ${encoded.error.code}: ${encoded.error.message}`);
+      currentJob = `${runId}#${start}`;
+      inflight.clear();
+      for (const r of batch) inflight.set(String(r.key), []);
+      const gen = await runtime.request({
+        type: 'generate',
+        jobId: currentJob,
+        items: batch.map((r, i) => ({ itemId: String(r.key), tokenIds: encoded.value[i]?.tokenIds ?? [] })),
+        policy: { decoding: 'greedy', maxNewTokens: run.policy.maxNewTokens, stopTokenIds: run.policy.stopTokenIds },
+      });
+      currentJob = undefined;
+      if (!gen.ok) return fail(`generation failed: ${gen.error.code}: ${gen.error.message}`);
+      const finished = gen.value.items.filter((it) => it.finishReason !== 'cancelled');
+      const rows = finished.map((it) => scoreItem(batch, it, positions, tools));
+      responses.insertBatch(runId, rows, {
+        generatedTokens: finished.reduce((n, it) => n + it.tokenIds.length, 0),
+        wallMs: gen.value.wallMs,
+        peakVramBytes: gen.value.peakVramBytes,
+        h2dBytes: gen.value.h2dBytes,
+      });
+      done += rows.length;
+      doneThisSession += rows.length;
+      if (hooks.onResponse) for (const r of rows) {
+        const full = responses.get(runId, r.key);
+        if (full) hooks.onResponse(full);
+      }
+      progress('running');
+      if (finished.length < gen.value.items.length) break;
+    }
+  } catch (e) {
+    return fail(`eval-run: ${(e as Error).message}`);
+  } finally {
+    stopTokens();
+    hooks.signal?.removeEventListener('abort', onAbort);
+  }
+  if (done < run.total) {
+    runs.finish(runId, 'cancelled');
+    progress('cancelled');
+  } else {
+    runs.finish(runId, 'completed');
+    progress('completed');
+  }
+  return runs.require(runId);
+}
+
+function scoreItem(
+  batch: readonly PromptRecord[],
+  item: GenerationItemResult,
+  positions: ReadonlyMap<number, number>,
+  tools: TextTools,
+): StoredResponse {
+  const record = batch.find((r) => String(r.key) === item.itemId);
+  if (!record) throw new Error(`the worker answered for unknown prompt key ${item.itemId}`);
+  const verdicts = scorePrompt(record, item.text, tools);
+  return {
+    key: record.key,
+    position: positions.get(record.key) ?? 0,
+    prompt: record.prompt,
+    response: item.text,
+    tokens: item.tokenIds.length,
+    finishReason: item.finishReason,
+    ttftMs: item.ttftMs >= 0 ? item.ttftMs : null,
+    decodeTokensPerSecond: item.decodeTokensPerSecond > 0 ? item.decodeTokensPerSecond : null,
+    verdicts: record.instruction_id_list.map((id, i) => ({
+      instructionId: id,
+      kwargs: record.kwargs[i] ?? {},
+      strict: verdicts.strict[i] ?? false,
+      loose: verdicts.loose[i] ?? false,
+    })),
+  };
+}

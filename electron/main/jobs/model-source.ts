@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+import type { WeightsFormat } from '../../common/ipc-contract.js';
+import { PREPARED_MANIFEST, readPreparedManifest } from '../prep/prepared-manifest.js';
+
+/** Everything a run records about its model and needs to load it. */
+export interface ModelSource {
+  /** Stable id, e.g. "allenai--OLMoE-1B-7B-0924-Instruct@7f1c97f/int4-g128" or "local:tiny/int4-g32". */
+  readonly modelId: string;
+  readonly repo: string;
+  readonly revision: string;
+  /** Checkpoint folder: config.json, tokenizer files, BF16 safetensors. */
+  readonly modelDir: string;
+  /** qpacked-v1 folder for int4, null for bf16. */
+  readonly packedDir: string | null;
+  readonly weights: WeightsFormat;
+  /** The manifest as JSON text: prepared.json, or a listing of the folder's files for an unprepared checkpoint. */
+  readonly manifestJson: string;
+  readonly manifestSha256: string;
+}
+
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+async function findPackedDir(dir: string): Promise<string | null> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const packed = entries.filter((e) => e.isDirectory() && /^int4-g\d+$/.test(e.name)).map((e) => e.name).sort();
+  return packed[0] ? path.join(dir, packed[0]) : null;
+}
+
+/**
+ * Resolves `dir` as a prepared model (has prepared.json) or a plain checkpoint folder (has config.json, optionally
+ * an `int4-gN/` packed folder inside). Throws naming the folder when it is neither or lacks the requested weights.
+ */
+export async function resolveModelSource(dir: string, weights: WeightsFormat): Promise<ModelSource> {
+  const abs = path.resolve(dir);
+  if (existsSync(path.join(abs, PREPARED_MANIFEST))) {
+    const manifest = await readPreparedManifest(abs);
+    const text = await readFile(path.join(abs, PREPARED_MANIFEST));
+    const packedDir = manifest.pack ? path.join(abs, manifest.pack.dir) : null;
+    if (weights === 'int4' && !packedDir) throw new Error(`${abs}: prepared without INT4 packing; use --weights bf16 or prepare it again`);
+    const suffix = weights === 'int4' ? `int4-g${manifest.pack?.groupSize ?? 0}` : 'bf16';
+    return {
+      modelId: `${manifest.repo.split('/').join('--')}@${manifest.commit.slice(0, 7)}/${suffix}`,
+      repo: manifest.repo,
+      revision: manifest.commit,
+      modelDir: path.join(abs, manifest.source.dir),
+      packedDir: weights === 'int4' ? packedDir : null,
+      weights,
+      manifestJson: text.toString('utf8'),
+      manifestSha256: sha256(text),
+    };
+  }
+  if (!existsSync(path.join(abs, 'config.json'))) {
+    throw new Error(`${abs}: not a model folder (neither ${PREPARED_MANIFEST} nor config.json)`);
+  }
+  const packedDir = await findPackedDir(abs);
+  if (weights === 'int4' && !packedDir) throw new Error(`${abs}: no int4-gN/ packed folder; pack it first or use --weights bf16`);
+  const files: { path: string; size: number; sha256: string }[] = [];
+  const walk = async (d: string): Promise<void> => {
+    for (const e of (await readdir(d, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) files.push({ path: path.relative(abs, p).split(path.sep).join('/'), size: (await stat(p)).size, sha256: sha256(await readFile(p)) });
+    }
+  };
+  await walk(abs);
+  const manifestJson = `${JSON.stringify({ format: 'horizon-local-v1', dir: abs, files }, null, 2)}\n`;
+  const name = path.basename(abs);
+  return {
+    modelId: `local:${name}/${weights === 'int4' && packedDir ? path.basename(packedDir) : 'bf16'}`,
+    repo: `local/${name}`,
+    revision: sha256(manifestJson).slice(0, 40),
+    modelDir: abs,
+    packedDir: weights === 'int4' ? packedDir : null,
+    weights,
+    manifestJson,
+    manifestSha256: sha256(manifestJson),
+  };
+}

@@ -1,0 +1,67 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
+import { makeTestRepo, tempDir, TEST_REPO } from '../../main/prep/test-repo.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..');
+const CLI = path.join(ROOT, 'scripts', 'horizon.mjs');
+const SHARED = path.resolve(ROOT, '..', 'shared');
+
+let hub: HubServer;
+
+beforeAll(async () => {
+  hub = await startHubServer({
+    repos: { [TEST_REPO]: { dir: await makeTestRepo(tempDir('cli-repo')) } },
+    assets: { '/ifeval/input_data.jsonl': { file: path.join(SHARED, 'ifeval', 'input_data.jsonl') } },
+  });
+});
+
+afterAll(async () => {
+  await hub.close();
+});
+
+async function horizon(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, HF_HUB_CACHE: tempDir('nocache') } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('horizon prepare / assets', () => {
+  it('prepares a model with --no-pack, printing progress and file lines', async () => {
+    const dir = tempDir('cli-data');
+    const { code, stdout } = await horizon(['prepare', '--model', `${TEST_REPO}@main`, '--dir', dir, '--hub-url', hub.url, '--no-pack']);
+    const commit = hub.repoInfo(TEST_REPO).commit;
+    expect(code).toBe(0);
+    expect(stdout).toContain(`resolved ${TEST_REPO} to commit ${commit}`);
+    expect(stdout).toMatch(/download +100\.0%/);
+    expect(stdout).toMatch(/ok model-00001-of-00002\.safetensors \(.*downloaded\) sha256 [0-9a-f]{64}/);
+    expect(fs.existsSync(path.join(dir, 'models', 'test-org--tiny-olmoe', commit, 'prepared.json'))).toBe(true);
+  });
+
+  it('exits 1 with a clear message for an unknown repo', async () => {
+    const { code, stderr } = await horizon(['prepare', '--model', 'test-org/missing', '--dir', tempDir('cli-data'), '--hub-url', hub.url]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/horizon prepare: test-org\/missing@main: model repo 'test-org\/missing' not found/);
+  });
+
+  it('imports and reports the eval assets', async () => {
+    const dir = tempDir('cli-assets');
+    const partial = await horizon(['assets', '--dir', dir, '--import-ifeval', path.join(SHARED, 'ifeval', 'input_data.jsonl')]);
+    expect(partial.code).toBe(1);
+    expect(partial.stdout).toMatch(/ifeval +ready/);
+    expect(partial.stdout).toMatch(/punkt +missing/);
+    const full = await horizon(['assets', '--dir', dir, '--import-punkt', path.join(SHARED, 'nltk', 'punkt_english')]);
+    expect(full.code).toBe(0);
+    expect(full.stdout).toMatch(/punkt +ready/);
+  });
+});

@@ -1,0 +1,139 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import type { RunProgress } from '../../../../../electron/common/ipc-contract.js';
+import { migrate } from '../../../../../electron/main/db/open-database.js';
+import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
+import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
+import type { EvalRunDeps } from '../../../../../electron/main/jobs/eval-run.js';
+import { createEvalRun, executeEvalRun } from '../../../../../electron/main/jobs/eval-run.js';
+import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
+import { WorkerClient } from '../../../../../electron/main/worker-client.js';
+import { parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
+import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
+import { scorePrompt } from '../../../../../evals/ifeval/score.js';
+import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
+import type { PromptRecord } from '../../../../../evals/ifeval/types.js';
+import { inProcessWorkers } from '../in-process-spawner.js';
+import { createScriptedEngine } from '../../worker/scripted-engine.js';
+import { writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
+
+const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
+
+/** Replies that pass some checks and fail others: a comma fails punctuation:no_comma. */
+const reply = (ids: readonly number[]) => (ids.length % 2 === 0 ? 'short answer' : 'yes, with a comma');
+
+describe('eval-run job', () => {
+  let dir: string;
+  let records: PromptRecord[];
+  let tools: TextTools;
+  let source: ModelSource;
+  let db: Database.Database;
+  let generated: string[];
+  let deps: EvalRunDeps & { client: WorkerClient; workers: ReturnType<typeof inProcessWorkers> };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-evalrun-'));
+    await writeTinyTokenizer(dir);
+    const lines = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8').split('\n').filter(Boolean);
+    records = parsePromptRecords(lines.slice(0, 40).join('\n'), 'input_data.jsonl')
+      .filter((r) => !r.instruction_id_list.includes('language:response_language'))
+      .slice(0, 7);
+    tools = await loadTextTools({ punktDir: path.join(shared, 'nltk', 'punkt_english') });
+    source = {
+      modelId: 'local:tiny/int4-g32', repo: 'local/tiny', revision: 'r', modelDir: dir, packedDir: path.join(dir, 'int4-g32'),
+      weights: 'int4', manifestJson: '{}', manifestSha256: '0'.repeat(64),
+    };
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  beforeEach(() => {
+    db = new Database(':memory:');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+    generated = [];
+    const workers = inProcessWorkers(() => {
+      const engine = createScriptedEngine({ reply });
+      return {
+        probe: engine.probe,
+        load: async (req) => {
+          const m = await engine.load(req);
+          return {
+            ...m,
+            generate: (prompts, policy, onToken, signal) => {
+              generated.push(...prompts.map((p) => String(p.length)));
+              return m.generate(prompts, policy, onToken, signal);
+            },
+          };
+        },
+      };
+    });
+    const client = new WorkerClient(workers.spawner);
+    deps = { runs: new RunRepo(db), responses: new ResponseRepo(db), runtime: client, records, tools, client, workers };
+  });
+
+  const newRun = (runId: string, batch = 2) =>
+    createEvalRun(deps, { runId, source, limit: 5, batch, maxNewTokens: 32, appVersion: '0.1.0', datasetSha256: 'x' });
+
+  it('generates, scores and stores every prompt with progress', async () => {
+    const run = await newRun('r1');
+    expect(run).toMatchObject({ status: 'queued', total: 5, backend: 'CPU', policy: { stopTokenIds: [256], batch: 2, maxNewTokens: 32 } });
+    const events: RunProgress[] = [];
+    const final = await executeEvalRun(deps, 'r1', { onProgress: (p) => events.push(p) });
+    expect(final.status).toBe('completed');
+    const stored = deps.responses.all('r1');
+    expect(stored.map((r) => r.key)).toEqual(records.slice(0, 5).map((r) => r.key));
+    for (const s of stored) {
+      const rec = records.find((r) => r.key === s.key)!;
+      const expected = scorePrompt(rec, s.response, tools);
+      expect(s.verdicts.map((v) => v.strict)).toEqual(expected.strict);
+      expect(s.verdicts.map((v) => v.loose)).toEqual(expected.loose);
+      expect(s.finishReason).toBe('stop');
+      expect(['short answer', 'yes, with a comma']).toContain(s.response);
+    }
+    const done = events.filter((e) => e.status === 'running').map((e) => e.done);
+    expect(done).toEqual([0, 2, 4, 5]);
+    expect(events.at(-1)).toMatchObject({ status: 'completed', done: 5, total: 5, etaSeconds: 0 });
+    expect(deps.responses.figures('r1')).toMatchObject({ batches: 3 });
+    expect(deps.responses.figures('r1').generatedTokens).toBe(stored.reduce((n, r) => n + r.tokens, 0));
+  });
+
+  it('cancels after the in-flight batch and resumes without regenerating stored prompts', async () => {
+    await newRun('r2');
+    const controller = new AbortController();
+    const first = await executeEvalRun(deps, 'r2', {
+      signal: controller.signal,
+      onResponse: () => controller.abort(),
+    });
+    expect(first.status).toBe('cancelled');
+    expect(deps.responses.count('r2')).toBe(2);
+    expect(generated).toHaveLength(2);
+    const resumed = await executeEvalRun(deps, 'r2');
+    expect(resumed.status).toBe('completed');
+    expect(deps.responses.count('r2')).toBe(5);
+    expect(generated).toHaveLength(5);
+  });
+
+  it('ends the run as failed on a worker crash and resumes after a restart', async () => {
+    await newRun('r3');
+    let tokens = 0;
+    deps.client.onToken(() => {
+      if (++tokens === 30) deps.workers.crash();
+    });
+    const crashed = await executeEvalRun(deps, 'r3');
+    expect(crashed.status).toBe('failed');
+    expect(crashed.error).toMatch(/WORKER_CRASHED: the runtime worker stopped unexpectedly \(signal SIGKILL\)/);
+    const kept = deps.responses.count('r3');
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(5);
+    expect((await deps.client.restart()).ok).toBe(true);
+    const resumed = await executeEvalRun(deps, 'r3');
+    expect(resumed).toMatchObject({ status: 'completed', error: null });
+    expect(deps.responses.count('r3')).toBe(5);
+  });
+});
