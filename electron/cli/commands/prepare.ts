@@ -1,0 +1,130 @@
+import { parseArgs } from 'node:util';
+
+import { assertNever } from '../../common/result.js';
+import { defaultDataDir } from '../../main/data-dir.js';
+import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, prepareModel } from '../../main/prep/prepare-model.js';
+import { PrepError } from '../../main/prep/prep-error.js';
+import type { PrepEvent } from '../../main/prep/prep-events.js';
+
+export const summary = 'download, verify and INT4-pack a model (--model REPO[@REV] [--dir D] [--hub-url U] [--token T] [--no-pack])';
+
+const USAGE = `usage: horizon prepare [--model REPO[@REV]] [--dir DATA_DIR] [--hub-url URL] [--token T] [--no-pack]
+                       [--group-size G] [--verify] [--no-hf-cache] [--json]
+  --model        default ${DEFAULT_MODEL_REPO}@${DEFAULT_MODEL_REVISION}
+  --dir          data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
+  --token        Hub access token for gated or private repos (default $HF_TOKEN)
+  --no-pack      download and verify only; skip the INT4 pack
+  --verify       re-hash files already present instead of trusting their sizes
+  --no-hf-cache  do not reuse files from the huggingface_hub cache
+  --json         print every event as a JSON line`;
+
+function formatBytes(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
+  return `${n} B`;
+}
+
+function formatEta(sec: number | null): string {
+  if (sec === null || !Number.isFinite(sec)) return '--';
+  const s = Math.round(sec);
+  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+/** One human-readable line per event (progress lines are rate-limited by the caller). */
+export function formatPrepEvent(e: PrepEvent): string {
+  switch (e.type) {
+    case 'phase':
+      return `[${e.phase}] ${e.message}`;
+    case 'resolved':
+      return `resolved ${e.repo} to commit ${e.commit}: ${e.files.length} files, ${formatBytes(e.totalBytes)}`;
+    case 'progress': {
+      const pct = e.totalBytes > 0 ? ((100 * e.doneBytes) / e.totalBytes).toFixed(1) : '0.0';
+      return `${e.phase.padEnd(8)} ${pct.padStart(5)}%  ${formatBytes(e.doneBytes)} / ${formatBytes(e.totalBytes)}  ${formatBytes(e.bytesPerSec)}/s  ETA ${formatEta(e.etaSec)}${e.file ? `  ${e.file}` : ''}`;
+    }
+    case 'file':
+      return `ok ${e.path} (${formatBytes(e.size)}, ${e.source === 'download' ? 'downloaded' : e.source === 'hf-cache' ? 'from the HF cache' : 'already present'}) sha256 ${e.sha256}`;
+    case 'retry':
+      return `retry ${e.file} (attempt ${e.attempt}, in ${e.delayMs} ms): ${e.reason}`;
+    case 'warning':
+      return `warning: ${e.message}`;
+    case 'done':
+      return `ready: ${e.packedDir ?? e.modelDir} (manifest ${e.manifestPath})`;
+    default:
+      throw assertNever(e);
+  }
+}
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        model: { type: 'string' },
+        dir: { type: 'string' },
+        'hub-url': { type: 'string' },
+        token: { type: 'string' },
+        'no-pack': { type: 'boolean' },
+        'group-size': { type: 'string' },
+        verify: { type: 'boolean' },
+        'no-hf-cache': { type: 'boolean' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    console.error(`horizon prepare: ${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const [repo, revision] = values.model
+    ? ((at) => (at < 0 ? [values.model!, 'main'] : [values.model!.slice(0, at), values.model!.slice(at + 1)]))(values.model.indexOf('@'))
+    : [DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION];
+  const groupSize = values['group-size'] !== undefined ? Number(values['group-size']) : undefined;
+  if (groupSize !== undefined && (!Number.isInteger(groupSize) || groupSize < 2 || groupSize % 2 !== 0)) {
+    console.error(`horizon prepare: --group-size must be an even integer, got '${values['group-size']}'`);
+    return 2;
+  }
+  const token = values.token ?? process.env.HF_TOKEN;
+  const ac = new AbortController();
+  const onSigint = (): void => ac.abort();
+  process.once('SIGINT', onSigint);
+  let lastProgress = 0;
+  try {
+    const result = await prepareModel({
+      repo,
+      revision,
+      dataDir: values.dir ?? defaultDataDir(),
+      signal: ac.signal,
+      pack: !values['no-pack'],
+      verify: values.verify === true,
+      ...(values['no-hf-cache'] ? { hfCacheDir: null } : {}),
+      ...(values['hub-url'] ? { hubUrl: values['hub-url'] } : {}),
+      ...(token ? { token } : {}),
+      ...(groupSize !== undefined ? { groupSize } : {}),
+      onEvent: (e) => {
+        if (values.json) return console.log(JSON.stringify(e));
+        if (e.type === 'progress') {
+          const now = Date.now();
+          if (now - lastProgress < 1000 && e.doneBytes < e.totalBytes) return;
+          lastProgress = now;
+        }
+        console.log(formatPrepEvent(e));
+      },
+    });
+    if (!values.json) console.log(`prepared ${repo}@${result.commit} in ${result.modelDir}`);
+    return 0;
+  } catch (error) {
+    if (error instanceof PrepError) {
+      console.error(`horizon prepare: ${error.message}${error.code === 'CANCELLED' ? ' (run the same command again to resume)' : ''}`);
+      return error.code === 'CANCELLED' ? 130 : 1;
+    }
+    throw error;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
