@@ -1,0 +1,201 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+
+import { ZipFile } from 'yazl';
+
+import { formatEvalResults } from '../../../evals/ifeval/eval-results.js';
+import { summarize } from '../../../evals/ifeval/summary.js';
+import type { EvalResultRow, InstructionId } from '../../../evals/ifeval/types.js';
+import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
+import type { RunRecord, RunRepo } from '../db/run-repo.js';
+
+/** Version tag of the result ZIP layout, in manifest.json. */
+export const RESULT_FORMAT = 'horizon-result-v1';
+
+/** The files of a result ZIP besides manifest.json, in archive order. */
+export const RESULT_FILES = [
+  'responses.jsonl',
+  'input_data.jsonl',
+  'eval_results_strict.jsonl',
+  'eval_results_loose.jsonl',
+  'summary.json',
+  'performance.json',
+] as const;
+
+export interface ResultManifestFile {
+  readonly name: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+/** manifest.json of a result ZIP. */
+export interface ResultManifest {
+  readonly format: typeof RESULT_FORMAT;
+  readonly run: {
+    readonly id: string;
+    readonly status: string;
+    readonly createdAt: string;
+    readonly finishedAt: string | null;
+    readonly total: number;
+    readonly responses: number;
+    readonly datasetSha256: string;
+  };
+  readonly model: {
+    readonly id: string;
+    readonly repo: string;
+    readonly revision: string;
+    readonly weights: string;
+    readonly manifestSha256: string;
+    /** The model's own manifest (prepared.json or a folder listing), parsed. */
+    readonly manifest: unknown;
+  };
+  readonly appVersion: string;
+  readonly backend: { readonly backend: string; readonly device: string; readonly residency: string };
+  readonly policy: RunRecord['policy'];
+  readonly files: readonly ResultManifestFile[];
+}
+
+/** One line of responses.jsonl. */
+export interface ResponseLine {
+  readonly key: number;
+  readonly prompt: string;
+  readonly response: string;
+  readonly tokens: number;
+  readonly finish_reason: string;
+  readonly timings: { readonly ttft_ms: number | null; readonly decode_tokens_per_second: number | null };
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const jsonl = (rows: readonly unknown[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join('');
+
+function evalRows(stored: readonly StoredResponseWithPass[], mode: 'strict' | 'loose'): EvalResultRow[] {
+  return stored.map((r) => {
+    const list = r.verdicts.map((v) => (mode === 'strict' ? v.strict : v.loose));
+    return {
+      follow_all_instructions: list.every(Boolean),
+      follow_instruction_list: list,
+      instruction_id_list: r.verdicts.map((v) => v.instructionId as InstructionId),
+      prompt: r.prompt,
+      response: r.response,
+    };
+  });
+}
+
+/** The lines of input_data.jsonl a run used: the first `total` non-empty lines of the dataset file, verbatim. */
+export function inputLinesForRun(inputDataText: string, total: number): string {
+  const lines = inputDataText.split('\n').filter((l) => l.trim() !== '');
+  return lines.slice(0, total).map((l) => `${l.replace(/\r$/, '')}\n`).join('');
+}
+
+export interface WriteResultZipOptions {
+  readonly runs: RunRepo;
+  readonly responses: ResponseRepo;
+  /** The full input_data.jsonl text the run used (its sha256 is recorded with the run). */
+  readonly inputDataText: string;
+}
+
+/** Builds the ZIP's files (everything but manifest.json) from the database. */
+export function buildResultFiles(opts: WriteResultZipOptions, runId: string): { run: RunRecord; files: Map<string, Buffer> } {
+  const run = opts.runs.require(runId);
+  const datasetSha = sha256(Buffer.from(opts.inputDataText, 'utf8'));
+  if (datasetSha !== run.datasetSha256) {
+    throw new Error(`run ${runId} used input_data.jsonl with sha256 ${run.datasetSha256}, but the one given has ${datasetSha}`);
+  }
+  const stored = opts.responses.all(runId);
+  const strict = evalRows(stored, 'strict');
+  const loose = evalRows(stored, 'loose');
+  const summary = summarize(strict, loose);
+  const figures = opts.responses.figures(runId);
+  const responseLines: ResponseLine[] = stored.map((r) => ({
+    key: r.key,
+    prompt: r.prompt,
+    response: r.response,
+    tokens: r.tokens,
+    finish_reason: r.finishReason,
+    timings: { ttft_ms: r.ttftMs, decode_tokens_per_second: r.decodeTokensPerSecond },
+  }));
+  const performance = {
+    backend: run.backend,
+    device: run.deviceLabel,
+    residency: run.residency,
+    batches: figures.batches,
+    generated_tokens: figures.generatedTokens,
+    wall_seconds: figures.wallMs / 1000,
+    mean_ttft_ms: figures.meanTtftMs,
+    mean_decode_tokens_per_second: figures.meanDecodeTokensPerSecond,
+    overall_tokens_per_second: figures.wallMs > 0 ? figures.generatedTokens / (figures.wallMs / 1000) : null,
+    peak_vram_bytes: run.backend === 'CPU' ? null : figures.peakVramBytes,
+    h2d_bytes: run.backend === 'CPU' ? null : figures.h2dBytes,
+  };
+  const files = new Map<string, Buffer>([
+    ['responses.jsonl', Buffer.from(jsonl(responseLines))],
+    ['input_data.jsonl', Buffer.from(inputLinesForRun(opts.inputDataText, run.total))],
+    ['eval_results_strict.jsonl', Buffer.from(formatEvalResults(strict))],
+    ['eval_results_loose.jsonl', Buffer.from(formatEvalResults(loose))],
+    ['summary.json', Buffer.from(`${JSON.stringify({ ...summary, keys: stored.map((r) => r.key) }, null, 2)}\n`)],
+    ['performance.json', Buffer.from(`${JSON.stringify(performance, null, 2)}\n`)],
+  ]);
+  return { run, files };
+}
+
+/**
+ * Writes the run's result ZIP to `outPath` (through a temp file renamed into place) and returns its size and sha256.
+ */
+export async function writeResultZip(
+  opts: WriteResultZipOptions,
+  runId: string,
+  outPath: string,
+): Promise<{ path: string; bytes: number; sha256: string }> {
+  const { run, files } = buildResultFiles(opts, runId);
+  let parsedModelManifest: unknown;
+  try {
+    parsedModelManifest = JSON.parse(run.manifestJson);
+  } catch {
+    parsedModelManifest = run.manifestJson;
+  }
+  const manifest: ResultManifest = {
+    format: RESULT_FORMAT,
+    run: {
+      id: run.id,
+      status: run.status,
+      createdAt: run.createdAt,
+      finishedAt: run.finishedAt,
+      total: run.total,
+      responses: opts.responses.count(runId),
+      datasetSha256: run.datasetSha256,
+    },
+    model: {
+      id: run.modelId,
+      repo: run.modelRepo,
+      revision: run.modelRevision,
+      weights: run.weights,
+      manifestSha256: run.manifestSha256,
+      manifest: parsedModelManifest,
+    },
+    appVersion: run.appVersion,
+    backend: { backend: run.backend, device: run.deviceLabel, residency: run.residency },
+    policy: run.policy,
+    files: [...files].map(([name, b]) => ({ name, bytes: b.length, sha256: sha256(b) })),
+  };
+  const out = path.resolve(outPath);
+  await mkdir(path.dirname(out), { recursive: true });
+  const tmp = `${out}.${process.pid}.${Date.now()}.tmp`;
+  const zip = new ZipFile();
+  const mtime = new Date(run.finishedAt ?? run.createdAt);
+  zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), 'manifest.json', { mtime });
+  for (const [name, b] of files) zip.addBuffer(b, name, { mtime });
+  zip.end();
+  const hash = createHash('sha256');
+  zip.outputStream.on('data', (chunk: Buffer) => hash.update(chunk));
+  try {
+    await pipeline(zip.outputStream, createWriteStream(tmp));
+    await rename(tmp, out);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw new Error(`${out}: writing the result ZIP failed (${(e as Error).message})`, { cause: e });
+  }
+  return { path: out, bytes: (await stat(out)).size, sha256: hash.digest('hex') };
+}
