@@ -1,0 +1,70 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
+import { scoreFiles } from '../../../evals/ifeval/node/score-files.js';
+
+export const summary = 'score IFEval responses (strict + loose) and write eval_results_*.jsonl and summary.json';
+
+const USAGE =
+  'usage: horizon score --input INPUT.jsonl --responses RESPONSES.jsonl --out DIR [--punkt DIR] [--no-official-check]\n' +
+  '  --input              IFEval input_data.jsonl (a 541-row file must be the official one, sha256-checked)\n' +
+  '  --responses          JSONL rows {"prompt", "response"}, matched to the input by prompt text\n' +
+  '  --out                folder for eval_results_strict.jsonl, eval_results_loose.jsonl, summary.json\n' +
+  '  --punkt              Punkt English parameters (default ../shared/nltk/punkt_english, else $HORIZON_DATA_DIR/nltk/punkt_english)\n' +
+  '  --no-official-check  score an edited 541-row input without the sha256 check';
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+const pct = (x: number): string => `${(x * 100).toFixed(2)}%`;
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        input: { type: 'string' },
+        responses: { type: 'string' },
+        out: { type: 'string' },
+        punkt: { type: 'string' },
+        'no-official-check': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    console.error(`horizon score: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!values.input || !values.responses || !values.out) {
+    console.error(`horizon score: --input, --responses and --out are required\n${USAGE}`);
+    return 2;
+  }
+  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, ...(values.punkt ? { explicit: values.punkt } : {}) });
+  const { report, files } = await scoreFiles({
+    input: values.input,
+    responses: values.responses,
+    outDir: values.out,
+    punktDir,
+    expectOfficial: values['no-official-check'] ? false : 'auto',
+  });
+  const s = report.summary;
+  console.log(`scored ${s.promptsScored} prompts, ${s.instructionsScored} instructions`);
+  console.log(`prompt-level:      strict ${pct(s.promptLevelStrictAccuracy)}  loose ${pct(s.promptLevelLooseAccuracy)}`);
+  console.log(`instruction-level: strict ${pct(s.instructionLevelStrictAccuracy)}  loose ${pct(s.instructionLevelLooseAccuracy)}`);
+  if (s.missing.length > 0) {
+    console.log(`missing responses (${s.missing.length}, not scored): keys ${s.missing.map((m) => m.key).join(', ')}`);
+  }
+  if (s.unmatchedResponsePrompts.length > 0) {
+    console.log(`responses whose prompt is not in the input (${s.unmatchedResponsePrompts.length}, ignored)`);
+  }
+  console.log(`wrote ${files.strict}\n      ${files.loose}\n      ${files.summary}`);
+  return 0;
+}

@@ -1,0 +1,32 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+/** Files a Punkt parameter folder must hold (shared/nltk/punkt_english). */
+const PUNKT_FILES = ['abbrev_types.txt', 'collocations.tab', 'sent_starters.txt', 'ortho_context.tab'];
+
+/**
+ * The Punkt English parameter folder: `explicit` when given, else `<repoRoot>/../shared/nltk/punkt_english` when
+ * present, else `$HORIZON_DATA_DIR/nltk/punkt_english`. Throws an error naming every place looked at when the
+ * folder or one of its files is missing.
+ */
+export function resolvePunktDir(opts: {
+  readonly repoRoot: string;
+  readonly explicit?: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}): string {
+  const env = opts.env ?? process.env;
+  const candidates = opts.explicit
+    ? [path.resolve(opts.explicit)]
+    : [
+        path.resolve(opts.repoRoot, '..', 'shared', 'nltk', 'punkt_english'),
+        ...(env.HORIZON_DATA_DIR ? [path.resolve(env.HORIZON_DATA_DIR, 'nltk', 'punkt_english')] : []),
+      ];
+  for (const dir of candidates) {
+    if (PUNKT_FILES.every((f) => existsSync(path.join(dir, f)))) return dir;
+  }
+  const where = candidates.join(', ');
+  throw new Error(
+    `Punkt English parameters not found (looked in ${where}${opts.explicit || env.HORIZON_DATA_DIR ? '' : '; HORIZON_DATA_DIR is not set'}): ` +
+      `a folder with ${PUNKT_FILES.join(', ')} is needed; pass --punkt DIR`,
+  );
+}
