@@ -95,7 +95,7 @@ describe('result ZIP: write and verify', () => {
   });
 
   it('reads back clean with unzip -t', () => {
-    let out = '';
+    let out: string;
     try {
       out = execFileSync('unzip', ['-t', good], { encoding: 'utf8' });
     } catch (e) {
