@@ -1,5 +1,6 @@
 #include <napi.h>
 
+#include "model-wrap.h"
 #include "rt/rt-device.h"
 
 namespace {
@@ -28,7 +29,8 @@ Napi::Value probe_devices(const Napi::CallbackInfo & info) {
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("probeDevices", Napi::Function::New(env, probe_devices));
-  exports.Set("abiVersion", Napi::Number::New(env, 1));
+  exports.Set("abiVersion", Napi::Number::New(env, 2));
+  horizon_addon::model_wrap_init(env, exports);
   return exports;
 }
 

@@ -1,0 +1,358 @@
+// Node glue for rt-runtime.h: loadModel, the model handle (info, logits, generate, close) and pack. Long work runs
+// off the JS thread; tokens, progress and the final result travel through one thread-safe function per request,
+// so the result always arrives after the last token.
+#include "model-wrap.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rt/rt-runtime.h"
+
+namespace horizon_addon {
+
+namespace {
+
+Napi::FunctionReference * g_model_ctor = nullptr;
+
+std::string get_string(const Napi::Object & o, const char * key, const std::string & def) {
+  Napi::Value v = o.Get(key);
+  return v.IsString() ? v.As<Napi::String>().Utf8Value() : def;
+}
+
+double get_number(const Napi::Object & o, const char * key, double def) {
+  Napi::Value v = o.Get(key);
+  return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : def;
+}
+
+std::vector<int32_t> to_tokens(Napi::Env env, const Napi::Value & v, const char * what) {
+  std::vector<int32_t> out;
+  if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_int32_array) {
+    Napi::Int32Array a = v.As<Napi::Int32Array>();
+    out.assign(a.Data(), a.Data() + a.ElementLength());
+  } else if (v.IsArray()) {
+    Napi::Array a = v.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) {
+      Napi::Value x = a.Get(i);
+      if (!x.IsNumber()) throw Napi::TypeError::New(env, std::string(what) + " must hold integers");
+      out.push_back(x.As<Napi::Number>().Int32Value());
+    }
+  } else {
+    throw Napi::TypeError::New(env, std::string(what) + " must be an array of token ids or an Int32Array");
+  }
+  return out;
+}
+
+class model_wrap : public Napi::ObjectWrap<model_wrap> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "NativeModelHandle",
+                       {InstanceMethod("info", &model_wrap::info), InstanceMethod("logits", &model_wrap::logits),
+                        InstanceMethod("generate", &model_wrap::generate), InstanceMethod("close", &model_wrap::close)});
+  }
+  explicit model_wrap(const Napi::CallbackInfo & info) : Napi::ObjectWrap<model_wrap>(info) {}
+  std::shared_ptr<rt::model> model;
+
+ private:
+  std::shared_ptr<rt::model> need(Napi::Env env) {
+    if (!model) throw Napi::Error::New(env, "the model is closed");
+    return model;
+  }
+
+  Napi::Value info(const Napi::CallbackInfo & ci) {
+    Napi::Env env = ci.Env();
+    rt::model_info i = rt::rt_model_info(*need(env));
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("backend", i.backend);
+    o.Set("weights", i.weights);
+    o.Set("dir", i.dir);
+    o.Set("groupSize", i.group_size);
+    o.Set("hiddenSize", i.hidden_size);
+    o.Set("intermediateSize", i.intermediate_size);
+    o.Set("numLayers", i.num_hidden_layers);
+    o.Set("numHeads", i.num_attention_heads);
+    o.Set("numKvHeads", i.num_key_value_heads);
+    o.Set("headDim", i.head_dim);
+    o.Set("numExperts", i.num_experts);
+    o.Set("expertsPerToken", i.num_experts_per_tok);
+    o.Set("vocabSize", i.vocab_size);
+    o.Set("maxContext", i.max_context);
+    Napi::Array eos = Napi::Array::New(env, i.eos_token_ids.size());
+    for (size_t k = 0; k < i.eos_token_ids.size(); ++k) eos.Set(static_cast<uint32_t>(k), i.eos_token_ids[k]);
+    o.Set("eosTokenIds", eos);
+    o.Set("weightBytes", static_cast<double>(i.weight_bytes));
+    o.Set("threads", i.threads);
+    o.Set("simd", i.simd);
+    return o;
+  }
+
+  Napi::Value logits(const Napi::CallbackInfo & ci);
+  Napi::Value generate(const Napi::CallbackInfo & ci);
+  Napi::Value close(const Napi::CallbackInfo & ci) {
+    model.reset();  // running requests keep their own reference until they finish
+    return ci.Env().Undefined();
+  }
+};
+
+class load_worker : public Napi::AsyncWorker {
+ public:
+  load_worker(Napi::Env env, rt::model_load_options o) : Napi::AsyncWorker(env), opts_(std::move(o)), deferred_(env) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    std::string err;
+    model_ = rt::rt_model_load(opts_, err);
+    if (!model_) SetError(err);
+  }
+  void OnOK() override {
+    Napi::Object obj = g_model_ctor->New({});
+    model_wrap::Unwrap(obj)->model = model_;
+    deferred_.Resolve(obj);
+  }
+  void OnError(const Napi::Error & e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  rt::model_load_options opts_;
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<rt::model> model_;
+};
+
+class logits_worker : public Napi::AsyncWorker {
+ public:
+  logits_worker(Napi::Env env, std::shared_ptr<rt::model> m, std::vector<int32_t> t)
+      : Napi::AsyncWorker(env), model_(std::move(m)), tokens_(std::move(t)), deferred_(env) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    std::string err;
+    if (!rt::rt_model_logits(*model_, tokens_, out_, err)) SetError(err);
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::Array arr = Napi::Array::New(env, out_.size());
+    for (size_t i = 0; i < out_.size(); ++i) {
+      Napi::Float32Array row = Napi::Float32Array::New(env, out_[i].size());
+      std::copy(out_[i].begin(), out_[i].end(), row.Data());
+      arr.Set(static_cast<uint32_t>(i), row);
+    }
+    deferred_.Resolve(arr);
+  }
+  void OnError(const Napi::Error & e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  std::shared_ptr<rt::model> model_;
+  std::vector<int32_t> tokens_;
+  std::vector<std::vector<float>> out_;
+  Napi::Promise::Deferred deferred_;
+};
+
+Napi::Value model_wrap::logits(const Napi::CallbackInfo & ci) {
+  Napi::Env env = ci.Env();
+  auto m = need(env);
+  auto * w = new logits_worker(env, m, to_tokens(env, ci[0], "tokens"));
+  Napi::Promise p = w->promise();
+  w->Queue();
+  return p;
+}
+
+// One event from a worker thread to JS: a token, a progress report, or the end of the request.
+struct job_event {
+  enum class kind { token, progress, done } type = kind::token;
+  int index = 0;
+  int32_t token = 0;
+  double done_bytes = 0, total_bytes = 0;
+};
+
+struct generate_job {
+  std::shared_ptr<rt::model> model;
+  rt::generate_request request;
+  std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+  std::vector<rt::generate_result> results;
+  rt::generate_stats stats;
+  std::string error;
+  bool ok = false;
+  std::string callback_error;
+  Napi::Promise::Deferred deferred;
+  Napi::ThreadSafeFunction tsfn;
+  explicit generate_job(Napi::Env env) : deferred(env) {}
+};
+
+Napi::Object result_object(Napi::Env env, const generate_job & job) {
+  Napi::Object out = Napi::Object::New(env);
+  Napi::Array results = Napi::Array::New(env, job.results.size());
+  for (size_t i = 0; i < job.results.size(); ++i) {
+    const rt::generate_result & r = job.results[i];
+    Napi::Object o = Napi::Object::New(env);
+    Napi::Array toks = Napi::Array::New(env, r.tokens.size());
+    for (size_t k = 0; k < r.tokens.size(); ++k) toks.Set(static_cast<uint32_t>(k), r.tokens[k]);
+    o.Set("tokens", toks);
+    o.Set("promptTokens", r.prompt_tokens);
+    o.Set("timeToFirstTokenMs", r.time_to_first_token_ms);
+    o.Set("decodeTokensPerSecond", r.decode_tokens_per_s);
+    o.Set("finishReason", r.finish_reason);
+    results.Set(static_cast<uint32_t>(i), o);
+  }
+  out.Set("results", results);
+  Napi::Object s = Napi::Object::New(env);
+  s.Set("prefillMs", job.stats.prefill_ms);
+  s.Set("decodeMs", job.stats.decode_ms);
+  s.Set("expertHits", static_cast<double>(job.stats.expert_hits));
+  s.Set("expertMisses", static_cast<double>(job.stats.expert_misses));
+  s.Set("h2dBytes", static_cast<double>(job.stats.h2d_bytes));
+  s.Set("d2hBytes", static_cast<double>(job.stats.d2h_bytes));
+  s.Set("peakMemoryBytes", static_cast<double>(job.stats.peak_memory_bytes));
+  out.Set("stats", s);
+  return out;
+}
+
+Napi::Function noop(Napi::Env env) {
+  return Napi::Function::New(env, [](const Napi::CallbackInfo & ci) { return ci.Env().Undefined(); });
+}
+
+Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
+  Napi::Env env = ci.Env();
+  auto m = need(env);
+  if (!ci[0].IsObject()) throw Napi::TypeError::New(env, "generate: the request must be an object");
+  Napi::Object req = ci[0].As<Napi::Object>();
+  auto job = std::make_shared<generate_job>(env);
+  job->model = m;
+  Napi::Value prompts = req.Get("prompts");
+  if (!prompts.IsArray()) throw Napi::TypeError::New(env, "generate: request.prompts must be an array of token arrays");
+  Napi::Array pa = prompts.As<Napi::Array>();
+  for (uint32_t i = 0; i < pa.Length(); ++i) job->request.prompts.push_back(to_tokens(env, pa.Get(i), "request.prompts[i]"));
+  job->request.max_new_tokens = static_cast<int>(get_number(req, "maxNewTokens", 256));
+  Napi::Value stops = req.Get("stopTokens");
+  if (!stops.IsUndefined() && !stops.IsNull()) job->request.stop_tokens = to_tokens(env, stops, "request.stopTokens");
+  Napi::Function cb = ci.Length() > 1 && ci[1].IsFunction() ? ci[1].As<Napi::Function>() : noop(env);
+  job->tsfn = Napi::ThreadSafeFunction::New(env, cb, "horizon-generate", 0, 1);
+
+  std::thread([job] {
+    rt::token_callback on_token = [job](int index, int32_t token) {
+      auto * ev = new job_event{job_event::kind::token, index, token, 0, 0};
+      job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function fn, job_event * e) {
+        try {
+          fn.Call({Napi::Number::New(env, e->index), Napi::Number::New(env, e->token)});
+        } catch (const Napi::Error & err) {
+          if (job->callback_error.empty()) job->callback_error = err.Message();
+          job->cancel->store(true);
+        }
+        delete e;
+      });
+    };
+    job->ok = rt::rt_model_generate(*job->model, job->request, job->cancel.get(), on_token, job->results, job->stats, job->error);
+    job->model.reset();
+    auto * ev = new job_event{job_event::kind::done, 0, 0, 0, 0};
+    job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function, job_event * e) {
+      delete e;
+      if (!job->ok) job->deferred.Reject(Napi::Error::New(env, job->error).Value());
+      else if (!job->callback_error.empty()) job->deferred.Reject(Napi::Error::New(env, "onToken threw: " + job->callback_error).Value());
+      else job->deferred.Resolve(result_object(env, *job));
+    });
+    job->tsfn.Release();
+  }).detach();
+
+  Napi::Object handle = Napi::Object::New(env);
+  handle.Set("promise", job->deferred.Promise());
+  auto cancel = job->cancel;
+  handle.Set("cancel", Napi::Function::New(env, [cancel](const Napi::CallbackInfo & c) {
+    cancel->store(true);
+    return c.Env().Undefined();
+  }));
+  return handle;
+}
+
+Napi::Value load_model(const Napi::CallbackInfo & ci) {
+  Napi::Env env = ci.Env();
+  if (!ci[0].IsObject()) throw Napi::TypeError::New(env, "loadModel: options must be an object");
+  Napi::Object o = ci[0].As<Napi::Object>();
+  rt::model_load_options opts;
+  opts.dir = get_string(o, "dir", "");
+  if (opts.dir.empty()) throw Napi::TypeError::New(env, "loadModel: options.dir is required");
+  opts.weights = get_string(o, "weights", "bf16");
+  opts.backend = get_string(o, "backend", "cpu");
+  opts.threads = static_cast<int>(get_number(o, "threads", 0));
+  opts.max_context = static_cast<int>(get_number(o, "maxContext", 0));
+  opts.expert_budget_bytes = static_cast<int64_t>(get_number(o, "expertBudget", 0));
+  auto * w = new load_worker(env, opts);
+  Napi::Promise p = w->promise();
+  w->Queue();
+  return p;
+}
+
+struct pack_job {
+  rt::pack_options options;
+  rt::pack_result result;
+  std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+  std::string error;
+  bool ok = false;
+  Napi::Promise::Deferred deferred;
+  Napi::ThreadSafeFunction tsfn;
+  explicit pack_job(Napi::Env env) : deferred(env) {}
+};
+
+Napi::Value pack(const Napi::CallbackInfo & ci) {
+  Napi::Env env = ci.Env();
+  if (!ci[0].IsObject()) throw Napi::TypeError::New(env, "pack: options must be an object");
+  Napi::Object o = ci[0].As<Napi::Object>();
+  auto job = std::make_shared<pack_job>(env);
+  job->options.src_dir = get_string(o, "src", "");
+  job->options.dst_dir = get_string(o, "dst", "");
+  if (job->options.src_dir.empty() || job->options.dst_dir.empty()) throw Napi::TypeError::New(env, "pack: src and dst are required");
+  job->options.group_size = static_cast<int>(get_number(o, "groupSize", 0));
+  job->options.threads = static_cast<int>(get_number(o, "threads", 0));
+  const double shard = get_number(o, "shardBytes", 0);
+  if (shard > 0) job->options.shard_bytes = static_cast<uint64_t>(shard);
+  Napi::Function cb = ci.Length() > 1 && ci[1].IsFunction() ? ci[1].As<Napi::Function>() : noop(env);
+  job->tsfn = Napi::ThreadSafeFunction::New(env, cb, "horizon-pack", 0, 1);
+  std::thread([job] {
+    auto progress = [job](uint64_t done, uint64_t total) {
+      auto * ev = new job_event{job_event::kind::progress, 0, 0, static_cast<double>(done), static_cast<double>(total)};
+      job->tsfn.BlockingCall(ev, [](Napi::Env env, Napi::Function fn, job_event * e) {
+        try {
+          fn.Call({Napi::Number::New(env, e->done_bytes), Napi::Number::New(env, e->total_bytes)});
+        } catch (const Napi::Error &) {
+        }
+        delete e;
+      });
+    };
+    job->ok = rt::rt_qpacked_pack(job->options, progress, job->cancel.get(), job->result, job->error);
+    auto * ev = new job_event{job_event::kind::done, 0, 0, 0, 0};
+    job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function, job_event * e) {
+      delete e;
+      if (!job->ok) {
+        job->deferred.Reject(Napi::Error::New(env, job->error).Value());
+        return;
+      }
+      Napi::Object r = Napi::Object::New(env);
+      r.Set("groupSize", job->result.group_size);
+      Napi::Array s = Napi::Array::New(env, job->result.source_files.size());
+      for (size_t i = 0; i < job->result.source_files.size(); ++i) s.Set(static_cast<uint32_t>(i), job->result.source_files[i]);
+      Napi::Array d = Napi::Array::New(env, job->result.output_files.size());
+      for (size_t i = 0; i < job->result.output_files.size(); ++i) d.Set(static_cast<uint32_t>(i), job->result.output_files[i]);
+      r.Set("sourceFiles", s);
+      r.Set("outputFiles", d);
+      r.Set("sourceBytes", static_cast<double>(job->result.source_bytes));
+      job->deferred.Resolve(r);
+    });
+    job->tsfn.Release();
+  }).detach();
+  Napi::Object handle = Napi::Object::New(env);
+  handle.Set("promise", job->deferred.Promise());
+  auto cancel = job->cancel;
+  handle.Set("cancel", Napi::Function::New(env, [cancel](const Napi::CallbackInfo & c) {
+    cancel->store(true);
+    return c.Env().Undefined();
+  }));
+  return handle;
+}
+
+}  // namespace
+
+void model_wrap_init(Napi::Env env, Napi::Object exports) {
+  Napi::Function ctor = model_wrap::define(env);
+  g_model_ctor = new Napi::FunctionReference(Napi::Persistent(ctor));
+  exports.Set("loadModel", Napi::Function::New(env, load_model));
+  exports.Set("pack", Napi::Function::New(env, pack));
+}
+
+}  // namespace horizon_addon

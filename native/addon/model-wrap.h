@@ -1,0 +1,9 @@
+#pragma once
+#include <napi.h>
+
+namespace horizon_addon {
+
+/** Registers loadModel (Promise<NativeModelHandle>) and pack on `exports`. */
+void model_wrap_init(Napi::Env env, Napi::Object exports);
+
+}  // namespace horizon_addon

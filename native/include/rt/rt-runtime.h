@@ -1,0 +1,108 @@
+#pragma once
+// The public C++ API of the runtime used by the Node addon: load an OLMoE model folder on a backend, compute
+// logits, generate greedily for a batch of prompts, and pack a checkpoint to qpacked-v1.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rt {
+
+class model;
+
+/** What to load and where to run it. */
+struct model_load_options {
+  std::string dir;
+  std::string weights = "bf16";  // "bf16" (source checkpoint, FP32 math) or "int4" (qpacked-v1 folder)
+  std::string backend = "cpu";   // "cpu" or "cuda"
+  int threads = 0;               // CPU threads; 0 = all cores
+  int max_context = 0;           // tokens per sequence; 0 = max_position_embeddings
+  int64_t expert_budget_bytes = 0;  // CUDA expert residency budget; 0 = backend default
+};
+
+/** Static facts about a loaded model. */
+struct model_info {
+  std::string backend;  // "cpu" or "cuda"
+  std::string weights;  // "bf16" or "int4"
+  std::string dir;
+  int group_size = 0;
+  int hidden_size = 0, intermediate_size = 0, num_hidden_layers = 0, num_attention_heads = 0, num_key_value_heads = 0;
+  int head_dim = 0, num_experts = 0, num_experts_per_tok = 0, vocab_size = 0, max_context = 0;
+  std::vector<int> eos_token_ids;
+  uint64_t weight_bytes = 0;
+  int threads = 0;
+  bool simd = false;  // CPU AVX2 kernels in use
+};
+
+/** Loads a model; nullptr with `error` (naming the file/tensor at fault) on failure. */
+std::shared_ptr<model> rt_model_load(const model_load_options & options, std::string & error);
+model_info rt_model_info(const model & m);
+
+/** Logits for every position of `tokens` (one vocab-sized row each) from a fresh sequence. */
+bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector<std::vector<float>> & logits,
+                     std::string & error);
+
+/** A batch of greedy generations. */
+struct generate_request {
+  std::vector<std::vector<int32_t>> prompts;
+  int max_new_tokens = 256;
+  std::vector<int32_t> stop_tokens;  // generation of a prompt ends after emitting one of these
+};
+
+/** Per-prompt outcome and figures. */
+struct generate_result {
+  std::vector<int32_t> tokens;      // generated tokens, including a final stop token
+  int prompt_tokens = 0;
+  double time_to_first_token_ms = 0;  // from the start of the request to the first generated token
+  double decode_tokens_per_s = 0;     // tokens after the first / time after the first
+  std::string finish_reason;          // "stop" | "length" | "cancelled"
+};
+
+/** Request-wide figures (backend counters: fields that do not apply are 0). */
+struct generate_stats {
+  double prefill_ms = 0;
+  double decode_ms = 0;
+  uint64_t expert_hits = 0, expert_misses = 0, h2d_bytes = 0, d2h_bytes = 0, peak_memory_bytes = 0;
+};
+
+/** Called on the generating thread for each new token of prompt `index`. */
+using token_callback = std::function<void(int index, int32_t token)>;
+
+/**
+ * Prefills all prompts in one batched step, then decodes them together until each stops, reaches max_new_tokens
+ * or the context limit, or `cancel` becomes true (checked before every step). Calls on one model are serialised.
+ */
+bool rt_model_generate(model & m, const generate_request & request, const std::atomic<bool> * cancel,
+                       const token_callback & on_token, std::vector<generate_result> & results,
+                       generate_stats & stats, std::string & error);
+
+/** Options of the qpacked-v1 packer. */
+struct pack_options {
+  std::string src_dir;
+  std::string dst_dir;
+  int group_size = 0;   // 0 = default rule (128, else largest of 64..8 dividing every expert `in`)
+  int threads = 0;      // 0 = all cores
+  uint64_t shard_bytes = 2000000000ull;  // target output shard size
+};
+
+/** What the packer wrote, for the manifest. */
+struct pack_result {
+  int group_size = 0;
+  std::vector<std::string> source_files;  // names relative to src_dir that were read or copied
+  std::vector<std::string> output_files;  // names relative to dst_dir
+  uint64_t source_bytes = 0;
+};
+
+/** Progress: bytes of source tensors processed so far, of `total`. */
+using pack_progress = std::function<void(uint64_t done, uint64_t total)>;
+
+/**
+ * Packs a source OLMoE checkpoint to qpacked-v1 (everything but horizon-manifest.json), streaming tensor by
+ * tensor; each output is written under a temporary name and renamed when complete.
+ */
+bool rt_qpacked_pack(const pack_options & options, const pack_progress & progress, const std::atomic<bool> * cancel,
+                     pack_result & result, std::string & error);
+
+}  // namespace rt

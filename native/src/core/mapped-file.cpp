@@ -1,0 +1,95 @@
+#include "core/mapped-file.h"
+
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#else
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#endif
+
+namespace rt {
+
+#ifdef _WIN32
+
+std::shared_ptr<mapped_file> mapped_file::open(const std::string & path, std::string & error) {
+  std::shared_ptr<mapped_file> m(new mapped_file());
+  m->path_ = path;
+  const int wlen = MultiByteToWideChar(CP_UTF8, 0, path.c_str(), -1, nullptr, 0);
+  std::wstring wpath(static_cast<size_t>(wlen > 0 ? wlen : 1), L'\0');
+  MultiByteToWideChar(CP_UTF8, 0, path.c_str(), -1, &wpath[0], wlen);
+  HANDLE f = CreateFileW(wpath.c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
+  if (f == INVALID_HANDLE_VALUE) {
+    error = path + ": cannot open (Windows error " + std::to_string(GetLastError()) + ")";
+    return nullptr;
+  }
+  m->file_ = f;
+  LARGE_INTEGER size;
+  if (!GetFileSizeEx(f, &size)) {
+    error = path + ": cannot read the file size";
+    return nullptr;
+  }
+  m->size_ = static_cast<size_t>(size.QuadPart);
+  if (m->size_ == 0) return m;
+  HANDLE map = CreateFileMappingW(f, nullptr, PAGE_READONLY, 0, 0, nullptr);
+  if (!map) {
+    error = path + ": cannot map (Windows error " + std::to_string(GetLastError()) + ")";
+    return nullptr;
+  }
+  m->mapping_ = map;
+  m->data_ = static_cast<const unsigned char *>(MapViewOfFile(map, FILE_MAP_READ, 0, 0, 0));
+  if (!m->data_) {
+    error = path + ": cannot map a view (Windows error " + std::to_string(GetLastError()) + ")";
+    return nullptr;
+  }
+  return m;
+}
+
+mapped_file::~mapped_file() {
+  if (data_) UnmapViewOfFile(data_);
+  if (mapping_) CloseHandle(mapping_);
+  if (file_) CloseHandle(file_);
+}
+
+#else
+
+std::shared_ptr<mapped_file> mapped_file::open(const std::string & path, std::string & error) {
+  std::shared_ptr<mapped_file> m(new mapped_file());
+  m->path_ = path;
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) {
+    error = path + ": cannot open (" + std::strerror(errno) + ")";
+    return nullptr;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    error = path + ": cannot stat (" + std::strerror(errno) + ")";
+    ::close(fd);
+    return nullptr;
+  }
+  m->size_ = static_cast<size_t>(st.st_size);
+  if (m->size_ > 0) {
+    void * p = mmap(nullptr, m->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      error = path + ": cannot mmap (" + std::strerror(errno) + ")";
+      ::close(fd);
+      return nullptr;
+    }
+    m->data_ = static_cast<const unsigned char *>(p);
+  }
+  ::close(fd);
+  return m;
+}
+
+mapped_file::~mapped_file() {
+  if (data_) munmap(const_cast<unsigned char *>(data_), size_);
+}
+
+#endif
+
+}  // namespace rt

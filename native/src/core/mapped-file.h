@@ -1,0 +1,32 @@
+#pragma once
+// A read-only memory mapping of a whole file (POSIX mmap; CreateFileMapping on Windows).
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace rt {
+
+class mapped_file {
+ public:
+  /** Maps `path`; returns nullptr with `error` naming the file on failure. */
+  static std::shared_ptr<mapped_file> open(const std::string & path, std::string & error);
+  ~mapped_file();
+  mapped_file(const mapped_file &) = delete;
+  mapped_file & operator=(const mapped_file &) = delete;
+
+  const unsigned char * data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string & path() const { return path_; }
+
+ private:
+  mapped_file() = default;
+  std::string path_;
+  const unsigned char * data_ = nullptr;
+  size_t size_ = 0;
+#ifdef _WIN32
+  void * file_ = nullptr;
+  void * mapping_ = nullptr;
+#endif
+};
+
+}  // namespace rt

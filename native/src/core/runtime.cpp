@@ -1,0 +1,234 @@
+// rt-runtime.h over the backend contract: model loading, the logits tool and batched greedy generation.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "core/backend.h"
+#include "cpu/cpu-kernels.h"
+#include "rt/rt-runtime.h"
+
+namespace rt {
+
+class model {
+ public:
+  std::unique_ptr<model_weights> weights;
+  std::unique_ptr<backend> be;
+  model_load_options options;
+  std::mutex mu;  // one request at a time
+};
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+int argmax(const float * v, int n) {
+  int best = 0;
+  for (int i = 1; i < n; ++i)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+
+void add_counters(generate_stats & s, const backend_counters & c) {
+  s.expert_hits = c.expert_hits;
+  s.expert_misses = c.expert_misses;
+  s.h2d_bytes = c.h2d_bytes;
+  s.d2h_bytes = c.d2h_bytes;
+  s.peak_memory_bytes = c.peak_memory_bytes;
+}
+
+}  // namespace
+
+std::shared_ptr<model> rt_model_load(const model_load_options & options, std::string & error) {
+  weights_kind kind;
+  if (options.weights == "bf16") kind = weights_kind::bf16;
+  else if (options.weights == "int4") kind = weights_kind::int4;
+  else {
+    error = "unknown weights '" + options.weights + "' (expected bf16 or int4)";
+    return nullptr;
+  }
+  auto m = std::make_shared<model>();
+  m->options = options;
+  m->weights = model_weights_load(options.dir, kind, error);
+  if (!m->weights) return nullptr;
+  backend_options bo;
+  bo.threads = options.threads;
+  bo.max_context = options.max_context;
+  bo.expert_budget_bytes = options.expert_budget_bytes;
+  if (options.backend == "cpu") {
+    m->be = cpu_backend_create(*m->weights, bo, error);
+  } else if (options.backend == "cuda") {
+#ifdef RT_WITH_CUDA
+    m->be = cuda_backend_create(*m->weights, bo, error);
+#else
+    error = "this build has no CUDA backend (load with backend 'cpu')";
+    return nullptr;
+#endif
+  } else {
+    error = "unknown backend '" + options.backend + "' (expected cpu or cuda)";
+    return nullptr;
+  }
+  if (!m->be) return nullptr;
+  return m;
+}
+
+model_info rt_model_info(const model & m) {
+  model_info i;
+  const model_config & c = m.weights->config;
+  i.backend = m.be->name();
+  i.weights = m.weights->kind == weights_kind::int4 ? "int4" : "bf16";
+  i.dir = m.weights->dir;
+  i.group_size = m.weights->group_size;
+  i.hidden_size = c.hidden_size;
+  i.intermediate_size = c.intermediate_size;
+  i.num_hidden_layers = c.num_hidden_layers;
+  i.num_attention_heads = c.num_attention_heads;
+  i.num_key_value_heads = c.num_key_value_heads;
+  i.head_dim = c.head_dim;
+  i.num_experts = c.num_experts;
+  i.num_experts_per_tok = c.num_experts_per_tok;
+  i.vocab_size = c.vocab_size;
+  i.max_context = m.options.max_context > 0 ? m.options.max_context : c.max_position_embeddings;
+  i.eos_token_ids = c.eos_token_ids;
+  i.weight_bytes = m.weights->total_bytes;
+  i.threads = m.options.threads > 0 ? m.options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  i.simd = cpu_kernels_simd();
+  return i;
+}
+
+bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector<std::vector<float>> & logits,
+                     std::string & error) {
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (tokens.empty()) {
+    error = "logits: no tokens";
+    return false;
+  }
+  const int seq = m.be->seq_create(error);
+  if (seq < 0) return false;
+  std::vector<batch_entry> batch(1);
+  batch[0].seq_id = seq;
+  batch[0].tokens = tokens;
+  std::vector<std::vector<float>> out;
+  const bool ok = m.be->forward(batch, true, out, error);
+  m.be->seq_free(seq);
+  if (!ok) return false;
+  const size_t V = static_cast<size_t>(m.weights->config.vocab_size);
+  logits.assign(tokens.size(), {});
+  for (size_t t = 0; t < tokens.size(); ++t) logits[t].assign(out[0].begin() + t * V, out[0].begin() + (t + 1) * V);
+  return true;
+}
+
+bool rt_model_generate(model & m, const generate_request & req, const std::atomic<bool> * cancel,
+                       const token_callback & on_token, std::vector<generate_result> & results, generate_stats & stats,
+                       std::string & error) {
+  std::lock_guard<std::mutex> lock(m.mu);
+  const int V = m.weights->config.vocab_size;
+  const int max_ctx = m.options.max_context > 0 ? m.options.max_context : m.weights->config.max_position_embeddings;
+  const size_t n = req.prompts.size();
+  results.assign(n, generate_result{});
+  stats = generate_stats{};
+  for (size_t i = 0; i < n; ++i) {
+    if (req.prompts[i].empty()) {
+      error = "generate: prompt " + std::to_string(i) + " is empty";
+      return false;
+    }
+    if (static_cast<int>(req.prompts[i].size()) > max_ctx) {
+      error = "generate: prompt " + std::to_string(i) + " has " + std::to_string(req.prompts[i].size()) +
+              " tokens, more than the context limit " + std::to_string(max_ctx);
+      return false;
+    }
+    results[i].prompt_tokens = static_cast<int>(req.prompts[i].size());
+  }
+  if (n == 0) return true;
+  m.be->counters_reset();
+  std::vector<int> seqs(n, -1);
+  auto free_all = [&] {
+    for (int s : seqs)
+      if (s >= 0) m.be->seq_free(s);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    seqs[i] = m.be->seq_create(error);
+    if (seqs[i] < 0) { free_all(); return false; }
+  }
+  const auto t0 = clock_type::now();
+  std::vector<clock_type::time_point> first(n), last(n);
+  std::vector<bool> done(n, false);
+  std::vector<int> length(n, 0);
+  auto is_stop = [&](int32_t t) { return std::find(req.stop_tokens.begin(), req.stop_tokens.end(), t) != req.stop_tokens.end(); };
+  auto cancelled = [&] { return cancel && cancel->load(); };
+
+  if (req.max_new_tokens <= 0) {
+    for (auto & r : results) r.finish_reason = "length";
+    free_all();
+    return true;
+  }
+  if (cancelled()) {
+    for (auto & r : results) r.finish_reason = "cancelled";
+    free_all();
+    return true;
+  }
+  std::vector<batch_entry> batch;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < n; ++i) {
+    batch_entry e;
+    e.seq_id = seqs[i];
+    e.tokens = req.prompts[i];
+    e.start_pos = 0;
+    batch.push_back(std::move(e));
+    owner.push_back(i);
+    length[i] = static_cast<int>(req.prompts[i].size());
+  }
+  std::vector<std::vector<float>> logits;
+  bool first_step = true;
+  while (!batch.empty()) {
+    const auto step0 = clock_type::now();
+    if (!m.be->forward(batch, false, logits, error)) { free_all(); return false; }
+    const double step_ms = ms_since(step0);
+    if (first_step) stats.prefill_ms = step_ms; else stats.decode_ms += step_ms;
+    std::vector<batch_entry> next;
+    std::vector<size_t> next_owner;
+    const auto now = clock_type::now();
+    for (size_t b = 0; b < batch.size(); ++b) {
+      const size_t i = owner[b];
+      const int32_t tok = argmax(logits[b].data(), V);
+      generate_result & r = results[i];
+      r.tokens.push_back(tok);
+      if (r.tokens.size() == 1) first[i] = now;
+      last[i] = now;
+      if (on_token) on_token(static_cast<int>(i), tok);
+      if (is_stop(tok)) { r.finish_reason = "stop"; done[i] = true; }
+      else if (static_cast<int>(r.tokens.size()) >= req.max_new_tokens || length[i] >= max_ctx) { r.finish_reason = "length"; done[i] = true; }
+      if (done[i]) continue;
+      batch_entry e;
+      e.seq_id = seqs[i];
+      e.tokens = {tok};
+      e.start_pos = length[i];
+      length[i] += 1;
+      next.push_back(std::move(e));
+      next_owner.push_back(i);
+    }
+    first_step = false;
+    batch.swap(next);
+    owner.swap(next_owner);
+    if (!batch.empty() && cancelled()) {
+      for (size_t i : owner) { results[i].finish_reason = "cancelled"; done[i] = true; }
+      break;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    generate_result & r = results[i];
+    if (r.tokens.empty()) continue;
+    r.time_to_first_token_ms = std::chrono::duration<double, std::milli>(first[i] - t0).count();
+    const double span = std::chrono::duration<double>(last[i] - first[i]).count();
+    r.decode_tokens_per_s = (r.tokens.size() > 1 && span > 0) ? static_cast<double>(r.tokens.size() - 1) / span : 0.0;
+  }
+  add_counters(stats, m.be->counters());
+  free_all();
+  return true;
+}
+
+}  // namespace rt

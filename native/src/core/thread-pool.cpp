@@ -1,0 +1,70 @@
+#include "core/thread-pool.h"
+
+#include <algorithm>
+
+namespace rt {
+
+thread_pool::thread_pool(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+thread_pool::~thread_pool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_start_.notify_all();
+  for (auto & t : workers_) t.join();
+}
+
+void thread_pool::run_chunks() {
+  while (true) {
+    const int64_t b = next_.fetch_add(chunk_);
+    if (b >= n_) break;
+    (*fn_)(b, std::min(n_, b + chunk_));
+  }
+}
+
+void thread_pool::worker_loop() {
+  uint64_t seen = 0;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    run_chunks();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--busy_ == 0) cv_done_.notify_one();
+    }
+  }
+}
+
+void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)> & fn, int64_t min_chunk) {
+  if (n <= 0) return;
+  const int64_t parts = static_cast<int64_t>(size()) * 4;
+  const int64_t chunk = std::max<int64_t>(std::max<int64_t>(min_chunk, 1), (n + parts - 1) / parts);
+  if (workers_.empty() || chunk >= n) {
+    fn(0, n);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fn_ = &fn;
+    n_ = n;
+    chunk_ = chunk;
+    next_.store(0);
+    busy_ = static_cast<int>(workers_.size());
+    ++generation_;
+  }
+  cv_start_.notify_all();
+  run_chunks();
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_done_.wait(lock, [&] { return busy_ == 0; });
+  fn_ = nullptr;
+}
+
+}  // namespace rt

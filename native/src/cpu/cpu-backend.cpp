@@ -1,0 +1,346 @@
+// The CPU backend: FP32 math over the mapped weights (BF16/F16/F32 rows converted in the dot kernels, qpacked INT4
+// experts dequantised in the kernel), FP32 KV caches, a thread pool over output rows and attention heads.
+// Mirrors transformers modeling_olmoe.py (OlmoeDecoderLayer / OlmoeSparseMoeBlock).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/backend.h"
+#include "core/thread-pool.h"
+#include "cpu/cpu-kernels.h"
+
+namespace rt {
+
+namespace {
+
+struct cpu_seq {
+  bool used = false;
+  int length = 0;
+  int capacity = 0;
+  std::vector<std::vector<float>> k, v;  // per layer: capacity * kv_dim
+};
+
+class cpu_backend final : public backend {
+ public:
+  cpu_backend(const model_weights & w, const backend_options & o)
+      : w_(w), c_(w.config), pool_(o.threads) {
+    max_ctx_ = o.max_context > 0 ? o.max_context : c_.max_position_embeddings;
+    const int half = c_.head_dim / 2;
+    inv_freq_.resize(static_cast<size_t>(half));
+    for (int i = 0; i < half; ++i) {
+      inv_freq_[static_cast<size_t>(i)] =
+          1.0f / std::pow(c_.rope_theta, static_cast<float>(2 * i) / static_cast<float>(c_.head_dim));
+    }
+  }
+
+  const char * name() const override { return "cpu"; }
+
+  int seq_create(std::string & error) override {
+    (void)error;
+    for (size_t i = 0; i < seqs_.size(); ++i) {
+      if (!seqs_[i].used) {
+        seqs_[i] = cpu_seq{};
+        seqs_[i].used = true;
+        return static_cast<int>(i);
+      }
+    }
+    seqs_.emplace_back();
+    seqs_.back().used = true;
+    return static_cast<int>(seqs_.size() - 1);
+  }
+
+  void seq_free(int id) override {
+    if (id >= 0 && static_cast<size_t>(id) < seqs_.size()) seqs_[static_cast<size_t>(id)] = cpu_seq{};
+  }
+
+  int seq_length(int id) const override {
+    if (id < 0 || static_cast<size_t>(id) >= seqs_.size() || !seqs_[static_cast<size_t>(id)].used) return -1;
+    return seqs_[static_cast<size_t>(id)].length;
+  }
+
+  backend_counters counters() const override { return counters_; }
+  void counters_reset() override { counters_ = backend_counters{}; }
+
+  bool forward(const std::vector<batch_entry> & batch, bool all_positions, std::vector<std::vector<float>> & logits,
+               std::string & error) override;
+
+ private:
+  void ensure_capacity(cpu_seq & s, int need) {
+    if (need <= s.capacity) return;
+    int cap = std::max(need, std::min(max_ctx_, std::max(64, s.capacity * 2)));
+    const size_t kvd = static_cast<size_t>(c_.num_key_value_heads) * static_cast<size_t>(c_.head_dim);
+    s.k.resize(static_cast<size_t>(c_.num_hidden_layers));
+    s.v.resize(static_cast<size_t>(c_.num_hidden_layers));
+    for (int l = 0; l < c_.num_hidden_layers; ++l) {
+      s.k[static_cast<size_t>(l)].resize(static_cast<size_t>(cap) * kvd);
+      s.v[static_cast<size_t>(l)].resize(static_cast<size_t>(cap) * kvd);
+    }
+    s.capacity = cap;
+  }
+
+  uint64_t kv_bytes() const {
+    uint64_t b = 0;
+    const uint64_t per = 2ull * static_cast<uint64_t>(c_.num_hidden_layers) * static_cast<uint64_t>(c_.num_key_value_heads) *
+                         static_cast<uint64_t>(c_.head_dim) * 4ull;
+    for (const auto & s : seqs_) b += per * static_cast<uint64_t>(s.capacity);
+    return b;
+  }
+
+  void rmsnorm_rows(float * x, int rows, int n, const tensor_view & weight, float * out) {
+    std::vector<float> wrow(static_cast<size_t>(n));
+    cpu_row_to_f32(weight, 0, wrow.data());
+    for (int r = 0; r < rows; ++r) {
+      const float * xr = x + static_cast<int64_t>(r) * n;
+      float * o = out + static_cast<int64_t>(r) * n;
+      float ss = 0.0f;
+      for (int i = 0; i < n; ++i) ss += xr[i] * xr[i];
+      const float inv = 1.0f / std::sqrt(ss / static_cast<float>(n) + c_.rms_norm_eps);
+      for (int i = 0; i < n; ++i) o[i] = wrow[static_cast<size_t>(i)] * (xr[i] * inv);
+    }
+  }
+
+  void rope(float * v, int heads, int pos) {
+    const int hd = c_.head_dim, half = hd / 2;
+    for (int i = 0; i < half; ++i) {
+      const float f = static_cast<float>(pos) * inv_freq_[static_cast<size_t>(i)];
+      const float cs = std::cos(f), sn = std::sin(f);
+      for (int h = 0; h < heads; ++h) {
+        float * p = v + static_cast<int64_t>(h) * hd;
+        const float a = p[i], b = p[i + half];
+        p[i] = a * cs - b * sn;
+        p[i + half] = b * cs + a * sn;
+      }
+    }
+  }
+
+  const model_weights & w_;
+  const model_config & c_;
+  thread_pool pool_;
+  int max_ctx_ = 0;
+  std::vector<float> inv_freq_;
+  std::vector<cpu_seq> seqs_;
+  backend_counters counters_;
+};
+
+bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_positions,
+                          std::vector<std::vector<float>> & logits, std::string & error) {
+  const int H = c_.hidden_size, I = c_.intermediate_size, E = c_.num_experts, K = c_.num_experts_per_tok;
+  const int hd = c_.head_dim, nh = c_.num_attention_heads, nkv = c_.num_key_value_heads;
+  const int QD = nh * hd, KD = nkv * hd, V = c_.vocab_size;
+
+  int T = 0;
+  for (const auto & e : batch) {
+    if (e.seq_id < 0 || static_cast<size_t>(e.seq_id) >= seqs_.size() || !seqs_[static_cast<size_t>(e.seq_id)].used) {
+      error = "cpu backend: unknown sequence id " + std::to_string(e.seq_id);
+      return false;
+    }
+    const cpu_seq & s = seqs_[static_cast<size_t>(e.seq_id)];
+    if (e.tokens.empty()) {
+      error = "cpu backend: sequence " + std::to_string(e.seq_id) + " has no tokens to process";
+      return false;
+    }
+    if (e.start_pos < 0 || e.start_pos > s.length) {
+      error = "cpu backend: start position " + std::to_string(e.start_pos) + " is past the cached length " +
+              std::to_string(s.length);
+      return false;
+    }
+    if (e.start_pos + static_cast<int>(e.tokens.size()) > max_ctx_) {
+      error = "cpu backend: context overflow (" + std::to_string(e.start_pos + e.tokens.size()) + " tokens > max context " +
+              std::to_string(max_ctx_) + ")";
+      return false;
+    }
+    for (int32_t t : e.tokens) {
+      if (t < 0 || t >= V) {
+        error = "cpu backend: token id " + std::to_string(t) + " is outside the vocabulary (0.." + std::to_string(V - 1) + ")";
+        return false;
+      }
+    }
+    T += static_cast<int>(e.tokens.size());
+  }
+  std::vector<int> tok(static_cast<size_t>(T)), pos(static_cast<size_t>(T)), seq_of(static_cast<size_t>(T));
+  {
+    int t = 0;
+    for (const auto & e : batch) {
+      cpu_seq & s = seqs_[static_cast<size_t>(e.seq_id)];
+      s.length = e.start_pos;
+      ensure_capacity(s, e.start_pos + static_cast<int>(e.tokens.size()));
+      for (size_t i = 0; i < e.tokens.size(); ++i, ++t) {
+        tok[static_cast<size_t>(t)] = e.tokens[i];
+        pos[static_cast<size_t>(t)] = e.start_pos + static_cast<int>(i);
+        seq_of[static_cast<size_t>(t)] = e.seq_id;
+      }
+    }
+  }
+
+  const size_t uT = static_cast<size_t>(T);
+  std::vector<float> x(uT * H), h(uT * H), q(uT * QD), k(uT * KD), v(uT * KD), att(uT * QD), o(uT * H);
+  std::vector<float> router(uT * E), moe(uT * H);
+  for (int t = 0; t < T; ++t) cpu_row_to_f32(*w_.embed_tokens, tok[static_cast<size_t>(t)], x.data() + static_cast<int64_t>(t) * H);
+  uint64_t scratch = (uT * (3 * H + 2 * QD + 2 * KD + E + H)) * 4;
+
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int group_rep = nh / nkv;
+  for (int l = 0; l < c_.num_hidden_layers; ++l) {
+    const layer_weights & L = w_.layers[static_cast<size_t>(l)];
+    rmsnorm_rows(x.data(), T, H, *L.input_layernorm, h.data());
+    cpu_matmul(*L.q_proj, h.data(), T, q.data(), pool_);
+    cpu_matmul(*L.k_proj, h.data(), T, k.data(), pool_);
+    cpu_matmul(*L.v_proj, h.data(), T, v.data(), pool_);
+    if (c_.clip_qkv > 0.0f) {
+      const float cl = c_.clip_qkv;
+      for (auto * vec : {&q, &k, &v})
+        for (float & f : *vec) f = std::min(cl, std::max(-cl, f));
+    }
+    rmsnorm_rows(q.data(), T, QD, *L.q_norm, q.data());
+    rmsnorm_rows(k.data(), T, KD, *L.k_norm, k.data());
+    for (int t = 0; t < T; ++t) {
+      rope(q.data() + static_cast<int64_t>(t) * QD, nh, pos[static_cast<size_t>(t)]);
+      rope(k.data() + static_cast<int64_t>(t) * KD, nkv, pos[static_cast<size_t>(t)]);
+      cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
+      const int64_t p = pos[static_cast<size_t>(t)];
+      std::memcpy(s.k[static_cast<size_t>(l)].data() + p * KD, k.data() + static_cast<int64_t>(t) * KD, sizeof(float) * KD);
+      std::memcpy(s.v[static_cast<size_t>(l)].data() + p * KD, v.data() + static_cast<int64_t>(t) * KD, sizeof(float) * KD);
+    }
+    pool_.parallel_for(static_cast<int64_t>(T) * nh, [&](int64_t b, int64_t e) {
+      std::vector<float> sc;
+      for (int64_t idx = b; idx < e; ++idx) {
+        const int t = static_cast<int>(idx / nh), hh = static_cast<int>(idx % nh);
+        const cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
+        const int n = pos[static_cast<size_t>(t)] + 1;
+        const float * qh = q.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(hh) * hd;
+        const int kvh = hh / group_rep;
+        const float * kc = s.k[static_cast<size_t>(l)].data() + static_cast<int64_t>(kvh) * hd;
+        const float * vc = s.v[static_cast<size_t>(l)].data() + static_cast<int64_t>(kvh) * hd;
+        sc.resize(static_cast<size_t>(n));
+        float mx = -INFINITY;
+        for (int j = 0; j < n; ++j) {
+          sc[static_cast<size_t>(j)] = cpu_dot_f32(kc + static_cast<int64_t>(j) * KD, qh, hd) * scale;
+          mx = std::max(mx, sc[static_cast<size_t>(j)]);
+        }
+        float sum = 0.0f;
+        for (int j = 0; j < n; ++j) {
+          sc[static_cast<size_t>(j)] = std::exp(sc[static_cast<size_t>(j)] - mx);
+          sum += sc[static_cast<size_t>(j)];
+        }
+        float * out = att.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(hh) * hd;
+        std::fill(out, out + hd, 0.0f);
+        const float inv = 1.0f / sum;
+        for (int j = 0; j < n; ++j) {
+          const float pj = sc[static_cast<size_t>(j)] * inv;
+          const float * vj = vc + static_cast<int64_t>(j) * KD;
+          for (int d = 0; d < hd; ++d) out[d] += pj * vj[d];
+        }
+      }
+    });
+    cpu_matmul(*L.o_proj, att.data(), T, o.data(), pool_);
+    for (size_t i = 0; i < uT * H; ++i) x[i] += o[i];
+
+    // Sparse MoE block: router softmax in FP32, top-k (ties -> lowest index), optional renormalisation.
+    rmsnorm_rows(x.data(), T, H, *L.post_attention_layernorm, h.data());
+    cpu_matmul(*L.router, h.data(), T, router.data(), pool_);
+    std::vector<std::vector<std::pair<int, float>>> by_expert(static_cast<size_t>(E));  // (token, weight)
+    std::vector<int> order(static_cast<size_t>(E));
+    for (int t = 0; t < T; ++t) {
+      float * r = router.data() + static_cast<int64_t>(t) * E;
+      float mx = -INFINITY;
+      for (int e = 0; e < E; ++e) mx = std::max(mx, r[e]);
+      float sum = 0.0f;
+      for (int e = 0; e < E; ++e) { r[e] = std::exp(r[e] - mx); sum += r[e]; }
+      for (int e = 0; e < E; ++e) r[e] /= sum;
+      for (int e = 0; e < E; ++e) order[static_cast<size_t>(e)] = e;
+      std::partial_sort(order.begin(), order.begin() + K, order.end(), [&](int a, int b) {
+        return r[a] > r[b] || (r[a] == r[b] && a < b);
+      });
+      float topsum = 0.0f;
+      for (int j = 0; j < K; ++j) topsum += r[order[static_cast<size_t>(j)]];
+      for (int j = 0; j < K; ++j) {
+        const int e = order[static_cast<size_t>(j)];
+        const float wgt = c_.norm_topk_prob ? r[e] / topsum : r[e];
+        by_expert[static_cast<size_t>(e)].emplace_back(t, wgt);
+      }
+    }
+    std::fill(moe.begin(), moe.end(), 0.0f);
+    std::vector<float> xe, ge, ue, de;
+    for (int e = 0; e < E; ++e) {
+      const auto & list = by_expert[static_cast<size_t>(e)];
+      if (list.empty()) continue;
+      const int n = static_cast<int>(list.size());
+      counters_.expert_hits += static_cast<uint64_t>(n);
+      xe.resize(static_cast<size_t>(n) * H);
+      ge.resize(static_cast<size_t>(n) * I);
+      ue.resize(static_cast<size_t>(n) * I);
+      de.resize(static_cast<size_t>(n) * H);
+      for (int i = 0; i < n; ++i)
+        std::memcpy(xe.data() + static_cast<int64_t>(i) * H, h.data() + static_cast<int64_t>(list[static_cast<size_t>(i)].first) * H, sizeof(float) * H);
+      if (w_.kind == weights_kind::int4) {
+        cpu_matmul_q4(*L.expert_gate[static_cast<size_t>(e)], *L.expert_gate_scales[static_cast<size_t>(e)], w_.group_size, xe.data(), n, ge.data(), pool_);
+        cpu_matmul_q4(*L.expert_up[static_cast<size_t>(e)], *L.expert_up_scales[static_cast<size_t>(e)], w_.group_size, xe.data(), n, ue.data(), pool_);
+      } else {
+        cpu_matmul(*L.expert_gate[static_cast<size_t>(e)], xe.data(), n, ge.data(), pool_);
+        cpu_matmul(*L.expert_up[static_cast<size_t>(e)], xe.data(), n, ue.data(), pool_);
+      }
+      for (size_t i = 0; i < static_cast<size_t>(n) * I; ++i) {
+        const float g = ge[i];
+        ge[i] = (g / (1.0f + std::exp(-g))) * ue[i];
+      }
+      if (w_.kind == weights_kind::int4) {
+        cpu_matmul_q4(*L.expert_down[static_cast<size_t>(e)], *L.expert_down_scales[static_cast<size_t>(e)], w_.group_size, ge.data(), n, de.data(), pool_);
+      } else {
+        cpu_matmul(*L.expert_down[static_cast<size_t>(e)], ge.data(), n, de.data(), pool_);
+      }
+      for (int i = 0; i < n; ++i) {
+        const int t = list[static_cast<size_t>(i)].first;
+        const float wgt = list[static_cast<size_t>(i)].second;
+        float * dst = moe.data() + static_cast<int64_t>(t) * H;
+        const float * src = de.data() + static_cast<int64_t>(i) * H;
+        for (int d = 0; d < H; ++d) dst[d] += src[d] * wgt;
+      }
+    }
+    for (size_t i = 0; i < uT * H; ++i) x[i] += moe[i];
+  }
+
+  // Final norm and lm_head on the rows whose logits are wanted.
+  std::vector<int> rows;
+  {
+    int t = 0;
+    for (const auto & e : batch) {
+      const int n = static_cast<int>(e.tokens.size());
+      if (all_positions) {
+        for (int i = 0; i < n; ++i) rows.push_back(t + i);
+      } else {
+        rows.push_back(t + n - 1);
+      }
+      t += n;
+    }
+  }
+  const int R = static_cast<int>(rows.size());
+  std::vector<float> xr(static_cast<size_t>(R) * H), out(static_cast<size_t>(R) * V);
+  for (int i = 0; i < R; ++i)
+    std::memcpy(xr.data() + static_cast<int64_t>(i) * H, x.data() + static_cast<int64_t>(rows[static_cast<size_t>(i)]) * H, sizeof(float) * H);
+  rmsnorm_rows(xr.data(), R, H, *w_.final_norm, xr.data());
+  cpu_matmul(*w_.lm_head, xr.data(), R, out.data(), pool_);
+  scratch += static_cast<uint64_t>(R) * (H + V) * 4;
+
+  logits.assign(batch.size(), {});
+  {
+    int r = 0;
+    for (size_t b = 0; b < batch.size(); ++b) {
+      const int n = all_positions ? static_cast<int>(batch[b].tokens.size()) : 1;
+      logits[b].assign(out.begin() + static_cast<int64_t>(r) * V, out.begin() + static_cast<int64_t>(r + n) * V);
+      r += n;
+    }
+  }
+  for (const auto & e : batch) seqs_[static_cast<size_t>(e.seq_id)].length = e.start_pos + static_cast<int>(e.tokens.size());
+  counters_.peak_memory_bytes = std::max<uint64_t>(counters_.peak_memory_bytes, kv_bytes() + scratch);
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<backend> cpu_backend_create(const model_weights & weights, const backend_options & options,
+                                            std::string & error) {
+  (void)error;
+  return std::make_unique<cpu_backend>(weights, options);
+}
+
+}  // namespace rt

@@ -1,0 +1,233 @@
+#include "cpu/cpu-kernels.h"
+
+#include <cstring>
+
+#include "quant/qpacked.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define RT_X86_SIMD 1
+#include <immintrin.h>
+#endif
+
+namespace rt {
+
+namespace {
+
+#ifdef RT_X86_SIMD
+bool detect_simd() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+bool g_simd = detect_simd();
+#else
+bool g_simd = false;
+#endif
+
+float scalar_dot_f32(const float * w, const float * x, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) s += w[i] * x[i];
+  return s;
+}
+float scalar_dot_bf16(const uint16_t * w, const float * x, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) s += f32_from_bf16(w[i]) * x[i];
+  return s;
+}
+float scalar_dot_f16(const uint16_t * w, const float * x, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) s += f32_from_fp16(w[i]) * x[i];
+  return s;
+}
+float scalar_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x) {
+  float s = 0.0f;
+  for (int g0 = 0; g0 < n; g0 += group) {
+    float acc = 0.0f;
+    for (int c = g0; c < g0 + group; c += 2) {
+      const uint8_t b = q[c / 2];
+      acc += static_cast<float>(static_cast<int>(b & 0xf) - 8) * x[c];
+      acc += static_cast<float>(static_cast<int>(b >> 4) - 8) * x[c + 1];
+    }
+    s += acc * f32_from_fp16(scales[g0 / group]);
+  }
+  return s;
+}
+
+#ifdef RT_X86_SIMD
+#define RT_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+RT_AVX2 inline float hsum(__m256 v) {
+  __m128 lo = _mm256_castps256_ps128(v);
+  __m128 hi = _mm256_extractf128_ps(v, 1);
+  lo = _mm_add_ps(lo, hi);
+  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+  lo = _mm_add_ss(lo, _mm_shuffle_ps(lo, lo, 1));
+  return _mm_cvtss_f32(lo);
+}
+
+RT_AVX2 float avx2_dot_f32(const float * w, const float * x, int n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+  }
+  float s = hsum(_mm256_add_ps(a0, a1));
+  for (; i < n; ++i) s += w[i] * x[i];
+  return s;
+}
+
+RT_AVX2 inline __m256 load_bf16(const uint16_t * p) {
+  __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+RT_AVX2 float avx2_dot_bf16(const uint16_t * w, const float * x, int n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a0 = _mm256_fmadd_ps(load_bf16(w + i), _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(load_bf16(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+  }
+  float s = hsum(_mm256_add_ps(a0, a1));
+  for (; i < n; ++i) s += f32_from_bf16(w[i]) * x[i];
+  return s;
+}
+
+RT_AVX2 float avx2_dot_f16(const uint16_t * w, const float * x, int n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w + i)));
+    __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w + i + 8)));
+    a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), a1);
+  }
+  float s = hsum(_mm256_add_ps(a0, a1));
+  for (; i < n; ++i) s += f32_from_fp16(w[i]) * x[i];
+  return s;
+}
+
+RT_AVX2 float avx2_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x) {
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  const __m128i eight = _mm_set1_epi8(8);
+  __m256 total = _mm256_setzero_ps();
+  for (int g0 = 0; g0 < n; g0 += group) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int c = g0; c < g0 + group; c += 16) {
+      __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + c / 2));
+      __m128i lo = _mm_and_si128(bytes, mask);
+      __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
+      __m128i vals = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);  // columns c..c+15 in order, as q - 8
+      __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(vals));
+      __m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(vals, 8)));
+      acc = _mm256_fmadd_ps(v0, _mm256_loadu_ps(x + c), acc);
+      acc = _mm256_fmadd_ps(v1, _mm256_loadu_ps(x + c + 8), acc);
+    }
+    total = _mm256_fmadd_ps(acc, _mm256_set1_ps(_cvtsh_ss(scales[g0 / group])), total);
+  }
+  return hsum(total);
+}
+#endif
+
+}  // namespace
+
+bool cpu_kernels_simd() { return g_simd; }
+
+void cpu_kernels_set_simd(bool enabled) {
+#ifdef RT_X86_SIMD
+  g_simd = enabled && detect_simd();
+#else
+  (void)enabled;
+  g_simd = false;
+#endif
+}
+
+float cpu_dot_f32(const float * w, const float * x, int n) {
+#ifdef RT_X86_SIMD
+  if (g_simd) return avx2_dot_f32(w, x, n);
+#endif
+  return scalar_dot_f32(w, x, n);
+}
+
+float cpu_dot_bf16(const uint16_t * w, const float * x, int n) {
+#ifdef RT_X86_SIMD
+  if (g_simd) return avx2_dot_bf16(w, x, n);
+#endif
+  return scalar_dot_bf16(w, x, n);
+}
+
+float cpu_dot_f16(const uint16_t * w, const float * x, int n) {
+#ifdef RT_X86_SIMD
+  if (g_simd) return avx2_dot_f16(w, x, n);
+#endif
+  return scalar_dot_f16(w, x, n);
+}
+
+float cpu_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x) {
+#ifdef RT_X86_SIMD
+  if (g_simd && group % 16 == 0) return avx2_dot_q4(q, scales, n, group, x);
+#endif
+  return scalar_dot_q4(q, scales, n, group, x);
+}
+
+void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out) {
+  const int64_t n = t.shape.back();
+  switch (t.type) {
+    case dtype::f32:
+      std::memcpy(out, static_cast<const float *>(t.data) + row * n, static_cast<size_t>(n) * 4);
+      break;
+    case dtype::bf16: {
+      const uint16_t * p = static_cast<const uint16_t *>(t.data) + row * n;
+      for (int64_t i = 0; i < n; ++i) out[i] = f32_from_bf16(p[i]);
+      break;
+    }
+    case dtype::f16: {
+      const uint16_t * p = static_cast<const uint16_t *>(t.data) + row * n;
+      for (int64_t i = 0; i < n; ++i) out[i] = f32_from_fp16(p[i]);
+      break;
+    }
+    case dtype::u8:
+      std::memset(out, 0, static_cast<size_t>(n) * 4);
+      break;
+  }
+}
+
+void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool) {
+  const int64_t out = w.shape[0];
+  const int in = static_cast<int>(w.shape[1]);
+  const dtype type = w.type;
+  const void * base = w.data;
+  pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int t = 0; t < tokens; ++t) {
+        const float * xt = x + static_cast<int64_t>(t) * in;
+        float v;
+        switch (type) {
+          case dtype::bf16: v = cpu_dot_bf16(static_cast<const uint16_t *>(base) + r * in, xt, in); break;
+          case dtype::f16: v = cpu_dot_f16(static_cast<const uint16_t *>(base) + r * in, xt, in); break;
+          default: v = cpu_dot_f32(static_cast<const float *>(base) + r * in, xt, in); break;
+        }
+        y[static_cast<int64_t>(t) * out + r] = v;
+      }
+    }
+  }, 16);
+}
+
+void cpu_matmul_q4(const tensor_view & q, const tensor_view & scales, int group, const float * x, int tokens, float * y,
+                   thread_pool & pool) {
+  const int64_t out = q.shape[0];
+  const int in = static_cast<int>(q.shape[1] * 2);
+  const uint8_t * qb = static_cast<const uint8_t *>(q.data);
+  const uint16_t * sb = static_cast<const uint16_t *>(scales.data);
+  const int ng = in / group;
+  pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int t = 0; t < tokens; ++t) {
+        y[static_cast<int64_t>(t) * out + r] =
+            cpu_dot_q4(qb + r * (in / 2), sb + r * ng, in, group, x + static_cast<int64_t>(t) * in);
+      }
+    }
+  }, 16);
+}
+
+}  // namespace rt

@@ -1,0 +1,35 @@
+#pragma once
+// CPU kernels: row dot products over BF16/F16/F32 weights and qpacked-v1 INT4 rows (dequantised in the kernel),
+// with an AVX2/FMA/F16C path chosen at run time and a scalar path that is the reference.
+#include <cstdint>
+
+#include "core/model-weights.h"
+#include "core/thread-pool.h"
+
+namespace rt {
+
+/** True when the AVX2 path is in use (CPU supports AVX2+FMA+F16C and it was not disabled). */
+bool cpu_kernels_simd();
+/** Forces the scalar path (tests compare both paths). */
+void cpu_kernels_set_simd(bool enabled);
+
+float cpu_dot_f32(const float * w, const float * x, int n);
+float cpu_dot_bf16(const uint16_t * w, const float * x, int n);
+float cpu_dot_f16(const uint16_t * w, const float * x, int n);
+/** Dot of one qpacked row (n/2 bytes, n/group FP16 scales) with x. */
+float cpu_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x);
+
+/** Converts row `row` of a float tensor (BF16/F16/F32, shape [rows, n]) to float32. */
+void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out);
+
+/**
+ * y[t * out + r] = W[r] . x[t * in ..] for t < tokens, W a float tensor [out, in]. Rows are split across the pool;
+ * each (t, r) result depends only on W[r] and x[t], so it is the same whatever the batch.
+ */
+void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool);
+
+/** The same for a qpacked expert matrix: q [out, in/2] U8, scales [out, in/group] F16. */
+void cpu_matmul_q4(const tensor_view & q, const tensor_view & scales, int group, const float * x, int tokens, float * y,
+                   thread_pool & pool);
+
+}  // namespace rt

@@ -1,0 +1,281 @@
+// The qpacked-v1 packer: streams a source checkpoint tensor by tensor from the mapped shards into output shards
+// (planned up front so each header is written first), converting rows in parallel.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/json.h"
+#include "core/mapped-file.h"
+#include "core/model-weights.h"
+#include "core/safetensors.h"
+#include "core/thread-pool.h"
+#include "quant/qpacked.h"
+#include "rt/rt-runtime.h"
+
+namespace fs = std::filesystem;
+
+namespace rt {
+
+namespace {
+
+struct src_tensor {
+  safetensors_entry entry;
+  size_t file = 0;  // index into the mapped shards
+  bool expert = false;
+};
+
+struct out_tensor {
+  std::string name;
+  dtype type;
+  std::vector<int64_t> shape;
+  size_t nbytes = 0;
+  size_t offset = 0;  // within the shard's data section
+};
+
+struct out_shard {
+  std::string name;
+  std::vector<size_t> sources;  // indexes into the source list, in write order
+  std::vector<out_tensor> tensors;
+  size_t data_bytes = 0;
+};
+
+bool read_file(const std::string & path, std::string & out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+bool write_atomic(const std::string & path, const std::string & data, std::string & error) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) { error = tmp + ": cannot create"; return false; }
+    f.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!f) { error = tmp + ": write failed"; return false; }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) { error = path + ": cannot rename from " + tmp + " (" + ec.message() + ")"; return false; }
+  return true;
+}
+
+std::string shape_json(const std::vector<int64_t> & s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? "," : "") + std::to_string(s[i]);
+  return o + "]";
+}
+
+std::string pad5(size_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%05zu", v);
+  return buf;
+}
+
+}  // namespace
+
+bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, const std::atomic<bool> * cancel,
+                     pack_result & result, std::string & error) {
+  result = pack_result{};
+  const fs::path src(opt.src_dir), dst(opt.dst_dir);
+  std::string text;
+  const std::string config_path = (src / "config.json").string();
+  if (!read_file(config_path, text)) { error = config_path + ": cannot open"; return false; }
+  model_config config;
+  if (!model_config_parse(text, config_path, config, error)) return false;
+
+  std::vector<std::string> shard_names;
+  const fs::path index_path = src / "model.safetensors.index.json";
+  bool has_index = fs::exists(index_path);
+  if (has_index) {
+    if (!read_file(index_path.string(), text)) { error = index_path.string() + ": cannot open"; return false; }
+    json_value idx;
+    std::string jerr;
+    if (!json_parse(text, idx, jerr)) { error = index_path.string() + ": not valid JSON (" + jerr + ")"; return false; }
+    const json_value * wm = idx.get("weight_map");
+    if (!wm || !wm->is_object()) { error = index_path.string() + ": no weight_map object"; return false; }
+    for (const auto & m : wm->members)
+      if (m.second.is_string() && std::find(shard_names.begin(), shard_names.end(), m.second.str) == shard_names.end())
+        shard_names.push_back(m.second.str);
+  } else {
+    for (const auto & e : fs::directory_iterator(src))
+      if (e.is_regular_file() && e.path().extension() == ".safetensors") shard_names.push_back(e.path().filename().string());
+    std::sort(shard_names.begin(), shard_names.end());
+  }
+  if (shard_names.empty()) { error = opt.src_dir + ": no *.safetensors files"; return false; }
+
+  std::vector<std::shared_ptr<mapped_file>> files;
+  std::vector<src_tensor> sources;
+  uint64_t total = 0;
+  for (size_t f = 0; f < shard_names.size(); ++f) {
+    const std::string path = (src / shard_names[f]).string();
+    auto mf = mapped_file::open(path, error);
+    if (!mf) return false;
+    safetensors_header h;
+    if (!safetensors_parse(mf->data(), mf->size(), path, h, error)) return false;
+    std::sort(h.tensors.begin(), h.tensors.end(), [](const safetensors_entry & a, const safetensors_entry & b) { return a.begin < b.begin; });
+    for (auto & e : h.tensors) {
+      src_tensor s;
+      s.expert = qpacked_is_expert_weight(e.name);
+      if (e.type == dtype::u8) { error = path + ": tensor '" + e.name + "' has dtype U8; the source must hold BF16/F16/F32 weights"; return false; }
+      if (s.expert && e.shape.size() != 2) { error = path + ": expert tensor '" + e.name + "' is not a matrix"; return false; }
+      s.entry = std::move(e);
+      s.file = f;
+      total += s.entry.end - s.entry.begin;
+      sources.push_back(std::move(s));
+    }
+    files.push_back(mf);
+    result.source_files.push_back(shard_names[f]);
+  }
+
+  std::vector<int64_t> ins;
+  for (const auto & s : sources) if (s.expert) ins.push_back(s.entry.shape[1]);
+  if (ins.empty()) { error = opt.src_dir + ": no routed expert tensors (model.layers.L.mlp.experts.E.*_proj.weight) found"; return false; }
+  int group = opt.group_size;
+  auto divides_all = [&](int g) { for (int64_t in : ins) if (in % g != 0) return false; return true; };
+  if (group == 0) {
+    for (int g : {128, 64, 32, 16, 8}) if (divides_all(g)) { group = g; break; }
+    if (group == 0) { error = opt.src_dir + ": no group size of 128, 64, 32, 16 or 8 divides every expert input width"; return false; }
+  } else if (group < 2 || group % 2 != 0 || !divides_all(group)) {
+    error = "group size " + std::to_string(group) + " must be even and divide every expert input width";
+    return false;
+  }
+  result.group_size = group;
+
+  // Plan shards.
+  std::vector<out_shard> shards(1);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const safetensors_entry & e = sources[i].entry;
+    std::vector<out_tensor> outs;
+    if (sources[i].expert) {
+      const std::string base = e.name.substr(0, e.name.size() - std::string(".weight").size());
+      const int64_t rows = e.shape[0], in = e.shape[1];
+      outs.push_back({base + ".qweight", dtype::u8, {rows, in / 2}, static_cast<size_t>(rows * (in / 2)), 0});
+      outs.push_back({base + ".scales", dtype::f16, {rows, in / group}, static_cast<size_t>(rows * (in / group) * 2), 0});
+    } else {
+      int64_t n = 1;
+      for (int64_t d : e.shape) n *= d;
+      outs.push_back({e.name, dtype::f16, e.shape, static_cast<size_t>(n * 2), 0});
+    }
+    size_t add = 0;
+    for (const auto & o : outs) add += o.nbytes;
+    if (shards.back().data_bytes > 0 && shards.back().data_bytes + add > opt.shard_bytes) shards.emplace_back();
+    out_shard & sh = shards.back();
+    sh.sources.push_back(i);
+    for (auto & o : outs) {
+      o.offset = sh.data_bytes;
+      sh.data_bytes += o.nbytes;
+      sh.tensors.push_back(std::move(o));
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(dst, ec);
+  if (ec) { error = opt.dst_dir + ": cannot create (" + ec.message() + ")"; return false; }
+  fs::remove(dst / "horizon-manifest.json", ec);
+
+  thread_pool pool(opt.threads);
+  uint64_t done = 0;
+  if (progress) progress(0, total);
+  std::vector<char> buf;
+  std::string weight_map;
+  uint64_t total_size = 0;
+  for (size_t si = 0; si < shards.size(); ++si) {
+    out_shard & sh = shards[si];
+    sh.name = "model-qpacked-" + pad5(si + 1) + "-of-" + pad5(shards.size()) + ".safetensors";
+    std::string header = "{\"__metadata__\":{\"format\":\"qpacked-v1\",\"group_size\":\"" + std::to_string(group) + "\"}";
+    for (const auto & o : sh.tensors) {
+      header += "," + json_quote(o.name) + ":{\"dtype\":\"" + dtype_name(o.type) + "\",\"shape\":" + shape_json(o.shape) +
+                ",\"data_offsets\":[" + std::to_string(o.offset) + "," + std::to_string(o.offset + o.nbytes) + "]}";
+      weight_map += std::string(weight_map.empty() ? "" : ",\n    ") + json_quote(o.name) + ": " + json_quote(sh.name);
+      total_size += o.nbytes;
+    }
+    header += "}";
+    while (header.size() % 8 != 0) header += ' ';
+    const std::string final_path = (dst / sh.name).string();
+    const std::string tmp_path = final_path + ".tmp";
+    std::FILE * fp = std::fopen(tmp_path.c_str(), "wb");
+    if (!fp) { error = tmp_path + ": cannot create"; return false; }
+    auto fail = [&](const std::string & msg) {
+      std::fclose(fp);
+      fs::remove(tmp_path, ec);
+      error = msg;
+      return false;
+    };
+    unsigned char len8[8];
+    uint64_t hl = header.size();
+    for (int b = 0; b < 8; ++b) len8[b] = static_cast<unsigned char>((hl >> (8 * b)) & 0xff);
+    if (std::fwrite(len8, 1, 8, fp) != 8 || std::fwrite(header.data(), 1, header.size(), fp) != header.size())
+      return fail(tmp_path + ": write failed");
+    for (size_t idx : sh.sources) {
+      if (cancel && cancel->load()) return fail("pack cancelled");
+      const src_tensor & s = sources[idx];
+      const safetensors_entry & e = s.entry;
+      const unsigned char * base = files[s.file]->data() + e.begin;
+      const int64_t cols = e.shape.empty() ? 1 : e.shape.back();
+      const int64_t rows = cols == 0 ? 0 : static_cast<int64_t>((e.end - e.begin) / dtype_size(e.type)) / cols;
+      auto to_f32 = [&](int64_t r, float * out) {
+        const size_t es = dtype_size(e.type);
+        const unsigned char * p = base + static_cast<size_t>(r * cols) * es;
+        for (int64_t c = 0; c < cols; ++c) {
+          if (e.type == dtype::f32) { float f; std::memcpy(&f, p + c * 4, 4); out[c] = f; }
+          else { uint16_t h; std::memcpy(&h, p + c * 2, 2); out[c] = e.type == dtype::bf16 ? f32_from_bf16(h) : f32_from_fp16(h); }
+        }
+      };
+      if (s.expert) {
+        const size_t qbytes = static_cast<size_t>(rows * (cols / 2));
+        const size_t sbytes = static_cast<size_t>(rows * (cols / group) * 2);
+        buf.resize(qbytes + sbytes);
+        uint8_t * q = reinterpret_cast<uint8_t *>(buf.data());
+        uint16_t * sc = reinterpret_cast<uint16_t *>(buf.data() + qbytes);
+        pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+          std::vector<float> row(static_cast<size_t>(cols));
+          for (int64_t r = r0; r < r1; ++r) {
+            to_f32(r, row.data());
+            qpacked_quantize_row(row.data(), static_cast<int>(cols), group, q + r * (cols / 2), sc + r * (cols / group));
+          }
+        });
+      } else {
+        buf.resize(static_cast<size_t>(rows * cols * 2));
+        uint16_t * out = reinterpret_cast<uint16_t *>(buf.data());
+        pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+          std::vector<float> row(static_cast<size_t>(cols));
+          for (int64_t r = r0; r < r1; ++r) {
+            to_f32(r, row.data());
+            for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = fp16_from_f32(row[static_cast<size_t>(c)]);
+          }
+        });
+      }
+      if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), fp) != buf.size()) return fail(tmp_path + ": write failed (disk full?)");
+      done += e.end - e.begin;
+      if (progress) progress(done, total);
+    }
+    if (std::fclose(fp) != 0) { fs::remove(tmp_path, ec); error = tmp_path + ": close failed"; return false; }
+    fs::rename(tmp_path, final_path, ec);
+    if (ec) { error = final_path + ": cannot rename from " + tmp_path + " (" + ec.message() + ")"; return false; }
+    result.output_files.push_back(sh.name);
+  }
+  std::vector<char>().swap(buf);
+
+  for (const char * name : {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json"}) {
+    const fs::path from = src / name;
+    if (!fs::exists(from)) continue;
+    if (!read_file(from.string(), text)) { error = from.string() + ": cannot read"; return false; }
+    if (!write_atomic((dst / name).string(), text, error)) return false;
+    result.source_files.push_back(name);
+    result.output_files.push_back(name);
+  }
+  if (has_index) result.source_files.push_back("model.safetensors.index.json");
+  const std::string index = "{\n  \"metadata\": {\"total_size\": " + std::to_string(total_size) + ", \"format\": \"qpacked-v1\", \"group_size\": " +
+                            std::to_string(group) + "},\n  \"weight_map\": {\n    " + weight_map + "\n  }\n}\n";
+  if (!write_atomic((dst / "model.safetensors.index.json").string(), index, error)) return false;
+  result.output_files.push_back("model.safetensors.index.json");
+  result.source_bytes = total;
+  return true;
+}
+
+}  // namespace rt

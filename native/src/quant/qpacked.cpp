@@ -1,0 +1,103 @@
+#include "quant/qpacked.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace rt {
+
+uint16_t fp16_from_f32(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t exp = (x >> 23) & 0xffu;
+  uint32_t mant = x & 0x7fffffu;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
+  const int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10) return static_cast<uint16_t>(sign);  // below half the smallest subnormal: rounds to zero
+    mant |= 0x800000u;
+    const int shift = 14 - e;  // 24-bit significand -> subnormal field
+    uint32_t h = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1u);
+    const uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1u))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // a carry into the exponent is the correct result
+  return static_cast<uint16_t>(sign | h);
+}
+
+float f32_from_fp16(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  uint32_t x;
+  if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {
+      float v = std::ldexp(static_cast<float>(mant), -24);
+      return sign ? -v : v;
+    }
+  } else if (exp == 31) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+int qpacked_default_group_size(int in_a, int in_b) {
+  for (int g : {128, 64, 32, 16, 8}) {
+    if (in_a % g == 0 && in_b % g == 0) return g;
+  }
+  return 0;
+}
+
+void qpacked_quantize_row(const float * w, int cols, int group, uint8_t * qweight, uint16_t * scales) {
+  for (int g0 = 0; g0 < cols; g0 += group) {
+    float amax = 0.0f;
+    for (int c = g0; c < g0 + group; ++c) amax = std::fmax(amax, std::fabs(w[c]));
+    const uint16_t sbits = fp16_from_f32(amax / 7.0f);
+    scales[g0 / group] = sbits;
+    const float scale = f32_from_fp16(sbits);
+    for (int c = g0; c < g0 + group; c += 2) {
+      uint32_t u[2];
+      for (int k = 0; k < 2; ++k) {
+        int q = 0;
+        if (scale != 0.0f) {
+          const float r = std::round(w[c + k] / scale);
+          q = r < -8.0f ? -8 : (r > 7.0f ? 7 : static_cast<int>(r));
+        }
+        u[k] = static_cast<uint32_t>(q + 8);
+      }
+      qweight[c / 2] = static_cast<uint8_t>(u[0] | (u[1] << 4));
+    }
+  }
+}
+
+void qpacked_dequantize_row(const uint8_t * qweight, const uint16_t * scales, int cols, int group, float * out) {
+  for (int c = 0; c < cols; c += 2) {
+    const float scale = f32_from_fp16(scales[c / group]);
+    const uint8_t b = qweight[c / 2];
+    out[c] = static_cast<float>(static_cast<int>(b & 0xf) - 8) * scale;
+    out[c + 1] = static_cast<float>(static_cast<int>(b >> 4) - 8) * scale;
+  }
+}
+
+bool qpacked_is_expert_weight(const std::string & name) {
+  static const char * suffixes[] = {".gate_proj.weight", ".up_proj.weight", ".down_proj.weight"};
+  if (name.rfind("model.layers.", 0) != 0 || name.find(".mlp.experts.") == std::string::npos) return false;
+  for (const char * s : suffixes) {
+    const size_t n = std::strlen(s);
+    if (name.size() > n && name.compare(name.size() - n, n, s) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace rt

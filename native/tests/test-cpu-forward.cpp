@@ -1,0 +1,259 @@
+// CPU backend: KV-cache decode equals full recompute (MHA and GQA), batched generation equals one-by-one, stop
+// tokens, cancellation, the context limit, SIMD vs scalar kernels, and INT4 (packed by rt_qpacked_pack) against the
+// same model with the dequantised experts written as F32. To add a case, add a function and call it from main().
+#include <atomic>
+
+#include "core/backend.h"
+#include "core/safetensors.h"
+#include "core/mapped-file.h"
+#include "cpu/cpu-kernels.h"
+#include "quant/qpacked.h"
+#include "rt/rt-runtime.h"
+#include "test-helpers.h"
+
+using namespace rt;
+namespace fs = std::filesystem;
+
+/** Max |incremental - full| logit difference; the same kernels run in both, so only exact reuse is expected. */
+static const float MAX_ABS_ERR_KV_CACHE = 1e-5f;
+/** Max |simd - scalar| logit difference relative to the largest |logit|. */
+static const float MAX_REL_ERR_SIMD = 1e-4f;
+/** Max |int4 - dequantised F32 model| relative to the largest |logit| (same values, different rounding order). */
+static const float MAX_REL_ERR_INT4_VS_DEQUANT = 1e-4f;
+
+static const std::vector<int32_t> TOKENS = {3, 17, 42, 5, 9, 60, 11, 2, 33, 48, 7, 21};
+
+static std::shared_ptr<model> load(const fs::path & dir, const char * weights, int max_context = 0) {
+  model_load_options o;
+  o.dir = dir.string();
+  o.weights = weights;
+  o.threads = 2;
+  o.max_context = max_context;
+  std::string err;
+  auto m = rt_model_load(o, err);
+  CHECK(m != nullptr, "load %s (%s): %s", dir.string().c_str(), weights, err.c_str());
+  return m;
+}
+
+static float max_abs(const std::vector<std::vector<float>> & a) {
+  float m = 0;
+  for (const auto & r : a) for (float v : r) m = std::max(m, std::fabs(v));
+  return m;
+}
+
+static float max_diff(const std::vector<std::vector<float>> & a, const std::vector<std::vector<float>> & b) {
+  float m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    for (size_t j = 0; j < a[i].size() && j < b[i].size(); ++j) m = std::max(m, std::fabs(a[i][j] - b[i][j]));
+  return m;
+}
+
+static void kv_cache_matches_recompute(const fs::path & dir, const char * label) {
+  std::string err;
+  auto w = model_weights_load(dir.string(), weights_kind::bf16, err);
+  CHECK(w != nullptr, "%s: %s", label, err.c_str());
+  if (!w) return;
+  backend_options bo;
+  bo.threads = 2;
+  auto be = cpu_backend_create(*w, bo, err);
+  const int V = w->config.vocab_size;
+  const int full = be->seq_create(err);
+  std::vector<std::vector<float>> out;
+  CHECK(be->forward({{full, TOKENS, 0}}, true, out, err), "%s full: %s", label, err.c_str());
+  const int inc = be->seq_create(err);
+  std::vector<std::vector<float>> step;
+  CHECK(be->forward({{inc, std::vector<int32_t>(TOKENS.begin(), TOKENS.begin() + 5), 0}}, true, step, err), "%s prefix", label);
+  float worst = 0;
+  for (int t = 0; t < 5; ++t)
+    for (int i = 0; i < V; ++i) worst = std::max(worst, std::fabs(step[0][t * V + i] - out[0][t * V + i]));
+  for (size_t t = 5; t < TOKENS.size(); ++t) {
+    CHECK(be->forward({{inc, {TOKENS[t]}, static_cast<int>(t)}}, false, step, err), "%s step %zu: %s", label, t, err.c_str());
+    for (int i = 0; i < V; ++i) worst = std::max(worst, std::fabs(step[0][i] - out[0][t * V + i]));
+  }
+  CHECK(worst <= MAX_ABS_ERR_KV_CACHE, "%s: KV-cache decode differs from full recompute by %g", label, worst);
+  CHECK(be->seq_length(inc) == static_cast<int>(TOKENS.size()), "%s: cached length", label);
+  // Rewinding (start_pos inside the cache) recomputes from there.
+  CHECK(be->forward({{inc, {TOKENS[3]}, 3}}, false, step, err), "%s rewind", label);
+  float rw = 0;
+  for (int i = 0; i < V; ++i) rw = std::max(rw, std::fabs(step[0][i] - out[0][3 * V + i]));
+  CHECK(rw <= MAX_ABS_ERR_KV_CACHE, "%s: rewind differs by %g", label, rw);
+  CHECK(!be->forward({{inc, {V + 5}, 4}}, false, step, err) && err.find("vocabulary") != std::string::npos, "%s: bad token rejected", label);
+  std::printf("%s: kv-cache max diff %g\n", label, worst);
+}
+
+static std::vector<generate_result> gen(model & m, std::vector<std::vector<int32_t>> prompts, int max_new, std::vector<int32_t> stops = {},
+                                        const std::atomic<bool> * cancel = nullptr, token_callback cb = nullptr) {
+  generate_request r;
+  r.prompts = std::move(prompts);
+  r.max_new_tokens = max_new;
+  r.stop_tokens = std::move(stops);
+  std::vector<generate_result> res;
+  generate_stats st;
+  std::string err;
+  CHECK(rt_model_generate(m, r, cancel, cb, res, st, err), "generate: %s", err.c_str());
+  return res;
+}
+
+static void generation(const fs::path & dir) {
+  auto m = load(dir, "bf16");
+  if (!m) return;
+  const std::vector<std::vector<int32_t>> prompts = {{3, 17, 42}, {5, 9, 60, 11, 2, 33, 48}, {7}};
+  auto batched = gen(*m, prompts, 8);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto single = gen(*m, {prompts[i]}, 8);
+    CHECK(single[0].tokens == batched[i].tokens, "prompt %zu: batched generation differs from one-by-one", i);
+    CHECK(batched[i].finish_reason == "length" && batched[i].tokens.size() == 8, "prompt %zu: length finish", i);
+    CHECK(batched[i].prompt_tokens == static_cast<int>(prompts[i].size()), "prompt tokens");
+    CHECK(batched[i].time_to_first_token_ms > 0 && batched[i].decode_tokens_per_s > 0, "figures are set");
+  }
+  // Stop on the third token of prompt 1.
+  const int32_t stop = batched[1].tokens[2];
+  auto stopped = gen(*m, {prompts[1]}, 8, {stop});
+  CHECK(stopped[0].finish_reason == "stop" && stopped[0].tokens.back() == stop && stopped[0].tokens.size() <= 3, "stop token ends generation");
+  // Cancellation after 3 streamed tokens.
+  std::atomic<bool> cancel{false};
+  int streamed = 0;
+  auto cancelled = gen(*m, {prompts[0], prompts[1]}, 100, {}, &cancel, [&](int, int32_t) {
+    if (++streamed == 6) cancel.store(true);
+  });
+  CHECK(cancelled[0].finish_reason == "cancelled" && cancelled[1].finish_reason == "cancelled", "cancelled finish reasons");
+  CHECK(cancelled[0].tokens.size() == 3 && streamed == 6, "cancel stops after the current step (%zu tokens, %d streamed)", cancelled[0].tokens.size(), streamed);
+  // The context limit ends generation with "length".
+  auto small = load(dir, "bf16", 8);
+  if (small) {
+    auto lim = gen(*small, {{1, 2, 3, 4, 5, 6}}, 50);
+    CHECK(lim[0].finish_reason == "length" && lim[0].tokens.size() == 3, "context limit: %zu tokens", lim[0].tokens.size());
+  }
+  // SIMD vs scalar kernels.
+  std::vector<std::vector<float>> a, b;
+  std::string err;
+  cpu_kernels_set_simd(false);
+  CHECK(rt_model_logits(*m, TOKENS, a, err), "scalar logits");
+  cpu_kernels_set_simd(true);
+  CHECK(rt_model_logits(*m, TOKENS, b, err), "simd logits");
+  CHECK(max_diff(a, b) <= MAX_REL_ERR_SIMD * max_abs(a), "simd vs scalar: %g (scale %g)", max_diff(a, b), max_abs(a));
+}
+
+static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
+  const fs::path packed = root / "packed";
+  pack_options po;
+  po.src_dir = src.string();
+  po.dst_dir = packed.string();
+  po.threads = 2;
+  po.shard_bytes = 20000;  // forces several output shards
+  pack_result pr;
+  std::string err;
+  uint64_t last_done = 0, last_total = 1;
+  CHECK(rt_qpacked_pack(po, [&](uint64_t d, uint64_t t) { last_done = d; last_total = t; }, nullptr, pr, err), "pack: %s", err.c_str());
+  CHECK(pr.group_size == 16, "tiny group size is 16 (inter 16), got %d", pr.group_size);
+  CHECK(last_done == last_total && last_total > 0, "progress reaches the total");
+  {
+    int shards = 0;
+    for (const auto & f : pr.output_files) shards += f.find("model-qpacked-") == 0 ? 1 : 0;
+    char first[64];
+    std::snprintf(first, sizeof first, "model-qpacked-00001-of-%05d.safetensors", shards);
+    CHECK(shards > 1 && fs::exists(packed / first), "shard naming (%d shards)", shards);
+  }
+  for (const auto & e : fs::directory_iterator(packed)) CHECK(e.path().extension() != ".tmp", "temp file left: %s", e.path().string().c_str());
+  CHECK(fs::exists(packed / "config.json") && fs::exists(packed / "model.safetensors.index.json"), "config and index written");
+
+  auto w = model_weights_load(packed.string(), weights_kind::int4, err);
+  CHECK(w != nullptr, "load packed: %s", err.c_str());
+  if (!w) return;
+  CHECK(w->group_size == 16, "group size read back");
+  // qweight bytes equal the reference quantiser over the source rows.
+  auto srcw = model_weights_load(src.string(), weights_kind::bf16, err);
+  const tensor_view * s = srcw->find("model.layers.1.mlp.experts.5.down_proj.weight");
+  const tensor_view * q = w->find("model.layers.1.mlp.experts.5.down_proj.qweight");
+  const tensor_view * sc = w->find("model.layers.1.mlp.experts.5.down_proj.scales");
+  bool same = s && q && sc;
+  if (same) {
+    const int rows = static_cast<int>(s->shape[0]), cols = static_cast<int>(s->shape[1]);
+    std::vector<float> row(cols);
+    std::vector<uint8_t> qq(cols / 2);
+    std::vector<uint16_t> ss(cols / 16);
+    for (int r = 0; r < rows; ++r) {
+      cpu_row_to_f32(*s, r, row.data());
+      qpacked_quantize_row(row.data(), cols, 16, qq.data(), ss.data());
+      same = same && std::memcmp(qq.data(), static_cast<const uint8_t *>(q->data) + r * (cols / 2), qq.size()) == 0 &&
+             std::memcmp(ss.data(), static_cast<const uint16_t *>(sc->data) + r * (cols / 16), ss.size() * 2) == 0;
+    }
+  }
+  CHECK(same, "packed expert bytes equal the reference quantiser");
+  // Metadata of every shard.
+  for (const auto & f : pr.output_files) {
+    if (f.find("qpacked") == std::string::npos) continue;
+    auto mf = mapped_file::open((packed / f).string(), err);
+    safetensors_header h;
+    CHECK(mf && safetensors_parse(mf->data(), mf->size(), f, h, err), "parse %s", f.c_str());
+    bool fmt = false, gs = false;
+    for (const auto & kv : h.metadata) { fmt |= kv.first == "format" && kv.second == "qpacked-v1"; gs |= kv.first == "group_size" && kv.second == "16"; }
+    CHECK(fmt && gs, "%s metadata", f.c_str());
+  }
+
+  // The same model with F16-rounded non-routed weights and dequantised experts, as F32.
+  const fs::path deq = root / "dequantised";
+  fs::create_directories(deq);
+  fs::copy_file(src / "config.json", deq / "config.json", fs::copy_options::overwrite_existing);
+  std::vector<test_util::raw_tensor> ts;
+  for (const auto & kv : w->tensors) {
+    const tensor_view & t = kv.second;
+    const std::string & n = kv.first;
+    if (n.size() > 7 && n.compare(n.size() - 7, 7, ".scales") == 0) continue;
+    test_util::raw_tensor r;
+    r.dtype = "F32";
+    if (t.type == dtype::u8) {
+      const std::string base = n.substr(0, n.size() - 8);
+      const tensor_view * st = w->find(base + ".scales");
+      const int rows = static_cast<int>(t.shape[0]), cols = static_cast<int>(t.shape[1] * 2);
+      r.name = base + ".weight";
+      r.shape = {rows, cols};
+      r.bytes.resize(static_cast<size_t>(rows) * cols * 4);
+      for (int i = 0; i < rows; ++i)
+        qpacked_dequantize_row(static_cast<const uint8_t *>(t.data) + i * (cols / 2), static_cast<const uint16_t *>(st->data) + i * (cols / 16), cols, 16,
+                               reinterpret_cast<float *>(r.bytes.data()) + static_cast<size_t>(i) * cols);
+    } else {
+      r.name = n;
+      r.shape = t.shape;
+      r.bytes.resize(static_cast<size_t>(t.numel()) * 4);
+      for (int64_t i = 0; i < t.numel(); ++i) reinterpret_cast<float *>(r.bytes.data())[i] = f32_from_fp16(static_cast<const uint16_t *>(t.data)[i]);
+    }
+    ts.push_back(std::move(r));
+  }
+  test_util::write_file(deq / "model.safetensors", test_util::safetensors_bytes(ts));
+  auto mi = load(packed, "int4");
+  auto md = load(deq, "bf16");
+  if (!mi || !md) return;
+  std::vector<std::vector<float>> a, b;
+  CHECK(rt_model_logits(*mi, TOKENS, a, err), "int4 logits: %s", err.c_str());
+  CHECK(rt_model_logits(*md, TOKENS, b, err), "dequantised logits: %s", err.c_str());
+  CHECK(max_diff(a, b) <= MAX_REL_ERR_INT4_VS_DEQUANT * max_abs(b), "int4 vs dequantised: %g (scale %g)", max_diff(a, b), max_abs(b));
+  std::printf("int4 vs dequantised F32: max diff %g (scale %g)\n", max_diff(a, b), max_abs(b));
+  CHECK(rt_model_info(*mi).weights == "int4" && rt_model_info(*mi).backend == std::string("cpu"), "info labels");
+  std::string e2;
+  model_load_options bad;
+  bad.dir = packed.string();
+  bad.weights = "bf16";
+  CHECK(!rt_model_load(bad, e2) && e2.find("qpacked") != std::string::npos, "bf16 on a packed folder is refused: %s", e2.c_str());
+}
+
+int main() {
+  const fs::path root = test_util::temp_dir("forward");
+  test_util::tiny_config c;
+  c.vocab = 72;
+  test_util::write_tiny_model(root / "mha", c, 11, 2);
+  kv_cache_matches_recompute(root / "mha", "mha");
+  test_util::tiny_config g = c;
+  g.kv_heads = 2;
+  g.norm_topk = true;
+  test_util::write_tiny_model(root / "gqa", g, 12);
+  kv_cache_matches_recompute(root / "gqa", "gqa+norm_topk");
+  test_util::tiny_config t = c;
+  t.tie = true;
+  test_util::write_tiny_model(root / "tied", t, 13);
+  kv_cache_matches_recompute(root / "tied", "tied");
+  generation(root / "mha");
+  int4_vs_dequantised(root / "mha", root);
+  fs::remove_all(root);
+  return test_util::finish("test-cpu-forward");
+}
