@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,6 +135,17 @@ describe('makeTinyModel', () => {
     expect(tensors.get('model.layers.0.self_attn.k_proj.weight')!.shape).toEqual([32, 64]);
     expect(tensors.get('model.layers.0.self_attn.k_norm.weight')!.shape).toEqual([32]);
     expect(tensors.has('model.layers.1.input_layernorm.weight')).toBe(false);
+  });
+
+  it('runs as a CLI with --out, --seed and --layers, and rejects bad numbers', () => {
+    const script = join(import.meta.dirname, '..', '..', '..', 'scripts', 'make-tiny-model.ts');
+    const out = join(root, 'cli');
+    execFileSync(process.execPath, ['--import', 'tsx', script, '--out', out, '--seed', '3', '--layers', '1'], { stdio: 'pipe' });
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as { num_hidden_layers: number };
+    expect(config.num_hidden_layers).toBe(1);
+    expect(() =>
+      execFileSync(process.execPath, ['--import', 'tsx', script, '--out', out, '--seed', 'x'], { stdio: 'pipe' }),
+    ).toThrow(/--seed must be a non-negative integer/);
   });
 
   it('lays out the full OLMoE-1B-7B shapes for --full', () => {
