@@ -111,7 +111,7 @@ export const none: Schema<undefined> = {
     v === undefined || v === null || (isRecord(v) && Object.keys(v).length === 0) ? null : `${p} must be empty`,
 };
 
-const id = str({ min: 1, max: 200, pattern: /^[\w.@/:+-]+$/ });
+const id = str({ min: 1, max: 200, pattern: /^(?!.*\.\.)[\w.@/:+-]+$/ });
 const absPathOrRelative = str({ min: 1, max: 4096 });
 const repo = str({ min: 3, max: 200, pattern: /^[\w.-]+\/[\w.-]+$/ });
 const revision = str({ min: 1, max: 200, pattern: /^[\w./-]+$/ });

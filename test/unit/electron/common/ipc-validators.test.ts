@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+
+import { CHANNELS, isChannel, validateRequest } from '../../../../electron/common/ipc-validators.js';
+
+describe('validateRequest', () => {
+  it('accepts well-formed payloads and returns them', () => {
+    const r = validateRequest('runs:start', { modelId: 'org--m@abc/int4', limit: 10, maxNewTokens: 64 });
+    expect(r).toEqual({ ok: true, value: { modelId: 'org--m@abc/int4', limit: 10, maxNewTokens: 64 } });
+  });
+
+  it.each([
+    ['runs:start', { modelId: '' }, 'request.modelId must not be empty'],
+    ['runs:start', { modelId: 'm', limit: 0 }, 'request.limit must be between 1 and 541'],
+    ['runs:start', { modelId: 'm', limit: 2.5 }, 'request.limit must be an integer'],
+    ['runs:start', { modelId: 'm', batch: '4' }, 'request.batch must be an integer'],
+    ['runs:start', { modelId: 'm', extra: 1 }, 'request.extra is not an allowed field'],
+    ['runs:start', null, 'request must be an object'],
+    ['runs:responses', { runId: 'r', verdict: 'maybe' }, 'request.verdict must be one of pass, fail'],
+    ['runs:responses', { runId: 'r', limit: 500 }, 'request.limit must be between 1 and 200'],
+    ['runs:response', { runId: 'r', key: -1 }, 'request.key must be between 0'],
+    ['models:prepare', { repo: 'no-slash', revision: 'main' }, 'request.repo has an invalid format'],
+    ['models:prepare', { repo: 'a/b', revision: 'main', pack: 'yes' }, 'request.pack must be true or false'],
+    ['models:importAssets', { kind: 'weights', path: '/x' }, 'request.kind must be one of ifeval, punkt'],
+    ['models:downloadAssets', { kinds: ['ifeval', 'x'] }, 'request.kinds[1] must be one of ifeval, punkt'],
+    ['runs:get', { runId: '../../etc' }, 'request.runId has an invalid format'],
+    ['system:check', { anything: 1 }, 'request must be empty'],
+  ] as const)('%s rejects %j', (channel, payload, message) => {
+    const r = validateRequest(channel, payload);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.code).toBe('BAD_INPUT');
+      expect(r.error.message).toContain(`${channel}: ${message}`);
+    }
+  });
+
+  it('treats undefined optional fields as absent', () => {
+    expect(validateRequest('export:exportRun', { runId: 'r1', path: undefined }).ok).toBe(true);
+  });
+
+  it('normalises empty requests from JSON transports to undefined', () => {
+    expect(validateRequest('runs:list', {})).toEqual({ ok: true, value: undefined });
+    expect(validateRequest('runs:list', null)).toEqual({ ok: true, value: undefined });
+  });
+
+  it('lists every channel once, service:method shaped', () => {
+    expect(new Set(CHANNELS).size).toBe(CHANNELS.length);
+    for (const c of CHANNELS) expect(c).toMatch(/^(system|models|runs|export):[a-zA-Z]+$/);
+    expect(CHANNELS).toContain('runs:compare');
+    expect(isChannel('runs:compare')).toBe(true);
+    expect(isChannel('runs:__proto__')).toBe(false);
+    expect(isChannel('toString')).toBe(false);
+  });
+});

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+
+import { createHttpTransport, createPreloadTransport, tokenFromHash } from '../../../renderer/src/api.js';
+
+describe('tokenFromHash', () => {
+  it('reads the token from the fragment', () => {
+    expect(tokenFromHash('#token=abc-_1')).toBe('abc-_1');
+    expect(tokenFromHash('')).toBeNull();
+  });
+});
+
+describe('createHttpTransport', () => {
+  it('POSTs the payload with the bearer token and returns the Result', async () => {
+    const seen: { url: string; init: RequestInit }[] = [];
+    const fetchImpl = (async (url: string, init: RequestInit) => {
+      seen.push({ url, init });
+      return new Response(JSON.stringify({ ok: true, value: [] }), { status: 200 });
+    }) as unknown as typeof fetch;
+    const t = createHttpTransport({ origin: 'http://127.0.0.1:9', token: 'T', fetchImpl });
+    expect(await t.invoke('runs:get', { runId: 'r1' })).toEqual({ ok: true, value: [] });
+    expect(seen[0]?.url).toBe('http://127.0.0.1:9/api/runs/get');
+    expect(seen[0]?.init.headers).toMatchObject({ authorization: 'Bearer T' });
+    expect(seen[0]?.init.body).toBe('{"runId":"r1"}');
+    expect(t.downloadUrl('/data/exports/run 1.zip')).toBe('http://127.0.0.1:9/files/run%201.zip?token=T');
+  });
+
+  it('turns transport failures into NETWORK results', async () => {
+    const fetchImpl = (async () => {
+      throw new Error('ECONNREFUSED');
+    }) as unknown as typeof fetch;
+    const r = await createHttpTransport({ origin: 'http://x', token: 'T', fetchImpl }).invoke('runs:list', undefined);
+    expect(r).toEqual({ ok: false, error: { code: 'NETWORK', message: 'runs:list: the local server did not answer (ECONNREFUSED)' } });
+  });
+});
+
+describe('createPreloadTransport', () => {
+  it('forwards to window.api and rejects malformed replies', async () => {
+    const t = createPreloadTransport({ invoke: async (ch) => (ch === 'runs:list' ? { ok: true, value: [] } : 'junk'), on: () => () => {} });
+    expect(await t.invoke('runs:list', undefined)).toEqual({ ok: true, value: [] });
+    expect(await t.invoke('system:check', undefined)).toMatchObject({ ok: false, error: { code: 'INTERNAL' } });
+    expect(t.downloadUrl('/x.zip')).toBeNull();
+  });
+});

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+
+import { formatBytes, formatDelta, formatDuration, formatPercent } from '../../../../renderer/src/components/format.js';
+
+describe('format', () => {
+  it.each([
+    [0, '0 B'],
+    [1023, '1023 B'],
+    [1536, '1.5 KiB'],
+    [3.5 * 2 ** 30, '3.5 GiB'],
+    [null, '—'],
+  ])('formatBytes(%s) = %s', (n, s) => expect(formatBytes(n)).toBe(s));
+
+  it.each([
+    [5, '5s'],
+    [65, '1m 05s'],
+    [3725, '1h 02m'],
+    [null, '—'],
+    [-1, '—'],
+  ])('formatDuration(%s) = %s', (n, s) => expect(formatDuration(n)).toBe(s));
+
+  it('formats percentages and deltas in points', () => {
+    expect(formatPercent(0.76852)).toBe('76.9%');
+    expect(formatDelta(0.5, 0.525)).toBe('+2.5 pp');
+    expect(formatDelta(0.5, 0.4)).toBe('−10.0 pp');
+    expect(formatDelta(null, 0.4)).toBe('—');
+  });
+});

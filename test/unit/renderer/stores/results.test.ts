@@ -1,0 +1,90 @@
+import path from 'node:path';
+
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import { setTransport } from '../../../../renderer/src/api.js';
+import { PAGE_SIZE, useResults } from '../../../../renderer/src/stores/results.js';
+import { inProcessTransport, shared } from '../in-process-transport.js';
+
+async function completedRun(limit: number) {
+  const t = inProcessTransport(1);
+  setTransport(t.transport);
+  const prep = await t.api.models.prepare({ repo: 'o/m', revision: 'main' });
+  expect(prep.ok).toBe(true);
+  let models = await t.api.models.list();
+  while (!models.ok || models.value.length === 0) {
+    await new Promise((res) => setTimeout(res, 5));
+    models = await t.api.models.list();
+  }
+  await t.api.models.importAssets({ kind: 'ifeval', path: path.join(shared, 'ifeval', 'input_data.jsonl') });
+  const run = await t.api.runs.start({ modelId: models.ok ? models.value[0]!.id : '', limit });
+  if (!run.ok) throw new Error(run.error.message);
+  for (;;) {
+    const r = await t.api.runs.get({ runId: run.value.id });
+    if (r.ok && r.value.status === 'completed') break;
+    await new Promise((res) => setTimeout(res, 5));
+  }
+  return { ...t, runId: run.value.id };
+}
+
+describe('results store', () => {
+  beforeEach(() => {
+    useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, verify: null, error: null, offset: 0 });
+    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' } });
+  });
+
+  it('opens a run: detail plus the first page of responses', async () => {
+    const { runId } = await completedRun(25);
+    await useResults.getState().open(runId);
+    const s = useResults.getState();
+    expect(s.detail?.done).toBe(25);
+    expect(s.page?.total).toBe(25);
+    expect(s.page?.items).toHaveLength(PAGE_SIZE);
+    await useResults.getState().setOffset(PAGE_SIZE);
+    expect(useResults.getState().page?.items).toHaveLength(5);
+  });
+
+  it('sends only the filters that are set, and resets paging when they change', async () => {
+    const { runId, calls } = await completedRun(25);
+    await useResults.getState().open(runId);
+    await useResults.getState().setOffset(PAGE_SIZE);
+    await useResults.getState().setFilters({ verdict: 'fail', mode: 'loose', text: '  email ' });
+    const last = calls.filter((c) => c.channel === 'runs:responses').at(-1);
+    expect(last?.payload).toEqual({ runId, verdict: 'fail', mode: 'loose', text: 'email', offset: 0, limit: PAGE_SIZE });
+    const page = useResults.getState().page!;
+    for (const row of page.items) expect(row.loosePass).toBe(false);
+    await useResults.getState().setFilters({ verdict: '', text: '', instructionId: 'punctuation:no_comma' });
+    for (const row of useResults.getState().page!.items) expect(row.instructionIds).toContain('punctuation:no_comma');
+  });
+
+  it('opens one response with its per-instruction verdicts', async () => {
+    const { runId } = await completedRun(3);
+    await useResults.getState().open(runId);
+    await useResults.getState().openResponse(1000);
+    const r = useResults.getState().selected!;
+    expect(r.verdicts.map((v) => v.instructionId)).toEqual([
+      'punctuation:no_comma',
+      'detectable_format:number_highlighted_sections',
+      'length_constraints:number_words',
+    ]);
+    expect(r.strictPass).toBe(r.verdicts.every((v) => v.strict));
+    useResults.getState().closeResponse();
+    expect(useResults.getState().selected).toBeNull();
+  });
+
+  it('exports then verifies the ZIP', async () => {
+    const { runId, calls } = await completedRun(2);
+    await useResults.getState().open(runId);
+    await useResults.getState().exportZip();
+    expect(useResults.getState().verify?.verified).toBe(true);
+    const channels = calls.map((c) => c.channel);
+    expect(channels.indexOf('export:verify')).toBeGreaterThan(channels.indexOf('export:exportRun'));
+  });
+
+  it('surfaces a service error', async () => {
+    const t = inProcessTransport();
+    setTransport(t.transport);
+    await useResults.getState().open('missing');
+    expect(useResults.getState().error).toBe("runs:get: no run 'missing'");
+  });
+});

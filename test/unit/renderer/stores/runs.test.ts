@@ -1,0 +1,88 @@
+import path from 'node:path';
+
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+import { setTransport } from '../../../../renderer/src/api.js';
+import { connectEvents } from '../../../../renderer/src/stores/events.js';
+import { useModels } from '../../../../renderer/src/stores/models.js';
+import { parseCount, useRuns } from '../../../../renderer/src/stores/runs.js';
+import { inProcessTransport, shared } from '../in-process-transport.js';
+
+async function preparedFake() {
+  const t = inProcessTransport(2);
+  setTransport(t.transport);
+  const off = connectEvents();
+  await useModels.getState().prepare();
+  await vi.waitFor(() => expect(useModels.getState().job?.status).toBe('done'), { timeout: 5000 });
+  await t.api.models.importAssets({ kind: 'ifeval', path: path.join(shared, 'ifeval', 'input_data.jsonl') });
+  return { ...t, off };
+}
+
+describe('runs store', () => {
+  beforeEach(() => {
+    useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
+    useRuns.getState().setForm({ modelId: '', limit: '', batch: '4', maxNewTokens: '1280' });
+    useModels.setState({ job: null, models: [] });
+  });
+
+  it('parses optional counts', () => {
+    expect(parseCount('Prompts', '', 1, 541)).toBeUndefined();
+    expect(parseCount('Prompts', ' 10 ', 1, 541)).toBe(10);
+    expect(parseCount('Prompts', '0', 1, 541)).toBe('Prompts must be a whole number from 1 to 541.');
+    expect(parseCount('Prompts', '1.5', 1, 541)).toMatch(/whole number/);
+  });
+
+  it('refuses to start without a model or with bad numbers, without calling the service', async () => {
+    const t = inProcessTransport();
+    setTransport(t.transport);
+    await useRuns.getState().start();
+    expect(useRuns.getState().error).toBe('Choose a prepared model first.');
+    useRuns.getState().setForm({ modelId: 'm', batch: '100' });
+    await useRuns.getState().start();
+    expect(useRuns.getState().error).toBe('Batch size must be a whole number from 1 to 64.');
+    expect(t.calls.filter((c) => c.channel === 'runs:start')).toEqual([]);
+  });
+
+  it('starts a run, follows progress and streamed responses to completion', async () => {
+    const { calls, off } = await preparedFake();
+    const modelId = useModels.getState().models[0]?.id;
+    expect(modelId).toBeTruthy();
+    useRuns.getState().setForm({ modelId, limit: '5', maxNewTokens: '16' });
+    await useRuns.getState().start();
+    expect(calls.find((c) => c.channel === 'runs:start')?.payload).toEqual({ modelId, limit: 5, batch: 4, maxNewTokens: 16 });
+    await vi.waitFor(() => expect(useRuns.getState().run?.status).toBe('completed'), { timeout: 5000 });
+    const s = useRuns.getState();
+    expect(s.run?.done).toBe(5);
+    expect(s.stream.map((r) => r.key)).toEqual([1019, 1012, 1005, 1001, 1000]);
+    await vi.waitFor(() => expect(useRuns.getState().run?.accuracies).not.toBeNull());
+    off();
+  });
+
+  it('cancels and resumes', async () => {
+    const { off } = await preparedFake();
+    useRuns.getState().setForm({ modelId: useModels.getState().models[0]!.id, limit: '200' });
+    await useRuns.getState().start();
+    await useRuns.getState().cancel();
+    expect(useRuns.getState().run?.status).toBe('cancelled');
+    const doneAtCancel = useRuns.getState().run!.done;
+    expect(doneAtCancel).toBeLessThan(200);
+    await useRuns.getState().resume();
+    expect(useRuns.getState().run?.status).toBe('running');
+    await vi.waitFor(() => expect(useRuns.getState().run!.done).toBeGreaterThan(doneAtCancel));
+    await useRuns.getState().cancel();
+    off();
+  });
+
+  it('ignores events for other runs', () => {
+    useRuns.setState({
+      run: {
+        id: 'a', modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4', status: 'running',
+        backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 0, total: 3, accuracies: null, error: null,
+      },
+    });
+    useRuns.getState().handleProgress({ runId: 'b', status: 'running', done: 2, total: 3, tokensPerSecond: 1, etaSeconds: 1, elapsedSeconds: 1 });
+    useRuns.getState().handleResponse('b', { key: 1, promptPreview: '', responsePreview: '', instructionIds: [], strictPass: true, loosePass: true, tokens: 1 });
+    expect(useRuns.getState().run?.done).toBe(0);
+    expect(useRuns.getState().stream).toEqual([]);
+  });
+});
