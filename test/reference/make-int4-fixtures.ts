@@ -3,13 +3,12 @@
  * npx tsx test/reference/make-int4-fixtures.ts. To add a case, append to CASES; the golden test picks it up.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { encodeBf16 } from '../../scripts/lib/bf16.js';
 import { fillNormal, Prng } from '../../scripts/lib/prng.js';
-import { quantizeQ4 } from './qpacked.js';
-import { tensorToFloat32 } from './qpacked.js';
+import { quantizeQ4, tensorToFloat32 } from './qpacked.js';
 
 /** One golden case as described in cases.json. */
 export type Int4Case = {
@@ -116,4 +115,4 @@ export function writeInt4Fixtures(dir = INT4_FIXTURE_DIR): Int4Case[] {
   return described;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) writeInt4Fixtures();
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) writeInt4Fixtures();
