@@ -19,6 +19,8 @@ struct backend_options {
   int max_context = 0;             // per-sequence KV capacity in tokens; 0 = config max_position_embeddings
   int64_t expert_budget_bytes = 0;  // CUDA: bytes of device memory for resident experts; 0 = backend default
   int device = 0;                  // CUDA device index
+  int expert_slots = 0;            // CUDA: GPU expert slots per layer (overrides expert_budget_bytes); 0 = unused
+  bool cuda_graphs = true;         // CUDA: capture batch-1 decode steps as CUDA graphs
 };
 
 /** One sequence's share of a batched step. */
@@ -37,6 +39,7 @@ struct backend_counters {
   uint64_t h2d_bytes = 0;        // host-to-device bytes copied
   uint64_t d2h_bytes = 0;        // device-to-host bytes copied
   uint64_t peak_memory_bytes = 0;  // CPU: peak KV + scratch bytes; CUDA: peak device bytes
+  uint64_t expert_evictions = 0;   // CUDA partial residency: GPU expert copies discarded to make room
 };
 
 class backend {
@@ -60,6 +63,24 @@ class backend {
    */
   virtual bool forward(const std::vector<batch_entry> & batch, bool all_positions,
                        std::vector<std::vector<float>> & logits, std::string & error) = 0;
+
+  /**
+   * Greedy variant of `forward`: next[i] = argmax of entry i's last-position logits (ties to the lowest id).
+   * Backends may override it to avoid copying logits back; the default calls `forward`.
+   */
+  virtual bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, std::string & error) {
+    std::vector<std::vector<float>> logits;
+    if (!forward(batch, false, logits, error)) return false;
+    next.assign(batch.size(), 0);
+    for (size_t i = 0; i < logits.size(); ++i) {
+      int32_t best = 0;
+      for (size_t v = 1; v < logits[i].size(); ++v) {
+        if (logits[i][v] > logits[i][static_cast<size_t>(best)]) best = static_cast<int32_t>(v);
+      }
+      next[i] = best;
+    }
+    return true;
+  }
 
   /** Counters since the last reset. */
   virtual backend_counters counters() const = 0;

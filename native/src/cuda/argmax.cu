@@ -1,0 +1,63 @@
+#include "cuda/argmax.cuh"
+
+#include "cuda/common.cuh"
+
+namespace {
+
+__device__ __forceinline__ bool better(float v, int i, float bv, int bi) {
+  return v > bv || (v == bv && i < bi);
+}
+
+__global__ void __launch_bounds__(RT_ARGMAX_THREADS) argmax_kernel(const float * logits, int n_cols, int ld, int * out) {
+  __shared__ float sv[32];
+  __shared__ int si[32];
+  const float * row = logits + static_cast<size_t>(blockIdx.x) * ld;
+  float bv = -INFINITY;
+  int bi = n_cols;
+  for (int i = threadIdx.x; i < n_cols; i += blockDim.x) {
+    const float v = row[i];
+    if (!isnan(v) && better(v, i, bv, bi)) {
+      bv = v;
+      bi = i;
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+    if (better(ov, oi, bv, bi)) {
+      bv = ov;
+      bi = oi;
+    }
+  }
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  if (lane == 0) {
+    sv[warp] = bv;
+    si[warp] = bi;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    const int n_warps = blockDim.x >> 5;
+    bv = lane < n_warps ? sv[lane] : -INFINITY;
+    bi = lane < n_warps ? si[lane] : n_cols;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+      if (better(ov, oi, bv, bi)) {
+        bv = ov;
+        bi = oi;
+      }
+    }
+    if (lane == 0) out[blockIdx.x] = bi < n_cols ? bi : 0;
+  }
+}
+
+}  // namespace
+
+void rt_cuda_argmax(const float * logits, int n_rows, int n_cols, int ld, int * out, cudaStream_t stream) {
+  if (n_rows <= 0) return;
+  argmax_kernel<<<n_rows, RT_ARGMAX_THREADS, 0, stream>>>(logits, n_cols, ld, out);
+  RT_CUDA_LAUNCH_CHECK();
+}

@@ -1,0 +1,8 @@
+#pragma once
+// Greedy argmax per row of FP32 logits; ties go to the lowest index and NaN never wins.
+#include <cuda_runtime.h>
+
+constexpr int RT_ARGMAX_THREADS = 256;
+
+/** out[r] = argmax(logits[r * ld .. r * ld + n_cols)). */
+void rt_cuda_argmax(const float * logits, int n_rows, int n_cols, int ld, int * out, cudaStream_t stream);

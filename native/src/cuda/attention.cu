@@ -1,0 +1,111 @@
+#include "cuda/attention.cuh"
+
+#include "cuda/common.cuh"
+
+namespace {
+
+constexpr int WARPS = RT_ATTENTION_THREADS / 32;
+constexpr int MAX_PER_LANE = RT_ATTENTION_MAX_HEAD_DIM / 32;
+
+__global__ void kv_store_kernel(rt_cuda_attention_args a) {
+  const int t = blockIdx.x;
+  const int kv_dim = a.n_kv_heads * a.head_dim;
+  const size_t base = a.layer_offset + static_cast<size_t>(a.tok_pos[t]) * kv_dim;
+  __half * kc = a.k_seq[a.tok_slot[t]] + base;
+  __half * vc = a.v_seq[a.tok_slot[t]] + base;
+  for (int i = threadIdx.x; i < kv_dim; i += blockDim.x) {
+    kc[i] = __float2half_rn(a.k[static_cast<size_t>(t) * a.ld + i]);
+    vc[i] = __float2half_rn(a.v[static_cast<size_t>(t) * a.ld + i]);
+  }
+}
+
+__global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda_attention_args a) {
+  extern __shared__ float sm[];
+  const int hd = a.head_dim;
+  float * qs = sm;                        // [hd]
+  float * part = qs + hd;                 // [WARPS * hd]
+  float * scratch = part + WARPS * hd;    // [32]
+  float * scores = scratch + 32;          // [max_context]
+
+  const int t = blockIdx.x;
+  const int h = blockIdx.y;
+  const int n = a.tok_pos[t] + 1;
+  const int kvh = h / (a.n_heads / a.n_kv_heads);
+  const int kv_dim = a.n_kv_heads * hd;
+  const __half * kbase = a.k_seq[a.tok_slot[t]] + a.layer_offset + kvh * hd;
+  const __half * vbase = a.v_seq[a.tok_slot[t]] + a.layer_offset + kvh * hd;
+  const float scale = rsqrtf(static_cast<float>(hd));
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) qs[d] = a.q[static_cast<size_t>(t) * a.ld + h * hd + d] * scale;
+  __syncthreads();
+
+  // One position per thread: a full head-dim dot product from the K row.
+  float local_max = -INFINITY;
+  for (int j = threadIdx.x; j < n; j += blockDim.x) {
+    const __half2 * krow = reinterpret_cast<const __half2 *>(kbase + static_cast<size_t>(j) * kv_dim);
+    float s = 0.0f;
+    for (int d2 = 0; d2 < hd / 2; ++d2) {
+      const float2 kv = __half22float2(krow[d2]);
+      s = fmaf(qs[2 * d2], kv.x, s);
+      s = fmaf(qs[2 * d2 + 1], kv.y, s);
+    }
+    scores[j] = s;
+    local_max = fmaxf(local_max, s);
+  }
+  const float m = rt_cuda::block_max(local_max, scratch);
+  float local_sum = 0.0f;
+  for (int j = threadIdx.x; j < n; j += blockDim.x) {
+    const float p = expf(scores[j] - m);
+    scores[j] = p;
+    local_sum += p;
+  }
+  const float total = rt_cuda::block_sum(local_sum, scratch);  // its barriers also publish scores[]
+
+  // P.V: warps split the positions, lanes split head_dim.
+  const int warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  float acc[MAX_PER_LANE];
+#pragma unroll
+  for (int i = 0; i < MAX_PER_LANE; ++i) acc[i] = 0.0f;
+  for (int j = warp; j < n; j += WARPS) {
+    const float p = scores[j];
+    const __half * vrow = vbase + static_cast<size_t>(j) * kv_dim;
+#pragma unroll
+    for (int i = 0; i < MAX_PER_LANE; ++i) {
+      const int d = lane + 32 * i;
+      if (d < hd) acc[i] = fmaf(p, __half2float(vrow[d]), acc[i]);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < MAX_PER_LANE; ++i) {
+    const int d = lane + 32 * i;
+    if (d < hd) part[warp * hd + d] = acc[i];
+  }
+  __syncthreads();
+  const float inv = 1.0f / total;
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+    float s = 0.0f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) s += part[w * hd + d];
+    a.out[static_cast<size_t>(t) * a.n_heads * hd + h * hd + d] = __float2half_rn(s * inv);
+  }
+}
+
+}  // namespace
+
+size_t rt_cuda_attention_smem(int max_context, int head_dim) {
+  return sizeof(float) * (static_cast<size_t>(head_dim) * (1 + WARPS) + 32 + static_cast<size_t>(max_context));
+}
+
+void rt_cuda_attention(const rt_cuda_attention_args & a, cudaStream_t stream) {
+  if (a.n_tokens <= 0) return;
+  kv_store_kernel<<<a.n_tokens, 256, 0, stream>>>(a);
+  RT_CUDA_LAUNCH_CHECK();
+  const size_t smem = rt_cuda_attention_smem(a.max_context, a.head_dim);
+  static size_t raised = 48 * 1024;
+  if (smem > raised) {
+    cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    raised = smem;
+  }
+  attention_kernel<<<dim3(a.n_tokens, a.n_heads), RT_ATTENTION_THREADS, smem, stream>>>(a);
+  RT_CUDA_LAUNCH_CHECK();
+}

@@ -1,0 +1,33 @@
+#pragma once
+// Causal attention over a per-sequence FP16 KV cache, for prefill (many tokens) and decode (one token per sequence).
+// The step's K/V rows are stored first, then each (token, head) attends to positions 0..pos of its sequence.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+constexpr int RT_ATTENTION_THREADS = 128;
+/** Largest head_dim the kernel supports (registers hold head_dim / 32 values per lane). */
+constexpr int RT_ATTENTION_MAX_HEAD_DIM = 256;
+
+/** Arguments of rt_cuda_attention; every pointer is device memory. */
+struct rt_cuda_attention_args {
+  const float * q = nullptr;  // token t's heads at q + t * ld (already normed and rotated)
+  const float * k = nullptr;  // token t's kv heads at k + t * ld
+  const float * v = nullptr;
+  int ld = 0;
+  __half * const * k_seq = nullptr;  // [slots] per-sequence K cache; position p of this layer at + layer_offset + p * kv_dim
+  __half * const * v_seq = nullptr;
+  size_t layer_offset = 0;           // elements from a sequence's cache start to this layer's rows
+  const int * tok_slot = nullptr;    // [n_tokens] index into k_seq / v_seq of each token's sequence
+  const int * tok_pos = nullptr;   // [n_tokens] position of each token
+  int n_tokens = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  int max_context = 0;  // bound on pos + 1 (sizes the score buffer)
+  __half * out = nullptr;  // [n_tokens, n_heads * head_dim]
+};
+
+/** Bytes of dynamic shared memory one attention block needs for `max_context` and `head_dim`. */
+size_t rt_cuda_attention_smem(int max_context, int head_dim);
+
+void rt_cuda_attention(const rt_cuda_attention_args & args, cudaStream_t stream);

@@ -1,0 +1,59 @@
+#pragma once
+// Helpers shared by the CUDA kernels: error checks, warp/block reductions and the padded activation layout used by
+// the matmul kernels (4 floats of padding after every 32 so that 16-byte lane reads hit distinct banks).
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#define RT_CUDA_LAUNCH_CHECK() rt_cuda_check_launch(__FILE__, __LINE__)
+
+void rt_cuda_check_launch(const char * file, int line);
+
+namespace rt_cuda {
+
+constexpr int WARP = 32;
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/** Sum over a block of at most 1024 threads; `scratch` holds 32 floats. Every thread gets the result. */
+__device__ __forceinline__ float block_sum(float v, float * scratch) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  const int n_warps = (blockDim.x + 31) >> 5;
+  v = lane < n_warps ? scratch[lane] : 0.0f;
+  return warp_sum(v);
+}
+
+__device__ __forceinline__ float block_max(float v, float * scratch) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  v = warp_max(v);
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  const int n_warps = (blockDim.x + 31) >> 5;
+  v = lane < n_warps ? scratch[lane] : -INFINITY;
+  return warp_max(v);
+}
+
+/** Index of column `c` in a padded shared-memory activation row. */
+__host__ __device__ __forceinline__ int padded_col(int c) { return c + (c >> 5) * 4; }
+/** Floats per padded activation row of `n` columns. */
+__host__ __device__ __forceinline__ int padded_len(int n) { return n + ((n + 31) >> 5) * 4; }
+
+}  // namespace rt_cuda

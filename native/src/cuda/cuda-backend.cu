@@ -1,0 +1,993 @@
+// The CUDA backend: qpacked-v1 INT4 experts read directly by W4A16 kernels, FP16 non-routed weights, FP16 KV caches
+// and an FP32 residual stream. Experts are fully resident when the budget allows, otherwise served by
+// "resident-qpacked-cache-v1" (core/expert-cache.h): a complete host copy, a fixed number of GPU slots per layer,
+// host-to-device copies only, stages when a step routes more experts than a layer has slots.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/expert-cache.h"
+#include "cuda/argmax.cuh"
+#include "cuda/attention.cuh"
+#include "cuda/embedding.cuh"
+#include "cuda/matmul-f16.cuh"
+#include "cuda/matmul-w4a16.cuh"
+#include "cuda/moe-group.cuh"
+#include "cuda/moe-reduce.cuh"
+#include "cuda/rmsnorm.cuh"
+#include "cuda/rope.cuh"
+#include "cuda/router-topk.cuh"
+#include "cuda/swiglu.cuh"
+
+namespace rt {
+
+namespace {
+
+void ck(cudaError_t err, const char * what) {
+  if (err != cudaSuccess) throw std::runtime_error(std::string("CUDA backend: ") + what + ": " + cudaGetErrorString(err));
+}
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+uint16_t half_bits(float f) {
+  const __half h = __float2half_rn(f);
+  uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+
+float from_bf16(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// FP16 bits of a whole float tensor (F16 copied, BF16/F32 rounded to nearest even).
+void to_half(const tensor_view & t, uint16_t * out) {
+  const size_t n = static_cast<size_t>(t.numel());
+  switch (t.type) {
+    case dtype::f16:
+      std::memcpy(out, t.data, n * 2);
+      return;
+    case dtype::bf16: {
+      const uint16_t * src = static_cast<const uint16_t *>(t.data);
+      for (size_t i = 0; i < n; ++i) out[i] = half_bits(from_bf16(src[i]));
+      return;
+    }
+    case dtype::f32: {
+      const float * src = static_cast<const float *>(t.data);
+      for (size_t i = 0; i < n; ++i) out[i] = half_bits(src[i]);
+      return;
+    }
+    case dtype::u8:
+      break;
+  }
+  throw std::runtime_error("CUDA backend: tensor " + t.name + " in " + t.file + " is not a float tensor");
+}
+
+// Device memory owned by the backend; every allocation goes through here so the peak can be sampled.
+class device_arena {
+ public:
+  ~device_arena() {
+    for (void * p : blocks_) cudaFree(p);
+  }
+  void * alloc(size_t bytes, const char * what) {
+    void * p = nullptr;
+    ck(cudaMalloc(&p, std::max<size_t>(bytes, 16)), what);
+    blocks_.push_back(p);
+    sample();
+    return p;
+  }
+  void release(void * p) {
+    auto it = std::find(blocks_.begin(), blocks_.end(), p);
+    if (it == blocks_.end()) return;
+    cudaFree(p);
+    blocks_.erase(it);
+  }
+  void sample() {
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) peak_ = std::max<uint64_t>(peak_, total_b - free_b);
+  }
+  uint64_t peak() const { return peak_; }
+  void reset_peak() {
+    peak_ = 0;
+    sample();
+  }
+
+ private:
+  std::vector<void *> blocks_;
+  uint64_t peak_ = 0;
+};
+
+// Offsets of one packed expert inside a slot: [gate|up] qweight as one [2I, H/2] matrix, its scales, then down.
+struct expert_layout {
+  size_t q_gu = 0, s_gu = 0, q_d = 0, s_d = 0, bytes = 0;
+  size_t q_gu_bytes = 0, s_gu_bytes = 0, q_d_bytes = 0, s_d_bytes = 0;
+};
+
+expert_layout make_layout(int hidden, int inter, int group) {
+  expert_layout l;
+  l.q_gu_bytes = static_cast<size_t>(2) * inter * hidden / 2;
+  l.s_gu_bytes = static_cast<size_t>(2) * inter * (hidden / group) * 2;
+  l.q_d_bytes = static_cast<size_t>(hidden) * inter / 2;
+  l.s_d_bytes = static_cast<size_t>(hidden) * (inter / group) * 2;
+  l.q_gu = 0;
+  l.s_gu = align_up(l.q_gu + l.q_gu_bytes, 256);
+  l.q_d = align_up(l.s_gu + l.s_gu_bytes, 256);
+  l.s_d = align_up(l.q_d + l.q_d_bytes, 256);
+  l.bytes = align_up(l.s_d + l.s_d_bytes, 256);
+  return l;
+}
+
+// Writes expert e of layer li in slot layout at dst (host memory).
+void pack_expert(const layer_weights & lw, int e, const expert_layout & l, uint8_t * dst) {
+  std::memcpy(dst + l.q_gu, lw.expert_gate[e]->data, l.q_gu_bytes / 2);
+  std::memcpy(dst + l.q_gu + l.q_gu_bytes / 2, lw.expert_up[e]->data, l.q_gu_bytes / 2);
+  std::memcpy(dst + l.s_gu, lw.expert_gate_scales[e]->data, l.s_gu_bytes / 2);
+  std::memcpy(dst + l.s_gu + l.s_gu_bytes / 2, lw.expert_up_scales[e]->data, l.s_gu_bytes / 2);
+  std::memcpy(dst + l.q_d, lw.expert_down[e]->data, l.q_d_bytes);
+  std::memcpy(dst + l.s_d, lw.expert_down_scales[e]->data, l.s_d_bytes);
+}
+
+struct layer_dev {
+  __half * input_norm = nullptr;
+  __half * post_norm = nullptr;
+  __half * q_norm = nullptr;
+  __half * k_norm = nullptr;
+  __half * wqkv = nullptr;
+  __half * wo = nullptr;
+  __half * router = nullptr;
+};
+
+// Host-to-device copies of experts into GPU slots, on their own stream; never copies device memory back.
+class cuda_copy_engine final : public expert_copy_engine {
+ public:
+  cuda_copy_engine(const uint8_t * host_copy, bool host_pinned, size_t expert_bytes, int n_experts, int staging_count,
+                   uint8_t * slot_base, int slots_per_layer)
+      : host_(host_copy), pinned_(host_pinned), expert_bytes_(expert_bytes), n_experts_(n_experts),
+        slot_base_(slot_base), slots_per_layer_(slots_per_layer) {
+    ck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create copy stream");
+    if (!pinned_) {
+      for (int i = 0; i < staging_count; ++i) {
+        void * p = nullptr;
+        ck(cudaHostAlloc(&p, expert_bytes, cudaHostAllocDefault), "reserve pinned staging");
+        staging_.push_back(static_cast<uint8_t *>(p));
+      }
+    }
+  }
+  ~cuda_copy_engine() override {
+    for (auto & kv : events_) cudaEventDestroy(kv.second);
+    for (cudaEvent_t e : slot_events_) cudaEventDestroy(e);
+    for (uint8_t * p : staging_) cudaFreeHost(p);
+    cudaStreamDestroy(stream_);
+  }
+
+  void init_slot_events(int n_layers) {
+    slot_events_.resize(static_cast<size_t>(n_layers) * slots_per_layer_);
+    for (cudaEvent_t & e : slot_events_) ck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "create slot event");
+  }
+  cudaEvent_t slot_event(int layer, int slot) { return slot_events_[static_cast<size_t>(layer) * slots_per_layer_ + slot]; }
+  uint8_t * slot_ptr(int layer, int slot) const {
+    return slot_base_ + (static_cast<size_t>(layer) * slots_per_layer_ + slot) * expert_bytes_;
+  }
+
+  void start_copy(const expert_copy_request & r) override {
+    const uint8_t * src = host_ + (static_cast<size_t>(r.layer) * n_experts_ + r.expert) * expert_bytes_;
+    // The slot's previous contents may still be read by kernels launched before the lease was released.
+    ck(cudaStreamWaitEvent(stream_, slot_event(r.layer, r.slot), 0), "order copy after slot readers");
+    if (!pinned_) {
+      std::memcpy(staging_[static_cast<size_t>(r.staging)], src, r.bytes);
+      src = staging_[static_cast<size_t>(r.staging)];
+    }
+    ck(cudaMemcpyAsync(slot_ptr(r.layer, r.slot), src, r.bytes, cudaMemcpyHostToDevice, stream_), "copy expert");
+    cudaEvent_t ev;
+    ck(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "create copy event");
+    ck(cudaEventRecord(ev, stream_), "record copy event");
+    events_.push_back({r.ticket, ev});
+  }
+  bool copy_done(uint64_t ticket) override {
+    auto it = find(ticket);
+    if (it == events_.end()) return true;
+    const cudaError_t st = cudaEventQuery(it->second);
+    if (st == cudaErrorNotReady) return false;
+    ck(st, "query copy event");
+    drop(it);
+    return true;
+  }
+  void wait_copy(uint64_t ticket) override {
+    auto it = find(ticket);
+    if (it == events_.end()) return;
+    ck(cudaEventSynchronize(it->second), "wait for expert copy");
+    drop(it);
+  }
+
+ private:
+  using entry = std::pair<uint64_t, cudaEvent_t>;
+  std::vector<entry>::iterator find(uint64_t t) {
+    return std::find_if(events_.begin(), events_.end(), [&](const entry & e) { return e.first == t; });
+  }
+  void drop(std::vector<entry>::iterator it) {
+    cudaEventDestroy(it->second);
+    events_.erase(it);
+  }
+
+  const uint8_t * host_;
+  bool pinned_;
+  size_t expert_bytes_;
+  int n_experts_;
+  uint8_t * slot_base_;
+  int slots_per_layer_;
+  cudaStream_t stream_ = nullptr;
+  std::vector<uint8_t *> staging_;
+  std::vector<entry> events_;
+  std::vector<cudaEvent_t> slot_events_;
+};
+
+constexpr int MAX_STEP_TOKENS = 1024;  // a larger batch runs as several steps of at most this many tokens
+constexpr int MAX_SEQUENCES = 1024;
+
+class cuda_backend final : public backend {
+ public:
+  cuda_backend() = default;
+  ~cuda_backend() override {
+    if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
+    engine_.reset();
+    cache_.reset();
+    if (host_copy_ != nullptr) {
+      if (host_pinned_) cudaFreeHost(host_copy_);
+      else std::free(host_copy_);
+    }
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  bool init(const model_weights & w, const backend_options & o, std::string & error);
+
+  const char * name() const override { return "cuda"; }
+  int seq_create(std::string & error) override;
+  void seq_free(int seq_id) override;
+  int seq_length(int seq_id) const override {
+    return seq_id >= 0 && seq_id < static_cast<int>(seqs_.size()) && seqs_[seq_id].used ? seqs_[seq_id].length : 0;
+  }
+  bool forward(const std::vector<batch_entry> & batch, bool all_positions, std::vector<std::vector<float>> & logits,
+               std::string & error) override;
+  bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, std::string & error) override;
+  backend_counters counters() const override;
+  void counters_reset() override;
+
+ private:
+  struct seq_state {
+    bool used = false;
+    int length = 0;
+    __half * k = nullptr;
+    __half * v = nullptr;
+  };
+  struct token_ref {
+    int entry;
+    int index;
+  };
+
+  bool run(const std::vector<batch_entry> & batch, bool all_positions, bool greedy,
+           std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error);
+  void ensure_scratch(int tokens);
+  void step(int n_tokens, int n_out);
+  void layer_moe_full(int li, int n_tokens);
+  void layer_moe_partial(int li, int n_tokens);
+
+  model_config cfg_;
+  int qkv_w_ = 0;
+  int group_ = 0;
+  int max_ctx_ = 0;
+  bool full_ = true;
+  bool use_graphs_ = true;
+  int slots_per_layer_ = 0;
+  expert_layout layout_;
+
+  cudaStream_t stream_ = nullptr;
+  device_arena arena_;
+  __half * embed_ = nullptr;
+  __half * lm_head_ = nullptr;
+  __half * final_norm_ = nullptr;
+  std::vector<layer_dev> layers_;
+
+  uint8_t * experts_dev_ = nullptr;  // full: [L][E] experts; partial: [L][slots] slots
+  // Full residency pointer tables, [L][E] each.
+  const uint8_t ** tab_qgu_ = nullptr;
+  const __half ** tab_sgu_ = nullptr;
+  const uint8_t ** tab_qd_ = nullptr;
+  const __half ** tab_sd_ = nullptr;
+
+  uint8_t * host_copy_ = nullptr;
+  bool host_pinned_ = false;
+  std::unique_ptr<cuda_copy_engine> engine_;
+  std::unique_ptr<expert_cache> cache_;
+  uint64_t full_hits_ = 0;
+
+  std::vector<seq_state> seqs_;
+  __half ** kv_table_ = nullptr;  // device [2][MAX_SEQUENCES]: K pointers then V pointers
+
+  // Scratch, sized for scratch_tokens_.
+  int scratch_tokens_ = 0;
+  float * x_ = nullptr;
+  __half * xn_ = nullptr;
+  float * qkv_ = nullptr;
+  __half * attn_ = nullptr;
+  float * rlogits_ = nullptr;
+  int * topk_ids_ = nullptr;
+  float * topk_w_ = nullptr;
+  int * offsets_ = nullptr;
+  int * sorted_ = nullptr;
+  int * sorted_tok_ = nullptr;
+  float * gu_ = nullptr;
+  __half * h_ = nullptr;
+  float * z_ = nullptr;
+  float * logits_ = nullptr;
+  int * argmax_ = nullptr;
+  int * ctrl_ = nullptr;  // [4][tokens]: ids, positions, slots, output rows
+  // Partial residency stage control: offsets, sorted, sorted_tok, then pointer tables.
+  int * stage_ctrl_ = nullptr;
+  void ** stage_ptrs_ = nullptr;
+
+  cudaGraphExec_t graph_exec_ = nullptr;
+  int graph_scratch_tokens_ = 0;
+  int decode_steps_ = 0;
+};
+
+bool cuda_backend::init(const model_weights & w, const backend_options & o, std::string & error) {
+  cfg_ = w.config;
+  const model_config & c = cfg_;
+  if (w.kind != weights_kind::int4) {
+    error = "the CUDA backend runs qpacked-v1 INT4 models; load " + w.dir + " with weights 'int4' (a packed folder)";
+    return false;
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    error = "the CUDA backend found no CUDA device";
+    return false;
+  }
+  if (o.device < 0 || o.device >= count) {
+    error = "CUDA device " + std::to_string(o.device) + " does not exist (" + std::to_string(count) + " found)";
+    return false;
+  }
+  group_ = w.group_size;
+  if (c.head_dim % 2 != 0 || c.head_dim > RT_ATTENTION_MAX_HEAD_DIM || c.num_key_value_heads <= 0 ||
+      c.num_attention_heads % c.num_key_value_heads != 0 || c.num_experts > RT_ROUTER_MAX_EXPERTS ||
+      c.num_experts_per_tok > 32 || c.num_experts_per_tok > c.num_experts || group_ <= 0 || group_ % 2 != 0 ||
+      c.hidden_size % group_ != 0 || c.intermediate_size % group_ != 0 || c.hidden_size % 2 != 0) {
+    error = "the CUDA backend does not support the shape of " + w.dir +
+            "/config.json (head_dim even and <= 256, heads divisible by kv heads, <= 1024 experts, <= 32 per token, "
+            "group size even and dividing hidden and intermediate sizes)";
+    return false;
+  }
+  if (c.clip_qkv != 0.0f) {
+    error = "the CUDA backend does not implement clip_qkv (set in " + w.dir + "/config.json)";
+    return false;
+  }
+  const char * env_graphs = std::getenv("HORIZON_CUDA_GRAPHS");
+  use_graphs_ = o.cuda_graphs && !(env_graphs != nullptr && std::strcmp(env_graphs, "0") == 0);
+  try {
+    ck(cudaSetDevice(o.device), "select device");
+    ck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
+    cudaDeviceProp prop{};
+    ck(cudaGetDeviceProperties(&prop, o.device), "read device properties");
+    if (prop.major < 7 || (prop.major == 7 && prop.minor < 5)) {
+      error = std::string("the CUDA backend needs compute capability 7.5 or newer; ") + prop.name + " is " +
+              std::to_string(prop.major) + "." + std::to_string(prop.minor);
+      return false;
+    }
+    max_ctx_ = o.max_context > 0 ? o.max_context : c.max_position_embeddings;
+    if (max_ctx_ <= 0) max_ctx_ = 4096;
+    const size_t attn_smem = rt_cuda_attention_smem(max_ctx_, c.head_dim);
+    if (attn_smem > prop.sharedMemPerBlockOptin) {
+      error = "max_context " + std::to_string(max_ctx_) + " needs " + std::to_string(attn_smem) +
+              " bytes of shared memory per attention block; this GPU allows " +
+              std::to_string(prop.sharedMemPerBlockOptin);
+      return false;
+    }
+
+    const int H = c.hidden_size, I = c.intermediate_size, L = c.num_hidden_layers, E = c.num_experts;
+    const int hd = c.head_dim, nh = c.num_attention_heads, nkv = c.num_key_value_heads;
+    qkv_w_ = (nh + 2 * nkv) * hd;
+
+    // Non-routed weights as FP16.
+    std::vector<uint16_t> tmp;
+    auto upload = [&](const tensor_view * t, const char * what) -> __half * {
+      if (t == nullptr) throw std::runtime_error(std::string("CUDA backend: missing tensor ") + what + " in " + w.dir);
+      tmp.resize(static_cast<size_t>(t->numel()));
+      to_half(*t, tmp.data());
+      void * p = arena_.alloc(tmp.size() * 2, what);
+      ck(cudaMemcpy(p, tmp.data(), tmp.size() * 2, cudaMemcpyHostToDevice), what);
+      return static_cast<__half *>(p);
+    };
+    embed_ = upload(w.embed_tokens, "embed_tokens");
+    lm_head_ = (w.lm_head == w.embed_tokens) ? embed_ : upload(w.lm_head, "lm_head");
+    final_norm_ = upload(w.final_norm, "model.norm");
+    layers_.resize(static_cast<size_t>(L));
+    for (int li = 0; li < L; ++li) {
+      const layer_weights & lw = w.layers[static_cast<size_t>(li)];
+      layer_dev & d = layers_[static_cast<size_t>(li)];
+      d.input_norm = upload(lw.input_layernorm, "input_layernorm");
+      d.post_norm = upload(lw.post_attention_layernorm, "post_attention_layernorm");
+      d.q_norm = upload(lw.q_norm, "q_norm");
+      d.k_norm = upload(lw.k_norm, "k_norm");
+      d.wo = upload(lw.o_proj, "o_proj");
+      d.router = upload(lw.router, "mlp.gate");
+      const size_t qn = static_cast<size_t>(nh) * hd * H, kn = static_cast<size_t>(nkv) * hd * H;
+      tmp.resize(qn + 2 * kn);
+      to_half(*lw.q_proj, tmp.data());
+      to_half(*lw.k_proj, tmp.data() + qn);
+      to_half(*lw.v_proj, tmp.data() + qn + kn);
+      d.wqkv = static_cast<__half *>(arena_.alloc(tmp.size() * 2, "qkv_proj"));
+      ck(cudaMemcpy(d.wqkv, tmp.data(), tmp.size() * 2, cudaMemcpyHostToDevice), "upload qkv_proj");
+      if (static_cast<int>(lw.expert_gate.size()) != E || static_cast<int>(lw.expert_down_scales.size()) != E) {
+        error = "layer " + std::to_string(li) + " of " + w.dir + " does not hold " + std::to_string(E) + " experts";
+        return false;
+      }
+    }
+    std::vector<uint16_t>().swap(tmp);
+
+    // Residency plan.
+    layout_ = make_layout(H, I, group_);
+    int slots = E;
+    if (o.expert_slots > 0) {
+      slots = std::min(o.expert_slots, E);
+    } else if (o.expert_budget_bytes > 0) {
+      slots = expert_cache_slots_for_budget(o.expert_budget_bytes, layout_.bytes, L, E);
+    } else {
+      size_t free_b = 0, total_b = 0;
+      ck(cudaMemGetInfo(&free_b, &total_b), "read free memory");
+      const size_t reserve = static_cast<size_t>(2) * max_ctx_ * nkv * hd * 2 * L * 8 + (size_t(1) << 30);
+      const int64_t avail = static_cast<int64_t>(free_b) - static_cast<int64_t>(reserve);
+      slots = expert_cache_slots_for_budget(avail, layout_.bytes, L, E);
+    }
+    full_ = slots >= E;
+    slots_per_layer_ = full_ ? E : slots;
+
+    if (full_) {
+      experts_dev_ = static_cast<uint8_t *>(arena_.alloc(static_cast<size_t>(L) * E * layout_.bytes, "experts"));
+      void * staging = nullptr;
+      ck(cudaHostAlloc(&staging, layout_.bytes, cudaHostAllocDefault), "pinned upload buffer");
+      std::unique_ptr<void, void (*)(void *)> guard(staging, [](void * p) { cudaFreeHost(p); });
+      for (int li = 0; li < L; ++li) {
+        for (int e = 0; e < E; ++e) {
+          pack_expert(w.layers[static_cast<size_t>(li)], e, layout_, static_cast<uint8_t *>(staging));
+          ck(cudaMemcpy(experts_dev_ + (static_cast<size_t>(li) * E + e) * layout_.bytes, staging, layout_.bytes,
+                        cudaMemcpyHostToDevice),
+             "upload expert");
+        }
+      }
+      std::vector<const void *> qgu(static_cast<size_t>(L) * E), sgu(qgu.size()), qd(qgu.size()), sd(qgu.size());
+      for (size_t i = 0; i < qgu.size(); ++i) {
+        const uint8_t * base = experts_dev_ + i * layout_.bytes;
+        qgu[i] = base + layout_.q_gu;
+        sgu[i] = base + layout_.s_gu;
+        qd[i] = base + layout_.q_d;
+        sd[i] = base + layout_.s_d;
+      }
+      void * tabs = arena_.alloc(qgu.size() * sizeof(void *) * 4, "expert tables");
+      const size_t tb = qgu.size() * sizeof(void *);
+      ck(cudaMemcpy(tabs, qgu.data(), tb, cudaMemcpyHostToDevice), "expert table");
+      ck(cudaMemcpy(static_cast<uint8_t *>(tabs) + tb, sgu.data(), tb, cudaMemcpyHostToDevice), "expert table");
+      ck(cudaMemcpy(static_cast<uint8_t *>(tabs) + 2 * tb, qd.data(), tb, cudaMemcpyHostToDevice), "expert table");
+      ck(cudaMemcpy(static_cast<uint8_t *>(tabs) + 3 * tb, sd.data(), tb, cudaMemcpyHostToDevice), "expert table");
+      tab_qgu_ = static_cast<const uint8_t **>(tabs);
+      tab_sgu_ = reinterpret_cast<const __half **>(static_cast<uint8_t *>(tabs) + tb);
+      tab_qd_ = reinterpret_cast<const uint8_t **>(static_cast<uint8_t *>(tabs) + 2 * tb);
+      tab_sd_ = reinterpret_cast<const __half **>(static_cast<uint8_t *>(tabs) + 3 * tb);
+    } else {
+      expert_cache_config cc;
+      cc.n_layers = L;
+      cc.n_experts = E;
+      cc.slots_per_layer = slots;
+      cc.staging_buffers = 4;
+      cc.expert_bytes = layout_.bytes;
+      cc.staging_bytes = layout_.bytes;
+      const std::string problem = expert_cache_check_config(cc);
+      if (!problem.empty()) {
+        error = problem + " (the expert budget is too small for " + w.dir + ")";
+        return false;
+      }
+      // The complete immutable host copy, built before the first request.
+      const size_t total = static_cast<size_t>(L) * E * layout_.bytes;
+      void * hp = nullptr;
+      if (cudaHostAlloc(&hp, total, cudaHostAllocDefault) == cudaSuccess) {
+        host_pinned_ = true;
+      } else {
+        cudaGetLastError();
+        hp = std::malloc(total);
+        if (hp == nullptr) {
+          error = "cannot allocate the " + std::to_string(total >> 20) + " MiB host copy of the experts";
+          return false;
+        }
+      }
+      host_copy_ = static_cast<uint8_t *>(hp);
+      for (int li = 0; li < L; ++li) {
+        for (int e = 0; e < E; ++e) {
+          pack_expert(w.layers[static_cast<size_t>(li)], e, layout_,
+                      host_copy_ + (static_cast<size_t>(li) * E + e) * layout_.bytes);
+        }
+      }
+      experts_dev_ =
+          static_cast<uint8_t *>(arena_.alloc(static_cast<size_t>(L) * slots * layout_.bytes, "expert slots"));
+      engine_ = std::make_unique<cuda_copy_engine>(host_copy_, host_pinned_, layout_.bytes, E, cc.staging_buffers,
+                                                   experts_dev_, slots);
+      engine_->init_slot_events(L);
+      cache_ = std::make_unique<expert_cache>(cc, *engine_);
+      stage_ctrl_ = static_cast<int *>(arena_.alloc(sizeof(int) * (E + 1 + 2 * MAX_STEP_TOKENS * 32), "stage control"));
+      stage_ptrs_ = static_cast<void **>(arena_.alloc(sizeof(void *) * 4 * E, "stage tables"));
+    }
+
+    kv_table_ = static_cast<__half **>(arena_.alloc(sizeof(__half *) * 2 * MAX_SEQUENCES, "kv table"));
+    ck(cudaMemset(kv_table_, 0, sizeof(__half *) * 2 * MAX_SEQUENCES), "clear kv table");
+    ensure_scratch(64);
+    arena_.sample();
+  } catch (const std::exception & e) {
+    error = e.what();
+    return false;
+  }
+  return true;
+}
+
+void cuda_backend::ensure_scratch(int tokens) {
+  if (tokens <= scratch_tokens_) return;
+  tokens = std::max(tokens, scratch_tokens_ * 2);
+  tokens = std::min(std::max(tokens, 1), MAX_STEP_TOKENS);
+  const model_config & c = cfg_;
+  const size_t T = static_cast<size_t>(tokens), H = c.hidden_size, K = c.num_experts_per_tok;
+  for (void * p : {static_cast<void *>(x_), static_cast<void *>(xn_), static_cast<void *>(qkv_),
+                   static_cast<void *>(attn_), static_cast<void *>(rlogits_), static_cast<void *>(topk_ids_),
+                   static_cast<void *>(topk_w_), static_cast<void *>(offsets_), static_cast<void *>(sorted_),
+                   static_cast<void *>(sorted_tok_), static_cast<void *>(gu_), static_cast<void *>(h_),
+                   static_cast<void *>(z_), static_cast<void *>(logits_), static_cast<void *>(argmax_),
+                   static_cast<void *>(ctrl_)}) {
+    if (p != nullptr) arena_.release(p);
+  }
+  x_ = static_cast<float *>(arena_.alloc(T * H * 4, "scratch"));
+  xn_ = static_cast<__half *>(arena_.alloc(T * H * 2, "scratch"));
+  qkv_ = static_cast<float *>(arena_.alloc(T * qkv_w_ * 4, "scratch"));
+  attn_ = static_cast<__half *>(arena_.alloc(T * c.num_attention_heads * c.head_dim * 2, "scratch"));
+  rlogits_ = static_cast<float *>(arena_.alloc(T * c.num_experts * 4, "scratch"));
+  topk_ids_ = static_cast<int *>(arena_.alloc(T * K * 4, "scratch"));
+  topk_w_ = static_cast<float *>(arena_.alloc(T * K * 4, "scratch"));
+  offsets_ = static_cast<int *>(arena_.alloc((c.num_experts + 1) * 4, "scratch"));
+  sorted_ = static_cast<int *>(arena_.alloc(T * K * 4, "scratch"));
+  sorted_tok_ = static_cast<int *>(arena_.alloc(T * K * 4, "scratch"));
+  gu_ = static_cast<float *>(arena_.alloc(T * K * 2 * c.intermediate_size * 4, "scratch"));
+  h_ = static_cast<__half *>(arena_.alloc(T * K * c.intermediate_size * 2, "scratch"));
+  z_ = static_cast<float *>(arena_.alloc(T * K * H * 4, "scratch"));
+  logits_ = static_cast<float *>(arena_.alloc(T * c.vocab_size * 4, "scratch"));
+  argmax_ = static_cast<int *>(arena_.alloc(T * 4, "scratch"));
+  ctrl_ = static_cast<int *>(arena_.alloc(T * 4 * 4, "scratch"));
+  scratch_tokens_ = tokens;
+  if (graph_exec_ != nullptr) {
+    cudaGraphExecDestroy(graph_exec_);
+    graph_exec_ = nullptr;
+  }
+}
+
+int cuda_backend::seq_create(std::string & error) {
+  int id = -1;
+  for (size_t i = 0; i < seqs_.size(); ++i) {
+    if (!seqs_[i].used) {
+      id = static_cast<int>(i);
+      break;
+    }
+  }
+  if (id < 0) {
+    if (seqs_.size() >= MAX_SEQUENCES) {
+      error = "the CUDA backend holds at most " + std::to_string(MAX_SEQUENCES) + " sequences";
+      return -1;
+    }
+    id = static_cast<int>(seqs_.size());
+    seqs_.emplace_back();
+  }
+  seq_state & s = seqs_[static_cast<size_t>(id)];
+  const size_t elems = static_cast<size_t>(cfg_.num_hidden_layers) * max_ctx_ * cfg_.num_key_value_heads * cfg_.head_dim;
+  try {
+    s.k = static_cast<__half *>(arena_.alloc(elems * 2, "KV cache"));
+    s.v = static_cast<__half *>(arena_.alloc(elems * 2, "KV cache"));
+    ck(cudaMemcpy(kv_table_ + id, &s.k, sizeof(__half *), cudaMemcpyHostToDevice), "kv table");
+    ck(cudaMemcpy(kv_table_ + MAX_SEQUENCES + id, &s.v, sizeof(__half *), cudaMemcpyHostToDevice), "kv table");
+  } catch (const std::exception & e) {
+    if (s.k != nullptr) arena_.release(s.k);
+    s.k = nullptr;
+    error = std::string(e.what()) + " (KV cache for a new sequence)";
+    return -1;
+  }
+  s.used = true;
+  s.length = 0;
+  return id;
+}
+
+void cuda_backend::seq_free(int seq_id) {
+  if (seq_id < 0 || seq_id >= static_cast<int>(seqs_.size()) || !seqs_[seq_id].used) return;
+  cudaStreamSynchronize(stream_);
+  seq_state & s = seqs_[static_cast<size_t>(seq_id)];
+  arena_.release(s.k);
+  arena_.release(s.v);
+  s = seq_state{};
+}
+
+void cuda_backend::layer_moe_full(int li, int n) {
+  const model_config & c = cfg_;
+  const int K = c.num_experts_per_tok, E = c.num_experts, A = n * K;
+  rt_cuda_moe_group(topk_ids_, A, K, E, offsets_, sorted_, sorted_tok_, stream_);
+  rt_cuda_w4a16_args gu;
+  gu.x = xn_;
+  gu.ldx = c.hidden_size;
+  gu.y = gu_;
+  gu.ldy = 2 * c.intermediate_size;
+  gu.rows_in = sorted_tok_;
+  gu.rows_out = sorted_;
+  gu.offsets = offsets_;
+  gu.qweight = tab_qgu_ + static_cast<size_t>(li) * E;
+  gu.scales = tab_sgu_ + static_cast<size_t>(li) * E;
+  gu.n_groups = E;
+  gu.rows = 2 * c.intermediate_size;
+  gu.cols = c.hidden_size;
+  gu.group_size = group_;
+  rt_cuda_matmul_w4a16(gu, stream_);
+  rt_cuda_swiglu(gu_, A, c.intermediate_size, h_, stream_);
+  rt_cuda_w4a16_args dn = gu;
+  dn.x = h_;
+  dn.ldx = c.intermediate_size;
+  dn.y = z_;
+  dn.ldy = c.hidden_size;
+  dn.rows_in = sorted_;
+  dn.qweight = tab_qd_ + static_cast<size_t>(li) * E;
+  dn.scales = tab_sd_ + static_cast<size_t>(li) * E;
+  dn.rows = c.hidden_size;
+  dn.cols = c.intermediate_size;
+  rt_cuda_matmul_w4a16(dn, stream_);
+  full_hits_ += static_cast<uint64_t>(A);
+}
+
+void cuda_backend::layer_moe_partial(int li, int n) {
+  const model_config & c = cfg_;
+  const int K = c.num_experts_per_tok, A = n * K;
+  // The host needs the routing to know which experts to bring in (a few bytes of ids, not expert data).
+  std::vector<int> ids(static_cast<size_t>(A));
+  ck(cudaMemcpyAsync(ids.data(), topk_ids_, ids.size() * 4, cudaMemcpyDeviceToHost, stream_), "read routing");
+  ck(cudaStreamSynchronize(stream_), "wait for routing");
+  std::vector<int> routed;
+  std::vector<char> seen(static_cast<size_t>(c.num_experts), 0);
+  for (int e : ids) {
+    if (!seen[static_cast<size_t>(e)]) {
+      seen[static_cast<size_t>(e)] = 1;
+      routed.push_back(e);
+    }
+  }
+  const auto stages = cache_->plan_stages(li, routed);
+  for (const auto & stage : stages) {
+    expert_lease lease;
+    std::string err;
+    if (!cache_->begin_acquire(li, stage, lease, err)) throw std::runtime_error(err);
+    cache_->finish_acquire(lease);
+    // Group this stage's assignments by expert.
+    const int G = static_cast<int>(stage.size());
+    std::vector<int> ctrl(static_cast<size_t>(G + 1));
+    std::vector<int> sorted;
+    std::vector<int> sorted_tok;
+    for (int g = 0; g < G; ++g) {
+      ctrl[static_cast<size_t>(g)] = static_cast<int>(sorted.size());
+      for (int a = 0; a < A; ++a) {
+        if (ids[static_cast<size_t>(a)] == lease.experts[static_cast<size_t>(g)]) {
+          sorted.push_back(a);
+          sorted_tok.push_back(a / K);
+        }
+      }
+    }
+    ctrl[static_cast<size_t>(G)] = static_cast<int>(sorted.size());
+    const int n_sorted = static_cast<int>(sorted.size());
+    ctrl.insert(ctrl.end(), sorted.begin(), sorted.end());
+    ctrl.insert(ctrl.end(), sorted_tok.begin(), sorted_tok.end());
+    std::vector<const void *> ptrs(static_cast<size_t>(4 * G));
+    for (int g = 0; g < G; ++g) {
+      const uint8_t * base = engine_->slot_ptr(li, lease.slots[static_cast<size_t>(g)]);
+      ptrs[static_cast<size_t>(g)] = base + layout_.q_gu;
+      ptrs[static_cast<size_t>(G + g)] = base + layout_.s_gu;
+      ptrs[static_cast<size_t>(2 * G + g)] = base + layout_.q_d;
+      ptrs[static_cast<size_t>(3 * G + g)] = base + layout_.s_d;
+    }
+    // Pageable sources: cudaMemcpyAsync returns once they are staged, so the vectors may go out of scope.
+    ck(cudaMemcpyAsync(stage_ctrl_, ctrl.data(), ctrl.size() * 4, cudaMemcpyHostToDevice, stream_), "stage control");
+    ck(cudaMemcpyAsync(stage_ptrs_, ptrs.data(), ptrs.size() * sizeof(void *), cudaMemcpyHostToDevice, stream_),
+       "stage tables");
+    const int * d_offsets = stage_ctrl_;
+    const int * d_sorted = stage_ctrl_ + G + 1;
+    const int * d_sorted_tok = d_sorted + n_sorted;
+
+    rt_cuda_w4a16_args gu;
+    gu.x = xn_;
+    gu.ldx = c.hidden_size;
+    gu.y = gu_;
+    gu.ldy = 2 * c.intermediate_size;
+    gu.rows_in = d_sorted_tok;
+    gu.rows_out = d_sorted;
+    gu.offsets = d_offsets;
+    gu.qweight = reinterpret_cast<const uint8_t * const *>(stage_ptrs_);
+    gu.scales = reinterpret_cast<const __half * const *>(stage_ptrs_ + G);
+    gu.n_groups = G;
+    gu.rows = 2 * c.intermediate_size;
+    gu.cols = c.hidden_size;
+    gu.group_size = group_;
+    rt_cuda_matmul_w4a16(gu, stream_);
+    rt_cuda_swiglu(gu_, A, c.intermediate_size, h_, stream_);
+    rt_cuda_w4a16_args dn = gu;
+    dn.x = h_;
+    dn.ldx = c.intermediate_size;
+    dn.y = z_;
+    dn.ldy = c.hidden_size;
+    dn.rows_in = d_sorted;
+    dn.qweight = reinterpret_cast<const uint8_t * const *>(stage_ptrs_ + 2 * G);
+    dn.scales = reinterpret_cast<const __half * const *>(stage_ptrs_ + 3 * G);
+    dn.rows = c.hidden_size;
+    dn.cols = c.intermediate_size;
+    rt_cuda_matmul_w4a16(dn, stream_);
+    for (int s : lease.slots) ck(cudaEventRecord(engine_->slot_event(li, s), stream_), "record slot readers");
+    cache_->release(lease);
+  }
+}
+
+// One forward step over the tokens described by ctrl_ (ids, positions, slots, output rows); logits for n_out rows.
+void cuda_backend::step(int n, int n_out) {
+  const model_config & c = cfg_;
+  const int H = c.hidden_size, hd = c.head_dim, nh = c.num_attention_heads, nkv = c.num_key_value_heads;
+  const int * d_ids = ctrl_;
+  const int * d_pos = ctrl_ + scratch_tokens_;
+  const int * d_slot = ctrl_ + 2 * scratch_tokens_;
+  const int * d_out = ctrl_ + 3 * scratch_tokens_;
+  rt_cuda_embedding(d_ids, n, embed_, c.vocab_size, H, x_, stream_);
+  for (int li = 0; li < c.num_hidden_layers; ++li) {
+    const layer_dev & d = layers_[static_cast<size_t>(li)];
+    rt_cuda_rmsnorm(x_, H, d.input_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
+    rt_cuda_f16_args qkv;
+    qkv.x = xn_;
+    qkv.ldx = H;
+    qkv.y = qkv_;
+    qkv.ldy = qkv_w_;
+    qkv.n = n;
+    qkv.w = d.wqkv;
+    qkv.rows = qkv_w_;
+    qkv.cols = H;
+    rt_cuda_matmul_f16(qkv, stream_);
+    float * q = qkv_;
+    float * k = qkv_ + nh * hd;
+    float * v = k + nkv * hd;
+    rt_cuda_rmsnorm(q, qkv_w_, d.q_norm, c.rms_norm_eps, n, nh * hd, nullptr, q, qkv_w_, stream_);
+    rt_cuda_rmsnorm(k, qkv_w_, d.k_norm, c.rms_norm_eps, n, nkv * hd, nullptr, k, qkv_w_, stream_);
+    rt_cuda_rope(q, qkv_w_, n, nh, hd, d_pos, c.rope_theta, stream_);
+    rt_cuda_rope(k, qkv_w_, n, nkv, hd, d_pos, c.rope_theta, stream_);
+    rt_cuda_attention_args at;
+    at.q = q;
+    at.k = k;
+    at.v = v;
+    at.ld = qkv_w_;
+    at.k_seq = kv_table_;
+    at.v_seq = kv_table_ + MAX_SEQUENCES;
+    at.layer_offset = static_cast<size_t>(li) * max_ctx_ * nkv * hd;
+    at.tok_slot = d_slot;
+    at.tok_pos = d_pos;
+    at.n_tokens = n;
+    at.n_heads = nh;
+    at.n_kv_heads = nkv;
+    at.head_dim = hd;
+    at.max_context = max_ctx_;
+    at.out = attn_;
+    rt_cuda_attention(at, stream_);
+    rt_cuda_f16_args o;
+    o.x = attn_;
+    o.ldx = nh * hd;
+    o.y = x_;
+    o.ldy = H;
+    o.n = n;
+    o.w = d.wo;
+    o.rows = H;
+    o.cols = nh * hd;
+    o.accumulate = true;
+    rt_cuda_matmul_f16(o, stream_);
+    rt_cuda_rmsnorm(x_, H, d.post_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
+    rt_cuda_f16_args r;
+    r.x = xn_;
+    r.ldx = H;
+    r.y = rlogits_;
+    r.ldy = c.num_experts;
+    r.n = n;
+    r.w = d.router;
+    r.rows = c.num_experts;
+    r.cols = H;
+    rt_cuda_matmul_f16(r, stream_);
+    rt_cuda_router_topk(rlogits_, n, c.num_experts, c.num_experts_per_tok, c.norm_topk_prob, topk_ids_, topk_w_, stream_);
+    if (full_) layer_moe_full(li, n);
+    else layer_moe_partial(li, n);
+    rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, stream_);
+  }
+  rt_cuda_rmsnorm(x_, H, final_norm_, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
+  rt_cuda_f16_args lm;
+  lm.x = xn_;
+  lm.ldx = H;
+  lm.rows_in = d_out;
+  lm.y = logits_;
+  lm.ldy = c.vocab_size;
+  lm.n = n_out;
+  lm.w = lm_head_;
+  lm.rows = c.vocab_size;
+  lm.cols = H;
+  rt_cuda_matmul_f16(lm, stream_);
+  rt_cuda_argmax(logits_, n_out, c.vocab_size, c.vocab_size, argmax_, stream_);
+}
+
+bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_positions, bool greedy,
+                       std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error) {
+  const model_config & c = cfg_;
+  for (const batch_entry & b : batch) {
+    if (b.seq_id < 0 || b.seq_id >= static_cast<int>(seqs_.size()) || !seqs_[static_cast<size_t>(b.seq_id)].used) {
+      error = "CUDA backend: unknown sequence " + std::to_string(b.seq_id);
+      return false;
+    }
+    const seq_state & s = seqs_[static_cast<size_t>(b.seq_id)];
+    if (b.start_pos < 0 || b.start_pos > s.length) {
+      error = "CUDA backend: start_pos " + std::to_string(b.start_pos) + " is past the " + std::to_string(s.length) +
+              " cached tokens of sequence " + std::to_string(b.seq_id);
+      return false;
+    }
+    if (b.start_pos + static_cast<int>(b.tokens.size()) > max_ctx_) {
+      error = "CUDA backend: sequence " + std::to_string(b.seq_id) + " would exceed the context of " +
+              std::to_string(max_ctx_) + " tokens";
+      return false;
+    }
+    if (b.tokens.empty()) {
+      error = "CUDA backend: an entry of the batch has no tokens";
+      return false;
+    }
+    for (int32_t t : b.tokens) {
+      if (t < 0 || t >= c.vocab_size) {
+        error = "CUDA backend: token id " + std::to_string(t) + " is outside the vocabulary";
+        return false;
+      }
+    }
+  }
+  try {
+    // Flatten in entry order and cut into steps; a later step's tokens see the cache written by earlier steps.
+    std::vector<token_ref> all;
+    for (size_t e = 0; e < batch.size(); ++e) {
+      for (size_t i = 0; i < batch[e].tokens.size(); ++i) all.push_back({static_cast<int>(e), static_cast<int>(i)});
+    }
+    if (logits != nullptr) {
+      logits->assign(batch.size(), {});
+      for (size_t e = 0; e < batch.size(); ++e) {
+        (*logits)[e].resize((all_positions ? batch[e].tokens.size() : 1) * static_cast<size_t>(c.vocab_size));
+      }
+    }
+    if (next != nullptr) next->assign(batch.size(), 0);
+    const bool single_decode = batch.size() == 1 && batch[0].tokens.size() == 1 && full_ && use_graphs_ &&
+                               !all_positions;
+    for (size_t begin = 0; begin < all.size(); begin += MAX_STEP_TOKENS) {
+      const int n = static_cast<int>(std::min<size_t>(MAX_STEP_TOKENS, all.size() - begin));
+      ensure_scratch(n);
+      const int T = scratch_tokens_;
+      std::vector<int> ctrl(static_cast<size_t>(4 * T), 0);
+      std::vector<token_ref> outs;
+      for (int i = 0; i < n; ++i) {
+        const token_ref & r = all[begin + static_cast<size_t>(i)];
+        const batch_entry & b = batch[static_cast<size_t>(r.entry)];
+        ctrl[static_cast<size_t>(i)] = b.tokens[static_cast<size_t>(r.index)];
+        ctrl[static_cast<size_t>(T + i)] = b.start_pos + r.index;
+        ctrl[static_cast<size_t>(2 * T + i)] = b.seq_id;
+        const bool last = r.index + 1 == static_cast<int>(b.tokens.size());
+        if (all_positions || last) {
+          ctrl[static_cast<size_t>(3 * T) + outs.size()] = i;
+          outs.push_back(r);
+        }
+      }
+      const int n_out = static_cast<int>(outs.size());
+      ck(cudaMemcpyAsync(ctrl_, ctrl.data(), ctrl.size() * 4, cudaMemcpyHostToDevice, stream_), "upload step");
+      if (single_decode) {
+        ++decode_steps_;
+        if (graph_exec_ == nullptr && decode_steps_ >= 2) {
+          cudaGraph_t graph = nullptr;
+          const uint64_t hits_before_capture = full_hits_;
+          ck(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin capture");
+          try {
+            step(1, 1);
+          } catch (...) {
+            cudaStreamEndCapture(stream_, &graph);
+            if (graph != nullptr) cudaGraphDestroy(graph);
+            throw;
+          }
+          ck(cudaStreamEndCapture(stream_, &graph), "end capture");
+          ck(cudaGraphInstantiate(&graph_exec_, graph, 0), "instantiate decode graph");
+          cudaGraphDestroy(graph);
+          full_hits_ = hits_before_capture;
+        }
+        if (graph_exec_ != nullptr) {
+          ck(cudaGraphLaunch(graph_exec_, stream_), "launch decode graph");
+          full_hits_ += static_cast<uint64_t>(c.num_experts_per_tok) * c.num_hidden_layers;
+        } else {
+          step(n, n_out);
+        }
+      } else {
+        step(n, n_out);
+      }
+      if (next != nullptr) {
+        std::vector<int> am(static_cast<size_t>(n_out));
+        ck(cudaMemcpyAsync(am.data(), argmax_, am.size() * 4, cudaMemcpyDeviceToHost, stream_), "read tokens");
+        ck(cudaStreamSynchronize(stream_), "forward step");
+        for (int o = 0; o < n_out; ++o) (*next)[static_cast<size_t>(outs[static_cast<size_t>(o)].entry)] = am[static_cast<size_t>(o)];
+      }
+      if (logits != nullptr) {
+        ck(cudaStreamSynchronize(stream_), "forward step");
+        for (int o = 0; o < n_out; ++o) {
+          const token_ref & r = outs[static_cast<size_t>(o)];
+          float * dst = (*logits)[static_cast<size_t>(r.entry)].data() +
+                        (all_positions ? static_cast<size_t>(r.index) * c.vocab_size : 0);
+          ck(cudaMemcpy(dst, logits_ + static_cast<size_t>(o) * c.vocab_size, sizeof(float) * c.vocab_size,
+                        cudaMemcpyDeviceToHost),
+             "read logits");
+        }
+      }
+    }
+    ck(cudaStreamSynchronize(stream_), "forward");
+    for (const batch_entry & b : batch) {
+      seqs_[static_cast<size_t>(b.seq_id)].length = b.start_pos + static_cast<int>(b.tokens.size());
+    }
+    arena_.sample();
+  } catch (const std::exception & e) {
+    error = e.what();
+    return false;
+  }
+  return true;
+}
+
+bool cuda_backend::forward(const std::vector<batch_entry> & batch, bool all_positions,
+                           std::vector<std::vector<float>> & logits, std::string & error) {
+  return run(batch, all_positions, false, &logits, nullptr, error);
+}
+
+bool cuda_backend::forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next,
+                                  std::string & error) {
+  return run(batch, false, true, nullptr, &next, error);
+}
+
+backend_counters cuda_backend::counters() const {
+  backend_counters out;
+  if (cache_) {
+    const expert_cache_counters cc = cache_->counters();
+    out.expert_hits = cc.hits;
+    out.expert_misses = cc.misses;
+    out.h2d_bytes = cc.h2d_bytes;
+    out.d2h_bytes = cc.d2h_bytes;
+    out.expert_evictions = cc.evictions;
+  } else {
+    out.expert_hits = full_hits_;
+  }
+  out.peak_memory_bytes = arena_.peak();
+  return out;
+}
+
+void cuda_backend::counters_reset() {
+  if (cache_) cache_->counters_reset();
+  full_hits_ = 0;
+  arena_.reset_peak();
+}
+
+}  // namespace
+
+std::unique_ptr<backend> cuda_backend_create(const model_weights & weights, const backend_options & options,
+                                             std::string & error) {
+  auto be = std::make_unique<cuda_backend>();
+  if (!be->init(weights, options, error)) return nullptr;
+  return be;
+}
+
+}  // namespace rt

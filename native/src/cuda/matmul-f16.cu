@@ -1,0 +1,140 @@
+#include "cuda/matmul-f16.cuh"
+
+#include <algorithm>
+
+#include "cuda/common.cuh"
+
+namespace {
+
+using rt_cuda::padded_col;
+using rt_cuda::padded_len;
+
+constexpr int R = RT_F16_ROWS_PER_WARP;
+constexpr int TB = RT_F16_TOKEN_TILE;
+constexpr int THREADS = RT_F16_WARPS * 32;
+
+// Requires cols % 8 == 0: each lane reads 16 bytes (8 columns) of a row per step.
+__global__ void __launch_bounds__(THREADS) f16_fast(rt_cuda_f16_args a, int tok_cap) {
+  extern __shared__ float4 smem4[];
+  float * xs = reinterpret_cast<float *>(smem4);
+  const int warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  const int row0 = (blockIdx.x * RT_F16_WARPS + warp) * R;
+  const int cols = a.cols;
+  const int plen = padded_len(cols);
+  const int half_cols = cols / 2;
+
+  for (int chunk = 0; chunk < a.n; chunk += tok_cap) {
+    const int nt = min(tok_cap, a.n - chunk);
+    __syncthreads();
+    for (int i = threadIdx.x; i < nt * half_cols; i += THREADS) {
+      const int j = i / half_cols;
+      const int c2 = (i - j * half_cols) * 2;
+      const int xr = a.rows_in != nullptr ? a.rows_in[chunk + j] : chunk + j;
+      const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(a.x + static_cast<size_t>(xr) * a.ldx + c2));
+      float * dst = xs + j * plen + padded_col(c2);
+      dst[0] = f.x;
+      dst[1] = f.y;
+    }
+    __syncthreads();
+    if (row0 >= a.rows) continue;
+
+    float acc[R][TB];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < TB; ++j) acc[r][j] = 0.0f;
+
+    for (int c = lane * 8; c < cols; c += 32 * 8) {
+      float wv[R][8];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int row = row0 + r;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (row < a.rows) v = __ldg(reinterpret_cast<const uint4 *>(a.w + static_cast<size_t>(row) * cols + c));
+        const __half2 * h = reinterpret_cast<const __half2 *>(&v);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 f = __half22float2(h[i]);
+          wv[r][2 * i] = f.x;
+          wv[r][2 * i + 1] = f.y;
+        }
+      }
+      const float * xbase = xs + padded_col(c);
+#pragma unroll
+      for (int j = 0; j < TB; ++j) {
+        if (j < nt) {
+          const float4 lo = *reinterpret_cast<const float4 *>(xbase + j * plen);
+          const float4 hi = *reinterpret_cast<const float4 *>(xbase + j * plen + 4);
+          const float xv[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) acc[r][j] = fmaf(wv[r][i], xv[i], acc[r][j]);
+          }
+        }
+      }
+    }
+
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int j = 0; j < TB; ++j) {
+        if (j < nt) {
+          const float v = rt_cuda::warp_sum(acc[r][j]);
+          const int row = row0 + r;
+          if (lane == 0 && row < a.rows) {
+            const int yr = a.rows_out != nullptr ? a.rows_out[chunk + j] : chunk + j;
+            float * dst = a.y + static_cast<size_t>(yr) * a.ldy + row;
+            *dst = a.accumulate ? *dst + v : v;
+          }
+        }
+      }
+    }
+  }
+}
+
+__global__ void f16_generic(rt_cuda_f16_args a) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= a.rows) return;
+  for (int e = static_cast<int>(blockIdx.y); e < a.n; e += static_cast<int>(gridDim.y)) {
+    const int xr = a.rows_in != nullptr ? a.rows_in[e] : e;
+    const __half * x = a.x + static_cast<size_t>(xr) * a.ldx;
+    const __half * w = a.w + static_cast<size_t>(row) * a.cols;
+    float acc = 0.0f;
+    for (int c = 0; c < a.cols; ++c) acc = fmaf(__half2float(w[c]), __half2float(x[c]), acc);
+    const int yr = a.rows_out != nullptr ? a.rows_out[e] : e;
+    float * dst = a.y + static_cast<size_t>(yr) * a.ldy + row;
+    *dst = a.accumulate ? *dst + acc : acc;
+  }
+}
+
+int max_dynamic_smem() {
+  static int cached = -1;
+  if (cached < 0) {
+    int dev = 0;
+    cudaGetDevice(&dev);
+    int optin = 48 * 1024;
+    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    cached = optin;
+    cudaFuncSetAttribute(f16_fast, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+  }
+  return cached;
+}
+
+}  // namespace
+
+void rt_cuda_matmul_f16(const rt_cuda_f16_args & a, cudaStream_t stream) {
+  if (a.rows <= 0 || a.n <= 0) return;
+  if (a.cols % 8 == 0) {
+    const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
+    const int tok_cap = std::max(1, std::min(TB, max_dynamic_smem() / row_bytes));
+    const int rows_per_block = R * RT_F16_WARPS;
+    const int grid = (a.rows + rows_per_block - 1) / rows_per_block;
+    f16_fast<<<grid, THREADS, static_cast<size_t>(tok_cap) * row_bytes, stream>>>(a, tok_cap);
+  } else {
+    const dim3 grid((a.rows + 127) / 128, std::min(a.n, 64));
+    f16_generic<<<grid, 128, 0, stream>>>(a);
+  }
+  RT_CUDA_LAUNCH_CHECK();
+}

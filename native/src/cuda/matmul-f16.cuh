@@ -1,0 +1,27 @@
+#pragma once
+// Dense FP16-weight matmul for the non-routed weights (attention, router, lm_head): y[out_row] (=|+=) W · x[in_row]
+// with W [rows, cols] FP16 row-major, FP16 activations and FP32 accumulation.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+/** Output rows per warp, warps per block and activation rows held in registers at once. */
+constexpr int RT_F16_ROWS_PER_WARP = 4;
+constexpr int RT_F16_WARPS = 4;
+constexpr int RT_F16_TOKEN_TILE = 8;
+
+/** Arguments of rt_cuda_matmul_f16; every pointer is device memory. */
+struct rt_cuda_f16_args {
+  const __half * x = nullptr;  // row r at x + r * ldx
+  int ldx = 0;
+  float * y = nullptr;  // row r at y + r * ldy
+  int ldy = 0;
+  const int * rows_in = nullptr;   // [n] x row per entry; nullptr = the entry index
+  const int * rows_out = nullptr;  // [n] y row per entry; nullptr = the entry index
+  int n = 0;                       // entries (tokens)
+  const __half * w = nullptr;      // [rows, cols]
+  int rows = 0;
+  int cols = 0;
+  bool accumulate = false;
+};
+
+void rt_cuda_matmul_f16(const rt_cuda_f16_args & args, cudaStream_t stream);

@@ -1,0 +1,208 @@
+#include "cuda/matmul-w4a16.cuh"
+
+#include <algorithm>
+
+#include "cuda/common.cuh"
+
+namespace {
+
+using rt_cuda::padded_col;
+using rt_cuda::padded_len;
+
+constexpr int R = RT_W4A16_ROWS_PER_WARP;
+constexpr int TB = RT_W4A16_TOKEN_TILE;
+constexpr int THREADS = RT_W4A16_WARPS * 32;
+
+__device__ __forceinline__ void group_range(const rt_cuda_w4a16_args & a, int g, int & begin, int & end) {
+  if (a.offsets != nullptr) {
+    begin = a.offsets[g];
+    end = a.offsets[g + 1];
+  } else {
+    begin = 0;
+    end = a.n_entries;
+  }
+}
+
+// (u - 8) as float without an integer-to-float conversion: 2^23 + u has u in its low mantissa bits.
+__device__ __forceinline__ float nibble(uint32_t w, int i) {
+  return __int_as_float(0x4B000000u | ((w >> (4 * i)) & 0xFu)) - 8388616.0f;
+}
+
+// Requires cols % 32 == 0 and group_size % 8 == 0: each lane reads 16 bytes (32 columns) per step.
+__global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int tok_cap) {
+  extern __shared__ float4 smem4[];
+  float * xs = reinterpret_cast<float *>(smem4);
+  int begin, end;
+  group_range(a, blockIdx.y, begin, end);
+  const uint8_t * qw = a.qweight[blockIdx.y];
+  const __half * sc = a.scales[blockIdx.y];
+  if (begin >= end || qw == nullptr) return;
+
+  const int warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  const int row0 = (blockIdx.x * RT_W4A16_WARPS + warp) * R;
+  const int cols = a.cols;
+  const int plen = padded_len(cols);
+  const int qstride = cols / 2;
+  const int gpr = cols / a.group_size;
+  const bool one_scale_per_lane_step = (a.group_size % 32) == 0;
+  const int half_cols = cols / 2;
+
+  for (int chunk = begin; chunk < end; chunk += tok_cap) {
+    const int nt = min(tok_cap, end - chunk);
+    __syncthreads();
+    for (int i = threadIdx.x; i < nt * half_cols; i += THREADS) {
+      const int j = i / half_cols;
+      const int c2 = (i - j * half_cols) * 2;
+      const int xr = a.rows_in != nullptr ? a.rows_in[chunk + j] : chunk + j;
+      const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(a.x + static_cast<size_t>(xr) * a.ldx + c2));
+      float * dst = xs + j * plen + padded_col(c2);
+      dst[0] = f.x;
+      dst[1] = f.y;
+    }
+    __syncthreads();
+    if (row0 >= a.rows) continue;
+
+    float acc[R][TB];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < TB; ++j) acc[r][j] = 0.0f;
+
+    for (int c = lane * 32; c < cols; c += 32 * 32) {
+      uint32_t q[R][4];
+      float s[R][4];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int row = row0 + r;
+        if (row < a.rows) {
+          const uint4 v = __ldg(reinterpret_cast<const uint4 *>(qw + static_cast<size_t>(row) * qstride + c / 2));
+          q[r][0] = v.x;
+          q[r][1] = v.y;
+          q[r][2] = v.z;
+          q[r][3] = v.w;
+          const __half * srow = sc + static_cast<size_t>(row) * gpr;
+          if (one_scale_per_lane_step) {
+            const float s0 = __half2float(srow[c / a.group_size]);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) s[r][k] = s0;
+          } else {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) s[r][k] = __half2float(srow[(c + 8 * k) / a.group_size]);
+          }
+        } else {
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            q[r][k] = 0x88888888u;  // nibbles of 8 dequantise to 0
+            s[r][k] = 0.0f;
+          }
+        }
+      }
+      const float * xbase = xs + padded_col(c);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        float xv[TB][8];
+#pragma unroll
+        for (int j = 0; j < TB; ++j) {
+          if (j < nt) {
+            const float4 lo = *reinterpret_cast<const float4 *>(xbase + j * plen + 8 * k);
+            const float4 hi = *reinterpret_cast<const float4 *>(xbase + j * plen + 8 * k + 4);
+            xv[j][0] = lo.x; xv[j][1] = lo.y; xv[j][2] = lo.z; xv[j][3] = lo.w;
+            xv[j][4] = hi.x; xv[j][5] = hi.y; xv[j][6] = hi.z; xv[j][7] = hi.w;
+          }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          float dq[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) dq[i] = nibble(q[r][k], i);
+#pragma unroll
+          for (int j = 0; j < TB; ++j) {
+            if (j < nt) {
+              float d = 0.0f;
+#pragma unroll
+              for (int i = 0; i < 8; ++i) d = fmaf(dq[i], xv[j][i], d);
+              acc[r][j] = fmaf(d, s[r][k], acc[r][j]);
+            }
+          }
+        }
+      }
+    }
+
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int j = 0; j < TB; ++j) {
+        if (j < nt) {
+          const float v = rt_cuda::warp_sum(acc[r][j]);
+          const int row = row0 + r;
+          if (lane == 0 && row < a.rows) {
+            const int yr = a.rows_out != nullptr ? a.rows_out[chunk + j] : chunk + j;
+            float * dst = a.y + static_cast<size_t>(yr) * a.ldy + row;
+            *dst = a.accumulate ? *dst + v : v;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Any even cols and group size: one thread per (row, entry). Used for shapes the fast kernel cannot read.
+__global__ void w4a16_generic(rt_cuda_w4a16_args a) {
+  int begin, end;
+  group_range(a, blockIdx.y, begin, end);
+  const uint8_t * qw = a.qweight[blockIdx.y];
+  const __half * sc = a.scales[blockIdx.y];
+  if (qw == nullptr) return;
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= a.rows) return;
+  const int gpr = a.cols / a.group_size;
+  for (int e = begin + static_cast<int>(blockIdx.z); e < end; e += static_cast<int>(gridDim.z)) {
+    const int xr = a.rows_in != nullptr ? a.rows_in[e] : e;
+    const __half * x = a.x + static_cast<size_t>(xr) * a.ldx;
+    float acc = 0.0f;
+    for (int g = 0; g < gpr; ++g) {
+      float part = 0.0f;
+      for (int c = g * a.group_size; c < (g + 1) * a.group_size; c += 2) {
+        const uint8_t b = qw[static_cast<size_t>(row) * (a.cols / 2) + c / 2];
+        part = fmaf(static_cast<float>(static_cast<int>(b & 0xF) - 8), __half2float(x[c]), part);
+        part = fmaf(static_cast<float>(static_cast<int>(b >> 4) - 8), __half2float(x[c + 1]), part);
+      }
+      acc = fmaf(part, __half2float(sc[static_cast<size_t>(row) * gpr + g]), acc);
+    }
+    const int yr = a.rows_out != nullptr ? a.rows_out[e] : e;
+    float * dst = a.y + static_cast<size_t>(yr) * a.ldy + row;
+    *dst = a.accumulate ? *dst + acc : acc;
+  }
+}
+
+int max_dynamic_smem() {
+  static int cached = -1;
+  if (cached < 0) {
+    int dev = 0;
+    cudaGetDevice(&dev);
+    int optin = 48 * 1024;
+    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    cached = optin;
+    cudaFuncSetAttribute(w4a16_fast, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+  }
+  return cached;
+}
+
+}  // namespace
+
+void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
+  if (a.rows <= 0 || a.n_groups <= 0) return;
+  const bool fast = a.cols % 32 == 0 && a.group_size % 8 == 0;
+  if (fast) {
+    const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
+    const int tok_cap = std::max(1, std::min(TB, max_dynamic_smem() / row_bytes));
+    const int rows_per_block = R * RT_W4A16_WARPS;
+    const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, a.n_groups);
+    w4a16_fast<<<grid, THREADS, static_cast<size_t>(tok_cap) * row_bytes, stream>>>(a, tok_cap);
+  } else {
+    const dim3 grid((a.rows + 127) / 128, a.n_groups, 8);
+    w4a16_generic<<<grid, 128, 0, stream>>>(a);
+  }
+  RT_CUDA_LAUNCH_CHECK();
+}
