@@ -18,6 +18,9 @@ const MAX_TEXT_LENGTH = 10000;
 const URL_RE = /https?:\/\/[-_.?&~;+=/#0-9A-Za-z]{1,2076}/g;
 const MAIL_RE = /[-_.0-9A-Za-z]{1,64}@[-_0-9A-Za-z]{1,255}[-_.0-9A-Za-z]{1,255}/g;
 
+/** A word's non-zero per-language probabilities, by ascending language index (the other languages have 0.0). */
+type WordProbs = { readonly idx: number[]; readonly p: number[] };
+
 /** A language and its probability, as langdetect's Language. */
 export type LanguageProbability = { readonly lang: string; readonly prob: number };
 
@@ -25,7 +28,7 @@ export type LanguageProbability = { readonly lang: string; readonly prob: number
 export class LanguageDetector {
   /** Language codes in profile order (the index order of every probability vector). */
   readonly langlist: readonly string[];
-  private readonly wordLangProbMap = new Map<string, Float64Array>();
+  private readonly wordLangProbMap = new Map<string, WordProbs>();
   private readonly normalizer: NGramNormalizer;
   private readonly random = new PythonRandom(0);
 
@@ -34,7 +37,6 @@ export class LanguageDetector {
     private readonly seed = 0,
   ) {
     this.normalizer = new NGramNormalizer(data.messages);
-    const langsize = data.profiles.length;
     const langs: string[] = [];
     data.profiles.forEach((profile, index) => {
       if (langs.includes(profile.name)) throw new Error(`${data.source}: duplicate language profile ${profile.name}`);
@@ -42,11 +44,14 @@ export class LanguageDetector {
       for (const [word, count] of Object.entries(profile.freq)) {
         let probs = this.wordLangProbMap.get(word);
         if (!probs) {
-          probs = new Float64Array(langsize);
+          probs = { idx: [], p: [] };
           this.wordLangProbMap.set(word, probs);
         }
         const length = Array.from(word).length;
-        if (length >= 1 && length <= 3) probs[index] = (1.0 * count) / (profile.n_words[length - 1] as number);
+        if (length >= 1 && length <= 3) {
+          probs.idx.push(index);
+          probs.p.push((1.0 * count) / (profile.n_words[length - 1] as number));
+        }
       }
     });
     this.langlist = langs;
@@ -136,7 +141,13 @@ export class LanguageDetector {
     const langProbMap = this.wordLangProbMap.get(word);
     if (!langProbMap) return;
     const weight = alpha / BASE_FREQ;
-    for (let i = 0; i < prob.length; i++) prob[i] = (prob[i] as number) * (weight + (langProbMap[i] as number));
+    const { idx, p } = langProbMap;
+    let k = 0;
+    for (let i = 0; i < prob.length; i++) {
+      // Python multiplies by weight + 0.0 for languages without the word, which is exactly weight.
+      if (idx[k] === i) prob[i] = (prob[i] as number) * (weight + (p[k++] as number));
+      else prob[i] = (prob[i] as number) * weight;
+    }
   }
 }
 
