@@ -124,14 +124,20 @@ export function tokenFromHash(hash: string): string | null {
   return new URLSearchParams(hash.replace(/^#/, '')).get('token');
 }
 
+/** The browser globals the transport choice reads; typed here so Node-side tests type-check this file too. */
+interface BrowserGlobals {
+  api?: PreloadApi;
+  location?: { hash: string; origin: string };
+  WebSocket?: typeof WebSocket;
+}
+
 function pickTransport(): Transport {
-  if (typeof window !== 'undefined' && window.api) return createPreloadTransport(window.api);
-  const token = typeof location !== 'undefined' ? (tokenFromHash(location.hash) ?? '') : '';
-  const origin = typeof location !== 'undefined' ? location.origin : 'http://127.0.0.1';
+  const g = globalThis as unknown as BrowserGlobals;
+  if (g.api) return createPreloadTransport(g.api);
   return createHttpTransport({
-    origin,
-    token,
-    WebSocketImpl: typeof WebSocket === 'undefined' ? undefined : WebSocket,
+    origin: g.location?.origin ?? 'http://127.0.0.1',
+    token: tokenFromHash(g.location?.hash ?? '') ?? '',
+    WebSocketImpl: g.WebSocket,
   });
 }
 
