@@ -13,7 +13,9 @@ const WS_RE = new RegExp(`[${WS_CLASS_BODY}]`, 'u');
 const WS_RUN_RE = new RegExp(`[${WS_CLASS_BODY}]+`, 'u');
 const WORD_RUN_RE = new RegExp(`[${WORD_CLASS_BODY}]+`, 'gu');
 const UPPER_RE = /\p{Uppercase}/u;
-const LOWER_RE = /\p{Lowercase}/u;
+// Python 3.11 has Unicode 14 case properties; Node's ICU is newer. These are the only assigned code points whose
+// Lowercase property differs (checked over all of Unicode 14 against CPython 3.11 str.islower()).
+const LOWER_RE = /(?!\u{10FC}|[\u{A7F2}-\u{A7F4}]|\u{AB69})\p{Lowercase}|\u{0295}/u;
 const TITLE_RE = /\p{Lt}/u;
 
 /** Whether `ch` (one code point) is whitespace for Python (`str.isspace()`). */
