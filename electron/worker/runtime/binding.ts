@@ -23,9 +23,142 @@ export interface NativeDeviceProbe {
   readonly devices: readonly NativeDeviceInfo[];
 }
 
+/** Precision of the loaded weights: the source checkpoint (FP32 math) or a qpacked-v1 folder (INT4 experts). */
+export type WeightsKind = 'bf16' | 'int4';
+/** Where the model runs; the CPU backend always reports 'cpu'. */
+export type BackendKind = 'cpu' | 'cuda';
+
+/** Options of `loadModel`. */
+export interface LoadModelOptions {
+  /** A Hugging Face OLMoE folder (bf16) or a folder written by `horizon pack` (int4). */
+  readonly dir: string;
+  readonly weights: WeightsKind;
+  readonly backend: BackendKind;
+  /** CPU worker threads; default all cores. */
+  readonly threads?: number;
+  /** Tokens per sequence (prompt + generated); default the config's max_position_embeddings. */
+  readonly maxContext?: number;
+  /** CUDA: bytes of device memory for resident experts; default chosen by the backend. */
+  readonly expertBudget?: number;
+}
+
+/** Static facts about a loaded model. */
+export interface NativeModelInfo {
+  readonly backend: BackendKind;
+  readonly weights: WeightsKind;
+  readonly dir: string;
+  /** INT4 group size (0 for bf16). */
+  readonly groupSize: number;
+  readonly hiddenSize: number;
+  readonly intermediateSize: number;
+  readonly numLayers: number;
+  readonly numHeads: number;
+  readonly numKvHeads: number;
+  readonly headDim: number;
+  readonly numExperts: number;
+  readonly expertsPerToken: number;
+  readonly vocabSize: number;
+  readonly maxContext: number;
+  /** From config.json `eos_token_id` (may be empty). */
+  readonly eosTokenIds: readonly number[];
+  /** Bytes of all mapped weight tensors. */
+  readonly weightBytes: number;
+  readonly threads: number;
+  /** CPU AVX2/F16C kernels in use. */
+  readonly simd: boolean;
+}
+
+/** A batch of greedy generations. */
+export interface GenerateRequest {
+  /** Token ids of each prompt (chat template already applied). */
+  readonly prompts: readonly (readonly number[])[];
+  readonly maxNewTokens: number;
+  /** A prompt stops after emitting one of these (the stop token is included in `tokens`). */
+  readonly stopTokens?: readonly number[];
+}
+
+export type FinishReason = 'stop' | 'length' | 'cancelled';
+
+/** One prompt's outcome. */
+export interface GenerateResult {
+  readonly tokens: readonly number[];
+  readonly promptTokens: number;
+  /** From the start of the request to this prompt's first generated token (prefill of the whole batch). */
+  readonly timeToFirstTokenMs: number;
+  /** Generated tokens after the first, per second after the first (0 with fewer than 2 tokens). */
+  readonly decodeTokensPerSecond: number;
+  readonly finishReason: FinishReason;
+}
+
+/** Request-wide backend figures; counters that do not apply to a backend are 0. */
+export interface GenerateStats {
+  readonly prefillMs: number;
+  readonly decodeMs: number;
+  readonly expertHits: number;
+  readonly expertMisses: number;
+  readonly h2dBytes: number;
+  readonly d2hBytes: number;
+  readonly peakMemoryBytes: number;
+}
+
+export interface GenerateOutput {
+  readonly results: readonly GenerateResult[];
+  readonly stats: GenerateStats;
+}
+
+/** Called on the JS thread for each generated token, in order; `index` is the prompt's position in the request. */
+export type TokenCallback = (index: number, token: number) => void;
+
+/** A model loaded by the native runtime. Requests on one model run one at a time, off the JS thread. */
+export interface NativeModel {
+  info(): NativeModelInfo;
+  /** Logits of every position of `tokens` (one vocabSize row each) from an empty context. */
+  logits(tokens: readonly number[]): Promise<Float32Array[]>;
+  /** Greedy generation for a batch; aborting `signal` ends every prompt with finishReason 'cancelled'. */
+  generate(request: GenerateRequest, onToken?: TokenCallback, signal?: AbortSignal): Promise<GenerateOutput>;
+  /** Releases the model; requests already running finish first. Further calls throw. */
+  close(): void;
+}
+
+/** What the native packer wrote (everything but horizon-manifest.json). */
+export interface NativePackResult {
+  readonly groupSize: number;
+  /** Names relative to the source folder that were read or copied. */
+  readonly sourceFiles: readonly string[];
+  /** Names relative to the output folder. */
+  readonly outputFiles: readonly string[];
+  /** Bytes of source tensors processed. */
+  readonly sourceBytes: number;
+}
+
+/** Options of the native qpacked-v1 packer. */
+export interface NativePackOptions {
+  readonly src: string;
+  readonly dst: string;
+  /** Default: 128, else the largest of 64, 32, 16, 8 dividing every expert input width. */
+  readonly groupSize?: number;
+  readonly threads?: number;
+  /** Target output shard size in bytes (default about 2 GB). */
+  readonly shardBytes?: number;
+}
+
+interface CancellableJob<T> {
+  readonly promise: Promise<T>;
+  cancel(): void;
+}
+
+interface NativeModelHandle {
+  info(): NativeModelInfo;
+  logits(tokens: Int32Array): Promise<Float32Array[]>;
+  generate(request: { prompts: Int32Array[]; maxNewTokens: number; stopTokens: Int32Array }, onToken: TokenCallback): CancellableJob<GenerateOutput>;
+  close(): void;
+}
+
 export interface NativeBinding {
   readonly abiVersion: number;
   probeDevices(): NativeDeviceProbe;
+  loadModel(options: LoadModelOptions): Promise<NativeModelHandle>;
+  pack(options: NativePackOptions, onProgress: (doneBytes: number, totalBytes: number) => void): CancellableJob<NativePackResult>;
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -53,4 +186,43 @@ export function loadNativeBinding(): NativeBinding {
   const require = createRequire(import.meta.url);
   cached = require(found) as NativeBinding;
   return cached;
+}
+
+function withSignal<T>(job: CancellableJob<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return job.promise;
+  const onAbort = () => job.cancel();
+  if (signal.aborted) job.cancel();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return job.promise.finally(() => signal.removeEventListener('abort', onAbort));
+}
+
+/** Loads an OLMoE model folder on a backend; rejects with a message naming the file/tensor at fault. */
+export async function loadModel(options: LoadModelOptions): Promise<NativeModel> {
+  const handle = await loadNativeBinding().loadModel(options);
+  return {
+    info: () => handle.info(),
+    logits: (tokens) => handle.logits(Int32Array.from(tokens)),
+    generate: (request, onToken, signal) =>
+      withSignal(
+        handle.generate(
+          {
+            prompts: request.prompts.map((p) => Int32Array.from(p)),
+            maxNewTokens: request.maxNewTokens,
+            stopTokens: Int32Array.from(request.stopTokens ?? []),
+          },
+          onToken ?? (() => {}),
+        ),
+        signal,
+      ),
+    close: () => handle.close(),
+  };
+}
+
+/** Runs the native qpacked-v1 packer off the JS thread; aborting `signal` stops it and removes partial shards. */
+export function packNative(
+  options: NativePackOptions,
+  onProgress?: (doneBytes: number, totalBytes: number) => void,
+  signal?: AbortSignal,
+): Promise<NativePackResult> {
+  return withSignal(loadNativeBinding().pack(options, onProgress ?? (() => {})), signal);
 }

@@ -1,0 +1,79 @@
+import { parseArgs } from 'node:util';
+
+import { loadModel } from '../../worker/runtime/binding.js';
+import { parseModelFlags, parseTokenList } from './logits.js';
+
+export const summary = 'greedy generation from token ids with the native runtime; prints tokens and figures';
+
+const USAGE =
+  'usage: horizon generate --model DIR --tokens 1,2,3 [--max-new-tokens N] [--stop 50279,...] [--weights bf16|int4]\n' +
+  '                        [--backend cpu|cuda] [--threads N] [--json]\n' +
+  '  stop tokens default to config.json eos_token_id; --json prints one result object instead of text';
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        model: { type: 'string' },
+        tokens: { type: 'string' },
+        'max-new-tokens': { type: 'string' },
+        stop: { type: 'string' },
+        weights: { type: 'string' },
+        backend: { type: 'string' },
+        threads: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    console.error(`horizon generate: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!values.model || !values.tokens) {
+    console.error(`horizon generate: --model and --tokens are required\n${USAGE}`);
+    return 2;
+  }
+  const prompt = parseTokenList(values.tokens);
+  const maxNewTokens = values['max-new-tokens'] === undefined ? 32 : Number(values['max-new-tokens']);
+  if (!Number.isInteger(maxNewTokens) || maxNewTokens < 0) throw new Error(`--max-new-tokens must be a non-negative integer`);
+  const model = await loadModel({ dir: values.model, ...parseModelFlags(values) });
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.once('SIGINT', onSignal);
+  try {
+    const info = model.info();
+    const stopTokens = values.stop !== undefined ? parseTokenList(values.stop) : [...info.eosTokenIds];
+    if (!values.json) process.stdout.write(`tokens:`);
+    const out = await model.generate(
+      { prompts: [prompt], maxNewTokens, stopTokens },
+      (_i, token) => {
+        if (!values.json) process.stdout.write(` ${token}`);
+      },
+      controller.signal,
+    );
+    const r = out.results[0]!;
+    if (values.json) {
+      console.log(JSON.stringify({ backend: info.backend, weights: info.weights, ...r, stats: out.stats }));
+    } else {
+      console.log('');
+      console.log(
+        `backend ${info.backend} (${info.weights}${info.simd ? ', avx2' : ''}, ${info.threads} threads): ` +
+          `${r.promptTokens} prompt tokens, ${r.tokens.length} generated, finish ${r.finishReason}, ` +
+          `time to first token ${r.timeToFirstTokenMs.toFixed(1)} ms, decode ${r.decodeTokensPerSecond.toFixed(2)} tokens/s, ` +
+          `peak memory ${(out.stats.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB`,
+      );
+    }
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    model.close();
+  }
+}

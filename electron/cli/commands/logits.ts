@@ -1,0 +1,81 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+import { loadModel } from '../../worker/runtime/binding.js';
+import type { BackendKind, WeightsKind } from '../../worker/runtime/binding.js';
+
+export const summary = 'compute the logits of every position of a token list (native runtime) and write them as JSON';
+
+const USAGE =
+  'usage: horizon logits --model DIR --tokens 1,2,3 --out F.json [--weights bf16|int4] [--backend cpu|cuda] [--threads N]\n' +
+  '  writes {"tokens":[...],"logits":[[...] one row of vocab_size per position]}; for int4, DIR is a packed folder';
+
+/** Parses "1,2,3" into token ids. */
+export function parseTokenList(text: string): number[] {
+  const out = text.split(',').filter((s) => s.trim() !== '').map((s) => Number(s.trim()));
+  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n < 0)) throw new Error(`--tokens must be comma-separated token ids, got '${text}'`);
+  return out;
+}
+
+/** Validates --weights / --backend / --threads shared by logits and generate. */
+export function parseModelFlags(values: { weights?: string; backend?: string; threads?: string }): {
+  weights: WeightsKind;
+  backend: BackendKind;
+  threads?: number;
+} {
+  const weights = values.weights ?? 'bf16';
+  if (weights !== 'bf16' && weights !== 'int4') throw new Error(`--weights must be bf16 or int4, got '${weights}'`);
+  const backend = values.backend ?? 'cpu';
+  if (backend !== 'cpu' && backend !== 'cuda') throw new Error(`--backend must be cpu or cuda, got '${backend}'`);
+  let threads: number | undefined;
+  if (values.threads !== undefined) {
+    threads = Number(values.threads);
+    if (!Number.isInteger(threads) || threads <= 0) throw new Error(`--threads must be a positive integer, got '${values.threads}'`);
+  }
+  return { weights, backend, threads };
+}
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        model: { type: 'string' },
+        tokens: { type: 'string' },
+        out: { type: 'string' },
+        weights: { type: 'string' },
+        backend: { type: 'string' },
+        threads: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    console.error(`horizon logits: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!values.model || !values.tokens || !values.out) {
+    console.error(`horizon logits: --model, --tokens and --out are required\n${USAGE}`);
+    return 2;
+  }
+  const tokens = parseTokenList(values.tokens);
+  const model = await loadModel({ dir: values.model, ...parseModelFlags(values) });
+  try {
+    const logits = await model.logits(tokens);
+    const rows = logits.map((row) => `[${Array.from(row).join(',')}]`);
+    const tmp = `${values.out}.tmp-${process.pid}`;
+    writeFileSync(tmp, `{"tokens":${JSON.stringify(tokens)},"logits":[${rows.join(',\n')}]}\n`);
+    renameSync(tmp, values.out);
+    const info = model.info();
+    console.log(`logits: ${tokens.length} positions x ${info.vocabSize} (${info.backend}, ${info.weights}) -> ${values.out}`);
+    return 0;
+  } finally {
+    model.close();
+  }
+}

@@ -1,0 +1,101 @@
+import { parseArgs } from 'node:util';
+
+import { packModel } from '../../worker/runtime/pack.js';
+import type { PackProgress } from '../../worker/runtime/pack.js';
+
+export const summary = 'pack an OLMoE checkpoint to qpacked-v1 INT4 experts (writes horizon-manifest.json last)';
+
+const USAGE =
+  'usage: horizon pack --model SRC --out DST [--group-size G] [--threads N] [--repo R --revision SHA] [--progress-json]\n' +
+  '  --model          source folder (config.json + BF16/F16/F32 *.safetensors)\n' +
+  '  --out            output folder (created; an existing manifest is removed first)\n' +
+  '  --group-size     INT4 group size (default 128, else the largest of 64..8 dividing every expert width)\n' +
+  '  --threads        packer threads (default all cores)\n' +
+  '  --repo/--revision  recorded in the manifest source (null when not given)\n' +
+  '  --progress-json  print {"type":"progress","phase":"pack"|"hash","doneBytes","totalBytes"} lines and a final {"type":"done"}';
+
+const positiveInt = (name: string, v: string | undefined): number | undefined => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got '${v}'`);
+  return n;
+};
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        model: { type: 'string' },
+        out: { type: 'string' },
+        'group-size': { type: 'string' },
+        threads: { type: 'string' },
+        repo: { type: 'string' },
+        revision: { type: 'string' },
+        'shard-bytes': { type: 'string' },
+        'progress-json': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    console.error(`horizon pack: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!values.model || !values.out) {
+    console.error(`horizon pack: --model and --out are required\n${USAGE}`);
+    return 2;
+  }
+  const json = values['progress-json'] === true;
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  let lastPrint = 0;
+  let lastPhase = '';
+  const onProgress = (p: PackProgress) => {
+    const now = Date.now();
+    const final = p.doneBytes === p.totalBytes;
+    if (!final && p.phase === lastPhase && now - lastPrint < 200) return;
+    lastPrint = now;
+    lastPhase = p.phase;
+    if (json) console.log(JSON.stringify({ type: 'progress', ...p }));
+    else process.stderr.write(`\r${p.phase} ${(p.doneBytes / 2 ** 20).toFixed(0)}/${(p.totalBytes / 2 ** 20).toFixed(0)} MiB${final ? '\n' : ''}`);
+  };
+  const t0 = performance.now();
+  try {
+    const manifest = await packModel({
+      src: values.model,
+      dst: values.out,
+      groupSize: positiveInt('group-size', values['group-size']),
+      threads: positiveInt('threads', values.threads),
+      shardBytes: positiveInt('shard-bytes', values['shard-bytes']),
+      repo: values.repo ?? null,
+      revision: values.revision ?? null,
+      onProgress,
+      signal: controller.signal,
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    const outBytes = manifest.outputs.reduce((a, f) => a + f.size, 0);
+    if (json) {
+      console.log(JSON.stringify({ type: 'done', outDir: values.out, groupSize: manifest.group_size, outputs: manifest.outputs.length, outputBytes: outBytes, seconds }));
+    } else {
+      console.log(`packed ${values.model} -> ${values.out}: group size ${manifest.group_size}, ${manifest.outputs.length} files, ${(outBytes / 2 ** 20).toFixed(1)} MiB, ${seconds.toFixed(1)} s`);
+    }
+    return 0;
+  } catch (e) {
+    const message = controller.signal.aborted ? 'cancelled' : (e as Error).message;
+    if (json) console.log(JSON.stringify({ type: 'error', message }));
+    console.error(`horizon pack: ${message}`);
+    return 1;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}

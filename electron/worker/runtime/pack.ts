@@ -1,0 +1,117 @@
+/**
+ * `packModel`: the native qpacked-v1 packer, then sha256 of every source and output file (streamed), then
+ * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { packNative } from './binding.js';
+
+/** One file in the manifest. */
+export interface ManifestFile {
+  readonly path: string;
+  readonly size: number;
+  readonly sha256: string;
+}
+
+/** horizon-manifest.json of a qpacked-v1 folder. */
+export interface PackManifest {
+  readonly format: 'qpacked-v1';
+  readonly group_size: number;
+  readonly tool: 'horizon-runmap';
+  readonly tool_version: string;
+  readonly source: { readonly repo: string | null; readonly revision: string | null; readonly files: readonly ManifestFile[] };
+  readonly outputs: readonly ManifestFile[];
+  readonly created_at: string;
+}
+
+/** A progress report: `pack` counts source tensor bytes converted, `hash` bytes hashed over all files. */
+export interface PackProgress {
+  readonly phase: 'pack' | 'hash';
+  readonly doneBytes: number;
+  readonly totalBytes: number;
+}
+
+export interface PackModelOptions {
+  readonly src: string;
+  readonly dst: string;
+  readonly groupSize?: number;
+  readonly threads?: number;
+  /** Hub repo and revision recorded in the manifest (null when unknown). */
+  readonly repo?: string | null;
+  readonly revision?: string | null;
+  /** Target output shard size in bytes (default about 2 GB). */
+  readonly shardBytes?: number;
+  readonly onProgress?: (p: PackProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+export const MANIFEST_NAME = 'horizon-manifest.json';
+
+function toolVersion(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  for (const up of ['../../..', '../../../..']) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.resolve(here, up, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'horizon-runmap' && pkg.version) return pkg.version;
+    } catch {
+      // try the next candidate
+    }
+  }
+  return '0.0.0';
+}
+
+/** sha256 of a file, streamed; `onBytes` gets each chunk's length. */
+export async function sha256File(file: string, onBytes?: (n: number) => void, signal?: AbortSignal): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 4 << 20, signal })) {
+    const buf = chunk as Buffer;
+    hash.update(buf);
+    onBytes?.(buf.length);
+  }
+  return hash.digest('hex');
+}
+
+/** Packs `src` into `dst` and writes the manifest; resolves with it. */
+export async function packModel(options: PackModelOptions): Promise<PackManifest> {
+  const { src, dst, onProgress, signal } = options;
+  rmSync(path.join(dst, MANIFEST_NAME), { force: true });
+  const packed = await packNative(
+    { src, dst, groupSize: options.groupSize, threads: options.threads, shardBytes: options.shardBytes },
+    (doneBytes, totalBytes) => onProgress?.({ phase: 'pack', doneBytes, totalBytes }),
+    signal,
+  );
+  const entries = [
+    ...packed.sourceFiles.map((p) => ({ root: src, p, out: false })),
+    ...packed.outputFiles.map((p) => ({ root: dst, p, out: true })),
+  ];
+  const sizes = entries.map((e) => statSync(path.join(e.root, e.p)).size);
+  const totalBytes = sizes.reduce((a, b) => a + b, 0);
+  let doneBytes = 0;
+  onProgress?.({ phase: 'hash', doneBytes, totalBytes });
+  const sourceFiles: ManifestFile[] = [];
+  const outputs: ManifestFile[] = [];
+  for (const [i, e] of entries.entries()) {
+    const sha256 = await sha256File(path.join(e.root, e.p), (n) => {
+      doneBytes += n;
+      onProgress?.({ phase: 'hash', doneBytes, totalBytes });
+    }, signal);
+    (e.out ? outputs : sourceFiles).push({ path: e.p.split(path.sep).join('/'), size: sizes[i]!, sha256 });
+  }
+  const manifest: PackManifest = {
+    format: 'qpacked-v1',
+    group_size: packed.groupSize,
+    tool: 'horizon-runmap',
+    tool_version: toolVersion(),
+    source: { repo: options.repo ?? null, revision: options.revision ?? null, files: sourceFiles },
+    outputs,
+    created_at: new Date().toISOString(),
+  };
+  const target = path.join(dst, MANIFEST_NAME);
+  const tmp = `${target}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(manifest, null, 2)}\n`);
+  renameSync(tmp, target);
+  return manifest;
+}
