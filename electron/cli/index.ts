@@ -6,6 +6,9 @@ type CommandModule = { run(args: string[]): Promise<number>; summary: string };
 
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   devices: () => import('./commands/devices.js'),
+  pack: () => import('./commands/pack.js'),
+  logits: () => import('./commands/logits.js'),
+  generate: () => import('./commands/generate.js'),
   score: () => import('./commands/score.js'),
   prepare: () => import('./commands/prepare.js'),
   assets: () => import('./commands/assets.js'),
