@@ -12,6 +12,9 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   score: () => import('./commands/score.js'),
   prepare: () => import('./commands/prepare.js'),
   assets: () => import('./commands/assets.js'),
+  eval: () => import('./commands/eval.js'),
+  verify: () => import('./commands/verify.js'),
+  export: () => import('./commands/export.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

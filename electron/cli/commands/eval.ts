@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { openDatabase } from '../../main/db/open-database.js';
+import { ResponseRepo } from '../../main/db/response-repo.js';
+import { RunRepo } from '../../main/db/run-repo.js';
+import { writeResultZip } from '../../main/export/write-result-zip.js';
+import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
+import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun } from '../../main/jobs/eval-run.js';
+import { resolveModelSource } from '../../main/jobs/model-source.js';
+import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
+import { toolVersion } from '../../main/prep/prepared-manifest.js';
+import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
+
+export const summary = 'run IFEval headless on a prepared model, store it in the database and write a result ZIP';
+
+const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend auto|cpu|cuda] [--limit N] [--batch N]
+                   [--max-new-tokens N] [--db FILE] [--data-dir DIR] [--out RESULT.zip] [--resume RUN_ID]
+  --model           a prepared model folder (prepared.json) or a checkpoint folder (config.json, int4-gN/ for int4)
+  --weights         int4 (default) or bf16
+  --limit           first N of the 541 prompts (default all)
+  --batch           prompts generated together (default ${DEFAULT_BATCH})
+  --max-new-tokens  generation cap per response (default ${DEFAULT_MAX_NEW_TOKENS})
+  --db              SQLite file (default <data dir>/runmap.sqlite)
+  --data-dir        data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
+  --out             result ZIP (default <data dir>/exports/<run id>.zip)
+  --resume          continue a cancelled or failed run, skipping stored responses (--model etc. come from the run)`;
+
+function int(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new Error(`--${name} must be a positive integer, got '${v}'`);
+  return Number(v);
+}
+
+const fmtSeconds = (s: number | null) =>
+  s === null ? '?' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        model: { type: 'string' },
+        weights: { type: 'string', default: 'int4' },
+        backend: { type: 'string', default: 'auto' },
+        limit: { type: 'string' },
+        batch: { type: 'string' },
+        'max-new-tokens': { type: 'string' },
+        db: { type: 'string' },
+        'data-dir': { type: 'string' },
+        out: { type: 'string' },
+        resume: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    console.error(`horizon eval: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const weights = values.weights;
+  const backend = values.backend;
+  if (weights !== 'int4' && weights !== 'bf16') {
+    console.error(`horizon eval: --weights must be int4 or bf16\n${USAGE}`);
+    return 2;
+  }
+  if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') {
+    console.error(`horizon eval: --backend must be auto, cpu or cuda\n${USAGE}`);
+    return 2;
+  }
+  if (!values.model && !values.resume) {
+    console.error(`horizon eval: --model (or --resume RUN_ID) is required\n${USAGE}`);
+    return 2;
+  }
+  let limit, batch, maxNewTokens;
+  try {
+    limit = int('limit', values.limit);
+    batch = int('batch', values.batch);
+    maxNewTokens = int('max-new-tokens', values['max-new-tokens']);
+  } catch (e) {
+    console.error(`horizon eval: ${(e as Error).message}`);
+    return 2;
+  }
+  const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
+  const inputs = await loadEvalInputs(dataDir);
+  for (const f of inputs.imported) console.log(`imported eval asset ${f}`);
+  const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
+  const db = openDatabase(dbFile);
+  const worker = new WorkerClient(forkSpawner());
+  worker.onLog((e) => console.error(`[worker ${e.level}] ${e.message}`));
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(130);
+    console.log('\ncancelling after the in-flight batch (Ctrl-C again to quit now)…');
+    controller.abort();
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const runs = new RunRepo(db);
+    const responses = new ResponseRepo(db);
+    const deps = { runs, responses, runtime: worker, records: inputs.records, tools: inputs.tools };
+    let runId: string;
+    if (values.resume) {
+      runId = values.resume;
+      const existing = runs.get(runId);
+      if (!existing) throw new Error(`run ${runId} is not in ${dbFile}`);
+      if (existing.datasetSha256 !== inputs.datasetSha256) {
+        throw new Error(`run ${runId} used input_data.jsonl ${existing.datasetSha256}, the data folder has ${inputs.datasetSha256}`);
+      }
+      console.log(`resuming run ${runId}: ${responses.count(runId)}/${existing.total} responses stored`);
+    } else {
+      runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+      const source = await resolveModelSource(values.model ?? '', weights);
+      const created = await createEvalRun(deps, {
+        runId,
+        source,
+        backend,
+        ...(limit !== undefined ? { limit } : {}),
+        ...(batch !== undefined ? { batch } : {}),
+        ...(maxNewTokens !== undefined ? { maxNewTokens } : {}),
+        appVersion: toolVersion(),
+        datasetSha256: inputs.datasetSha256,
+      });
+      console.log(`run ${runId}: ${created.modelId} on ${created.deviceLabel} (${created.backend}, ${created.residency})`);
+      console.log(`  ${created.total} prompts, batch ${created.policy.batch}, max new tokens ${created.policy.maxNewTokens}, greedy, stop ids ${created.policy.stopTokenIds.join(',')}`);
+    }
+    const final = await executeEvalRun(deps, runId, {
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.partial || p.status !== 'running' || p.done === 0) return;
+        console.log(`  [${p.done}/${p.total}] ${p.tokensPerSecond.toFixed(1)} tok/s, elapsed ${fmtSeconds(p.elapsedSeconds)}, ETA ${fmtSeconds(p.etaSeconds)}`);
+      },
+      onResponse: (r) => {
+        const text = r.response.replace(/\s+/g, ' ').slice(0, 80);
+        console.log(`    key ${r.key}: ${r.strictPass ? 'pass' : 'fail'}/${r.loosePass ? 'pass' : 'fail'} (${r.tokens} tok, ${r.finishReason}) "${text}"`);
+      },
+    });
+    console.log(`run ${runId} ${final.status}${final.error ? `: ${final.error}` : ''} (${responses.count(runId)}/${final.total} responses)`);
+    const acc = runAccuracies(responses, runId);
+    if (acc) console.log(formatAccuracies(acc));
+    if (acc && final.status === 'completed') {
+      const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
+      const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, out);
+      console.log(`result ZIP ${zip.path} (${zip.bytes} bytes, sha256 ${zip.sha256})`);
+    } else if (final.status !== 'completed') {
+      console.log(`resume with: npx horizon eval --resume ${runId} --db ${dbFile}`);
+    }
+    console.log(`database ${dbFile}`);
+    return final.status === 'completed' ? 0 : final.status === 'cancelled' ? 130 : 1;
+  } finally {
+    process.off('SIGINT', onSigint);
+    worker.dispose();
+    db.close();
+  }
+}

@@ -1,0 +1,56 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
+import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { verifyResultZip } from '../../main/export/verify-result-zip.js';
+import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
+import { REPO_ROOT } from '../../main/prep/pack-model.js';
+
+export const summary = 'check a result ZIP: every sha256, then re-score its responses and compare with its results';
+
+const USAGE = `usage: horizon verify RESULT.zip [--punkt DIR]
+  --punkt  Punkt English parameters (default ../shared/nltk/punkt_english, else the data folder's copy)`;
+
+export async function run(args: string[]): Promise<number> {
+  let values, positionals;
+  try {
+    ({ values, positionals } = parseArgs({
+      args,
+      options: { punkt: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+    }));
+  } catch (e) {
+    console.error(`horizon verify: ${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const [file, ...extra] = positionals;
+  if (!file || extra.length > 0) {
+    console.error(`horizon verify: give exactly one RESULT.zip\n${USAGE}`);
+    return 2;
+  }
+  let punktDir: string;
+  try {
+    punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, ...(values.punkt ? { explicit: values.punkt } : {}) });
+  } catch (e) {
+    const fromData = dataLayout.punktDir(defaultDataDir());
+    if (values.punkt || !existsSync(path.join(fromData, 'ortho_context.tab'))) throw e;
+    punktDir = fromData;
+  }
+  const tools = await loadTextTools({ punktDir });
+  const report = await verifyResultZip(path.resolve(file), tools);
+  if (report.verified) {
+    console.log(`verified ${file}`);
+    if (report.accuracies) console.log(formatAccuracies(report.accuracies));
+    return 0;
+  }
+  console.log(`NOT verified ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
+  for (const p of report.problems) console.log(`  - ${p}`);
+  return 1;
+}
