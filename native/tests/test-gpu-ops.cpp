@@ -1,0 +1,542 @@
+// Each CUDA op (src/cuda/*.cuh) against its scalar CPU reference (src/cpu/ref-ops.h) under a named tolerance.
+// To add an op: write `static void test_<op>()` that builds inputs with `rng`, runs the kernel through `dev<T>`
+// buffers, computes the reference and compares with `expect_close(name, gpu, ref, MAX_ABS_ERR_<OP>)`; call it from
+// main(). Without a CUDA device (or without a CUDA build) the driver prints "SKIP: no CUDA device (<reason>)".
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cpu/ref-ops.h"
+
+#ifdef RT_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "cuda/argmax.cuh"
+#include "cuda/attention.cuh"
+#include "cuda/embedding.cuh"
+#include "cuda/matmul-f16.cuh"
+#include "cuda/matmul-w4a16.cuh"
+#include "cuda/moe-group.cuh"
+#include "cuda/moe-reduce.cuh"
+#include "cuda/rmsnorm.cuh"
+#include "cuda/rope.cuh"
+#include "cuda/router-topk.cuh"
+#include "cuda/swiglu.cuh"
+
+// Tolerances: max |gpu - ref| on outputs of magnitude ~1 (inputs are scaled so). FP32 accumulation in a different
+// order bounds the matmuls; FP16 outputs add one rounding (2^-11 relative).
+static const float MAX_ABS_ERR_W4A16_GEMV = 2e-4f;
+static const float MAX_ABS_ERR_W4A16_GEMM = 2e-4f;
+static const float MAX_ABS_ERR_F16_GEMM = 2e-4f;
+static const float MAX_ABS_ERR_RMSNORM_F16 = 4e-3f;
+static const float MAX_ABS_ERR_RMSNORM_F32 = 1e-5f;
+static const float MAX_ABS_ERR_ROPE = 2e-4f;  // powf and sincosf differ by an ulp; angles reach 1000 rad
+static const float MAX_ABS_ERR_ATTENTION = 2e-3f;
+static const float MAX_ABS_ERR_ROUTER = 1e-6f;
+static const float MAX_ABS_ERR_SWIGLU = 8e-3f;  // outputs up to 16 rounded to FP16 (half ulp 0.004)
+static const float MAX_ABS_ERR_MOE_REDUCE = 1e-5f;
+
+static int failures = 0;
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+namespace {
+
+struct rng {
+  uint64_t s;
+  explicit rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 7) {}
+  uint32_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return static_cast<uint32_t>(s >> 16);
+  }
+  float uniform() { return static_cast<float>(next() & 0xFFFFFF) / 8388608.0f - 1.0f; }  // [-1, 1)
+};
+
+template <typename T>
+struct dev {
+  T * p = nullptr;
+  size_t n = 0;
+  explicit dev(size_t count) : n(count) {
+    CK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
+    CK(cudaMemset(p, 0, std::max<size_t>(count, 1) * sizeof(T)));
+  }
+  explicit dev(const std::vector<T> & h) : dev(h.size()) { CK(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice)); }
+  ~dev() { cudaFree(p); }
+  dev(const dev &) = delete;
+  dev & operator=(const dev &) = delete;
+  std::vector<T> get() const {
+    std::vector<T> h(n);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+// Random FP16 values (bits) in [-amp, amp) and their exact float values.
+void random_half(rng & r, size_t n, float amp, std::vector<uint16_t> & bits, std::vector<float> & vals) {
+  bits.resize(n);
+  vals.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    bits[i] = rt::ref::float_to_half(amp * r.uniform());
+    vals[i] = rt::ref::half_to_float(bits[i]);
+  }
+}
+
+std::vector<float> halves_to_floats(const std::vector<uint16_t> & h) {
+  std::vector<float> f(h.size());
+  for (size_t i = 0; i < h.size(); ++i) f[i] = rt::ref::half_to_float(h[i]);
+  return f;
+}
+
+void expect_close(const std::string & name, const std::vector<float> & gpu, const std::vector<float> & ref, float tol) {
+  float worst = 0.0f;
+  size_t at = 0;
+  bool bad_size = gpu.size() != ref.size();
+  for (size_t i = 0; !bad_size && i < gpu.size(); ++i) {
+    const float d = std::fabs(gpu[i] - ref[i]);
+    if (!(d <= worst)) {  // also catches NaN
+      worst = std::isnan(d) ? INFINITY : d;
+      at = i;
+    }
+  }
+  const bool ok = !bad_size && worst <= tol;
+  std::printf("%-34s max_abs_err %.3g (tol %.3g) %s\n", name.c_str(), worst, tol, ok ? "ok" : "FAIL");
+  if (!ok) {
+    ++failures;
+    if (!bad_size) std::fprintf(stderr, "  at %zu: gpu %g ref %g\n", at, gpu[at], ref[at]);
+    else std::fprintf(stderr, "  size %zu vs %zu\n", gpu.size(), ref.size());
+  }
+}
+
+void expect(bool cond, const std::string & what) {
+  std::printf("%-34s %s\n", what.c_str(), cond ? "ok" : "FAIL");
+  if (!cond) ++failures;
+}
+
+struct packed_matrix {
+  std::vector<uint8_t> q;
+  std::vector<uint16_t> s;
+};
+
+packed_matrix random_packed(rng & r, int rows, int cols, int group, float scale_amp) {
+  packed_matrix m;
+  m.q.resize(static_cast<size_t>(rows) * cols / 2);
+  m.s.resize(static_cast<size_t>(rows) * (cols / group));
+  for (auto & b : m.q) b = static_cast<uint8_t>(r.next() & 0xFF);
+  for (auto & s : m.s) s = rt::ref::float_to_half(scale_amp * (0.5f + 0.5f * std::fabs(r.uniform())));
+  return m;
+}
+
+// Plain (single group) W4A16: GEMV at n = 1 and a small batch; shapes cover the fast path (cols % 32 == 0, group % 8
+// == 0, with one or several scales per lane step) and the generic kernel.
+void test_w4a16_plain(int rows, int cols, int group, int n, const char * label, float tol) {
+  rng r(static_cast<uint64_t>(rows * 131 + cols * 7 + group + n));
+  const packed_matrix m = random_packed(r, rows, cols, group, 0.02f);
+  std::vector<uint16_t> xb;
+  std::vector<float> xf;
+  random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+  dev<uint8_t> dq(m.q);
+  dev<uint16_t> ds(m.s);
+  dev<uint16_t> dx(xb);
+  dev<float> dy(static_cast<size_t>(n) * rows);
+  const uint8_t * qp = dq.p;
+  const __half * sp = reinterpret_cast<const __half *>(ds.p);
+  dev<const uint8_t *> tq(std::vector<const uint8_t *>{qp});
+  dev<const __half *> ts(std::vector<const __half *>{sp});
+  rt_cuda_w4a16_args a;
+  a.x = reinterpret_cast<const __half *>(dx.p);
+  a.ldx = cols;
+  a.y = dy.p;
+  a.ldy = rows;
+  a.n_entries = n;
+  a.qweight = tq.p;
+  a.scales = ts.p;
+  a.n_groups = 1;
+  a.rows = rows;
+  a.cols = cols;
+  a.group_size = group;
+  rt_cuda_matmul_w4a16(a, nullptr);
+  std::vector<float> ref(static_cast<size_t>(n) * rows);
+  rt::ref::matmul_w4a16(xf.data(), n, m.q.data(), m.s.data(), rows, cols, group, ref.data());
+  char name[96];
+  std::snprintf(name, sizeof name, "%s %dx%d g%d n%d", label, rows, cols, group, n);
+  expect_close(name, dy.get(), ref, tol);
+}
+
+// Grouped W4A16 as the MoE uses it: entries sorted by expert, x rows by token, y rows by assignment, one skipped
+// group (null weights) whose outputs must stay untouched, and accumulate mode.
+void test_w4a16_grouped() {
+  const int rows = 200, cols = 256, group = 32, experts = 6, tokens = 23, k = 2;
+  rng r(99);
+  std::vector<packed_matrix> mats;
+  for (int e = 0; e < experts; ++e) mats.push_back(random_packed(r, rows, cols, group, 0.02f));
+  std::vector<uint16_t> xb;
+  std::vector<float> xf;
+  random_half(r, static_cast<size_t>(tokens) * cols, 1.0f, xb, xf);
+  std::vector<int> ids(static_cast<size_t>(tokens) * k);
+  for (int t = 0; t < tokens; ++t) {
+    ids[static_cast<size_t>(t) * k] = static_cast<int>(r.next() % experts);
+    ids[static_cast<size_t>(t) * k + 1] = (ids[static_cast<size_t>(t) * k] + 1 + static_cast<int>(r.next() % (experts - 1))) % experts;
+  }
+  std::vector<int> offsets(experts + 1, 0), sorted, sorted_tok;
+  for (int e = 0; e < experts; ++e) {
+    offsets[static_cast<size_t>(e)] = static_cast<int>(sorted.size());
+    for (int a = 0; a < tokens * k; ++a) {
+      if (ids[static_cast<size_t>(a)] == e) {
+        sorted.push_back(a);
+        sorted_tok.push_back(a / k);
+      }
+    }
+  }
+  offsets[experts] = static_cast<int>(sorted.size());
+  const int skipped = 3;
+  std::vector<std::unique_ptr<dev<uint8_t>>> dqs;
+  std::vector<std::unique_ptr<dev<uint16_t>>> dss;
+  std::vector<const uint8_t *> qp;
+  std::vector<const __half *> sp;
+  for (int e = 0; e < experts; ++e) {
+    dqs.push_back(std::make_unique<dev<uint8_t>>(mats[static_cast<size_t>(e)].q));
+    dss.push_back(std::make_unique<dev<uint16_t>>(mats[static_cast<size_t>(e)].s));
+    qp.push_back(e == skipped ? nullptr : dqs.back()->p);
+    sp.push_back(e == skipped ? nullptr : reinterpret_cast<const __half *>(dss.back()->p));
+  }
+  dev<const uint8_t *> tq(qp);
+  dev<const __half *> ts(sp);
+  dev<int> doff(offsets), dsorted(sorted), dtok(sorted_tok);
+  dev<uint16_t> dx(xb);
+  std::vector<float> init(static_cast<size_t>(tokens) * k * rows);
+  for (auto & v : init) v = r.uniform();
+  dev<float> dy(init);
+  rt_cuda_w4a16_args a;
+  a.x = reinterpret_cast<const __half *>(dx.p);
+  a.ldx = cols;
+  a.y = dy.p;
+  a.ldy = rows;
+  a.rows_in = dtok.p;
+  a.rows_out = dsorted.p;
+  a.offsets = doff.p;
+  a.qweight = tq.p;
+  a.scales = ts.p;
+  a.n_groups = experts;
+  a.rows = rows;
+  a.cols = cols;
+  a.group_size = group;
+  a.accumulate = true;
+  rt_cuda_matmul_w4a16(a, nullptr);
+  std::vector<float> ref = init;
+  std::vector<float> one(static_cast<size_t>(rows));
+  for (int as = 0; as < tokens * k; ++as) {
+    const int e = ids[static_cast<size_t>(as)];
+    if (e == skipped) continue;
+    const packed_matrix & m = mats[static_cast<size_t>(e)];
+    rt::ref::matmul_w4a16(xf.data() + static_cast<size_t>(as / k) * cols, 1, m.q.data(), m.s.data(), rows, cols, group,
+                          one.data());
+    for (int i = 0; i < rows; ++i) ref[static_cast<size_t>(as) * rows + i] += one[static_cast<size_t>(i)];
+  }
+  expect_close("w4a16 grouped (skip + accumulate)", dy.get(), ref, MAX_ABS_ERR_W4A16_GEMM);
+}
+
+void test_f16(int rows, int cols, int n, bool gather, const char * label) {
+  rng r(static_cast<uint64_t>(rows + cols * 3 + n));
+  std::vector<uint16_t> wb, xb;
+  std::vector<float> wf, xf;
+  random_half(r, static_cast<size_t>(rows) * cols, 0.1f, wb, wf);
+  const int x_rows = n + 3;
+  random_half(r, static_cast<size_t>(x_rows) * cols, 1.0f, xb, xf);
+  std::vector<int> rows_in(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) rows_in[static_cast<size_t>(i)] = gather ? (i * 2 + 1) % x_rows : i;
+  dev<uint16_t> dw(wb), dx(xb);
+  dev<int> drows(rows_in);
+  dev<float> dy(static_cast<size_t>(n) * rows);
+  rt_cuda_f16_args a;
+  a.x = reinterpret_cast<const __half *>(dx.p);
+  a.ldx = cols;
+  a.y = dy.p;
+  a.ldy = rows;
+  a.rows_in = gather ? drows.p : nullptr;
+  a.n = n;
+  a.w = reinterpret_cast<const __half *>(dw.p);
+  a.rows = rows;
+  a.cols = cols;
+  rt_cuda_matmul_f16(a, nullptr);
+  std::vector<float> xg(static_cast<size_t>(n) * cols);
+  for (int i = 0; i < n; ++i) {
+    std::copy_n(xf.begin() + static_cast<std::ptrdiff_t>(rows_in[static_cast<size_t>(i)]) * cols, cols,
+                xg.begin() + static_cast<std::ptrdiff_t>(i) * cols);
+  }
+  std::vector<float> ref(static_cast<size_t>(n) * rows);
+  rt::ref::matmul_f16(xg.data(), n, wb.data(), rows, cols, ref.data());
+  char name[96];
+  std::snprintf(name, sizeof name, "%s %dx%d n%d", label, rows, cols, n);
+  expect_close(name, dy.get(), ref, MAX_ABS_ERR_F16_GEMM);
+}
+
+void test_rmsnorm() {
+  const int n_rows = 5, n = 300, ld = 320;
+  rng r(5);
+  std::vector<float> x(static_cast<size_t>(n_rows) * ld);
+  for (auto & v : x) v = 3.0f * r.uniform();
+  std::vector<uint16_t> wb;
+  std::vector<float> wf;
+  random_half(r, n, 1.5f, wb, wf);
+  dev<float> dx(x);
+  dev<uint16_t> dw(wb);
+  dev<uint16_t> dy16(static_cast<size_t>(n_rows) * n);
+  rt_cuda_rmsnorm(dx.p, ld, reinterpret_cast<const __half *>(dw.p), 1e-5f, n_rows, n,
+                  reinterpret_cast<__half *>(dy16.p), nullptr, n, nullptr);
+  std::vector<float> ref(static_cast<size_t>(n_rows) * n);
+  for (int i = 0; i < n_rows; ++i) {
+    rt::ref::rmsnorm(x.data() + static_cast<size_t>(i) * ld, wf.data(), 1e-5f, n, ref.data() + static_cast<size_t>(i) * n);
+  }
+  expect_close("rmsnorm fp16 out", halves_to_floats(dy16.get()), ref, MAX_ABS_ERR_RMSNORM_F16);
+  // In place on FP32 strided rows (the q/k norm case); the padding columns must not change.
+  rt_cuda_rmsnorm(dx.p, ld, reinterpret_cast<const __half *>(dw.p), 1e-5f, n_rows, n, nullptr, dx.p, ld, nullptr);
+  std::vector<float> got = dx.get();
+  std::vector<float> ref_full = x;
+  for (int i = 0; i < n_rows; ++i) std::copy_n(ref.begin() + static_cast<std::ptrdiff_t>(i) * n, n, ref_full.begin() + static_cast<std::ptrdiff_t>(i) * ld);
+  expect_close("rmsnorm fp32 in place", got, ref_full, MAX_ABS_ERR_RMSNORM_F32);
+}
+
+void test_rope() {
+  const int n_tokens = 4, heads = 3, hd = 64, ld = heads * hd + 10;
+  rng r(6);
+  std::vector<float> x(static_cast<size_t>(n_tokens) * ld);
+  for (auto & v : x) v = r.uniform();
+  const std::vector<int> pos = {0, 1, 17, 1000};
+  dev<float> dx(x);
+  dev<int> dpos(pos);
+  rt_cuda_rope(dx.p, ld, n_tokens, heads, hd, dpos.p, 10000.0f, nullptr);
+  std::vector<float> ref = x;
+  for (int t = 0; t < n_tokens; ++t) rt::ref::rope(ref.data() + static_cast<size_t>(t) * ld, heads, hd, pos[static_cast<size_t>(t)], 10000.0f);
+  expect_close("rope rotate-half", dx.get(), ref, MAX_ABS_ERR_ROPE);
+}
+
+// Two sequences: sequence 0 prefilled with 6 tokens in one call, then a mixed call with one decode token of
+// sequence 0 (position 6) and a 3-token prefill of sequence 1; GQA with 4 query heads over 2 KV heads.
+void test_attention() {
+  const int nh = 4, nkv = 2, hd = 64, max_ctx = 16, ld = (nh + 2 * nkv) * hd;
+  const int kv_dim = nkv * hd;
+  rng r(7);
+  dev<uint16_t> kc0(static_cast<size_t>(max_ctx) * kv_dim), vc0(static_cast<size_t>(max_ctx) * kv_dim);
+  dev<uint16_t> kc1(static_cast<size_t>(max_ctx) * kv_dim), vc1(static_cast<size_t>(max_ctx) * kv_dim);
+  dev<__half *> kt(std::vector<__half *>{reinterpret_cast<__half *>(kc0.p), reinterpret_cast<__half *>(kc1.p)});
+  dev<__half *> vt(std::vector<__half *>{reinterpret_cast<__half *>(vc0.p), reinterpret_cast<__half *>(vc1.p)});
+  // Host mirror of the caches (FP16-rounded, as the kernel stores them).
+  std::vector<std::vector<float>> kh(2, std::vector<float>(static_cast<size_t>(max_ctx) * kv_dim));
+  std::vector<std::vector<float>> vh = kh;
+  auto run = [&](const std::vector<int> & slot, const std::vector<int> & pos, const char * name) {
+    const int n = static_cast<int>(slot.size());
+    std::vector<float> qkv(static_cast<size_t>(n) * ld);
+    for (auto & v : qkv) v = 2.0f * r.uniform();
+    dev<float> dqkv(qkv);
+    dev<int> dslot(slot), dpos(pos);
+    dev<uint16_t> dout(static_cast<size_t>(n) * nh * hd);
+    rt_cuda_attention_args a;
+    a.q = dqkv.p;
+    a.k = dqkv.p + nh * hd;
+    a.v = dqkv.p + nh * hd + kv_dim;
+    a.ld = ld;
+    a.k_seq = kt.p;
+    a.v_seq = vt.p;
+    a.tok_slot = dslot.p;
+    a.tok_pos = dpos.p;
+    a.n_tokens = n;
+    a.n_heads = nh;
+    a.n_kv_heads = nkv;
+    a.head_dim = hd;
+    a.max_context = max_ctx;
+    a.out = reinterpret_cast<__half *>(dout.p);
+    rt_cuda_attention(a, nullptr);
+    for (int t = 0; t < n; ++t) {
+      for (int i = 0; i < kv_dim; ++i) {
+        const size_t c = static_cast<size_t>(pos[static_cast<size_t>(t)]) * kv_dim + i;
+        kh[static_cast<size_t>(slot[static_cast<size_t>(t)])][c] =
+            rt::ref::half_to_float(rt::ref::float_to_half(qkv[static_cast<size_t>(t) * ld + nh * hd + i]));
+        vh[static_cast<size_t>(slot[static_cast<size_t>(t)])][c] =
+            rt::ref::half_to_float(rt::ref::float_to_half(qkv[static_cast<size_t>(t) * ld + nh * hd + kv_dim + i]));
+      }
+    }
+    std::vector<float> ref(static_cast<size_t>(n) * nh * hd);
+    for (int t = 0; t < n; ++t) {
+      for (int h = 0; h < nh; ++h) {
+        const int g = h / (nh / nkv);
+        const auto & K = kh[static_cast<size_t>(slot[static_cast<size_t>(t)])];
+        const auto & V = vh[static_cast<size_t>(slot[static_cast<size_t>(t)])];
+        rt::ref::attention_head(qkv.data() + static_cast<size_t>(t) * ld + h * hd, K.data() + g * hd, V.data() + g * hd,
+                                pos[static_cast<size_t>(t)] + 1, kv_dim, hd,
+                                ref.data() + (static_cast<size_t>(t) * nh + h) * hd);
+      }
+    }
+    expect_close(name, halves_to_floats(dout.get()), ref, MAX_ABS_ERR_ATTENTION);
+  };
+  run({0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5}, "attention prefill (causal)");
+  run({0, 1, 1, 1}, {6, 0, 1, 2}, "attention decode + prefill mixed");
+  std::vector<float> k0 = halves_to_floats(kc0.get());
+  expect_close("attention kv cache store", k0, kh[0], 0.0f);
+}
+
+void test_router(bool norm) {
+  const int tokens = 9, experts = 64, k = 8;
+  rng r(norm ? 8 : 9);
+  std::vector<float> logits(static_cast<size_t>(tokens) * experts);
+  for (auto & v : logits) v = 4.0f * r.uniform();
+  logits[3] = logits[5];  // a tie inside the top-k goes to the lower index
+  dev<float> dl(logits);
+  dev<int> dids(static_cast<size_t>(tokens) * k);
+  dev<float> dw(static_cast<size_t>(tokens) * k);
+  rt_cuda_router_topk(dl.p, tokens, experts, k, norm, dids.p, dw.p, nullptr);
+  std::vector<int> ids_ref(static_cast<size_t>(tokens) * k);
+  std::vector<float> w_ref(static_cast<size_t>(tokens) * k);
+  for (int t = 0; t < tokens; ++t) {
+    rt::ref::router_topk(logits.data() + static_cast<size_t>(t) * experts, experts, k, norm,
+                         ids_ref.data() + static_cast<size_t>(t) * k, w_ref.data() + static_cast<size_t>(t) * k);
+  }
+  expect(dids.get() == ids_ref, norm ? "router top-k ids (norm)" : "router top-k ids");
+  expect_close(norm ? "router top-k weights (norm)" : "router top-k weights", dw.get(), w_ref, MAX_ABS_ERR_ROUTER);
+}
+
+void test_moe_group() {
+  const int tokens = 300, k = 8, experts = 64;
+  rng r(10);
+  std::vector<int> ids(static_cast<size_t>(tokens) * k);
+  for (auto & v : ids) v = static_cast<int>(r.next() % 20) * 3;  // some experts never routed
+  dev<int> dids(ids);
+  dev<int> doff(experts + 1), dsorted(ids.size()), dtok(ids.size());
+  rt_cuda_moe_group(dids.p, static_cast<int>(ids.size()), k, experts, doff.p, dsorted.p, dtok.p, nullptr);
+  const std::vector<int> off = doff.get(), sorted = dsorted.get(), tok = dtok.get();
+  bool ok = off[0] == 0 && off[static_cast<size_t>(experts)] == static_cast<int>(ids.size());
+  std::vector<int> seen(ids.size(), 0);
+  for (int e = 0; e < experts && ok; ++e) {
+    for (int p = off[static_cast<size_t>(e)]; p < off[static_cast<size_t>(e) + 1]; ++p) {
+      const int a = sorted[static_cast<size_t>(p)];
+      ok = ok && a >= 0 && a < static_cast<int>(ids.size()) && ids[static_cast<size_t>(a)] == e &&
+           tok[static_cast<size_t>(p)] == a / k;
+      if (ok) ++seen[static_cast<size_t>(a)];
+    }
+  }
+  ok = ok && std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; });
+  expect(ok, "moe group: each assignment once, by expert");
+}
+
+void test_swiglu_reduce_embed_argmax() {
+  rng r(11);
+  const int rows = 7, inter = 50;
+  std::vector<float> gu(static_cast<size_t>(rows) * 2 * inter);
+  for (auto & v : gu) v = 4.0f * r.uniform();
+  dev<float> dgu(gu);
+  dev<uint16_t> dh(static_cast<size_t>(rows) * inter);
+  rt_cuda_swiglu(dgu.p, rows, inter, reinterpret_cast<__half *>(dh.p), nullptr);
+  std::vector<float> ref(static_cast<size_t>(rows) * inter);
+  for (int i = 0; i < rows; ++i) {
+    rt::ref::swiglu(gu.data() + static_cast<size_t>(i) * 2 * inter, gu.data() + static_cast<size_t>(i) * 2 * inter + inter,
+                    inter, ref.data() + static_cast<size_t>(i) * inter);
+  }
+  expect_close("swiglu", halves_to_floats(dh.get()), ref, MAX_ABS_ERR_SWIGLU);
+
+  const int tokens = 5, k = 3, hidden = 70;
+  std::vector<float> z(static_cast<size_t>(tokens) * k * hidden), w(static_cast<size_t>(tokens) * k), x(static_cast<size_t>(tokens) * hidden);
+  for (auto & v : z) v = r.uniform();
+  for (auto & v : w) v = 0.5f * (1.0f + r.uniform());
+  for (auto & v : x) v = r.uniform();
+  dev<float> dz(z), dw(w), dx(x);
+  rt_cuda_moe_reduce(dz.p, dw.p, tokens, k, hidden, dx.p, nullptr);
+  std::vector<float> xr = x;
+  for (int t = 0; t < tokens; ++t) {
+    for (int c = 0; c < hidden; ++c) {
+      float s = 0.0f;
+      for (int j = 0; j < k; ++j) s += w[static_cast<size_t>(t) * k + j] * z[(static_cast<size_t>(t) * k + j) * hidden + c];
+      xr[static_cast<size_t>(t) * hidden + c] += s;
+    }
+  }
+  expect_close("moe reduce", dx.get(), xr, MAX_ABS_ERR_MOE_REDUCE);
+
+  const int vocab = 40, dim = 24;
+  std::vector<uint16_t> tb;
+  std::vector<float> tf;
+  random_half(r, static_cast<size_t>(vocab) * dim, 1.0f, tb, tf);
+  const std::vector<int> ids = {3, 0, 39, 3, 40};
+  dev<uint16_t> dt(tb);
+  dev<int> dids(ids);
+  dev<float> de(ids.size() * dim);
+  rt_cuda_embedding(dids.p, static_cast<int>(ids.size()), reinterpret_cast<const __half *>(dt.p), vocab, dim, de.p, nullptr);
+  std::vector<float> eref(ids.size() * dim, 0.0f);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < vocab) std::copy_n(tf.begin() + static_cast<std::ptrdiff_t>(ids[i]) * dim, dim, eref.begin() + static_cast<std::ptrdiff_t>(i) * dim);
+  }
+  expect_close("embedding gather", de.get(), eref, 0.0f);
+
+  const int arows = 4, cols = 50304;
+  std::vector<float> lg(static_cast<size_t>(arows) * cols);
+  for (auto & v : lg) v = r.uniform();
+  lg[static_cast<size_t>(0) * cols + 777] = 5.0f;
+  lg[static_cast<size_t>(0) * cols + 50000] = 5.0f;  // tie: lower index wins
+  lg[static_cast<size_t>(1) * cols + 50303] = 9.0f;
+  lg[static_cast<size_t>(2) * cols + 10] = NAN;
+  dev<float> dlg(lg);
+  dev<int> dam(arows);
+  rt_cuda_argmax(dlg.p, arows, cols, cols, dam.p, nullptr);
+  std::vector<int> aref(arows);
+  for (int i = 0; i < arows; ++i) aref[static_cast<size_t>(i)] = rt::ref::argmax(lg.data() + static_cast<size_t>(i) * cols, cols);
+  expect(dam.get() == aref && aref[0] == 777 && aref[1] == 50303, "argmax (ties low, NaN never wins)");
+}
+
+}  // namespace
+
+int main() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    std::printf("SKIP: no CUDA device (%s)\n", err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
+  test_w4a16_plain(2048, 2048, 128, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV);
+  test_w4a16_plain(2048, 1024, 128, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV);
+  test_w4a16_plain(70, 512, 16, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV);
+  test_w4a16_plain(130, 2048, 128, 13, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM);
+  test_w4a16_plain(64, 96, 8, 9, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM);
+  test_w4a16_plain(33, 48, 16, 3, "w4a16 generic", MAX_ABS_ERR_W4A16_GEMM);
+  test_w4a16_plain(20, 20, 10, 2, "w4a16 generic", MAX_ABS_ERR_W4A16_GEMM);
+  test_w4a16_grouped();
+  test_f16(2048, 2048, 1, false, "f16 gemv");
+  test_f16(1001, 512, 11, true, "f16 gemm gather");
+  test_f16(50, 12, 4, false, "f16 generic");
+  test_rmsnorm();
+  test_rope();
+  test_attention();
+  test_router(false);
+  test_router(true);
+  test_moe_group();
+  test_swiglu_reduce_embed_argmax();
+  if (failures != 0) {
+    std::fprintf(stderr, "test-gpu-ops: %d failure(s)\n", failures);
+    return 1;
+  }
+  std::printf("test-gpu-ops: all ops match the CPU references\n");
+  return 0;
+}
+
+#else
+
+int main() {
+  std::printf("SKIP: no CUDA device (this build has no CUDA backend; configure with -DRT_CUDA=ON)\n");
+  return 0;
+}
+
+#endif
