@@ -1,0 +1,58 @@
+// `horizon score` end to end on a 20-prompt slice of the official set with the GPT-4 responses.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, describe, expect, it, vi } from 'vitest';
+
+import { run } from '../../../../../electron/cli/commands/score.js';
+import { resolvePunktDir } from '../../../../../evals/ifeval/node/punkt-dir.js';
+
+const REPO = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..');
+const SHARED = path.resolve(REPO, '..', 'shared');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'horizon-score-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const input = path.join(tmp, 'input.jsonl');
+writeFileSync(input, readFileSync(path.join(SHARED, 'ifeval', 'input_data.jsonl'), 'utf8').split('\n').slice(0, 20).join('\n'));
+const responses = path.join(SHARED, 'ifeval', 'parity', 'gpt4_responses.jsonl');
+
+describe('horizon score', () => {
+  it('writes the reference-format results and a summary', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const out = path.join(tmp, 'out');
+    expect(await run(['--input', input, '--responses', responses, '--out', out])).toBe(0);
+    log.mockRestore();
+    expect(readdirSync(out).sort()).toEqual(['eval_results_loose.jsonl', 'eval_results_strict.jsonl', 'summary.json']);
+    const strict = readFileSync(path.join(out, 'eval_results_strict.jsonl'), 'utf8').trimEnd().split('\n');
+    expect(strict).toHaveLength(20);
+    expect(Object.keys(JSON.parse(strict[0]!))).toEqual([
+      'follow_all_instructions',
+      'follow_instruction_list',
+      'instruction_id_list',
+      'prompt',
+      'response',
+    ]);
+    const summary = JSON.parse(readFileSync(path.join(out, 'summary.json'), 'utf8'));
+    expect(summary.promptsScored).toBe(20);
+    expect(summary.missing).toEqual([]);
+    expect(summary.unmatchedResponsePrompts).toHaveLength(521);
+    expect(summary.promptLevelLooseAccuracy).toBeGreaterThanOrEqual(summary.promptLevelStrictAccuracy);
+  });
+
+  it('answers a usage error with status 2', async () => {
+    const err = vi.spyOn(console, 'error').mockImplementation(() => {});
+    expect(await run(['--input', input])).toBe(2);
+    expect(await run(['--bogus'])).toBe(2);
+    expect(err.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(/--input, --responses and --out are required/);
+    err.mockRestore();
+  });
+
+  it('names the places it looked for the Punkt parameters', () => {
+    expect(resolvePunktDir({ repoRoot: REPO, env: {} })).toBe(path.join(SHARED, 'nltk', 'punkt_english'));
+    expect(() => resolvePunktDir({ repoRoot: tmp, env: {} })).toThrow(/not found \(looked in .*punkt_english; HORIZON_DATA_DIR is not set\)/);
+    expect(() => resolvePunktDir({ repoRoot: tmp, env: { HORIZON_DATA_DIR: '/nowhere' } })).toThrow(
+      /looked in .*, \/nowhere\/nltk\/punkt_english\)/,
+    );
+  });
+});
