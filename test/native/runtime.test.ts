@@ -1,0 +1,149 @@
+/**
+ * The native runtime through its TS binding on a generated tiny OLMoE: load errors, logits, streamed greedy
+ * generation (batched = one by one), AbortSignal cancellation, and `horizon pack --progress-json` + manifest hashes.
+ * To add a case, add an `it` using the shared `model` (bf16) or the packed folder.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { makeTinyModel } from '../../scripts/make-tiny-model.js';
+import type { TinyModel } from '../../scripts/make-tiny-model.js';
+import { loadModel, loadNativeBinding } from '../../electron/worker/runtime/binding.js';
+import type { NativeModel } from '../../electron/worker/runtime/binding.js';
+import type { PackManifest } from '../../electron/worker/runtime/pack.js';
+
+const REPO = resolve(import.meta.dirname, '..', '..');
+const CLI = join(REPO, 'scripts', 'horizon.mjs');
+
+function addonHasRuntime(): boolean {
+  try {
+    return typeof loadNativeBinding().loadModel === 'function';
+  } catch {
+    return false;
+  }
+}
+
+const PROMPTS = [
+  [5, 17, 42],
+  [9, 60, 11, 2, 33, 48, 7],
+  [100],
+];
+
+describe.skipIf(!addonHasRuntime())('native runtime (skipped: addon not built with loadModel; run npm run build:native)', () => {
+  let root: string;
+  let tiny: TinyModel;
+  let model: NativeModel;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'horizon-runtime-'));
+    tiny = await makeTinyModel(join(root, 'tiny'), { seed: 5 });
+    model = await loadModel({ dir: tiny.dir, weights: 'bf16', backend: 'cpu', threads: 2 });
+  });
+  afterAll(() => {
+    model?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('reports the config and labels the backend cpu', () => {
+    const info = model.info();
+    expect(info).toMatchObject({ backend: 'cpu', weights: 'bf16', hiddenSize: 64, numExperts: 8, expertsPerToken: 2, groupSize: 0 });
+    expect(info.vocabSize).toBe(tiny.config.vocab_size);
+    expect(info.eosTokenIds).toEqual([tiny.eosTokenId]);
+  });
+
+  it('returns one finite vocab-sized row of logits per position', async () => {
+    const rows = await model.logits([1, 2, 3, 4]);
+    expect(rows).toHaveLength(4);
+    for (const r of rows) {
+      expect(r).toBeInstanceOf(Float32Array);
+      expect(r.length).toBe(tiny.config.vocab_size);
+      expect(r.every(Number.isFinite)).toBe(true);
+    }
+    const again = await model.logits([1, 2]);
+    expect(Array.from(again[1]!)).toEqual(Array.from(rows[1]!));
+  });
+
+  it('streams tokens in order, and a batch equals one-by-one generation', async () => {
+    const streamed: number[][] = PROMPTS.map(() => []);
+    const batched = await model.generate({ prompts: PROMPTS, maxNewTokens: 6 }, (i, t) => streamed[i]!.push(t));
+    expect(batched.results.map((r) => r.tokens)).toEqual(streamed);
+    for (const [i, p] of PROMPTS.entries()) {
+      const single = await model.generate({ prompts: [p], maxNewTokens: 6 });
+      expect(single.results[0]!.tokens).toEqual(batched.results[i]!.tokens);
+      expect(batched.results[i]).toMatchObject({ promptTokens: p.length, finishReason: 'length' });
+      expect(batched.results[i]!.timeToFirstTokenMs).toBeGreaterThan(0);
+      expect(batched.results[i]!.decodeTokensPerSecond).toBeGreaterThan(0);
+    }
+    expect(batched.stats.expertHits).toBeGreaterThan(0);
+  });
+
+  it('stops on a stop token and keeps it as the last token', async () => {
+    const free = await model.generate({ prompts: [PROMPTS[1]!], maxNewTokens: 6 });
+    const stop = free.results[0]!.tokens[1]!;
+    const out = await model.generate({ prompts: [PROMPTS[1]!], maxNewTokens: 6, stopTokens: [stop] });
+    expect(out.results[0]!.finishReason).toBe('stop');
+    expect(out.results[0]!.tokens.at(-1)).toBe(stop);
+    expect(out.results[0]!.tokens.length).toBeLessThanOrEqual(2);
+  });
+
+  it('cancels through an AbortSignal', async () => {
+    const controller = new AbortController();
+    let seen = 0;
+    const out = await model.generate({ prompts: [PROMPTS[0]!], maxNewTokens: 3000 }, () => {
+      if (++seen === 5) controller.abort();
+    }, controller.signal);
+    expect(out.results[0]!.finishReason).toBe('cancelled');
+    expect(out.results[0]!.tokens.length).toBeLessThan(3000);
+    const pre = new AbortController();
+    pre.abort();
+    const none = await model.generate({ prompts: [PROMPTS[0]!], maxNewTokens: 5 }, undefined, pre.signal);
+    expect(none.results[0]).toMatchObject({ finishReason: 'cancelled', tokens: [] });
+  });
+
+  it('rejects bad folders with messages naming the file', async () => {
+    await expect(loadModel({ dir: join(root, 'nope'), weights: 'bf16', backend: 'cpu' })).rejects.toThrow(/nope/);
+    await expect(loadModel({ dir: tiny.dir, weights: 'int4', backend: 'cpu' })).rejects.toThrow(/qpacked/);
+    const bad = join(root, 'llama');
+    execFileSync('cp', ['-r', tiny.dir, bad]);
+    const cfg = JSON.parse(readFileSync(join(bad, 'config.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(bad, 'config.json'), JSON.stringify({ ...cfg, model_type: 'llama', architectures: ['LlamaForCausalLM'] }));
+    await expect(loadModel({ dir: bad, weights: 'bf16', backend: 'cpu' })).rejects.toThrow(/config\.json.*llama/);
+    await expect(model.generate({ prompts: [[tiny.config.vocab_size + 3]], maxNewTokens: 2 })).rejects.toThrow(/vocabulary/);
+  });
+
+  it('packs with --progress-json, hashes every file in the manifest, and runs int4', async () => {
+    const out = join(root, 'packed');
+    const stdout = execFileSync(process.execPath, [CLI, 'pack', '--model', tiny.dir, '--out', out, '--progress-json', '--repo', 'x/y', '--revision', 'abc'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; phase?: string; doneBytes?: number; totalBytes?: number });
+    expect(lines.at(-1)).toMatchObject({ type: 'done', groupSize: 32 });
+    expect(lines.some((l) => l.type === 'progress' && l.phase === 'pack')).toBe(true);
+    const lastHash = lines.filter((l) => l.phase === 'hash').at(-1)!;
+    expect(lastHash.doneBytes).toBe(lastHash.totalBytes);
+    const manifest = JSON.parse(readFileSync(join(out, 'horizon-manifest.json'), 'utf8')) as PackManifest;
+    expect(manifest).toMatchObject({ format: 'qpacked-v1', group_size: 32, tool: 'horizon-runmap', source: { repo: 'x/y', revision: 'abc' } });
+    const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
+    for (const f of manifest.outputs) expect(f.sha256, f.path).toBe(sha(join(out, f.path)));
+    for (const f of manifest.source.files) expect(f.sha256, f.path).toBe(sha(join(tiny.dir, f.path)));
+    expect(manifest.outputs.map((f) => f.path).sort()).toEqual(expect.arrayContaining(['config.json', 'model-qpacked-00001-of-00001.safetensors', 'model.safetensors.index.json']));
+    expect(manifest.source.files.map((f) => f.path)).toEqual(expect.arrayContaining(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']));
+
+    const q = await loadModel({ dir: out, weights: 'int4', backend: 'cpu', threads: 2 });
+    try {
+      expect(q.info()).toMatchObject({ backend: 'cpu', weights: 'int4', groupSize: 32 });
+      const res = await q.generate({ prompts: [PROMPTS[0]!], maxNewTokens: 4 });
+      expect(res.results[0]!.tokens).toHaveLength(4);
+    } finally {
+      q.close();
+    }
+    expect(() => q.info()).toThrow(/closed/);
+  });
+});
