@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -248,6 +249,23 @@ describe('prepareModel against the local hub', () => {
       /not enough free disk space .*need 0\.00 GB/,
     );
     expect(hub.requests.slice(before).some((r) => r.url.endsWith('.safetensors'))).toBe(false);
+  });
+});
+
+describe('prepareModel in a folder it may not write', () => {
+  it('fails with PERMISSION naming the folder', async () => {
+    const models = path.join(dataDir, 'models');
+    fs.mkdirSync(models);
+    // root ignores mode bits, so as root the folder is made immutable instead (EPERM).
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) execFileSync('chattr', ['+i', models]);
+    else fs.chmodSync(models, 0o500);
+    try {
+      await expectPrepError(prepareModel(opts()), 'PERMISSION', /models\/test-org--tiny-olmoe\/[0-9a-f]{40}\/source: permission denied \(E(ACCES|PERM)\)/);
+    } finally {
+      if (asRoot) execFileSync('chattr', ['-i', models]);
+      else fs.chmodSync(models, 0o700);
+    }
   });
 });
 

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { downloadFile } from '../../../../../electron/main/prep/download-file.js';
+import { toPrepError, type PrepError } from '../../../../../electron/main/prep/prep-error.js';
+import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
+import { tempDir } from './test-repo.js';
+
+const BLOB = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31 + 7) & 0xff));
+const SHA = createHash('sha256').update(BLOB).digest('hex');
+const GIT = createHash('sha1').update(`blob ${BLOB.length}\0`).update(BLOB).digest('hex');
+
+let hub: HubServer;
+const url = (): string => `${hub.url}/blob.bin`;
+const requestsFor = (): { range?: string }[] => hub.requests.filter((r) => r.url === '/blob.bin');
+
+beforeAll(async () => {
+  hub = await startHubServer({ repos: {}, assets: { '/blob.bin': { bytes: BLOB } } });
+});
+afterAll(async () => {
+  await hub.close();
+});
+
+describe('downloadFile', () => {
+  it('resumes from a .part whose sidecar matches, and checks the git blob sha1', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, BLOB.subarray(0, 123_456));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: null, gitSha1: GIT, etag: null }));
+    const digest = await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, gitSha1: GIT } });
+    expect(requestsFor().at(-1)?.range).toBe('bytes=123456-');
+    expect(digest).toMatchObject({ sha256: SHA, gitSha1: GIT, size: BLOB.length });
+    expect(fs.readFileSync(dest)).toEqual(BLOB);
+    expect(fs.existsSync(`${dest}.part`) || fs.existsSync(`${dest}.part.json`)).toBe(false);
+  });
+
+  it('discards a .part recorded for a different file', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, Buffer.alloc(5000, 1));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: '0'.repeat(64), gitSha1: null, etag: null }));
+    await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA } });
+    expect(requestsFor().at(-1)?.range).toBeUndefined();
+    expect(fs.readFileSync(dest)).toEqual(BLOB);
+  });
+
+  it('starts over when the server ignores Range and sends the whole file', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, BLOB.subarray(0, 1000));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: SHA, gitSha1: null, etag: null }));
+    hub.faults.push({ kind: 'ignore-range', path: '/blob.bin' });
+    await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA } });
+    expect(requestsFor().at(-1)?.range).toBe('bytes=1000-');
+    expect(fs.readFileSync(dest)).toEqual(BLOB);
+  });
+
+  it('is cancelled while waiting to retry and keeps the part', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    hub.faults.push({ kind: 'drop', path: '/blob.bin', afterBytes: 40_000 });
+    const ac = new AbortController();
+    const p = downloadFile({
+      url: url(),
+      dest,
+      label: 'blob.bin',
+      expected: { size: BLOB.length, sha256: SHA },
+      signal: ac.signal,
+      backoffMs: 10_000,
+      onRetry: () => ac.abort(),
+    });
+    const e = await p.then(
+      () => undefined,
+      (x: unknown) => x as PrepError,
+    );
+    expect(e?.code).toBe('CANCELLED');
+    expect(e?.message).toMatch(/blob\.bin: download cancelled \(the partial file is kept for resuming\)/);
+    expect(fs.statSync(`${dest}.part`).size).toBe(40_000);
+  });
+});
+
+describe('toPrepError', () => {
+  const errno = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: boom`), { code });
+  it.each([
+    ['ENOSPC', 'DISK_FULL', /x\.bin: the disk is full \(ENOSPC\)/],
+    ['EACCES', 'PERMISSION', /x\.bin: permission denied \(EACCES\)/],
+    ['EROFS', 'PERMISSION', /x\.bin: permission denied \(EROFS\)/],
+    ['EIO', 'INTERNAL', /x\.bin: EIO: boom/],
+  ])('maps %s to %s naming the file', (code, expected, text) => {
+    const e = toPrepError(errno(code), '/data/x.bin');
+    expect(e.code).toBe(expected);
+    expect(e.message).toMatch(text);
+  });
+
+});
