@@ -1,0 +1,107 @@
+/**
+ * The Electron shell: one hardened window on the built renderer, the contract's IPC handlers, and the runtime worker
+ * as a utilityProcess. Everything else lives in modules that run (and are tested) without Electron.
+ */
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { app, BrowserWindow, ipcMain, session, shell, utilityProcess } from 'electron';
+
+import { defaultDataDir } from './data-dir.js';
+import { createAppApi, type AppApi } from './ipc/create-app-api.js';
+import { createEventFanout, registerIpc } from './ipc/register-ipc.js';
+import { CONTENT_SECURITY_POLICY } from './serve/content-security-policy.js';
+import { utilityProcessSpawner } from './worker-client.js';
+
+// Built layout: out/electron/main/index.js, out/electron/worker/index.js, out/preload/index.cjs, out/renderer/.
+const here = path.dirname(fileURLToPath(import.meta.url));
+const outDir = path.resolve(here, '..', '..');
+const rendererIndex = path.join(outDir, 'renderer', 'index.html');
+const rendererUrl = pathToFileURL(rendererIndex).href;
+const preloadPath = path.join(outDir, 'preload', 'index.cjs');
+const workerEntry = path.join(outDir, 'electron', 'worker', 'index.js');
+
+let appApi: AppApi | null = null;
+
+/** Only our own page may call the services. */
+function isOwnRenderer(url: string): boolean {
+  return url === rendererUrl || url.startsWith(`${rendererUrl}#`) || url.startsWith(`${rendererUrl}?`);
+}
+
+function hardenSession(): void {
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({
+      responseHeaders: {
+        ...details.responseHeaders,
+        'Content-Security-Policy': [CONTENT_SECURITY_POLICY],
+        'X-Content-Type-Options': ['nosniff'],
+      },
+    });
+  });
+  session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionCheckHandler(() => false);
+}
+
+function createWindow(): BrowserWindow {
+  const win = new BrowserWindow({
+    width: 1360,
+    height: 900,
+    minWidth: 900,
+    minHeight: 600,
+    show: false,
+    title: 'Horizon RunMap',
+    backgroundColor: '#f4f5f8',
+    icon: path.join(app.getAppPath(), 'resources', 'icon.png'),
+    webPreferences: {
+      preload: preloadPath,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      spellcheck: false,
+    },
+  });
+  win.once('ready-to-show', () => win.show());
+  void win.loadFile(rendererIndex);
+  return win;
+}
+
+app.enableSandbox();
+
+app.on('web-contents-created', (_event, contents) => {
+  contents.on('will-navigate', (event, url) => {
+    if (!isOwnRenderer(url)) event.preventDefault();
+  });
+  contents.on('will-redirect', (event) => event.preventDefault());
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+  contents.setWindowOpenHandler(({ url }) => {
+    if (url.startsWith('https://')) void shell.openExternal(url);
+    return { action: 'deny' };
+  });
+});
+
+app.on('window-all-closed', () => app.quit());
+
+app.on('will-quit', () => {
+  void appApi?.dispose();
+});
+
+void app.whenReady().then(async () => {
+  hardenSession();
+  const emit = createEventFanout(() => BrowserWindow.getAllWindows().map((w) => w.webContents));
+  appApi = await createAppApi({
+    dataDir: defaultDataDir(),
+    hubUrl: process.env.HORIZON_HUB_URL,
+    spawner: utilityProcessSpawner(utilityProcess, workerEntry),
+    emit,
+    appVersion: app.getVersion(),
+  });
+  registerIpc(ipcMain, appApi.api, isOwnRenderer);
+  createWindow();
+  app.on('activate', () => {
+    if (BrowserWindow.getAllWindows().length === 0) createWindow();
+  });
+});
