@@ -23,27 +23,52 @@ export function pyIsSpace(ch: string): boolean {
   return WS_RE.test(ch);
 }
 
-function stripSet(chars: string | undefined): (ch: string) => boolean {
-  if (chars === undefined) return pyIsSpace;
-  const set = new Set(Array.from(chars));
-  return (ch) => set.has(ch);
+// Every Python whitespace character is in the BMP, so whitespace can be tested per UTF-16 code unit.
+const WS_UNITS: ReadonlySet<number> = new Set(
+  [9, 10, 11, 12, 13, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000].concat(
+    Array.from({ length: 11 }, (_, i) => 0x2000 + i),
+  ),
+);
+
+/** A per-code-unit test for the characters to strip, or undefined when `chars` holds astral characters. */
+function unitStripSet(chars: string | undefined): ReadonlySet<number> | undefined {
+  if (chars === undefined) return WS_UNITS;
+  const units = new Set<number>();
+  for (let i = 0; i < chars.length; i++) {
+    const u = chars.charCodeAt(i);
+    if (u >= 0xd800 && u <= 0xdfff) return undefined;
+    units.add(u);
+  }
+  return units;
 }
 
 /** `s.lstrip(chars)`; without `chars`, strips Python whitespace. */
 export function pyLStrip(s: string, chars?: string): string {
-  const drop = stripSet(chars);
+  const units = unitStripSet(chars);
+  if (units) {
+    let i = 0;
+    while (i < s.length && units.has(s.charCodeAt(i))) i++;
+    return i === 0 ? s : s.slice(i);
+  }
+  const set = new Set(Array.from(chars!));
   const cps = Array.from(s);
   let i = 0;
-  while (i < cps.length && drop(cps[i]!)) i++;
+  while (i < cps.length && set.has(cps[i]!)) i++;
   return cps.slice(i).join('');
 }
 
 /** `s.rstrip(chars)`; without `chars`, strips Python whitespace. */
 export function pyRStrip(s: string, chars?: string): string {
-  const drop = stripSet(chars);
+  const units = unitStripSet(chars);
+  if (units) {
+    let j = s.length;
+    while (j > 0 && units.has(s.charCodeAt(j - 1))) j--;
+    return j === s.length ? s : s.slice(0, j);
+  }
+  const set = new Set(Array.from(chars!));
   const cps = Array.from(s);
   let j = cps.length;
-  while (j > 0 && drop(cps[j - 1]!)) j--;
+  while (j > 0 && set.has(cps[j - 1]!)) j--;
   return cps.slice(0, j).join('');
 }
 

@@ -58,6 +58,8 @@ describe('whitespace', () => {
     expect(pyStrip('\ufeffa')).toBe('\ufeffa');
     expect(pySplitWhitespace('a\x1cb\u3000c\ufeffd')).toEqual(['a', 'b', 'c\ufeffd']);
     expect(pyStrip('**x**', '*')).toBe('x');
+    expect(pyStrip('\u{1F600}a\u{1F600}', '\u{1F600}')).toBe('a');
+    expect(pyStrip('\u2000\u200a x\u3000')).toBe('x');
   });
 });
 
