@@ -10,14 +10,20 @@ const END = '(?![\\s\\S])';
 
 type Rule = readonly [RegExp, string];
 
-const rule = (source: string, replacement: string, flags = ''): Rule => [new RegExp(source, `gu${flags}`), replacement];
+// Python's IGNORECASE also maps i to U+0130/U+0131 and s to U+017F; a JavaScript `i` flag would instead case-fold
+// the `\p{L}` class itself (U+0345 would become a word character), so case is spelled out per letter.
+const CASE_EXTRA: Readonly<Record<string, string>> = { i: '\u0130\u0131', s: '\u017f' };
+const ci = (literal: string): string =>
+  literal.replace(/[a-z]/g, (ch) => `[${ch}${ch.toUpperCase()}${CASE_EXTRA[ch] ?? ''}]`);
+
+const rule = (source: string, replacement: string): Rule => [new RegExp(source, 'gu'), replacement];
 
 const STARTING_QUOTES: readonly Rule[] = [
   rule('([«“‘„]|`+)', ' $1 '),
   rule('^"', '``'),
   rule('(``)', ' $1 '),
   rule('([ (\\[{<])("|\'{2})', '$1 `` '),
-  rule(`(')(?!re|ve|ll|m|t|s|d|n)(${W})${B}`, '$1 $2', 'i'),
+  rule(`(')(?!${ci('re|ve|ll|m|t|s|d|n')})(${W})${B}`, '$1 $2'),
 ];
 
 const ENDING_QUOTES: readonly Rule[] = [
@@ -44,16 +50,16 @@ const PARENS_BRACKETS = rule('[\\][(){}<>]', ' $& ');
 const DOUBLE_DASHES = rule('--', ' -- ');
 
 const CONTRACTIONS: readonly Rule[] = [
-  rule(`${B}(can)(not)${B}`, ' $1 $2 ', 'i'),
-  rule(`${B}(d)('ye)${B}`, ' $1 $2 ', 'i'),
-  rule(`${B}(gim)(me)${B}`, ' $1 $2 ', 'i'),
-  rule(`${B}(gon)(na)${B}`, ' $1 $2 ', 'i'),
-  rule(`${B}(got)(ta)${B}`, ' $1 $2 ', 'i'),
-  rule(`${B}(lem)(me)${B}`, ' $1 $2 ', 'i'),
-  rule(`${B}(more)('n)${B}`, ' $1 $2 ', 'i'),
-  rule(`${B}(wan)(na)(?=${PY_S})`, ' $1 $2 ', 'i'),
-  rule(` ('t)(is)${B}`, ' $1 $2 ', 'i'),
-  rule(` ('t)(was)${B}`, ' $1 $2 ', 'i'),
+  rule(`${B}(${ci("can")})(${ci("not")})${B}`, ' $1 $2 '),
+  rule(`${B}(${ci("d")})(${ci("'ye")})${B}`, ' $1 $2 '),
+  rule(`${B}(${ci("gim")})(${ci("me")})${B}`, ' $1 $2 '),
+  rule(`${B}(${ci("gon")})(${ci("na")})${B}`, ' $1 $2 '),
+  rule(`${B}(${ci("got")})(${ci("ta")})${B}`, ' $1 $2 '),
+  rule(`${B}(${ci("lem")})(${ci("me")})${B}`, ' $1 $2 '),
+  rule(`${B}(${ci("more")})(${ci("'n")})${B}`, ' $1 $2 '),
+  rule(`${B}(${ci("wan")})(${ci("na")})(?=${PY_S})`, ' $1 $2 '),
+  rule(` (${ci("'t")})(${ci("is")})${B}`, ' $1 $2 '),
+  rule(` (${ci("'t")})(${ci("was")})${B}`, ' $1 $2 '),
 ];
 
 const TOKEN_RE = new RegExp(`${PY_NOT_S}+`, 'gu');

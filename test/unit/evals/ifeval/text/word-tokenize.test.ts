@@ -49,6 +49,9 @@ describe('wordTokenize (nltk.word_tokenize, NLTK 3.8)', () => {
     ['The end of a sentence.")', ['The', 'end', 'of', 'a', 'sentence', '.', '\'\'', ')']],
     ['He asked \'why?\' and left', ['He', 'asked', '\'why', '?', '\'', 'and', 'left']],
     ['École\'s über-cool café isn\'t cheap.', ['École', '\'s', 'über-cool', 'café', 'is', 'n\'t', 'cheap', '.']],
+    ['He said \'Ə\u0345 ok.', ['He', 'said', '\'', 'Ə\u0345', 'ok', '.']],
+    ['\'ıt and \'ſo', ['\'ıt', 'and', '\'ſo']],
+    ['CANNOT WANNA go, \'TIS \'TWAS', ['CAN', 'NOT', 'WAN', 'NA', 'go', ',', '\'T', 'IS', '\'T', 'WAS']],
   ])('%j', (text, expected) => {
     expect(wordTokenize(text, sentTokenize)).toEqual(expected);
   });
