@@ -1,4 +1,4 @@
-import type { EvalResultRow, InstructionId, InstructionIdStats, ScoreSummary } from './types.js';
+import type { CategoryStats, EvalResultRow, InstructionId, InstructionIdStats, ScoreSummary } from './types.js';
 
 function ratio(n: number, d: number): number {
   return d === 0 ? 0 : n / d;
@@ -47,6 +47,25 @@ export function summarize(
       strictAccuracy: ratio(e.strict, e.total),
       looseAccuracy: ratio(e.loose, e.total),
     }));
+  const categories = new Map<string, { total: number; strict: number; loose: number }>();
+  for (const p of perInstruction) {
+    const category = p.id.split(':')[0]!;
+    const entry = categories.get(category) ?? { total: 0, strict: 0, loose: 0 };
+    entry.total += p.total;
+    entry.strict += p.strictFollowed;
+    entry.loose += p.looseFollowed;
+    categories.set(category, entry);
+  }
+  const perCategory: CategoryStats[] = [...categories.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([category, e]) => ({
+      category,
+      total: e.total,
+      strictFollowed: e.strict,
+      looseFollowed: e.loose,
+      strictAccuracy: ratio(e.strict, e.total),
+      looseAccuracy: ratio(e.loose, e.total),
+    }));
   return {
     promptsScored: strict.length,
     instructionsScored: instructions,
@@ -59,6 +78,7 @@ export function summarize(
     instructionsFollowedStrict: strictInstr,
     instructionsFollowedLoose: looseInstr,
     perInstruction,
+    perCategory,
     missing: missing.map((m) => ({ key: m.key, prompt: m.prompt })),
     unmatchedResponsePrompts: [...unmatchedResponsePrompts],
   };

@@ -102,6 +102,18 @@ export interface InstructionIdStats {
   readonly looseAccuracy: number;
 }
 
+/** Accuracy counts for one instruction category such as `keywords`. */
+export interface CategoryStats {
+  readonly category: string;
+  readonly total: number;
+  readonly strictFollowed: number;
+  readonly looseFollowed: number;
+  /** strictFollowed / total, in [0, 1]. */
+  readonly strictAccuracy: number;
+  /** looseFollowed / total, in [0, 1]. */
+  readonly looseAccuracy: number;
+}
+
 /** Everything `summary.json` holds. */
 export interface ScoreSummary {
   /** Prompts scored (those with a response). */
@@ -118,6 +130,8 @@ export interface ScoreSummary {
   readonly instructionsFollowedLoose: number;
   /** Per instruction id, sorted by id; ids that never appear are left out. */
   readonly perInstruction: readonly InstructionIdStats[];
+  /** Per category (the id before ":", the reference's "tier0" report), sorted by category. */
+  readonly perCategory: readonly CategoryStats[];
   /** Prompts of the dataset with no response, by key, with their prompt text; not scored. */
   readonly missing: readonly { readonly key: number; readonly prompt: string }[];
   /** Response rows whose prompt is not in the dataset (ignored, as the reference ignores them). */

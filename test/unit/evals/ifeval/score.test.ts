@@ -76,6 +76,10 @@ describe('scoreResponses', () => {
       { id: 'detectable_format:title', total: 1, strictFollowed: 1, looseFollowed: 1, strictAccuracy: 1, looseAccuracy: 1 },
       { id: 'punctuation:no_comma', total: 2, strictFollowed: 1, looseFollowed: 2, strictAccuracy: 0.5, looseAccuracy: 1 },
     ]);
+    expect(s.perCategory.map((c) => [c.category, c.total, c.strictFollowed, c.looseFollowed])).toEqual([
+      ['detectable_format', 1, 1, 1],
+      ['punctuation', 2, 1, 2],
+    ]);
   });
 });
 
