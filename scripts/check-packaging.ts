@@ -1,0 +1,70 @@
+/**
+ * Packaging check without the Electron binary (see shared/TOOLCHAIN.md): runs `electron-builder --dir` against a stub
+ * electronDist and checks the unpacked app: the built entry points are inside app.asar, every `.node` addon is
+ * unpacked next to it, and the icon is present. Run after `npm run build`: `npm run check:packaging`.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const asar = require('@electron/asar') as { listPackage(file: string): string[] };
+
+function stubElectronDist(dir: string): void {
+  const version = (JSON.parse(readFileSync(path.join(root, 'node_modules', 'electron', 'package.json'), 'utf8')) as { version: string }).version;
+  mkdirSync(path.join(dir, 'resources'), { recursive: true });
+  mkdirSync(path.join(dir, 'locales'), { recursive: true });
+  writeFileSync(path.join(dir, 'version'), version);
+  writeFileSync(path.join(dir, 'electron'), '#!/bin/sh\n');
+  chmodSync(path.join(dir, 'electron'), 0o755);
+  writeFileSync(path.join(dir, 'LICENSE'), '');
+  writeFileSync(path.join(dir, 'LICENSES.chromium.html'), '');
+}
+
+function main(): number {
+  for (const built of ['out/renderer/index.html', 'out/preload/index.cjs', 'out/electron/main/index.js']) {
+    if (!existsSync(path.join(root, built))) {
+      console.error(`check-packaging: ${built} is missing; run 'npm run build' first`);
+      return 1;
+    }
+  }
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'horizon-pack-'));
+  try {
+    const dist = path.join(tmp, 'electron-dist');
+    const out = path.join(tmp, 'out');
+    stubElectronDist(dist);
+    execFileSync(
+      'npx',
+      ['electron-builder', '--dir', '--linux', `-c.electronDist=${dist}`, '-c.npmRebuild=false', `-c.directories.output=${out}`],
+      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    const resources = path.join(out, 'linux-unpacked', 'resources');
+    const inAsar = new Set(asar.listPackage(path.join(resources, 'app.asar')).map((p) => p.replaceAll('\\', '/')));
+    const problems: string[] = [];
+    for (const f of ['/package.json', '/out/renderer/index.html', '/out/preload/index.cjs', '/out/electron/main/index.js', '/out/electron/worker/index.js']) {
+      if (!inAsar.has(f)) problems.push(`app.asar lacks ${f}`);
+    }
+    const addons = [...inAsar].filter((p) => p.endsWith('.node'));
+    for (const a of addons) {
+      if (!existsSync(path.join(resources, 'app.asar.unpacked', a))) problems.push(`${a} is not unpacked from app.asar`);
+    }
+    for (const a of ['/native/build/Release/horizon_runtime.node', '/node_modules/better-sqlite3/build/Release/better_sqlite3.node']) {
+      if (!addons.includes(a)) problems.push(`the package lacks ${a}`);
+    }
+    if (!existsSync(path.join(resources, 'app.asar.unpacked', 'resources', 'icon.png'))) problems.push('resources/icon.png is not unpacked');
+    if (problems.length) {
+      for (const p of problems) console.error(`check-packaging: ${p}`);
+      return 1;
+    }
+    console.log(`check-packaging: ok (${inAsar.size} entries in app.asar, ${addons.length} native addons unpacked)`);
+    return 0;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = main();
