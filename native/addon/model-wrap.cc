@@ -201,6 +201,7 @@ Napi::Object result_object(Napi::Env env, const generate_job & job) {
   s.Set("h2dBytes", static_cast<double>(job.stats.h2d_bytes));
   s.Set("d2hBytes", static_cast<double>(job.stats.d2h_bytes));
   s.Set("peakMemoryBytes", static_cast<double>(job.stats.peak_memory_bytes));
+  s.Set("expertEvictions", static_cast<double>(job.stats.expert_evictions));
   out.Set("stats", s);
   return out;
 }
@@ -273,6 +274,7 @@ Napi::Value load_model(const Napi::CallbackInfo & ci) {
   opts.threads = static_cast<int>(get_number(o, "threads", 0));
   opts.max_context = static_cast<int>(get_number(o, "maxContext", 0));
   opts.expert_budget_bytes = static_cast<int64_t>(get_number(o, "expertBudget", 0));
+  opts.expert_slots = static_cast<int>(get_number(o, "expertSlots", 0));
   auto * w = new load_worker(env, opts);
   Napi::Promise p = w->promise();
   w->Queue();

@@ -1,13 +1,14 @@
 import { parseArgs } from 'node:util';
 
 import { loadModel } from '../../worker/runtime/binding.js';
+import { parseExpertBudget } from '../expert-budget.js';
 import { parseModelFlags, parseTokenList } from './logits.js';
 
 export const summary = 'greedy generation from token ids with the native runtime; prints tokens and figures';
 
 const USAGE =
   'usage: horizon generate --model DIR --tokens 1,2,3 [--max-new-tokens N] [--stop 50279,...] [--weights bf16|int4]\n' +
-  '                        [--backend cpu|cuda] [--threads N] [--json]\n' +
+  '                        [--backend cpu|cuda] [--threads N] [--json] [--expert-budget <GiB>|<N>slots]\n' +
   '  stop tokens default to config.json eos_token_id; --json prints one result object instead of text';
 
 export async function run(args: string[]): Promise<number> {
@@ -22,6 +23,7 @@ export async function run(args: string[]): Promise<number> {
         stop: { type: 'string' },
         weights: { type: 'string' },
         backend: { type: 'string' },
+        'expert-budget': { type: 'string' },
         threads: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -44,7 +46,7 @@ export async function run(args: string[]): Promise<number> {
   const prompt = parseTokenList(values.tokens);
   const maxNewTokens = values['max-new-tokens'] === undefined ? 32 : Number(values['max-new-tokens']);
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 0) throw new Error(`--max-new-tokens must be a non-negative integer`);
-  const model = await loadModel({ dir: values.model, ...parseModelFlags(values) });
+  const model = await loadModel({ dir: values.model, ...parseModelFlags(values), ...parseExpertBudget(values['expert-budget']) });
   const controller = new AbortController();
   const onSignal = () => controller.abort();
   process.once('SIGINT', onSignal);
@@ -70,6 +72,13 @@ export async function run(args: string[]): Promise<number> {
           `time to first token ${r.timeToFirstTokenMs.toFixed(1)} ms, decode ${r.decodeTokensPerSecond.toFixed(2)} tokens/s, ` +
           `peak memory ${(out.stats.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB`,
       );
+      if (info.backend === 'cuda') {
+        const s = out.stats;
+        console.log(
+          `experts: ${s.expertHits} hits, ${s.expertMisses} misses, ${s.expertEvictions ?? 0} evictions, ` +
+            `H2D ${(s.h2dBytes / 2 ** 20).toFixed(1)} MiB, D2H ${(s.d2hBytes / 2 ** 20).toFixed(1)} MiB`,
+        );
+      }
     }
     return 0;
   } finally {

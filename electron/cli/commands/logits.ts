@@ -2,12 +2,14 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { loadModel } from '../../worker/runtime/binding.js';
+import { parseExpertBudget } from '../expert-budget.js';
 import type { BackendKind, WeightsKind } from '../../worker/runtime/binding.js';
 
 export const summary = 'compute the logits of every position of a token list (native runtime) and write them as JSON';
 
 const USAGE =
   'usage: horizon logits --model DIR --tokens 1,2,3 --out F.json [--weights bf16|int4] [--backend cpu|cuda] [--threads N]\n' +
+  '       [--expert-budget <GiB>|<N>slots]  (cuda: device memory or GPU slots per layer for resident experts)\n' +
   '  writes {"tokens":[...],"logits":[[...] one row of vocab_size per position]}; for int4, DIR is a packed folder';
 
 /** Parses "1,2,3" into token ids. */
@@ -46,6 +48,7 @@ export async function run(args: string[]): Promise<number> {
         out: { type: 'string' },
         weights: { type: 'string' },
         backend: { type: 'string' },
+        'expert-budget': { type: 'string' },
         threads: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -65,7 +68,7 @@ export async function run(args: string[]): Promise<number> {
     return 2;
   }
   const tokens = parseTokenList(values.tokens);
-  const model = await loadModel({ dir: values.model, ...parseModelFlags(values) });
+  const model = await loadModel({ dir: values.model, ...parseModelFlags(values), ...parseExpertBudget(values['expert-budget']) });
   try {
     const logits = await model.logits(tokens);
     const rows = logits.map((row) => `[${Array.from(row).join(',')}]`);

@@ -40,6 +40,8 @@ export interface LoadModelOptions {
   readonly maxContext?: number;
   /** CUDA: bytes of device memory for resident experts; default chosen by the backend. */
   readonly expertBudget?: number;
+  /** CUDA: GPU expert slots per layer (overrides expertBudget). */
+  readonly expertSlots?: number;
 }
 
 /** Static facts about a loaded model. */
@@ -99,6 +101,8 @@ export interface GenerateStats {
   readonly h2dBytes: number;
   readonly d2hBytes: number;
   readonly peakMemoryBytes: number;
+  /** CUDA partial residency: GPU expert copies discarded to make room. */
+  readonly expertEvictions?: number;
 }
 
 export interface GenerateOutput {

@@ -20,6 +20,7 @@ struct model_load_options {
   int threads = 0;               // CPU threads; 0 = all cores
   int max_context = 0;           // tokens per sequence; 0 = max_position_embeddings
   int64_t expert_budget_bytes = 0;  // CUDA expert residency budget; 0 = backend default
+  int expert_slots = 0;             // CUDA: GPU expert slots per layer (overrides the byte budget); 0 = unused
 };
 
 /** Static facts about a loaded model. */
@@ -65,6 +66,7 @@ struct generate_stats {
   double prefill_ms = 0;
   double decode_ms = 0;
   uint64_t expert_hits = 0, expert_misses = 0, h2d_bytes = 0, d2h_bytes = 0, peak_memory_bytes = 0;
+  uint64_t expert_evictions = 0;  // CUDA partial residency
 };
 
 /** Called on the generating thread for each new token of prompt `index`. */

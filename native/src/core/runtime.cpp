@@ -39,6 +39,7 @@ void add_counters(generate_stats & s, const backend_counters & c) {
   s.h2d_bytes = c.h2d_bytes;
   s.d2h_bytes = c.d2h_bytes;
   s.peak_memory_bytes = c.peak_memory_bytes;
+  s.expert_evictions = c.expert_evictions;
 }
 
 }  // namespace
@@ -59,6 +60,7 @@ std::shared_ptr<model> rt_model_load(const model_load_options & options, std::st
   bo.threads = options.threads;
   bo.max_context = options.max_context;
   bo.expert_budget_bytes = options.expert_budget_bytes;
+  bo.expert_slots = options.expert_slots;
   if (options.backend == "cpu") {
     m->be = cpu_backend_create(*m->weights, bo, error);
   } else if (options.backend == "cuda") {

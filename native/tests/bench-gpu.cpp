@@ -1,0 +1,392 @@
+// GPU benchmark (not a test; run by scripts/gpu-check.sh): an OLMoE-1B-7B-shaped model with random weights built in
+// memory (FP16 non-routed tensors, qpacked-v1 experts with group 128), run through the CUDA backend with full
+// residency and with a partial expert budget. Prints a table; `--json PATH` also writes the figures as JSON.
+// Flags: --layers N (default 16), --partial-slots N (default 16 of 64), --quick (fewer steps).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/model-weights.h"
+
+#ifdef RT_WITH_CUDA
+#include <cuda_runtime.h>
+
+using namespace rt;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double NOMINAL_BANDWIDTH = 4.8e12;  // H200 HBM3e, bytes/s (vendor datasheet)
+
+double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+struct host_model {
+  model_weights w;
+  std::vector<std::unique_ptr<uint8_t[]>> owned;
+};
+
+void fill_random(uint8_t * p, size_t n, uint64_t seed, uint16_t half_or, uint16_t half_and, bool halves) {
+  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  const size_t chunk = (n / threads + 15) / 16 * 16;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([=] {
+      const size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
+      uint64_t s = seed * 0x9E3779B97F4A7C15ull + t * 7919 + 1;
+      for (size_t i = begin; i < end; i += 8) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        uint64_t v = s;
+        if (halves) {
+          uint64_t out = 0;
+          for (int k = 0; k < 4; ++k) {
+            const uint16_t h = static_cast<uint16_t>(((v >> (16 * k)) & half_and) | half_or);
+            out |= static_cast<uint64_t>(h) << (16 * k);
+          }
+          v = out;
+        }
+        std::memcpy(p + i, &v, std::min<size_t>(8, end - i));
+      }
+    });
+  }
+  for (auto & th : pool) th.join();
+}
+
+enum class fill { weight, norm, scales, packed };
+
+const tensor_view * add(host_model & m, const std::string & name, dtype t, std::vector<int64_t> shape, fill f,
+                        uint64_t seed) {
+  tensor_view v;
+  v.name = name;
+  v.file = "<bench-gpu in-memory model>";
+  v.type = t;
+  v.shape = std::move(shape);
+  size_t n = 1;
+  for (int64_t d : v.shape) n *= static_cast<size_t>(d);
+  v.nbytes = n * dtype_size(t);
+  m.owned.emplace_back(new uint8_t[v.nbytes]);
+  uint8_t * p = m.owned.back().get();
+  switch (f) {
+    case fill::weight:  // about +-0.016..0.031
+      fill_random(p, v.nbytes, seed, 0x2400, 0x83FF, true);
+      break;
+    case fill::norm:
+      fill_random(p, v.nbytes, seed, 0x3C00, 0x0000, true);
+      break;
+    case fill::scales:  // 2^-8 .. 2^-7
+      fill_random(p, v.nbytes, seed, 0x1C00, 0x03FF, true);
+      break;
+    case fill::packed:
+      fill_random(p, v.nbytes, seed, 0, 0, false);
+      break;
+  }
+  v.data = p;
+  m.w.total_bytes += v.nbytes;
+  auto it = m.w.tensors.emplace(name, v).first;
+  return &it->second;
+}
+
+std::unique_ptr<host_model> build_model(int layers) {
+  auto m = std::make_unique<host_model>();
+  model_config & c = m->w.config;
+  c.hidden_size = 2048;
+  c.intermediate_size = 1024;
+  c.num_hidden_layers = layers;
+  c.num_attention_heads = 16;
+  c.num_key_value_heads = 16;
+  c.head_dim = 128;
+  c.num_experts = 64;
+  c.num_experts_per_tok = 8;
+  c.vocab_size = 50304;
+  c.max_position_embeddings = 4096;
+  c.eos_token_ids = {50279};
+  m->w.dir = "<bench-gpu in-memory OLMoE-1B-7B-shaped model>";
+  m->w.kind = weights_kind::int4;
+  m->w.group_size = 128;
+  const int64_t H = c.hidden_size, I = c.intermediate_size, G = m->w.group_size;
+  uint64_t seed = 1;
+  m->w.embed_tokens = add(*m, "model.embed_tokens.weight", dtype::f16, {c.vocab_size, H}, fill::weight, seed++);
+  m->w.lm_head = add(*m, "lm_head.weight", dtype::f16, {c.vocab_size, H}, fill::weight, seed++);
+  m->w.final_norm = add(*m, "model.norm.weight", dtype::f16, {H}, fill::norm, seed++);
+  m->w.layers.resize(static_cast<size_t>(layers));
+  for (int l = 0; l < layers; ++l) {
+    layer_weights & lw = m->w.layers[static_cast<size_t>(l)];
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    lw.input_layernorm = add(*m, p + "input_layernorm.weight", dtype::f16, {H}, fill::norm, seed++);
+    lw.post_attention_layernorm = add(*m, p + "post_attention_layernorm.weight", dtype::f16, {H}, fill::norm, seed++);
+    lw.q_proj = add(*m, p + "self_attn.q_proj.weight", dtype::f16, {H, H}, fill::weight, seed++);
+    lw.k_proj = add(*m, p + "self_attn.k_proj.weight", dtype::f16, {H, H}, fill::weight, seed++);
+    lw.v_proj = add(*m, p + "self_attn.v_proj.weight", dtype::f16, {H, H}, fill::weight, seed++);
+    lw.o_proj = add(*m, p + "self_attn.o_proj.weight", dtype::f16, {H, H}, fill::weight, seed++);
+    lw.q_norm = add(*m, p + "self_attn.q_norm.weight", dtype::f16, {H}, fill::norm, seed++);
+    lw.k_norm = add(*m, p + "self_attn.k_norm.weight", dtype::f16, {H}, fill::norm, seed++);
+    lw.router = add(*m, p + "mlp.gate.weight", dtype::f16, {c.num_experts, H}, fill::weight, seed++);
+    for (int e = 0; e < c.num_experts; ++e) {
+      const std::string ep = p + "mlp.experts." + std::to_string(e) + ".";
+      lw.expert_gate.push_back(add(*m, ep + "gate_proj.qweight", dtype::u8, {I, H / 2}, fill::packed, seed++));
+      lw.expert_up.push_back(add(*m, ep + "up_proj.qweight", dtype::u8, {I, H / 2}, fill::packed, seed++));
+      lw.expert_down.push_back(add(*m, ep + "down_proj.qweight", dtype::u8, {H, I / 2}, fill::packed, seed++));
+      lw.expert_gate_scales.push_back(add(*m, ep + "gate_proj.scales", dtype::f16, {I, H / G}, fill::scales, seed++));
+      lw.expert_up_scales.push_back(add(*m, ep + "up_proj.scales", dtype::f16, {I, H / G}, fill::scales, seed++));
+      lw.expert_down_scales.push_back(add(*m, ep + "down_proj.scales", dtype::f16, {H, I / G}, fill::scales, seed++));
+    }
+  }
+  return m;
+}
+
+// Bytes one batch-1 decode step must read at context `ctx`: every non-routed matrix, top-k experts per layer, KV.
+double bytes_per_token(const model_config & c, int group, int ctx) {
+  const double H = c.hidden_size, I = c.intermediate_size, L = c.num_hidden_layers;
+  const double qkv = (c.num_attention_heads + 2.0 * c.num_key_value_heads) * c.head_dim;
+  const double attn = L * (qkv * H + H * c.num_attention_heads * c.head_dim) * 2;
+  const double router = L * c.num_experts * H * 2;
+  const double lm = static_cast<double>(c.vocab_size) * H * 2;
+  const double expert = 3 * (I * H / 2 + I * H / group * 2);
+  const double experts = L * c.num_experts_per_tok * expert;
+  const double kv = L * ctx * c.num_key_value_heads * c.head_dim * 2.0 * 2;
+  return attn + router + lm + experts + kv;
+}
+
+std::vector<int32_t> prompt(int n, int seed) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) t[static_cast<size_t>(i)] = (seed * 7919 + i * 104729) % 50000 + 100;
+  return t;
+}
+
+struct decode_result {
+  double tokens_per_s = 0;
+  double ttft_ms = 0;
+};
+
+// Prefills `batch` prompts of `prompt_len` tokens in one step, then decodes `steps` tokens per sequence; the rate
+// excludes the first generated token (it comes from the prefill step).
+decode_result run_decode(backend & be, int batch, int prompt_len, int steps) {
+  std::string err;
+  std::vector<batch_entry> b(static_cast<size_t>(batch));
+  for (int i = 0; i < batch; ++i) {
+    b[static_cast<size_t>(i)].seq_id = be.seq_create(err);
+    if (b[static_cast<size_t>(i)].seq_id < 0) throw std::runtime_error(err);
+    b[static_cast<size_t>(i)].tokens = prompt(prompt_len, i + 1);
+  }
+  std::vector<int32_t> next;
+  decode_result r;
+  const auto t0 = clk::now();
+  if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err);
+  r.ttft_ms = seconds_since(t0) * 1e3;
+  auto advance = [&] {
+    for (size_t i = 0; i < b.size(); ++i) {
+      b[i].start_pos += static_cast<int>(b[i].tokens.size());
+      b[i].tokens = {next[i]};
+    }
+  };
+  advance();
+  const int warm = 3;
+  for (int s = 0; s < warm; ++s) {
+    if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err);
+    advance();
+  }
+  const auto t1 = clk::now();
+  for (int s = 0; s < steps; ++s) {
+    if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err);
+    advance();
+  }
+  r.tokens_per_s = static_cast<double>(batch) * steps / seconds_since(t1);
+  for (const auto & e : b) be.seq_free(e.seq_id);
+  return r;
+}
+
+double measured_copy_bandwidth() {
+  const size_t bytes = size_t(1) << 30;
+  void *a = nullptr, *b = nullptr;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0;
+  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  cudaEventRecord(e0);
+  const int reps = 10;
+  for (int i = 0; i < reps; ++i) cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaEventRecord(e1);
+  cudaEventSynchronize(e1);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, e0, e1);
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * bytes * reps / (ms / 1e3);  // each copy reads and writes `bytes`
+}
+
+struct residency_figures {
+  std::string label;
+  int slots = 0;
+  double load_s = 0;
+  double prefill_tps = 0, ttft_512_ms = 0, ttft_128_ms = 0;
+  double decode1 = 0, decode1_nograph = 0, decode8 = 0, decode32 = 0;
+  double peak_vram_gib = 0;
+  backend_counters counters;
+  bool ok = true;
+  std::string error;
+};
+
+residency_figures run_residency(const model_weights & w, const char * label, int slots, bool quick) {
+  residency_figures f;
+  f.label = label;
+  f.slots = slots == 0 ? w.config.num_experts : slots;
+  backend_options o;
+  o.max_context = 1024;
+  o.expert_slots = slots;
+  std::string err;
+  const auto t0 = clk::now();
+  auto be = cuda_backend_create(w, o, err);
+  f.load_s = seconds_since(t0);
+  if (!be) {
+    f.ok = false;
+    f.error = err;
+    std::replace(f.error.begin(), f.error.end(), '"', '\'');
+    return f;
+  }
+  try {
+    const bool partial = slots != 0;
+    const int steps1 = quick ? 32 : (partial ? 48 : 128);
+    const int stepsb = quick ? 16 : (partial ? 16 : 48);
+    run_decode(*be, 1, 32, 2);  // warm-up (first launches, graph capture)
+    be->counters_reset();
+    const decode_result p512 = run_decode(*be, 1, 512, 1);
+    f.ttft_512_ms = p512.ttft_ms;
+    f.prefill_tps = 512.0 / (p512.ttft_ms / 1e3);
+    const decode_result d1 = run_decode(*be, 1, 128, steps1);
+    f.ttft_128_ms = d1.ttft_ms;
+    f.decode1 = d1.tokens_per_s;
+    f.decode8 = run_decode(*be, 8, 128, stepsb).tokens_per_s;
+    f.decode32 = run_decode(*be, 32, 128, stepsb).tokens_per_s;
+    f.counters = be->counters();
+    f.peak_vram_gib = static_cast<double>(f.counters.peak_memory_bytes) / (1024.0 * 1024 * 1024);
+    if (!partial) {
+      be.reset();
+      o.cuda_graphs = false;
+      auto plain = cuda_backend_create(w, o, err);
+      if (plain) f.decode1_nograph = run_decode(*plain, 1, 128, quick ? 16 : 64).tokens_per_s;
+    }
+  } catch (const std::exception & e) {
+    f.ok = false;
+    f.error = e.what();
+  }
+  std::replace(f.error.begin(), f.error.end(), '"', '\'');
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char ** argv) {
+  int layers = 16, partial_slots = 16;
+  bool quick = false;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--layers" && i + 1 < argc) layers = std::atoi(argv[++i]);
+    else if (a == "--partial-slots" && i + 1 < argc) partial_slots = std::atoi(argv[++i]);
+    else if (a == "--quick") quick = true;
+    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+  }
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    std::printf("skipped: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  std::printf("device: %s, sm_%d%d, %.1f GiB, %d SMs\n", prop.name, prop.major, prop.minor,
+              prop.totalGlobalMem / 1073741824.0, prop.multiProcessorCount);
+  const double copy_bw = measured_copy_bandwidth();
+  std::printf("measured device copy bandwidth: %.2f TB/s (nominal %.1f TB/s)\n", copy_bw / 1e12, NOMINAL_BANDWIDTH / 1e12);
+
+  const auto tb = clk::now();
+  auto m = build_model(layers);
+  std::printf("random OLMoE-shaped model: %d layers, %.2f GB of tensors, built in %.1f s\n", layers,
+              m->w.total_bytes / 1e9, seconds_since(tb));
+
+  std::vector<residency_figures> runs;
+  runs.push_back(run_residency(m->w, "full", 0, quick));
+  runs.push_back(run_residency(m->w, "partial", partial_slots, quick));
+
+  const model_config & c = m->w.config;
+  const double bpt = bytes_per_token(c, m->w.group_size, 128 + 64);
+  const double roofline_tps = NOMINAL_BANDWIDTH / bpt;
+  const double avg_prompt = std::getenv("IFEVAL_AVG_PROMPT") ? std::atof(std::getenv("IFEVAL_AVG_PROMPT")) : 100;
+  const double avg_new = std::getenv("IFEVAL_AVG_NEW") ? std::atof(std::getenv("IFEVAL_AVG_NEW")) : 400;
+
+  std::printf("\n%-8s %6s %8s %10s %10s %10s %10s %10s %10s %10s %9s %10s %12s %6s %9s\n", "residency", "slots",
+              "load_s", "prefill/s", "ttft128ms", "ttft512ms", "dec1/s", "dec1-nogr", "dec8/s", "dec32/s", "peakGiB",
+              "hits", "misses", "evict", "h2d_GB");
+  for (const auto & f : runs) {
+    if (!f.ok) {
+      std::printf("%-8s FAILED: %s\n", f.label.c_str(), f.error.c_str());
+      continue;
+    }
+    std::printf("%-9s %6d %8.1f %10.0f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %9.2f %10llu %12llu %6llu %9.2f\n",
+                f.label.c_str(), f.slots, f.load_s, f.prefill_tps, f.ttft_128_ms, f.ttft_512_ms, f.decode1,
+                f.decode1_nograph, f.decode8, f.decode32, f.peak_vram_gib,
+                static_cast<unsigned long long>(f.counters.expert_hits),
+                static_cast<unsigned long long>(f.counters.expert_misses),
+                static_cast<unsigned long long>(f.counters.expert_evictions), f.counters.h2d_bytes / 1e9);
+    if (f.counters.d2h_bytes != 0) std::printf("  WARNING: %s residency copied expert bytes device-to-host\n", f.label.c_str());
+  }
+  const residency_figures & full = runs[0];
+  const double ratio = full.ok ? full.decode1 / roofline_tps : 0;
+  std::printf("\nbatch-1 roofline: %.1f MB read per token at context ~192, %.0f tok/s at %.1f TB/s; measured %.1f "
+              "tok/s = %.1f%% of roofline\n",
+              bpt / 1e6, roofline_tps, NOMINAL_BANDWIDTH / 1e12, full.decode1, 100 * ratio);
+  const double ifeval_b1 = full.ok ? 541 * (full.ttft_128_ms / 1e3 + (avg_new - 1) / full.decode1) : 0;
+  const double ifeval_b32 =
+      full.ok ? 541 * avg_prompt / full.prefill_tps + 541 * avg_new / std::max(1e-9, full.decode32) : 0;
+  std::printf("projected IFEval-541 (assuming %.0f prompt and %.0f generated tokens per prompt, full residency): "
+              "%.1f min at batch 1, %.1f min at batch 32\n",
+              avg_prompt, avg_new, ifeval_b1 / 60, ifeval_b32 / 60);
+
+  if (!json_path.empty()) {
+    std::ofstream j(json_path);
+    j << "{\n  \"device\": \"" << prop.name << "\",\n  \"layers\": " << layers
+      << ",\n  \"measured_copy_bandwidth_tb_s\": " << copy_bw / 1e12 << ",\n  \"nominal_bandwidth_tb_s\": "
+      << NOMINAL_BANDWIDTH / 1e12 << ",\n  \"bytes_per_token_batch1\": " << bpt << ",\n  \"roofline_tokens_per_s\": "
+      << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
+      << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
+      << ifeval_b32 << "},\n  \"runs\": [";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto & f = runs[i];
+      j << (i ? "," : "") << "\n    {\"residency\": \"" << f.label << "\", \"ok\": " << (f.ok ? "true" : "false")
+        << ", \"slots_per_layer\": " << f.slots << ", \"load_s\": " << f.load_s << ", \"prefill_tokens_per_s\": "
+        << f.prefill_tps << ", \"ttft_128_ms\": " << f.ttft_128_ms << ", \"ttft_512_ms\": " << f.ttft_512_ms
+        << ", \"decode_tokens_per_s\": {\"b1\": " << f.decode1 << ", \"b1_no_graph\": " << f.decode1_nograph
+        << ", \"b8\": " << f.decode8 << ", \"b32\": " << f.decode32 << "}, \"peak_vram_bytes\": "
+        << f.counters.peak_memory_bytes << ", \"expert_hits\": " << f.counters.expert_hits
+        << ", \"expert_misses\": " << f.counters.expert_misses << ", \"expert_evictions\": "
+        << f.counters.expert_evictions << ", \"h2d_bytes\": " << f.counters.h2d_bytes << ", \"d2h_bytes\": "
+        << f.counters.d2h_bytes << ", \"error\": \"" << f.error << "\"}";
+    }
+    j << "\n  ]\n}\n";
+    std::printf("wrote %s\n", json_path.c_str());
+  }
+  bool all_ok = true;
+  for (const auto & f : runs) all_ok = all_ok && f.ok && f.counters.d2h_bytes == 0;
+  return all_ok ? 0 : 1;
+}
+
+#else
+
+int main() {
+  std::printf("skipped: this build has no CUDA backend\n");
+  return 0;
+}
+
+#endif

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# GPU check for a fresh CUDA machine (nvcc, cmake, a C++17 compiler; no Node.js, no network needed):
+# builds the native runtime with CUDA (no addon), runs the ctest label "gpu" and then the benchmark on an
+# OLMoE-1B-7B-shaped model with random weights (full residency and a partial expert budget).
+# Writes $OUT/gpu-check.json (benchmark figures) and $OUT/gpu-check.log when $OUT is set.
+# Env: GPU_CHECK_ARCHS (CMake CUDA architectures; default: the first GPU's compute capability),
+#      GPU_CHECK_QUICK=1 (fewer benchmark steps), GPU_CHECK_PARTIAL_SLOTS (default 16 of 64 experts per layer).
+set -u
+cd "$(dirname "$0")/.."
+START=$(date +%s)
+BUILD=native/build-gpu
+LOG="${TMPDIR:-/tmp}/gpu-check.log"
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; LOG="$OUT/gpu-check.log"; fi
+: >"$LOG"
+say() { echo "gpu-check: $*" | tee -a "$LOG"; }
+
+if ! command -v nvcc >/dev/null 2>&1; then
+  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [ -x "$d/nvcc" ] && PATH="$d:$PATH" && break; done
+fi
+command -v nvcc >/dev/null 2>&1 || { say "nvcc not found"; exit 2; }
+command -v cmake >/dev/null 2>&1 || { say "cmake not found"; exit 2; }
+
+ARCHS="${GPU_CHECK_ARCHS:-}"
+if [ -z "$ARCHS" ] && command -v nvidia-smi >/dev/null 2>&1; then
+  CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+  [ -n "$CC" ] && ARCHS="${CC}-real"
+fi
+ARCHS="${ARCHS:-75-real;80-real;86-real;89-real;90-real;120}"
+nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv 2>&1 | tee -a "$LOG"
+say "nvcc $(nvcc --version | tail -1); CUDA architectures: $ARCHS"
+
+GEN=()
+command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+JOBS=$(nproc 2>/dev/null || echo 4)
+if ! timeout 240 cmake -S native -B "$BUILD" "${GEN[@]}" -DRT_CUDA=ON -DRT_ADDON=OFF -DCMAKE_BUILD_TYPE=Release \
+      "-DCMAKE_CUDA_ARCHITECTURES=$ARCHS" >>"$LOG" 2>&1; then
+  say "cmake configure failed (see $LOG)"; tail -30 "$LOG"; exit 3
+fi
+timeout 300 cmake --build "$BUILD" --parallel "$JOBS" >>"$LOG" 2>&1
+BUILD_RC=$?
+if [ "$BUILD_RC" != "0" ] || [ ! -x "$BUILD/bench-gpu" ]; then
+  say "build failed (see $LOG)"; tail -40 "$LOG"; exit 3
+fi
+say "built in $(( $(date +%s) - START )) s"
+
+TEST_RC=0
+timeout 180 ctest --test-dir "$BUILD" -L gpu --output-on-failure 2>&1 | tee -a "$LOG"
+TEST_RC=${PIPESTATUS[0]}
+say "ctest -L gpu exit code $TEST_RC"
+
+BENCH_ARGS=(--partial-slots "${GPU_CHECK_PARTIAL_SLOTS:-16}")
+[ "${GPU_CHECK_QUICK:-0}" = "1" ] && BENCH_ARGS+=(--quick)
+[ -n "${OUT:-}" ] && BENCH_ARGS+=(--json "$OUT/gpu-check.json")
+REMAIN=$(( 470 - ($(date +%s) - START) ))
+[ "$REMAIN" -lt 60 ] && REMAIN=60
+timeout "$REMAIN" "$BUILD/bench-gpu" "${BENCH_ARGS[@]}" 2>&1 | tee -a "$LOG"
+BENCH_RC=${PIPESTATUS[0]}
+say "benchmark exit code $BENCH_RC; total $(( $(date +%s) - START )) s"
+[ "$TEST_RC" = "0" ] && [ "$BENCH_RC" = "0" ]
