@@ -15,6 +15,7 @@ import { endChecker, quotation } from './checkers/startend.js';
 import { INSTRUCTION_IDS, KwargsError } from './types.js';
 import type { Checker, CheckerDefinition, InstructionId, KwargsSchema } from './types.js';
 
+/** Instruction id → checker definition, one entry per id of INSTRUCTION_IDS. */
 export const INSTRUCTIONS: { readonly [I in InstructionId]: CheckerDefinition<KwargsSchema> } = {
   'keywords:existence': existence,
   'keywords:frequency': frequency,
