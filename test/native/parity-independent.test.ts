@@ -14,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTinyModel } from '../../scripts/make-tiny-model.js';
 import { INT4_FIXTURE_DIR } from '../reference/make-int4-fixtures.js';
 import { referenceLogits } from '../reference/olmoe-forward.js';
+import { packTensorsReference } from '../reference/qpacked.js';
+import { readCheckpoint } from '../reference/safetensors.js';
 
 /** TS reference vs NumPy, both FP32: only summation order differs (measured ~4e-7 of the logit scale). */
 const MAX_REL_LOGIT_ERR_REFERENCE = 1e-5;
@@ -110,6 +112,11 @@ describe.skipIf(!HAS_NUMPY)('independent NumPy implementation (runs only where p
   it.skipIf(!HAS_LOGITS || !HAS_PACK)('agrees with native pack + int4 logits on the NumPy checkpoint (NumPy dequantises)', () => {
     const packed = join(root, 'numpy-model-packed');
     execFileSync(process.execPath, [join(REPO, 'scripts', 'horizon.mjs'), 'pack', '--model', indep, '--out', packed], { cwd: REPO, stdio: 'pipe', timeout: 120_000 });
+    const ref = packTensorsReference(readCheckpoint(indep).tensors);
+    expect(ref.groupSize).toBe(8);
+    const native = readCheckpoint(packed).tensors;
+    const differing = [...ref.tensors].filter(([n, t]) => !Buffer.from(t.bytes).equals(Buffer.from(native.get(n)?.bytes ?? []))).map(([n]) => n);
+    expect(differing).toEqual([]);
     const want = numpyLogits(packed, TOKENS, join(root, 'np-packed.json'));
     const e = relErr(nativeLogits(packed, TOKENS, 'int4', join(root, 'native-packed.json')), want);
     console.log(`independent: native int4 vs NumPy on the packed NumPy checkpoint, rel err ${e.rel.toExponential(3)}`);
