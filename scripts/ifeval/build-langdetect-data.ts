@@ -4,12 +4,13 @@
 // The output holds utils/messages.properties (decoded) and all profiles/*, sorted by file name.
 import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 import { validateLangProfile } from '../../evals/ifeval/text/langdetect/langdetect-data.js';
 import type { LangdetectData, LangProfile } from '../../evals/ifeval/text/langdetect/langdetect-data.js';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const OUT = path.join(ROOT, 'evals/ifeval/text/langdetect/langdetect-data.json.gz');
 
 /** Python's `value.encode().decode('unicode_escape')` for the escapes messages.properties uses. */

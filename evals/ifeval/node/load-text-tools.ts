@@ -1,5 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 
 import { validateLangdetectData, validateLangProfile } from '../text/langdetect/langdetect-data.js';
@@ -16,6 +17,8 @@ export type LoadTextToolsOptions = {
   readonly punktDir: string;
   /** Folder of Python langdetect profile files (langdetect/profiles); defaults to the 55 bundled with the repository. */
   readonly profilesDir?: string;
+  /** The langdetect data file (messages + profiles); defaults to LANGDETECT_DATA_FILE (set it where a build moves it). */
+  readonly langdetectDataFile?: string;
 };
 
 async function readText(dir: string, name: string): Promise<string> {
@@ -29,20 +32,20 @@ async function readText(dir: string, name: string): Promise<string> {
 
 /** The bundled langdetect data: Python langdetect 1.0.9's messages and profiles (see evals/ifeval/README.md). */
 export const LANGDETECT_DATA_FILE = path.resolve(
-  path.dirname(new URL(import.meta.url).pathname),
+  path.dirname(fileURLToPath(import.meta.url)),
   '..',
   'text',
   'langdetect',
   'langdetect-data.json.gz',
 );
 
-/** Reads the bundled langdetect data, with its profiles replaced by those in `profilesDir` when given. */
-export async function loadLangdetectData(profilesDir?: string): Promise<LangdetectData> {
+/** Reads the langdetect data file (gzipped JSON), with its profiles replaced by those in `profilesDir` when given. */
+export async function loadLangdetectData(profilesDir?: string, dataFile = LANGDETECT_DATA_FILE): Promise<LangdetectData> {
   let data: LangdetectData;
   try {
-    data = validateLangdetectData(JSON.parse(gunzipSync(await readFile(LANGDETECT_DATA_FILE)).toString('utf8')), LANGDETECT_DATA_FILE);
+    data = validateLangdetectData(JSON.parse(gunzipSync(await readFile(dataFile)).toString('utf8')), dataFile);
   } catch (err) {
-    throw new Error(`${LANGDETECT_DATA_FILE}: cannot load langdetect data (${(err as Error).message})`, { cause: err });
+    throw new Error(`${dataFile}: cannot load langdetect data (${(err as Error).message})`, { cause: err });
   }
   if (profilesDir === undefined) return data;
   const profiles: LangProfile[] = [];
@@ -63,7 +66,7 @@ export async function loadTextTools(opts: LoadTextToolsOptions): Promise<TextToo
     readText(opts.punktDir, 'collocations.tab'),
     readText(opts.punktDir, 'sent_starters.txt'),
     readText(opts.punktDir, 'ortho_context.tab'),
-    loadLangdetectData(opts.profilesDir),
+    loadLangdetectData(opts.profilesDir, opts.langdetectDataFile),
   ]);
   const detector = new LanguageDetector(langdetect);
   const punkt = new PunktSentenceTokenizer(parsePunktParameters({ abbrevTypes, collocations, sentStarters, orthoContext }));

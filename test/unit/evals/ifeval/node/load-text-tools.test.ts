@@ -32,6 +32,16 @@ describe('loadTextTools', () => {
     await expect(loadTextTools({ punktDir: dir })).rejects.toThrow(/abbrev_types\.txt: cannot read the Punkt parameter file/);
   });
 
+  it('names a missing or corrupt langdetect data file', async () => {
+    const missing = path.join(dir, 'none.json.gz');
+    await expect(loadTextTools({ punktDir: PUNKT_DIR, langdetectDataFile: missing })).rejects.toThrow(
+      /none\.json\.gz: cannot load langdetect data/,
+    );
+    const corrupt = path.join(dir, 'corrupt.json.gz');
+    await writeFile(corrupt, 'not gzip');
+    await expect(loadLangdetectData(undefined, corrupt)).rejects.toThrow(/corrupt\.json\.gz: cannot load langdetect data/);
+  });
+
   it('reads profiles from profilesDir when given', async () => {
     const bundled = await loadLangdetectData();
     const profilesDir = path.join(dir, 'profiles');

@@ -3,9 +3,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The repository root (five folders above this one). */
-export const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', '..', '..', '..', '..');
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', '..', '..');
 /** The read-only shared test data next to the repository. */
 export const SHARED = path.resolve(REPO_ROOT, '..', 'shared');
 /** NLTK's English Punkt parameters as plain text. */
@@ -42,7 +43,7 @@ export function loadGolden(): GoldenRow[] {
   readJsonl(path.join(SHARED, 'ifeval', 'parity', 'gpt4_responses.jsonl')).forEach((r, i) => {
     if (typeof r.response === 'string') texts.set(`response:${i}`, r.response);
   });
-  const golden = JSON.parse(readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'golden.json'), 'utf8')) as {
+  const golden = JSON.parse(readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'golden.json'), 'utf8')) as {
     rows: Array<Omit<GoldenRow, 'text'>>;
   };
   return golden.rows.map((row) => {
