@@ -79,6 +79,9 @@ export async function runPacker(opts: RunPackerOptions): Promise<void> {
     if (opts.signal?.aborted) throw new PrepError('CANCELLED', `pack ${opts.out}: cancelled (the next start packs again)`);
     if (code !== 0 || !sawDone) {
       const why = code !== 0 ? `exit ${code ?? signalName}` : 'no {"type":"done"} line';
+      if (/ENOSPC|No space left/i.test(stderrTail)) {
+        throw new PrepError('DISK_FULL', `pack ${opts.out}: the disk is full (${why}); free some space and start again`);
+      }
       throw new PrepError('INTERNAL', `pack ${opts.source} → ${opts.out} failed (${why}): ${stderrTail.trim() || 'no error output'}`);
     }
   } catch (error) {

@@ -19,6 +19,10 @@ if (process.env.FAKE_PACKER_FAIL === '1') {
   console.error('fake packer: injected failure');
   process.exit(3);
 }
+if (process.env.FAKE_PACKER_FAIL === 'ENOSPC') {
+  console.error('Error: ENOSPC: no space left on device, write');
+  process.exit(1);
+}
 const config = JSON.parse(fs.readFileSync(path.join(model, 'config.json'), 'utf8'));
 const groupSize = Number(opt('--group-size') ?? ([128, 64, 32, 16, 8].find((g) => config.hidden_size % g === 0 && config.intermediate_size % g === 0)));
 fs.mkdirSync(out, { recursive: true });

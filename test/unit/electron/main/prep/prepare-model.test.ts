@@ -311,5 +311,7 @@ describe('prepareModel with the packer (fake packer script)', () => {
 
   it('reports a packer failure with its error output', async () => {
     await expectPrepError(prepareModel(opts({ pack: true, packer: packer({ FAKE_PACKER_FAIL: '1' }) })), 'INTERNAL', /exit 3.*injected failure/);
+    await expectPrepError(prepareModel(opts({ pack: true, packer: packer({ FAKE_PACKER_FAIL: 'ENOSPC' }) })), 'DISK_FULL', /int4-g32: the disk is full/);
+    expect((await listPreparedModels(dataDir)).filter((m) => m.ready)).toHaveLength(0);
   });
 });
