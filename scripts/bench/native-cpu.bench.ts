@@ -1,0 +1,75 @@
+/**
+ * CPU backend figures on an OLMoE-1B-7B-shaped random model (full widths: hidden 2048, 64 experts, top-8,
+ * vocab 50304) with fewer layers so it runs in a few minutes: INT4 pack MB/s, then decode tokens/s for bf16 and
+ * int4. Prints a table; asserts nothing. Layers: HORIZON_BENCH_LAYERS (default 2); threads: HORIZON_BENCH_THREADS.
+ * Run alone with `npx tsx scripts/bench/native-cpu.bench.ts`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { loadModel } from '../../electron/worker/runtime/binding.js';
+import type { WeightsKind } from '../../electron/worker/runtime/binding.js';
+import { packModel } from '../../electron/worker/runtime/pack.js';
+import { makeTinyModel } from '../make-tiny-model.js';
+
+type Row = { what: string; value: string; note: string };
+
+export async function bench(): Promise<Row[]> {
+  const layers = Number(process.env.HORIZON_BENCH_LAYERS ?? 2);
+  const threads = process.env.HORIZON_BENCH_THREADS ? Number(process.env.HORIZON_BENCH_THREADS) : undefined;
+  const root = mkdtempSync(join(tmpdir(), 'horizon-bench-cpu-'));
+  const rows: Row[] = [];
+  try {
+    const t0 = performance.now();
+    const src = await makeTinyModel(join(root, 'src'), { full: true, layers, seed: 1 });
+    rows.push({ what: 'generate model', value: `${((performance.now() - t0) / 1000).toFixed(1)} s`, note: `${layers} of 16 layers, full widths` });
+
+    let packEnd = 0;
+    let sourceBytes = 0;
+    const p0 = performance.now();
+    const manifest = await packModel({
+      src: src.dir,
+      dst: join(root, 'packed'),
+      threads,
+      onProgress: (p) => {
+        if (p.phase === 'pack') {
+          sourceBytes = p.totalBytes;
+          if (p.doneBytes === p.totalBytes) packEnd = performance.now();
+        }
+      },
+    });
+    const packS = (packEnd - p0) / 1000;
+    const totalS = (performance.now() - p0) / 1000;
+    rows.push({ what: 'INT4 pack', value: `${(sourceBytes / 1e6 / packS).toFixed(0)} MB/s`, note: `${(sourceBytes / 1e9).toFixed(2)} GB source in ${packS.toFixed(1)} s, group ${manifest.group_size}` });
+    rows.push({ what: 'pack + sha256 manifest', value: `${totalS.toFixed(1)} s`, note: 'hashes source and output files' });
+
+    const prompt = Array.from({ length: 32 }, (_, i) => 100 + i * 7);
+    for (const [weights, dir] of [['bf16', src.dir], ['int4', join(root, 'packed')]] as [WeightsKind, string][]) {
+      const model = await loadModel({ dir, weights, backend: 'cpu', threads });
+      try {
+        await model.generate({ prompts: [prompt.slice(0, 4)], maxNewTokens: 2 });  // warm the page cache
+        const out = await model.generate({ prompts: [prompt], maxNewTokens: 24 });
+        const r = out.results[0]!;
+        const info = model.info();
+        rows.push({
+          what: `decode ${weights}`,
+          value: `${r.decodeTokensPerSecond.toFixed(2)} tok/s`,
+          note: `TTFT ${r.timeToFirstTokenMs.toFixed(0)} ms for ${r.promptTokens} prompt tokens, ${info.threads} threads, ${info.simd ? 'AVX2' : 'scalar'}; ${layers}-layer model (the full model has 16)`,
+        });
+      } finally {
+        model.close();
+      }
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  console.log(`\nnative CPU backend (OLMoE-1B-7B widths, random weights, ${layers} of 16 layers; load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores)`);
+  for (const r of rows) console.log(`  ${r.what.padEnd(24)} ${r.value.padStart(14)}   ${r.note}`);
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await bench();
+}
