@@ -1,6 +1,7 @@
-import type { DeviceProbe } from '../../common/worker-protocol.js';
-import { loadNativeBinding } from './binding.js';
-import type { InferenceEngine } from './inference-engine.js';
+import type { BackendChoice, DeviceProbe } from '../../common/worker-protocol.js';
+import { loadModel, loadNativeBinding } from './binding.js';
+import type { BackendKind } from './binding.js';
+import type { EngineModel, InferenceEngine } from './inference-engine.js';
 
 function driverString(v: number): string {
   // CUDA encodes the driver API version as 1000 * major + 10 * minor.
@@ -27,12 +28,55 @@ export function probeNativeDevices(): DeviceProbe {
   };
 }
 
+function pickBackend(choice: BackendChoice, probe: DeviceProbe): BackendKind {
+  if (choice === 'cpu') return 'cpu';
+  if (choice === 'cuda') {
+    if (probe.devices.length === 0) throw new Error(`the CUDA backend was asked for but is not usable: ${probe.note}`);
+    return 'cuda';
+  }
+  return probe.devices.length > 0 ? 'cuda' : 'cpu';
+}
+
 /** The native addon behind the worker's engine interface. */
 export function createNativeEngine(): InferenceEngine {
   return {
     probe: probeNativeDevices,
-    async load({ modelDir }) {
-      throw new Error(`${modelDir}: the native runtime in this build cannot load models yet (no loadModel in binding.ts)`);
+    async load({ modelDir, packedDir, weights, backend }): Promise<EngineModel> {
+      const probe = probeNativeDevices();
+      const kind = pickBackend(backend, probe);
+      const dir = weights === 'int4' ? packedDir : modelDir;
+      if (!dir) throw new Error(`${modelDir}: int4 weights need the packed folder`);
+      const model = await loadModel({ dir, weights, backend: kind });
+      const info = model.info();
+      const device = probe.devices[0];
+      return {
+        backend: kind === 'cuda' ? 'CUDA' : 'CPU',
+        deviceLabel: kind === 'cuda' && device ? `${device.name} (${(device.vramBytes / 2 ** 30).toFixed(1)} GiB)` : 'CPU',
+        residency:
+          kind === 'cuda'
+            ? `dense weights on GPU, ${weights} experts cached on GPU and streamed from host`
+            : `host memory, ${info.threads} threads${info.simd ? ', AVX2' : ''}`,
+        vocabSize: info.vocabSize,
+        async generate(prompts, policy, onToken, signal) {
+          const out = await model.generate(
+            { prompts, maxNewTokens: policy.maxNewTokens, stopTokens: policy.stopTokenIds },
+            onToken,
+            signal,
+          );
+          return {
+            items: out.results.map((r) => ({
+              // The runtime includes the stop token in `tokens`; results exclude it.
+              tokenIds: r.finishReason === 'stop' ? r.tokens.slice(0, -1) : r.tokens,
+              finishReason: r.finishReason,
+              ttftMs: r.tokens.length > 0 ? r.timeToFirstTokenMs : -1,
+              decodeTokensPerSecond: r.decodeTokensPerSecond,
+            })),
+            peakVramBytes: kind === 'cuda' ? out.stats.peakMemoryBytes : 0,
+            h2dBytes: out.stats.h2dBytes,
+          };
+        },
+        dispose: () => model.close(),
+      };
     },
   };
 }

@@ -1,0 +1,83 @@
+import type Database from 'better-sqlite3';
+
+import type { Api, EmitEvent } from '../../common/ipc-contract.js';
+import { dataLayout } from '../data-dir.js';
+import { openDatabase } from '../db/open-database.js';
+import { ResponseRepo } from '../db/response-repo.js';
+import { RunRepo } from '../db/run-repo.js';
+import type { EvalInputs } from '../jobs/eval-inputs.js';
+import { loadEvalInputs } from '../jobs/eval-inputs.js';
+import { WorkerClient } from '../worker-client.js';
+import type { WorkerSpawner } from '../worker-client.js';
+import { ExportService } from './export-service.js';
+import { ModelsService } from './models-service.js';
+import { RunsService } from './runs-service.js';
+import { SystemService } from './system-service.js';
+
+export interface ServicesOptions {
+  readonly dataDir: string;
+  readonly hubUrl: string;
+  readonly spawner: WorkerSpawner;
+  readonly emit: EmitEvent;
+  readonly appVersion: string;
+  /** SQLite file; default `<dataDir>/runmap.sqlite`. */
+  readonly databaseFile?: string;
+  /** Where eval assets are imported from when the data dir lacks them (default `<repo>/../shared`). */
+  readonly sharedAssetsDir?: string;
+}
+
+export interface Services {
+  readonly api: Api;
+  readonly db: Database.Database;
+  readonly worker: WorkerClient;
+  readonly runs: RunsService;
+  /** Cancels the active run, waits for it, stops the worker and closes the database. */
+  dispose(): Promise<void>;
+}
+
+/** Opens the database, marks runs a previous process left running as failed, and builds the four services. */
+export function createServices(opts: ServicesOptions): Services {
+  const db = openDatabase(opts.databaseFile ?? dataLayout.database(opts.dataDir));
+  const runRepo = new RunRepo(db);
+  const responseRepo = new ResponseRepo(db);
+  runRepo.failInterrupted('the app stopped while this run was in progress; resume it to continue');
+  const worker = new WorkerClient(opts.spawner);
+  let inputs: Promise<EvalInputs> | undefined;
+  const getInputs = (): Promise<EvalInputs> => {
+    inputs ??= loadEvalInputs(opts.dataDir, ...(opts.sharedAssetsDir ? [opts.sharedAssetsDir] : [])).catch((e: unknown) => {
+      inputs = undefined;
+      throw e;
+    });
+    return inputs;
+  };
+  const runs = new RunsService({
+    runs: runRepo,
+    responses: responseRepo,
+    runtime: worker,
+    dataDir: opts.dataDir,
+    appVersion: opts.appVersion,
+    emit: opts.emit,
+    inputs: getInputs,
+  });
+  const api: Api = {
+    system: new SystemService({ worker, dataDir: opts.dataDir, hubUrl: opts.hubUrl, appVersion: opts.appVersion }),
+    models: new ModelsService({ dataDir: opts.dataDir, hubUrl: opts.hubUrl, emit: opts.emit }),
+    runs,
+    export: new ExportService({ runs: runRepo, responses: responseRepo, dataDir: opts.dataDir, inputs: getInputs }),
+  };
+  return {
+    api,
+    db,
+    worker,
+    runs,
+    async dispose() {
+      const active = runs.activeRun;
+      if (active) {
+        await runs.cancel({ runId: active.runId });
+        await active.done.catch(() => undefined);
+      }
+      worker.dispose();
+      db.close();
+    },
+  };
+}

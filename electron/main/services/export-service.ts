@@ -1,0 +1,42 @@
+import path from 'node:path';
+
+import type { ExportApi, ExportedZip, ExportRequest, VerifyReport, VerifyRequest } from '../../common/ipc-contract.js';
+import type { Result } from '../../common/result.js';
+import { dataLayout } from '../data-dir.js';
+import type { ResponseRepo } from '../db/response-repo.js';
+import type { RunRepo } from '../db/run-repo.js';
+import { verifyResultZip } from '../export/verify-result-zip.js';
+import { writeResultZip } from '../export/write-result-zip.js';
+import type { EvalInputs } from '../jobs/eval-inputs.js';
+import { ServiceError, toResult } from './service-result.js';
+
+export interface ExportServiceOptions {
+  readonly runs: RunRepo;
+  readonly responses: ResponseRepo;
+  readonly dataDir: string;
+  readonly inputs: () => Promise<EvalInputs>;
+}
+
+/** Result ZIPs: writing one for a stored run and verifying any. */
+export class ExportService implements ExportApi {
+  constructor(private readonly opts: ExportServiceOptions) {}
+
+  exportRun(req: ExportRequest): Promise<Result<ExportedZip>> {
+    return toResult(async () => {
+      if (!this.opts.runs.get(req.runId)) throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
+      if (req.path !== undefined && !path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `export path must be absolute: ${req.path}`);
+      const inputs = await this.opts.inputs();
+      const out = req.path ?? path.join(dataLayout.exportsDir(this.opts.dataDir), `${req.runId}.zip`);
+      return writeResultZip({ runs: this.opts.runs, responses: this.opts.responses, inputDataText: inputs.inputDataText }, req.runId, out);
+    });
+  }
+
+  verify(req: VerifyRequest): Promise<Result<VerifyReport>> {
+    return toResult(async () => {
+      if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
+      const inputs = await this.opts.inputs();
+      const r = await verifyResultZip(req.path, inputs.tools);
+      return { verified: r.verified, problems: r.problems, accuracies: r.accuracies };
+    }, 'BAD_INPUT');
+  }
+}

@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import type {
+  AssetStatus,
+  DownloadAssetsRequest,
+  EmitEvent,
+  ImportAssetRequest,
+  JobHandle,
+  ModelsApi,
+  PrepareProgress,
+  PrepareRequest,
+  PreparedModel,
+  PrepareStep,
+} from '../../common/ipc-contract.js';
+import type { Result } from '../../common/result.js';
+import { err, ok } from '../../common/result.js';
+import {
+  downloadIfevalData,
+  downloadPunkt,
+  evalAssetsStatus,
+  importIfevalData,
+  importPunkt,
+} from '../prep/eval-assets.js';
+import { listPreparedModels } from '../prep/list-prepared-models.js';
+import { prepareModel } from '../prep/prepare-model.js';
+import type { PrepEvent } from '../prep/prep-events.js';
+import { toResult } from './service-result.js';
+
+export interface ModelsServiceOptions {
+  readonly dataDir: string;
+  readonly hubUrl: string;
+  readonly emit: EmitEvent;
+  /** Replaces prepareModel (tests). */
+  readonly prepare?: typeof prepareModel;
+}
+
+/** A runnable model variant: what a run needs to load it. */
+export interface ModelVariant extends PreparedModel {
+  /** The prepared folder (holds prepared.json). */
+  readonly preparedDir: string;
+}
+
+async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += await dirBytes(p);
+    else if (e.isFile()) total += (await fs.promises.stat(p)).size;
+  }
+  return total;
+}
+
+/** Lists every runnable variant (int4 when packed, bf16 always) of the prepared models under `dataDir`. */
+export async function listModelVariants(dataDir: string): Promise<ModelVariant[]> {
+  const out: ModelVariant[] = [];
+  for (const m of await listPreparedModels(dataDir)) {
+    const short = m.commit.slice(0, 7);
+    const base = `${m.repo.split('/').join('--')}@${short}`;
+    const common = {
+      repo: m.repo,
+      revision: m.commit,
+      preparedAt: m.manifest?.createdAt ?? '',
+      ready: m.ready,
+      preparedDir: m.modelDir,
+    };
+    if (m.packedDir) {
+      out.push({ ...common, id: `${base}/int4-g${m.groupSize ?? 0}`, weights: 'int4', dir: m.packedDir, sizeBytes: await dirBytes(m.packedDir) });
+    }
+    out.push({ ...common, id: `${base}/bf16`, weights: 'bf16', dir: m.sourceDir, sizeBytes: await dirBytes(m.sourceDir) });
+  }
+  return out;
+}
+
+function stepOf(phase: string): PrepareStep {
+  switch (phase) {
+    case 'download':
+    case 'verify':
+    case 'pack':
+      return phase;
+    case 'hash':
+      return 'pack';
+    case 'resolve':
+      return 'resolve';
+    default:
+      return 'verify';
+  }
+}
+
+/** Prepared models, preparation jobs and the eval assets. */
+export class ModelsService implements ModelsApi {
+  private readonly jobs = new Map<string, AbortController>();
+
+  constructor(private readonly opts: ModelsServiceOptions) {}
+
+  list(): Promise<Result<readonly PreparedModel[]>> {
+    return toResult(async () => (await listModelVariants(this.opts.dataDir)).map(({ preparedDir: _d, ...m }) => m));
+  }
+
+  private progress(p: Omit<PrepareProgress, 'doneBytes' | 'totalBytes' | 'bytesPerSecond' | 'etaSeconds'> & Partial<PrepareProgress>): void {
+    this.opts.emit('models:onDidProgress', { doneBytes: 0, totalBytes: 0, bytesPerSecond: 0, etaSeconds: null, ...p });
+  }
+
+  async prepare(req: PrepareRequest): Promise<Result<JobHandle>> {
+    const jobId = `prep-${randomUUID()}`;
+    const controller = new AbortController();
+    this.jobs.set(jobId, controller);
+    let step: PrepareStep = 'resolve';
+    const onEvent = (e: PrepEvent): void => {
+      switch (e.type) {
+        case 'phase':
+          step = e.phase === 'manifest' ? 'verify' : stepOf(e.phase);
+          this.progress({ jobId, step, status: 'running', message: e.message });
+          return;
+        case 'progress':
+          step = stepOf(e.phase);
+          this.progress({
+            jobId,
+            step,
+            status: 'running',
+            ...(e.file ? { file: e.file } : {}),
+            doneBytes: e.doneBytes,
+            totalBytes: e.totalBytes,
+            bytesPerSecond: e.bytesPerSec,
+            etaSeconds: e.etaSec,
+            message: `${e.phase}${e.file ? ` ${e.file}` : ''}`,
+          });
+          return;
+        case 'retry':
+          this.progress({ jobId, step, status: 'running', file: e.file, message: `retrying ${e.file} (attempt ${e.attempt}): ${e.reason}` });
+          return;
+        case 'warning':
+          this.progress({ jobId, step, status: 'running', message: e.message });
+          return;
+        default:
+          return;
+      }
+    };
+    const prepare = this.opts.prepare ?? prepareModel;
+    void prepare({
+      repo: req.repo,
+      revision: req.revision,
+      dataDir: this.opts.dataDir,
+      hubUrl: this.opts.hubUrl,
+      ...(req.token ? { token: req.token } : {}),
+      pack: req.pack ?? true,
+      signal: controller.signal,
+      onEvent,
+    }).then(
+      async (r) => {
+        const variants = await listModelVariants(this.opts.dataDir);
+        const mine = variants.find((v) => v.preparedDir === r.modelDir && v.weights === (r.packedDir ? 'int4' : 'bf16'));
+        this.progress({ jobId, step, status: 'done', message: `prepared ${r.modelDir}`, ...(mine ? { modelId: mine.id } : {}) });
+      },
+      (e: unknown) => {
+        const cancelled = controller.signal.aborted;
+        const code = String((e as { code?: unknown }).code ?? 'INTERNAL');
+        const message = e instanceof Error ? e.message : String(e);
+        this.progress({
+          jobId,
+          step,
+          status: cancelled ? 'cancelled' : 'failed',
+          message: cancelled ? 'cancelled; preparing again resumes' : message,
+          ...(cancelled ? {} : { error: { code, message } }),
+        });
+      },
+    ).finally(() => this.jobs.delete(jobId));
+    return ok({ jobId });
+  }
+
+  async cancel(req: JobHandle): Promise<Result<void>> {
+    const job = this.jobs.get(req.jobId);
+    if (!job) return err('NOT_FOUND', `no running preparation job ${req.jobId}`);
+    job.abort();
+    return ok(undefined);
+  }
+
+  async downloadAssets(req: DownloadAssetsRequest): Promise<Result<JobHandle>> {
+    const jobId = `assets-${randomUUID()}`;
+    const controller = new AbortController();
+    this.jobs.set(jobId, controller);
+    const kinds = req.kinds ?? ['ifeval', 'punkt'];
+    void (async () => {
+      const status = await evalAssetsStatus(this.opts.dataDir);
+      const onBytes = (doneBytes: number, totalBytes: number) =>
+        this.progress({ jobId, step: 'assets', status: 'running', doneBytes, totalBytes, message: 'downloading eval assets' });
+      if (kinds.includes('ifeval') && !status.ifeval.ready) await downloadIfevalData({ dataDir: this.opts.dataDir, signal: controller.signal, onBytes });
+      if (kinds.includes('punkt') && !status.punkt.ready) await downloadPunkt({ dataDir: this.opts.dataDir, signal: controller.signal, onBytes });
+    })().then(
+      () => this.progress({ jobId, step: 'assets', status: 'done', message: 'eval assets ready' }),
+      (e: unknown) => {
+        const message = e instanceof Error ? e.message : String(e);
+        const code = String((e as { code?: unknown }).code ?? 'NETWORK');
+        this.progress({
+          jobId,
+          step: 'assets',
+          status: controller.signal.aborted ? 'cancelled' : 'failed',
+          message,
+          ...(controller.signal.aborted ? {} : { error: { code, message } }),
+        });
+      },
+    ).finally(() => this.jobs.delete(jobId));
+    return ok({ jobId });
+  }
+
+  importAssets(req: ImportAssetRequest): Promise<Result<AssetStatus>> {
+    return toResult(async () => {
+      if (req.kind === 'ifeval') await importIfevalData(this.opts.dataDir, req.path);
+      else await importPunkt(this.opts.dataDir, req.path);
+      const s = await evalAssetsStatus(this.opts.dataDir);
+      return req.kind === 'ifeval'
+        ? { kind: 'ifeval', ready: s.ifeval.ready, path: s.ifeval.path, detail: '541 prompts, sha256 ok' }
+        : { kind: 'punkt', ready: s.punkt.ready, path: s.punkt.dir, detail: 'Punkt English parameters, sha256 ok' };
+    });
+  }
+}

@@ -1,0 +1,239 @@
+import { randomBytes } from 'node:crypto';
+
+import type {
+  CompareRequest,
+  EmitEvent,
+  ResponseDetail,
+  ResponsePage,
+  ResponseQuery,
+  ResponseRef,
+  ResponseRow,
+  RunComparison,
+  RunDetail,
+  RunRef,
+  RunsApi,
+  RunSummary,
+  StartRunRequest,
+} from '../../common/ipc-contract.js';
+import type { Result } from '../../common/result.js';
+import { err, ok } from '../../common/result.js';
+import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
+import type { RunRecord, RunRepo } from '../db/run-repo.js';
+import type { EvalInputs } from '../jobs/eval-inputs.js';
+import type { RuntimeClient } from '../jobs/eval-run.js';
+import { createEvalRun, executeEvalRun } from '../jobs/eval-run.js';
+import { resolveModelSource } from '../jobs/model-source.js';
+import { runAccuracies } from '../jobs/run-accuracies.js';
+import { listModelVariants } from './models-service.js';
+import { ServiceError, toResult } from './service-result.js';
+
+export interface RunsServiceOptions {
+  readonly runs: RunRepo;
+  readonly responses: ResponseRepo;
+  readonly runtime: RuntimeClient;
+  readonly dataDir: string;
+  readonly appVersion: string;
+  readonly emit: EmitEvent;
+  /** The dataset and text tools, loaded on first use. */
+  readonly inputs: () => Promise<EvalInputs>;
+}
+
+const PREVIEW = 200;
+const preview = (s: string) => (s.length > PREVIEW ? `${s.slice(0, PREVIEW)}…` : s);
+
+export function toResponseRow(r: StoredResponseWithPass): ResponseRow {
+  return {
+    key: r.key,
+    promptPreview: preview(r.prompt),
+    responsePreview: preview(r.response),
+    instructionIds: r.verdicts.map((v) => v.instructionId),
+    strictPass: r.strictPass,
+    loosePass: r.loosePass,
+    tokens: r.tokens,
+  };
+}
+
+/** Starting, cancelling and resuming runs (one at a time), and every query over stored runs. */
+export class RunsService implements RunsApi {
+  private active: { runId: string; controller: AbortController; done: Promise<RunRecord> } | undefined;
+
+  constructor(private readonly opts: RunsServiceOptions) {}
+
+  /** The run in progress, if any (awaitable by tests and shutdown). */
+  get activeRun(): { runId: string; done: Promise<RunRecord> } | undefined {
+    return this.active;
+  }
+
+  private summary(run: RunRecord): RunSummary {
+    return {
+      id: run.id,
+      modelId: run.modelId,
+      modelRepo: run.modelRepo,
+      modelRevision: run.modelRevision,
+      weights: run.weights,
+      status: run.status,
+      backendLabel: run.backend === 'CPU' ? 'CPU backend' : `CUDA: ${run.deviceLabel}`,
+      createdAt: run.createdAt,
+      finishedAt: run.finishedAt,
+      done: this.opts.responses.count(run.id),
+      total: run.total,
+      accuracies: runAccuracies(this.opts.responses, run.id),
+      error: run.error,
+    };
+  }
+
+  private detail(run: RunRecord): RunDetail {
+    const f = this.opts.responses.figures(run.id);
+    const cuda = run.backend !== 'CPU';
+    return {
+      ...this.summary(run),
+      policy: { maxNewTokens: run.policy.maxNewTokens, batch: run.policy.batch, greedy: true, total: run.total },
+      byInstruction: this.opts.responses.byInstruction(run.id),
+      figures: {
+        ttftMs: f.meanTtftMs,
+        decodeTokensPerSecond: f.meanDecodeTokensPerSecond,
+        peakVramBytes: cuda ? f.peakVramBytes : null,
+        h2dBytes: cuda ? f.h2dBytes : null,
+        generatedTokens: f.generatedTokens,
+        wallSeconds: f.wallMs / 1000,
+      },
+    };
+  }
+
+  private requireRun(runId: string): RunRecord {
+    const run = this.opts.runs.get(runId);
+    if (!run) throw new ServiceError('NOT_FOUND', `run ${runId} not found`);
+    return run;
+  }
+
+  private launch(runId: string, inputs: EvalInputs): void {
+    const controller = new AbortController();
+    const done = executeEvalRun(
+      { runs: this.opts.runs, responses: this.opts.responses, runtime: this.opts.runtime, records: inputs.records, tools: inputs.tools },
+      runId,
+      {
+        signal: controller.signal,
+        onProgress: (p) => this.opts.emit('runs:onDidProgress', p),
+        onResponse: (r) => this.opts.emit('runs:onDidResponse', { runId, row: toResponseRow(r) }),
+      },
+    ).finally(() => {
+      if (this.active?.runId === runId) this.active = undefined;
+    });
+    this.active = { runId, controller, done };
+  }
+
+  start(req: StartRunRequest): Promise<Result<RunSummary>> {
+    return toResult(async () => {
+      if (this.active) throw new ServiceError('BAD_INPUT', `run ${this.active.runId} is still running; cancel it first`);
+      const variant = (await listModelVariants(this.opts.dataDir)).find((v) => v.id === req.modelId);
+      if (!variant) throw new ServiceError('MODEL_NOT_FOUND', `model ${req.modelId} is not prepared in ${this.opts.dataDir}`);
+      if (!variant.ready) throw new ServiceError('MODEL_INVALID', `model ${req.modelId} is not ready (prepare it again)`);
+      const inputs = await this.opts.inputs();
+      const source = await resolveModelSource(variant.preparedDir, variant.weights);
+      const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+      const run = await createEvalRun(
+        { runs: this.opts.runs, responses: this.opts.responses, runtime: this.opts.runtime, records: inputs.records, tools: inputs.tools },
+        {
+          runId,
+          source,
+          ...(req.limit !== undefined ? { limit: req.limit } : {}),
+          ...(req.batch !== undefined ? { batch: req.batch } : {}),
+          ...(req.maxNewTokens !== undefined ? { maxNewTokens: req.maxNewTokens } : {}),
+          appVersion: this.opts.appVersion,
+          datasetSha256: inputs.datasetSha256,
+        },
+      );
+      this.launch(run.id, inputs);
+      return this.summary(this.opts.runs.require(run.id));
+    });
+  }
+
+  async cancel(req: RunRef): Promise<Result<void>> {
+    if (this.active?.runId !== req.runId) return err('NOT_FOUND', `run ${req.runId} is not running`);
+    this.active.controller.abort();
+    return ok(undefined);
+  }
+
+  resume(req: RunRef): Promise<Result<RunSummary>> {
+    return toResult(async () => {
+      const run = this.requireRun(req.runId);
+      if (this.active) throw new ServiceError('BAD_INPUT', `run ${this.active.runId} is still running; cancel it first`);
+      if (run.status === 'completed') throw new ServiceError('BAD_INPUT', `run ${run.id} is already complete`);
+      const inputs = await this.opts.inputs();
+      if (inputs.datasetSha256 !== run.datasetSha256) {
+        throw new ServiceError('BAD_INPUT', `run ${run.id} used another input_data.jsonl (sha256 ${run.datasetSha256})`);
+      }
+      this.launch(run.id, inputs);
+      return this.summary(this.opts.runs.require(run.id));
+    });
+  }
+
+  list(): Promise<Result<readonly RunSummary[]>> {
+    return toResult(() => this.opts.runs.list().map((r) => this.summary(r)));
+  }
+
+  get(req: RunRef): Promise<Result<RunDetail>> {
+    return toResult(() => this.detail(this.requireRun(req.runId)));
+  }
+
+  responses(req: ResponseQuery): Promise<Result<ResponsePage>> {
+    return toResult(() => {
+      this.requireRun(req.runId);
+      const offset = req.offset ?? 0;
+      const page = this.opts.responses.page(req.runId, {
+        ...(req.instructionId ? { instructionId: req.instructionId } : {}),
+        ...(req.verdict ? { verdict: req.verdict } : {}),
+        ...(req.mode ? { mode: req.mode } : {}),
+        ...(req.text ? { text: req.text } : {}),
+        offset,
+        limit: req.limit ?? 50,
+      });
+      return { total: page.total, offset, items: page.items.map(toResponseRow) };
+    });
+  }
+
+  response(req: ResponseRef): Promise<Result<ResponseDetail>> {
+    return toResult(() => {
+      this.requireRun(req.runId);
+      const r = this.opts.responses.get(req.runId, req.key);
+      if (!r) throw new ServiceError('NOT_FOUND', `run ${req.runId} has no response for key ${req.key}`);
+      return {
+        runId: req.runId,
+        key: r.key,
+        prompt: r.prompt,
+        response: r.response,
+        tokens: r.tokens,
+        finishReason: r.finishReason,
+        ttftMs: r.ttftMs,
+        decodeTokensPerSecond: r.decodeTokensPerSecond,
+        strictPass: r.strictPass,
+        loosePass: r.loosePass,
+        verdicts: r.verdicts.map((v) => ({ instructionId: v.instructionId, kwargs: v.kwargs, strict: v.strict, loose: v.loose })),
+      };
+    });
+  }
+
+  compare(req: CompareRequest): Promise<Result<RunComparison>> {
+    return toResult(() => {
+      const a = this.detail(this.requireRun(req.runA));
+      const b = this.detail(this.requireRun(req.runB));
+      const bByKey = new Map(this.opts.responses.all(req.runB).map((r) => [r.key, r]));
+      let common = 0;
+      const changed = [];
+      for (const ra of this.opts.responses.all(req.runA)) {
+        const rb = bByKey.get(ra.key);
+        if (!rb) continue;
+        common++;
+        if (ra.strictPass !== rb.strictPass || ra.loosePass !== rb.loosePass) {
+          changed.push({
+            key: ra.key,
+            promptPreview: preview(ra.prompt),
+            a: { strict: ra.strictPass, loose: ra.loosePass },
+            b: { strict: rb.strictPass, loose: rb.loosePass },
+          });
+        }
+      }
+      return { a, b, changed, common };
+    });
+  }
+}

@@ -1,0 +1,66 @@
+import os from 'node:os';
+
+import type { AssetStatus, SystemApi, SystemInfo } from '../../common/ipc-contract.js';
+import type { Result } from '../../common/result.js';
+import { evalAssetsStatus } from '../prep/eval-assets.js';
+import type { WorkerClient } from '../worker-client.js';
+import { toResult } from './service-result.js';
+
+export interface SystemServiceOptions {
+  readonly worker: Pick<WorkerClient, 'request'>;
+  readonly dataDir: string;
+  readonly hubUrl: string;
+  readonly appVersion: string;
+}
+
+/** Device probe (through the runtime worker), host facts and the eval assets' state. */
+export class SystemService implements SystemApi {
+  constructor(private readonly opts: SystemServiceOptions) {}
+
+  check(): Promise<Result<SystemInfo>> {
+    return toResult(async () => {
+      const probe = await this.opts.worker.request({ type: 'probe' });
+      const assets = await evalAssetsStatus(this.opts.dataDir);
+      const cpus = os.cpus();
+      const gpus = probe.ok
+        ? probe.value.devices.map((d) => ({
+            index: d.index,
+            name: d.name,
+            totalMemoryBytes: d.vramBytes,
+            driverVersion: d.driverVersion,
+            computeCapability: d.computeCapability,
+          }))
+        : [];
+      const first = gpus[0];
+      const cudaStatus = !probe.ok ? `runtime worker: ${probe.error.message}` : first ? '' : probe.value.note;
+      const assetRows: AssetStatus[] = [
+        {
+          kind: 'ifeval',
+          ready: assets.ifeval.ready,
+          path: assets.ifeval.path,
+          detail: assets.ifeval.ready ? '541 prompts, sha256 ok' : 'missing or not the pinned input_data.jsonl',
+        },
+        {
+          kind: 'punkt',
+          ready: assets.punkt.ready,
+          path: assets.punkt.dir,
+          detail: assets.punkt.ready ? 'Punkt English parameters, sha256 ok' : `missing or changed: ${assets.punkt.missing.join(', ')}`,
+        },
+      ];
+      return {
+        backend: first ? 'cuda' : 'cpu',
+        backendLabel: first
+          ? `CUDA: ${first.name}, ${(first.totalMemoryBytes / 2 ** 30).toFixed(1)} GiB`
+          : `CPU backend (${cudaStatus || 'no CUDA device'})`,
+        gpus,
+        cudaStatus,
+        cpuLabel: `${cpus[0]?.model.trim() ?? 'unknown CPU'} (${cpus.length} threads)`,
+        memoryBytes: os.totalmem(),
+        dataDir: this.opts.dataDir,
+        hubUrl: this.opts.hubUrl,
+        appVersion: this.opts.appVersion,
+        assets: assetRows,
+      };
+    });
+  }
+}

@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { EventMap, EventName } from '../../../../../electron/common/ipc-contract.js';
+import type { Services } from '../../../../../electron/main/services/create-services.js';
+import { createServices } from '../../../../../electron/main/services/create-services.js';
+import { createScriptedEngine } from '../../worker/scripted-engine.js';
+import { writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
+import { inProcessWorkers } from '../in-process-spawner.js';
+
+const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
+const COMMIT = 'c'.repeat(40);
+
+async function fileList(dir: string): Promise<{ path: string; size: number; sha256: string }[]> {
+  const out = [];
+  for (const name of (await readdir(dir)).sort()) {
+    const b = await readFile(path.join(dir, name));
+    out.push({ path: name, size: b.length, sha256: createHash('sha256').update(b).digest('hex') });
+  }
+  return out;
+}
+
+/** A prepared model as preparation leaves it: source/, int4-g32/ and prepared.json. */
+async function writePreparedModel(dataDir: string): Promise<void> {
+  const modelDir = path.join(dataDir, 'models', 'horizon--tiny', COMMIT);
+  await writeTinyTokenizer(path.join(modelDir, 'source'));
+  await mkdir(path.join(modelDir, 'int4-g32'), { recursive: true });
+  await writeFile(path.join(modelDir, 'int4-g32', 'model.qpacked'), 'packed');
+  const manifest = {
+    format: 'horizon-prepared-v1', repo: 'horizon/tiny', revision: 'main', commit: COMMIT, hubUrl: 'http://localhost',
+    source: { dir: 'source', files: await fileList(path.join(modelDir, 'source')) },
+    pack: { dir: 'int4-g32', format: 'qpacked-v1', groupSize: 32, files: await fileList(path.join(modelDir, 'int4-g32')) },
+    tool: 'horizon-runmap', toolVersion: '0.1.0', createdAt: '2026-01-01T00:00:00.000Z',
+  };
+  await writeFile(path.join(modelDir, 'prepared.json'), JSON.stringify(manifest));
+}
+
+describe('createServices (scripted worker)', () => {
+  let dataDir: string;
+  let services: Services;
+  const events: { name: EventName; payload: EventMap[EventName] }[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-services-'));
+    await writePreparedModel(dataDir);
+    const workers = inProcessWorkers(() => createScriptedEngine({ reply: (ids) => (ids.length % 2 ? 'Yes, fine.' : 'no commas here') }));
+    services = createServices({
+      dataDir,
+      hubUrl: 'http://localhost',
+      spawner: workers.spawner,
+      emit: (name, payload) => events.push({ name, payload }),
+      appVersion: '9.9.9',
+      sharedAssetsDir: shared,
+    });
+  });
+  afterAll(async () => {
+    await services.dispose();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('reports the CPU backend and the asset state', async () => {
+    const r = await services.api.system.check();
+    if (!r.ok) throw new Error(r.error.message);
+    expect(r.value).toMatchObject({ backend: 'cpu', gpus: [], backendLabel: 'CPU backend (scripted engine)', appVersion: '9.9.9', dataDir });
+    expect(r.value.assets.map((a) => a.kind)).toEqual(['ifeval', 'punkt']);
+  });
+
+  it('lists the int4 and bf16 variants of a prepared model', async () => {
+    const r = await services.api.models.list();
+    expect(r.ok && r.value.map((m) => [m.id, m.weights, m.ready])).toEqual([
+      [`horizon--tiny@ccccccc/int4-g32`, 'int4', true],
+      [`horizon--tiny@ccccccc/bf16`, 'bf16', true],
+    ]);
+  });
+
+  it('runs, queries, compares, exports and verifies', async () => {
+    const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 4, batch: 3, maxNewTokens: 64 });
+    if (!started.ok) throw new Error(started.error.message);
+    expect(started.value).toMatchObject({ total: 4, weights: 'int4', backendLabel: 'CPU backend' });
+    expect(await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
+    await services.runs.activeRun?.done;
+    const runId = started.value.id;
+    const detail = await services.api.runs.get({ runId });
+    if (!detail.ok) throw new Error(detail.error.message);
+    expect(detail.value).toMatchObject({ status: 'completed', done: 4, total: 4, policy: { batch: 3, maxNewTokens: 64, greedy: true }, figures: { peakVramBytes: null } });
+    expect(detail.value.accuracies).not.toBeNull();
+    expect(detail.value.byInstruction.reduce((n, r) => n + r.count, 0)).toBeGreaterThan(0);
+    const progress = events.filter((e) => e.name === 'runs:onDidProgress').map((e) => e.payload as EventMap['runs:onDidProgress']);
+    expect(progress.at(-1)).toMatchObject({ runId, status: 'completed', done: 4 });
+    expect(events.filter((e) => e.name === 'runs:onDidResponse')).toHaveLength(4);
+
+    const page = await services.api.runs.responses({ runId, limit: 2, offset: 1 });
+    expect(page.ok && [page.value.total, page.value.items.length, page.value.offset]).toEqual([4, 2, 1]);
+    const key = page.ok ? page.value.items[0]!.key : -1;
+    const one = await services.api.runs.response({ runId, key });
+    expect(one.ok && one.value.verdicts.length).toBeGreaterThan(0);
+    expect(await services.api.runs.response({ runId, key: -5 })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+
+    const second = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/bf16', limit: 2 });
+    if (!second.ok) throw new Error(second.error.message);
+    await services.runs.activeRun?.done;
+    const cmp = await services.api.runs.compare({ runA: runId, runB: second.value.id });
+    expect(cmp.ok && cmp.value.common).toBe(2);
+    const list = await services.api.runs.list();
+    expect(list.ok && list.value.length).toBe(2);
+
+    const zip = await services.api.export.exportRun({ runId });
+    if (!zip.ok) throw new Error(zip.error.message);
+    expect(zip.value.path).toBe(path.join(dataDir, 'exports', `${runId}.zip`));
+    expect(await services.api.export.verify({ path: zip.value.path })).toMatchObject({ ok: true, value: { verified: true, problems: [] } });
+    expect(await services.api.export.verify({ path: 'relative.zip' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
+  });
+
+  it('answers unknown runs and models with NOT_FOUND / MODEL_NOT_FOUND', async () => {
+    expect(await services.api.runs.get({ runId: 'nope' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(await services.api.runs.cancel({ runId: 'nope' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(await services.api.runs.start({ modelId: 'x/y' })).toMatchObject({ ok: false, error: { code: 'MODEL_NOT_FOUND' } });
+  });
+});
