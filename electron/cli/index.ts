@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   eval: () => import('./commands/eval.js'),
   verify: () => import('./commands/verify.js'),
   export: () => import('./commands/export.js'),
+  serve: () => import('./commands/serve.js'),
 };
 
 export async function main(argv: string[]): Promise<number> {

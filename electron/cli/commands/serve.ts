@@ -1,0 +1,83 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import type { EmitEvent } from '../../common/ipc-contract.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { createAppApi } from '../../main/ipc/create-app-api.js';
+import { startServeServer } from '../../main/serve/serve-server.js';
+import { forkSpawner } from '../../main/worker-client.js';
+
+export const summary = 'serve the app UI to a browser on 127.0.0.1 (HTTP + WebSocket, token in the URL)';
+
+const USAGE = 'usage: horizon serve [--port P] [--data-dir DIR] [--hub-url URL] [--static DIR]';
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+export async function run(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        port: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'hub-url': { type: 'string' },
+        static: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    console.error(`horizon serve: ${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`horizon serve: --port must be a port number, got '${values.port}'`);
+    return 2;
+  }
+  const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
+  const staticDir = path.resolve(values.static ?? path.join(repoRoot, 'out', 'renderer'));
+  if (!existsSync(path.join(staticDir, 'index.html'))) {
+    if (values.static) {
+      console.error(`horizon serve: ${staticDir}/index.html does not exist`);
+      return 1;
+    }
+    console.log('horizon serve: building the renderer (vite build)…');
+    execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: repoRoot, stdio: 'inherit' });
+  }
+  const version = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+
+  let emit: EmitEvent = () => {};
+  const app = await createAppApi({
+    dataDir,
+    hubUrl: values['hub-url'],
+    spawner: forkSpawner(),
+    emit: (event, payload) => emit(event, payload),
+    appVersion: version,
+  });
+  const server = await startServeServer({
+    api: app.api,
+    staticDir,
+    port,
+    downloadDir: dataLayout.exportsDir(dataDir),
+  });
+  emit = server.emit;
+  console.log(`horizon serve: data dir ${dataDir}`);
+  console.log(`horizon serve: open ${server.url}`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  console.log('horizon serve: stopping');
+  await server.close();
+  await app.dispose();
+  return 0;
+}
