@@ -40,13 +40,28 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
 
   // One position per thread: a full head-dim dot product from the K row.
   float local_max = -INFINITY;
+  const bool vec = hd % 8 == 0;
   for (int j = threadIdx.x; j < n; j += blockDim.x) {
-    const __half2 * krow = reinterpret_cast<const __half2 *>(kbase + static_cast<size_t>(j) * kv_dim);
     float s = 0.0f;
-    for (int d2 = 0; d2 < hd / 2; ++d2) {
-      const float2 kv = __half22float2(krow[d2]);
-      s = fmaf(qs[2 * d2], kv.x, s);
-      s = fmaf(qs[2 * d2 + 1], kv.y, s);
+    if (vec) {
+      const uint4 * krow = reinterpret_cast<const uint4 *>(kbase + static_cast<size_t>(j) * kv_dim);
+      for (int d8 = 0; d8 < hd / 8; ++d8) {
+        const uint4 raw = krow[d8];
+        const __half2 * h = reinterpret_cast<const __half2 *>(&raw);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 kv = __half22float2(h[i]);
+          s = fmaf(qs[8 * d8 + 2 * i], kv.x, s);
+          s = fmaf(qs[8 * d8 + 2 * i + 1], kv.y, s);
+        }
+      }
+    } else {
+      const __half2 * krow = reinterpret_cast<const __half2 *>(kbase + static_cast<size_t>(j) * kv_dim);
+      for (int d2 = 0; d2 < hd / 2; ++d2) {
+        const float2 kv = __half22float2(krow[d2]);
+        s = fmaf(qs[2 * d2], kv.x, s);
+        s = fmaf(qs[2 * d2 + 1], kv.y, s);
+      }
     }
     scores[j] = s;
     local_max = fmaxf(local_max, s);

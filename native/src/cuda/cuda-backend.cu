@@ -636,6 +636,7 @@ void cuda_backend::layer_moe_full(int li, int n) {
   gu.rows = 2 * c.intermediate_size;
   gu.cols = c.hidden_size;
   gu.group_size = group_;
+  gu.max_group_entries = n;
   rt_cuda_matmul_w4a16(gu, stream_);
   rt_cuda_swiglu(gu_, A, c.intermediate_size, h_, stream_);
   rt_cuda_w4a16_args dn = gu;
@@ -721,6 +722,7 @@ void cuda_backend::layer_moe_partial(int li, int n) {
     gu.rows = 2 * c.intermediate_size;
     gu.cols = c.hidden_size;
     gu.group_size = group_;
+    gu.max_group_entries = n;
     rt_cuda_matmul_w4a16(gu, stream_);
     rt_cuda_swiglu(gu_, A, c.intermediate_size, h_, stream_);
     rt_cuda_w4a16_args dn = gu;

@@ -10,10 +10,10 @@ using rt_cuda::padded_col;
 using rt_cuda::padded_len;
 
 constexpr int R = RT_F16_ROWS_PER_WARP;
-constexpr int TB = RT_F16_TOKEN_TILE;
 constexpr int THREADS = RT_F16_WARPS * 32;
 
-// Requires cols % 8 == 0: each lane reads 16 bytes (8 columns) of a row per step.
+// Requires cols % 8 == 0: each lane reads 16 bytes (8 columns) of a row per step. TB: token tile in registers.
+template <int TB>
 __global__ void __launch_bounds__(THREADS) f16_fast(rt_cuda_f16_args a, int tok_cap) {
   extern __shared__ float4 smem4[];
   float * xs = reinterpret_cast<float *>(smem4);
@@ -117,7 +117,8 @@ int max_dynamic_smem() {
     int optin = 48 * 1024;
     cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
     cached = optin;
-    cudaFuncSetAttribute(f16_fast, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+    cudaFuncSetAttribute(f16_fast<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+    cudaFuncSetAttribute(f16_fast<RT_F16_TOKEN_TILE>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
   }
   return cached;
 }
@@ -128,10 +129,15 @@ void rt_cuda_matmul_f16(const rt_cuda_f16_args & a, cudaStream_t stream) {
   if (a.rows <= 0 || a.n <= 0) return;
   if (a.cols % 8 == 0) {
     const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
-    const int tok_cap = std::max(1, std::min(TB, max_dynamic_smem() / row_bytes));
+    const int tok_cap = std::max(1, std::min({RT_F16_TOKEN_TILE, a.n, max_dynamic_smem() / row_bytes}));
     const int rows_per_block = R * RT_F16_WARPS;
     const int grid = (a.rows + rows_per_block - 1) / rows_per_block;
-    f16_fast<<<grid, THREADS, static_cast<size_t>(tok_cap) * row_bytes, stream>>>(a, tok_cap);
+    const size_t smem = static_cast<size_t>(tok_cap) * row_bytes;
+    if (tok_cap == 1) {
+      f16_fast<1><<<grid, THREADS, smem, stream>>>(a, 1);
+    } else {
+      f16_fast<RT_F16_TOKEN_TILE><<<grid, THREADS, smem, stream>>>(a, tok_cap);
+    }
   } else {
     const dim3 grid((a.rows + 127) / 128, std::min(a.n, 64));
     f16_generic<<<grid, 128, 0, stream>>>(a);

@@ -10,7 +10,6 @@ using rt_cuda::padded_col;
 using rt_cuda::padded_len;
 
 constexpr int R = RT_W4A16_ROWS_PER_WARP;
-constexpr int TB = RT_W4A16_TOKEN_TILE;
 constexpr int THREADS = RT_W4A16_WARPS * 32;
 
 __device__ __forceinline__ void group_range(const rt_cuda_w4a16_args & a, int g, int & begin, int & end) {
@@ -28,7 +27,9 @@ __device__ __forceinline__ float nibble(uint32_t w, int i) {
   return __int_as_float(0x4B000000u | ((w >> (4 * i)) & 0xFu)) - 8388616.0f;
 }
 
-// Requires cols % 32 == 0 and group_size % 8 == 0: each lane reads 16 bytes (32 columns) per step.
+// Requires cols % 32 == 0 and group_size % 8 == 0: each lane reads 16 bytes (32 columns) per step. TB is the token
+// tile held in registers: 1 for decode (fewer registers, more resident warps) or RT_W4A16_TOKEN_TILE.
+template <int TB>
 __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int tok_cap) {
   extern __shared__ float4 smem4[];
   float * xs = reinterpret_cast<float *>(smem4);
@@ -184,7 +185,8 @@ int max_dynamic_smem() {
     int optin = 48 * 1024;
     cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
     cached = optin;
-    cudaFuncSetAttribute(w4a16_fast, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+    cudaFuncSetAttribute(w4a16_fast<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+    cudaFuncSetAttribute(w4a16_fast<RT_W4A16_TOKEN_TILE>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
   }
   return cached;
 }
@@ -196,10 +198,17 @@ void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
   const bool fast = a.cols % 32 == 0 && a.group_size % 8 == 0;
   if (fast) {
     const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
-    const int tok_cap = std::max(1, std::min(TB, max_dynamic_smem() / row_bytes));
+    int most = a.offsets == nullptr ? a.n_entries : (a.max_group_entries > 0 ? a.max_group_entries : RT_W4A16_TOKEN_TILE);
+    most = std::max(1, std::min(most, RT_W4A16_TOKEN_TILE));
+    const int tok_cap = std::max(1, std::min(most, max_dynamic_smem() / row_bytes));
     const int rows_per_block = R * RT_W4A16_WARPS;
     const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, a.n_groups);
-    w4a16_fast<<<grid, THREADS, static_cast<size_t>(tok_cap) * row_bytes, stream>>>(a, tok_cap);
+    const size_t smem = static_cast<size_t>(tok_cap) * row_bytes;
+    if (tok_cap == 1) {
+      w4a16_fast<1><<<grid, THREADS, smem, stream>>>(a, 1);
+    } else {
+      w4a16_fast<RT_W4A16_TOKEN_TILE><<<grid, THREADS, smem, stream>>>(a, tok_cap);
+    }
   } else {
     const dim3 grid((a.rows + 127) / 128, a.n_groups, 8);
     w4a16_generic<<<grid, 128, 0, stream>>>(a);

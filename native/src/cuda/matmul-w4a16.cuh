@@ -23,6 +23,7 @@ struct rt_cuda_w4a16_args {
   const int * rows_out = nullptr;  // [entries] y row per sorted entry; nullptr = the entry index
   const int * offsets = nullptr;   // [n_groups + 1] entry ranges per group; nullptr = one group of n_entries
   int n_entries = 0;
+  int max_group_entries = 0;  // upper bound on entries in one group (e.g. the token count); 0 = unknown
   const uint8_t * const * qweight = nullptr;  // [n_groups] per-group [rows, cols/2] bytes; nullptr skips a group
   const __half * const * scales = nullptr;    // [n_groups] per-group [rows, cols/group_size]
   int n_groups = 1;
