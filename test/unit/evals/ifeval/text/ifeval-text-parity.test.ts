@@ -1,6 +1,6 @@
 // The reference scorer's verdicts that depend only on these text tools, recomputed here: count_sentences is
-// len(punkt.tokenize(text)) and response_language is detect(text) == language (LangDetectException counts as
-// following). Both strict (raw response) and loose (the 8 response variants) verdicts must match
+// len(punkt.tokenize(text)), count_words is len(RegexpTokenizer(r"\w+").tokenize(text)) with Python's \w, and
+// response_language is detect(text) == language (LangDetectException counts as following). Both strict (raw response) and loose (the 8 response variants) verdicts must match
 // gpt4_reference_verdicts.jsonl; every mismatch is reported with its key.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
-import { pyStrip } from '../../../../../evals/ifeval/text/punkt-python-chars.js';
+import { PY_WORD_CHARS, pyStrip } from '../../../../../evals/ifeval/text/punkt-python-chars.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { PUNKT_DIR, SHARED } from './golden/golden.js';
 
@@ -31,6 +31,8 @@ function looseVariants(response: string): string[] {
   return [response, star(response), removeFirst, removeLast, removeBoth, star(removeFirst), star(removeLast), star(removeBoth)];
 }
 
+const WORDS_RE = new RegExp(`[${PY_WORD_CHARS}]+`, 'gu');
+
 let tools: TextTools;
 const inputs = new Map(readJsonl<Input>('input_data.jsonl').map((r) => [r.key, r]));
 const responses = new Map(
@@ -43,9 +45,10 @@ beforeAll(async () => {
 });
 
 function checkFollowing(id: string, kwargs: Record<string, unknown>, text: string): boolean {
-  if (id === 'length_constraints:number_sentences') {
-    const n = tools.sentTokenize(text).length;
-    const threshold = kwargs.num_sentences as number;
+  if (id === 'length_constraints:number_sentences' || id === 'length_constraints:number_words') {
+    const sentences = id === 'length_constraints:number_sentences';
+    const n = sentences ? tools.sentTokenize(text).length : (text.match(WORDS_RE) ?? []).length;
+    const threshold = (sentences ? kwargs.num_sentences : kwargs.num_words) as number;
     if (kwargs.relation === 'less than') return n < threshold;
     if (kwargs.relation === 'at least') return n >= threshold;
     throw new Error(`input_data.jsonl: unknown relation ${String(kwargs.relation)}`);
@@ -57,7 +60,7 @@ function checkFollowing(id: string, kwargs: Record<string, unknown>, text: strin
   }
 }
 
-describe.each(['length_constraints:number_sentences', 'language:response_language'])('%s parity with the reference scorer', (id) => {
+describe.each(['length_constraints:number_sentences', 'length_constraints:number_words', 'language:response_language'])('%s parity with the reference scorer', (id) => {
   const rows = verdicts.flatMap((v) => {
     const input = inputs.get(v.key);
     if (!input) throw new Error(`gpt4_reference_verdicts.jsonl: key ${v.key} is not in input_data.jsonl`);
