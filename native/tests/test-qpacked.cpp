@@ -1,6 +1,7 @@
 // qpacked-v1 golden bytes (hand-computed from the spec in src/quant/qpacked.h), FP16 rounding edge cases, and the
 // CPU INT4 dot kernels (AVX2 and scalar) against the reference unpack. To add a golden case, append a row to the
 // matrix below and its hand-computed bytes/scales.
+#include <algorithm>
 #include <cstring>
 
 #include "cpu/cpu-kernels.h"
@@ -98,8 +99,47 @@ static void dot_kernels() {
   CHECK(!qpacked_is_expert_weight("model.layers.3.mlp.gate.weight"), "router is not an expert");
 }
 
+// The spec read literally (std::round = half away from zero), to check the vectorisable quantiser against.
+static void spec_quantize_row(const float * w, int cols, int group, uint8_t * q, uint16_t * scales) {
+  for (int g0 = 0; g0 < cols; g0 += group) {
+    float amax = 0.0f;
+    for (int c = g0; c < g0 + group; ++c) amax = std::fmax(amax, std::fabs(w[c]));
+    scales[g0 / group] = fp16_from_f32(amax / 7.0f);
+    const float scale = f32_from_fp16(scales[g0 / group]);
+    for (int c = g0; c < g0 + group; c += 2) {
+      int u[2];
+      for (int k = 0; k < 2; ++k) {
+        const int v = scale == 0.0f ? 0 : static_cast<int>(std::round(w[c + k] / scale));
+        u[k] = std::min(7, std::max(-8, v)) + 8;
+      }
+      q[c / 2] = static_cast<uint8_t>(u[0] | (u[1] << 4));
+    }
+  }
+}
+
+static void matches_spec() {
+  test_util::rng r(99);
+  const int n = 64;
+  std::vector<float> w(n);
+  std::vector<uint8_t> a(n / 2), b(n / 2);
+  std::vector<uint16_t> sa(n / 16), sb(n / 16);
+  int mismatches = 0;
+  for (int it = 0; it < 20000; ++it) {
+    const float mag = std::ldexp(1.0f, static_cast<int>(it % 60) - 40);
+    for (int i = 0; i < n; ++i) {
+      w[i] = r.uniform() * mag;
+      if (it % 3 == 0) w[i] = std::round(w[i] * 14.0f / mag) * mag / 14.0f;  // many exact .5 multiples of the scale
+    }
+    qpacked_quantize_row(w.data(), n, 16, a.data(), sa.data());
+    spec_quantize_row(w.data(), n, 16, b.data(), sb.data());
+    mismatches += (a != b || sa != sb) ? 1 : 0;
+  }
+  CHECK(mismatches == 0, "%d of 20000 random rows differ from the literal spec", mismatches);
+}
+
 int main() {
   golden();
+  matches_spec();
   fp16_edges();
   dot_kernels();
   std::printf("simd available: %d\n", cpu_kernels_simd() ? 1 : 0);

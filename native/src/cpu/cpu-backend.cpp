@@ -186,13 +186,14 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     cpu_matmul(*L.q_proj, h.data(), T, q.data(), pool_);
     cpu_matmul(*L.k_proj, h.data(), T, k.data(), pool_);
     cpu_matmul(*L.v_proj, h.data(), T, v.data(), pool_);
+    // As modeling_olmoe.py: q/k norms first, then the optional clamp of q, k and v.
+    rmsnorm_rows(q.data(), T, QD, *L.q_norm, q.data());
+    rmsnorm_rows(k.data(), T, KD, *L.k_norm, k.data());
     if (c_.clip_qkv > 0.0f) {
       const float cl = c_.clip_qkv;
       for (auto * vec : {&q, &k, &v})
         for (float & f : *vec) f = std::min(cl, std::max(-cl, f));
     }
-    rmsnorm_rows(q.data(), T, QD, *L.q_norm, q.data());
-    rmsnorm_rows(k.data(), T, KD, *L.k_norm, k.data());
     for (int t = 0; t < T; ++t) {
       rope(q.data() + static_cast<int64_t>(t) * QD, nh, pos[static_cast<size_t>(t)]);
       rope(k.data() + static_cast<int64_t>(t) * KD, nkv, pos[static_cast<size_t>(t)]);

@@ -219,11 +219,21 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
       const int64_t cols = e.shape.empty() ? 1 : e.shape.back();
       const int64_t rows = cols == 0 ? 0 : static_cast<int64_t>((e.end - e.begin) / dtype_size(e.type)) / cols;
       auto to_f32 = [&](int64_t r, float * out) {
-        const size_t es = dtype_size(e.type);
-        const unsigned char * p = base + static_cast<size_t>(r * cols) * es;
-        for (int64_t c = 0; c < cols; ++c) {
-          if (e.type == dtype::f32) { float f; std::memcpy(&f, p + c * 4, 4); out[c] = f; }
-          else { uint16_t h; std::memcpy(&h, p + c * 2, 2); out[c] = e.type == dtype::bf16 ? f32_from_bf16(h) : f32_from_fp16(h); }
+        const unsigned char * p = base + static_cast<size_t>(r * cols) * dtype_size(e.type);
+        if (e.type == dtype::f32) {
+          std::memcpy(out, p, static_cast<size_t>(cols) * 4);
+        } else if (e.type == dtype::bf16) {
+          for (int64_t c = 0; c < cols; ++c) {
+            uint16_t h;
+            std::memcpy(&h, p + c * 2, 2);
+            out[c] = f32_from_bf16(h);
+          }
+        } else {
+          for (int64_t c = 0; c < cols; ++c) {
+            uint16_t h;
+            std::memcpy(&h, p + c * 2, 2);
+            out[c] = f32_from_fp16(h);
+          }
         }
       };
       if (s.expert) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace rt {
 
@@ -60,24 +61,32 @@ int qpacked_default_group_size(int in_a, int in_b) {
 }
 
 void qpacked_quantize_row(const float * w, int cols, int group, uint8_t * qweight, uint16_t * scales) {
+  // Written so the compiler vectorises it: trunc + exact fraction test is round-half-away-from-zero.
+  std::vector<uint8_t> u(static_cast<size_t>(group));
   for (int g0 = 0; g0 < cols; g0 += group) {
+    const float * wg = w + g0;
     float amax = 0.0f;
-    for (int c = g0; c < g0 + group; ++c) amax = std::fmax(amax, std::fabs(w[c]));
+    for (int c = 0; c < group; ++c) {
+      const float v = std::fabs(wg[c]);
+      amax = v > amax ? v : amax;
+    }
     const uint16_t sbits = fp16_from_f32(amax / 7.0f);
     scales[g0 / group] = sbits;
     const float scale = f32_from_fp16(sbits);
-    for (int c = g0; c < g0 + group; c += 2) {
-      uint32_t u[2];
-      for (int k = 0; k < 2; ++k) {
-        int q = 0;
-        if (scale != 0.0f) {
-          const float r = std::round(w[c + k] / scale);
-          q = r < -8.0f ? -8 : (r > 7.0f ? 7 : static_cast<int>(r));
-        }
-        u[k] = static_cast<uint32_t>(q + 8);
-      }
-      qweight[c / 2] = static_cast<uint8_t>(u[0] | (u[1] << 4));
+    uint8_t * out = qweight + g0 / 2;
+    if (scale == 0.0f) {
+      std::memset(out, 0x88, static_cast<size_t>(group / 2));
+      continue;
     }
+    for (int c = 0; c < group; ++c) {
+      const float x = wg[c] / scale;
+      float t = std::trunc(x);
+      const float f = x - t;
+      t += f >= 0.5f ? 1.0f : (f <= -0.5f ? -1.0f : 0.0f);
+      t = t < -8.0f ? -8.0f : (t > 7.0f ? 7.0f : t);
+      u[static_cast<size_t>(c)] = static_cast<uint8_t>(static_cast<int>(t) + 8);
+    }
+    for (int j = 0; j < group / 2; ++j) out[j] = static_cast<uint8_t>(u[2 * j] | (u[2 * j + 1] << 4));
   }
 }
 
