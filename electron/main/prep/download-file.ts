@@ -122,7 +122,8 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
       offset = 0;
     }
     let hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
-    await hasher.updateFromFile(part, offset, undefined, signal);
+    let rehashed = 0;
+    await hasher.updateFromFile(part, offset, (n) => opts.onBytes?.((rehashed += n), total ?? 0), signal);
     opts.onBytes?.(offset, total ?? 0);
 
     let failures = 0;

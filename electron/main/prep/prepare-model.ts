@@ -9,6 +9,7 @@ import { findCachedFile, hfCacheDir } from './hf-cache.js';
 import { defaultGroupSize, parseOlmoeConfig, type OlmoeConfig } from './olmoe-config.js';
 import { runPacker, type PackerCommand } from './pack-model.js';
 import { PrepError, throwIfAborted, toPrepError } from './prep-error.js';
+import { acquirePrepLock } from './prep-lock.js';
 import { RateMeter, type PrepEvent } from './prep-events.js';
 import {
   readPreparedManifest,
@@ -118,175 +119,185 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
     return existing;
   }
 
+  let release: () => Promise<void>;
   try {
     await fs.promises.mkdir(sourceDir, { recursive: true });
-    await fs.promises.rm(dataLayout.preparedManifest(modelDir), { force: true });
+    release = await acquirePrepLock(modelDir, `${repo}@${commit}`);
   } catch (error) {
     throw toPrepError(error, sourceDir);
   }
+  try {
+    await fs.promises.rm(dataLayout.preparedManifest(modelDir), { force: true });
+    return await prepareLocked();
+  } finally {
+    await release();
+  }
 
-  const cacheDir = opts.hfCacheDir === null ? undefined : (opts.hfCacheDir ?? hfCacheDir());
-  const destOf = (f: RepoFile): string => path.join(sourceDir, ...f.path.split('/'));
+  async function prepareLocked(): Promise<PrepareModelResult> {
 
-  let doneBytes = 0;
-  let totalBytes = 0;
-  const meter = new RateMeter();
-  let lastEmit = 0;
-  const progress = (phase: 'download' | 'verify', file: RepoFile, fileDone: number, force = false): void => {
-    const now = Date.now();
-    if (!force && now - lastEmit < EMIT_INTERVAL_MS) return;
-    lastEmit = now;
-    const overall = doneBytes + fileDone;
-    const { bytesPerSec, etaSec } = meter.sample(overall, totalBytes);
-    emit({ type: 'progress', phase, file: file.path, fileDoneBytes: fileDone, fileTotalBytes: file.size, doneBytes: overall, totalBytes, bytesPerSec, etaSec });
-  };
+    const cacheDir = opts.hfCacheDir === null ? undefined : (opts.hfCacheDir ?? hfCacheDir());
+    const destOf = (f: RepoFile): string => path.join(sourceDir, ...f.path.split('/'));
 
-  const acquire = async (f: RepoFile): Promise<PreparedFile> => {
-    throwIfAborted(signal, f.path);
-    const dest = destOf(f);
-    const git = f.sha256 === undefined;
-    if ((await statSize(dest)) === f.size) {
-      if (!git && !opts.verify) return done(f, f.sha256!, 'existing');
-      const digest = await hashFile(dest, { git, signal });
-      if (matches(digest, f)) return done(f, digest.sha256, 'existing');
-      emit({ type: 'warning', message: `${f.path}: the copy in ${sourceDir} does not verify; downloading it again` });
-      await fs.promises.rm(dest, { force: true });
+    let doneBytes = 0;
+    let totalBytes = 0;
+    const meter = new RateMeter();
+    let lastEmit = 0;
+    const progress = (phase: 'download' | 'verify', file: RepoFile, fileDone: number, force = false): void => {
+      const now = Date.now();
+      if (!force && now - lastEmit < EMIT_INTERVAL_MS) return;
+      lastEmit = now;
+      const overall = doneBytes + fileDone;
+      const { bytesPerSec, etaSec } = meter.sample(overall, totalBytes);
+      emit({ type: 'progress', phase, file: file.path, fileDoneBytes: fileDone, fileTotalBytes: file.size, doneBytes: overall, totalBytes, bytesPerSec, etaSec });
+    };
+
+    const acquire = async (f: RepoFile): Promise<PreparedFile> => {
+      throwIfAborted(signal, f.path);
+      const dest = destOf(f);
+      const git = f.sha256 === undefined;
+      if ((await statSize(dest)) === f.size) {
+        if (!git && !opts.verify) return done(f, f.sha256!, 'existing');
+        const digest = await hashFile(dest, { git, signal });
+        if (matches(digest, f)) return done(f, digest.sha256, 'existing');
+        emit({ type: 'warning', message: `${f.path}: the copy in ${sourceDir} does not verify; downloading it again` });
+        await fs.promises.rm(dest, { force: true });
+      }
+      if (cacheDir) {
+        const cached = await findCachedFile(cacheDir, repo, commit, f.path);
+        if (cached && (await statSize(cached)) === f.size) {
+          let seen = 0;
+          const digest = await hashFile(cached, {
+            git,
+            signal,
+            onBytes: (n) => {
+              seen += n;
+              progress('verify', f, seen);
+            },
+          });
+          if (matches(digest, f)) {
+            await placeFromCache(cached, dest);
+            return done(f, digest.sha256, 'hf-cache');
+          }
+          emit({ type: 'warning', message: `${f.path}: the HF cache copy ${cached} does not verify; downloading it instead` });
+        }
+      }
+      const digest = await downloadFile({
+        url: `${hubUrl}/${repo}/resolve/${commit}/${f.path.split('/').map(encodeURIComponent).join('/')}`,
+        dest,
+        label: `${repo}@${commit.slice(0, 12)}/${f.path}`,
+        expected: { size: f.size, ...(f.sha256 ? { sha256: f.sha256 } : {}), ...(f.gitSha1 ? { gitSha1: f.gitSha1 } : {}) },
+        headers: authHeaders,
+        fetch: fetchImpl,
+        ...(signal ? { signal } : {}),
+        ...(opts.retries !== undefined ? { retries: opts.retries } : {}),
+        ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
+        onBytes: (n) => progress('download', f, n),
+        onRetry: (attempt, delayMs, reason) => emit({ type: 'retry', file: f.path, attempt, delayMs, reason }),
+      });
+      return done(f, digest.sha256, 'download');
+    };
+    const done = (f: RepoFile, sha256: string, source: 'download' | 'hf-cache' | 'existing'): PreparedFile => {
+      progress(source === 'download' ? 'download' : 'verify', f, f.size, true);
+      doneBytes += f.size;
+      emit({ type: 'file', path: f.path, source, size: f.size, sha256 });
+      return { path: f.path, size: f.size, sha256 };
+    };
+
+    // Small files first: config.json decides whether this is an OLMoE model before any shard is fetched.
+    const metadata = METADATA_FILES.map((n) => byPath.get(n)).filter((f): f is RepoFile => f !== undefined);
+    const index = byPath.get(INDEX_FILE);
+    const firstWave = [...metadata, ...(index ? [index] : [])];
+    totalBytes = firstWave.reduce((a, f) => a + f.size, 0);
+    emit({ type: 'phase', phase: 'download', message: `fetching ${repo}@${commit}` });
+    const prepared: PreparedFile[] = [];
+    let config: OlmoeConfig | undefined;
+    try {
+      for (const f of firstWave) {
+        prepared.push(await acquire(f));
+        if (f.path === 'config.json') config = parseOlmoeConfig(await fs.promises.readFile(destOf(f), 'utf8'), `${repo}@${commit.slice(0, 12)}/config.json`);
+      }
+    } catch (error) {
+      throw toPrepError(error, repo);
     }
-    if (cacheDir) {
-      const cached = await findCachedFile(cacheDir, repo, commit, f.path);
-      if (cached && (await statSize(cached)) === f.size) {
-        let seen = 0;
-        const digest = await hashFile(cached, {
-          git,
-          signal,
-          onBytes: (n) => {
-            seen += n;
-            progress('verify', f, seen);
+    const shards = await selectShards(resolved.files, index ? destOf(index) : undefined, `${repo}@${commit.slice(0, 12)}`);
+    const wanted = [...firstWave, ...shards];
+    totalBytes = wanted.reduce((a, f) => a + f.size, 0);
+    emit({ type: 'resolved', repo, commit, files: wanted.map((f) => ({ path: f.path, size: f.size })), totalBytes });
+
+    const groupSize = opts.groupSize ?? defaultGroupSize(config!);
+    const packedDir = dataLayout.packedDir(modelDir, groupSize);
+    const packDone = pack ? await completePack(packedDir, commit, groupSize) : undefined;
+    let remaining = 0;
+    for (const f of shards) {
+      const present = (await statSize(destOf(f))) === f.size ? f.size : ((await statSize(`${destOf(f)}.part`)) ?? 0);
+      const inCache = cacheDir ? await findCachedFile(cacheDir, repo, commit, f.path) : undefined;
+      if (!inCache) remaining += Math.max(0, f.size - present);
+    }
+    const packBytes = pack && !packDone ? Math.ceil(shards.reduce((a, f) => a + f.size, 0) * PACKED_SIZE_RATIO) : 0;
+    await assertFreeSpace(modelDir, remaining + packBytes, `${repo}@${commit.slice(0, 12)} (download and INT4 pack)`, opts.statfs);
+
+    try {
+      for (const f of shards) {
+        prepared.push(await acquire(f));
+        await checkSafetensorsFile(destOf(f), `${repo}@${commit.slice(0, 12)}/${f.path}`);
+      }
+    } catch (error) {
+      throw toPrepError(error, repo);
+    }
+
+    let packSection: PreparedManifest['pack'] = null;
+    if (pack) {
+      emit({ type: 'phase', phase: 'pack', message: `packing routed experts to INT4 (group size ${groupSize})` });
+      let files = packDone;
+      if (!files) {
+        await fs.promises.rm(packedDir, { recursive: true, force: true });
+        const packMeter = new RateMeter();
+        let lastPackEmit = 0;
+        await runPacker({
+          source: sourceDir,
+          out: packedDir,
+          repo,
+          commit,
+          ...(opts.groupSize !== undefined ? { groupSize: opts.groupSize } : {}),
+          ...(signal ? { signal } : {}),
+          ...(opts.packer ? { packer: opts.packer } : {}),
+          onProgress: (p) => {
+            const now = Date.now();
+            if (now - lastPackEmit < EMIT_INTERVAL_MS && p.doneBytes < p.totalBytes) return;
+            lastPackEmit = now;
+            const { bytesPerSec, etaSec } = packMeter.sample(p.doneBytes, p.totalBytes);
+            emit({ type: 'progress', phase: p.phase, doneBytes: p.doneBytes, totalBytes: p.totalBytes, bytesPerSec, etaSec });
           },
         });
-        if (matches(digest, f)) {
-          await placeFromCache(cached, dest);
-          return done(f, digest.sha256, 'hf-cache');
-        }
-        emit({ type: 'warning', message: `${f.path}: the HF cache copy ${cached} does not verify; downloading it instead` });
+        files = await completePack(packedDir, commit, groupSize);
+        if (!files) throw new PrepError('INTERNAL', `${packedDir}: the packer exited but its horizon-manifest.json is missing or does not verify`);
       }
+      packSection = { dir: path.basename(packedDir), format: 'qpacked-v1', groupSize, files };
     }
-    const digest = await downloadFile({
-      url: `${hubUrl}/${repo}/resolve/${commit}/${f.path.split('/').map(encodeURIComponent).join('/')}`,
-      dest,
-      label: `${repo}@${commit.slice(0, 12)}/${f.path}`,
-      expected: { size: f.size, ...(f.sha256 ? { sha256: f.sha256 } : {}), ...(f.gitSha1 ? { gitSha1: f.gitSha1 } : {}) },
-      headers: authHeaders,
-      fetch: fetchImpl,
-      ...(signal ? { signal } : {}),
-      ...(opts.retries !== undefined ? { retries: opts.retries } : {}),
-      ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
-      onBytes: (n) => progress('download', f, n),
-      onRetry: (attempt, delayMs, reason) => emit({ type: 'retry', file: f.path, attempt, delayMs, reason }),
-    });
-    return done(f, digest.sha256, 'download');
-  };
-  const done = (f: RepoFile, sha256: string, source: 'download' | 'hf-cache' | 'existing'): PreparedFile => {
-    progress(source === 'download' ? 'download' : 'verify', f, f.size, true);
-    doneBytes += f.size;
-    emit({ type: 'file', path: f.path, source, size: f.size, sha256 });
-    return { path: f.path, size: f.size, sha256 };
-  };
 
-  // Small files first: config.json decides whether this is an OLMoE model before any shard is fetched.
-  const metadata = METADATA_FILES.map((n) => byPath.get(n)).filter((f): f is RepoFile => f !== undefined);
-  const index = byPath.get(INDEX_FILE);
-  const firstWave = [...metadata, ...(index ? [index] : [])];
-  totalBytes = firstWave.reduce((a, f) => a + f.size, 0);
-  emit({ type: 'phase', phase: 'download', message: `fetching ${repo}@${commit}` });
-  const prepared: PreparedFile[] = [];
-  let config: OlmoeConfig | undefined;
-  try {
-    for (const f of firstWave) {
-      prepared.push(await acquire(f));
-      if (f.path === 'config.json') config = parseOlmoeConfig(await fs.promises.readFile(destOf(f), 'utf8'), `${repo}@${commit.slice(0, 12)}/config.json`);
+    emit({ type: 'phase', phase: 'manifest', message: 'writing prepared.json' });
+    const manifest: PreparedManifest = {
+      format: 'horizon-prepared-v1',
+      repo,
+      revision,
+      commit,
+      hubUrl,
+      source: { dir: path.basename(sourceDir), files: [...prepared].sort((a, b) => a.path.localeCompare(b.path)) },
+      pack: packSection,
+      tool: 'horizon-runmap',
+      toolVersion: toolVersion(),
+      createdAt: new Date().toISOString(),
+    };
+    let manifestPath: string;
+    try {
+      manifestPath = await writePreparedManifest(modelDir, manifest);
+    } catch (error) {
+      throw toPrepError(error, path.join(modelDir, 'prepared.json'));
     }
-  } catch (error) {
-    throw toPrepError(error, repo);
+    const result = { modelDir, commit, manifestPath, packedDir: pack ? packedDir : null, manifest };
+    emit({ type: 'done', manifestPath, modelDir, packedDir: result.packedDir });
+    return result;
   }
-  const shards = await selectShards(resolved.files, index ? destOf(index) : undefined, `${repo}@${commit.slice(0, 12)}`);
-  const wanted = [...firstWave, ...shards];
-  totalBytes = wanted.reduce((a, f) => a + f.size, 0);
-  emit({ type: 'resolved', repo, commit, files: wanted.map((f) => ({ path: f.path, size: f.size })), totalBytes });
-
-  const groupSize = opts.groupSize ?? defaultGroupSize(config!);
-  const packedDir = dataLayout.packedDir(modelDir, groupSize);
-  const packDone = pack ? await completePack(packedDir, commit, groupSize) : undefined;
-  let remaining = 0;
-  for (const f of shards) {
-    const present = (await statSize(destOf(f))) === f.size ? f.size : ((await statSize(`${destOf(f)}.part`)) ?? 0);
-    const inCache = cacheDir ? await findCachedFile(cacheDir, repo, commit, f.path) : undefined;
-    if (!inCache) remaining += Math.max(0, f.size - present);
-  }
-  const packBytes = pack && !packDone ? Math.ceil(shards.reduce((a, f) => a + f.size, 0) * PACKED_SIZE_RATIO) : 0;
-  await assertFreeSpace(modelDir, remaining + packBytes, `${repo}@${commit.slice(0, 12)} (download and INT4 pack)`, opts.statfs);
-
-  try {
-    for (const f of shards) {
-      prepared.push(await acquire(f));
-      await checkSafetensorsFile(destOf(f), `${repo}@${commit.slice(0, 12)}/${f.path}`);
-    }
-  } catch (error) {
-    throw toPrepError(error, repo);
-  }
-
-  let packSection: PreparedManifest['pack'] = null;
-  if (pack) {
-    emit({ type: 'phase', phase: 'pack', message: `packing routed experts to INT4 (group size ${groupSize})` });
-    let files = packDone;
-    if (!files) {
-      await fs.promises.rm(packedDir, { recursive: true, force: true });
-      const packMeter = new RateMeter();
-      let lastPackEmit = 0;
-      await runPacker({
-        source: sourceDir,
-        out: packedDir,
-        repo,
-        commit,
-        ...(opts.groupSize !== undefined ? { groupSize: opts.groupSize } : {}),
-        ...(signal ? { signal } : {}),
-        ...(opts.packer ? { packer: opts.packer } : {}),
-        onProgress: (p) => {
-          const now = Date.now();
-          if (now - lastPackEmit < EMIT_INTERVAL_MS && p.doneBytes < p.totalBytes) return;
-          lastPackEmit = now;
-          const { bytesPerSec, etaSec } = packMeter.sample(p.doneBytes, p.totalBytes);
-          emit({ type: 'progress', phase: p.phase, doneBytes: p.doneBytes, totalBytes: p.totalBytes, bytesPerSec, etaSec });
-        },
-      });
-      files = await completePack(packedDir, commit, groupSize);
-      if (!files) throw new PrepError('INTERNAL', `${packedDir}: the packer exited but its horizon-manifest.json is missing or does not verify`);
-    }
-    packSection = { dir: path.basename(packedDir), format: 'qpacked-v1', groupSize, files };
-  }
-
-  emit({ type: 'phase', phase: 'manifest', message: 'writing prepared.json' });
-  const manifest: PreparedManifest = {
-    format: 'horizon-prepared-v1',
-    repo,
-    revision,
-    commit,
-    hubUrl,
-    source: { dir: path.basename(sourceDir), files: [...prepared].sort((a, b) => a.path.localeCompare(b.path)) },
-    pack: packSection,
-    tool: 'horizon-runmap',
-    toolVersion: toolVersion(),
-    createdAt: new Date().toISOString(),
-  };
-  let manifestPath: string;
-  try {
-    manifestPath = await writePreparedManifest(modelDir, manifest);
-  } catch (error) {
-    throw toPrepError(error, path.join(modelDir, 'prepared.json'));
-  }
-  const result = { modelDir, commit, manifestPath, packedDir: pack ? packedDir : null, manifest };
-  emit({ type: 'done', manifestPath, modelDir, packedDir: result.packedDir });
-  return result;
 }
 
 async function alreadyPrepared(

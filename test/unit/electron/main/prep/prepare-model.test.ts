@@ -252,6 +252,25 @@ describe('prepareModel against the local hub', () => {
   });
 });
 
+describe('prepareModel lock', () => {
+  it('refuses a second preparation of the same model while one runs, and takes over a stale lock', async () => {
+    hub.faults.push({ kind: 'slow', path: SHARD1, bytesPerSec: 300_000 });
+    const first = prepareModel(opts());
+    await new Promise((r) => setTimeout(r, 300));
+    await expectPrepError(prepareModel(opts()), 'BAD_INPUT', /already being prepared in this process/);
+    await first;
+    const modelDir = path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit);
+    expect(fs.existsSync(path.join(modelDir, '.prepare.lock'))).toBe(false);
+
+    const data2 = tempDir('data');
+    const dir2 = path.join(data2, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit);
+    fs.mkdirSync(dir2, { recursive: true });
+    fs.writeFileSync(path.join(dir2, '.prepare.lock'), '999999999');
+    await prepareModel(opts({ dataDir: data2 }));
+    expect((await listPreparedModels(data2))[0]?.ready).toBe(true);
+  });
+});
+
 describe('prepareModel in a folder it may not write', () => {
   it('fails with PERMISSION naming the folder', async () => {
     const models = path.join(dataDir, 'models');

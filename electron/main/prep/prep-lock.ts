@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { PrepError } from './prep-error.js';
+
+const held = new Set<string>();
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<dir>/.prepare.lock` (pid inside) so two preparations of one model, in this process or another, never write
+ * the same files; a lock left by a dead process is taken over. Returns the release function.
+ */
+export async function acquirePrepLock(dir: string, what: string): Promise<() => Promise<void>> {
+  const file = path.join(dir, '.prepare.lock');
+  if (held.has(file)) throw new PrepError('BAD_INPUT', `${what} is already being prepared in this process`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fh = await fs.promises.open(file, 'wx');
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      held.add(file);
+      return async () => {
+        held.delete(file);
+        await fs.promises.rm(file, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = Number((await fs.promises.readFile(file, 'utf8').catch(() => '')).trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+        throw new PrepError('BAD_INPUT', `${what} is already being prepared by process ${pid} (lock ${file})`);
+      }
+      await fs.promises.rm(file, { force: true });
+    }
+  }
+  throw new PrepError('INTERNAL', `${file}: cannot take the preparation lock`);
+}
