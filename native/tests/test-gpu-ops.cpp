@@ -338,7 +338,9 @@ void test_attention() {
   // Host mirror of the caches (FP16-rounded, as the kernel stores them).
   std::vector<std::vector<float>> kh(2, std::vector<float>(static_cast<size_t>(max_ctx) * kv_dim));
   std::vector<std::vector<float>> vh = kh;
-  auto run = [&](const std::vector<int> & slot, const std::vector<int> & pos, const char * name) {
+  std::vector<float> ws(rt_cuda_attention_workspace_floats(nh, hd, max_ctx, 4));
+  dev<float> dws(ws);
+  auto run = [&](const std::vector<int> & slot, const std::vector<int> & pos, bool split, const char * name) {
     const int n = static_cast<int>(slot.size());
     std::vector<float> qkv(static_cast<size_t>(n) * ld);
     for (auto & v : qkv) v = 2.0f * r.uniform();
@@ -360,6 +362,8 @@ void test_attention() {
     a.head_dim = hd;
     a.max_context = max_ctx;
     a.out = reinterpret_cast<__half *>(dout.p);
+    a.workspace = split ? dws.p : nullptr;
+    a.split_len = 4;
     rt_cuda_attention(a, nullptr);
     for (int t = 0; t < n; ++t) {
       for (int i = 0; i < kv_dim; ++i) {
@@ -383,8 +387,10 @@ void test_attention() {
     }
     expect_close(name, halves_to_floats(dout.get()), ref, MAX_ABS_ERR_ATTENTION);
   };
-  run({0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5}, "attention prefill (causal)");
-  run({0, 1, 1, 1}, {6, 0, 1, 2}, "attention decode + prefill mixed");
+  run({0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5}, false, "attention prefill (causal)");
+  run({0, 1, 1, 1}, {6, 0, 1, 2}, true, "attention mixed, split positions");
+  run({0, 1}, {7, 3}, false, "attention decode, one block");
+  run({1, 0}, {4, 8}, true, "attention decode, split positions");
   std::vector<float> k0 = halves_to_floats(kc0.get());
   expect_close("attention kv cache store", k0, kh[0], 0.0f);
 }

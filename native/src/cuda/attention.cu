@@ -19,17 +19,21 @@ __global__ void kv_store_kernel(rt_cuda_attention_args a) {
   }
 }
 
-__global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda_attention_args a) {
+// One block per (token, head, split); positions j0 .. j0 + split_len of the token's sequence. With one split the
+// block writes the normalised output, otherwise its unnormalised sum, max and denominator for the combine kernel.
+__global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda_attention_args a, int split_len) {
   extern __shared__ float sm[];
   const int hd = a.head_dim;
   float * qs = sm;                        // [hd]
   float * part = qs + hd;                 // [WARPS * hd]
   float * scratch = part + WARPS * hd;    // [32]
-  float * scores = scratch + 32;          // [max_context]
+  float * scores = scratch + 32;          // [split_len], indexed j - j0
 
   const int t = blockIdx.x;
   const int h = blockIdx.y;
-  const int n = a.tok_pos[t] + 1;
+  const int j0 = static_cast<int>(blockIdx.z) * split_len;
+  const int n = min(a.tok_pos[t] + 1, j0 + split_len);
+  if (j0 >= n) return;  // whole block: this split starts past the sequence
   const int kvh = h / (a.n_heads / a.n_kv_heads);
   const int kv_dim = a.n_kv_heads * hd;
   const __half * kbase = a.k_seq[a.tok_slot[t]] + a.layer_offset + kvh * hd;
@@ -41,7 +45,7 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
   // One position per thread: a full head-dim dot product from the K row.
   float local_max = -INFINITY;
   const bool vec = hd % 8 == 0;
-  for (int j = threadIdx.x; j < n; j += blockDim.x) {
+  for (int j = j0 + threadIdx.x; j < n; j += blockDim.x) {
     float s = 0.0f;
     if (vec) {
       const uint4 * krow = reinterpret_cast<const uint4 *>(kbase + static_cast<size_t>(j) * kv_dim);
@@ -63,14 +67,14 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
         s = fmaf(qs[2 * d2 + 1], kv.y, s);
       }
     }
-    scores[j] = s;
+    scores[j - j0] = s;
     local_max = fmaxf(local_max, s);
   }
   const float m = rt_cuda::block_max(local_max, scratch);
   float local_sum = 0.0f;
-  for (int j = threadIdx.x; j < n; j += blockDim.x) {
-    const float p = expf(scores[j] - m);
-    scores[j] = p;
+  for (int j = j0 + threadIdx.x; j < n; j += blockDim.x) {
+    const float p = expf(scores[j - j0] - m);
+    scores[j - j0] = p;
     local_sum += p;
   }
   const float total = rt_cuda::block_sum(local_sum, scratch);  // its barriers also publish scores[]
@@ -81,8 +85,8 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
   float acc[MAX_PER_LANE];
 #pragma unroll
   for (int i = 0; i < MAX_PER_LANE; ++i) acc[i] = 0.0f;
-  for (int j = warp; j < n; j += WARPS) {
-    const float p = scores[j];
+  for (int j = j0 + warp; j < n; j += WARPS) {
+    const float p = scores[j - j0];
     const __half * vrow = vbase + static_cast<size_t>(j) * kv_dim;
 #pragma unroll
     for (int i = 0; i < MAX_PER_LANE; ++i) {
@@ -97,15 +101,51 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
   }
   __syncthreads();
   const float inv = 1.0f / total;
+  const size_t piece = (static_cast<size_t>(t) * a.n_heads + h) * gridDim.z + blockIdx.z;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
     float s = 0.0f;
 #pragma unroll
     for (int w = 0; w < WARPS; ++w) s += part[w * hd + d];
-    a.out[static_cast<size_t>(t) * a.n_heads * hd + h * hd + d] = __float2half_rn(s * inv);
+    if (gridDim.z == 1) {
+      a.out[static_cast<size_t>(t) * a.n_heads * hd + h * hd + d] = __float2half_rn(s * inv);
+    } else {
+      a.workspace[piece * (hd + 2) + 2 + d] = s;
+    }
+  }
+  if (gridDim.z > 1 && threadIdx.x == 0) {
+    a.workspace[piece * (hd + 2)] = m;
+    a.workspace[piece * (hd + 2) + 1] = total;
+  }
+}
+
+__global__ void attention_combine_kernel(rt_cuda_attention_args a, int split_len) {
+  const int t = blockIdx.x;
+  const int h = blockIdx.y;
+  const int hd = a.head_dim;
+  const int splits = (a.max_context + split_len - 1) / split_len;
+  const int used = (a.tok_pos[t] + 1 + split_len - 1) / split_len;
+  const float * base = a.workspace + (static_cast<size_t>(t) * a.n_heads + h) * splits * (hd + 2);
+  float m = -INFINITY;
+  for (int s = 0; s < used; ++s) m = fmaxf(m, base[static_cast<size_t>(s) * (hd + 2)]);
+  float denom = 0.0f;
+  for (int s = 0; s < used; ++s) denom += expf(base[static_cast<size_t>(s) * (hd + 2)] - m) * base[static_cast<size_t>(s) * (hd + 2) + 1];
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+    float acc = 0.0f;
+    for (int s = 0; s < used; ++s) {
+      const float * p = base + static_cast<size_t>(s) * (hd + 2);
+      acc += expf(p[0] - m) * p[2 + d];
+    }
+    a.out[static_cast<size_t>(t) * a.n_heads * hd + h * hd + d] = __float2half_rn(acc / denom);
   }
 }
 
 }  // namespace
+
+size_t rt_cuda_attention_workspace_floats(int n_heads, int head_dim, int max_context, int split_len) {
+  const int len = split_len > 0 ? split_len : RT_ATTENTION_SPLIT_LEN;
+  const size_t splits = static_cast<size_t>((max_context + len - 1) / len);
+  return static_cast<size_t>(RT_ATTENTION_SPLIT_MAX_TOKENS) * n_heads * splits * (head_dim + 2);
+}
 
 size_t rt_cuda_attention_smem(int max_context, int head_dim) {
   return sizeof(float) * (static_cast<size_t>(head_dim) * (1 + WARPS) + 32 + static_cast<size_t>(max_context));
@@ -115,12 +155,20 @@ void rt_cuda_attention(const rt_cuda_attention_args & a, cudaStream_t stream) {
   if (a.n_tokens <= 0) return;
   kv_store_kernel<<<a.n_tokens, 256, 0, stream>>>(a);
   RT_CUDA_LAUNCH_CHECK();
-  const size_t smem = rt_cuda_attention_smem(a.max_context, a.head_dim);
+  const int len = a.split_len > 0 ? a.split_len : RT_ATTENTION_SPLIT_LEN;
+  const bool split = a.workspace != nullptr && a.n_tokens <= RT_ATTENTION_SPLIT_MAX_TOKENS && len < a.max_context;
+  const int split_len = split ? len : a.max_context;
+  const int splits = split ? (a.max_context + len - 1) / len : 1;
+  const size_t smem = rt_cuda_attention_smem(split_len, a.head_dim);
   static size_t raised = 48 * 1024;
   if (smem > raised) {
     cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     raised = smem;
   }
-  attention_kernel<<<dim3(a.n_tokens, a.n_heads), RT_ATTENTION_THREADS, smem, stream>>>(a);
+  attention_kernel<<<dim3(a.n_tokens, a.n_heads, splits), RT_ATTENTION_THREADS, smem, stream>>>(a, split_len);
   RT_CUDA_LAUNCH_CHECK();
+  if (split) {
+    attention_combine_kernel<<<dim3(a.n_tokens, a.n_heads, 1), 128, 0, stream>>>(a, split_len);
+    RT_CUDA_LAUNCH_CHECK();
+  }
 }

@@ -7,6 +7,10 @@
 constexpr int RT_ATTENTION_THREADS = 128;
 /** Largest head_dim the kernel supports (registers hold head_dim / 32 values per lane). */
 constexpr int RT_ATTENTION_MAX_HEAD_DIM = 256;
+/** Decode steps of at most this many tokens split each sequence's positions over several blocks (flash-decoding). */
+constexpr int RT_ATTENTION_SPLIT_MAX_TOKENS = 8;
+/** Positions per block when split. */
+constexpr int RT_ATTENTION_SPLIT_LEN = 256;
 
 /** Arguments of rt_cuda_attention; every pointer is device memory. */
 struct rt_cuda_attention_args {
@@ -25,7 +29,12 @@ struct rt_cuda_attention_args {
   int head_dim = 0;
   int max_context = 0;  // bound on pos + 1 (sizes the score buffer)
   __half * out = nullptr;  // [n_tokens, n_heads * head_dim]
+  float * workspace = nullptr;  // rt_cuda_attention_workspace_floats floats; nullptr = never split
+  int split_len = 0;            // positions per split block; 0 = RT_ATTENTION_SPLIT_LEN
 };
+
+/** Floats of workspace that let steps of up to RT_ATTENTION_SPLIT_MAX_TOKENS tokens split their positions. */
+size_t rt_cuda_attention_workspace_floats(int n_heads, int head_dim, int max_context, int split_len);
 
 /** Bytes of dynamic shared memory one attention block needs for `max_context` and `head_dim`. */
 size_t rt_cuda_attention_smem(int max_context, int head_dim);

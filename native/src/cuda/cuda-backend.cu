@@ -333,6 +333,7 @@ class cuda_backend final : public backend {
   float * logits_ = nullptr;
   int * argmax_ = nullptr;
   int * ctrl_ = nullptr;  // [4][tokens]: ids, positions, slots, output rows
+  float * attn_ws_ = nullptr;  // split-position attention partials for small (decode) steps
   // Partial residency stage control: offsets, sorted, sorted_tok, then pointer tables.
   int * stage_ctrl_ = nullptr;
   void ** stage_ptrs_ = nullptr;
@@ -527,6 +528,8 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
       stage_ptrs_ = static_cast<void **>(arena_.alloc(sizeof(void *) * 4 * E, "stage tables"));
     }
 
+    attn_ws_ = static_cast<float *>(
+        arena_.alloc(sizeof(float) * rt_cuda_attention_workspace_floats(nh, hd, max_ctx_, 0), "attention workspace"));
     kv_table_ = static_cast<__half **>(arena_.alloc(sizeof(__half *) * 2 * MAX_SEQUENCES, "kv table"));
     ck(cudaMemset(kv_table_, 0, sizeof(__half *) * 2 * MAX_SEQUENCES), "clear kv table");
     ensure_scratch(64);
@@ -786,6 +789,7 @@ void cuda_backend::step(int n, int n_out) {
     at.head_dim = hd;
     at.max_context = max_ctx_;
     at.out = attn_;
+    at.workspace = attn_ws_;
     rt_cuda_attention(at, stream_);
     rt_cuda_f16_args o;
     o.x = attn_;
