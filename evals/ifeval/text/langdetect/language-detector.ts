@@ -109,12 +109,17 @@ export class LanguageDetector {
     for (const ch of text) {
       ngram.addChar(ch);
       if (ngram.capitalword) continue;
-      const grams = ngram.grams;
-      for (let n = 1; n <= NGram.N_GRAM; n++) {
-        if (grams.length < n) break;
-        const w = grams.slice(grams.length - n).join('');
-        if (w !== ' ' && this.wordLangProbMap.has(w)) result.push(w);
-      }
+      const g = ngram.grams;
+      const last = g.length - 1;
+      // The 1-, 2- and 3-grams ending here (NGram.N_GRAM is 3); a 1-gram " " is never a feature.
+      const w1 = g[last] as string;
+      if (w1 !== ' ' && this.wordLangProbMap.has(w1)) result.push(w1);
+      if (last < 1) continue;
+      const w2 = (g[last - 1] as string) + w1;
+      if (this.wordLangProbMap.has(w2)) result.push(w2);
+      if (last < 2) continue;
+      const w3 = (g[last - 2] as string) + w2;
+      if (this.wordLangProbMap.has(w3)) result.push(w3);
     }
     return result;
   }

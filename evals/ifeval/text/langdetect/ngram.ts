@@ -21,9 +21,17 @@ function classEscape(chars: string): string {
   return chars.replace(/[\\\][^-]/g, '\\$&');
 }
 
+const UPPER_RE = /^\p{Uppercase}$/u;
+const upperCache = new Map<string, boolean>();
+
 /** Python's str.isupper() for one code point. */
 export function isUpperChar(ch: string): boolean {
-  return /^\p{Uppercase}$/u.test(ch);
+  let upper = upperCache.get(ch);
+  if (upper === undefined) {
+    upper = UPPER_RE.test(ch);
+    upperCache.set(ch, upper);
+  }
+  return upper;
 }
 
 /** The normalisation tables langdetect builds from messages.properties. */
