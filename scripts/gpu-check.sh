@@ -4,7 +4,8 @@
 # OLMoE-1B-7B-shaped model with random weights (full residency and a partial expert budget).
 # Writes $OUT/gpu-check.json (benchmark figures) and $OUT/gpu-check.log when $OUT is set.
 # Env: GPU_CHECK_ARCHS (CMake CUDA architectures; default: the first GPU's compute capability),
-#      GPU_CHECK_QUICK=1 (fewer benchmark steps), GPU_CHECK_PARTIAL_SLOTS (default 16 of 64 experts per layer).
+#      GPU_CHECK_QUICK=1 (fewer benchmark steps), GPU_CHECK_PARTIAL_SLOTS (default 16 of 64 experts per layer),
+#      GPU_CHECK_BUILD_TIMEOUT (seconds, default 300).
 set -u
 cd "$(dirname "$0")/.."
 START=$(date +%s)
@@ -36,7 +37,7 @@ if ! timeout 240 cmake -S native -B "$BUILD" "${GEN[@]}" -DRT_CUDA=ON -DRT_ADDON
       "-DCMAKE_CUDA_ARCHITECTURES=$ARCHS" >>"$LOG" 2>&1; then
   say "cmake configure failed (see $LOG)"; tail -30 "$LOG"; exit 3
 fi
-timeout 300 cmake --build "$BUILD" --parallel "$JOBS" >>"$LOG" 2>&1
+timeout "${GPU_CHECK_BUILD_TIMEOUT:-300}" cmake --build "$BUILD" --parallel "$JOBS" >>"$LOG" 2>&1
 BUILD_RC=$?
 if [ "$BUILD_RC" != "0" ] || [ ! -x "$BUILD/bench-gpu" ]; then
   say "build failed (see $LOG)"; tail -40 "$LOG"; exit 3
