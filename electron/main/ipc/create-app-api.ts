@@ -1,6 +1,8 @@
 import type { Api, EmitEvent } from '../../common/ipc-contract.js';
-import { err } from '../../common/result.js';
+import { createServices } from '../services/create-services.js';
 import type { WorkerSpawner } from '../worker-client.js';
+
+export const DEFAULT_HUB_URL = 'https://huggingface.co';
 
 export interface AppApiOptions {
   readonly dataDir: string;
@@ -18,24 +20,14 @@ export interface AppApi {
   dispose(): Promise<void>;
 }
 
-/** Composes the engine's services (electron/main/services) for one data dir; shared by Electron and `horizon serve`. */
-export async function createAppApi(_opts: AppApiOptions): Promise<AppApi> {
-  // TODO(ui): replace with the engine's services once electron/main/services lands.
-  const missing = async () => err('INTERNAL', 'the engine services are not part of this build yet');
-  const api: Api = {
-    system: { check: missing },
-    models: { list: missing, prepare: missing, cancel: missing, downloadAssets: missing, importAssets: missing },
-    runs: {
-      start: missing,
-      cancel: missing,
-      resume: missing,
-      list: missing,
-      get: missing,
-      response: missing,
-      responses: missing,
-      compare: missing,
-    },
-    export: { exportRun: missing, verify: missing },
-  };
-  return { api, dispose: async () => {} };
+/** The engine's services (electron/main/services) for one data dir; shared by Electron and `horizon serve`. */
+export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
+  const services = createServices({
+    dataDir: opts.dataDir,
+    hubUrl: opts.hubUrl ?? DEFAULT_HUB_URL,
+    spawner: opts.spawner,
+    emit: opts.emit,
+    appVersion: opts.appVersion,
+  });
+  return { api: services.api, dispose: () => services.dispose() };
 }

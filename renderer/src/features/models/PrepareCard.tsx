@@ -77,8 +77,13 @@ export function PrepareCard() {
       </form>
       {job ? (
         <div className="steps" data-testid="prepare-progress">
-          {STEPS.map(({ step, label }) => (
-            <StepProgress key={step} label={label} progress={job.steps[step]} />
+          {STEPS.map(({ step, label }, i) => (
+            <StepProgress
+              key={step}
+              label={label}
+              progress={job.steps[step]}
+              passed={job.status === 'done' || STEPS.slice(i + 1).some((s) => job.steps[s.step])}
+            />
           ))}
           {job.status === 'done' ? <Notice tone="ok">Ready: {job.modelId}</Notice> : null}
           {job.status === 'cancelled' ? (

@@ -1,0 +1,153 @@
+/**
+ * The whole product in a browser: the local hub fixture serves the tiny OLMoE model, `horizon serve` runs the real
+ * services on a temp data dir, and Chromium drives the UI: system check (CPU), prepare, import assets from ../shared,
+ * a 10-prompt IFEval run, a response's verdicts, export + verify. Screenshots go to test-results/e2e/.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { makeTinyModel } from '../../scripts/make-tiny-model.js';
+import { startHubServer, type HubServer } from '../fixtures/hub-server.js';
+import { launchBrowser, type LaunchedBrowser } from './launch-browser.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const shared = path.resolve(repoRoot, '..', 'shared');
+const shots = path.join(repoRoot, 'test-results', 'e2e');
+const REPO = 'horizon-test/tiny-olmoe';
+
+/** Starts `horizon serve` and resolves with the URL it prints. */
+function startServe(args: string[], log: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'scripts', 'horizon.mjs'), 'serve', ...args], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`horizon serve did not start:\n${log.join('')}`)), 90_000);
+    const onData = (d: Buffer) => {
+      log.push(d.toString());
+      const m = /open (http:\/\/127\.0\.0\.1:\d+\/#token=\S+)/.exec(log.join(''));
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (d: Buffer) => log.push(d.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`horizon serve exited with ${code}:\n${log.join('')}`));
+    });
+  });
+}
+
+describe('Horizon RunMap in a browser (real services, tiny model)', () => {
+  let tmp: string;
+  let hub: HubServer;
+  let serve: ChildProcess | undefined;
+  let url: string;
+  let browser: LaunchedBrowser;
+  let page: Page;
+  const serveLog: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'horizon-e2e-'));
+    mkdirSync(shots, { recursive: true });
+    await makeTinyModel(path.join(tmp, 'model'), { seed: 7 });
+    hub = await startHubServer({ repos: { [REPO]: { dir: path.join(tmp, 'model') } } });
+    ({ child: serve, url } = await startServe(['--data-dir', path.join(tmp, 'data'), '--hub-url', hub.url], serveLog));
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (serve && serve.exitCode === null) {
+      const exited = new Promise((resolve) => serve?.once('exit', resolve));
+      serve.kill('SIGTERM');
+      await exited;
+    }
+    await hub?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('prepares the tiny model, runs 10 prompts, shows verdicts and exports a verified ZIP', async () => {
+    await page.goto(url);
+    await expect.poll(() => page.getByTestId('backend').textContent(), { timeout: 30_000 }).toMatch(/CPU/);
+    await page.screenshot({ path: path.join(shots, '1-system.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Models' }).click();
+    await page.getByLabel('Repository').fill(REPO);
+    await page.getByLabel('Revision').fill('main');
+    await page.getByRole('button', { name: 'Prepare', exact: true }).click();
+    await expect
+      .poll(() => page.getByTestId('prepare-progress').textContent(), { timeout: 180_000, interval: 500 })
+      .toMatch(/Ready|Error|failed/);
+    expect(await page.getByTestId('prepare-progress').textContent()).toContain('Ready');
+
+    await page.getByLabel('Import IFEval input data from').fill(path.join(shared, 'ifeval', 'input_data.jsonl'));
+    await page.getByTestId('import-ifeval').getByRole('button', { name: 'Import' }).click();
+    await expect.poll(() => page.getByTestId('import-ifeval').textContent()).toMatch(/Imported/);
+    await page.getByLabel('Import Punkt English from').fill(path.join(shared, 'nltk', 'punkt_english'));
+    await page.getByTestId('import-punkt').getByRole('button', { name: 'Import' }).click();
+    await expect.poll(() => page.getByTestId('import-punkt').textContent()).toMatch(/Imported/);
+    await page.screenshot({ path: path.join(shots, '2-models.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const model = page.getByLabel('Model');
+    const int4 = await model.locator('option', { hasText: 'INT4' }).first().getAttribute('value');
+    expect(int4).toBeTruthy();
+    await model.selectOption(int4!);
+    await page.getByLabel('Prompts').fill('10');
+    await page.getByLabel('Batch size').fill('5');
+    await page.getByLabel('Max new tokens').fill('8');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await expect
+      .poll(() => page.getByTestId('run-status').textContent(), { timeout: 300_000, interval: 1000 })
+      .toMatch(/completed|failed/);
+    await page.screenshot({ path: path.join(shots, '3-run.png'), fullPage: true });
+    expect(await page.getByTestId('run-status').textContent()).toBe('completed');
+    expect(await page.getByTestId('run-count').textContent()).toBe('10 / 10 prompts');
+
+    await page.getByRole('button', { name: 'View results' }).click();
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
+    await expect.poll(() => page.getByTestId('acc-prompt-strict').textContent()).toMatch(/\d+\.\d%/);
+    await page.screenshot({ path: path.join(shots, '4-results.png'), fullPage: true });
+
+    await page.getByRole('button', { name: /^Open response / }).first().click();
+    const detail = page.getByTestId('response-detail');
+    await expect.poll(() => detail.getByTestId('verdicts').locator('tbody tr').count()).toBeGreaterThan(0);
+    expect(await detail.getByTestId('verdicts').textContent()).toMatch(/(pass|fail)/);
+    await page.screenshot({ path: path.join(shots, '5-response.png') });
+    await page.keyboard.press('Escape');
+
+    await page.getByRole('button', { name: 'Export ZIP' }).click();
+    await expect.poll(() => page.getByTestId('export-status').textContent(), { timeout: 60_000 }).toMatch(/verified|failed/);
+    const status = (await page.getByTestId('export-status').textContent()) ?? '';
+    expect(status).toContain('Exported and verified');
+    await page.screenshot({ path: path.join(shots, '6-export.png'), fullPage: true });
+
+    const zip = /(\/\S+\.zip)/.exec(status)?.[1];
+    expect(zip && existsSync(zip)).toBe(true);
+    const verify = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'horizon.mjs'), 'verify', zip!], { encoding: 'utf8' });
+    expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+    expect(verify.stdout).toMatch(/verified/);
+
+    const href = await page.getByRole('link', { name: 'Download' }).getAttribute('href');
+    expect(href).toBeTruthy();
+    const download = await page.request.get(new URL(href ?? '', url).href);
+    expect(download.status()).toBe(200);
+    expect((await download.body()).subarray(0, 2).toString()).toBe('PK');
+
+    await page.getByRole('button', { name: 'History' }).click();
+    await expect.poll(() => page.getByTestId('history').locator('tbody tr').count()).toBe(1);
+    expect(pageErrors).toEqual([]);
+  });
+});
