@@ -1,0 +1,138 @@
+/**
+ * `npm run demo`: the whole pipeline on the CPU in about a minute. Generates the seeded tiny OLMoE checkpoint, serves
+ * it from the loopback Hub fixture and prepares it like a real model (resolve, verified download, INT4 pack,
+ * prepared.json), runs IFEval through the runtime worker (chat template, greedy, batched, scored as it goes) into
+ * SQLite, writes the result ZIP, verifies it, and prints the four accuracies and where everything is.
+ * Options: --data-dir DIR (default <repo>/.horizon-data/demo), --limit N, --max-new-tokens N, --batch N.
+ */
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { dataLayout } from '../electron/main/data-dir.js';
+import { openDatabase } from '../electron/main/db/open-database.js';
+import { ResponseRepo } from '../electron/main/db/response-repo.js';
+import { RunRepo } from '../electron/main/db/run-repo.js';
+import { verifyResultZip } from '../electron/main/export/verify-result-zip.js';
+import { writeResultZip } from '../electron/main/export/write-result-zip.js';
+import { loadEvalInputs, sharedAssetsDir } from '../electron/main/jobs/eval-inputs.js';
+import { createEvalRun, executeEvalRun } from '../electron/main/jobs/eval-run.js';
+import { resolveModelSource } from '../electron/main/jobs/model-source.js';
+import { formatAccuracies, runAccuracies } from '../electron/main/jobs/run-accuracies.js';
+import { prepareModel } from '../electron/main/prep/prepare-model.js';
+import { toolVersion } from '../electron/main/prep/prepared-manifest.js';
+import { WorkerClient, forkSpawner } from '../electron/main/worker-client.js';
+import { startHubServer } from '../test/fixtures/hub-server.js';
+import { makeTinyModel } from './make-tiny-model.js';
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DEMO_REPO = 'horizon-demo/tiny-olmoe';
+/** Sized so the whole demo takes about a minute on two CPU cores. */
+const DEFAULTS = { limit: 541, maxNewTokens: 32, batch: 16 };
+
+const seconds = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
+
+function positive(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (!/^[1-9]\d*$/.test(v)) throw new Error(`--${name} must be a positive integer, got '${v}'`);
+  return Number(v);
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      'data-dir': { type: 'string' },
+      limit: { type: 'string' },
+      'max-new-tokens': { type: 'string' },
+      batch: { type: 'string' },
+    },
+  });
+  const limit = positive('limit', values.limit, DEFAULTS.limit);
+  const maxNewTokens = positive('max-new-tokens', values['max-new-tokens'], DEFAULTS.maxNewTokens);
+  const batch = positive('batch', values.batch, DEFAULTS.batch);
+  const dataDir = path.resolve(values['data-dir'] ?? path.join(REPO_ROOT, '.horizon-data', 'demo'));
+  const t0 = performance.now();
+  console.log(`Horizon RunMap demo: tiny OLMoE on the CPU backend`);
+  console.log(`  data folder ${dataDir}`);
+  console.log(`  IFEval: first ${limit} prompts, batch ${batch}, greedy, max new tokens ${maxNewTokens}, stop on EOS`);
+
+  if (!existsSync(path.join(sharedAssetsDir(), 'ifeval', 'input_data.jsonl')) && !existsSync(dataLayout.ifevalDir(dataDir))) {
+    console.log(`  (no ${sharedAssetsDir()}; the eval assets must already be in the data folder)`);
+  }
+  const inputs = await loadEvalInputs(dataDir);
+  for (const f of inputs.imported) console.log(`  imported eval asset ${f} from ${sharedAssetsDir()}`);
+
+  // 1. The checkpoint, served from the loopback Hub fixture so preparation runs exactly as for a real model.
+  const checkpoint = path.join(dataDir, 'demo-checkpoint');
+  await rm(checkpoint, { recursive: true, force: true });
+  const tiny = await makeTinyModel(checkpoint, { seed: 7 });
+  console.log(`1. generated the tiny checkpoint (${tiny.config.num_hidden_layers} layers, ${tiny.config.num_experts} experts, vocab ${tiny.config.vocab_size}) in ${seconds(t0)}`);
+  const hub = await startHubServer({ repos: { [DEMO_REPO]: { dir: checkpoint } } });
+  let prepared;
+  try {
+    const tp = performance.now();
+    prepared = await prepareModel({ repo: DEMO_REPO, revision: 'main', dataDir, hubUrl: hub.url, hfCacheDir: null });
+    console.log(`2. prepared ${DEMO_REPO}@${prepared.commit.slice(0, 7)} from the local Hub (${hub.url}): downloaded, verified, packed to INT4 in ${seconds(tp)}`);
+  } finally {
+    await hub.close();
+  }
+
+  // 2. The run, through the runtime worker process (the only process that loads the native addon).
+  const dbFile = dataLayout.database(dataDir);
+  const db = openDatabase(dbFile);
+  const worker = new WorkerClient(forkSpawner());
+  try {
+    const runs = new RunRepo(db);
+    const responses = new ResponseRepo(db);
+    const deps = { runs, responses, runtime: worker, records: inputs.records, tools: inputs.tools };
+    const source = await resolveModelSource(prepared.modelDir, 'int4');
+    const runId = `demo-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}`;
+    const tr = performance.now();
+    const created = await createEvalRun(deps, {
+      runId, source, backend: 'cpu', limit, batch, maxNewTokens, appVersion: toolVersion(), datasetSha256: inputs.datasetSha256,
+    });
+    console.log(`3. run ${runId}: ${created.modelId} on ${created.deviceLabel} (${created.residency})`);
+    let lastPrint = 0;
+    const final = await executeEvalRun(deps, runId, {
+      onProgress: (p) => {
+        if (p.partial || (p.done < p.total && performance.now() - lastPrint < 3000)) return;
+        lastPrint = performance.now();
+        console.log(`   [${p.done}/${p.total}] ${p.tokensPerSecond.toFixed(0)} tok/s, ETA ${p.etaSeconds === null ? '?' : `${Math.round(p.etaSeconds)} s`}`);
+      },
+    });
+    const figures = responses.figures(runId);
+    console.log(
+      `   ${final.status} in ${seconds(tr)}: ${figures.generatedTokens} tokens generated, ` +
+        `${(figures.generatedTokens / Math.max(figures.wallMs / 1000, 1e-9)).toFixed(0)} tok/s overall, mean TTFT ${figures.meanTtftMs?.toFixed(0) ?? '?'} ms`,
+    );
+    if (final.status !== 'completed') throw new Error(`the run ended ${final.status}: ${final.error ?? ''}`);
+
+    // 3. The result ZIP, verified by re-scoring.
+    const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
+    const check = await verifyResultZip(zip.path, inputs.tools);
+    console.log(`4. result ZIP ${check.verified ? 'verified' : `NOT verified (${check.problems.join('; ')})`}`);
+    const acc = runAccuracies(responses, runId);
+    if (acc) console.log(formatAccuracies(acc).replace(/^/gm, '   '));
+    console.log(`\nfiles:\n  database    ${dbFile}\n  result ZIP  ${zip.path}\n  model       ${prepared.modelDir}`);
+    console.log(`check it yourself: npx horizon verify ${zip.path}`);
+    console.log(`total ${seconds(t0)}`);
+    return check.verified ? 0 : 1;
+  } finally {
+    worker.dispose();
+    db.close();
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    const message = e instanceof Error ? e.message : String(e);
+    console.error(`demo: ${message}`);
+    if (/not built|is not a function/.test(message)) console.error(`demo: the native runtime looks missing or stale; run 'npm run build:native'`);
+    process.exitCode = 1;
+  },
+);
