@@ -25,6 +25,8 @@ export type DownloadFileOptions = {
   /** First backoff delay in ms, doubled per failure, capped at 30 s (default 1000). */
   readonly backoffMs?: number;
   readonly fetch?: typeof fetch;
+  /** An attempt that receives no bytes for this long is dropped and retried (default 60 s). */
+  readonly stallMs?: number;
 };
 
 type Sidecar = { url: string; size: number | null; sha256: string | null; gitSha1: string | null; etag: string | null };
@@ -73,6 +75,12 @@ const stripEtag = (etag: string | null): string | null => (etag ? etag.replace(/
 
 class RetryableError extends Error {}
 
+class StallError extends RetryableError {
+  constructor(ms: number) {
+    super(`no data for ${Math.round(ms / 1000)} s`);
+  }
+}
+
 function httpError(status: number, label: string, url: string, authed: boolean): PrepError | RetryableError {
   if (status === 401 || status === 403) {
     return new PrepError(
@@ -94,6 +102,7 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
   const doFetch = opts.fetch ?? fetch;
   const maxRetries = opts.retries ?? 5;
   const backoff = opts.backoffMs ?? 1000;
+  const stallMs = opts.stallMs ?? 60_000;
   const part = partPath(dest);
   try {
     await fs.promises.mkdir(path.dirname(dest), { recursive: true });
@@ -133,72 +142,85 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
         // Identity encoding keeps byte offsets meaningful for Range and Content-Length.
         const headers: Record<string, string> = { 'Accept-Encoding': 'identity', ...opts.headers };
         if (offset > 0) headers.Range = `bytes=${offset}-`;
-        const res = await doFetch(opts.url, { headers, signal, redirect: 'follow' });
-        if (res.status === 416 && offset > 0) {
-          await res.body?.cancel();
-          await fs.promises.truncate(part, 0);
-          offset = 0;
-          hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
-          throw new RetryableError('HTTP 416 for the resume offset; restarting the file');
-        }
-        if (res.status !== 200 && res.status !== 206) {
-          await res.body?.cancel();
-          throw httpError(res.status, label, opts.url, headers.Authorization !== undefined);
-        }
-        const etag = stripEtag(res.headers.get('etag'));
-        let restart = res.status === 200 && offset > 0;
-        let announced: number | undefined;
-        if (res.status === 206) {
-          const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') ?? '');
-          if (!m || Number(m[1]) !== offset) restart = true;
-          if (m && m[3] !== '*') announced = Number(m[3]);
-        } else {
-          const len = res.headers.get('content-length');
-          const encoding = res.headers.get('content-encoding');
-          if (len !== null && (!encoding || encoding === 'identity')) announced = Number(len);
-        }
-        if (announced !== undefined && total !== undefined && announced !== total) {
-          await res.body?.cancel();
-          await fs.promises.rm(part, { force: true });
-          await fs.promises.rm(sidecarPath(dest), { force: true });
-          throw new PrepError('HASH_MISMATCH', `${label}: the server has ${announced} bytes, expected ${total}; the partial download was deleted`);
-        }
-        total ??= announced;
-        if (offset > 0 && sidecar.etag !== null && etag !== null && etag !== sidecar.etag) restart = true;
-        if (restart) {
-          if (res.status !== 200) {
+        const attempt = new AbortController();
+        const watchdog = setTimeout(() => attempt.abort(new StallError(stallMs)), stallMs);
+        const kick = (): void => void watchdog.refresh();
+        const attemptSignal = signal ? AbortSignal.any([signal, attempt.signal]) : attempt.signal;
+        try {
+          const res = await doFetch(opts.url, { headers, signal: attemptSignal, redirect: 'follow' });
+          if (res.status === 416 && offset > 0) {
             await res.body?.cancel();
             await fs.promises.truncate(part, 0);
             offset = 0;
             hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
-            continue;
+            throw new RetryableError('HTTP 416 for the resume offset; restarting the file');
           }
-          await fs.promises.truncate(part, 0);
-          offset = 0;
-          hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
-        }
-        if (etag !== sidecar.etag) {
-          sidecar = { ...sidecar, etag };
-          await writeJsonAtomic(sidecarPath(dest), sidecar);
-        }
-        if (!res.body) throw new RetryableError('empty response body');
-        const fh = await fs.promises.open(part, 'a');
-        try {
-          for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-            if (total !== undefined && offset + chunk.length > total) {
-              throw new PrepError('HASH_MISMATCH', `${label}: the server sent more than the expected ${total} bytes`);
+          if (res.status !== 200 && res.status !== 206) {
+            await res.body?.cancel();
+            throw httpError(res.status, label, opts.url, headers.Authorization !== undefined);
+          }
+          const etag = stripEtag(res.headers.get('etag'));
+          let restart = res.status === 200 && offset > 0;
+          let announced: number | undefined;
+          if (res.status === 206) {
+            const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range') ?? '');
+            if (!m || Number(m[1]) !== offset) restart = true;
+            if (m && m[3] !== '*') announced = Number(m[3]);
+          } else {
+            const len = res.headers.get('content-length');
+            const encoding = res.headers.get('content-encoding');
+            if (len !== null && (!encoding || encoding === 'identity')) announced = Number(len);
+          }
+          if (announced !== undefined && total !== undefined && announced !== total) {
+            await res.body?.cancel();
+            await fs.promises.rm(part, { force: true });
+            await fs.promises.rm(sidecarPath(dest), { force: true });
+            throw new PrepError('HASH_MISMATCH', `${label}: the server has ${announced} bytes, expected ${total}; the partial download was deleted`);
+          }
+          total ??= announced;
+          // Pinned hashes are checked at the end anyway; an ETag change only matters for unpinned files.
+          const pinned = expected.sha256 !== undefined || expected.gitSha1 !== undefined;
+          if (!pinned && offset > 0 && sidecar.etag !== null && etag !== null && etag !== sidecar.etag) restart = true;
+          if (restart) {
+            if (res.status !== 200) {
+              await res.body?.cancel();
+              await fs.promises.truncate(part, 0);
+              offset = 0;
+              hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
+              continue;
             }
-            hasher.update(chunk);
-            await fh.write(chunk);
-            offset += chunk.length;
-            progressed = true;
-            opts.onBytes?.(offset, total ?? offset);
+            await fs.promises.truncate(part, 0);
+            offset = 0;
+            hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
           }
+          if (etag !== sidecar.etag) {
+            sidecar = { ...sidecar, etag };
+            await writeJsonAtomic(sidecarPath(dest), sidecar);
+          }
+          if (!res.body) throw new RetryableError('empty response body');
+          const fh = await fs.promises.open(part, 'a');
+          try {
+            for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+              if (total !== undefined && offset + chunk.length > total) {
+                throw new PrepError('HASH_MISMATCH', `${label}: the server sent more than the expected ${total} bytes`);
+              }
+              kick();
+              hasher.update(chunk);
+              await fh.write(chunk);
+              offset += chunk.length;
+              progressed = true;
+              opts.onBytes?.(offset, total ?? offset);
+            }
+          } finally {
+            await fh.close();
+          }
+          if (total === undefined) total = offset;
+          if (offset < total) throw new RetryableError(`connection closed after ${offset} of ${total} bytes`);
+        } catch (error) {
+          throw attempt.signal.aborted && !signal?.aborted ? attempt.signal.reason : error;
         } finally {
-          await fh.close();
+          clearTimeout(watchdog);
         }
-        if (total === undefined) total = offset;
-        if (offset < total) throw new RetryableError(`connection closed after ${offset} of ${total} bytes`);
       } catch (error) {
         if (signal?.aborted) throw new PrepError('CANCELLED', `${label}: download cancelled (the partial file is kept for resuming)`);
         if (error instanceof PrepError) throw error;

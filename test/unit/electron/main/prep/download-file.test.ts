@@ -32,7 +32,7 @@ describe('downloadFile', () => {
     const digest = await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, gitSha1: GIT } });
     expect(requestsFor().at(-1)?.range).toBe('bytes=123456-');
     expect(digest).toMatchObject({ sha256: SHA, gitSha1: GIT, size: BLOB.length });
-    expect(fs.readFileSync(dest)).toEqual(BLOB);
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
     expect(fs.existsSync(`${dest}.part`) || fs.existsSync(`${dest}.part.json`)).toBe(false);
   });
 
@@ -42,7 +42,7 @@ describe('downloadFile', () => {
     fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: '0'.repeat(64), gitSha1: null, etag: null }));
     await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA } });
     expect(requestsFor().at(-1)?.range).toBeUndefined();
-    expect(fs.readFileSync(dest)).toEqual(BLOB);
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
   });
 
   it('starts over when the server ignores Range and sends the whole file', async () => {
@@ -52,7 +52,25 @@ describe('downloadFile', () => {
     hub.faults.push({ kind: 'ignore-range', path: '/blob.bin' });
     await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA } });
     expect(requestsFor().at(-1)?.range).toBe('bytes=1000-');
-    expect(fs.readFileSync(dest)).toEqual(BLOB);
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
+  });
+
+  it('drops a stalled connection and resumes it', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    hub.faults.push({ kind: 'stall', path: '/blob.bin', afterBytes: 70_000 });
+    const reasons: string[] = [];
+    await downloadFile({
+      url: url(),
+      dest,
+      label: 'blob.bin',
+      expected: { size: BLOB.length, sha256: SHA },
+      stallMs: 300,
+      backoffMs: 1,
+      onRetry: (_n, _d, reason) => reasons.push(reason),
+    });
+    expect(reasons).toEqual(['no data for 0 s']);
+    expect(requestsFor().at(-1)?.range).toBe('bytes=70000-');
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
   });
 
   it('is cancelled while waiting to retry and keeps the part', async () => {

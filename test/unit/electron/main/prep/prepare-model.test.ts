@@ -76,7 +76,7 @@ describe('prepareModel against the local hub', () => {
     expect(got).toEqual(
       ['config.json', 'generation_config.json', SHARD1, SHARD2, 'model.safetensors.index.json', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json'].sort(),
     );
-    for (const name of got) expect(fs.readFileSync(path.join(result.modelDir, 'source', name))).toEqual(fs.readFileSync(path.join(repoDir, name)));
+    for (const name of got) expect(fs.readFileSync(path.join(result.modelDir, 'source', name)).equals(fs.readFileSync(path.join(repoDir, name))), name).toBe(true);
     expect(resolveRequests('README.md')).toHaveLength(0);
     expect(resolveRequests('extra.bin')).toHaveLength(0);
     const manifest = JSON.parse(fs.readFileSync(result.manifestPath, 'utf8')) as { commit: string; source: { files: { path: string; sha256: string }[] } };
