@@ -222,6 +222,8 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
   Napi::Array pa = prompts.As<Napi::Array>();
   for (uint32_t i = 0; i < pa.Length(); ++i) job->request.prompts.push_back(to_tokens(env, pa.Get(i), "request.prompts[i]"));
   job->request.max_new_tokens = static_cast<int>(get_number(req, "maxNewTokens", 256));
+  job->request.prefill_token_budget = static_cast<int>(get_number(req, "prefillTokenBudget", 4096));
+  if (req.Get("startCancelled").ToBoolean().Value()) job->cancel->store(true);
   Napi::Value stops = req.Get("stopTokens");
   if (!stops.IsUndefined() && !stops.IsNull()) job->request.stop_tokens = to_tokens(env, stops, "request.stopTokens");
   Napi::Function cb = ci.Length() > 1 && ci[1].IsFunction() ? ci[1].As<Napi::Function>() : noop(env);

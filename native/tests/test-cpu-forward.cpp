@@ -99,6 +99,17 @@ static void generation(const fs::path & dir) {
   if (!m) return;
   const std::vector<std::vector<int32_t>> prompts = {{3, 17, 42}, {5, 9, 60, 11, 2, 33, 48}, {7}};
   auto batched = gen(*m, prompts, 8);
+  {
+    generate_request r;
+    r.prompts = prompts;
+    r.max_new_tokens = 8;
+    r.prefill_token_budget = 4;  // one prompt per prefill step
+    std::vector<generate_result> res;
+    generate_stats st;
+    std::string err;
+    CHECK(rt_model_generate(*m, r, nullptr, nullptr, res, st, err), "chunked prefill: %s", err.c_str());
+    for (size_t i = 0; i < prompts.size(); ++i) CHECK(res[i].tokens == batched[i].tokens, "prompt %zu: chunked prefill differs", i);
+  }
   for (size_t i = 0; i < prompts.size(); ++i) {
     auto single = gen(*m, {prompts[i]}, 8);
     CHECK(single[0].tokens == batched[i].tokens, "prompt %zu: batched generation differs from one-by-one", i);

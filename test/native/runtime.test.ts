@@ -80,6 +80,8 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped: addon not built wi
       expect(batched.results[i]!.decodeTokensPerSecond).toBeGreaterThan(0);
     }
     expect(batched.stats.expertHits).toBeGreaterThan(0);
+    const chunked = await model.generate({ prompts: PROMPTS, maxNewTokens: 6, prefillTokenBudget: 1 });
+    expect(chunked.results.map((r) => r.tokens)).toEqual(streamed);
   });
 
   it('stops on a stop token and keeps it as the last token', async () => {

@@ -77,6 +77,8 @@ export interface GenerateRequest {
   readonly maxNewTokens: number;
   /** A prompt stops after emitting one of these (the stop token is included in `tokens`). */
   readonly stopTokens?: readonly number[];
+  /** Prompts are prefilled in steps of at most this many tokens (at least one prompt per step); default 4096. */
+  readonly prefillTokenBudget?: number;
 }
 
 export type FinishReason = 'stop' | 'length' | 'cancelled';
@@ -154,7 +156,17 @@ interface CancellableJob<T> {
 interface NativeModelHandle {
   info(): NativeModelInfo;
   logits(tokens: Int32Array): Promise<Float32Array[]>;
-  generate(request: { prompts: Int32Array[]; maxNewTokens: number; stopTokens: Int32Array }, onToken: TokenCallback): CancellableJob<GenerateOutput>;
+  generate(
+    request: {
+      prompts: Int32Array[];
+      maxNewTokens: number;
+      stopTokens: Int32Array;
+      prefillTokenBudget?: number;
+      /** Set when the signal was already aborted, so the worker thread starts cancelled. */
+      startCancelled: boolean;
+    },
+    onToken: TokenCallback,
+  ): CancellableJob<GenerateOutput>;
   close(): void;
 }
 
@@ -213,6 +225,8 @@ export async function loadModel(options: LoadModelOptions): Promise<NativeModel>
             prompts: request.prompts.map((p) => Int32Array.from(p)),
             maxNewTokens: request.maxNewTokens,
             stopTokens: Int32Array.from(request.stopTokens ?? []),
+            prefillTokenBudget: request.prefillTokenBudget,
+            startCancelled: signal?.aborted ?? false,
           },
           onToken ?? (() => {}),
         ),

@@ -50,6 +50,7 @@ struct generate_request {
   std::vector<std::vector<int32_t>> prompts;
   int max_new_tokens = 256;
   std::vector<int32_t> stop_tokens;  // generation of a prompt ends after emitting one of these
+  int prefill_token_budget = 4096;   // prompts are prefilled in batches of at most this many tokens (>= 1 prompt)
 };
 
 /** Per-prompt outcome and figures. */

@@ -173,29 +173,14 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     free_all();
     return true;
   }
+  // Each forward's results: pick the greedy token, stream it, and queue the sequence for the next decode step.
   std::vector<batch_entry> batch;
   std::vector<size_t> owner;
-  for (size_t i = 0; i < n; ++i) {
-    batch_entry e;
-    e.seq_id = seqs[i];
-    e.tokens = req.prompts[i];
-    e.start_pos = 0;
-    batch.push_back(std::move(e));
-    owner.push_back(i);
-    length[i] = static_cast<int>(req.prompts[i].size());
-  }
   std::vector<std::vector<float>> logits;
-  bool first_step = true;
-  while (!batch.empty()) {
-    const auto step0 = clock_type::now();
-    if (!m.be->forward(batch, false, logits, error)) { free_all(); return false; }
-    const double step_ms = ms_since(step0);
-    if (first_step) stats.prefill_ms = step_ms; else stats.decode_ms += step_ms;
-    std::vector<batch_entry> next;
-    std::vector<size_t> next_owner;
+  auto consume = [&](const std::vector<batch_entry> & step, const std::vector<size_t> & step_owner) {
     const auto now = clock_type::now();
-    for (size_t b = 0; b < batch.size(); ++b) {
-      const size_t i = owner[b];
+    for (size_t b = 0; b < step.size(); ++b) {
+      const size_t i = step_owner[b];
       const int32_t tok = argmax(logits[b].data(), V);
       generate_result & r = results[i];
       r.tokens.push_back(tok);
@@ -210,17 +195,50 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       e.tokens = {tok};
       e.start_pos = length[i];
       length[i] += 1;
-      next.push_back(std::move(e));
-      next_owner.push_back(i);
+      batch.push_back(std::move(e));
+      owner.push_back(i);
     }
-    first_step = false;
-    batch.swap(next);
-    owner.swap(next_owner);
-    if (!batch.empty() && cancelled()) {
-      for (size_t i : owner) { results[i].finish_reason = "cancelled"; done[i] = true; }
-      break;
+  };
+  auto cancel_rest = [&] {
+    for (size_t i = 0; i < n; ++i)
+      if (!done[i]) { results[i].finish_reason = "cancelled"; done[i] = true; }
+  };
+  // Prefill in chunks of at most this many tokens (always at least one prompt) to bound scratch memory.
+  const size_t kPrefillTokens = static_cast<size_t>(std::max(1, req.prefill_token_budget));
+  bool was_cancelled = false;
+  for (size_t next = 0; next < n;) {
+    if (cancelled()) { was_cancelled = true; break; }
+    std::vector<batch_entry> chunk;
+    std::vector<size_t> chunk_owner;
+    size_t tokens = 0;
+    while (next < n && (chunk.empty() || tokens + req.prompts[next].size() <= kPrefillTokens)) {
+      batch_entry e;
+      e.seq_id = seqs[next];
+      e.tokens = req.prompts[next];
+      e.start_pos = 0;
+      tokens += e.tokens.size();
+      length[next] = static_cast<int>(e.tokens.size());
+      chunk.push_back(std::move(e));
+      chunk_owner.push_back(next);
+      ++next;
     }
+    const auto step0 = clock_type::now();
+    if (!m.be->forward(chunk, false, logits, error)) { free_all(); return false; }
+    stats.prefill_ms += ms_since(step0);
+    consume(chunk, chunk_owner);
   }
+  while (!was_cancelled && !batch.empty()) {
+    if (cancelled()) { was_cancelled = true; break; }
+    std::vector<batch_entry> step;
+    std::vector<size_t> step_owner;
+    step.swap(batch);
+    step_owner.swap(owner);
+    const auto step0 = clock_type::now();
+    if (!m.be->forward(step, false, logits, error)) { free_all(); return false; }
+    stats.decode_ms += ms_since(step0);
+    consume(step, step_owner);
+  }
+  if (was_cancelled) cancel_rest();
   for (size_t i = 0; i < n; ++i) {
     generate_result & r = results[i];
     if (r.tokens.empty()) continue;
