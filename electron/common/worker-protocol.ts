@@ -266,3 +266,53 @@ export function parseWorkerMessage(x: unknown): Parsed<WorkerMessage> {
       return { ok: false, problem: `unknown worker event ${JSON.stringify(x.event)}` };
   }
 }
+
+function isNumber(x: unknown): x is number {
+  return typeof x === 'number' && Number.isFinite(x);
+}
+
+function checkItemResult(x: unknown, i: number): string | null {
+  if (!isRecord(x)) return `items[${i}] must be an object`;
+  if (!isString(x.itemId) || !isIntArray(x.tokenIds) || !isString(x.text)) return `items[${i}] needs itemId, tokenIds and text`;
+  if (x.finishReason !== 'stop' && x.finishReason !== 'length' && x.finishReason !== 'cancelled') {
+    return `items[${i}].finishReason must be stop, length or cancelled`;
+  }
+  if (!isNumber(x.ttftMs) || !isNumber(x.decodeTokensPerSecond)) return `items[${i}] needs numeric ttftMs and decodeTokensPerSecond`;
+  return null;
+}
+
+/** Checks the shape of a successful response's value for the request type it answers; null when it fits. */
+export function checkResponseValue(type: WorkerRequestType, v: unknown): string | null {
+  switch (type) {
+    case 'probe':
+      return isRecord(v) && isString(v.label) && Array.isArray(v.devices) && isString(v.note) && typeof v.cudaCompiled === 'boolean'
+        ? null
+        : 'probe value needs label, cudaCompiled, devices and note';
+    case 'load':
+      return isRecord(v) && (v.backend === 'CPU' || v.backend === 'CUDA') && isString(v.deviceLabel) && isString(v.residency) &&
+        isIntArray(v.eosTokenIds) && Number.isInteger(v.vocabSize)
+        ? null
+        : 'load value needs backend, deviceLabel, residency, eosTokenIds and vocabSize';
+    case 'encode-chat':
+      return Array.isArray(v) && v.every((e) => isRecord(e) && isString(e.text) && isIntArray(e.tokenIds))
+        ? null
+        : 'encode-chat value must be [{text, tokenIds}]';
+    case 'decode':
+      return isString(v) ? null : 'decode value must be a string';
+    case 'generate': {
+      if (!isRecord(v) || !Array.isArray(v.items)) return 'generate value needs items';
+      if (!isNumber(v.wallMs) || !isNumber(v.peakVramBytes) || !isNumber(v.h2dBytes)) return 'generate value needs wallMs, peakVramBytes, h2dBytes';
+      for (const [i, it] of v.items.entries()) {
+        const p = checkItemResult(it, i);
+        if (p) return `generate value: ${p}`;
+      }
+      return null;
+    }
+    case 'cancel':
+      return typeof v === 'boolean' ? null : 'cancel value must be a boolean';
+    case 'unload':
+      return v === null ? null : 'unload value must be null';
+    default:
+      return `unknown request type ${JSON.stringify(type)}`;
+  }
+}

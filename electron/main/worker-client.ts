@@ -18,7 +18,7 @@ import type {
   WorkerRequestType,
   WorkerResponseValues,
 } from '../common/worker-protocol.js';
-import { parseWorkerMessage } from '../common/worker-protocol.js';
+import { checkResponseValue, parseWorkerMessage } from '../common/worker-protocol.js';
 
 /** A started worker process as the client sees it. */
 export interface WorkerChannel {
@@ -206,7 +206,12 @@ export class WorkerClient {
       const p = this.pending.get(msg.seq);
       if (!p) return;
       this.pending.delete(msg.seq);
-      p.resolve(msg.ok ? { ok: true, value: msg.value } : { ok: false, error: msg.error });
+      if (!msg.ok) {
+        p.resolve({ ok: false, error: msg.error });
+        return;
+      }
+      const problem = checkResponseValue(p.type, msg.value);
+      p.resolve(problem ? err('INTERNAL', `the runtime worker answered '${p.type}' with an invalid value: ${problem}`) : { ok: true, value: msg.value });
       return;
     }
     switch (msg.event) {

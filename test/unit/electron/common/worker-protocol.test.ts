@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { parseWorkerMessage, parseWorkerRequest } from '../../../../electron/common/worker-protocol.js';
+import { checkResponseValue, parseWorkerMessage, parseWorkerRequest } from '../../../../electron/common/worker-protocol.js';
 
 const policy = { decoding: 'greedy', maxNewTokens: 8, stopTokenIds: [0] };
 
@@ -49,5 +49,21 @@ describe('parseWorkerMessage', () => {
     expect(parseWorkerMessage({ seq: 1, ok: false })).toMatchObject({ ok: false, problem: /ok:false\+error/ });
     expect(parseWorkerMessage({ event: 'token', jobId: 'j' })).toMatchObject({ ok: false });
     expect(parseWorkerMessage({ event: 'boom' })).toMatchObject({ ok: false, problem: /unknown worker event "boom"/ });
+  });
+});
+
+describe('checkResponseValue', () => {
+  const item = { itemId: 'a', tokenIds: [1], text: 'x', finishReason: 'stop', ttftMs: 1, decodeTokensPerSecond: 2 };
+  it('accepts values of the right shape', () => {
+    expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 0, h2dBytes: 0 })).toBeNull();
+    expect(checkResponseValue('cancel', false)).toBeNull();
+    expect(checkResponseValue('encode-chat', [{ text: 't', tokenIds: [1, 2] }])).toBeNull();
+  });
+  it('names what is wrong', () => {
+    expect(checkResponseValue('generate', { items: [{ ...item, finishReason: 'eos' }], wallMs: 1, peakVramBytes: 0, h2dBytes: 0 })).toBe(
+      'generate value: items[0].finishReason must be stop, length or cancelled',
+    );
+    expect(checkResponseValue('load', { backend: 'GPU' })).toMatch(/^load value needs/);
+    expect(checkResponseValue('decode', 3)).toBe('decode value must be a string');
   });
 });
