@@ -25,6 +25,8 @@ interface RunsState {
   start(): Promise<void>;
   cancel(): Promise<void>;
   resume(): Promise<void>;
+  /** Picks up a run already in progress (after a reload or from another window). */
+  attachActive(): Promise<void>;
   /** Re-reads the current run's summary (final accuracies, error). */
   refresh(): Promise<void>;
   handleProgress(p: RunProgress): void;
@@ -89,6 +91,12 @@ export const useRuns = create<RunsState>((set, get) => ({
     set({ busy: true, error: null });
     const r = await call('runs:resume', { runId: run.id });
     set(r.ok ? { busy: false, run: r.value } : { busy: false, error: r.error.message });
+  },
+  attachActive: async () => {
+    if (get().run) return;
+    const r = await call('runs:list', undefined);
+    const active = r.ok ? r.value.find((x) => x.status === 'running' || x.status === 'queued') : undefined;
+    if (active && !get().run) set({ run: active, form: { ...get().form, modelId: active.modelId } });
   },
   refresh: async () => {
     const run = get().run;

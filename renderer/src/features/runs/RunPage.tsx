@@ -28,6 +28,7 @@ export function RunPage() {
 
   useEffect(() => {
     void refreshModels();
+    void useRuns.getState().attachActive();
   }, [refreshModels]);
   useEffect(() => {
     const first = models[0];

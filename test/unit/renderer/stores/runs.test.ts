@@ -73,6 +73,16 @@ describe('runs store', () => {
     off();
   });
 
+  it('attaches to a run already in progress', async () => {
+    const { off, api } = await preparedFake();
+    const started = await api.runs.start({ modelId: useModels.getState().models[0]!.id, limit: 300 });
+    expect(started.ok).toBe(true);
+    await useRuns.getState().attachActive();
+    expect(useRuns.getState().run?.id).toBe(started.ok ? started.value.id : '');
+    await useRuns.getState().cancel();
+    off();
+  });
+
   it('ignores events for other runs', () => {
     useRuns.setState({
       run: {
