@@ -1,0 +1,85 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { TokenEvent } from '../../../../../electron/common/worker-protocol.js';
+import { WorkerClient, forkSpawner } from '../../../../../electron/main/worker-client.js';
+import { loadModel, loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
+import { packModel } from '../../../../../electron/worker/runtime/pack.js';
+import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
+
+function addonHasRuntime(): boolean {
+  try {
+    return typeof (loadNativeBinding() as unknown as { loadModel?: unknown }).loadModel === 'function';
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!addonHasRuntime())(
+  'runtime worker over the native addon (skipped: addon not built with loadModel; run npm run build:native)',
+  () => {
+    let root: string;
+    let src: string;
+    let packed: string;
+    let eos: number;
+    const worker = new WorkerClient(forkSpawner());
+
+    beforeAll(async () => {
+      root = await mkdtemp(path.join(os.tmpdir(), 'horizon-native-worker-'));
+      src = path.join(root, 'src');
+      packed = path.join(root, 'int4-g32');
+      eos = (await makeTinyModel(src, { seed: 3 })).eosTokenId;
+      await packModel({ src, dst: packed });
+    });
+    afterAll(async () => {
+      worker.dispose();
+      await rm(root, { recursive: true, force: true });
+    });
+
+    it('labels the device CPU exactly when no CUDA device is usable', async () => {
+      const probe = await worker.request({ type: 'probe' });
+      if (!probe.ok) throw new Error(probe.error.message);
+      expect(probe.value.label === 'CPU').toBe(probe.value.devices.length === 0);
+      if (probe.value.devices.length === 0) expect(probe.value.note).not.toBe('');
+    });
+
+    it('generates in the worker exactly what the addon generates in-process (greedy, stop token stripped)', async () => {
+      const loaded = await worker.request({ type: 'load', modelDir: src, packedDir: packed, weights: 'int4', backend: 'cpu' });
+      if (!loaded.ok) throw new Error(loaded.error.message);
+      expect(loaded.value).toMatchObject({ backend: 'CPU', deviceLabel: 'CPU', weights: 'int4' });
+      expect(loaded.value.eosTokenIds).toContain(eos);
+      const enc = await worker.request({ type: 'encode-chat', prompts: ['Write a haiku.', 'List three colors, no commas.'] });
+      if (!enc.ok) throw new Error(enc.error.message);
+      expect(enc.value[0]?.text).toBe('<|endoftext|><|user|>\nWrite a haiku.\n<|assistant|>\n');
+      const streamed = new Map<string, number[]>();
+      worker.onToken((e: TokenEvent) => streamed.set(e.itemId, [...(streamed.get(e.itemId) ?? []), e.tokenId]));
+      const policy = { decoding: 'greedy', maxNewTokens: 12, stopTokenIds: loaded.value.eosTokenIds } as const;
+      const gen = await worker.request({
+        type: 'generate',
+        jobId: 'native-1',
+        items: enc.value.map((e, i) => ({ itemId: `p${i}`, tokenIds: e.tokenIds })),
+        policy,
+      });
+      if (!gen.ok) throw new Error(gen.error.message);
+
+      const model = await loadModel({ dir: packed, weights: 'int4', backend: 'cpu' });
+      try {
+        const direct = await model.generate({ prompts: enc.value.map((e) => e.tokenIds), maxNewTokens: 12, stopTokens: policy.stopTokenIds });
+        direct.results.forEach((r, i) => {
+          const item = gen.value.items[i]!;
+          const expected = r.finishReason === 'stop' ? r.tokens.slice(0, -1) : r.tokens;
+          expect(expected.length).toBeGreaterThan(0);
+          expect(item.tokenIds).toEqual(expected);
+          expect(item.finishReason).toBe(r.finishReason);
+          expect(streamed.get(`p${i}`)?.slice(0, expected.length)).toEqual(expected);
+        });
+      } finally {
+        model.close();
+      }
+      expect(gen.value.peakVramBytes).toBe(0);
+    });
+  },
+);
