@@ -1,0 +1,69 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+import { main } from '../../../../../electron/cli/index.js';
+import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
+import { packModel } from '../../../../../electron/worker/runtime/pack.js';
+import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
+
+async function capture(argv: string[]): Promise<{ code: number; out: string; errOut: string }> {
+  const out: string[] = [];
+  const errOut: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void errOut.push(a.join(' ')));
+  try {
+    return { code: await main(argv), out: out.join('\n'), errOut: errOut.join('\n') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
+}
+
+function addonHasRuntime(): boolean {
+  try {
+    return typeof (loadNativeBinding() as unknown as { loadModel?: unknown }).loadModel === 'function';
+  } catch {
+    return false;
+  }
+}
+
+describe('horizon eval / verify / export: usage', () => {
+  it('rejects bad flags with exit 2 and the usage', async () => {
+    expect(await capture(['eval'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--model \(or --resume RUN_ID\) is required/) });
+    expect(await capture(['eval', '--model', 'x', '--weights', 'fp8'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--weights must be int4 or bf16/) });
+    expect(await capture(['eval', '--model', 'x', '--limit', 'ten'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--limit must be a positive integer/) });
+    expect(await capture(['verify'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/give exactly one RESULT\.zip/) });
+  });
+});
+
+describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not built with loadModel; run npm run build:native)', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-eval-'));
+    await makeTinyModel(path.join(root, 'tiny'), { seed: 5 });
+    await packModel({ src: path.join(root, 'tiny'), dst: path.join(root, 'tiny', 'int4-g32') });
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('runs, stores, writes a ZIP that verifies, and lists the run', async () => {
+    const zip = path.join(root, 'out', 'result.zip');
+    const dataDir = path.join(root, 'data');
+    const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '4', '--batch', '3', '--max-new-tokens', '8', '--data-dir', dataDir, '--out', zip]);
+    expect(r.errOut).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/4 prompts, batch 3, max new tokens 8, greedy/);
+    expect(r.out).toMatch(/run \S+ completed \(4\/4 responses\)/);
+    expect(r.out).toMatch(/prompt-level: {6}strict \d+\.\d\d%  loose \d+\.\d\d%/);
+    expect(r.out).toContain(`result ZIP ${zip}`);
+    const v = await capture(['verify', zip]);
+    expect(v).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`^verified ${zip.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)) });
+    const list = await capture(['export', '--list', '--data-dir', dataDir]);
+    expect(list.out).toMatch(/completed 4\/4 {2}local:tiny\/int4-g32 {2}CPU/);
+    const again = await capture(['eval', '--resume', 'no-such-run', '--data-dir', dataDir]);
+    expect(again.code).toBe(1);
+    expect(again.errOut).toMatch(/run no-such-run is not in/);
+  });
+});
