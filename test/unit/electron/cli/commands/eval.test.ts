@@ -56,7 +56,7 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/4 prompts, batch 3, max new tokens 8, greedy/);
     expect(r.out).toMatch(/run \S+ completed \(4\/4 responses\)/);
-    expect(r.out).toMatch(/prompt-level: {6}strict \d+\.\d\d%  loose \d+\.\d\d%/);
+    expect(r.out).toMatch(/prompt-level: {6}strict \d+\.\d\d% {2}loose \d+\.\d\d%/);
     expect(r.out).toContain(`result ZIP ${zip}`);
     const v = await capture(['verify', zip]);
     expect(v).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`^verified ${zip.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)) });
