@@ -134,7 +134,6 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
   }
 
   async function prepareLocked(): Promise<PrepareModelResult> {
-
     const cacheDir = opts.hfCacheDir === null ? undefined : (opts.hfCacheDir ?? hfCacheDir());
     const destOf = (f: RepoFile): string => path.join(sourceDir, ...f.path.split('/'));
 
@@ -152,6 +151,13 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
     };
 
     const acquire = async (f: RepoFile): Promise<PreparedFile> => {
+      try {
+        return await acquireFile(f);
+      } catch (error) {
+        throw toPrepError(error, destOf(f));
+      }
+    };
+    const acquireFile = async (f: RepoFile): Promise<PreparedFile> => {
       throwIfAborted(signal, f.path);
       const dest = destOf(f);
       const git = f.sha256 === undefined;

@@ -58,6 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await hub.close();
+  if (tinyFs) execFileSync('umount', [tinyFs]);
 });
 
 beforeEach(() => {
@@ -249,6 +250,31 @@ describe('prepareModel against the local hub', () => {
       /not enough free disk space .*need 0\.00 GB/,
     );
     expect(hub.requests.slice(before).some((r) => r.url.endsWith('.safetensors'))).toBe(false);
+  });
+});
+
+function mountTinyTmpfs(): string | undefined {
+  const dir = tempDir('tmpfs');
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+const tinyFs = process.getuid?.() === 0 ? mountTinyTmpfs() : undefined;
+
+describe.skipIf(tinyFs === undefined)(`prepareModel on a full disk${tinyFs ? '' : ' (skipped: needs root to mount a 256 KiB tmpfs)'}`, () => {
+  it('refuses to start when free space is short, and maps ENOSPC mid-download to DISK_FULL naming the file', async () => {
+    const before = hub.requests.length;
+    await expectPrepError(prepareModel(opts({ dataDir: tinyFs! })), 'DISK_FULL', /not enough free disk space in .*need 0\.00 GB, 0\.00 GB free/);
+    expect(hub.requests.slice(before).some((r) => r.url.endsWith('.safetensors'))).toBe(false);
+    const e = await expectPrepError(
+      prepareModel(opts({ dataDir: tinyFs!, statfs: async () => ({ bavail: 1e9, bsize: 4096 }) })),
+      'DISK_FULL',
+      /model-0000[12]-of-00002\.safetensors: the disk is full \(ENOSPC\)/,
+    );
+    expect(e.message).toContain(tinyFs!);
   });
 });
 
