@@ -95,6 +95,19 @@ describe('prepareModel against the local hub', () => {
     const listed = await listPreparedModels(dataDir, { verify: true });
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ repo: TEST_REPO, commit, ready: true, packedDir: null });
+    // Same-size damage passes the size check and is caught only when re-hashing.
+    const shardPath = path.join(result.modelDir, 'source', SHARD2);
+    const bytes = fs.readFileSync(shardPath);
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+    fs.writeFileSync(shardPath, bytes);
+    expect((await listPreparedModels(dataDir))[0]?.ready).toBe(true);
+    const rehashed = await listPreparedModels(dataDir, { verify: true });
+    expect(rehashed[0]?.ready).toBe(false);
+    expect(rehashed[0]?.problems.join()).toMatch(new RegExp(`source/${SHARD2}: sha256 [0-9a-f]{64}, expected`));
+    const sent = hub.bytesSent(SHARD2);
+    await prepareModel(opts({ verify: true }));
+    expect(hub.bytesSent(SHARD2) - sent).toBe(bytes.length);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
   });
 
   it('is idempotent: a second run downloads nothing', async () => {
