@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -120,6 +120,8 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped: addon not built wi
 
   it('packs with --progress-json, hashes every file in the manifest, and runs int4', async () => {
     const out = join(root, 'packed');
+    mkdirSync(out);
+    writeFileSync(join(out, 'model-qpacked-00002-of-00003.safetensors'), 'stale shard of an earlier pack');
     const stdout = execFileSync(process.execPath, [CLI, 'pack', '--model', tiny.dir, '--out', out, '--progress-json', '--repo', 'x/y', '--revision', 'abc'], {
       cwd: REPO,
       encoding: 'utf8',
@@ -137,6 +139,8 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped: addon not built wi
     for (const f of manifest.source.files) expect(f.sha256, f.path).toBe(sha(join(tiny.dir, f.path)));
     expect(manifest.outputs.map((f) => f.path).sort()).toEqual(expect.arrayContaining(['config.json', 'model-qpacked-00001-of-00001.safetensors', 'model.safetensors.index.json']));
     expect(manifest.source.files.map((f) => f.path)).toEqual(expect.arrayContaining(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']));
+
+    expect(existsSync(join(out, 'model-qpacked-00002-of-00003.safetensors'))).toBe(false);
 
     const q = await loadModel({ dir: out, weights: 'int4', backend: 'cpu', threads: 2 });
     try {

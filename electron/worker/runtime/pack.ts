@@ -3,7 +3,7 @@
  * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -83,6 +83,11 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
     (doneBytes, totalBytes) => onProgress?.({ phase: 'pack', doneBytes, totalBytes }),
     signal,
   );
+  // Shards of an earlier pack with another shard count would otherwise linger beside the new ones.
+  const current = new Set(packed.outputFiles);
+  for (const name of readdirSync(dst)) {
+    if (/^model-qpacked-\d{5}-of-\d{5}\.safetensors(\.tmp)?$/.test(name) && !current.has(name)) rmSync(path.join(dst, name), { force: true });
+  }
   const entries = [
     ...packed.sourceFiles.map((p) => ({ root: src, p, out: false })),
     ...packed.outputFiles.map((p) => ({ root: dst, p, out: true })),
