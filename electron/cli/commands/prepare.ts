@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 
 import { assertNever } from '../../common/result.js';
 import { defaultDataDir } from '../../main/data-dir.js';
+import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';
 import type { PrepEvent } from '../../main/prep/prep-events.js';
@@ -10,13 +11,15 @@ export const summary = 'download, verify and INT4-pack a model (--model REPO[@RE
 
 const USAGE = `usage: horizon prepare [--model REPO[@REV]] [--dir DATA_DIR] [--hub-url URL] [--token T] [--no-pack]
                        [--group-size G] [--verify] [--no-hf-cache] [--json]
+       horizon prepare --list [--dir DATA_DIR] [--verify]
   --model        default ${DEFAULT_MODEL_REPO}@${DEFAULT_MODEL_REVISION}
   --dir          data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --token        Hub access token for gated or private repos (default $HF_TOKEN)
   --no-pack      download and verify only; skip the INT4 pack
   --verify       re-hash files already present instead of trusting their sizes
   --no-hf-cache  do not reuse files from the huggingface_hub cache
-  --json         print every event as a JSON line`;
+  --json         print every event as a JSON line
+  --list         list the prepared models and whether each verifies (ready)`;
 
 function formatBytes(n: number): string {
   if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
@@ -70,6 +73,7 @@ export async function run(args: string[]): Promise<number> {
         verify: { type: 'boolean' },
         'no-hf-cache': { type: 'boolean' },
         json: { type: 'boolean' },
+        list: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -80,6 +84,14 @@ export async function run(args: string[]): Promise<number> {
   if (values.help) {
     console.log(USAGE);
     return 0;
+  }
+  if (values.list) {
+    const models = await listPreparedModels(values.dir ?? defaultDataDir(), { verify: values.verify === true });
+    for (const m of models) {
+      console.log(`${m.ready ? 'ready    ' : 'not ready'} ${m.repo}@${m.commit} ${m.packedDir ?? m.sourceDir}${m.ready ? '' : ` (${m.problems.join('; ')})`}`);
+    }
+    if (models.length === 0) console.log('no prepared models');
+    return models.every((m) => m.ready) ? 0 : 1;
   }
   const [repo, revision] = values.model
     ? ((at) => (at < 0 ? [values.model!, 'main'] : [values.model!.slice(0, at), values.model!.slice(at + 1)]))(values.model.indexOf('@'))

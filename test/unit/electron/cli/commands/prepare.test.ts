@@ -46,6 +46,9 @@ describe('horizon prepare / assets', () => {
     expect(stdout).toMatch(/download +100\.0%/);
     expect(stdout).toMatch(/ok model-00001-of-00002\.safetensors \(.*downloaded\) sha256 [0-9a-f]{64}/);
     expect(fs.existsSync(path.join(dir, 'models', 'test-org--tiny-olmoe', commit, 'prepared.json'))).toBe(true);
+    const listed = await horizon(['prepare', '--list', '--dir', dir, '--verify']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`ready     ${TEST_REPO}@${commit} ${path.join(dir, 'models', 'test-org--tiny-olmoe', commit, 'source')}`);
   });
 
   it('exits 1 with a clear message for an unknown repo', async () => {
