@@ -34,7 +34,7 @@ const PROMPTS = [
   [100],
 ];
 
-describe.skipIf(!addonHasRuntime())('native runtime (skipped: addon not built with loadModel; run npm run build:native)', () => {
+describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lacks loadModel: run npm run build:native)', () => {
   let root: string;
   let tiny: TinyModel;
   let model: NativeModel;
