@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -8,8 +9,19 @@ import { PrepError } from './prep-error.js';
 /** The program and leading arguments that run `horizon`; `pack --model … --progress-json` is appended. */
 export type PackerCommand = { readonly command: string; readonly args: readonly string[]; readonly env?: Record<string, string> };
 
-/** This checkout's root, where `scripts/horizon.mjs` lives. */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+function findRepoRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    try {
+      if ((JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown }).name === 'horizon-runmap') return dir;
+    } catch {
+      // not this folder
+    }
+    if (path.dirname(dir) === dir) return path.resolve(start, '..', '..', '..');
+  }
+}
+
+/** The app root (the folder whose package.json is horizon-runmap), from sources or from the compiled `out/` tree. */
+export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
 
 /** `node scripts/horizon.mjs` of this checkout; under Electron, ELECTRON_RUN_AS_NODE makes the binary act as Node. */
 export function defaultPackerCommand(): PackerCommand {
