@@ -93,11 +93,12 @@ async function main(): Promise<number> {
     const created = await createEvalRun(deps, {
       runId, source, backend: 'cpu', limit, batch, maxNewTokens, appVersion: toolVersion(), datasetSha256: inputs.datasetSha256,
     });
-    console.log(`3. run ${runId}: ${created.modelId} on ${created.deviceLabel} (${created.residency})`);
+    console.log(`3. run ${runId}: ${created.modelId}, stop ids ${created.policy.stopTokenIds.join(',')}`);
     let lastPrint = 0;
     const final = await executeEvalRun(deps, runId, {
+      onLoaded: (i) => console.log(`   loaded in the runtime worker on ${i.deviceLabel} (${i.residency})`),
       onProgress: (p) => {
-        if (p.partial || (p.done < p.total && performance.now() - lastPrint < 3000)) return;
+        if (p.partial || p.status !== 'running' || p.done === 0 || (p.done < p.total && performance.now() - lastPrint < 3000)) return;
         lastPrint = performance.now();
         console.log(`   [${p.done}/${p.total}] ${p.tokensPerSecond.toFixed(0)} tok/s, ETA ${p.etaSeconds === null ? '?' : `${Math.round(p.etaSeconds)} s`}`);
       },

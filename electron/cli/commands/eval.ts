@@ -127,11 +127,13 @@ export async function run(args: string[]): Promise<number> {
         appVersion: toolVersion(),
         datasetSha256: inputs.datasetSha256,
       });
-      console.log(`run ${runId}: ${created.modelId} on ${created.deviceLabel} (${created.backend}, ${created.residency})`);
+      console.log(`run ${runId}: ${created.modelId}`);
       console.log(`  ${created.total} prompts, batch ${created.policy.batch}, max new tokens ${created.policy.maxNewTokens}, greedy, stop ids ${created.policy.stopTokenIds.join(',')}`);
     }
+    console.log('  loading the model in the runtime worker…');
     const final = await executeEvalRun(deps, runId, {
       signal: controller.signal,
+      onLoaded: (i) => console.log(`  running on ${i.deviceLabel} (${i.backend}, ${i.residency})`),
       onProgress: (p) => {
         if (p.partial || p.status !== 'running' || p.done === 0) return;
         console.log(`  [${p.done}/${p.total}] ${p.tokensPerSecond.toFixed(1)} tok/s, elapsed ${fmtSeconds(p.elapsedSeconds)}, ETA ${fmtSeconds(p.etaSeconds)}`);

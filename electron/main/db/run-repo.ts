@@ -12,6 +12,8 @@ export interface RunPolicy {
   /** First N prompts of the dataset, or null for all. */
   readonly limit: number | null;
   readonly chatTemplate: 'tokenizer_config.json';
+  /** The backend asked for; the one used is the run's `backend`. */
+  readonly requestedBackend: 'auto' | 'cpu' | 'cuda';
 }
 
 export interface RunRecord {
@@ -28,7 +30,7 @@ export interface RunRecord {
   readonly manifestSha256: string;
   /** The model manifest as JSON text (copied into result ZIPs). */
   readonly manifestJson: string;
-  /** "CPU" or "CUDA". */
+  /** "CPU" or "CUDA"; "pending" until the model is first loaded for the run. */
   readonly backend: string;
   readonly deviceLabel: string;
   readonly residency: string;

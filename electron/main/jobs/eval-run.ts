@@ -13,9 +13,10 @@ import type { ResponseRepo, StoredResponse, StoredResponseWithPass } from '../db
 import type { RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
 import type { WorkerClient } from '../worker-client.js';
 import type { ModelSource } from './model-source.js';
+import { readStopTokenIds } from './model-source.js';
 
 /** The worker calls the job makes (a WorkerClient in the app). */
-export type RuntimeClient = Pick<WorkerClient, 'request' | 'onToken' | 'generation'>;
+export type RuntimeClient = Pick<WorkerClient, 'request' | 'onToken' | 'generation' | 'state' | 'restart'>;
 
 export interface EvalRunDeps {
   readonly runs: RunRepo;
@@ -46,6 +47,8 @@ export interface EvalRunHooks {
   readonly onProgress?: (p: RunProgress) => void;
   /** Each scored response as it is stored. */
   readonly onResponse?: (r: StoredResponseWithPass) => void;
+  /** Called once the model is loaded in the worker, with the device it runs on. */
+  readonly onLoaded?: (info: LoadedModelInfo) => void;
   /** Minimum milliseconds between streamed-partial progress events (default 500). */
   readonly partialIntervalMs?: number;
 }
@@ -70,7 +73,7 @@ function checkRange(name: string, v: number, lo: number, hi: number): void {
   if (!Number.isInteger(v) || v < lo || v > hi) throw new Error(`eval-run: ${name} must be an integer in ${lo}..${hi}, got ${v}`);
 }
 
-/** Loads the model (to learn the device and EOS ids) and records a queued run with its policy. */
+/** Records a queued run with its policy (stop ids read from the model's files); the model is loaded when it executes. */
 export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise<RunRecord> {
   const total = Math.min(req.limit ?? deps.records.length, deps.records.length);
   if (req.limit !== undefined) checkRange('limit', req.limit, 1, deps.records.length);
@@ -78,15 +81,14 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
   checkRange('batch', batch, 1, 256);
   const maxNewTokens = req.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS;
   checkRange('max new tokens', maxNewTokens, 1, 65536);
-  const loaded = await ensureModelLoaded(deps.runtime, req.source, req.backend);
-  if (!loaded.ok) throw new Error(`eval-run: loading ${req.source.modelDir} failed: ${loaded.error.code}: ${loaded.error.message}`);
   const policy: RunPolicy = {
     decoding: 'greedy',
     maxNewTokens,
     batch,
-    stopTokenIds: loaded.value.eosTokenIds,
+    stopTokenIds: await readStopTokenIds(req.source.modelDir),
     limit: req.limit ?? null,
     chatTemplate: 'tokenizer_config.json',
+    requestedBackend: req.backend ?? 'auto',
   };
   return deps.runs.create({
     id: req.runId,
@@ -98,9 +100,9 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
     weights: req.source.weights,
     manifestSha256: req.source.manifestSha256,
     manifestJson: req.source.manifestJson,
-    backend: loaded.value.backend,
-    deviceLabel: loaded.value.deviceLabel,
-    residency: loaded.value.residency,
+    backend: 'pending',
+    deviceLabel: 'pending',
+    residency: 'pending',
     policy,
     appVersion: req.appVersion,
     datasetSha256: req.datasetSha256,
@@ -167,11 +169,16 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     progress('completed');
     return runs.require(runId);
   }
-  const loaded = await ensureModelLoaded(runtime, run);
+  if (runtime.state === 'crashed') {
+    const restarted = await runtime.restart();
+    if (!restarted.ok) return fail(`restarting the runtime worker failed: ${restarted.error.message}`);
+  }
+  const loaded = await ensureModelLoaded(runtime, run, run.policy.requestedBackend ?? 'auto');
   if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
-  if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend) {
+  if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend || loaded.value.residency !== run.residency) {
     runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);
   }
+  hooks.onLoaded?.(loaded.value);
 
   let currentJob: string | undefined;
   const onAbort = (): void => {

@@ -72,7 +72,7 @@ export class RunsService implements RunsApi {
       modelRevision: run.modelRevision,
       weights: run.weights,
       status: run.status,
-      backendLabel: run.backend === 'CPU' ? 'CPU backend' : `CUDA: ${run.deviceLabel}`,
+      backendLabel: run.backend === 'CPU' ? 'CPU backend' : run.backend === 'pending' ? 'loading the model…' : `CUDA: ${run.deviceLabel}`,
       createdAt: run.createdAt,
       finishedAt: run.finishedAt,
       done: this.opts.responses.count(run.id),

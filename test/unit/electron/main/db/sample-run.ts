@@ -14,7 +14,7 @@ export const sampleRun = (id: string): NewRun => ({
   backend: 'CPU',
   deviceLabel: 'CPU',
   residency: 'host',
-  policy: { decoding: 'greedy', maxNewTokens: 16, batch: 2, stopTokenIds: [0], limit: 3, chatTemplate: 'tokenizer_config.json' },
+  policy: { decoding: 'greedy', maxNewTokens: 16, batch: 2, stopTokenIds: [0], limit: 3, chatTemplate: 'tokenizer_config.json', requestedBackend: 'auto' },
   appVersion: '0.1.0',
   datasetSha256: 'c'.repeat(64),
   total: 3,

@@ -82,10 +82,12 @@ describe('eval-run job', () => {
 
   it('generates, scores and stores every prompt with progress', async () => {
     const run = await newRun('r1');
-    expect(run).toMatchObject({ status: 'queued', total: 5, backend: 'CPU', policy: { stopTokenIds: [256], batch: 2, maxNewTokens: 32 } });
+    expect(run).toMatchObject({ status: 'queued', total: 5, backend: 'pending', policy: { stopTokenIds: [256], batch: 2, maxNewTokens: 32 } });
     const events: RunProgress[] = [];
-    const final = await executeEvalRun(deps, 'r1', { onProgress: (p) => events.push(p) });
-    expect(final.status).toBe('completed');
+    let device = '';
+    const final = await executeEvalRun(deps, 'r1', { onProgress: (p) => events.push(p), onLoaded: (i) => (device = i.deviceLabel) });
+    expect(final).toMatchObject({ status: 'completed', backend: 'CPU', deviceLabel: 'CPU', residency: 'host' });
+    expect(device).toBe('CPU');
     const stored = deps.responses.all('r1');
     expect(stored.map((r) => r.key)).toEqual(records.slice(0, 5).map((r) => r.key));
     for (const s of stored) {
@@ -119,7 +121,7 @@ describe('eval-run job', () => {
     expect(generated).toHaveLength(5);
   });
 
-  it('ends the run as failed on a worker crash and resumes after a restart', async () => {
+  it('ends the run as failed on a worker crash, and a resume restarts the worker', async () => {
     await newRun('r3');
     let tokens = 0;
     deps.client.onToken(() => {
@@ -131,8 +133,9 @@ describe('eval-run job', () => {
     const kept = deps.responses.count('r3');
     expect(kept).toBeGreaterThan(0);
     expect(kept).toBeLessThan(5);
-    expect((await deps.client.restart()).ok).toBe(true);
+    expect(deps.client.state).toBe('crashed');
     const resumed = await executeEvalRun(deps, 'r3');
+    expect(deps.workers.spawned).toBe(2);
     expect(resumed).toMatchObject({ status: 'completed', error: null });
     expect(deps.responses.count('r3')).toBe(5);
   });

@@ -80,13 +80,13 @@ describe('createServices (scripted worker)', () => {
   it('runs, queries, compares, exports and verifies', async () => {
     const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 4, batch: 3, maxNewTokens: 64 });
     if (!started.ok) throw new Error(started.error.message);
-    expect(started.value).toMatchObject({ total: 4, weights: 'int4', backendLabel: 'CPU backend' });
+    expect(started.value).toMatchObject({ total: 4, weights: 'int4', backendLabel: 'loading the model…' });
     expect(await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
     await services.runs.activeRun?.done;
     const runId = started.value.id;
     const detail = await services.api.runs.get({ runId });
     if (!detail.ok) throw new Error(detail.error.message);
-    expect(detail.value).toMatchObject({ status: 'completed', done: 4, total: 4, policy: { batch: 3, maxNewTokens: 64, greedy: true }, figures: { peakVramBytes: null } });
+    expect(detail.value).toMatchObject({ status: 'completed', backendLabel: 'CPU backend', done: 4, total: 4, policy: { batch: 3, maxNewTokens: 64, greedy: true }, figures: { peakVramBytes: null } });
     expect(detail.value.accuracies).not.toBeNull();
     expect(detail.value.byInstruction.reduce((n, r) => n + r.count, 0)).toBeGreaterThan(0);
     const progress = events.filter((e) => e.name === 'runs:onDidProgress').map((e) => e.payload as EventMap['runs:onDidProgress']);
