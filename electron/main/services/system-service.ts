@@ -7,7 +7,7 @@ import type { WorkerClient } from '../worker-client.js';
 import { toResult } from './service-result.js';
 
 export interface SystemServiceOptions {
-  readonly worker: Pick<WorkerClient, 'request'>;
+  readonly worker: Pick<WorkerClient, 'request' | 'state' | 'restart'>;
   readonly dataDir: string;
   readonly hubUrl: string;
   readonly appVersion: string;
@@ -19,6 +19,7 @@ export class SystemService implements SystemApi {
 
   check(): Promise<Result<SystemInfo>> {
     return toResult(async () => {
+      if (this.opts.worker.state === 'crashed') await this.opts.worker.restart();
       const probe = await this.opts.worker.request({ type: 'probe' });
       const assets = await evalAssetsStatus(this.opts.dataDir);
       const cpus = os.cpus();

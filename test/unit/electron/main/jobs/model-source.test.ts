@@ -1,0 +1,39 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { readStopTokenIds, resolveModelSource } from '../../../../../electron/main/jobs/model-source.js';
+import { EOS_ID, writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
+
+describe('model source', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-source-'));
+    await writeTinyTokenizer(path.join(root, 'ckpt'));
+    await mkdir(path.join(root, 'ckpt', 'int4-g32'));
+    await writeFile(path.join(root, 'ckpt', 'int4-g32', 'w.bin'), 'x');
+    await writeFile(path.join(root, 'ckpt', 'generation_config.json'), JSON.stringify({ eos_token_id: [EOS_ID, 300] }));
+    await mkdir(path.join(root, 'empty'));
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('reads the stop ids from the tokenizer config, config.json and generation_config.json', async () => {
+    expect(await readStopTokenIds(path.join(root, 'ckpt'))).toEqual([EOS_ID, 300]);
+    await expect(readStopTokenIds(path.join(root, 'empty'))).rejects.toThrow(/empty: no EOS token id/);
+  });
+
+  it('resolves a plain checkpoint folder with its int4-gN folder and a file listing as manifest', async () => {
+    const s = await resolveModelSource(path.join(root, 'ckpt'), 'int4');
+    expect(s).toMatchObject({ modelId: 'local:ckpt/int4-g32', repo: 'local/ckpt', weights: 'int4', packedDir: path.join(root, 'ckpt', 'int4-g32') });
+    const manifest = JSON.parse(s.manifestJson) as { files: { path: string }[] };
+    expect(manifest.files.map((f) => f.path)).toContain('int4-g32/w.bin');
+    expect(s.manifestSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect((await resolveModelSource(path.join(root, 'ckpt'), 'bf16')).packedDir).toBeNull();
+  });
+
+  it('names the folder when it is not a model', async () => {
+    await expect(resolveModelSource(path.join(root, 'empty'), 'bf16')).rejects.toThrow(/empty: not a model folder/);
+  });
+});
