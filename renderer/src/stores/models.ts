@@ -50,6 +50,23 @@ function applyProgress(job: PrepareJobState, p: PrepareProgress): PrepareJobStat
   };
 }
 
+/** Events that arrived before the call that started their job returned its id (events and replies race). */
+const early = new Map<string, PrepareProgress[]>();
+const EARLY_JOBS = 16;
+
+function stashEarly(p: PrepareProgress): void {
+  const list = early.get(p.jobId) ?? [];
+  list.push(p);
+  early.set(p.jobId, list.slice(-50));
+  while (early.size > EARLY_JOBS) early.delete(early.keys().next().value as string);
+}
+
+function takeEarly(jobId: string): PrepareProgress[] {
+  const list = early.get(jobId) ?? [];
+  early.delete(jobId);
+  return list;
+}
+
 export const useModels = create<ModelsState>((set, get) => ({
   models: [],
   form: { repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION, token: '' },
@@ -75,6 +92,7 @@ export const useModels = create<ModelsState>((set, get) => ({
       error: null,
       job: { jobId: r.value.jobId, request: { repo: request.repo, revision: request.revision }, steps: {}, status: 'running', error: null, modelId: null },
     });
+    for (const p of takeEarly(r.value.jobId)) get().handleProgress(p);
   },
   cancel: async () => {
     const job = get().job;
@@ -108,6 +126,7 @@ export const useModels = create<ModelsState>((set, get) => ({
       error: null,
       assetsJob: { jobId: r.value.jobId, request: { repo: '', revision: '' }, steps: {}, status: 'running', error: null, modelId: null },
     });
+    for (const p of takeEarly(r.value.jobId)) get().handleProgress(p);
   },
   handleProgress: (p) => {
     const { job, assetsJob } = get();
@@ -117,6 +136,8 @@ export const useModels = create<ModelsState>((set, get) => ({
     } else if (assetsJob?.jobId === p.jobId) {
       set({ assetsJob: applyProgress(assetsJob, p) });
       if (p.status === 'done') void useSystem.getState().refresh();
+    } else {
+      stashEarly(p);
     }
   },
 }));

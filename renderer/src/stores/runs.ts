@@ -42,6 +42,9 @@ export function parseCount(label: string, text: string, min: number, max: number
   return n;
 }
 
+/** The latest progress of runs this window has not adopted yet (a start reply can lose the race to its events). */
+const early = new Map<string, RunProgress>();
+
 export const useRuns = create<RunsState>((set, get) => ({
   form: { modelId: '', limit: '', batch: '4', maxNewTokens: '1280' },
   run: null,
@@ -77,6 +80,9 @@ export const useRuns = create<RunsState>((set, get) => ({
         ? { run: r.value, progress: null, stream: [], busy: false }
         : { error: r.error.message, busy: false },
     );
+    const pending = r.ok ? early.get(r.value.id) : undefined;
+    if (pending) get().handleProgress(pending);
+    early.clear();
   },
   cancel: async () => {
     const run = get().run;
@@ -109,7 +115,11 @@ export const useRuns = create<RunsState>((set, get) => ({
   },
   handleProgress: (p) => {
     const run = get().run;
-    if (!run || run.id !== p.runId) return;
+    if (!run || run.id !== p.runId) {
+      early.set(p.runId, p);
+      if (early.size > 16) early.delete(early.keys().next().value as string);
+      return;
+    }
     set({
       progress: p,
       run: {

@@ -50,6 +50,22 @@ describe('models store', () => {
     expect(useModels.getState().job).toBeNull();
   });
 
+  it('applies events that arrive before the prepare reply', async () => {
+    const base = { step: 'pack' as const, doneBytes: 0, totalBytes: 0, bytesPerSecond: 0, etaSeconds: null, message: 'x' };
+    setTransport({
+      kind: 'http',
+      invoke: (async (channel: string) => {
+        if (channel !== 'models:prepare') return { ok: true, value: [] };
+        useModels.getState().handleProgress({ ...base, jobId: 'fast-job', status: 'done', modelId: 'o--m@1234567/int4-g32' });
+        return { ok: true, value: { jobId: 'fast-job' } };
+      }) as never,
+      on: () => () => {},
+      downloadUrl: () => null,
+    });
+    await useModels.getState().prepare();
+    expect(useModels.getState().job).toMatchObject({ jobId: 'fast-job', status: 'done', modelId: 'o--m@1234567/int4-g32' });
+  });
+
   it('ignores progress for unknown jobs and records failures', () => {
     useModels.setState({ job: { jobId: 'j1', request: { repo: 'a/b', revision: 'r' }, steps: {}, status: 'running', error: null, modelId: null } });
     const base = { step: 'download' as const, doneBytes: 1, totalBytes: 2, bytesPerSecond: 1, etaSeconds: 1, message: 'x' };
