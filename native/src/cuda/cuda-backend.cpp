@@ -276,7 +276,7 @@ class cuda_backend final : public backend {
     int index;
   };
 
-  bool run(const std::vector<batch_entry> & batch, bool all_positions, bool greedy,
+  bool run(const std::vector<batch_entry> & batch, bool all_positions,
            std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error);
   void ensure_scratch(int tokens);
   void step(int n_tokens, int n_out);
@@ -833,7 +833,7 @@ void cuda_backend::step(int n, int n_out) {
   rt_cuda_argmax(logits_, n_out, c.vocab_size, c.vocab_size, argmax_, stream_);
 }
 
-bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_positions, bool greedy,
+bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_positions,
                        std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error) {
   const model_config & c = cfg_;
   for (const batch_entry & b : batch) {
@@ -957,12 +957,12 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
 
 bool cuda_backend::forward(const std::vector<batch_entry> & batch, bool all_positions,
                            std::vector<std::vector<float>> & logits, std::string & error) {
-  return run(batch, all_positions, false, &logits, nullptr, error);
+  return run(batch, all_positions, &logits, nullptr, error);
 }
 
 bool cuda_backend::forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next,
                                   std::string & error) {
-  return run(batch, false, true, nullptr, &next, error);
+  return run(batch, false, nullptr, &next, error);
 }
 
 backend_counters cuda_backend::counters() const {

@@ -1,8 +1,8 @@
-#include <cstdio>
+// Host-only: turns the last kernel-launch error into an exception naming the call site (declared in common.cuh).
+#include <cuda_runtime.h>
+
 #include <stdexcept>
 #include <string>
-
-#include "cuda/common.cuh"
 
 void rt_cuda_check_launch(const char * file, int line) {
   const cudaError_t err = cudaGetLastError();
