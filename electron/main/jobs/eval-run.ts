@@ -210,6 +210,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       const batch = todo.slice(start, start + run.policy.batch);
       const encoded = await runtime.request({ type: 'encode-chat', prompts: batch.map((r) => r.prompt) });
       if (!encoded.ok) return fail(`tokenizing prompts failed: ${encoded.error.code}: ${encoded.error.message}`);
+      if (hooks.signal?.aborted) break;
       currentJob = `${runId}#${start}`;
       inflight.clear();
       for (const r of batch) inflight.set(String(r.key), []);
