@@ -44,7 +44,7 @@ export function SystemPage() {
               <div className="hero__sub">
                 {info.backend === 'cuda'
                   ? 'INT4 experts run on the W4A16 CUDA kernels.'
-                  : `Runs use the CPU backend${info.cudaStatus ? ` — ${info.cudaStatus}` : ''}. Expect far lower throughput than on an RTX GPU.`}
+                  : `Runs use the CPU backend${info.cudaStatus && !info.backendLabel.includes(info.cudaStatus) ? ` — ${info.cudaStatus}` : ''}. Expect far lower throughput than on an RTX GPU.`}
               </div>
             </div>
           </section>
