@@ -183,9 +183,16 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
   for (int l = 0; l < c_.num_hidden_layers; ++l) {
     const layer_weights & L = w_.layers[static_cast<size_t>(l)];
     rmsnorm_rows(x.data(), T, H, *L.input_layernorm, h.data());
-    cpu_matmul(*L.q_proj, h.data(), T, q.data(), pool_);
-    cpu_matmul(*L.k_proj, h.data(), T, k.data(), pool_);
-    cpu_matmul(*L.v_proj, h.data(), T, v.data(), pool_);
+    // q, k and v rows in one pass over the pool (fewer wake-ups per token than three matmuls).
+    pool_.parallel_for(static_cast<int64_t>(QD) + 2 * KD, [&](int64_t r0, int64_t r1) {
+      for (int64_t idx = r0; idx < r1; ++idx) {
+        const tensor_view * wt = idx < QD ? L.q_proj : (idx < QD + KD ? L.k_proj : L.v_proj);
+        float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
+        const int width = idx < QD ? QD : KD;
+        const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
+        for (int t = 0; t < T; ++t) dst[static_cast<int64_t>(t) * width + r] = cpu_row_dot(*wt, r, h.data() + static_cast<int64_t>(t) * H);
+      }
+    }, 16);
     // As modeling_olmoe.py: q/k norms first, then the optional clamp of q, k and v.
     rmsnorm_rows(q.data(), T, QD, *L.q_norm, q.data());
     rmsnorm_rows(k.data(), T, KD, *L.k_norm, k.data());
@@ -260,40 +267,67 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         by_expert[static_cast<size_t>(e)].emplace_back(t, wgt);
       }
     }
+    // Routed experts: gate+up rows of every active expert in one parallel pass, then all down rows in another.
     std::fill(moe.begin(), moe.end(), 0.0f);
-    std::vector<float> xe, ge, ue, de;
+    std::vector<int> active;
+    std::vector<int64_t> first_row;  // offset of each active expert's tokens in the packed buffers
+    int64_t used = 0;
     for (int e = 0; e < E; ++e) {
-      const auto & list = by_expert[static_cast<size_t>(e)];
-      if (list.empty()) continue;
-      const int n = static_cast<int>(list.size());
-      counters_.expert_hits += static_cast<uint64_t>(n);
-      xe.resize(static_cast<size_t>(n) * H);
-      ge.resize(static_cast<size_t>(n) * I);
-      ue.resize(static_cast<size_t>(n) * I);
-      de.resize(static_cast<size_t>(n) * H);
-      for (int i = 0; i < n; ++i)
-        std::memcpy(xe.data() + static_cast<int64_t>(i) * H, h.data() + static_cast<int64_t>(list[static_cast<size_t>(i)].first) * H, sizeof(float) * H);
-      if (w_.kind == weights_kind::int4) {
-        cpu_matmul_q4(*L.expert_gate[static_cast<size_t>(e)], *L.expert_gate_scales[static_cast<size_t>(e)], w_.group_size, xe.data(), n, ge.data(), pool_);
-        cpu_matmul_q4(*L.expert_up[static_cast<size_t>(e)], *L.expert_up_scales[static_cast<size_t>(e)], w_.group_size, xe.data(), n, ue.data(), pool_);
-      } else {
-        cpu_matmul(*L.expert_gate[static_cast<size_t>(e)], xe.data(), n, ge.data(), pool_);
-        cpu_matmul(*L.expert_up[static_cast<size_t>(e)], xe.data(), n, ue.data(), pool_);
+      if (by_expert[static_cast<size_t>(e)].empty()) continue;
+      active.push_back(e);
+      first_row.push_back(used);
+      used += static_cast<int64_t>(by_expert[static_cast<size_t>(e)].size());
+    }
+    counters_.expert_hits += static_cast<uint64_t>(used);
+    std::vector<float> xe(static_cast<size_t>(used) * H), ge(static_cast<size_t>(used) * I), ue(static_cast<size_t>(used) * I),
+        de(static_cast<size_t>(used) * H);
+    for (size_t a = 0; a < active.size(); ++a) {
+      const auto & list = by_expert[static_cast<size_t>(active[a])];
+      for (size_t i = 0; i < list.size(); ++i)
+        std::memcpy(xe.data() + (first_row[a] + static_cast<int64_t>(i)) * H, h.data() + static_cast<int64_t>(list[i].first) * H, sizeof(float) * H);
+    }
+    const bool int4 = w_.kind == weights_kind::int4;
+    const int G = w_.group_size;
+    pool_.parallel_for(static_cast<int64_t>(active.size()) * 2 * I, [&](int64_t r0, int64_t r1) {
+      for (int64_t idx = r0; idx < r1; ++idx) {
+        const size_t a = static_cast<size_t>(idx / (2 * I));
+        const int64_t rem = idx % (2 * I);
+        const bool up = rem >= I;
+        const int64_t r = up ? rem - I : rem;
+        const size_t e = static_cast<size_t>(active[a]);
+        const int n = static_cast<int>(by_expert[e].size());
+        float * dst = up ? ue.data() : ge.data();
+        for (int t = 0; t < n; ++t) {
+          const int64_t row = first_row[a] + t;
+          const float * xr = xe.data() + row * H;
+          dst[row * I + r] = int4 ? cpu_row_dot_q4(up ? *L.expert_up[e] : *L.expert_gate[e], up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr)
+                                  : cpu_row_dot(up ? *L.expert_up[e] : *L.expert_gate[e], r, xr);
+        }
       }
-      for (size_t i = 0; i < static_cast<size_t>(n) * I; ++i) {
-        const float g = ge[i];
-        ge[i] = (g / (1.0f + std::exp(-g))) * ue[i];
+    }, 16);
+    for (size_t i = 0; i < ge.size(); ++i) {
+      const float g = ge[i];
+      ge[i] = (g / (1.0f + std::exp(-g))) * ue[i];
+    }
+    pool_.parallel_for(static_cast<int64_t>(active.size()) * H, [&](int64_t r0, int64_t r1) {
+      for (int64_t idx = r0; idx < r1; ++idx) {
+        const size_t a = static_cast<size_t>(idx / H);
+        const int64_t r = idx % H;
+        const size_t e = static_cast<size_t>(active[a]);
+        const int n = static_cast<int>(by_expert[e].size());
+        for (int t = 0; t < n; ++t) {
+          const int64_t row = first_row[a] + t;
+          const float * gr = ge.data() + row * I;
+          de[row * H + r] = int4 ? cpu_row_dot_q4(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr) : cpu_row_dot(*L.expert_down[e], r, gr);
+        }
       }
-      if (w_.kind == weights_kind::int4) {
-        cpu_matmul_q4(*L.expert_down[static_cast<size_t>(e)], *L.expert_down_scales[static_cast<size_t>(e)], w_.group_size, ge.data(), n, de.data(), pool_);
-      } else {
-        cpu_matmul(*L.expert_down[static_cast<size_t>(e)], ge.data(), n, de.data(), pool_);
-      }
-      for (int i = 0; i < n; ++i) {
-        const int t = list[static_cast<size_t>(i)].first;
-        const float wgt = list[static_cast<size_t>(i)].second;
-        float * dst = moe.data() + static_cast<int64_t>(t) * H;
-        const float * src = de.data() + static_cast<int64_t>(i) * H;
+    }, 16);
+    for (size_t a = 0; a < active.size(); ++a) {
+      const auto & list = by_expert[static_cast<size_t>(active[a])];
+      for (size_t i = 0; i < list.size(); ++i) {
+        float * dst = moe.data() + static_cast<int64_t>(list[i].first) * H;
+        const float * src = de.data() + (first_row[a] + static_cast<int64_t>(i)) * H;
+        const float wgt = list[i].second;
         for (int d = 0; d < H; ++d) dst[d] += src[d] * wgt;
       }
     }

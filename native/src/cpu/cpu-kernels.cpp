@@ -192,41 +192,37 @@ void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out) {
   }
 }
 
+float cpu_row_dot(const tensor_view & w, int64_t r, const float * x) {
+  const int in = static_cast<int>(w.shape[1]);
+  switch (w.type) {
+    case dtype::bf16: return cpu_dot_bf16(static_cast<const uint16_t *>(w.data) + r * in, x, in);
+    case dtype::f16: return cpu_dot_f16(static_cast<const uint16_t *>(w.data) + r * in, x, in);
+    default: return cpu_dot_f32(static_cast<const float *>(w.data) + r * in, x, in);
+  }
+}
+
+float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x) {
+  const int in = static_cast<int>(q.shape[1] * 2);
+  return cpu_dot_q4(static_cast<const uint8_t *>(q.data) + r * (in / 2), static_cast<const uint16_t *>(scales.data) + r * (in / group),
+                    in, group, x);
+}
+
 void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool) {
   const int64_t out = w.shape[0];
-  const int in = static_cast<int>(w.shape[1]);
-  const dtype type = w.type;
-  const void * base = w.data;
+  const int64_t in = w.shape[1];
   pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      for (int t = 0; t < tokens; ++t) {
-        const float * xt = x + static_cast<int64_t>(t) * in;
-        float v;
-        switch (type) {
-          case dtype::bf16: v = cpu_dot_bf16(static_cast<const uint16_t *>(base) + r * in, xt, in); break;
-          case dtype::f16: v = cpu_dot_f16(static_cast<const uint16_t *>(base) + r * in, xt, in); break;
-          default: v = cpu_dot_f32(static_cast<const float *>(base) + r * in, xt, in); break;
-        }
-        y[static_cast<int64_t>(t) * out + r] = v;
-      }
-    }
+    for (int64_t r = r0; r < r1; ++r)
+      for (int t = 0; t < tokens; ++t) y[t * out + r] = cpu_row_dot(w, r, x + t * in);
   }, 16);
 }
 
 void cpu_matmul_q4(const tensor_view & q, const tensor_view & scales, int group, const float * x, int tokens, float * y,
                    thread_pool & pool) {
   const int64_t out = q.shape[0];
-  const int in = static_cast<int>(q.shape[1] * 2);
-  const uint8_t * qb = static_cast<const uint8_t *>(q.data);
-  const uint16_t * sb = static_cast<const uint16_t *>(scales.data);
-  const int ng = in / group;
+  const int64_t in = q.shape[1] * 2;
   pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      for (int t = 0; t < tokens; ++t) {
-        y[static_cast<int64_t>(t) * out + r] =
-            cpu_dot_q4(qb + r * (in / 2), sb + r * ng, in, group, x + static_cast<int64_t>(t) * in);
-      }
-    }
+    for (int64_t r = r0; r < r1; ++r)
+      for (int t = 0; t < tokens; ++t) y[t * out + r] = cpu_row_dot_q4(q, scales, group, r, x + t * in);
   }, 16);
 }
 

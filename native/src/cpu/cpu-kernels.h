@@ -19,6 +19,11 @@ float cpu_dot_f16(const uint16_t * w, const float * x, int n);
 /** Dot of one qpacked row (n/2 bytes, n/group FP16 scales) with x. */
 float cpu_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x);
 
+/** W[r] . x for row r of a float tensor [out, in] (BF16/F16/F32). */
+float cpu_row_dot(const tensor_view & w, int64_t r, const float * x);
+/** The same for row r of a qpacked matrix (q [out, in/2] U8, scales [out, in/group] F16). */
+float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x);
+
 /** Converts row `row` of a float tensor (BF16/F16/F32, shape [rows, n]) to float32. */
 void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out);
 
