@@ -35,6 +35,7 @@ describe('eval-run job', () => {
   let source: ModelSource;
   let db: Database.Database;
   let generated: string[];
+  let tokenDelayMs = 0;
   let deps: EvalRunDeps & { client: WorkerClient; workers: ReturnType<typeof inProcessWorkers> };
 
   beforeAll(async () => {
@@ -58,7 +59,7 @@ describe('eval-run job', () => {
     migrate(db);
     generated = [];
     const workers = inProcessWorkers(() => {
-      const engine = createScriptedEngine({ reply });
+      const engine = createScriptedEngine({ reply, tokenDelayMs });
       return {
         probe: engine.probe,
         load: async (req) => {
@@ -103,6 +104,23 @@ describe('eval-run job', () => {
     expect(events.at(-1)).toMatchObject({ status: 'completed', done: 5, total: 5, etaSeconds: 0 });
     expect(deps.responses.figures('r1')).toMatchObject({ batches: 3 });
     expect(deps.responses.figures('r1').generatedTokens).toBe(stored.reduce((n, r) => n + r.tokens, 0));
+  });
+
+  it('streams the partial text of an in-flight prompt in progress events', async () => {
+    tokenDelayMs = 3;
+    try {
+      await newRun('rp');
+      const partials: { key: number; text: string }[] = [];
+      await executeEvalRun(deps, 'rp', { partialIntervalMs: 0, onProgress: (p) => p.partial && partials.push(p.partial) });
+      expect(partials.length).toBeGreaterThan(0);
+      for (const p of partials) {
+        const final = deps.responses.get('rp', p.key)!.response;
+        expect(final.startsWith(p.text)).toBe(true);
+      }
+      expect(partials.some((p) => p.text.length > 0 && p.text.length < deps.responses.get('rp', p.key)!.response.length)).toBe(true);
+    } finally {
+      tokenDelayMs = 0;
+    }
   });
 
   it('cancels after the in-flight batch and resumes without regenerating stored prompts', async () => {
