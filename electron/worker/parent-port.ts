@@ -17,6 +17,8 @@ export function connectParent(): WorkerPort {
   }
   if (!process.send) throw new Error('electron/worker: started without an IPC channel (use fork or utilityProcess)');
   process.on('disconnect', () => process.exit(0));
+  // Ctrl-C reaches the whole process group; the parent turns it into a cancel, and this process ends on disconnect.
+  process.on('SIGINT', () => undefined);
   return {
     send: (m: WorkerMessage) => void process.send?.(m),
     onMessage: (h) => process.on('message', h),

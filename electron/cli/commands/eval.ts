@@ -151,7 +151,7 @@ export async function run(args: string[]): Promise<number> {
       const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, out);
       console.log(`result ZIP ${zip.path} (${zip.bytes} bytes, sha256 ${zip.sha256})`);
     } else if (final.status !== 'completed') {
-      console.log(`resume with: npx horizon eval --resume ${runId} --db ${dbFile}`);
+      console.log(`resume with: npx horizon eval --resume ${runId} --data-dir ${dataDir}${values.db ? ` --db ${dbFile}` : ''}`);
     }
     console.log(`database ${dbFile}`);
     return final.status === 'completed' ? 0 : final.status === 'cancelled' ? 130 : 1;
