@@ -27,7 +27,11 @@ if [ -z "$ARCHS" ] && command -v nvidia-smi >/dev/null 2>&1; then
   [ -n "$CC" ] && ARCHS="${CC}-real"
 fi
 ARCHS="${ARCHS:-75-real;80-real;86-real;89-real;90-real;120}"
-nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv 2>&1 | tee -a "$LOG"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv 2>&1 | tee -a "$LOG"
+else
+  say "nvidia-smi not found"
+fi
 say "nvcc $(nvcc --version | tail -1); CUDA architectures: $ARCHS"
 
 GEN=()
@@ -45,7 +49,7 @@ fi
 say "built in $(( $(date +%s) - START )) s"
 
 TEST_RC=0
-timeout 180 ctest --test-dir "$BUILD" -L gpu --output-on-failure 2>&1 | tee -a "$LOG"
+timeout 180 ctest --test-dir "$BUILD" -L gpu --output-on-failure -V 2>&1 | tee -a "$LOG"
 TEST_RC=${PIPESTATUS[0]}
 say "ctest -L gpu exit code $TEST_RC"
 
