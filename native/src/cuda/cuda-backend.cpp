@@ -666,6 +666,7 @@ void cuda_backend::layer_moe_partial(int li, int n) {
   std::vector<int> routed;
   std::vector<char> seen(static_cast<size_t>(c.num_experts), 0);
   for (int e : ids) {
+    if (e < 0 || e >= c.num_experts) continue;  // only after NaN router logits; the kernels skip it too
     if (!seen[static_cast<size_t>(e)]) {
       seen[static_cast<size_t>(e)] = 1;
       routed.push_back(e);
