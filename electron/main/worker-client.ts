@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { Result } from '../common/result.js';
-import { err } from '../common/result.js';
+import { assertNever, err } from '../common/result.js';
 import type {
   LogEvent,
   TokenEvent,
@@ -223,6 +223,8 @@ export class WorkerClient {
         return;
       case 'ready':
         return;
+      default:
+        throw assertNever(msg);
     }
   }
 
