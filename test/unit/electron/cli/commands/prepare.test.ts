@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
-import { makeTestRepo, tempDir, TEST_REPO } from '../../main/prep/test-repo.js';
+import { makeTestRepo, removeTempDirs, tempDir, TEST_REPO } from '../../main/prep/test-repo.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..');
@@ -23,6 +23,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  removeTempDirs();
   await hub.close();
 });
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadFile } from '../../../../../electron/main/prep/download-file.js';
 import { toPrepError, type PrepError } from '../../../../../electron/main/prep/prep-error.js';
 import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
-import { tempDir } from './test-repo.js';
+import { removeTempDirs, tempDir } from './test-repo.js';
 
 const BLOB = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31 + 7) & 0xff));
 const SHA = createHash('sha256').update(BLOB).digest('hex');
@@ -21,6 +21,7 @@ beforeAll(async () => {
   hub = await startHubServer({ repos: {}, assets: { '/blob.bin': { bytes: BLOB } } });
 });
 afterAll(async () => {
+  removeTempDirs();
   await hub.close();
 });
 

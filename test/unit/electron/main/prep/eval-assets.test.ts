@@ -13,7 +13,7 @@ import {
 } from '../../../../../electron/main/prep/eval-assets.js';
 import { PrepError } from '../../../../../electron/main/prep/prep-error.js';
 import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
-import { tempDir } from './test-repo.js';
+import { removeTempDirs, tempDir } from './test-repo.js';
 
 const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
 const IFEVAL = path.join(SHARED, 'ifeval', 'input_data.jsonl');
@@ -42,6 +42,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  removeTempDirs();
   await hub.close();
 });
 

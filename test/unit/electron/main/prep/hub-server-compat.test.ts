@@ -8,7 +8,7 @@ import { downloadFile, fileDownloadInfo, listFiles, modelInfo, pathsInfo } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
-import { makeTestRepo, tempDir, TEST_REPO } from './test-repo.js';
+import { makeTestRepo, removeTempDirs, tempDir, TEST_REPO } from './test-repo.js';
 
 let hub: HubServer;
 let repoDir: string;
@@ -18,6 +18,7 @@ beforeAll(async () => {
   hub = await startHubServer({ repos: { [TEST_REPO]: { dir: repoDir } }, pageSize: 2 });
 });
 afterAll(async () => {
+  removeTempDirs();
   await hub.close();
 });
 

@@ -9,7 +9,7 @@ import { prepareModel, type PrepareModelOptions } from '../../../../../electron/
 import { PrepError } from '../../../../../electron/main/prep/prep-error.js';
 import type { PrepEvent } from '../../../../../electron/main/prep/prep-events.js';
 import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
-import { FAKE_PACKER, makeTestRepo, tempDir, TEST_REPO, TEST_TOKEN } from './test-repo.js';
+import { FAKE_PACKER, makeTestRepo, removeTempDirs, tempDir, TEST_REPO, TEST_TOKEN } from './test-repo.js';
 
 const SHARD1 = 'model-00001-of-00002.safetensors';
 const SHARD2 = 'model-00002-of-00002.safetensors';
@@ -59,6 +59,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await hub.close();
   if (tinyFs) execFileSync('umount', [tinyFs]);
+  removeTempDirs();
 });
 
 beforeEach(() => {

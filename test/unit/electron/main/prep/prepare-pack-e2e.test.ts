@@ -13,7 +13,7 @@ import { prepareModel } from '../../../../../electron/main/prep/prepare-model.js
 import type { PrepEvent } from '../../../../../electron/main/prep/prep-events.js';
 import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
 import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
-import { makeTestRepo, tempDir, TEST_REPO } from './test-repo.js';
+import { makeTestRepo, removeTempDirs, tempDir, TEST_REPO } from './test-repo.js';
 
 function addonReason(): string | undefined {
   try {
@@ -33,6 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  removeTempDirs();
   await hub?.close();
 });
 

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import { PrepError } from '../../../../../electron/main/prep/prep-error.js';
 import { checkSafetensorsFile } from '../../../../../electron/main/prep/safetensors-check.js';
-import { tempDir } from './test-repo.js';
+import { removeTempDirs, tempDir } from './test-repo.js';
 
 function safetensors(header: Record<string, unknown>, dataBytes: number): Buffer {
   const json = Buffer.from(JSON.stringify(header));
@@ -25,6 +25,10 @@ async function check(bytes: Buffer): Promise<unknown> {
   fs.writeFileSync(file, bytes);
   return checkSafetensorsFile(file, 'model.safetensors').catch((e: unknown) => e);
 }
+
+afterAll(() => {
+  removeTempDirs();
+});
 
 describe('checkSafetensorsFile', () => {
   it('accepts a well-formed file and returns its tensors and metadata', async () => {

@@ -8,9 +8,18 @@ import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
 export const TEST_REPO = 'test-org/tiny-olmoe';
 export const TEST_TOKEN = 'hf_test_token_123';
 
-/** A temp folder removed by the returned cleanup. */
+const created: string[] = [];
+
+/** A fresh temp folder, removed by removeTempDirs(). */
 export function tempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `horizon-${prefix}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `horizon-${prefix}-`));
+  created.push(dir);
+  return dir;
+}
+
+/** Removes every folder tempDir() made in this test file. */
+export function removeTempDirs(): void {
+  for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /** Writes a tiny OLMoE checkpoint plus a README.md and an unused extra.bin into `dir`. */
