@@ -78,6 +78,7 @@ static void kv_cache_matches_recompute(const fs::path & dir, const char * label)
   for (int i = 0; i < V; ++i) rw = std::max(rw, std::fabs(step[0][i] - out[0][3 * V + i]));
   CHECK(rw <= MAX_ABS_ERR_KV_CACHE, "%s: rewind differs by %g", label, rw);
   CHECK(!be->forward({{inc, {V + 5}, 4}}, false, step, err) && err.find("vocabulary") != std::string::npos, "%s: bad token rejected", label);
+  CHECK(!be->forward({{inc, {1}, 4}, {inc, {2}, 5}}, false, step, err) && err.find("twice") != std::string::npos, "%s: duplicate sequence rejected", label);
   std::printf("%s: kv-cache max diff %g\n", label, worst);
 }
 

@@ -129,6 +129,12 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
   const int QD = nh * hd, KD = nkv * hd, V = c_.vocab_size;
 
   int T = 0;
+  for (size_t i = 0; i < batch.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (batch[i].seq_id == batch[j].seq_id) {
+        error = "cpu backend: sequence " + std::to_string(batch[i].seq_id) + " appears twice in one batch";
+        return false;
+      }
   for (const auto & e : batch) {
     if (e.seq_id < 0 || static_cast<size_t>(e.seq_id) >= seqs_.size() || !seqs_[static_cast<size_t>(e.seq_id)].used) {
       error = "cpu backend: unknown sequence id " + std::to_string(e.seq_id);
