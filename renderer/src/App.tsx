@@ -29,7 +29,7 @@ function Screen({ page }: { page: Page }) {
 export function App() {
   const page = useNav((s) => s.page);
   const go = useNav((s) => s.go);
-  const backend = useSystem((s) => s.info?.backendLabel);
+  const backend = useSystem((s) => (s.info ? (s.info.backend === 'cpu' ? 'CPU backend' : (s.info.gpus[0]?.name ?? 'CUDA')) : null));
   const run = useRuns((s) => s.run);
 
   useEffect(() => connectEvents(), []);

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { makeTinyModel } from '../../scripts/make-tiny-model.js';
 import { startHubServer, type HubServer } from '../fixtures/hub-server.js';
-import { launchBrowser, type LaunchedBrowser } from './launch-browser.js';
+import { fullShot, launchBrowser, type LaunchedBrowser } from './launch-browser.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const shared = path.resolve(repoRoot, '..', 'shared');
@@ -81,7 +81,7 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
   it('prepares the tiny model, runs 10 prompts, shows verdicts and exports a verified ZIP', async () => {
     await page.goto(url);
     await expect.poll(() => page.getByTestId('backend').textContent(), { timeout: 30_000 }).toMatch(/CPU/);
-    await page.screenshot({ path: path.join(shots, '1-system.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '1-system.png'));
 
     await page.getByRole('button', { name: 'Models' }).click();
     await page.getByLabel('Repository').fill(REPO);
@@ -98,7 +98,7 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await page.getByLabel('Import Punkt English from').fill(path.join(shared, 'nltk', 'punkt_english'));
     await page.getByTestId('import-punkt').getByRole('button', { name: 'Import' }).click();
     await expect.poll(() => page.getByTestId('import-punkt').textContent()).toMatch(/Imported/);
-    await page.screenshot({ path: path.join(shots, '2-models.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '2-models.png'));
 
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     const model = page.getByLabel('Model');
@@ -112,14 +112,14 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await expect
       .poll(() => page.getByTestId('run-status').textContent(), { timeout: 300_000, interval: 1000 })
       .toMatch(/completed|failed/);
-    await page.screenshot({ path: path.join(shots, '3-run.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '3-run.png'));
     expect(await page.getByTestId('run-status').textContent()).toBe('completed');
     expect(await page.getByTestId('run-count').textContent()).toBe('10 / 10 prompts');
 
     await page.getByRole('button', { name: 'View results' }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
     await expect.poll(() => page.getByTestId('acc-prompt-strict').textContent()).toMatch(/\d+\.\d%/);
-    await page.screenshot({ path: path.join(shots, '4-results.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '4-results.png'));
 
     await page.getByRole('button', { name: /^Open response / }).first().click();
     const detail = page.getByTestId('response-detail');
@@ -132,7 +132,7 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await expect.poll(() => page.getByTestId('export-status').textContent(), { timeout: 60_000 }).toMatch(/verified|failed/);
     const status = (await page.getByTestId('export-status').textContent()) ?? '';
     expect(status).toContain('Exported and verified');
-    await page.screenshot({ path: path.join(shots, '6-export.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '6-export.png'));
 
     const zip = /(\/\S+\.zip)/.exec(status)?.[1];
     expect(zip && existsSync(zip)).toBe(true);

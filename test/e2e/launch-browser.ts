@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's real Chromium binary (not the /usr/bin wrapper), or $CHROMIUM_PATH. */
 export function chromiumPath(): string | null {
@@ -42,4 +42,13 @@ export async function launchBrowser(): Promise<LaunchedBrowser> {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** A screenshot of the whole page taken at a viewport as tall as the content, so fixed panels span it. */
+export async function fullShot(page: Page, file: string): Promise<void> {
+  const vp = page.viewportSize() ?? { width: 1360, height: 900 };
+  const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
+  await page.setViewportSize({ width: vp.width, height: Math.max(vp.height, Math.min(height, 6000)) });
+  await page.screenshot({ path: file });
+  await page.setViewportSize(vp);
 }

@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 
 import { startServeServer, type ServeHandle } from '../../electron/main/serve/serve-server.js';
 import { createFakeApi } from './fake-api.js';
-import { launchBrowser, type LaunchedBrowser } from './launch-browser.js';
+import { fullShot, launchBrowser, type LaunchedBrowser } from './launch-browser.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const shared = path.resolve(repoRoot, '..', 'shared');
@@ -49,7 +49,7 @@ describe('renderer over horizon serve (fake services)', () => {
   it('walks system → prepare → import → run → results → history', async () => {
     await page.goto(server.url);
     await expect.poll(() => page.getByTestId('backend').textContent()).toContain('CPU backend');
-    await page.screenshot({ path: path.join(shots, '1-system.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '1-system.png'));
 
     await page.getByRole('button', { name: 'Models' }).click();
     await page.getByRole('button', { name: 'Prepare', exact: true }).click();
@@ -60,7 +60,7 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByLabel('Import Punkt English from').fill(path.join(shared, 'nltk', 'punkt_english'));
     await page.getByLabel('Import Punkt English from').press('Enter');
     await expect.poll(() => page.getByTestId('import-punkt').textContent()).toContain('Imported');
-    await page.screenshot({ path: path.join(shots, '2-models.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '2-models.png'));
 
     await page.getByRole('button', { name: 'Run IFEval' }).click();
     await page.getByLabel('Prompts').fill('10');
@@ -69,7 +69,7 @@ describe('renderer over horizon serve (fake services)', () => {
     await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('completed');
     expect(await page.getByTestId('run-count').textContent()).toBe('10 / 10 prompts');
     expect(await page.getByTestId('run-stream').locator('li').count()).toBe(10);
-    await page.screenshot({ path: path.join(shots, '3-run.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '3-run.png'));
 
     await page.getByRole('button', { name: 'View results' }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
@@ -77,7 +77,7 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByLabel('Verdict').selectOption('fail');
     await expect.poll(() => page.getByTestId('pager-status').textContent()).not.toBe('1–10 of 10');
     await page.getByLabel('Verdict').selectOption('');
-    await page.screenshot({ path: path.join(shots, '4-results.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '4-results.png'));
 
     await page.getByRole('button', { name: 'Open response 1000' }).click();
     const detail = page.getByTestId('response-detail');
@@ -99,7 +99,7 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByLabel('Select run run-2 for comparison').check();
     await page.getByRole('button', { name: /Compare A and B/ }).click();
     await expect.poll(() => page.getByTestId('comparison').textContent()).toContain('10 prompts scored in both runs');
-    await page.screenshot({ path: path.join(shots, '6-history.png'), fullPage: true });
+    await fullShot(page, path.join(shots, '6-history.png'));
 
     expect(consoleErrors).toEqual([]);
   });

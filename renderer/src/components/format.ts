@@ -18,6 +18,7 @@ export function formatRate(bytesPerSecond: number): string {
 
 export function formatDuration(seconds: number | null | undefined): string {
   if (seconds == null || !Number.isFinite(seconds) || seconds < 0) return '—';
+  if (seconds < 1) return `${seconds.toFixed(1)}s`;
   const s = Math.round(seconds);
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);

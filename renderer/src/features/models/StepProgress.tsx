@@ -27,7 +27,7 @@ export function StepProgress({ label, progress: p, passed = false }: Props) {
         <span className="step__meta" title={p?.message}>
           {state === 'failed' || state === 'cancelled' ? (
             state
-          ) : done && !p ? (
+          ) : done && !(p && p.totalBytes > 0) ? (
             'done'
           ) : p ? (
             <>

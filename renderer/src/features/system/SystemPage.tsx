@@ -6,6 +6,10 @@ import { Notice } from '../../components/Notice.js';
 import { useNav } from '../../stores/nav.js';
 import { useSystem } from '../../stores/system.js';
 
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 export function SystemPage() {
   const info = useSystem((s) => s.info);
   const error = useSystem((s) => s.error);
@@ -40,11 +44,11 @@ export function SystemPage() {
           >
             <div className="hero__badge">{info.backend === 'cuda' ? 'GPU' : 'CPU'}</div>
             <div>
-              <div className="hero__title">{info.backendLabel}</div>
+              <div className="hero__title">{info.backend === 'cuda' ? info.backendLabel : 'CPU backend'}</div>
               <div className="hero__sub">
                 {info.backend === 'cuda'
                   ? 'INT4 experts run on the W4A16 CUDA kernels.'
-                  : `Runs use the CPU backend${info.cudaStatus && !info.backendLabel.includes(info.cudaStatus) ? ` — ${info.cudaStatus}` : ''}. Expect far lower throughput than on an RTX GPU.`}
+                  : `${capitalize(info.cudaStatus || 'no usable CUDA device')}. Runs use the CPU backend; expect far lower throughput than on an RTX GPU.`}
               </div>
             </div>
           </section>
