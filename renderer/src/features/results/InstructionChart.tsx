@@ -7,7 +7,7 @@ interface Props {
 }
 
 const ROW_H = 26;
-const LABEL_W = 330;
+const LABEL_W = 350;
 const BAR_W = 380;
 const VALUE_W = 150;
 const TOP = 28;
