@@ -179,7 +179,7 @@ void test_w4a16_plain(int rows, int cols, int group, int n, const char * label, 
 
 // Grouped W4A16 as the MoE uses it: entries sorted by expert, x rows by token, y rows by assignment, one skipped
 // group (null weights) whose outputs must stay untouched, and accumulate mode.
-void test_w4a16_grouped() {
+void test_w4a16_grouped(bool with_active) {
   const int rows = 200, cols = 256, group = 32, experts = 6, tokens = 23, k = 2;
   rng r(99);
   std::vector<packed_matrix> mats;
@@ -236,6 +236,15 @@ void test_w4a16_grouped() {
   a.cols = cols;
   a.group_size = group;
   a.accumulate = true;
+  // The active list names groups per grid row (-1 = idle row); here it leaves out the skipped group.
+  std::vector<int> active;
+  for (int e = 0; e < experts; ++e) if (e != skipped) active.push_back(e);
+  active.push_back(-1);
+  dev<int> dactive(active);
+  if (with_active) {
+    a.active = dactive.p;
+    a.n_launch = static_cast<int>(active.size());
+  }
   rt_cuda_matmul_w4a16(a, nullptr);
   std::vector<float> ref = init;
   std::vector<float> one(static_cast<size_t>(rows));
@@ -247,7 +256,8 @@ void test_w4a16_grouped() {
                           one.data());
     for (int i = 0; i < rows; ++i) ref[static_cast<size_t>(as) * rows + i] += one[static_cast<size_t>(i)];
   }
-  expect_close("w4a16 grouped (skip + accumulate)", dy.get(), ref, MAX_ABS_ERR_W4A16_GEMM);
+  expect_close(with_active ? "w4a16 grouped (active list)" : "w4a16 grouped (skip + accumulate)", dy.get(), ref,
+               MAX_ABS_ERR_W4A16_GEMM);
 }
 
 void test_f16(int rows, int cols, int n, bool gather, const char * label) {
@@ -421,9 +431,14 @@ void test_moe_group() {
   std::vector<int> ids(static_cast<size_t>(tokens) * k);
   for (auto & v : ids) v = static_cast<int>(r.next() % 20) * 3;  // some experts never routed
   dev<int> dids(ids);
-  dev<int> doff(experts + 1), dsorted(ids.size()), dtok(ids.size());
-  rt_cuda_moe_group(dids.p, static_cast<int>(ids.size()), k, experts, doff.p, dsorted.p, dtok.p, nullptr);
-  const std::vector<int> off = doff.get(), sorted = dsorted.get(), tok = dtok.get();
+  dev<int> doff(experts + 1), dsorted(ids.size()), dtok(ids.size()), dactive(experts);
+  rt_cuda_moe_group(dids.p, static_cast<int>(ids.size()), k, experts, doff.p, dsorted.p, dtok.p, dactive.p, nullptr);
+  const std::vector<int> off = doff.get(), sorted = dsorted.get(), tok = dtok.get(), active = dactive.get();
+  std::vector<int> active_ref(static_cast<size_t>(experts), -1);
+  for (int e = 0, n = 0; e < experts; ++e) {
+    if (std::count(ids.begin(), ids.end(), e) > 0) active_ref[static_cast<size_t>(n++)] = e;
+  }
+  expect(active == active_ref, "moe group: active expert list");
   bool ok = off[0] == 0 && off[static_cast<size_t>(experts)] == static_cast<int>(ids.size());
   std::vector<int> seen(ids.size(), 0);
   for (int e = 0; e < experts && ok; ++e) {
@@ -519,7 +534,8 @@ int main() {
   test_w4a16_plain(64, 96, 8, 9, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM);
   test_w4a16_plain(33, 48, 16, 3, "w4a16 generic", MAX_ABS_ERR_W4A16_GEMM);
   test_w4a16_plain(20, 20, 10, 2, "w4a16 generic", MAX_ABS_ERR_W4A16_GEMM);
-  test_w4a16_grouped();
+  test_w4a16_grouped(false);
+  test_w4a16_grouped(true);
   test_f16(2048, 2048, 1, false, "f16 gemv");
   test_f16(1001, 512, 11, true, "f16 gemm gather");
   test_f16(50, 12, 4, false, "f16 generic");

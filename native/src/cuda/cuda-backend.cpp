@@ -327,6 +327,7 @@ class cuda_backend final : public backend {
   int * offsets_ = nullptr;
   int * sorted_ = nullptr;
   int * sorted_tok_ = nullptr;
+  int * active_ = nullptr;
   float * gu_ = nullptr;
   __half * h_ = nullptr;
   float * z_ = nullptr;
@@ -550,7 +551,7 @@ void cuda_backend::ensure_scratch(int tokens) {
   for (void * p : {static_cast<void *>(x_), static_cast<void *>(xn_), static_cast<void *>(qkv_),
                    static_cast<void *>(attn_), static_cast<void *>(rlogits_), static_cast<void *>(topk_ids_),
                    static_cast<void *>(topk_w_), static_cast<void *>(offsets_), static_cast<void *>(sorted_),
-                   static_cast<void *>(sorted_tok_), static_cast<void *>(gu_), static_cast<void *>(h_),
+                   static_cast<void *>(sorted_tok_), static_cast<void *>(active_), static_cast<void *>(gu_), static_cast<void *>(h_),
                    static_cast<void *>(z_), static_cast<void *>(logits_), static_cast<void *>(argmax_),
                    static_cast<void *>(ctrl_)}) {
     if (p != nullptr) arena_.release(p);
@@ -565,6 +566,7 @@ void cuda_backend::ensure_scratch(int tokens) {
   offsets_ = static_cast<int *>(arena_.alloc((c.num_experts + 1) * 4, "scratch"));
   sorted_ = static_cast<int *>(arena_.alloc(T * K * 4, "scratch"));
   sorted_tok_ = static_cast<int *>(arena_.alloc(T * K * 4, "scratch"));
+  active_ = static_cast<int *>(arena_.alloc(c.num_experts * 4, "scratch"));
   gu_ = static_cast<float *>(arena_.alloc(T * K * 2 * c.intermediate_size * 4, "scratch"));
   h_ = static_cast<__half *>(arena_.alloc(T * K * c.intermediate_size * 2, "scratch"));
   z_ = static_cast<float *>(arena_.alloc(T * K * H * 4, "scratch"));
@@ -624,7 +626,7 @@ void cuda_backend::seq_free(int seq_id) {
 void cuda_backend::layer_moe_full(int li, int n) {
   const model_config & c = cfg_;
   const int K = c.num_experts_per_tok, E = c.num_experts, A = n * K;
-  rt_cuda_moe_group(topk_ids_, A, K, E, offsets_, sorted_, sorted_tok_, stream_);
+  rt_cuda_moe_group(topk_ids_, A, K, E, offsets_, sorted_, sorted_tok_, active_, stream_);
   rt_cuda_w4a16_args gu;
   gu.x = xn_;
   gu.ldx = c.hidden_size;
@@ -636,6 +638,8 @@ void cuda_backend::layer_moe_full(int li, int n) {
   gu.qweight = tab_qgu_ + static_cast<size_t>(li) * E;
   gu.scales = tab_sgu_ + static_cast<size_t>(li) * E;
   gu.n_groups = E;
+  gu.active = active_;
+  gu.n_launch = std::min(E, A);  // at most this many experts are routed; the rest of `active` is -1
   gu.rows = 2 * c.intermediate_size;
   gu.cols = c.hidden_size;
   gu.group_size = group_;

@@ -33,10 +33,12 @@ template <int TB>
 __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int tok_cap) {
   extern __shared__ float4 smem4[];
   float * xs = reinterpret_cast<float *>(smem4);
+  const int g = a.active != nullptr ? a.active[blockIdx.y] : static_cast<int>(blockIdx.y);
+  if (g < 0) return;
   int begin, end;
-  group_range(a, blockIdx.y, begin, end);
-  const uint8_t * qw = a.qweight[blockIdx.y];
-  const __half * sc = a.scales[blockIdx.y];
+  group_range(a, g, begin, end);
+  const uint8_t * qw = a.qweight[g];
+  const __half * sc = a.scales[g];
   if (begin >= end || qw == nullptr) return;
 
   const int warp = threadIdx.x >> 5;
@@ -150,10 +152,12 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
 
 // Any even cols and group size: one thread per (row, entry). Used for shapes the fast kernel cannot read.
 __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
+  const int g = a.active != nullptr ? a.active[blockIdx.y] : static_cast<int>(blockIdx.y);
+  if (g < 0) return;
   int begin, end;
-  group_range(a, blockIdx.y, begin, end);
-  const uint8_t * qw = a.qweight[blockIdx.y];
-  const __half * sc = a.scales[blockIdx.y];
+  group_range(a, g, begin, end);
+  const uint8_t * qw = a.qweight[g];
+  const __half * sc = a.scales[g];
   if (qw == nullptr) return;
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= a.rows) return;
@@ -162,14 +166,14 @@ __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
     const int xr = a.rows_in != nullptr ? a.rows_in[e] : e;
     const __half * x = a.x + static_cast<size_t>(xr) * a.ldx;
     float acc = 0.0f;
-    for (int g = 0; g < gpr; ++g) {
+    for (int gi = 0; gi < gpr; ++gi) {
       float part = 0.0f;
-      for (int c = g * a.group_size; c < (g + 1) * a.group_size; c += 2) {
+      for (int c = gi * a.group_size; c < (gi + 1) * a.group_size; c += 2) {
         const uint8_t b = qw[static_cast<size_t>(row) * (a.cols / 2) + c / 2];
         part = fmaf(static_cast<float>(static_cast<int>(b & 0xF) - 8), __half2float(x[c]), part);
         part = fmaf(static_cast<float>(static_cast<int>(b >> 4) - 8), __half2float(x[c + 1]), part);
       }
-      acc = fmaf(part, __half2float(sc[static_cast<size_t>(row) * gpr + g]), acc);
+      acc = fmaf(part, __half2float(sc[static_cast<size_t>(row) * gpr + gi]), acc);
     }
     const int yr = a.rows_out != nullptr ? a.rows_out[e] : e;
     float * dst = a.y + static_cast<size_t>(yr) * a.ldy + row;
@@ -202,7 +206,9 @@ void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
     most = std::max(1, std::min(most, RT_W4A16_TOKEN_TILE));
     const int tok_cap = std::max(1, std::min(most, max_dynamic_smem() / row_bytes));
     const int rows_per_block = R * RT_W4A16_WARPS;
-    const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, a.n_groups);
+    const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+    if (grid_rows <= 0) return;
+    const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, grid_rows);
     const size_t smem = static_cast<size_t>(tok_cap) * row_bytes;
     if (tok_cap == 1) {
       w4a16_fast<1><<<grid, THREADS, smem, stream>>>(a, 1);
@@ -210,7 +216,9 @@ void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
       w4a16_fast<RT_W4A16_TOKEN_TILE><<<grid, THREADS, smem, stream>>>(a, tok_cap);
     }
   } else {
-    const dim3 grid((a.rows + 127) / 128, a.n_groups, 8);
+    const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+    if (grid_rows <= 0) return;
+    const dim3 grid((a.rows + 127) / 128, grid_rows, 8);
     w4a16_generic<<<grid, 128, 0, stream>>>(a);
   }
   RT_CUDA_LAUNCH_CHECK();

@@ -27,6 +27,8 @@ struct rt_cuda_w4a16_args {
   const uint8_t * const * qweight = nullptr;  // [n_groups] per-group [rows, cols/2] bytes; nullptr skips a group
   const __half * const * scales = nullptr;    // [n_groups] per-group [rows, cols/group_size]
   int n_groups = 1;
+  const int * active = nullptr;  // [n_launch] group per grid row, -1 = none (moe-group's list); nullptr = all groups
+  int n_launch = 0;              // grid rows when `active` is set (an upper bound on non-empty groups)
   int rows = 0;
   int cols = 0;
   int group_size = 0;
