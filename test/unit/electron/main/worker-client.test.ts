@@ -108,3 +108,36 @@ describe('WorkerClient over a forked worker', () => {
     expect((await c.request({ type: 'probe' })).ok).toBe(true);
   });
 });
+
+describe('utilityProcessSpawner', () => {
+  it('drives an Electron-style utility process: postMessage in, message events out, exit code on death', async () => {
+    const { EventEmitter } = await import('node:events');
+    const { serveWorker } = await import('../../../../electron/worker/worker-server.js');
+    const { createScriptedEngine } = await import('../worker/scripted-engine.js');
+    const { utilityProcessSpawner } = await import('../../../../electron/main/worker-client.js');
+    const forks: { modulePath: string; serviceName?: string }[] = [];
+    let child: InstanceType<typeof EventEmitter> & { postMessage(m: unknown): void; kill(): boolean };
+    const utilityProcess = {
+      fork(modulePath: string, _args?: string[], options?: { serviceName?: string }) {
+        forks.push({ modulePath, ...(options?.serviceName ? { serviceName: options.serviceName } : {}) });
+        const toWorker = new EventEmitter();
+        child = Object.assign(new EventEmitter(), {
+          postMessage: (m: unknown) => setImmediate(() => toWorker.emit('message', structuredClone(m))),
+          kill: () => {
+            setImmediate(() => child.emit('exit', 9));
+            return true;
+          },
+        });
+        serveWorker({ send: (m) => setImmediate(() => child.emit('message', m)), onMessage: (h) => toWorker.on('message', h) }, createScriptedEngine());
+        return child;
+      },
+    };
+    const c = new WorkerClient(utilityProcessSpawner(utilityProcess, '/app/out/electron/worker/index.js'));
+    expect(await c.request({ type: 'probe' })).toMatchObject({ ok: true, value: { label: 'CPU' } });
+    expect(forks).toEqual([{ modulePath: '/app/out/electron/worker/index.js', serviceName: 'Horizon runtime' }]);
+    const crashed = new Promise<string>((resolve) => c.onCrash(resolve));
+    child!.kill();
+    expect(await crashed).toBe('the runtime worker stopped unexpectedly (exit code 9)');
+    c.dispose();
+  });
+});
