@@ -191,12 +191,18 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     rmsnorm_rows(x.data(), T, H, *L.input_layernorm, h.data());
     // q, k and v rows in one pass over the pool (fewer wake-ups per token than three matmuls).
     pool_.parallel_for(static_cast<int64_t>(QD) + 2 * KD, [&](int64_t r0, int64_t r1) {
-      for (int64_t idx = r0; idx < r1; ++idx) {
-        const tensor_view * wt = idx < QD ? L.q_proj : (idx < QD + KD ? L.k_proj : L.v_proj);
-        float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
-        const int width = idx < QD ? QD : KD;
-        const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
-        for (int t = 0; t < T; ++t) dst[static_cast<int64_t>(t) * width + r] = cpu_row_dot(*wt, r, h.data() + static_cast<int64_t>(t) * H);
+      for (int64_t ib = r0; ib < r1; ib += 4) {
+        const int64_t ie = std::min(r1, ib + 4);
+        for (int t = 0; t < T; ++t) {
+          const float * xt = h.data() + static_cast<int64_t>(t) * H;
+          for (int64_t idx = ib; idx < ie; ++idx) {
+            const tensor_view * wt = idx < QD ? L.q_proj : (idx < QD + KD ? L.k_proj : L.v_proj);
+            float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
+            const int width = idx < QD ? QD : KD;
+            const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
+            dst[static_cast<int64_t>(t) * width + r] = cpu_row_dot(*wt, r, xt);
+          }
+        }
       }
     }, 16);
     // As modeling_olmoe.py: q/k norms first, then the optional clamp of q, k and v.

@@ -1,5 +1,6 @@
 #include "cpu/cpu-kernels.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "quant/qpacked.h"
@@ -210,9 +211,15 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
 void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool) {
   const int64_t out = w.shape[0];
   const int64_t in = w.shape[1];
+  // Blocks of kRowBlock rows share each token's activations while they are in L1; every (t, r) result is still
+  // one cpu_row_dot, so the arithmetic does not depend on the batch.
+  constexpr int64_t kRowBlock = 4;
   pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      for (int t = 0; t < tokens; ++t) y[t * out + r] = cpu_row_dot(w, r, x + t * in);
+    for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
+      const int64_t re = std::min(r1, rb + kRowBlock);
+      for (int t = 0; t < tokens; ++t)
+        for (int64_t r = rb; r < re; ++r) y[t * out + r] = cpu_row_dot(w, r, x + t * in);
+    }
   }, 16);
 }
 
@@ -220,9 +227,13 @@ void cpu_matmul_q4(const tensor_view & q, const tensor_view & scales, int group,
                    thread_pool & pool) {
   const int64_t out = q.shape[0];
   const int64_t in = q.shape[1] * 2;
+  constexpr int64_t kRowBlock = 8;
   pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      for (int t = 0; t < tokens; ++t) y[t * out + r] = cpu_row_dot_q4(q, scales, group, r, x + t * in);
+    for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
+      const int64_t re = std::min(r1, rb + kRowBlock);
+      for (int t = 0; t < tokens; ++t)
+        for (int64_t r = rb; r < re; ++r) y[t * out + r] = cpu_row_dot_q4(q, scales, group, r, x + t * in);
+    }
   }, 16);
 }
 
