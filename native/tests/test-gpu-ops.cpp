@@ -23,6 +23,7 @@
 #include "cuda/matmul-w4a16.cuh"
 #include "cuda/moe-group.cuh"
 #include "cuda/moe-reduce.cuh"
+#include "cuda/qk-norm-rope.cuh"
 #include "cuda/rmsnorm.cuh"
 #include "cuda/rope.cuh"
 #include "cuda/router-topk.cuh"
@@ -40,6 +41,7 @@ static const float MAX_ABS_ERR_ATTENTION = 2e-3f;
 static const float MAX_ABS_ERR_ROUTER = 1e-6f;
 static const float MAX_ABS_ERR_SWIGLU = 8e-3f;  // outputs up to 16 rounded to FP16 (half ulp 0.004)
 static const float MAX_ABS_ERR_MOE_REDUCE = 1e-5f;
+static const float MAX_ABS_ERR_QK_NORM_ROPE = 2e-4f;  // as rope; K/V also rounded to FP16 on both sides
 
 static int failures = 0;
 
@@ -405,6 +407,76 @@ void test_attention() {
   expect_close("attention kv cache store", k0, kh[0], 0.0f);
 }
 
+// The fused prologue equals rmsnorm(q), rmsnorm(k), rope(q), rope(k) and the K/V store, per token (GQA shapes).
+void test_qk_norm_rope() {
+  const int nh = 4, nkv = 2, hd = 32, n = 3, max_ctx = 8, ld = (nh + 2 * nkv) * hd + 6;
+  const int qn = nh * hd, kn = nkv * hd;
+  rng r(12);
+  std::vector<float> qkv(static_cast<size_t>(n) * ld);
+  for (auto & v : qkv) v = 2.0f * r.uniform();
+  std::vector<uint16_t> wqb, wkb;
+  std::vector<float> wqf, wkf;
+  random_half(r, qn, 1.5f, wqb, wqf);
+  random_half(r, kn, 1.5f, wkb, wkf);
+  const std::vector<int> pos = {0, 5, 3}, slot = {0, 0, 1};
+  dev<float> dqkv(qkv);
+  dev<uint16_t> dwq(wqb), dwk(wkb);
+  dev<int> dpos(pos), dslot(slot);
+  dev<uint16_t> kc0(static_cast<size_t>(max_ctx) * kn), vc0(static_cast<size_t>(max_ctx) * kn);
+  dev<uint16_t> kc1(static_cast<size_t>(max_ctx) * kn), vc1(static_cast<size_t>(max_ctx) * kn);
+  dev<__half *> kt(std::vector<__half *>{reinterpret_cast<__half *>(kc0.p), reinterpret_cast<__half *>(kc1.p)});
+  dev<__half *> vt(std::vector<__half *>{reinterpret_cast<__half *>(vc0.p), reinterpret_cast<__half *>(vc1.p)});
+  rt_cuda_qk_norm_rope_args a;
+  a.qkv = dqkv.p;
+  a.ld = ld;
+  a.n_tokens = n;
+  a.n_heads = nh;
+  a.n_kv_heads = nkv;
+  a.head_dim = hd;
+  a.q_norm = reinterpret_cast<const __half *>(dwq.p);
+  a.k_norm = reinterpret_cast<const __half *>(dwk.p);
+  a.eps = 1e-5f;
+  a.theta = 10000.0f;
+  a.positions = dpos.p;
+  a.tok_slot = dslot.p;
+  a.k_seq = kt.p;
+  a.v_seq = vt.p;
+  rt_cuda_qk_norm_rope(a, nullptr);
+  std::vector<float> ref_qkv = qkv;
+  std::vector<std::vector<float>> kref(2, std::vector<float>(static_cast<size_t>(max_ctx) * kn, 0.0f));
+  std::vector<std::vector<float>> vref = kref;
+  for (int t = 0; t < n; ++t) {
+    float * row = ref_qkv.data() + static_cast<size_t>(t) * ld;
+    rt::ref::rmsnorm(row, wqf.data(), 1e-5f, qn, row);
+    rt::ref::rope(row, nh, hd, pos[static_cast<size_t>(t)], 10000.0f);
+    std::vector<float> kk(row + qn, row + qn + kn);
+    rt::ref::rmsnorm(kk.data(), wkf.data(), 1e-5f, kn, kk.data());
+    rt::ref::rope(kk.data(), nkv, hd, pos[static_cast<size_t>(t)], 10000.0f);
+    for (int i = 0; i < kn; ++i) {
+      const size_t c = static_cast<size_t>(pos[static_cast<size_t>(t)]) * kn + i;
+      kref[static_cast<size_t>(slot[static_cast<size_t>(t)])][c] = rt::ref::half_to_float(rt::ref::float_to_half(kk[static_cast<size_t>(i)]));
+      vref[static_cast<size_t>(slot[static_cast<size_t>(t)])][c] = rt::ref::half_to_float(rt::ref::float_to_half(row[qn + kn + i]));
+    }
+  }
+  // Only q changes in the qkv rows; k and v stay as they were.
+  std::vector<float> got = dqkv.get();
+  for (int t = 0; t < n; ++t) {
+    for (int i = qn; i < ld; ++i) ref_qkv[static_cast<size_t>(t) * ld + i] = qkv[static_cast<size_t>(t) * ld + i];
+  }
+  expect_close("qk norm+rope: q in place", got, ref_qkv, MAX_ABS_ERR_QK_NORM_ROPE);
+  std::vector<float> k_all = halves_to_floats(kc0.get()), k1 = halves_to_floats(kc1.get());
+  k_all.insert(k_all.end(), k1.begin(), k1.end());
+  std::vector<float> k_ref = kref[0];
+  k_ref.insert(k_ref.end(), kref[1].begin(), kref[1].end());
+  // One FP16 ulp (2^-9 for |k| in [2, 4)) when the two FP32 values straddle a rounding boundary.
+  expect_close("qk norm+rope: k cache", k_all, k_ref, MAX_ABS_ERR_QK_NORM_ROPE + 4e-3f);
+  std::vector<float> v_all = halves_to_floats(vc0.get()), v1 = halves_to_floats(vc1.get());
+  v_all.insert(v_all.end(), v1.begin(), v1.end());
+  std::vector<float> v_ref = vref[0];
+  v_ref.insert(v_ref.end(), vref[1].begin(), vref[1].end());
+  expect_close("qk norm+rope: v cache", v_all, v_ref, 0.0f);
+}
+
 void test_router(bool norm) {
   const int tokens = 9, experts = 64, k = 8;
   rng r(norm ? 8 : 9);
@@ -542,6 +614,7 @@ int main() {
   test_rmsnorm();
   test_rope();
   test_attention();
+  test_qk_norm_rope();
   test_router(false);
   test_router(true);
   test_moe_group();

@@ -153,8 +153,10 @@ size_t rt_cuda_attention_smem(int max_context, int head_dim) {
 
 void rt_cuda_attention(const rt_cuda_attention_args & a, cudaStream_t stream) {
   if (a.n_tokens <= 0) return;
-  kv_store_kernel<<<a.n_tokens, 256, 0, stream>>>(a);
-  RT_CUDA_LAUNCH_CHECK();
+  if (!a.kv_stored) {
+    kv_store_kernel<<<a.n_tokens, 256, 0, stream>>>(a);
+    RT_CUDA_LAUNCH_CHECK();
+  }
   const int len = a.split_len > 0 ? a.split_len : RT_ATTENTION_SPLIT_LEN;
   const bool split = a.workspace != nullptr && a.n_tokens <= RT_ATTENTION_SPLIT_MAX_TOKENS && len < a.max_context;
   const int split_len = split ? len : a.max_context;

@@ -31,6 +31,7 @@ struct rt_cuda_attention_args {
   __half * out = nullptr;  // [n_tokens, n_heads * head_dim]
   float * workspace = nullptr;  // rt_cuda_attention_workspace_floats floats; nullptr = never split
   int split_len = 0;            // positions per split block; 0 = RT_ATTENTION_SPLIT_LEN
+  bool kv_stored = false;       // the step's K/V rows are already in the cache (rt_cuda_qk_norm_rope stored them)
 };
 
 /** Floats of workspace that let steps of up to RT_ATTENTION_SPLIT_MAX_TOKENS tokens split their positions. */

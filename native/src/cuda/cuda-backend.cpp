@@ -23,8 +23,8 @@
 #include "cuda/matmul-w4a16.cuh"
 #include "cuda/moe-group.cuh"
 #include "cuda/moe-reduce.cuh"
+#include "cuda/qk-norm-rope.cuh"
 #include "cuda/rmsnorm.cuh"
-#include "cuda/rope.cuh"
 #include "cuda/router-topk.cuh"
 #include "cuda/swiglu.cuh"
 
@@ -774,10 +774,24 @@ void cuda_backend::step(int n, int n_out) {
     float * q = qkv_;
     float * k = qkv_ + nh * hd;
     float * v = k + nkv * hd;
-    rt_cuda_rmsnorm(q, qkv_w_, d.q_norm, c.rms_norm_eps, n, nh * hd, nullptr, q, qkv_w_, stream_);
-    rt_cuda_rmsnorm(k, qkv_w_, d.k_norm, c.rms_norm_eps, n, nkv * hd, nullptr, k, qkv_w_, stream_);
-    rt_cuda_rope(q, qkv_w_, n, nh, hd, d_pos, c.rope_theta, stream_);
-    rt_cuda_rope(k, qkv_w_, n, nkv, hd, d_pos, c.rope_theta, stream_);
+    const size_t layer_offset = static_cast<size_t>(li) * max_ctx_ * nkv * hd;
+    rt_cuda_qk_norm_rope_args pro;
+    pro.qkv = qkv_;
+    pro.ld = qkv_w_;
+    pro.n_tokens = n;
+    pro.n_heads = nh;
+    pro.n_kv_heads = nkv;
+    pro.head_dim = hd;
+    pro.q_norm = d.q_norm;
+    pro.k_norm = d.k_norm;
+    pro.eps = c.rms_norm_eps;
+    pro.theta = c.rope_theta;
+    pro.positions = d_pos;
+    pro.tok_slot = d_slot;
+    pro.k_seq = kv_table_;
+    pro.v_seq = kv_table_ + MAX_SEQUENCES;
+    pro.layer_offset = layer_offset;
+    rt_cuda_qk_norm_rope(pro, stream_);
     rt_cuda_attention_args at;
     at.q = q;
     at.k = k;
@@ -785,7 +799,8 @@ void cuda_backend::step(int n, int n_out) {
     at.ld = qkv_w_;
     at.k_seq = kv_table_;
     at.v_seq = kv_table_ + MAX_SEQUENCES;
-    at.layer_offset = static_cast<size_t>(li) * max_ctx_ * nkv * hd;
+    at.layer_offset = layer_offset;
+    at.kv_stored = true;
     at.tok_slot = d_slot;
     at.tok_pos = d_pos;
     at.n_tokens = n;
