@@ -340,7 +340,6 @@ class cuda_backend final : public backend {
   void ** stage_ptrs_ = nullptr;
 
   cudaGraphExec_t graph_exec_ = nullptr;
-  int graph_scratch_tokens_ = 0;
   int decode_steps_ = 0;
 };
 
