@@ -150,4 +150,30 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await expect.poll(() => page.getByTestId('history').locator('tbody tr').count()).toBe(1);
     expect(pageErrors).toEqual([]);
   });
+
+  it('cancels and resumes a run, then compares two runs side by side', async () => {
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByLabel('Prompts').fill('120');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 30_000 }).toBe('running');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 60_000 }).toBe('cancelled');
+    const stopped = Number((await page.getByTestId('run-count').textContent())?.split(' / ')[0]);
+    expect(stopped).toBeLessThan(120);
+    await page.getByRole('button', { name: 'Resume run' }).click();
+    await expect
+      .poll(() => page.getByTestId('run-status').textContent(), { timeout: 300_000, interval: 1000 })
+      .toMatch(/completed|failed/);
+    expect(await page.getByTestId('run-count').textContent()).toBe('120 / 120 prompts');
+
+    await page.getByRole('button', { name: 'History' }).click();
+    const rows = page.getByTestId('history').locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    await rows.nth(1).getByRole('checkbox').check();
+    await rows.nth(0).getByRole('checkbox').check();
+    await page.getByRole('button', { name: /Compare A and B/ }).click();
+    await expect.poll(() => page.getByTestId('comparison').textContent()).toContain('10 prompts scored in both runs');
+    await fullShot(page, path.join(shots, '7-history.png'));
+    expect(pageErrors).toEqual([]);
+  });
 });
