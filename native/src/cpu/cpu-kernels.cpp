@@ -7,14 +7,31 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define RT_X86_SIMD 1
+#define RT_AVX2 __attribute__((target("avx2,fma,f16c")))
 #include <immintrin.h>
+#elif defined(_MSC_VER) && defined(_M_X64)
+// MSVC emits AVX2 intrinsics without /arch flags; the run-time check below keeps older CPUs on the scalar path.
+#define RT_X86_SIMD 1
+#define RT_AVX2
+#include <immintrin.h>
+#include <intrin.h>
 #endif
 
 namespace rt {
 
 namespace {
 
-#ifdef RT_X86_SIMD
+#if defined(RT_X86_SIMD) && defined(_MSC_VER) && !defined(__clang__)
+bool detect_simd() {
+  int r[4];
+  __cpuid(r, 1);
+  const bool fma = (r[2] >> 12) & 1, osxsave = (r[2] >> 27) & 1, f16c = (r[2] >> 29) & 1;
+  if (!fma || !osxsave || !f16c || (_xgetbv(0) & 6) != 6) return false;
+  __cpuidex(r, 7, 0);
+  return (r[1] >> 5) & 1;  // AVX2
+}
+bool g_simd = detect_simd();
+#elif defined(RT_X86_SIMD)
 bool detect_simd() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
@@ -54,7 +71,6 @@ float scalar_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group
 }
 
 #ifdef RT_X86_SIMD
-#define RT_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 RT_AVX2 inline float hsum(__m256 v) {
   __m128 lo = _mm256_castps256_ps128(v);
