@@ -33,6 +33,7 @@
 // order bounds the matmuls; FP16 outputs add one rounding (2^-11 relative).
 static const float MAX_ABS_ERR_W4A16_GEMV = 2e-4f;
 static const float MAX_ABS_ERR_W4A16_GEMM = 2e-4f;
+static const float MAX_ABS_ERR_W4A16_SWIGLU = 5e-3f;  // a rare FP16 rounding flip of the fused activation
 static const float MAX_ABS_ERR_F16_GEMM = 2e-4f;
 static const float MAX_ABS_ERR_RMSNORM_F16 = 4e-3f;
 static const float MAX_ABS_ERR_RMSNORM_F32 = 1e-5f;
@@ -260,6 +261,43 @@ void test_w4a16_grouped(bool with_active) {
   }
   expect_close(with_active ? "w4a16 grouped (active list)" : "w4a16 grouped (skip + accumulate)", dy.get(), ref,
                MAX_ABS_ERR_W4A16_GEMM);
+}
+
+// Down projection with the SwiGLU fused into the activation load: equals swiglu -> FP16 -> W4A16.
+void test_w4a16_swiglu(int rows, int cols, int group, int n) {
+  rng r(static_cast<uint64_t>(rows + cols + group + n + 17));
+  const packed_matrix m = random_packed(r, rows, cols, group, 0.02f);
+  std::vector<float> gu(static_cast<size_t>(n) * 2 * cols);
+  for (auto & v : gu) v = 3.0f * r.uniform();
+  dev<uint8_t> dq(m.q);
+  dev<uint16_t> ds(m.s);
+  dev<float> dgu(gu);
+  dev<float> dy(static_cast<size_t>(n) * rows);
+  dev<const uint8_t *> tq(std::vector<const uint8_t *>{dq.p});
+  dev<const __half *> ts(std::vector<const __half *>{reinterpret_cast<const __half *>(ds.p)});
+  rt_cuda_w4a16_args a;
+  a.x_swiglu = dgu.p;
+  a.y = dy.p;
+  a.ldy = rows;
+  a.n_entries = n;
+  a.qweight = tq.p;
+  a.scales = ts.p;
+  a.rows = rows;
+  a.cols = cols;
+  a.group_size = group;
+  rt_cuda_matmul_w4a16(a, nullptr);
+  std::vector<float> h(static_cast<size_t>(n) * cols);
+  for (int t = 0; t < n; ++t) {
+    rt::ref::swiglu(gu.data() + static_cast<size_t>(t) * 2 * cols, gu.data() + static_cast<size_t>(t) * 2 * cols + cols,
+                    cols, h.data() + static_cast<size_t>(t) * cols);
+  }
+  for (auto & v : h) v = rt::ref::half_to_float(rt::ref::float_to_half(v));
+  std::vector<float> ref(static_cast<size_t>(n) * rows);
+  rt::ref::matmul_w4a16(h.data(), n, m.q.data(), m.s.data(), rows, cols, group, ref.data());
+  char name[96];
+  std::snprintf(name, sizeof name, "w4a16 fused swiglu %dx%d g%d n%d", rows, cols, group, n);
+  // GPU expf vs std::exp can flip an FP16 rounding of h; that moves y by at most ulp(h) * |w| per column.
+  expect_close(name, dy.get(), ref, MAX_ABS_ERR_W4A16_SWIGLU);
 }
 
 void test_f16(int rows, int cols, int n, bool gather, const char * label) {
@@ -606,6 +644,8 @@ int main() {
   test_w4a16_plain(64, 96, 8, 9, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM);
   test_w4a16_plain(33, 48, 16, 3, "w4a16 generic", MAX_ABS_ERR_W4A16_GEMM);
   test_w4a16_plain(20, 20, 10, 2, "w4a16 generic", MAX_ABS_ERR_W4A16_GEMM);
+  test_w4a16_swiglu(256, 256, 32, 3);
+  test_w4a16_swiglu(40, 48, 16, 2);
   test_w4a16_grouped(false);
   test_w4a16_grouped(true);
   test_f16(2048, 2048, 1, false, "f16 gemv");

@@ -22,6 +22,19 @@ __device__ __forceinline__ void group_range(const rt_cuda_w4a16_args & a, int g,
   }
 }
 
+// Activation pair (c, c + 1) of x row xr (c even), from FP16 x or computed from the fused SwiGLU input.
+__device__ __forceinline__ float2 load_x2(const rt_cuda_w4a16_args & a, int xr, int c) {
+  if (a.x_swiglu != nullptr) {
+    const float * row = a.x_swiglu + static_cast<size_t>(xr) * 2 * a.cols;
+    float2 out;
+    const float g0 = row[c], g1 = row[c + 1];
+    out.x = __half2float(__float2half_rn(g0 / (1.0f + expf(-g0)) * row[a.cols + c]));
+    out.y = __half2float(__float2half_rn(g1 / (1.0f + expf(-g1)) * row[a.cols + c + 1]));
+    return out;
+  }
+  return __half22float2(*reinterpret_cast<const __half2 *>(a.x + static_cast<size_t>(xr) * a.ldx + c));
+}
+
 // (u - 8) as float without an integer-to-float conversion: 2^23 + u has u in its low mantissa bits.
 __device__ __forceinline__ float nibble(uint32_t w, int i) {
   return __int_as_float(0x4B000000u | ((w >> (4 * i)) & 0xFu)) - 8388616.0f;
@@ -58,7 +71,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
       const int j = i / half_cols;
       const int c2 = (i - j * half_cols) * 2;
       const int xr = a.rows_in != nullptr ? a.rows_in[chunk + j] : chunk + j;
-      const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(a.x + static_cast<size_t>(xr) * a.ldx + c2));
+      const float2 f = load_x2(a, xr, c2);
       float * dst = xs + j * plen + padded_col(c2);
       dst[0] = f.x;
       dst[1] = f.y;
@@ -164,14 +177,14 @@ __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
   const int gpr = a.cols / a.group_size;
   for (int e = begin + static_cast<int>(blockIdx.z); e < end; e += static_cast<int>(gridDim.z)) {
     const int xr = a.rows_in != nullptr ? a.rows_in[e] : e;
-    const __half * x = a.x + static_cast<size_t>(xr) * a.ldx;
     float acc = 0.0f;
     for (int gi = 0; gi < gpr; ++gi) {
       float part = 0.0f;
       for (int c = gi * a.group_size; c < (gi + 1) * a.group_size; c += 2) {
         const uint8_t b = qw[static_cast<size_t>(row) * (a.cols / 2) + c / 2];
-        part = fmaf(static_cast<float>(static_cast<int>(b & 0xF) - 8), __half2float(x[c]), part);
-        part = fmaf(static_cast<float>(static_cast<int>(b >> 4) - 8), __half2float(x[c + 1]), part);
+        const float2 xv = load_x2(a, xr, c);
+        part = fmaf(static_cast<float>(static_cast<int>(b & 0xF) - 8), xv.x, part);
+        part = fmaf(static_cast<float>(static_cast<int>(b >> 4) - 8), xv.y, part);
       }
       acc = fmaf(part, __half2float(sc[static_cast<size_t>(row) * gpr + gi]), acc);
     }

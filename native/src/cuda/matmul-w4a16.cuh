@@ -17,6 +17,9 @@ constexpr int RT_W4A16_TOKEN_TILE = 8;
 struct rt_cuda_w4a16_args {
   const __half * x = nullptr;  // activations; entry row r starts at x + r * ldx
   int ldx = 0;
+  // Fused SwiGLU input instead of x: row r is [gate(cols) | up(cols)] FP32 at x_swiglu + r * 2 * cols, and the
+  // activation is fp16(silu(gate) * up), exactly what rt_cuda_swiglu would have stored.
+  const float * x_swiglu = nullptr;
   float * y = nullptr;  // outputs; row r starts at y + r * ldy
   int ldy = 0;
   const int * rows_in = nullptr;   // [entries] x row per sorted entry; nullptr = the entry index
