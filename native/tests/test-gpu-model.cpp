@@ -21,8 +21,12 @@ namespace fs = std::filesystem;
 
 /** Max |cuda - cpu| logit difference relative to the largest |logit|: FP16 activations and KV vs FP32 on the CPU. */
 static const float MAX_REL_ERR_MODEL_LOGITS = 3e-2f;
-/** Full and partial residency run the same kernels per (token, expert); only grouping differs, which must not matter. */
-static const float MAX_ABS_ERR_FULL_VS_PARTIAL = 1e-6f;
+/**
+ * Full and partial residency compute each (token, expert) with the same kernels and arithmetic; only the grouping
+ * and where SwiGLU is applied differ. Expected exact; the slack only absorbs a last-bit difference, a wrong or stale
+ * expert moves logits by orders of magnitude more.
+ */
+static const float MAX_ABS_ERR_FULL_VS_PARTIAL = 1e-4f;
 
 static const std::vector<int32_t> PROMPT_A = {3, 17, 42, 5, 9, 60, 11, 2, 33, 48, 7, 21};
 static const std::vector<int32_t> PROMPT_B = {8, 1, 64, 30, 12};

@@ -26,6 +26,7 @@
 #include "cuda/qk-norm-rope.cuh"
 #include "cuda/rmsnorm.cuh"
 #include "cuda/router-topk.cuh"
+#include "cuda/swiglu.cuh"
 
 namespace rt {
 
@@ -234,6 +235,7 @@ class cuda_copy_engine final : public expert_copy_engine {
 
 constexpr int MAX_STEP_TOKENS = 1024;  // a larger batch runs as several steps of at most this many tokens
 constexpr int MAX_SEQUENCES = 1024;
+constexpr int FUSED_SWIGLU_MAX_TOKENS = 8;
 
 class cuda_backend final : public backend {
  public:
@@ -328,6 +330,7 @@ class cuda_backend final : public backend {
   int * sorted_tok_ = nullptr;
   int * active_ = nullptr;
   float * gu_ = nullptr;
+  __half * h_ = nullptr;
   float * z_ = nullptr;
   float * logits_ = nullptr;
   int * argmax_ = nullptr;
@@ -548,7 +551,7 @@ void cuda_backend::ensure_scratch(int tokens) {
   for (void * p : {static_cast<void *>(x_), static_cast<void *>(xn_), static_cast<void *>(qkv_),
                    static_cast<void *>(attn_), static_cast<void *>(rlogits_), static_cast<void *>(topk_ids_),
                    static_cast<void *>(topk_w_), static_cast<void *>(offsets_), static_cast<void *>(sorted_),
-                   static_cast<void *>(sorted_tok_), static_cast<void *>(active_), static_cast<void *>(gu_),
+                   static_cast<void *>(sorted_tok_), static_cast<void *>(active_), static_cast<void *>(gu_), static_cast<void *>(h_),
                    static_cast<void *>(z_), static_cast<void *>(logits_), static_cast<void *>(argmax_),
                    static_cast<void *>(ctrl_)}) {
     if (p != nullptr) arena_.release(p);
@@ -565,6 +568,7 @@ void cuda_backend::ensure_scratch(int tokens) {
   sorted_tok_ = static_cast<int *>(arena_.alloc(T * K * 4, "scratch"));
   active_ = static_cast<int *>(arena_.alloc(c.num_experts * 4, "scratch"));
   gu_ = static_cast<float *>(arena_.alloc(T * K * 2 * c.intermediate_size * 4, "scratch"));
+  h_ = static_cast<__half *>(arena_.alloc(T * K * c.intermediate_size * 2, "scratch"));
   z_ = static_cast<float *>(arena_.alloc(T * K * H * 4, "scratch"));
   logits_ = static_cast<float *>(arena_.alloc(T * c.vocab_size * 4, "scratch"));
   argmax_ = static_cast<int *>(arena_.alloc(T * 4, "scratch"));
@@ -642,8 +646,16 @@ void cuda_backend::layer_moe_full(int li, int n) {
   gu.max_group_entries = n;
   rt_cuda_matmul_w4a16(gu, stream_);
   rt_cuda_w4a16_args dn = gu;
-  dn.x = nullptr;
-  dn.x_swiglu = gu_;
+  // Small steps fuse SwiGLU into the down projection's load (one launch less); large ones would recompute it in
+  // every row block, so they materialise it once.
+  if (n <= FUSED_SWIGLU_MAX_TOKENS) {
+    dn.x = nullptr;
+    dn.x_swiglu = gu_;
+  } else {
+    rt_cuda_swiglu(gu_, A, c.intermediate_size, h_, stream_);
+    dn.x = h_;
+    dn.ldx = c.intermediate_size;
+  }
   dn.y = z_;
   dn.ldy = c.hidden_size;
   dn.rows_in = sorted_;
