@@ -55,6 +55,7 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
   let page: Page;
   const serveLog: string[] = [];
   const pageErrors: string[] = [];
+  let exportedZip = '';
 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'horizon-e2e-'));
@@ -136,6 +137,7 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
 
     const zip = /(\/\S+\.zip)/.exec(status)?.[1];
     expect(zip && existsSync(zip)).toBe(true);
+    exportedZip = zip ?? '';
     const verify = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'horizon.mjs'), 'verify', zip!], { encoding: 'utf8' });
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);
     expect(verify.stdout).toMatch(/verified/);
@@ -174,6 +176,12 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await page.getByRole('button', { name: /Compare A and B/ }).click();
     await expect.poll(() => page.getByTestId('comparison').textContent()).toContain('10 prompts scored in both runs');
     await fullShot(page, path.join(shots, '7-history.png'));
+
+    const verifyCard = page.getByTestId('verify-card');
+    await verifyCard.getByLabel('Result ZIP').fill(exportedZip);
+    await verifyCard.getByRole('button', { name: 'Verify' }).click();
+    await expect.poll(() => verifyCard.textContent(), { timeout: 60_000 }).toMatch(/Verified\.|failed/);
+    expect(await verifyCard.textContent()).toMatch(/Verified\. Prompt-level strict \d/);
     expect(pageErrors).toEqual([]);
   });
 });

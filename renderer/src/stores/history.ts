@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-import type { RunComparison, RunSummary } from '../../../electron/common/ipc-contract.js';
+import type { RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
 import { call } from '../api.js';
 
 interface HistoryState {
@@ -9,7 +9,13 @@ interface HistoryState {
   selected: readonly string[];
   comparison: RunComparison | null;
   error: string | null;
+  zipPath: string;
+  verifyReport: VerifyReport | null;
+  verifyError: string | null;
   refresh(): Promise<void>;
+  setZipPath(path: string): void;
+  /** Re-checks a result ZIP (hashes and re-scoring) by its path on the machine running the services. */
+  verifyZip(): Promise<void>;
   toggle(runId: string): void;
   compare(): Promise<void>;
   clearComparison(): void;
@@ -20,6 +26,20 @@ export const useHistory = create<HistoryState>((set, get) => ({
   selected: [],
   comparison: null,
   error: null,
+  zipPath: '',
+  verifyReport: null,
+  verifyError: null,
+  setZipPath: (zipPath) => set({ zipPath }),
+  verifyZip: async () => {
+    const path = get().zipPath.trim();
+    if (!path) {
+      set({ verifyError: 'Enter the path of a result ZIP.', verifyReport: null });
+      return;
+    }
+    set({ verifyError: null, verifyReport: null });
+    const r = await call('export:verify', { path });
+    set(r.ok ? { verifyReport: r.value } : { verifyError: r.error.message });
+  },
   refresh: async () => {
     const r = await call('runs:list', undefined);
     set(r.ok ? { runs: r.value, error: null } : { error: r.error.message });

@@ -7,6 +7,7 @@ import { useHistory } from '../../stores/history.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
 import { ComparisonView } from './ComparisonView.js';
+import { VerifyCard } from './VerifyCard.js';
 
 export function HistoryPage() {
   const runs = useHistory((s) => s.runs);
@@ -100,6 +101,7 @@ export function HistoryPage() {
         )}
       </Card>
       {comparison ? <ComparisonView comparison={comparison} /> : null}
+      <VerifyCard />
     </div>
   );
 }
