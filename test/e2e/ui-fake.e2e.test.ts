@@ -84,8 +84,12 @@ describe('renderer over horizon serve (fake services)', () => {
     await expect.poll(() => detail.getByTestId('verdicts').locator('tbody tr').count()).toBe(3);
     expect(await detail.textContent()).toContain('punctuation:no_comma');
     await page.screenshot({ path: path.join(shots, '5-response.png') });
+    expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Close response');
+    await page.keyboard.press('Shift+Tab');
+    expect(await page.evaluate('!!document.activeElement?.closest("[role=dialog]")')).toBe(true);
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByTestId('response-detail').count()).toBe(0);
+    expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Open response 1000');
 
     await page.getByRole('button', { name: 'Export ZIP' }).click();
     await expect.poll(() => page.getByTestId('export-status').textContent()).toContain('verified');

@@ -14,15 +14,32 @@ export function ResponseView() {
   const r = useResults((s) => s.selected);
   const close = useResults((s) => s.closeResponse);
   const closeRef = useRef<HTMLButtonElement>(null);
+  const dialogRef = useRef<HTMLElement>(null);
 
   useEffect(() => {
     if (!r) return;
+    const previous = document.activeElement as HTMLElement | null;
     closeRef.current?.focus();
     const onKey = (e: KeyboardEvent) => {
       if (e.key === 'Escape') close();
+      if (e.key !== 'Tab' || !dialogRef.current) return;
+      // Keep Tab inside the dialog while it is open.
+      const focusable = dialogRef.current.querySelectorAll<HTMLElement>('button, [href], input, select, [tabindex]:not([tabindex="-1"])');
+      const first = focusable[0];
+      const last = focusable[focusable.length - 1];
+      if (e.shiftKey && document.activeElement === first) {
+        e.preventDefault();
+        last?.focus();
+      } else if (!e.shiftKey && document.activeElement === last) {
+        e.preventDefault();
+        first?.focus();
+      }
     };
     window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      previous?.focus();
+    };
   }, [r, close]);
 
   if (!r) return null;
@@ -34,6 +51,7 @@ export function ResponseView() {
         aria-modal="true"
         aria-labelledby="response-title"
         data-testid="response-detail"
+        ref={dialogRef}
         onClick={(e) => e.stopPropagation()}
       >
         <header className="drawer__header">
