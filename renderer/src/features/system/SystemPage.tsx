@@ -116,7 +116,7 @@ export function SystemPage() {
                     {a.ready ? '✓' : '•'}
                   </span>
                   <span className="checklist__name">{a.kind === 'ifeval' ? 'IFEval input data' : 'Punkt English'}</span>
-                  <span className="muted">{a.ready ? a.detail : `missing — ${a.detail}`}</span>
+                  <span className="muted">{a.detail}</span>
                 </li>
               ))}
             </ul>
