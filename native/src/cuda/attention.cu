@@ -51,10 +51,10 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
       const uint4 * krow = reinterpret_cast<const uint4 *>(kbase + static_cast<size_t>(j) * kv_dim);
       for (int d8 = 0; d8 < hd / 8; ++d8) {
         const uint4 raw = krow[d8];
-        const __half2 * h = reinterpret_cast<const __half2 *>(&raw);
+        const __half2 * kh = reinterpret_cast<const __half2 *>(&raw);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          const float2 kv = __half22float2(h[i]);
+          const float2 kv = __half22float2(kh[i]);
           s = fmaf(qs[8 * d8 + 2 * i], kv.x, s);
           s = fmaf(qs[8 * d8 + 2 * i + 1], kv.y, s);
         }
