@@ -38,7 +38,7 @@ struct host_model {
 void fill_random(uint8_t * p, size_t n, uint64_t seed, uint16_t half_or, uint16_t half_and, bool halves) {
   const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
-  const size_t chunk = (n / threads + 15) / 16 * 16;
+  const size_t chunk = std::max<size_t>(16, (n / threads + 15) / 16 * 16);
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back([=] {
       const size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
