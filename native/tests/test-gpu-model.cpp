@@ -185,6 +185,8 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   std::vector<int32_t> next;
   CHECK(!with->forward_greedy(bad, next, err) && err.find("sequence") != std::string::npos, "unknown sequence error");
   bad[0].seq_id = with->seq_create(err);
+  std::vector<batch_entry> twice = {bad[0], bad[0]};
+  CHECK(!with->forward_greedy(twice, next, err) && err.find("twice") != std::string::npos, "duplicate sequence error");
   bad[0].tokens.assign(65, 1);
   CHECK(!with->forward_greedy(bad, next, err) && err.find("context") != std::string::npos, "context overflow error");
 }

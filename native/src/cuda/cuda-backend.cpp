@@ -862,9 +862,14 @@ void cuda_backend::step(int n, int n_out) {
 bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_positions,
                        std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error) {
   const model_config & c = cfg_;
+  std::vector<char> listed(seqs_.size(), 0);
   for (const batch_entry & b : batch) {
     if (b.seq_id < 0 || b.seq_id >= static_cast<int>(seqs_.size()) || !seqs_[static_cast<size_t>(b.seq_id)].used) {
       error = "CUDA backend: unknown sequence " + std::to_string(b.seq_id);
+      return false;
+    }
+    if (listed[static_cast<size_t>(b.seq_id)]++ != 0) {
+      error = "CUDA backend: sequence " + std::to_string(b.seq_id) + " is listed twice in one batch";
       return false;
     }
     const seq_state & s = seqs_[static_cast<size_t>(b.seq_id)];
