@@ -21,6 +21,7 @@ import { loadEvalInputs, sharedAssetsDir } from '../electron/main/jobs/eval-inpu
 import { createEvalRun, executeEvalRun } from '../electron/main/jobs/eval-run.js';
 import { resolveModelSource } from '../electron/main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../electron/main/jobs/run-accuracies.js';
+import { downloadIfevalData, downloadPunkt, evalAssetsStatus } from '../electron/main/prep/eval-assets.js';
 import { prepareModel } from '../electron/main/prep/prepare-model.js';
 import { toolVersion } from '../electron/main/prep/prepared-manifest.js';
 import { WorkerClient, forkSpawner } from '../electron/main/worker-client.js';
@@ -58,8 +59,11 @@ async function main(): Promise<number> {
   console.log(`  data folder ${dataDir}`);
   console.log(`  IFEval: first ${limit} prompts, batch ${batch}, greedy, max new tokens ${maxNewTokens}, stop on EOS`);
 
-  if (!existsSync(path.join(sharedAssetsDir(), 'ifeval', 'input_data.jsonl')) && !existsSync(dataLayout.ifevalDir(dataDir))) {
-    console.log(`  (no ${sharedAssetsDir()}; the eval assets must already be in the data folder)`);
+  if (!existsSync(path.join(sharedAssetsDir(), 'ifeval', 'input_data.jsonl'))) {
+    // No local copies to import: fetch the pinned upstream files (sha256-checked; a no-op when already present).
+    const status = await evalAssetsStatus(dataDir);
+    if (!status.ifeval.ready) console.log(`  downloaded ${await downloadIfevalData({ dataDir })}`);
+    if (!status.punkt.ready) console.log(`  downloaded ${await downloadPunkt({ dataDir })}`);
   }
   const inputs = await loadEvalInputs(dataDir);
   for (const f of inputs.imported) console.log(`  imported eval asset ${f} from ${sharedAssetsDir()}`);
