@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util';
-
 import { defaultDataDir } from '../../main/data-dir.js';
 import { downloadIfevalData, downloadPunkt, evalAssetsStatus, importIfevalData, importPunkt } from '../../main/prep/eval-assets.js';
 import { PrepError } from '../../main/prep/prep-error.js';
+import { parseCommandArgs } from '../command-args.js';
 
 export const summary = 'fetch or import the pinned eval assets (IFEval prompts, Punkt English) into the data folder';
 
@@ -11,28 +10,16 @@ const USAGE = `usage: horizon assets [--dir DATA_DIR] [--status] [--import-ifeva
   Without --status or an import, downloads whichever asset is missing or does not verify.`;
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        dir: { type: 'string' },
-        status: { type: 'boolean' },
-        'import-ifeval': { type: 'string' },
-        'import-punkt': { type: 'string' },
-        'ifeval-url': { type: 'string' },
-        'punkt-url': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    console.error(`horizon assets: ${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs('assets', USAGE, args, {
+    dir: { type: 'string' },
+    status: { type: 'boolean' },
+    'import-ifeval': { type: 'string' },
+    'import-punkt': { type: 'string' },
+    'ifeval-url': { type: 'string' },
+    'punkt-url': { type: 'string' },
+  });
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const dataDir = values.dir ?? defaultDataDir();
   try {
     const imported = values['import-ifeval'] !== undefined || values['import-punkt'] !== undefined;

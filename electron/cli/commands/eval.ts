@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { openDatabase } from '../../main/db/open-database.js';
@@ -13,6 +12,7 @@ import { resolveModelSource } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { toolVersion } from '../../main/prep/prepared-manifest.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
+import { abortOnSignals, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'run IFEval headless on a prepared model, store it in the database and write a result ZIP';
 
@@ -38,46 +38,25 @@ const fmtSeconds = (s: number | null) =>
   s === null ? '?' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        model: { type: 'string' },
-        weights: { type: 'string', default: 'int4' },
-        backend: { type: 'string', default: 'auto' },
-        limit: { type: 'string' },
-        batch: { type: 'string' },
-        'max-new-tokens': { type: 'string' },
-        db: { type: 'string' },
-        'data-dir': { type: 'string' },
-        out: { type: 'string' },
-        resume: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    console.error(`horizon eval: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs('eval', USAGE, args, {
+    model: { type: 'string' },
+    weights: { type: 'string', default: 'int4' },
+    backend: { type: 'string', default: 'auto' },
+    limit: { type: 'string' },
+    batch: { type: 'string' },
+    'max-new-tokens': { type: 'string' },
+    db: { type: 'string' },
+    'data-dir': { type: 'string' },
+    out: { type: 'string' },
+    resume: { type: 'string' },
+  });
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const weights = values.weights;
   const backend = values.backend;
-  if (weights !== 'int4' && weights !== 'bf16') {
-    console.error(`horizon eval: --weights must be int4 or bf16\n${USAGE}`);
-    return 2;
-  }
-  if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') {
-    console.error(`horizon eval: --backend must be auto, cpu or cuda\n${USAGE}`);
-    return 2;
-  }
-  if (!values.model && !values.resume) {
-    console.error(`horizon eval: --model (or --resume RUN_ID) is required\n${USAGE}`);
-    return 2;
-  }
+  if (weights !== 'int4' && weights !== 'bf16') return usageError('eval', USAGE, '--weights must be int4 or bf16');
+  if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') return usageError('eval', USAGE, '--backend must be auto, cpu or cuda');
+  if (!values.model && !values.resume) return usageError('eval', USAGE, '--model (or --resume RUN_ID) is required');
   let limit, batch, maxNewTokens;
   try {
     limit = int('limit', values.limit);
@@ -94,13 +73,10 @@ export async function run(args: string[]): Promise<number> {
   const db = openDatabase(dbFile);
   const worker = new WorkerClient(forkSpawner());
   worker.onLog((e) => console.error(`[worker ${e.level}] ${e.message}`));
-  const controller = new AbortController();
-  const onSigint = () => {
-    if (controller.signal.aborted) process.exit(130);
-    console.log('\ncancelling after the in-flight batch (Ctrl-C again to quit now)…');
-    controller.abort();
-  };
-  process.on('SIGINT', onSigint);
+  const cancel = abortOnSignals(['SIGINT'], {
+    onAbort: () => console.log('\ncancelling after the in-flight batch (Ctrl-C again to quit now)…'),
+    onRepeat: () => process.exit(130),
+  });
   try {
     const runs = new RunRepo(db);
     const responses = new ResponseRepo(db);
@@ -132,7 +108,7 @@ export async function run(args: string[]): Promise<number> {
     }
     console.log('  loading the model in the runtime worker…');
     const final = await executeEvalRun(deps, runId, {
-      signal: controller.signal,
+      signal: cancel.signal,
       onLoaded: (i) => console.log(`  running on ${i.deviceLabel} (${i.backend}, ${i.residency})`),
       onProgress: (p) => {
         if (p.partial || p.status !== 'running' || p.done === 0) return;
@@ -156,7 +132,7 @@ export async function run(args: string[]): Promise<number> {
     console.log(`database ${dbFile}`);
     return final.status === 'completed' ? 0 : final.status === 'cancelled' ? 130 : 1;
   } finally {
-    process.off('SIGINT', onSigint);
+    cancel.dispose();
     worker.dispose();
     db.close();
   }

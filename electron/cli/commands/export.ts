@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { openDatabase } from '../../main/db/open-database.js';
@@ -7,6 +6,7 @@ import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
+import { parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'write the result ZIP of a stored run (or list the runs)';
 
@@ -14,27 +14,15 @@ const USAGE = `usage: horizon export RUN_ID [--out RESULT.zip] [--db FILE] [--da
        horizon export --list [--db FILE] [--data-dir DIR]`;
 
 export async function run(args: string[]): Promise<number> {
-  let values, positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      options: {
-        out: { type: 'string' },
-        db: { type: 'string' },
-        'data-dir': { type: 'string' },
-        list: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      allowPositionals: true,
-    }));
-  } catch (e) {
-    console.error(`horizon export: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs(
+    'export',
+    USAGE,
+    args,
+    { out: { type: 'string' }, db: { type: 'string' }, 'data-dir': { type: 'string' }, list: { type: 'boolean' } },
+    { positionals: true },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values, positionals } = parsed;
   const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
   const db = openDatabase(path.resolve(values.db ?? dataLayout.database(dataDir)));
   try {
@@ -47,10 +35,7 @@ export async function run(args: string[]): Promise<number> {
       return 0;
     }
     const [runId] = positionals;
-    if (!runId) {
-      console.error(`horizon export: give a RUN_ID (see --list)\n${USAGE}`);
-      return 2;
-    }
+    if (!runId) return usageError('export', USAGE, 'give a RUN_ID (see --list)');
     const inputs = await loadEvalInputs(dataDir);
     const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
     const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, out);

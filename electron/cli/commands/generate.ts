@@ -1,6 +1,5 @@
-import { parseArgs } from 'node:util';
-
 import { loadModel } from '../../worker/runtime/binding.js';
+import { abortOnSignals, parseCommandArgs } from '../command-args.js';
 import { parseExpertBudget } from '../expert-budget.js';
 import { parseModelFlags, parseTokenList } from './logits.js';
 
@@ -12,44 +11,30 @@ const USAGE =
   '  stop tokens default to config.json eos_token_id; --json prints one result object instead of text';
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        model: { type: 'string' },
-        tokens: { type: 'string' },
-        'max-new-tokens': { type: 'string' },
-        stop: { type: 'string' },
-        weights: { type: 'string' },
-        backend: { type: 'string' },
-        'expert-budget': { type: 'string' },
-        threads: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    console.error(`horizon generate: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (!values.model || !values.tokens) {
-    console.error(`horizon generate: --model and --tokens are required\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommandArgs(
+    'generate',
+    USAGE,
+    args,
+    {
+      model: { type: 'string' },
+      tokens: { type: 'string' },
+      'max-new-tokens': { type: 'string' },
+      stop: { type: 'string' },
+      weights: { type: 'string' },
+      backend: { type: 'string' },
+      'expert-budget': { type: 'string' },
+      threads: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    { required: ['model', 'tokens'] },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const prompt = parseTokenList(values.tokens);
   const maxNewTokens = values['max-new-tokens'] === undefined ? 32 : Number(values['max-new-tokens']);
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 0) throw new Error(`--max-new-tokens must be a non-negative integer`);
   const model = await loadModel({ dir: values.model, ...parseModelFlags(values), ...parseExpertBudget(values['expert-budget']) });
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  process.once('SIGINT', onSignal);
+  const cancel = abortOnSignals(['SIGINT']);
   try {
     const info = model.info();
     const stopTokens = values.stop !== undefined ? parseTokenList(values.stop) : [...info.eosTokenIds];
@@ -59,7 +44,7 @@ export async function run(args: string[]): Promise<number> {
       (_i, token) => {
         if (!values.json) process.stdout.write(` ${token}`);
       },
-      controller.signal,
+      cancel.signal,
     );
     const r = out.results[0]!;
     if (values.json) {
@@ -82,7 +67,7 @@ export async function run(args: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    process.off('SIGINT', onSignal);
+    cancel.dispose();
     model.close();
   }
 }

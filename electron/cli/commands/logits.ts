@@ -1,7 +1,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 
 import { loadModel } from '../../worker/runtime/binding.js';
+import { parseCommandArgs } from '../command-args.js';
 import { parseExpertBudget } from '../expert-budget.js';
 import type { BackendKind, WeightsKind } from '../../worker/runtime/binding.js';
 
@@ -38,35 +38,23 @@ export function parseModelFlags(values: { weights?: string; backend?: string; th
 }
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        model: { type: 'string' },
-        tokens: { type: 'string' },
-        out: { type: 'string' },
-        weights: { type: 'string' },
-        backend: { type: 'string' },
-        'expert-budget': { type: 'string' },
-        threads: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    console.error(`horizon logits: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (!values.model || !values.tokens || !values.out) {
-    console.error(`horizon logits: --model, --tokens and --out are required\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommandArgs(
+    'logits',
+    USAGE,
+    args,
+    {
+      model: { type: 'string' },
+      tokens: { type: 'string' },
+      out: { type: 'string' },
+      weights: { type: 'string' },
+      backend: { type: 'string' },
+      'expert-budget': { type: 'string' },
+      threads: { type: 'string' },
+    },
+    { required: ['model', 'tokens', 'out'] },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const tokens = parseTokenList(values.tokens);
   const model = await loadModel({ dir: values.model, ...parseModelFlags(values), ...parseExpertBudget(values['expert-budget']) });
   try {

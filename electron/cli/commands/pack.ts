@@ -1,7 +1,6 @@
-import { parseArgs } from 'node:util';
-
 import { packModel } from '../../worker/runtime/pack.js';
 import type { PackProgress } from '../../worker/runtime/pack.js';
+import { abortOnSignals, parseCommandArgs } from '../command-args.js';
 
 export const summary = 'pack an OLMoE checkpoint to qpacked-v1 INT4 experts (writes horizon-manifest.json last)';
 
@@ -22,41 +21,26 @@ const positiveInt = (name: string, v: string | undefined): number | undefined =>
 };
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        model: { type: 'string' },
-        out: { type: 'string' },
-        'group-size': { type: 'string' },
-        threads: { type: 'string' },
-        repo: { type: 'string' },
-        revision: { type: 'string' },
-        'shard-bytes': { type: 'string' },
-        'progress-json': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    console.error(`horizon pack: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (!values.model || !values.out) {
-    console.error(`horizon pack: --model and --out are required\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommandArgs(
+    'pack',
+    USAGE,
+    args,
+    {
+      model: { type: 'string' },
+      out: { type: 'string' },
+      'group-size': { type: 'string' },
+      threads: { type: 'string' },
+      repo: { type: 'string' },
+      revision: { type: 'string' },
+      'shard-bytes': { type: 'string' },
+      'progress-json': { type: 'boolean' },
+    },
+    { required: ['model', 'out'] },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const json = values['progress-json'] === true;
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  const cancel = abortOnSignals(['SIGTERM', 'SIGINT']);
   let lastPrint = 0;
   let lastPhase = '';
   const onProgress = (p: PackProgress) => {
@@ -79,7 +63,7 @@ export async function run(args: string[]): Promise<number> {
       repo: values.repo ?? null,
       revision: values.revision ?? null,
       onProgress,
-      signal: controller.signal,
+      signal: cancel.signal,
     });
     const seconds = (performance.now() - t0) / 1000;
     const outBytes = manifest.outputs.reduce((a, f) => a + f.size, 0);
@@ -90,12 +74,11 @@ export async function run(args: string[]): Promise<number> {
     }
     return 0;
   } catch (e) {
-    const message = controller.signal.aborted ? 'cancelled' : (e as Error).message;
+    const message = cancel.signal.aborted ? 'cancelled' : (e as Error).message;
     if (json) console.log(JSON.stringify({ type: 'error', message }));
     console.error(`horizon pack: ${message}`);
     return 1;
   } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+    cancel.dispose();
   }
 }

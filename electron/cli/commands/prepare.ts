@@ -1,11 +1,10 @@
-import { parseArgs } from 'node:util';
-
 import { assertNever } from '../../common/result.js';
 import { defaultDataDir } from '../../main/data-dir.js';
 import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';
 import type { PrepEvent } from '../../main/prep/prep-events.js';
+import { abortOnSignals, parseCommandArgs } from '../command-args.js';
 
 export const summary = 'download, verify and INT4-pack a model (--model REPO[@REV] [--dir D] [--hub-url U] [--token T] [--no-pack])';
 
@@ -59,32 +58,20 @@ export function formatPrepEvent(e: PrepEvent): string {
 }
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        model: { type: 'string' },
-        dir: { type: 'string' },
-        'hub-url': { type: 'string' },
-        token: { type: 'string' },
-        'no-pack': { type: 'boolean' },
-        'group-size': { type: 'string' },
-        verify: { type: 'boolean' },
-        'no-hf-cache': { type: 'boolean' },
-        json: { type: 'boolean' },
-        list: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    console.error(`horizon prepare: ${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs('prepare', USAGE, args, {
+    model: { type: 'string' },
+    dir: { type: 'string' },
+    'hub-url': { type: 'string' },
+    token: { type: 'string' },
+    'no-pack': { type: 'boolean' },
+    'group-size': { type: 'string' },
+    verify: { type: 'boolean' },
+    'no-hf-cache': { type: 'boolean' },
+    json: { type: 'boolean' },
+    list: { type: 'boolean' },
+  });
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   if (values.list) {
     const models = await listPreparedModels(values.dir ?? defaultDataDir(), { verify: values.verify === true });
     for (const m of models) {
@@ -102,16 +89,14 @@ export async function run(args: string[]): Promise<number> {
     return 2;
   }
   const token = values.token ?? process.env.HF_TOKEN;
-  const ac = new AbortController();
-  const onSigint = (): void => ac.abort();
-  process.once('SIGINT', onSigint);
+  const cancel = abortOnSignals(['SIGINT']);
   let lastProgress = 0;
   try {
     const result = await prepareModel({
       repo,
       revision,
       dataDir: values.dir ?? defaultDataDir(),
-      signal: ac.signal,
+      signal: cancel.signal,
       pack: !values['no-pack'],
       verify: values.verify === true,
       ...(values['no-hf-cache'] ? { hfCacheDir: null } : {}),
@@ -137,6 +122,6 @@ export async function run(args: string[]): Promise<number> {
     }
     throw error;
   } finally {
-    process.off('SIGINT', onSigint);
+    cancel.dispose();
   }
 }

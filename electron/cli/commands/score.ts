@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { scoreFiles } from '../../../evals/ifeval/node/score-files.js';
+import { parseCommandArgs } from '../command-args.js';
 
 export const summary = 'score IFEval responses (strict + loose) and write eval_results_*.jsonl and summary.json';
 
@@ -20,33 +20,21 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 const pct = (x: number): string => `${(x * 100).toFixed(2)}%`;
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        input: { type: 'string' },
-        responses: { type: 'string' },
-        out: { type: 'string' },
-        punkt: { type: 'string' },
-        'no-official-check': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    console.error(`horizon score: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (!values.input || !values.responses || !values.out) {
-    console.error(`horizon score: --input, --responses and --out are required\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommandArgs(
+    'score',
+    USAGE,
+    args,
+    {
+      input: { type: 'string' },
+      responses: { type: 'string' },
+      out: { type: 'string' },
+      punkt: { type: 'string' },
+      'no-official-check': { type: 'boolean' },
+    },
+    { required: ['input', 'responses', 'out'] },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, ...(values.punkt ? { explicit: values.punkt } : {}) });
   const { report, files } = await scoreFiles({
     input: values.input,

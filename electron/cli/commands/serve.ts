@@ -2,13 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 
 import type { EmitEvent } from '../../common/ipc-contract.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { createAppApi } from '../../main/ipc/create-app-api.js';
 import { startServeServer } from '../../main/serve/serve-server.js';
 import { forkSpawner } from '../../main/worker-client.js';
+import { abortOnSignals, parseCommandArgs } from '../command-args.js';
 
 export const summary = 'serve the app UI to a browser on 127.0.0.1 (HTTP + WebSocket, token in the URL)';
 
@@ -16,26 +16,14 @@ const USAGE = 'usage: horizon serve [--port P] [--data-dir DIR] [--hub-url URL] 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 export async function run(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        port: { type: 'string' },
-        'data-dir': { type: 'string' },
-        'hub-url': { type: 'string' },
-        static: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    console.error(`horizon serve: ${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs('serve', USAGE, args, {
+    port: { type: 'string' },
+    'data-dir': { type: 'string' },
+    'hub-url': { type: 'string' },
+    static: { type: 'string' },
+  });
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     console.error(`horizon serve: --port must be a port number, got '${values.port}'`);
@@ -71,13 +59,11 @@ export async function run(args: string[]): Promise<number> {
   console.log(`horizon serve: data dir ${dataDir}`);
   console.log(`horizon serve: open ${server.url}`);
 
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const stop = abortOnSignals(['SIGINT', 'SIGTERM']);
+  await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
   console.log('horizon serve: stopping');
   await server.close();
   await app.dispose();
+  stop.dispose();
   return 0;
 }

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 
 import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
@@ -8,6 +7,7 @@ import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { verifyResultZip } from '../../main/export/verify-result-zip.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { REPO_ROOT } from '../../main/prep/pack-model.js';
+import { parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'check a result ZIP: every sha256, then re-score its responses and compare with its results';
 
@@ -15,26 +15,11 @@ const USAGE = `usage: horizon verify RESULT.zip [--punkt DIR]
   --punkt  Punkt English parameters (default ../shared/nltk/punkt_english, else the data folder's copy)`;
 
 export async function run(args: string[]): Promise<number> {
-  let values, positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      options: { punkt: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-    }));
-  } catch (e) {
-    console.error(`horizon verify: ${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs('verify', USAGE, args, { punkt: { type: 'string' } }, { positionals: true });
+  if (typeof parsed === 'number') return parsed;
+  const { values, positionals } = parsed;
   const [file, ...extra] = positionals;
-  if (!file || extra.length > 0) {
-    console.error(`horizon verify: give exactly one RESULT.zip\n${USAGE}`);
-    return 2;
-  }
+  if (!file || extra.length > 0) return usageError('verify', USAGE, 'give exactly one RESULT.zip');
   let punktDir: string;
   try {
     punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, ...(values.punkt ? { explicit: values.punkt } : {}) });
