@@ -99,6 +99,9 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await page.getByLabel('Import Punkt English from').fill(path.join(shared, 'nltk', 'punkt_english'));
     await page.getByTestId('import-punkt').getByRole('button', { name: 'Import' }).click();
     await expect.poll(() => page.getByTestId('import-punkt').textContent()).toMatch(/Imported/);
+    // The badge turns with the message (the import's reply), not only once the slower system check returns.
+    expect(await page.getByTestId('import-ifeval').locator('.chip').textContent()).toBe('ready');
+    expect(await page.getByTestId('import-punkt').locator('.chip').textContent()).toBe('ready');
     await fullShot(page, path.join(shots, '2-models.png'));
 
     await page.getByRole('button', { name: 'Run', exact: true }).click();

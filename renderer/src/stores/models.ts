@@ -108,6 +108,8 @@ export const useModels = create<ModelsState>((set, get) => ({
       return;
     }
     const r = await call('models:importAssets', { kind, path });
+    // The reply carries the asset's verified state: show it with the message, not after the (slow) system check.
+    if (r.ok) useSystem.getState().applyAsset(r.value);
     set({
       assetMessage: {
         ...get().assetMessage,

@@ -85,4 +85,34 @@ describe('models store', () => {
     expect(useModels.getState().assetMessage.ifeval).toEqual({ ok: true, text: 'Imported: 541 prompts, sha256 ok' });
     expect(useSystem.getState().info?.assets.find((a) => a.kind === 'ifeval')?.ready).toBe(true);
   });
+
+  it('shows an imported asset as ready with its message, whatever order the slow system checks reply in', async () => {
+    const t = inProcessTransport();
+    setTransport(t.transport);
+    await useSystem.getState().refresh();
+    const punktReady = () => useSystem.getState().info?.assets.find((a) => a.kind === 'punkt')?.ready;
+    expect(punktReady()).toBe(false);
+    // Each system check's reply is now held until released (the device probe makes real checks slow).
+    const held: (() => void)[] = [];
+    setTransport({
+      ...t.transport,
+      invoke: (async (channel: string, payload: unknown) => {
+        const reply = await (t.transport.invoke as (c: string, p: unknown) => Promise<unknown>)(channel, payload);
+        if (channel === 'system:check') await new Promise<void>((release) => held.push(release));
+        return reply;
+      }) as typeof t.transport.invoke,
+    });
+    const stale = useSystem.getState().refresh(); // started before the import: its view of Punkt is older
+    useModels.getState().setImportPath('punkt', path.join(shared, 'nltk', 'punkt_english'));
+    const imported = useModels.getState().importAsset('punkt');
+    await vi.waitFor(() => expect(useModels.getState().assetMessage.punkt?.ok).toBe(true));
+    expect(punktReady()).toBe(true);
+    await vi.waitFor(() => expect(held).toHaveLength(2));
+    held[1]!();
+    await imported;
+    held[0]!();
+    await stale;
+    expect(punktReady()).toBe(true);
+    expect(useSystem.getState().loading).toBe(false);
+  });
 });
