@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import yauzl from 'yauzl';
 
 import type { Accuracies } from '../../common/ipc-contract.js';
-import { DatasetError, parsePromptRecords } from '../../../evals/ifeval/dataset.js';
+import { DatasetError, OFFICIAL_INPUT_ROWS, OFFICIAL_INPUT_SHA256, parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { formatEvalResultRow } from '../../../evals/ifeval/eval-results.js';
 import { scoreResponses } from '../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
@@ -118,6 +118,55 @@ function compareSummary(stored: unknown, fresh: ScoreSummary, problems: string[]
   for (const id of storedPer.keys()) problems.push(`summary.json: perInstruction lists ${id}, which no scored prompt has`);
 }
 
+const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+
+/**
+ * Ties the ZIP's input_data.jsonl (the rows the run used) to what manifest.json says about it and about the whole
+ * dataset: `run.included` (rows + sha256 of the included file), `run.total` and `run.datasetRows` (how many rows the
+ * run must have used), and, for a run of the whole official IFEval set, the official pinned sha256. ZIPs written
+ * before `included`/`datasetRows` existed get the checks their manifest allows.
+ */
+function checkIncludedInput(run: Partial<ResultManifest['run']>, input: Buffer, rows: number, problems: string[]): void {
+  const actual = sha256(input);
+  const included = run.included as Partial<NonNullable<ResultManifest['run']['included']>> | undefined;
+  if (included !== undefined) {
+    if (typeof included !== 'object' || included === null || !isCount(included.rows) || !isSha256(included.sha256)) {
+      problems.push('manifest.json: run.included needs an integer rows and a sha256');
+    } else {
+      if (included.file !== undefined && included.file !== 'input_data.jsonl') {
+        problems.push(`manifest.json: run.included.file is ${JSON.stringify(included.file)}, expected "input_data.jsonl"`);
+      }
+      if (actual !== included.sha256) {
+        problems.push(`input_data.jsonl: sha256 is ${actual}, manifest.json run.included.sha256 says ${included.sha256}`);
+      }
+      if (rows !== included.rows) problems.push(`input_data.jsonl: ${rows} rows, manifest.json run.included.rows says ${included.rows}`);
+    }
+  }
+  if (run.datasetRows !== undefined && !isCount(run.datasetRows)) problems.push('manifest.json: run.datasetRows is not a row count');
+  if (!isSha256(run.datasetSha256)) {
+    problems.push(`manifest.json: run.datasetSha256 is ${JSON.stringify(run.datasetSha256)}, not a sha256`);
+    return;
+  }
+  const official = run.datasetSha256 === OFFICIAL_INPUT_SHA256;
+  if (official && isCount(run.datasetRows) && run.datasetRows !== OFFICIAL_INPUT_ROWS) {
+    problems.push(`manifest.json: run.datasetRows is ${run.datasetRows}, but run.datasetSha256 is the official IFEval set of ${OFFICIAL_INPUT_ROWS} rows`);
+  }
+  const datasetRows = isCount(run.datasetRows) ? run.datasetRows : official ? OFFICIAL_INPUT_ROWS : undefined;
+  if (datasetRows !== undefined && isCount(run.total)) {
+    const used = Math.min(run.total, datasetRows);
+    if (rows !== used) {
+      problems.push(`input_data.jsonl: ${rows} rows, but a run of ${run.total} prompts over the ${datasetRows}-row dataset used ${used}`);
+    }
+  }
+  if (official && rows === OFFICIAL_INPUT_ROWS && actual !== OFFICIAL_INPUT_SHA256) {
+    problems.push(
+      `input_data.jsonl: all ${OFFICIAL_INPUT_ROWS} rows of the official IFEval set (manifest.json run.datasetSha256), ` +
+        `but its sha256 is ${actual}, not the official ${OFFICIAL_INPUT_SHA256}`,
+    );
+  }
+}
+
 /**
  * Checks a result ZIP: the manifest's sha256 of every file, then re-scores the retained responses against the
  * retained input_data.jsonl and compares with eval_results_{strict,loose}.jsonl and summary.json.
@@ -153,9 +202,13 @@ export async function verifyResultZip(file: string, tools: TextTools): Promise<R
   const input = entries.get('input_data.jsonl');
   const responsesFile = entries.get('responses.jsonl');
   if (!input || !responsesFile) return { verified: false, problems, accuracies: null };
+  const inputText = input.toString('utf8');
+  const inputLines = inputText.split('\n');
+  if (inputLines.at(-1) === '') inputLines.pop();
+  checkIncludedInput(typeof manifest.run === 'object' && manifest.run !== null ? manifest.run : {}, input, inputLines.length, problems);
   let records;
   try {
-    records = parsePromptRecords(input.toString('utf8'), 'input_data.jsonl');
+    records = parsePromptRecords(inputText, 'input_data.jsonl');
   } catch (e) {
     if (!(e instanceof DatasetError)) throw e;
     problems.push(e.message);

@@ -41,7 +41,16 @@ export interface ResultManifest {
     readonly finishedAt: string | null;
     readonly total: number;
     readonly responses: number;
+    /** sha256 of the whole input_data.jsonl the run read (for IFEval, the official file), not of the ZIP's copy. */
     readonly datasetSha256: string;
+    /** Non-empty rows in that whole file. Absent from ZIPs written before it was recorded. */
+    readonly datasetRows?: number;
+    /**
+     * The ZIP's input_data.jsonl: the rows the run used (the first min(total, datasetRows)), their count and the
+     * sha256 of the included file. For a run of the whole official set it hashes to the official sha256. Absent from
+     * ZIPs written before it was recorded.
+     */
+    readonly included?: IncludedInput;
   };
   readonly model: {
     readonly id: string;
@@ -56,6 +65,13 @@ export interface ResultManifest {
   readonly backend: { readonly backend: string; readonly device: string; readonly residency: string };
   readonly policy: RunRecord['policy'];
   readonly files: readonly ResultManifestFile[];
+}
+
+/** manifest.json `run.included`: what the ZIP's input_data.jsonl holds. */
+export interface IncludedInput {
+  readonly file: 'input_data.jsonl';
+  readonly rows: number;
+  readonly sha256: string;
 }
 
 /** One line of responses.jsonl. */
@@ -84,10 +100,11 @@ function evalRows(stored: readonly StoredResponseWithPass[], mode: 'strict' | 'l
   });
 }
 
+const datasetLines = (inputDataText: string) => inputDataText.split('\n').filter((l) => l.trim() !== '');
+
 /** The lines of input_data.jsonl a run used: the first `total` non-empty lines of the dataset file, verbatim. */
 export function inputLinesForRun(inputDataText: string, total: number): string {
-  const lines = inputDataText.split('\n').filter((l) => l.trim() !== '');
-  return lines.slice(0, total).map((l) => `${l.replace(/\r$/, '')}\n`).join('');
+  return datasetLines(inputDataText).slice(0, total).map((l) => `${l.replace(/\r$/, '')}\n`).join('');
 }
 
 export interface WriteResultZipOptions {
@@ -98,7 +115,10 @@ export interface WriteResultZipOptions {
 }
 
 /** Builds the ZIP's files (everything but manifest.json) from the database. */
-export function buildResultFiles(opts: WriteResultZipOptions, runId: string): { run: RunRecord; files: Map<string, Buffer> } {
+export function buildResultFiles(
+  opts: WriteResultZipOptions,
+  runId: string,
+): { run: RunRecord; files: Map<string, Buffer>; datasetRows: number; included: IncludedInput } {
   const run = opts.runs.require(runId);
   const datasetSha = sha256(Buffer.from(opts.inputDataText, 'utf8'));
   if (datasetSha !== run.datasetSha256) {
@@ -130,15 +150,18 @@ export function buildResultFiles(opts: WriteResultZipOptions, runId: string): { 
     peak_vram_bytes: run.backend === 'CPU' ? null : figures.peakVramBytes,
     h2d_bytes: run.backend === 'CPU' ? null : figures.h2dBytes,
   };
+  const datasetRows = datasetLines(opts.inputDataText).length;
+  const input = Buffer.from(inputLinesForRun(opts.inputDataText, run.total));
+  const included: IncludedInput = { file: 'input_data.jsonl', rows: Math.min(run.total, datasetRows), sha256: sha256(input) };
   const files = new Map<string, Buffer>([
     ['responses.jsonl', Buffer.from(jsonl(responseLines))],
-    ['input_data.jsonl', Buffer.from(inputLinesForRun(opts.inputDataText, run.total))],
+    ['input_data.jsonl', input],
     ['eval_results_strict.jsonl', Buffer.from(formatEvalResults(strict))],
     ['eval_results_loose.jsonl', Buffer.from(formatEvalResults(loose))],
     ['summary.json', Buffer.from(`${JSON.stringify({ ...summary, keys: stored.map((r) => r.key) }, null, 2)}\n`)],
     ['performance.json', Buffer.from(`${JSON.stringify(performance, null, 2)}\n`)],
   ]);
-  return { run, files };
+  return { run, files, datasetRows, included };
 }
 
 /**
@@ -149,7 +172,7 @@ export async function writeResultZip(
   runId: string,
   outPath: string,
 ): Promise<{ path: string; bytes: number; sha256: string }> {
-  const { run, files } = buildResultFiles(opts, runId);
+  const { run, files, datasetRows, included } = buildResultFiles(opts, runId);
   let parsedModelManifest: unknown;
   try {
     parsedModelManifest = JSON.parse(run.manifestJson);
@@ -166,6 +189,8 @@ export async function writeResultZip(
       total: run.total,
       responses: opts.responses.count(runId),
       datasetSha256: run.datasetSha256,
+      datasetRows,
+      included,
     },
     model: {
       id: run.modelId,

@@ -14,7 +14,7 @@ import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { readZipEntries, verifyResultZip } from '../../../../../electron/main/export/verify-result-zip.js';
 import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
-import { parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
+import { OFFICIAL_INPUT_SHA256, parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import { scorePrompt } from '../../../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
@@ -40,6 +40,36 @@ function setManifestHash(entries: Map<string, Buffer>, name: string): void {
   entries.set('manifest.json', Buffer.from(JSON.stringify(m)));
 }
 
+type Manifest = { run: Record<string, unknown>; files: { name: string; sha256: string; bytes: number }[] };
+const manifestOf = (entries: Map<string, Buffer>) => JSON.parse(entries.get('manifest.json')!.toString()) as Manifest;
+const setManifest = (entries: Map<string, Buffer>, m: Manifest) => entries.set('manifest.json', Buffer.from(JSON.stringify(m)));
+
+/** Stores a run of `total` prompts over `inputText` with the first answers given, finishes it and writes its ZIP. */
+async function writeRun(runId: string, inputText: string, total: number, answers: readonly string[], tools: TextTools, out: string) {
+  const records = parsePromptRecords(inputText, 'input');
+  const db = new Database(':memory:');
+  migrate(db);
+  const runs = new RunRepo(db);
+  const responses = new ResponseRepo(db);
+  runs.create({ ...sampleRun(runId), total, datasetSha256: sha256(inputText) });
+  responses.insertBatch(
+    runId,
+    records.slice(0, answers.length).map((rec, i) => {
+      const v = scorePrompt(rec, answers[i]!, tools);
+      return {
+        key: rec.key, position: i, prompt: rec.prompt, response: answers[i]!, tokens: 7, finishReason: 'stop' as const,
+        ttftMs: 12, decodeTokensPerSecond: 50,
+        verdicts: rec.instruction_id_list.map((id, j) => ({ instructionId: id, kwargs: rec.kwargs[j] ?? {}, strict: v.strict[j]!, loose: v.loose[j]! })),
+      };
+    }),
+    { generatedTokens: 7 * answers.length, wallMs: 1000, peakVramBytes: 0, h2dBytes: 0 },
+  );
+  runs.finish(runId, 'cancelled');
+  const written = await writeResultZip({ runs, responses, inputDataText: inputText }, runId, out);
+  expect(written.sha256).toBe(sha256(readFileSync(out)));
+  return out;
+}
+
 describe('result ZIP: write and verify', () => {
   let dir: string;
   let tools: TextTools;
@@ -52,29 +82,8 @@ describe('result ZIP: write and verify', () => {
     const lines = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8').split('\n').filter(Boolean);
     const pick = lines.slice(0, 40).filter((l) => !l.includes('language:response_language')).slice(0, 6);
     inputText = `${pick.join('\n')}\n`;
-    const records = parsePromptRecords(inputText, 'input');
-    const db = new Database(':memory:');
-    migrate(db);
-    const runs = new RunRepo(db);
-    const responses = new ResponseRepo(db);
-    runs.create({ ...sampleRun('run-z'), total: 5, datasetSha256: sha256(inputText) });
-    const answers = ['A plain answer without commas.', 'Yes, a comma.', 'THE END', 'hello\nworld', '* one\n* two'];
-    responses.insertBatch(
-      'run-z',
-      records.slice(0, 4).map((rec, i) => {
-        const v = scorePrompt(rec, answers[i]!, tools);
-        return {
-          key: rec.key, position: i, prompt: rec.prompt, response: answers[i]!, tokens: 7, finishReason: 'stop' as const,
-          ttftMs: 12, decodeTokensPerSecond: 50,
-          verdicts: rec.instruction_id_list.map((id, j) => ({ instructionId: id, kwargs: rec.kwargs[j] ?? {}, strict: v.strict[j]!, loose: v.loose[j]! })),
-        };
-      }),
-      { generatedTokens: 28, wallMs: 1000, peakVramBytes: 0, h2dBytes: 0 },
-    );
-    runs.finish('run-z', 'cancelled');
-    good = path.join(dir, 'out', 'good.zip');
-    const written = await writeResultZip({ runs, responses, inputDataText: inputText }, 'run-z', good);
-    expect(written.sha256).toBe(sha256(readFileSync(good)));
+    const answers = ['A plain answer without commas.', 'Yes, a comma.', 'THE END', 'hello\nworld'];
+    good = await writeRun('run-z', inputText, 5, answers, tools, path.join(dir, 'out', 'good.zip'));
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -160,6 +169,103 @@ describe('result ZIP: write and verify', () => {
     await rezip(entries, bad);
     const r = await verifyResultZip(bad, tools);
     expect(r.problems.some((p) => /^eval_results_loose\.jsonl line 1 \(key \d+\): follow_instruction_list is \[/.test(p))).toBe(true);
+  });
+
+  it('records the whole dataset and the included rows separately in the manifest', async () => {
+    const entries = await readZipEntries(good);
+    const included = entries.get('input_data.jsonl')!;
+    expect(manifestOf(entries).run).toMatchObject({
+      datasetSha256: sha256(inputText),
+      datasetRows: 6,
+      included: { file: 'input_data.jsonl', rows: 5, sha256: sha256(included) },
+    });
+    expect(sha256(included)).not.toBe(sha256(inputText));
+  });
+
+  it('fails a tampered input row even when the files list was updated, naming both hashes', async () => {
+    const entries = await readZipEntries(good);
+    const before = sha256(entries.get('input_data.jsonl')!);
+    const lines = entries.get('input_data.jsonl')!.toString().split('\n');
+    const row = JSON.parse(lines[4]!) as { key: number; prompt: string };
+    row.prompt += ' Also, end with a haiku.';
+    lines[4] = JSON.stringify(row);
+    entries.set('input_data.jsonl', Buffer.from(lines.join('\n')));
+    setManifestHash(entries, 'input_data.jsonl');
+    const bad = path.join(dir, 'input-row.zip');
+    await rezip(entries, bad);
+    const r = await verifyResultZip(bad, tools);
+    expect(r.verified).toBe(false);
+    expect(r.problems).toEqual([`input_data.jsonl: sha256 is ${sha256(entries.get('input_data.jsonl')!)}, manifest.json run.included.sha256 says ${before}`]);
+  });
+
+  it('fails an included file that lost a row, even with every hash updated', async () => {
+    const entries = await readZipEntries(good);
+    const lines = entries.get('input_data.jsonl')!.toString().split('\n');
+    entries.set('input_data.jsonl', Buffer.from(`${lines.slice(0, 4).join('\n')}\n`));
+    setManifestHash(entries, 'input_data.jsonl');
+    const m = manifestOf(entries);
+    m.run.included = { ...(m.run.included as object), sha256: sha256(entries.get('input_data.jsonl')!) };
+    setManifest(entries, m);
+    const bad = path.join(dir, 'input-short.zip');
+    await rezip(entries, bad);
+    const r = await verifyResultZip(bad, tools);
+    expect(r.problems).toEqual([
+      'input_data.jsonl: 4 rows, manifest.json run.included.rows says 5',
+      'input_data.jsonl: 4 rows, but a run of 5 prompts over the 6-row dataset used 5',
+    ]);
+  });
+
+  it('fails a response whose key is not among the included input rows', async () => {
+    const entries = await readZipEntries(good);
+    const lines = entries.get('responses.jsonl')!.toString().split('\n');
+    const row = JSON.parse(lines[0]!) as { key: number };
+    row.key = 999_999;
+    lines[0] = JSON.stringify(row);
+    entries.set('responses.jsonl', Buffer.from(lines.join('\n')));
+    setManifestHash(entries, 'responses.jsonl');
+    const bad = path.join(dir, 'response-key.zip');
+    await rezip(entries, bad);
+    const r = await verifyResultZip(bad, tools);
+    expect(r.problems).toContain('responses.jsonl line 1: key 999999 is not in input_data.jsonl');
+  });
+
+  it('still verifies a ZIP written before the included rows were recorded', async () => {
+    const entries = await readZipEntries(good);
+    const m = manifestOf(entries);
+    delete m.run.included;
+    delete m.run.datasetRows;
+    setManifest(entries, m);
+    const old = path.join(dir, 'old.zip');
+    await rezip(entries, old);
+    expect((await verifyResultZip(old, tools)).problems).toEqual([]);
+  });
+
+  it('ties a whole-set run of the official 541 prompts to the official sha256', async () => {
+    const official = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8');
+    expect(sha256(official)).toBe(OFFICIAL_INPUT_SHA256);
+    const full = await writeRun('run-full', official, 541, ['One answer.', 'Another answer.'], tools, path.join(dir, 'full.zip'));
+    const entries = await readZipEntries(full);
+    expect(manifestOf(entries).run).toMatchObject({
+      datasetSha256: OFFICIAL_INPUT_SHA256,
+      datasetRows: 541,
+      included: { rows: 541, sha256: OFFICIAL_INPUT_SHA256 },
+    });
+    expect((await verifyResultZip(full, tools)).problems).toEqual([]);
+
+    // An unanswered row edited and every hash in the manifest updated: only the official pin catches it.
+    const lines = entries.get('input_data.jsonl')!.toString().split('\n');
+    lines[300] = lines[300]!.replace('"prompt": "', '"prompt": "Edited. ');
+    entries.set('input_data.jsonl', Buffer.from(lines.join('\n')));
+    setManifestHash(entries, 'input_data.jsonl');
+    const edited = sha256(entries.get('input_data.jsonl')!);
+    const m = manifestOf(entries);
+    m.run.included = { ...(m.run.included as object), sha256: edited };
+    setManifest(entries, m);
+    const bad = path.join(dir, 'full-edited.zip');
+    await rezip(entries, bad);
+    expect((await verifyResultZip(bad, tools)).problems).toEqual([
+      `input_data.jsonl: all 541 rows of the official IFEval set (manifest.json run.datasetSha256), but its sha256 is ${edited}, not the official ${OFFICIAL_INPUT_SHA256}`,
+    ]);
   });
 
   it('reports an unreadable file clearly', async () => {
