@@ -26,13 +26,6 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-int argmax(const float * v, int n) {
-  int best = 0;
-  for (int i = 1; i < n; ++i)
-    if (v[i] > v[best]) best = i;
-  return best;
-}
-
 void add_counters(generate_stats & s, const backend_counters & c) {
   s.expert_hits = c.expert_hits;
   s.expert_misses = c.expert_misses;
@@ -128,7 +121,6 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
                        const token_callback & on_token, std::vector<generate_result> & results, generate_stats & stats,
                        std::string & error) {
   std::lock_guard<std::mutex> lock(m.mu);
-  const int V = m.weights->config.vocab_size;
   const int max_ctx = m.options.max_context > 0 ? m.options.max_context : m.weights->config.max_position_embeddings;
   const size_t n = req.prompts.size();
   results.assign(n, generate_result{});
@@ -176,12 +168,12 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   // Each forward's results: pick the greedy token, stream it, and queue the sequence for the next decode step.
   std::vector<batch_entry> batch;
   std::vector<size_t> owner;
-  std::vector<std::vector<float>> logits;
+  std::vector<int32_t> next_tokens;
   auto consume = [&](const std::vector<batch_entry> & step, const std::vector<size_t> & step_owner) {
     const auto now = clock_type::now();
     for (size_t b = 0; b < step.size(); ++b) {
       const size_t i = step_owner[b];
-      const int32_t tok = argmax(logits[b].data(), V);
+      const int32_t tok = next_tokens[b];
       generate_result & r = results[i];
       r.tokens.push_back(tok);
       if (r.tokens.size() == 1) first[i] = now;
@@ -223,7 +215,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       ++next;
     }
     const auto step0 = clock_type::now();
-    if (!m.be->forward(chunk, false, logits, error)) { free_all(); return false; }
+    if (!m.be->forward_greedy(chunk, next_tokens, error)) { free_all(); return false; }
     stats.prefill_ms += ms_since(step0);
     consume(chunk, chunk_owner);
   }
@@ -234,7 +226,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     step.swap(batch);
     step_owner.swap(owner);
     const auto step0 = clock_type::now();
-    if (!m.be->forward(step, false, logits, error)) { free_all(); return false; }
+    if (!m.be->forward_greedy(step, next_tokens, error)) { free_all(); return false; }
     stats.decode_ms += ms_since(step0);
     consume(step, step_owner);
   }
