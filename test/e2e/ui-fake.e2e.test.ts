@@ -2,8 +2,7 @@
  * The renderer against an in-memory fake of the services, over the real `horizon serve` transport: every screen,
  * its keyboard path and its screenshots, independent of the engine. app.e2e.test.ts runs the real services.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,9 +25,6 @@ describe('renderer over horizon serve (fake services)', () => {
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(path.join(staticDir, 'index.html')) || process.env.HORIZON_E2E_REBUILD) {
-      execFileSync('npx', ['vite', 'build', '--logLevel', 'error'], { cwd: repoRoot, stdio: 'inherit' });
-    }
     mkdirSync(shots, { recursive: true });
     const fake = createFakeApi({ sharedDir: shared, tickMs: 30 });
     server = await startServeServer({ api: fake.api, staticDir });

@@ -50,8 +50,10 @@ describe('horizon score', () => {
 
   it('names the places it looked for the Punkt parameters', () => {
     expect(resolvePunktDir({ repoRoot: REPO, env: {} })).toBe(path.join(SHARED, 'nltk', 'punkt_english'));
-    expect(() => resolvePunktDir({ repoRoot: tmp, env: {} })).toThrow(/not found \(looked in .*punkt_english; HORIZON_DATA_DIR is not set\)/);
-    expect(() => resolvePunktDir({ repoRoot: tmp, env: { HORIZON_DATA_DIR: '/nowhere' } })).toThrow(
+    // A repo root whose parent has no shared/ folder (tmp's own parent might).
+    const lonelyRoot = path.join(tmp, 'no-shared-here', 'repo');
+    expect(() => resolvePunktDir({ repoRoot: lonelyRoot, env: {} })).toThrow(/not found \(looked in .*punkt_english; HORIZON_DATA_DIR is not set\)/);
+    expect(() => resolvePunktDir({ repoRoot: lonelyRoot, env: { HORIZON_DATA_DIR: '/nowhere' } })).toThrow(
       /looked in .*, \/nowhere\/nltk\/punkt_english\)/,
     );
   });
