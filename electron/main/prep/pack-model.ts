@@ -23,9 +23,15 @@ function findRepoRoot(start: string): string {
 /** The app root (the folder whose package.json is horizon-runmap), from sources or from the compiled `out/` tree. */
 export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
 
-/** `node scripts/horizon.mjs` of this checkout; under Electron, ELECTRON_RUN_AS_NODE makes the binary act as Node. */
-export function defaultPackerCommand(): PackerCommand {
-  return { command: process.execPath, args: [path.join(REPO_ROOT, 'scripts', 'horizon.mjs')], env: { ELECTRON_RUN_AS_NODE: '1' } };
+/**
+ * The `horizon` CLI of this app: `scripts/horizon.mjs` (TypeScript sources through tsx) in a checkout, else the
+ * compiled `out/electron/cli/bin.js` that a packaged app ships. Under Electron, ELECTRON_RUN_AS_NODE makes the
+ * binary act as Node.
+ */
+export function defaultPackerCommand(root: string = REPO_ROOT): PackerCommand {
+  const sources = path.join(root, 'scripts', 'horizon.mjs');
+  const entry = fs.existsSync(sources) ? sources : path.join(root, 'out', 'electron', 'cli', 'bin.js');
+  return { command: process.execPath, args: [entry], env: { ELECTRON_RUN_AS_NODE: '1' } };
 }
 
 export type PackProgress = { readonly phase: 'pack' | 'hash'; readonly doneBytes: number; readonly totalBytes: number };
