@@ -2,27 +2,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-/** The chat_template of allenai/OLMoE-1B-7B-0924-Instruct's tokenizer_config.json (see ../shared/OLMOE.md). */
-export const OLMOE_CHAT_TEMPLATE =
-  "{{ bos_token }}{% for message in messages %}\n{% if message['role'] == 'system' %}\n{{ '<|system|>\\n' + message['content'] }}\n{% elif message['role'] == 'user' %}\n{{ '<|user|>\\n' + message['content'] }}\n{% elif message['role'] == 'assistant' %}\n{{ '<|assistant|>\\n'  + message['content'] + eos_token }}\n{% endif %}\n{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}";
+import { bytesToUnicode } from '../../../../scripts/lib/byte-level-bpe.js';
+import { OLMOE_CHAT_TEMPLATE } from '../../../../scripts/make-tiny-model.js';
 
-function bytesToUnicode(): string[] {
-  const bs: number[] = [];
-  for (let b = 33; b <= 126; b++) bs.push(b);
-  for (let b = 161; b <= 172; b++) bs.push(b);
-  for (let b = 174; b <= 255; b++) bs.push(b);
-  const cs = [...bs];
-  let n = 0;
-  for (let b = 0; b < 256; b++) {
-    if (!bs.includes(b)) {
-      bs.push(b);
-      cs.push(256 + n++);
-    }
-  }
-  const out = new Array<string>(256);
-  bs.forEach((b, i) => (out[b] = String.fromCodePoint(cs[i] ?? 0)));
-  return out;
-}
+export { OLMOE_CHAT_TEMPLATE };
 
 export const SPECIAL_TOKENS = ['<|endoftext|>', '<|padding|>', '<|user|>', '<|assistant|>', '<|system|>'];
 /** `<|endoftext|>`: bos = eos. */
