@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { WeightsFormat } from '../../common/ipc-contract.js';
+import { hashFile } from '../prep/file-hasher.js';
 import { PREPARED_MANIFEST, readPreparedManifest } from '../prep/prepared-manifest.js';
 
 /** Everything a run records about its model and needs to load it. */
@@ -63,7 +64,11 @@ export async function resolveModelSource(dir: string, weights: WeightsFormat): P
     for (const e of (await readdir(d, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) await walk(p);
-      else if (e.isFile()) files.push({ path: path.relative(abs, p).split(path.sep).join('/'), size: (await stat(p)).size, sha256: sha256(await readFile(p)) });
+      else if (e.isFile()) {
+        // Streamed: checkpoint shards are gigabytes, past what readFile can hold in one Buffer.
+        const { size, sha256: digest } = await hashFile(p);
+        files.push({ path: path.relative(abs, p).split(path.sep).join('/'), size, sha256: digest });
+      }
     }
   };
   await walk(abs);
