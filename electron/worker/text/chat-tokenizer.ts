@@ -8,13 +8,7 @@ import type { ChatEncoding } from '../../common/worker-protocol.js';
 
 type Json = Record<string, unknown>;
 
-async function readJson(file: string): Promise<Json> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    throw new Error(`${file}: cannot read (${(e as Error).message})`, { cause: e });
-  }
+function parseJsonObject(file: string, text: string): Json {
   try {
     const v: unknown = JSON.parse(text);
     if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not a JSON object');
@@ -24,13 +18,25 @@ async function readJson(file: string): Promise<Json> {
   }
 }
 
-async function readJsonIfExists(file: string): Promise<Json | undefined> {
+async function readJson(file: string): Promise<Json> {
+  let text: string;
   try {
-    await readFile(file);
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new Error(`${file}: cannot read (${(e as Error).message})`, { cause: e });
+  }
+  return parseJsonObject(file, text);
+}
+
+/** The file's JSON object, or undefined when it cannot be read (one read, not a probe and a second read). */
+async function readJsonIfExists(file: string): Promise<Json | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
   } catch {
     return undefined;
   }
-  return readJson(file);
+  return parseJsonObject(file, text);
 }
 
 function tokenContent(x: unknown): string | undefined {
