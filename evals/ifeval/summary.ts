@@ -4,6 +4,24 @@ function ratio(n: number, d: number): number {
   return d === 0 ? 0 : n / d;
 }
 
+type Tally = { total: number; strict: number; loose: number };
+
+/** The counts and accuracies shared by the per-id and per-category tables. */
+function tallyStats(e: Tally): Omit<CategoryStats, 'category'> {
+  return {
+    total: e.total,
+    strictFollowed: e.strict,
+    looseFollowed: e.loose,
+    strictAccuracy: ratio(e.strict, e.total),
+    looseAccuracy: ratio(e.loose, e.total),
+  };
+}
+
+/** Map entries sorted by key. */
+function sortedEntries<K extends string>(m: ReadonlyMap<K, Tally>): [K, Tally][] {
+  return [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** Prompt- and instruction-level accuracies (evaluation_lib.print_report) plus a per-id table; rows are parallel. */
 export function summarize(
   strict: readonly EvalResultRow[],
@@ -12,7 +30,7 @@ export function summarize(
   unmatchedResponsePrompts: readonly string[] = [],
 ): ScoreSummary {
   if (strict.length !== loose.length) throw new Error(`summary: ${strict.length} strict rows but ${loose.length} loose rows`);
-  const perId = new Map<InstructionId, { total: number; strict: number; loose: number }>();
+  const perId = new Map<InstructionId, Tally>();
   let instructions = 0;
   let strictInstr = 0;
   let looseInstr = 0;
@@ -37,17 +55,8 @@ export function summarize(
       perId.set(id, entry);
     });
   });
-  const perInstruction: InstructionIdStats[] = [...perId.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([id, e]) => ({
-      id,
-      total: e.total,
-      strictFollowed: e.strict,
-      looseFollowed: e.loose,
-      strictAccuracy: ratio(e.strict, e.total),
-      looseAccuracy: ratio(e.loose, e.total),
-    }));
-  const categories = new Map<string, { total: number; strict: number; loose: number }>();
+  const perInstruction: InstructionIdStats[] = sortedEntries(perId).map(([id, e]) => ({ id, ...tallyStats(e) }));
+  const categories = new Map<string, Tally>();
   for (const p of perInstruction) {
     const category = p.id.split(':')[0]!;
     const entry = categories.get(category) ?? { total: 0, strict: 0, loose: 0 };
@@ -56,16 +65,7 @@ export function summarize(
     entry.loose += p.looseFollowed;
     categories.set(category, entry);
   }
-  const perCategory: CategoryStats[] = [...categories.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([category, e]) => ({
-      category,
-      total: e.total,
-      strictFollowed: e.strict,
-      looseFollowed: e.loose,
-      strictAccuracy: ratio(e.strict, e.total),
-      looseAccuracy: ratio(e.loose, e.total),
-    }));
+  const perCategory: CategoryStats[] = sortedEntries(categories).map(([category, e]) => ({ category, ...tallyStats(e) }));
   return {
     promptsScored: strict.length,
     instructionsScored: instructions,
