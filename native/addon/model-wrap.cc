@@ -210,6 +210,17 @@ Napi::Function noop(Napi::Env env) {
   return Napi::Function::New(env, [](const Napi::CallbackInfo & ci) { return ci.Env().Undefined(); });
 }
 
+// What generate and pack hand back to JS: { promise, cancel() }.
+Napi::Object job_handle(Napi::Env env, Napi::Promise promise, std::shared_ptr<std::atomic<bool>> cancel) {
+  Napi::Object handle = Napi::Object::New(env);
+  handle.Set("promise", promise);
+  handle.Set("cancel", Napi::Function::New(env, [cancel](const Napi::CallbackInfo & c) {
+    cancel->store(true);
+    return c.Env().Undefined();
+  }));
+  return handle;
+}
+
 Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
   Napi::Env env = ci.Env();
   auto m = need(env);
@@ -254,14 +265,7 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
     job->tsfn.Release();
   }).detach();
 
-  Napi::Object handle = Napi::Object::New(env);
-  handle.Set("promise", job->deferred.Promise());
-  auto cancel = job->cancel;
-  handle.Set("cancel", Napi::Function::New(env, [cancel](const Napi::CallbackInfo & c) {
-    cancel->store(true);
-    return c.Env().Undefined();
-  }));
-  return handle;
+  return job_handle(env, job->deferred.Promise(), job->cancel);
 }
 
 Napi::Value load_model(const Napi::CallbackInfo & ci) {
@@ -340,14 +344,7 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
     });
     job->tsfn.Release();
   }).detach();
-  Napi::Object handle = Napi::Object::New(env);
-  handle.Set("promise", job->deferred.Promise());
-  auto cancel = job->cancel;
-  handle.Set("cancel", Napi::Function::New(env, [cancel](const Napi::CallbackInfo & c) {
-    cancel->store(true);
-    return c.Env().Undefined();
-  }));
-  return handle;
+  return job_handle(env, job->deferred.Promise(), job->cancel);
 }
 
 }  // namespace
