@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import type { EmitEvent } from '../../common/ipc-contract.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { createAppApi } from '../../main/ipc/create-app-api.js';
+import { REPO_ROOT as repoRoot } from '../../main/prep/pack-model.js';
+import { toolVersion } from '../../main/prep/prepared-manifest.js';
 import { startServeServer } from '../../main/serve/serve-server.js';
 import { forkSpawner } from '../../main/worker-client.js';
 import { abortOnSignals, parseCommandArgs } from '../command-args.js';
@@ -13,7 +14,6 @@ import { abortOnSignals, parseCommandArgs } from '../command-args.js';
 export const summary = 'serve the app UI to a browser on 127.0.0.1 (HTTP + WebSocket, token in the URL)';
 
 const USAGE = 'usage: horizon serve [--port P] [--data-dir DIR] [--hub-url URL] [--static DIR]';
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('serve', USAGE, args, {
@@ -39,7 +39,7 @@ export async function run(args: string[]): Promise<number> {
     console.log('horizon serve: building the renderer (vite build)…');
     execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: repoRoot, stdio: 'inherit' });
   }
-  const version = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+  const version = toolVersion();
 
   let emit: EmitEvent = () => {};
   const app = await createAppApi({
