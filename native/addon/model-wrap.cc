@@ -27,6 +27,14 @@ double get_number(const Napi::Object & o, const char * key, double def) {
   return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : def;
 }
 
+// A JS array holding the elements of v (numbers or strings).
+template <typename T>
+Napi::Array to_array(Napi::Env env, const std::vector<T> & v) {
+  Napi::Array a = Napi::Array::New(env, v.size());
+  for (size_t i = 0; i < v.size(); ++i) a.Set(static_cast<uint32_t>(i), v[i]);
+  return a;
+}
+
 std::vector<int32_t> to_tokens(Napi::Env env, const Napi::Value & v, const char * what) {
   std::vector<int32_t> out;
   if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_int32_array) {
@@ -79,9 +87,7 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     o.Set("expertsPerToken", i.num_experts_per_tok);
     o.Set("vocabSize", i.vocab_size);
     o.Set("maxContext", i.max_context);
-    Napi::Array eos = Napi::Array::New(env, i.eos_token_ids.size());
-    for (size_t k = 0; k < i.eos_token_ids.size(); ++k) eos.Set(static_cast<uint32_t>(k), i.eos_token_ids[k]);
-    o.Set("eosTokenIds", eos);
+    o.Set("eosTokenIds", to_array(env, i.eos_token_ids));
     o.Set("weightBytes", static_cast<double>(i.weight_bytes));
     o.Set("threads", i.threads);
     o.Set("simd", i.simd);
@@ -183,9 +189,7 @@ Napi::Object result_object(Napi::Env env, const generate_job & job) {
   for (size_t i = 0; i < job.results.size(); ++i) {
     const rt::generate_result & r = job.results[i];
     Napi::Object o = Napi::Object::New(env);
-    Napi::Array toks = Napi::Array::New(env, r.tokens.size());
-    for (size_t k = 0; k < r.tokens.size(); ++k) toks.Set(static_cast<uint32_t>(k), r.tokens[k]);
-    o.Set("tokens", toks);
+    o.Set("tokens", to_array(env, r.tokens));
     o.Set("promptTokens", r.prompt_tokens);
     o.Set("timeToFirstTokenMs", r.time_to_first_token_ms);
     o.Set("decodeTokensPerSecond", r.decode_tokens_per_s);
@@ -333,12 +337,8 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
       }
       Napi::Object r = Napi::Object::New(env);
       r.Set("groupSize", job->result.group_size);
-      Napi::Array s = Napi::Array::New(env, job->result.source_files.size());
-      for (size_t i = 0; i < job->result.source_files.size(); ++i) s.Set(static_cast<uint32_t>(i), job->result.source_files[i]);
-      Napi::Array d = Napi::Array::New(env, job->result.output_files.size());
-      for (size_t i = 0; i < job->result.output_files.size(); ++i) d.Set(static_cast<uint32_t>(i), job->result.output_files[i]);
-      r.Set("sourceFiles", s);
-      r.Set("outputFiles", d);
+      r.Set("sourceFiles", to_array(env, job->result.source_files));
+      r.Set("outputFiles", to_array(env, job->result.output_files));
       r.Set("sourceBytes", static_cast<double>(job->result.source_bytes));
       job->deferred.Resolve(r);
     });
