@@ -81,6 +81,17 @@ int main() {
     test_util::write_file(d / "model.safetensors", test_util::safetensors_bytes(ts));
     expect_error(d, weights_kind::bf16, {"model.safetensors", "model.embed_tokens.weight", "I16", "not supported"}, "unsupported dtype");
   }
+  {  // A shape whose element count wraps around 2^64 (to 0 here) must not pass the size check.
+    const fs::path d = root / "wrap";
+    auto ts = test_util::tiny_tensors(c, 1);
+    ts[0].dtype = "U8";
+    ts[0].shape = {4294967296LL, 4294967296LL};
+    ts[0].bytes.clear();
+    fs::create_directories(d);
+    test_util::write_file(d / "config.json", test_util::config_json(c));
+    test_util::write_file(d / "model.safetensors", test_util::safetensors_bytes(ts));
+    expect_error(d, weights_kind::bf16, {"model.safetensors", "model.embed_tokens.weight", "too large"}, "wrapping shape");
+  }
   {  // Wrong architecture.
     const fs::path d = root / "arch";
     test_util::tiny_config llama = c;

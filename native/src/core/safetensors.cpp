@@ -89,18 +89,25 @@ bool safetensors_parse(const unsigned char * data, size_t size, const std::strin
       error = path + ": tensor '" + m.first + "' has dtype " + dt->str + ", which is not supported (BF16, F16, F32, U8)";
       return false;
     }
+    // JSON numbers are doubles: above 2^53 they are no longer exact, and a wrapped product could match a crafted span.
+    constexpr double kMaxExact = 9007199254740992.0;
     uint64_t numel = 1;
     for (const auto & d : shape->items) {
-      if (!d.is_number() || d.num < 0 || d.num != std::floor(d.num)) {
+      if (!d.is_number() || d.num < 0 || d.num != std::floor(d.num) || d.num > kMaxExact) {
         error = path + ": bad safetensors header: tensor '" + m.first + "' has a bad shape";
         return false;
       }
-      e.shape.push_back(static_cast<int64_t>(d.num));
-      numel *= static_cast<uint64_t>(d.num);
+      const uint64_t dim = static_cast<uint64_t>(d.num);
+      if (dim != 0 && numel > (static_cast<uint64_t>(kMaxExact) / dtype_size(e.type)) / dim) {
+        error = path + ": bad safetensors header: tensor '" + m.first + "' has a shape too large to address";
+        return false;
+      }
+      e.shape.push_back(static_cast<int64_t>(dim));
+      numel *= dim;
     }
     const json_value & b = offs->items[0];
     const json_value & en = offs->items[1];
-    if (!b.is_number() || !en.is_number() || b.num < 0 || en.num < b.num) {
+    if (!b.is_number() || !en.is_number() || b.num < 0 || en.num < b.num || en.num > kMaxExact) {
       error = path + ": bad safetensors header: tensor '" + m.first + "' has bad data_offsets";
       return false;
     }
