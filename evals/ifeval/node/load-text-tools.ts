@@ -61,13 +61,18 @@ export async function loadLangdetectData(profilesDir?: string, dataFile = LANGDE
 
 /** Reads the Punkt English parameters and language profiles, and returns the text tools the IFEval checkers use. */
 export async function loadTextTools(opts: LoadTextToolsOptions): Promise<TextTools> {
-  const [abbrevTypes, collocations, sentStarters, orthoContext, langdetect] = await Promise.all([
+  // Read in parallel, but report the first failure in this fixed order, not whichever read failed first.
+  const settled = await Promise.allSettled([
     readText(opts.punktDir, 'abbrev_types.txt'),
     readText(opts.punktDir, 'collocations.tab'),
     readText(opts.punktDir, 'sent_starters.txt'),
     readText(opts.punktDir, 'ortho_context.tab'),
-    loadLangdetectData(opts.profilesDir, opts.langdetectDataFile),
-  ]);
+  ] as const);
+  const [abbrevTypes, collocations, sentStarters, orthoContext] = settled.map((r) => {
+    if (r.status === 'rejected') throw r.reason;
+    return r.value;
+  }) as [string, string, string, string];
+  const langdetect = await loadLangdetectData(opts.profilesDir, opts.langdetectDataFile);
   const detector = new LanguageDetector(langdetect);
   const punkt = new PunktSentenceTokenizer(parsePunktParameters({ abbrevTypes, collocations, sentStarters, orthoContext }));
   const sentTokenize = (text: string): string[] => punkt.tokenize(text);
