@@ -110,10 +110,6 @@ export class ChatTokenizer {
   decode(tokenIds: readonly number[]): string {
     return this.tokenizer.decode([...tokenIds], { skip_special_tokens: true });
   }
-
-  get vocabSize(): number {
-    return this.tokenizer.get_vocab(true).size;
-  }
 }
 
 /** Renders one user turn plus the generation prompt, with the variables Transformers passes. */
