@@ -154,11 +154,15 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await page.getByRole('button', { name: 'History' }).click();
     await expect.poll(() => page.getByTestId('history').locator('tbody tr').count()).toBe(1);
     expect(pageErrors).toEqual([]);
-  });
+  }, 600_000);
 
   it('cancels and resumes a run, then compares two runs side by side', async () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
+    // Long enough per prompt (one prompt a batch, 64 new tokens) that the run cannot finish between "running" and the
+    // click on Cancel, even on a loaded machine: the first version raced on 8-token prompts and timed out in CI.
     await page.getByLabel('Prompts').fill('120');
+    await page.getByLabel('Batch size').fill('1');
+    await page.getByLabel('Max new tokens').fill('64');
     await page.getByRole('button', { name: 'Start run' }).click();
     await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 30_000 }).toBe('running');
     await page.getByRole('button', { name: 'Cancel run' }).click();
@@ -186,5 +190,5 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await expect.poll(() => verifyCard.textContent(), { timeout: 60_000 }).toMatch(/Verified\.|failed/);
     expect(await verifyCard.textContent()).toMatch(/Verified\. Prompt-level strict \d/);
     expect(pageErrors).toEqual([]);
-  });
+  }, 600_000);
 });
