@@ -23,7 +23,7 @@ import { resolveModelSource } from '../electron/main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../electron/main/jobs/run-accuracies.js';
 import { downloadIfevalData, downloadPunkt, evalAssetsStatus } from '../electron/main/prep/eval-assets.js';
 import { prepareModel } from '../electron/main/prep/prepare-model.js';
-import { toolVersion } from '../electron/main/prep/prepared-manifest.js';
+import { toolVersion } from '../electron/node/app-root.js';
 import { WorkerClient, forkSpawner } from '../electron/main/worker-client.js';
 import { startHubServer } from '../test/fixtures/hub-server.js';
 import { makeTinyModel } from './make-tiny-model.js';

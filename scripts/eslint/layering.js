@@ -9,6 +9,7 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..',
 /** Ordered: the first matching prefix names the layer of a project file. */
 const LAYERS = [
   ['electron/common/', 'common'],
+  ['electron/node/', 'node'],
   ['electron/preload/', 'preload'],
   ['electron/main/', 'main'],
   ['electron/worker/', 'worker'],
@@ -23,11 +24,12 @@ const LAYERS = [
 /** Project layers each layer may import, plus what kinds of packages it may load. */
 const ALLOWED = {
   common: { layers: ['common'], node: false, electron: false, sqlite: false, native: false },
+  node: { layers: ['common', 'node'], node: true, electron: false, sqlite: false, native: false },
   evals: { layers: ['evals'], node: 'evals-node', electron: false, sqlite: false, native: false },
   preload: { layers: ['common'], node: false, electron: true, sqlite: false, native: false },
-  main: { layers: ['common', 'main', 'evals'], node: true, electron: true, sqlite: true, native: false },
-  worker: { layers: ['common', 'worker', 'evals'], node: true, electron: false, sqlite: false, native: 'binding' },
-  cli: { layers: ['common', 'main', 'worker', 'evals', 'cli'], node: true, electron: false, sqlite: true, native: false },
+  main: { layers: ['common', 'node', 'main', 'evals'], node: true, electron: true, sqlite: true, native: false },
+  worker: { layers: ['common', 'node', 'worker', 'evals'], node: true, electron: false, sqlite: false, native: 'binding' },
+  cli: { layers: ['common', 'node', 'main', 'worker', 'evals', 'cli'], node: true, electron: false, sqlite: true, native: false },
   renderer: { layers: ['common', 'renderer', 'evals-types'], node: false, electron: false, sqlite: false, native: false },
 };
 

@@ -10,8 +10,8 @@ import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
 import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun } from '../../main/jobs/eval-run.js';
 import { resolveModelSource } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
-import { toolVersion } from '../../main/prep/prepared-manifest.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
+import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'run IFEval headless on a prepared model, store it in the database and write a result ZIP';

@@ -1,8 +1,6 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { scoreFiles } from '../../../evals/ifeval/node/score-files.js';
+import { REPO_ROOT } from '../../node/app-root.js';
 import { parseCommandArgs } from '../command-args.js';
 
 export const summary = 'score IFEval responses (strict + loose) and write eval_results_*.jsonl and summary.json';
@@ -15,7 +13,6 @@ const USAGE =
   '  --punkt              Punkt English parameters (default ../shared/nltk/punkt_english, else $HORIZON_DATA_DIR/nltk/punkt_english)\n' +
   '  --no-official-check  score an edited 541-row input without the sha256 check';
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 const pct = (x: number): string => `${(x * 100).toFixed(2)}%`;
 

@@ -6,7 +6,7 @@ import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { verifyResultZip } from '../../main/export/verify-result-zip.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
-import { REPO_ROOT } from '../../main/prep/pack-model.js';
+import { REPO_ROOT } from '../../node/app-root.js';
 import { parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'check a result ZIP: every sha256, then re-score its responses and compare with its results';

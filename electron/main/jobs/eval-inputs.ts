@@ -1,14 +1,12 @@
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import { loadPromptRecords } from '../../../evals/ifeval/node/dataset.js';
+import { readPromptRecords } from '../../../evals/ifeval/node/dataset.js';
 import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { PromptRecord } from '../../../evals/ifeval/types.js';
+import { REPO_ROOT } from '../../node/app-root.js';
 import { evalAssetsStatus, importIfevalData, importPunkt } from '../prep/eval-assets.js';
-import { REPO_ROOT } from '../prep/pack-model.js';
 
 /** The dataset and text tools a run scores with. */
 export interface EvalInputs {
@@ -51,12 +49,12 @@ export async function loadEvalInputs(dataDir: string, sharedDir: string = shared
         `or import local copies with 'npx horizon assets --dir ${dataDir} --import-ifeval input_data.jsonl --import-punkt DIR'`,
     );
   }
-  const bytes = await readFile(status.ifeval.path);
+  const input = await readPromptRecords(status.ifeval.path);
   return {
-    records: await loadPromptRecords(status.ifeval.path),
+    records: input.records,
     tools: await loadTextTools({ punktDir: status.punkt.dir }),
-    inputDataText: bytes.toString('utf8'),
-    datasetSha256: createHash('sha256').update(bytes).digest('hex'),
+    inputDataText: input.text,
+    datasetSha256: input.sha256,
     inputPath: status.ifeval.path,
     punktDir: status.punkt.dir,
     imported,

@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { WeightsFormat } from '../../common/ipc-contract.js';
-import { hashFile } from '../prep/file-hasher.js';
+import { hashFile } from '../../node/file-hasher.js';
 import { PREPARED_MANIFEST, readPreparedManifest } from '../prep/prepared-manifest.js';
 
 /** Everything a run records about its model and needs to load it. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { FileHasher, type FileDigest } from './file-hasher.js';
+import { FileHasher, type FileDigest } from '../../node/file-hasher.js';
 import { PrepError, toPrepError } from './prep-error.js';
 
 /** What the downloaded bytes must be; a missing hash is not checked, a missing size is taken from the response. */

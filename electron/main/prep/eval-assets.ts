@@ -4,9 +4,9 @@ import path from 'node:path';
 
 import yauzl from 'yauzl';
 
+import { hashFile } from '../../node/file-hasher.js';
 import { dataLayout } from '../data-dir.js';
 import { downloadFile } from './download-file.js';
-import { hashFile } from './file-hasher.js';
 import { PrepError, toPrepError } from './prep-error.js';
 
 /** IFEval's 541 prompts, pinned (google-research instruction_following_eval/data). */

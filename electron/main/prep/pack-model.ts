@@ -2,26 +2,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
+import { REPO_ROOT } from '../../node/app-root.js';
 import { PrepError } from './prep-error.js';
 
 /** The program and leading arguments that run `horizon`; `pack --model … --progress-json` is appended. */
 export type PackerCommand = { readonly command: string; readonly args: readonly string[]; readonly env?: Record<string, string> };
-
-function findRepoRoot(start: string): string {
-  for (let dir = start; ; dir = path.dirname(dir)) {
-    try {
-      if ((JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown }).name === 'horizon-runmap') return dir;
-    } catch {
-      // not this folder
-    }
-    if (path.dirname(dir) === dir) return path.resolve(start, '..', '..', '..');
-  }
-}
-
-/** The app root (the folder whose package.json is horizon-runmap), from sources or from the compiled `out/` tree. */
-export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
 
 /**
  * The `horizon` CLI of this app: `scripts/horizon.mjs` (TypeScript sources through tsx) in a checkout, else the

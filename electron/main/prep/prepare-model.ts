@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { toolVersion } from '../../node/app-root.js';
+import { hashFile, type FileDigest } from '../../node/file-hasher.js';
 import { dataLayout } from '../data-dir.js';
 import { assertFreeSpace } from './disk-space.js';
 import { downloadFile } from './download-file.js';
-import { hashFile, type FileDigest } from './file-hasher.js';
 import { findCachedFile, hfCacheDir } from './hf-cache.js';
 import { defaultGroupSize, parseOlmoeConfig, type OlmoeConfig } from './olmoe-config.js';
 import { runPacker, type PackerCommand } from './pack-model.js';
@@ -13,7 +14,6 @@ import { acquirePrepLock } from './prep-lock.js';
 import { RateMeter, type PrepEvent } from './prep-events.js';
 import {
   readPreparedManifest,
-  toolVersion,
   verifyPreparedFiles,
   writePreparedManifest,
   type PreparedFile,

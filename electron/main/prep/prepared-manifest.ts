@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { hashFile } from './file-hasher.js';
-import { REPO_ROOT } from './pack-model.js';
+import { hashFile } from '../../node/file-hasher.js';
 import { PrepError } from './prep-error.js';
 
 /** A file of a prepared model, relative to its folder. */
@@ -31,19 +30,6 @@ export type PreparedManifest = {
 };
 
 export const PREPARED_MANIFEST = 'prepared.json';
-
-let cachedVersion: string | undefined;
-/** The app version from package.json. */
-export function toolVersion(): string {
-  if (cachedVersion === undefined) {
-    try {
-      cachedVersion = String((JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version?: unknown }).version);
-    } catch {
-      cachedVersion = 'unknown';
-    }
-  }
-  return cachedVersion;
-}
 
 /** Writes `<modelDir>/prepared.json` through a temp file and a rename. */
 export async function writePreparedManifest(modelDir: string, manifest: PreparedManifest): Promise<string> {

@@ -2,11 +2,11 @@
  * `packModel`: the native qpacked-v1 packer, then sha256 of every source and output file (streamed), then
  * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
+import { toolVersion } from '../../node/app-root.js';
+import { hashFile } from '../../node/file-hasher.js';
 import { packNative } from './binding.js';
 
 /** One file in the manifest. */
@@ -50,30 +50,6 @@ export interface PackModelOptions {
 
 export const MANIFEST_NAME = 'horizon-manifest.json';
 
-function toolVersion(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  for (const up of ['../../..', '../../../..']) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.resolve(here, up, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'horizon-runmap' && pkg.version) return pkg.version;
-    } catch {
-      // try the next candidate
-    }
-  }
-  return '0.0.0';
-}
-
-/** sha256 of a file, streamed; `onBytes` gets each chunk's length. */
-export async function sha256File(file: string, onBytes?: (n: number) => void, signal?: AbortSignal): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 4 << 20, signal })) {
-    const buf = chunk as Buffer;
-    hash.update(buf);
-    onBytes?.(buf.length);
-  }
-  return hash.digest('hex');
-}
-
 /** Packs `src` into `dst` and writes the manifest; resolves with it. */
 export async function packModel(options: PackModelOptions): Promise<PackManifest> {
   const { src, dst, onProgress, signal } = options;
@@ -99,10 +75,11 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
   const sourceFiles: ManifestFile[] = [];
   const outputs: ManifestFile[] = [];
   for (const [i, e] of entries.entries()) {
-    const sha256 = await sha256File(path.join(e.root, e.p), (n) => {
+    const onBytes = (n: number) => {
       doneBytes += n;
       onProgress?.({ phase: 'hash', doneBytes, totalBytes });
-    }, signal);
+    };
+    const { sha256 } = await hashFile(path.join(e.root, e.p), { onBytes, signal });
     (e.out ? outputs : sourceFiles).push({ path: e.p.split(path.sep).join('/'), size: sizes[i]!, sha256 });
   }
   const manifest: PackManifest = {

@@ -23,21 +23,31 @@ async function readText(file: string): Promise<{ text: string; bytes: Buffer }> 
   return { text: bytes.toString('utf8'), bytes };
 }
 
-/** Reads and validates an IFEval input_data.jsonl; throws DatasetError naming the file (and line). */
-export async function loadPromptRecords(file: string, options: LoadPromptRecordsOptions = {}): Promise<PromptRecord[]> {
+/** An input_data.jsonl as read once: its rows, its verbatim text and the sha256 of its bytes. */
+export interface PromptRecordsFile {
+  readonly records: PromptRecord[];
+  readonly text: string;
+  readonly sha256: string;
+}
+
+/** Reads and validates an IFEval input_data.jsonl, keeping its text and sha256; throws DatasetError naming the file. */
+export async function readPromptRecords(file: string, options: LoadPromptRecordsOptions = {}): Promise<PromptRecordsFile> {
   const { text, bytes } = await readText(file);
   const records = parsePromptRecords(text, file);
+  const sha = createHash('sha256').update(bytes).digest('hex');
   const expect = options.expectOfficial ?? 'auto';
-  if (expect === true || (expect === 'auto' && records.length === OFFICIAL_INPUT_ROWS)) {
-    const sha = createHash('sha256').update(bytes).digest('hex');
-    if (sha !== OFFICIAL_INPUT_SHA256) {
-      throw new DatasetError(
-        `${file}: sha256 ${sha} is not the official IFEval input_data.jsonl (${OFFICIAL_INPUT_SHA256}); ` +
-          `a ${records.length}-row file is taken to be the official set unless the official check is turned off`,
-      );
-    }
+  if ((expect === true || (expect === 'auto' && records.length === OFFICIAL_INPUT_ROWS)) && sha !== OFFICIAL_INPUT_SHA256) {
+    throw new DatasetError(
+      `${file}: sha256 ${sha} is not the official IFEval input_data.jsonl (${OFFICIAL_INPUT_SHA256}); ` +
+        `a ${records.length}-row file is taken to be the official set unless the official check is turned off`,
+    );
   }
-  return records;
+  return { records, text, sha256: sha };
+}
+
+/** Reads and validates an IFEval input_data.jsonl; throws DatasetError naming the file (and line). */
+export async function loadPromptRecords(file: string, options: LoadPromptRecordsOptions = {}): Promise<PromptRecord[]> {
+  return (await readPromptRecords(file, options)).records;
 }
 
 /** Reads a responses JSONL (`{"prompt", "response"}` rows) as prompt → response; throws DatasetError. */

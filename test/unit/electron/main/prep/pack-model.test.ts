@@ -4,7 +4,8 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { defaultPackerCommand, REPO_ROOT } from '../../../../../electron/main/prep/pack-model.js';
+import { defaultPackerCommand } from '../../../../../electron/main/prep/pack-model.js';
+import { REPO_ROOT } from '../../../../../electron/node/app-root.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'horizon-packer-cmd-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

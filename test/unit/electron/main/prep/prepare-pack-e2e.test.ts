@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { listPreparedModels } from '../../../../../electron/main/prep/list-prepared-models.js';
-import { REPO_ROOT } from '../../../../../electron/main/prep/pack-model.js';
+import { REPO_ROOT } from '../../../../../electron/node/app-root.js';
 import { prepareModel } from '../../../../../electron/main/prep/prepare-model.js';
 import type { PrepEvent } from '../../../../../electron/main/prep/prep-events.js';
 import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
