@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { WeightsFormat } from '../../common/ipc-contract.js';
+import { stopTokenIds, tokenizerJsonIdOf } from '../../common/stop-tokens.js';
 import { hashFile } from '../../node/file-hasher.js';
 import { PREPARED_MANIFEST, readPreparedManifest } from '../prep/prepared-manifest.js';
 
@@ -95,30 +96,13 @@ async function readJsonObject(file: string): Promise<Record<string, unknown> | u
   }
 }
 
-function ids(x: unknown): number[] {
-  if (Number.isInteger(x)) return [x as number];
-  return Array.isArray(x) ? x.filter((v): v is number => Number.isInteger(v)) : [];
-}
-
 /**
  * The EOS ids generation stops at: config.json and generation_config.json `eos_token_id`, plus the id of
  * tokenizer_config.json's `eos_token` in tokenizer.json; the same set the worker's tokenizer reports.
  */
 export async function readStopTokenIds(modelDir: string): Promise<number[]> {
-  const [config, generation, tokConfig, tokenizer] = await Promise.all(
+  const [config, generationConfig, tokenizerConfig, tokenizer] = await Promise.all(
     ['config.json', 'generation_config.json', 'tokenizer_config.json', 'tokenizer.json'].map((f) => readJsonObject(path.join(modelDir, f))),
   );
-  const out = new Set<number>();
-  const eos = tokConfig?.eos_token;
-  const eosText = typeof eos === 'string' ? eos : typeof (eos as { content?: unknown } | undefined)?.content === 'string' ? (eos as { content: string }).content : undefined;
-  if (eosText && tokenizer) {
-    const added = Array.isArray(tokenizer.added_tokens) ? (tokenizer.added_tokens as { id?: unknown; content?: unknown }[]) : [];
-    const hit = added.find((t) => t.content === eosText && Number.isInteger(t.id));
-    const vocab = (tokenizer.model as { vocab?: Record<string, unknown> } | undefined)?.vocab;
-    const id = hit ? hit.id : vocab?.[eosText];
-    if (Number.isInteger(id)) out.add(id as number);
-  }
-  for (const id of [...ids(config?.eos_token_id), ...ids(generation?.eos_token_id)]) out.add(id);
-  if (out.size === 0) throw new Error(`${modelDir}: no EOS token id in config.json, generation_config.json or tokenizer_config.json`);
-  return [...out];
+  return stopTokenIds(modelDir, { config, generationConfig, tokenizerConfig }, tokenizerJsonIdOf(tokenizer));
 }

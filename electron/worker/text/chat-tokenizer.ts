@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 
+import { stopTokenIds, tokenContent } from '../../common/stop-tokens.js';
 import type { ChatEncoding } from '../../common/worker-protocol.js';
 
 type Json = Record<string, unknown>;
@@ -39,12 +40,6 @@ async function readJsonIfExists(file: string): Promise<Json | undefined> {
   return parseJsonObject(file, text);
 }
 
-function tokenContent(x: unknown): string | undefined {
-  if (typeof x === 'string') return x;
-  if (typeof x === 'object' && x !== null && typeof (x as Json).content === 'string') return (x as Json).content as string;
-  return undefined;
-}
-
 function pickChatTemplate(config: Json, file: string): string {
   const t = config.chat_template;
   if (typeof t === 'string') return t;
@@ -53,12 +48,6 @@ function pickChatTemplate(config: Json, file: string): string {
     if (typeof (named as Json | undefined)?.template === 'string') return (named as Json).template as string;
   }
   throw new Error(`${file}: no chat_template`);
-}
-
-function idList(x: unknown): number[] {
-  if (Number.isInteger(x)) return [x as number];
-  if (Array.isArray(x)) return x.filter((v): v is number => Number.isInteger(v));
-  return [];
 }
 
 /**
@@ -87,13 +76,8 @@ export class ChatTokenizer {
     const template = new Template(pickChatTemplate(tokenizerConfig, configFile));
     const eosToken = tokenContent(tokenizerConfig.eos_token) ?? '';
     const bosToken = tokenContent(tokenizerConfig.bos_token) ?? '';
-    const ids = new Set<number>();
-    const eosId = eosToken ? tokenizer.token_to_id(eosToken) : undefined;
-    if (eosId !== undefined) ids.add(eosId);
-    for (const id of idList(modelConfig?.eos_token_id)) ids.add(id);
-    for (const id of idList(generationConfig?.eos_token_id)) ids.add(id);
-    if (ids.size === 0) throw new Error(`${modelDir}: no EOS token in tokenizer_config.json or config.json`);
-    return new ChatTokenizer(tokenizer, template, bosToken, eosToken, [...ids]);
+    const ids = stopTokenIds(modelDir, { tokenizerConfig, config: modelConfig, generationConfig }, (t) => tokenizer.token_to_id(t));
+    return new ChatTokenizer(tokenizer, template, bosToken, eosToken, ids);
   }
 
   /** The prompt as the single user turn, with the generation prompt appended. */
