@@ -54,6 +54,16 @@ export interface InstructionCount {
   readonly loosePassed: number;
 }
 
+/** Prompt- and instruction-level totals and passes of a run's stored responses. */
+export interface PassCounts {
+  readonly prompts: number;
+  readonly promptsStrict: number;
+  readonly promptsLoose: number;
+  readonly instructions: number;
+  readonly instructionsStrict: number;
+  readonly instructionsLoose: number;
+}
+
 export interface ResponseFilter {
   readonly instructionId?: string;
   readonly verdict?: 'pass' | 'fail';
@@ -86,19 +96,31 @@ interface VerdictRow {
 
 /** The responses aggregate of a run: responses, their verdicts and the run's figure totals. */
 export class ResponseRepo {
+  private readonly statements = new Map<string, Database.Statement>();
+
   constructor(private readonly db: Database.Database) {}
+
+  /** Prepares each SQL text once per connection (each call site keeps one pluck/raw mode, so sharing is safe). */
+  private sql(text: string): Database.Statement {
+    let stmt = this.statements.get(text);
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      this.statements.set(text, stmt);
+    }
+    return stmt;
+  }
 
   /** Stores a scored batch and adds its figures, all in one transaction. */
   insertBatch(runId: string, responses: readonly StoredResponse[], figures: BatchFigures, now = new Date().toISOString()): void {
-    const insertResponse = this.db.prepare(
+    const insertResponse = this.sql(
       `INSERT INTO responses (run_id, key, position, prompt, response, tokens, finish_reason, ttft_ms,
          decode_tokens_per_second, strict_pass, loose_pass, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const insertVerdict = this.db.prepare(
+    const insertVerdict = this.sql(
       'INSERT INTO verdicts (run_id, key, idx, instruction_id, kwargs_json, strict, loose) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    const addFigures = this.db.prepare(
+    const addFigures = this.sql(
       `UPDATE run_figures SET batches = batches + 1, generated_tokens = generated_tokens + ?, wall_ms = wall_ms + ?,
          peak_vram_bytes = MAX(peak_vram_bytes, ?), h2d_bytes = h2d_bytes + ? WHERE run_id = ?`,
     );
@@ -119,20 +141,19 @@ export class ResponseRepo {
   }
 
   storedKeys(runId: string): Set<number> {
-    const rows = this.db.prepare('SELECT key FROM responses WHERE run_id = ?').pluck().all(runId) as number[];
+    const rows = this.sql('SELECT key FROM responses WHERE run_id = ?').pluck().all(runId) as number[];
     return new Set(rows);
   }
 
   count(runId: string): number {
-    return this.db.prepare('SELECT COUNT(*) FROM responses WHERE run_id = ?').pluck().get(runId) as number;
+    return this.sql('SELECT COUNT(*) FROM responses WHERE run_id = ?').pluck().get(runId) as number;
   }
 
   private verdictsOf(runId: string, keys?: readonly number[]): Map<number, StoredVerdict[]> {
     const rows = (
       keys === undefined
-        ? this.db.prepare('SELECT key, instruction_id, kwargs_json, strict, loose FROM verdicts WHERE run_id = ? ORDER BY key, idx').all(runId)
-        : this.db
-            .prepare(
+        ? this.sql('SELECT key, instruction_id, kwargs_json, strict, loose FROM verdicts WHERE run_id = ? ORDER BY key, idx').all(runId)
+        : this.sql(
               `SELECT key, instruction_id, kwargs_json, strict, loose FROM verdicts
                WHERE run_id = ? AND key IN (SELECT value FROM json_each(?)) ORDER BY key, idx`,
             )
@@ -170,12 +191,12 @@ export class ResponseRepo {
 
   /** Every response of a run in dataset order, with verdicts. */
   all(runId: string): StoredResponseWithPass[] {
-    const rows = this.db.prepare('SELECT * FROM responses WHERE run_id = ? ORDER BY position').all(runId) as ResponseRow[];
+    const rows = this.sql('SELECT * FROM responses WHERE run_id = ? ORDER BY position').all(runId) as ResponseRow[];
     return this.withVerdicts(runId, rows, this.verdictsOf(runId));
   }
 
   get(runId: string, key: number): StoredResponseWithPass | undefined {
-    const row = this.db.prepare('SELECT * FROM responses WHERE run_id = ? AND key = ?').get(runId, key) as ResponseRow | undefined;
+    const row = this.sql('SELECT * FROM responses WHERE run_id = ? AND key = ?').get(runId, key) as ResponseRow | undefined;
     return row && this.withVerdicts(runId, [row], this.verdictsOf(runId, [key]))[0];
   }
 
@@ -196,9 +217,8 @@ export class ResponseRepo {
       params.text = f.text.toLowerCase();
     }
     const clause = where.join(' AND ');
-    const total = this.db.prepare(`SELECT COUNT(*) FROM responses r WHERE ${clause}`).pluck().get(params) as number;
-    const rows = this.db
-      .prepare(`SELECT r.* FROM responses r WHERE ${clause} ORDER BY r.position LIMIT @limit OFFSET @offset`)
+    const total = this.sql(`SELECT COUNT(*) FROM responses r WHERE ${clause}`).pluck().get(params) as number;
+    const rows = this.sql(`SELECT r.* FROM responses r WHERE ${clause} ORDER BY r.position LIMIT @limit OFFSET @offset`)
       .all({ ...params, limit: f.limit ?? 50, offset: f.offset ?? 0 }) as ResponseRow[];
     return { total, items: this.withVerdicts(runId, rows, this.verdictsOf(runId, rows.map((r) => r.key))) };
   }
@@ -206,32 +226,27 @@ export class ResponseRepo {
   /** Per instruction id: how often it occurs among stored responses and how often it passed. */
   byInstruction(runId: string): InstructionCount[] {
     return (
-      this.db
-        .prepare(
+      this.sql(
           `SELECT instruction_id, COUNT(*) AS count, SUM(strict) AS strict_passed, SUM(loose) AS loose_passed
            FROM verdicts WHERE run_id = ? GROUP BY instruction_id ORDER BY instruction_id`,
-        )
-        .all(runId) as { instruction_id: string; count: number; strict_passed: number; loose_passed: number }[]
+      ).all(runId) as { instruction_id: string; count: number; strict_passed: number; loose_passed: number }[]
     ).map((r) => ({ instructionId: r.instruction_id, count: r.count, strictPassed: r.strict_passed, loosePassed: r.loose_passed }));
   }
 
   /** Prompt- and instruction-level pass counts over the stored responses. */
-  passCounts(runId: string): { prompts: number; promptsStrict: number; promptsLoose: number; instructions: number; instructionsStrict: number; instructionsLoose: number } {
-    const p = this.db
-      .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(strict_pass), 0) AS s, COALESCE(SUM(loose_pass), 0) AS l FROM responses WHERE run_id = ?')
+  passCounts(runId: string): PassCounts {
+    const p = this.sql('SELECT COUNT(*) AS n, COALESCE(SUM(strict_pass), 0) AS s, COALESCE(SUM(loose_pass), 0) AS l FROM responses WHERE run_id = ?')
       .get(runId) as { n: number; s: number; l: number };
-    const i = this.db
-      .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(strict), 0) AS s, COALESCE(SUM(loose), 0) AS l FROM verdicts WHERE run_id = ?')
+    const i = this.sql('SELECT COUNT(*) AS n, COALESCE(SUM(strict), 0) AS s, COALESCE(SUM(loose), 0) AS l FROM verdicts WHERE run_id = ?')
       .get(runId) as { n: number; s: number; l: number };
     return { prompts: p.n, promptsStrict: p.s, promptsLoose: p.l, instructions: i.n, instructionsStrict: i.s, instructionsLoose: i.l };
   }
 
   figures(runId: string): RunFigureTotals {
-    const f = this.db.prepare('SELECT * FROM run_figures WHERE run_id = ?').get(runId) as
+    const f = this.sql('SELECT * FROM run_figures WHERE run_id = ?').get(runId) as
       | { batches: number; generated_tokens: number; wall_ms: number; peak_vram_bytes: number; h2d_bytes: number }
       | undefined;
-    const means = this.db
-      .prepare(
+    const means = this.sql(
         `SELECT AVG(CASE WHEN ttft_ms >= 0 THEN ttft_ms END) AS ttft, AVG(CASE WHEN decode_tokens_per_second > 0 THEN decode_tokens_per_second END) AS tps
          FROM responses WHERE run_id = ?`,
       )

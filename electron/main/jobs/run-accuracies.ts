@@ -1,9 +1,13 @@
 import type { Accuracies } from '../../common/ipc-contract.js';
-import type { ResponseRepo } from '../db/response-repo.js';
+import type { PassCounts, ResponseRepo } from '../db/response-repo.js';
 
 /** The four IFEval accuracies over a run's stored responses; null before the first response. */
 export function runAccuracies(responses: ResponseRepo, runId: string): Accuracies | null {
-  const c = responses.passCounts(runId);
+  return accuraciesOf(responses.passCounts(runId));
+}
+
+/** The four IFEval accuracies from pass counts; null when no prompt is counted. */
+export function accuraciesOf(c: PassCounts): Accuracies | null {
   if (c.prompts === 0) return null;
   return {
     promptStrict: c.promptsStrict / c.prompts,

@@ -23,7 +23,7 @@ import type { EvalInputs } from '../jobs/eval-inputs.js';
 import type { RuntimeClient } from '../jobs/eval-run.js';
 import { createEvalRun, executeEvalRun } from '../jobs/eval-run.js';
 import { resolveModelSource } from '../jobs/model-source.js';
-import { runAccuracies } from '../jobs/run-accuracies.js';
+import { accuraciesOf } from '../jobs/run-accuracies.js';
 import { listModelVariants } from './models-service.js';
 import { ServiceError, toResult } from './service-result.js';
 
@@ -65,6 +65,7 @@ export class RunsService implements RunsApi {
   }
 
   private summary(run: RunRecord): RunSummary {
+    const counts = this.opts.responses.passCounts(run.id);
     return {
       id: run.id,
       modelId: run.modelId,
@@ -75,9 +76,9 @@ export class RunsService implements RunsApi {
       backendLabel: run.backend === 'CPU' ? 'CPU backend' : run.backend === 'pending' ? 'loading the model…' : `CUDA: ${run.deviceLabel}`,
       createdAt: run.createdAt,
       finishedAt: run.finishedAt,
-      done: this.opts.responses.count(run.id),
+      done: counts.prompts,
       total: run.total,
-      accuracies: runAccuracies(this.opts.responses, run.id),
+      accuracies: accuraciesOf(counts),
       error: run.error,
     };
   }
