@@ -1,6 +1,7 @@
 #include "core/thread-pool.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace rt {
 
@@ -22,7 +23,14 @@ void thread_pool::run_chunks() {
   while (true) {
     const int64_t b = next_.fetch_add(chunk_);
     if (b >= n_) break;
-    (*fn_)(b, std::min(n_, b + chunk_));
+    try {
+      (*fn_)(b, std::min(n_, b + chunk_));
+    } catch (...) {
+      // An exception escaping a worker thread would call std::terminate; hand it to the caller instead.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::current_exception();
+      next_.store(n_);
+    }
   }
 }
 
@@ -57,6 +65,7 @@ void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t, int6
     n_ = n;
     chunk_ = chunk;
     next_.store(0);
+    error_ = nullptr;
     busy_ = static_cast<int>(workers_.size());
     ++generation_;
   }
@@ -65,6 +74,7 @@ void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t, int6
   std::unique_lock<std::mutex> lock(mu_);
   cv_done_.wait(lock, [&] { return busy_ == 0; });
   fn_ = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 }  // namespace rt

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -19,7 +20,10 @@ class thread_pool {
   thread_pool & operator=(const thread_pool &) = delete;
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
-  /** Calls fn(begin, end) over disjoint ranges covering [0, n); returns when all are done. Not reentrant. */
+  /**
+   * Calls fn(begin, end) over disjoint ranges covering [0, n); returns when all are done. Not reentrant. If a call
+   * throws, the ranges not yet started are skipped and the first exception is rethrown in the caller.
+   */
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)> & fn, int64_t min_chunk = 1);
 
  private:
@@ -35,6 +39,7 @@ class thread_pool {
   const std::function<void(int64_t, int64_t)> * fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 1;
   std::atomic<int64_t> next_{0};
+  std::exception_ptr error_;
 };
 
 }  // namespace rt
