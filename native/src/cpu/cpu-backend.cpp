@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 #include "core/backend.h"
 #include "core/thread-pool.h"
@@ -12,6 +13,14 @@
 namespace rt {
 
 namespace {
+
+// Forward-pass buffers kept across calls: resize() keeps their capacity, so steady decoding allocates nothing.
+struct cpu_scratch {
+  std::vector<float> x, h, q, k, v, att, o, router, moe, xe, ge, ue, de, xr, out;
+  std::vector<std::vector<std::pair<int, float>>> by_expert;  // per expert: (token, routing weight)
+  std::vector<int> order, active, tok, pos, seq_of, rows;
+  std::vector<int64_t> first_row;
+};
 
 struct cpu_seq {
   bool used = false;
@@ -86,9 +95,17 @@ class cpu_backend final : public backend {
     return b;
   }
 
+  /** A norm weight as FP32, converted on first use (norm weights are small and read every layer). */
+  const std::vector<float> & norm_f32(const tensor_view & weight) {
+    auto it = norm_f32_.find(&weight);
+    if (it != norm_f32_.end()) return it->second;
+    std::vector<float> row(static_cast<size_t>(weight.shape.back()));
+    cpu_row_to_f32(weight, 0, row.data());
+    return norm_f32_.emplace(&weight, std::move(row)).first->second;
+  }
+
   void rmsnorm_rows(float * x, int rows, int n, const tensor_view & weight, float * out) {
-    std::vector<float> wrow(static_cast<size_t>(n));
-    cpu_row_to_f32(weight, 0, wrow.data());
+    const std::vector<float> & wrow = norm_f32(weight);
     for (int r = 0; r < rows; ++r) {
       const float * xr = x + static_cast<int64_t>(r) * n;
       float * o = out + static_cast<int64_t>(r) * n;
@@ -120,6 +137,8 @@ class cpu_backend final : public backend {
   std::vector<float> inv_freq_;
   std::vector<cpu_seq> seqs_;
   backend_counters counters_;
+  std::unordered_map<const tensor_view *, std::vector<float>> norm_f32_;
+  cpu_scratch ws_;
 };
 
 bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_positions,
@@ -163,7 +182,12 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     }
     T += static_cast<int>(e.tokens.size());
   }
-  std::vector<int> tok(static_cast<size_t>(T)), pos(static_cast<size_t>(T)), seq_of(static_cast<size_t>(T));
+  auto & tok = ws_.tok;
+  auto & pos = ws_.pos;
+  auto & seq_of = ws_.seq_of;
+  tok.resize(static_cast<size_t>(T));
+  pos.resize(static_cast<size_t>(T));
+  seq_of.resize(static_cast<size_t>(T));
   {
     int t = 0;
     for (const auto & e : batch) {
@@ -179,8 +203,19 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
   }
 
   const size_t uT = static_cast<size_t>(T);
-  std::vector<float> x(uT * H), h(uT * H), q(uT * QD), k(uT * KD), v(uT * KD), att(uT * QD), o(uT * H);
-  std::vector<float> router(uT * E), moe(uT * H);
+  auto & x = ws_.x;
+  auto & h = ws_.h;
+  auto & q = ws_.q;
+  auto & k = ws_.k;
+  auto & v = ws_.v;
+  auto & att = ws_.att;
+  auto & o = ws_.o;
+  auto & router = ws_.router;
+  auto & moe = ws_.moe;
+  for (auto * buf : {&x, &h, &o, &moe}) buf->resize(uT * H);
+  for (auto * buf : {&q, &att}) buf->resize(uT * QD);
+  for (auto * buf : {&k, &v}) buf->resize(uT * KD);
+  router.resize(uT * E);
   for (int t = 0; t < T; ++t) cpu_row_to_f32(*w_.embed_tokens, tok[static_cast<size_t>(t)], x.data() + static_cast<int64_t>(t) * H);
   uint64_t scratch = (uT * (3 * H + 2 * QD + 2 * KD + E + H)) * 4;
 
@@ -258,8 +293,11 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     // Sparse MoE block: router softmax in FP32, top-k (ties -> lowest index), optional renormalisation.
     rmsnorm_rows(x.data(), T, H, *L.post_attention_layernorm, h.data());
     cpu_matmul(*L.router, h.data(), T, router.data(), pool_);
-    std::vector<std::vector<std::pair<int, float>>> by_expert(static_cast<size_t>(E));  // (token, weight)
-    std::vector<int> order(static_cast<size_t>(E));
+    auto & by_expert = ws_.by_expert;
+    auto & order = ws_.order;
+    by_expert.resize(static_cast<size_t>(E));
+    for (auto & list : by_expert) list.clear();
+    order.resize(static_cast<size_t>(E));
     for (int t = 0; t < T; ++t) {
       float * r = router.data() + static_cast<int64_t>(t) * E;
       float mx = -INFINITY;
@@ -281,8 +319,10 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     }
     // Routed experts: gate+up rows of every active expert in one parallel pass, then all down rows in another.
     std::fill(moe.begin(), moe.end(), 0.0f);
-    std::vector<int> active;
-    std::vector<int64_t> first_row;  // offset of each active expert's tokens in the packed buffers
+    auto & active = ws_.active;
+    auto & first_row = ws_.first_row;  // offset of each active expert's tokens in the packed buffers
+    active.clear();
+    first_row.clear();
     int64_t used = 0;
     for (int e = 0; e < E; ++e) {
       if (by_expert[static_cast<size_t>(e)].empty()) continue;
@@ -291,8 +331,14 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
       used += static_cast<int64_t>(by_expert[static_cast<size_t>(e)].size());
     }
     counters_.expert_hits += static_cast<uint64_t>(used);
-    std::vector<float> xe(static_cast<size_t>(used) * H), ge(static_cast<size_t>(used) * I), ue(static_cast<size_t>(used) * I),
-        de(static_cast<size_t>(used) * H);
+    auto & xe = ws_.xe;
+    auto & ge = ws_.ge;
+    auto & ue = ws_.ue;
+    auto & de = ws_.de;
+    xe.resize(static_cast<size_t>(used) * H);
+    de.resize(static_cast<size_t>(used) * H);
+    ge.resize(static_cast<size_t>(used) * I);
+    ue.resize(static_cast<size_t>(used) * I);
     for (size_t a = 0; a < active.size(); ++a) {
       const auto & list = by_expert[static_cast<size_t>(active[a])];
       for (size_t i = 0; i < list.size(); ++i)
@@ -347,7 +393,8 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
   }
 
   // Final norm and lm_head on the rows whose logits are wanted.
-  std::vector<int> rows;
+  auto & rows = ws_.rows;
+  rows.clear();
   {
     int t = 0;
     for (const auto & e : batch) {
@@ -361,7 +408,10 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     }
   }
   const int R = static_cast<int>(rows.size());
-  std::vector<float> xr(static_cast<size_t>(R) * H), out(static_cast<size_t>(R) * V);
+  auto & xr = ws_.xr;
+  auto & out = ws_.out;
+  xr.resize(static_cast<size_t>(R) * H);
+  out.resize(static_cast<size_t>(R) * V);
   for (int i = 0; i < R; ++i)
     std::memcpy(xr.data() + static_cast<int64_t>(i) * H, x.data() + static_cast<int64_t>(rows[static_cast<size_t>(i)]) * H, sizeof(float) * H);
   rmsnorm_rows(xr.data(), R, H, *w_.final_norm, xr.data());

@@ -41,19 +41,36 @@ bool g_simd = detect_simd();
 bool g_simd = false;
 #endif
 
-float scalar_dot_f32(const float * w, const float * x, int n) {
+// One element type per lane loader: `one` widens a single element, `eight` (AVX2) widens eight at once.
+struct f32_lanes {
+  using elem = float;
+  static float one(float v) { return v; }
+#ifdef RT_X86_SIMD
+  RT_AVX2 static __m256 eight(const float * p) { return _mm256_loadu_ps(p); }
+#endif
+};
+struct bf16_lanes {
+  using elem = uint16_t;
+  static float one(uint16_t v) { return f32_from_bf16(v); }
+#ifdef RT_X86_SIMD
+  RT_AVX2 static __m256 eight(const uint16_t * p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+#endif
+};
+struct f16_lanes {
+  using elem = uint16_t;
+  static float one(uint16_t v) { return f32_from_fp16(v); }
+#ifdef RT_X86_SIMD
+  RT_AVX2 static __m256 eight(const uint16_t * p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))); }
+#endif
+};
+
+template <class L>
+float scalar_dot(const typename L::elem * w, const float * x, int n) {
   float s = 0.0f;
-  for (int i = 0; i < n; ++i) s += w[i] * x[i];
-  return s;
-}
-float scalar_dot_bf16(const uint16_t * w, const float * x, int n) {
-  float s = 0.0f;
-  for (int i = 0; i < n; ++i) s += f32_from_bf16(w[i]) * x[i];
-  return s;
-}
-float scalar_dot_f16(const uint16_t * w, const float * x, int n) {
-  float s = 0.0f;
-  for (int i = 0; i < n; ++i) s += f32_from_fp16(w[i]) * x[i];
+  for (int i = 0; i < n; ++i) s += L::one(w[i]) * x[i];
   return s;
 }
 float scalar_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x) {
@@ -81,46 +98,16 @@ RT_AVX2 inline float hsum(__m256 v) {
   return _mm_cvtss_f32(lo);
 }
 
-RT_AVX2 float avx2_dot_f32(const float * w, const float * x, int n) {
+template <class L>
+RT_AVX2 float avx2_dot(const typename L::elem * w, const float * x, int n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
   int i = 0;
   for (; i + 16 <= n; i += 16) {
-    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
-    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+    a0 = _mm256_fmadd_ps(L::eight(w + i), _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(L::eight(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
   }
   float s = hsum(_mm256_add_ps(a0, a1));
-  for (; i < n; ++i) s += w[i] * x[i];
-  return s;
-}
-
-RT_AVX2 inline __m256 load_bf16(const uint16_t * p) {
-  __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-
-RT_AVX2 float avx2_dot_bf16(const uint16_t * w, const float * x, int n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a0 = _mm256_fmadd_ps(load_bf16(w + i), _mm256_loadu_ps(x + i), a0);
-    a1 = _mm256_fmadd_ps(load_bf16(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
-  }
-  float s = hsum(_mm256_add_ps(a0, a1));
-  for (; i < n; ++i) s += f32_from_bf16(w[i]) * x[i];
-  return s;
-}
-
-RT_AVX2 float avx2_dot_f16(const uint16_t * w, const float * x, int n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w + i)));
-    __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(w + i + 8)));
-    a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + i), a0);
-    a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), a1);
-  }
-  float s = hsum(_mm256_add_ps(a0, a1));
-  for (; i < n; ++i) s += f32_from_fp16(w[i]) * x[i];
+  for (; i < n; ++i) s += L::one(w[i]) * x[i];
   return s;
 }
 
@@ -146,6 +133,14 @@ RT_AVX2 float avx2_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int
 }
 #endif
 
+template <class L>
+float dot(const typename L::elem * w, const float * x, int n) {
+#ifdef RT_X86_SIMD
+  if (g_simd) return avx2_dot<L>(w, x, n);
+#endif
+  return scalar_dot<L>(w, x, n);
+}
+
 }  // namespace
 
 bool cpu_kernels_simd() { return g_simd; }
@@ -159,26 +154,9 @@ void cpu_kernels_set_simd(bool enabled) {
 #endif
 }
 
-float cpu_dot_f32(const float * w, const float * x, int n) {
-#ifdef RT_X86_SIMD
-  if (g_simd) return avx2_dot_f32(w, x, n);
-#endif
-  return scalar_dot_f32(w, x, n);
-}
-
-float cpu_dot_bf16(const uint16_t * w, const float * x, int n) {
-#ifdef RT_X86_SIMD
-  if (g_simd) return avx2_dot_bf16(w, x, n);
-#endif
-  return scalar_dot_bf16(w, x, n);
-}
-
-float cpu_dot_f16(const uint16_t * w, const float * x, int n) {
-#ifdef RT_X86_SIMD
-  if (g_simd) return avx2_dot_f16(w, x, n);
-#endif
-  return scalar_dot_f16(w, x, n);
-}
+float cpu_dot_f32(const float * w, const float * x, int n) { return dot<f32_lanes>(w, x, n); }
+float cpu_dot_bf16(const uint16_t * w, const float * x, int n) { return dot<bf16_lanes>(w, x, n); }
+float cpu_dot_f16(const uint16_t * w, const float * x, int n) { return dot<f16_lanes>(w, x, n); }
 
 float cpu_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x) {
 #ifdef RT_X86_SIMD
