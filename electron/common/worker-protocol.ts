@@ -53,6 +53,8 @@ export interface LoadedModelInfo {
   /** The tokenizer's EOS id(s) plus config.json's eos_token_id, deduplicated. */
   readonly eosTokenIds: readonly number[];
   readonly vocabSize: number;
+  /** Tokens per sequence the loaded model has KV room for. */
+  readonly maxContext: number;
 }
 
 export interface ChatEncoding {
@@ -98,6 +100,11 @@ export type WorkerRequest =
       readonly packedDir: string | null;
       readonly weights: WeightsKind;
       readonly backend: BackendChoice;
+      /**
+       * Tokens per sequence (prompt + generated) to reserve KV cache for; the model's max_position_embeddings when
+       * omitted. A run sizes it from its longest prompt, which on a GPU leaves more memory for resident experts.
+       */
+      readonly maxContext?: number;
     }
   | { readonly type: 'encode-chat'; readonly prompts: readonly string[] }
   | { readonly type: 'decode'; readonly tokenIds: readonly number[] }
@@ -161,6 +168,9 @@ export type WorkerMessage = WorkerResponseEnvelope | WorkerEvent;
 
 type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
 
+/** The largest per-sequence context a load request may ask for. */
+export const MAX_CONTEXT_LIMIT = 1 << 20;
+
 function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
@@ -198,7 +208,13 @@ function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
         return 'load.packedDir must be a non-empty string or null';
       }
       if (r.weights === 'int4' && r.packedDir === null) return 'load.packedDir is required for int4 weights';
-      return { type: 'load', modelDir: r.modelDir, packedDir: r.packedDir, weights: r.weights, backend: r.backend };
+      if (r.maxContext !== undefined && (!Number.isInteger(r.maxContext) || (r.maxContext as number) < 1 || (r.maxContext as number) > MAX_CONTEXT_LIMIT)) {
+        return `load.maxContext must be an integer in 1..${MAX_CONTEXT_LIMIT}`;
+      }
+      return {
+        type: 'load', modelDir: r.modelDir, packedDir: r.packedDir, weights: r.weights, backend: r.backend,
+        ...(r.maxContext !== undefined ? { maxContext: r.maxContext as number } : {}),
+      };
     case 'encode-chat':
       if (!Array.isArray(r.prompts) || !r.prompts.every(isString)) return 'encode-chat.prompts must be strings';
       return { type: 'encode-chat', prompts: r.prompts };
@@ -290,9 +306,9 @@ export function checkResponseValue(type: WorkerRequestType, v: unknown): string 
         : 'probe value needs label, cudaCompiled, devices and note';
     case 'load':
       return isRecord(v) && (v.backend === 'CPU' || v.backend === 'CUDA') && isString(v.deviceLabel) && isString(v.residency) &&
-        isIntArray(v.eosTokenIds) && Number.isInteger(v.vocabSize)
+        isIntArray(v.eosTokenIds) && Number.isInteger(v.vocabSize) && Number.isInteger(v.maxContext)
         ? null
-        : 'load value needs backend, deviceLabel, residency, eosTokenIds and vocabSize';
+        : 'load value needs backend, deviceLabel, residency, eosTokenIds, vocabSize and maxContext';
     case 'encode-chat':
       return Array.isArray(v) && v.every((e) => isRecord(e) && isString(e.text) && isIntArray(e.tokenIds))
         ? null

@@ -9,7 +9,7 @@ import type {
 } from '../common/worker-protocol.js';
 import { parseWorkerRequest } from '../common/worker-protocol.js';
 import type { EngineModel, InferenceEngine } from './runtime/inference-engine.js';
-import { ChatTokenizer } from './text/chat-tokenizer.js';
+import { ChatTokenizer } from '../node/chat-tokenizer.js';
 
 /** The worker's end of the channel: `process.parentPort` under Electron, `process.send` under a Node fork. */
 export interface WorkerPort {
@@ -66,6 +66,7 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
           residency: model.residency,
           eosTokenIds: tokenizer.eosTokenIds,
           vocabSize: model.vocabSize,
+          maxContext: model.maxContext,
         };
         loaded = { info, model, tokenizer };
         return info;

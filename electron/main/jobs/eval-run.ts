@@ -14,6 +14,7 @@ import type { RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
 import type { WorkerClient } from '../worker-client.js';
 import type { ModelSource } from './model-source.js';
 import { readStopTokenIds } from './model-source.js';
+import { runContextTokens } from './run-context.js';
 
 /** The worker calls the job makes (a WorkerClient in the app). */
 export type RuntimeClient = Pick<WorkerClient, 'request' | 'onToken' | 'generation' | 'state' | 'restart'>;
@@ -55,16 +56,28 @@ export interface EvalRunHooks {
 
 const loadedBy = new WeakMap<RuntimeClient, { key: string; info: LoadedModelInfo }>();
 
-/** Loads the run's model unless this worker process already has it. */
+/**
+ * Loads the run's model unless this worker process already has it with at least `maxContext` tokens of KV room
+ * per sequence (the model's full context when omitted).
+ */
 export async function ensureModelLoaded(
   runtime: RuntimeClient,
   m: { modelDir: string; packedDir: string | null; weights: 'int4' | 'bf16' },
   backend: 'auto' | 'cpu' | 'cuda' = 'auto',
+  maxContext?: number,
 ): Promise<Result<LoadedModelInfo>> {
   const cached = loadedBy.get(runtime);
   const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}`;
-  if (cached && cached.key === `${runtime.generation}|${what}` && runtime.generation !== 0) return { ok: true, value: cached.info };
-  const r = await runtime.request({ type: 'load', modelDir: m.modelDir, packedDir: m.packedDir, weights: m.weights, backend });
+  if (
+    cached && cached.key === `${runtime.generation}|${what}` && runtime.generation !== 0 &&
+    (maxContext === undefined || cached.info.maxContext >= maxContext)
+  ) {
+    return { ok: true, value: cached.info };
+  }
+  const r = await runtime.request({
+    type: 'load', modelDir: m.modelDir, packedDir: m.packedDir, weights: m.weights, backend,
+    ...(maxContext !== undefined ? { maxContext } : {}),
+  });
   if (r.ok) loadedBy.set(runtime, { key: `${runtime.generation}|${what}`, info: r.value });
   return r;
 }
@@ -173,7 +186,13 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     const restarted = await runtime.restart();
     if (!restarted.ok) return fail(`restarting the runtime worker failed: ${restarted.error.message}`);
   }
-  const loaded = await ensureModelLoaded(runtime, run, run.policy.requestedBackend ?? 'auto');
+  let maxContext: number;
+  try {
+    maxContext = await runContextTokens(run.modelDir, records.map((r) => r.prompt), run.policy.maxNewTokens);
+  } catch (e) {
+    return fail(`reading the model's tokenizer failed: ${(e as Error).message}`);
+  }
+  const loaded = await ensureModelLoaded(runtime, run, run.policy.requestedBackend ?? 'auto', maxContext);
   if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
   if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend || loaded.value.residency !== run.residency) {
     runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);

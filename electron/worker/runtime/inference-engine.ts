@@ -30,6 +30,8 @@ export interface EngineModel {
   readonly deviceLabel: string;
   readonly residency: string;
   readonly vocabSize: number;
+  /** Tokens per sequence the model has KV room for. */
+  readonly maxContext: number;
   generate(
     prompts: readonly (readonly number[])[],
     policy: GenerationPolicy,
@@ -42,5 +44,11 @@ export interface EngineModel {
 /** What the worker needs from a runtime: the native addon in the app, a scripted stand-in in tests. */
 export interface InferenceEngine {
   probe(): DeviceProbe;
-  load(request: { modelDir: string; packedDir: string | null; weights: WeightsKind; backend: BackendChoice }): Promise<EngineModel>;
+  load(request: {
+    modelDir: string;
+    packedDir: string | null;
+    weights: WeightsKind;
+    backend: BackendChoice;
+    maxContext?: number;
+  }): Promise<EngineModel>;
 }

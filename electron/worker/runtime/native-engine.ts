@@ -41,12 +41,12 @@ function pickBackend(choice: BackendChoice, probe: DeviceProbe): BackendKind {
 export function createNativeEngine(): InferenceEngine {
   return {
     probe: probeNativeDevices,
-    async load({ modelDir, packedDir, weights, backend }): Promise<EngineModel> {
+    async load({ modelDir, packedDir, weights, backend, maxContext }): Promise<EngineModel> {
       const probe = probeNativeDevices();
       const kind = pickBackend(backend, probe);
       const dir = weights === 'int4' ? packedDir : modelDir;
       if (!dir) throw new Error(`${modelDir}: int4 weights need the packed folder`);
-      const model = await loadModel({ dir, weights, backend: kind });
+      const model = await loadModel({ dir, weights, backend: kind, ...(maxContext !== undefined ? { maxContext } : {}) });
       const info = model.info();
       const device = probe.devices[0];
       return {
@@ -57,6 +57,7 @@ export function createNativeEngine(): InferenceEngine {
             ? `dense weights on GPU, ${weights} experts cached on GPU and streamed from host`
             : `host memory, ${info.threads} threads${info.simd ? ', AVX2' : ''}`,
         vocabSize: info.vocabSize,
+        maxContext: info.maxContext,
         async generate(prompts, policy, onToken, signal) {
           const out = await model.generate(
             { prompts, maxNewTokens: policy.maxNewTokens, stopTokens: policy.stopTokenIds },

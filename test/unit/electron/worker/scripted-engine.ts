@@ -18,13 +18,14 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
   const reply = options.reply ?? ((ids) => `echo ${ids.length}`);
   return {
     probe: () => ({ label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' }),
-    async load({ modelDir }) {
+    async load({ modelDir, maxContext = 4096 }) {
       const crash = modelDir.includes('crash-on-generate');
       return {
         backend: 'CPU',
         deviceLabel: 'CPU',
         residency: 'host',
         vocabSize: 261,
+        maxContext,
         async generate(prompts, policy, onToken, signal) {
           const scripts = prompts.map((p) => [...Buffer.from(reply(p), 'utf8')]);
           const out = prompts.map(() => ({ tokenIds: [] as number[], done: false, reason: 'length' as 'stop' | 'length' | 'cancelled', ttft: -1 }));
@@ -38,6 +39,11 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
             if (options.tokenDelayMs) await sleep(options.tokenDelayMs);
             out.forEach((o, i) => {
               if (o.done) return;
+              // As the native runtime: a sequence whose KV room is full ends with 'length'.
+              if ((prompts[i]?.length ?? 0) + o.tokenIds.length >= maxContext) {
+                Object.assign(o, { done: true, reason: 'length' });
+                return;
+              }
               const tok = scripts[i]?.[step] ?? EOS_ID;
               if (o.ttft < 0) o.ttft = performance.now() - t0;
               if (policy.stopTokenIds.includes(tok)) {

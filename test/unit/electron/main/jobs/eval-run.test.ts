@@ -35,6 +35,7 @@ describe('eval-run job', () => {
   let source: ModelSource;
   let db: Database.Database;
   let generated: string[];
+  let loads: (number | undefined)[];
   let tokenDelayMs = 0;
   let deps: EvalRunDeps & { client: WorkerClient; workers: ReturnType<typeof inProcessWorkers> };
 
@@ -58,11 +59,13 @@ describe('eval-run job', () => {
     db.pragma('foreign_keys = ON');
     migrate(db);
     generated = [];
+    loads = [];
     const workers = inProcessWorkers(() => {
       const engine = createScriptedEngine({ reply, tokenDelayMs });
       return {
         probe: engine.probe,
         load: async (req) => {
+          loads.push(req.maxContext);
           const m = await engine.load(req);
           return {
             ...m,
@@ -104,6 +107,22 @@ describe('eval-run job', () => {
     expect(events.at(-1)).toMatchObject({ status: 'completed', done: 5, total: 5, etaSeconds: 0 });
     expect(deps.responses.figures('r1')).toMatchObject({ batches: 3 });
     expect(deps.responses.figures('r1').generatedTokens).toBe(stored.reduce((n, r) => n + r.tokens, 0));
+  });
+
+  it('loads the model with KV room for its longest prompt plus the token budget, and reloads only for more', async () => {
+    // Tiny byte-level tokenizer: the chat form is 3 special tokens, the prompt's UTF-8 bytes and 3 newlines.
+    const longest = Math.max(...records.slice(0, 5).map((r) => 6 + Buffer.byteLength(r.prompt, 'utf8')));
+    const expected = Math.ceil((longest + 32) / 256) * 256;
+    await newRun('c1');
+    await executeEvalRun(deps, 'c1');
+    expect(loads).toEqual([expected]);
+    await newRun('c2');
+    await executeEvalRun(deps, 'c2');
+    expect(loads).toEqual([expected]);
+    await createEvalRun(deps, { runId: 'c3', source, limit: 5, batch: 2, maxNewTokens: expected, appVersion: '0.1.0', datasetSha256: 'x' });
+    const bigger = await executeEvalRun(deps, 'c3');
+    expect(bigger.status).toBe('completed');
+    expect(loads).toEqual([expected, Math.ceil((longest + expected) / 256) * 256]);
   });
 
   it('streams the partial text of an in-flight prompt in progress events', async () => {

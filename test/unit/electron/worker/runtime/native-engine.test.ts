@@ -47,9 +47,9 @@ describe.skipIf(!addonHasRuntime())(
     });
 
     it('generates in the worker exactly what the addon generates in-process (greedy, stop token stripped)', async () => {
-      const loaded = await worker.request({ type: 'load', modelDir: src, packedDir: packed, weights: 'int4', backend: 'cpu' });
+      const loaded = await worker.request({ type: 'load', modelDir: src, packedDir: packed, weights: 'int4', backend: 'cpu', maxContext: 96 });
       if (!loaded.ok) throw new Error(loaded.error.message);
-      expect(loaded.value).toMatchObject({ backend: 'CPU', deviceLabel: 'CPU', weights: 'int4' });
+      expect(loaded.value).toMatchObject({ backend: 'CPU', deviceLabel: 'CPU', weights: 'int4', maxContext: 96 });
       expect(loaded.value.eosTokenIds).toContain(eos);
       const enc = await worker.request({ type: 'encode-chat', prompts: ['Write a haiku.', 'List three colors, no commas.'] });
       if (!enc.ok) throw new Error(enc.error.message);

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 
-import { stopTokenIds, tokenContent } from '../../common/stop-tokens.js';
-import type { ChatEncoding } from '../../common/worker-protocol.js';
+import { stopTokenIds, tokenContent } from '../common/stop-tokens.js';
+import type { ChatEncoding } from '../common/worker-protocol.js';
 
 type Json = Record<string, unknown>;
 

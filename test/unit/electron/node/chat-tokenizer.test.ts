@@ -5,8 +5,8 @@ import path from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ChatTokenizer, renderChatTemplate } from '../../../../../electron/worker/text/chat-tokenizer.js';
-import { EOS_ID, OLMOE_CHAT_TEMPLATE, writeTinyTokenizer } from '../tiny-tokenizer.js';
+import { ChatTokenizer, renderChatTemplate } from '../../../../electron/node/chat-tokenizer.js';
+import { EOS_ID, OLMOE_CHAT_TEMPLATE, writeTinyTokenizer } from '../worker/tiny-tokenizer.js';
 
 describe('OLMoE chat template', () => {
   it('renders one user turn exactly as Transformers does (trim_blocks + lstrip_blocks)', () => {
