@@ -91,6 +91,7 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     o.Set("weightBytes", static_cast<double>(i.weight_bytes));
     o.Set("threads", i.threads);
     o.Set("simd", i.simd);
+    o.Set("deviceExpertSlots", i.device_expert_slots);
     return o;
   }
 

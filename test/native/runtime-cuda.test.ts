@@ -67,6 +67,7 @@ describe.skipIf(!state.device)(`cuda backend (skipped: ${state.reason || 'device
 
   it('labels the backend cuda and matches the CPU logits', async () => {
     expect(full.info().backend).toBe('cuda');
+    expect(full.info().deviceExpertSlots).toBe(full.info().numExperts);
     const a = await cpu.logits(PROMPT);
     const b = await full.logits(PROMPT);
     let maxAbs = 0;
@@ -85,6 +86,7 @@ describe.skipIf(!state.device)(`cuda backend (skipped: ${state.reason || 'device
     const f = await full.generate(request);
     const partial = await loadModel({ dir: packed, weights: 'int4', backend: 'cuda', maxContext: 128, expertSlots: 1 });
     try {
+      expect(partial.info().deviceExpertSlots).toBe(1);
       const p = await partial.generate(request);
       expect(p.results.map((r) => r.tokens)).toEqual(f.results.map((r) => r.tokens));
       expect(p.stats.d2hBytes).toBe(0);

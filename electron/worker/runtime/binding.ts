@@ -68,6 +68,8 @@ export interface NativeModelInfo {
   readonly threads: number;
   /** CPU AVX2/F16C kernels in use. */
   readonly simd: boolean;
+  /** CUDA: routed experts per layer resident on the GPU (numExperts means full residency); 0 on the CPU. */
+  readonly deviceExpertSlots: number;
 }
 
 /** A batch of greedy generations. */

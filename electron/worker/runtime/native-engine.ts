@@ -1,6 +1,6 @@
 import type { BackendChoice, DeviceProbe } from '../../common/worker-protocol.js';
 import { loadModel, loadNativeBinding } from './binding.js';
-import type { BackendKind } from './binding.js';
+import type { BackendKind, NativeModelInfo } from './binding.js';
 import type { EngineModel, InferenceEngine } from './inference-engine.js';
 
 function driverString(v: number): string {
@@ -37,6 +37,16 @@ function pickBackend(choice: BackendChoice, probe: DeviceProbe): BackendKind {
   return probe.devices.length > 0 ? 'cuda' : 'cpu';
 }
 
+/** Where the weights live, as the runtime reports it (never a guess from the device's size). */
+export function residencyLabel(info: Pick<NativeModelInfo, 'backend' | 'weights' | 'numExperts' | 'deviceExpertSlots' | 'threads' | 'simd'>): string {
+  if (info.backend !== 'cuda') return `host memory, ${info.threads} threads${info.simd ? ', AVX2' : ''}`;
+  if (info.deviceExpertSlots >= info.numExperts) return `all ${info.numExperts} ${info.weights} experts of every layer resident on the GPU`;
+  return (
+    `${info.deviceExpertSlots} of ${info.numExperts} ${info.weights} experts per layer cached on the GPU, ` +
+    'the rest copied from pinned host memory on demand'
+  );
+}
+
 /** The native addon behind the worker's engine interface. */
 export function createNativeEngine(): InferenceEngine {
   return {
@@ -52,10 +62,7 @@ export function createNativeEngine(): InferenceEngine {
       return {
         backend: kind === 'cuda' ? 'CUDA' : 'CPU',
         deviceLabel: kind === 'cuda' && device ? `${device.name} (${(device.vramBytes / 2 ** 30).toFixed(1)} GiB)` : 'CPU',
-        residency:
-          kind === 'cuda'
-            ? `dense weights on GPU, ${weights} experts cached on GPU and streamed from host`
-            : `host memory, ${info.threads} threads${info.simd ? ', AVX2' : ''}`,
+        residency: residencyLabel(info),
         vocabSize: info.vocabSize,
         maxContext: info.maxContext,
         async generate(prompts, policy, onToken, signal) {

@@ -35,6 +35,7 @@ struct model_info {
   uint64_t weight_bytes = 0;
   int threads = 0;
   bool simd = false;  // CPU AVX2 kernels in use
+  int device_expert_slots = 0;  // CUDA: experts per layer resident on the GPU (num_experts = full residency); CPU: 0
 };
 
 /** Loads a model; nullptr with `error` (naming the file/tensor at fault) on failure. */

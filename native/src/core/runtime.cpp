@@ -92,6 +92,7 @@ model_info rt_model_info(const model & m) {
   i.weight_bytes = m.weights->total_bytes;
   i.threads = m.options.threads > 0 ? m.options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   i.simd = cpu_kernels_simd();
+  i.device_expert_slots = m.be->device_expert_slots();
   return i;
 }
 

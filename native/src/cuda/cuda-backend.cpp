@@ -254,6 +254,7 @@ class cuda_backend final : public backend {
   bool init(const model_weights & w, const backend_options & o, std::string & error);
 
   const char * name() const override { return "cuda"; }
+  int device_expert_slots() const override { return slots_per_layer_; }
   int seq_create(std::string & error) override;
   void seq_free(int seq_id) override;
   int seq_length(int seq_id) const override {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TokenEvent } from '../../../../../electron/common/worker-protocol.js';
 import { WorkerClient, forkSpawner } from '../../../../../electron/main/worker-client.js';
 import { loadModel, loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
+import { residencyLabel } from '../../../../../electron/worker/runtime/native-engine.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
 
@@ -83,3 +84,18 @@ describe.skipIf(!addonHasRuntime())(
     });
   },
 );
+
+describe('residencyLabel', () => {
+  const base = { weights: 'int4', numExperts: 64, threads: 2, simd: true } as const;
+  it.each([
+    [{ ...base, backend: 'cpu', deviceExpertSlots: 0 }, 'host memory, 2 threads, AVX2'],
+    [{ ...base, backend: 'cpu', deviceExpertSlots: 0, simd: false }, 'host memory, 2 threads'],
+    [{ ...base, backend: 'cuda', deviceExpertSlots: 64 }, 'all 64 int4 experts of every layer resident on the GPU'],
+    [
+      { ...base, backend: 'cuda', deviceExpertSlots: 12 },
+      '12 of 64 int4 experts per layer cached on the GPU, the rest copied from pinned host memory on demand',
+    ],
+  ] as const)('%j', (info, label) => {
+    expect(residencyLabel(info)).toBe(label);
+  });
+});
