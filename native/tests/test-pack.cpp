@@ -51,6 +51,36 @@ int main() {
     }
     CHECK(!fs::exists(root / "cancelled" / "model.safetensors.index.json"), "no index after a cancelled pack");
   }
+  {  // Values the packed formats cannot hold fail the pack, naming the shard, tensor and element; no output is left.
+    struct bad_case { const char * tensor; float value; const char * expect; };
+    const bad_case cases[] = {
+        {"model.layers.1.mlp.experts.2.up_proj.weight", std::nanf(""), "is not a finite number"},
+        {"model.layers.0.mlp.experts.0.down_proj.weight", 1e6f, "too large for INT4"},
+        {"model.layers.0.self_attn.q_proj.weight", 70000.0f, "outside the FP16 range"},
+    };
+    for (const bad_case & bc : cases) {
+      std::vector<test_util::raw_tensor> ts = test_util::tiny_tensors(c, 3);
+      bool planted = false;
+      for (auto & t : ts) {
+        if (t.name != bc.tensor) continue;
+        const uint16_t b = test_util::bf16_from_f32(bc.value);
+        std::memcpy(t.bytes.data() + 2 * (t.shape.back() + 5), &b, 2);  // row 1, column 5
+        planted = true;
+      }
+      CHECK(planted, "tensor %s exists in the tiny model", bc.tensor);
+      const fs::path bad = root / "bad-src";
+      fs::remove_all(bad);
+      fs::create_directories(bad);
+      test_util::write_file(bad / "config.json", test_util::config_json(c));
+      test_util::write_file(bad / "model.safetensors", test_util::safetensors_bytes(ts));
+      const bool ok = pack(bad, root / "bad-out", 0, err);
+      const std::string want = std::string("model.safetensors: tensor '") + bc.tensor + "' [1, 5] = ";
+      CHECK(!ok && err.find(want) != std::string::npos && err.find(bc.expect) != std::string::npos, "%s: %s", bc.tensor, err.c_str());
+      CHECK(!fs::exists(root / "bad-out" / "model.safetensors.index.json"), "no index after a refused pack");
+      for (const auto & e : fs::directory_iterator(root / "bad-out"))
+        CHECK(e.path().extension() != ".tmp", "temp file left: %s", e.path().string().c_str());
+    }
+  }
   {  // A packed folder missing one INT4 tensor fails to load, naming it.
     const fs::path d = root / "g16";
     std::string text;

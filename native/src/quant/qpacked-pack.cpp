@@ -1,11 +1,13 @@
 // The qpacked-v1 packer: streams a source checkpoint tensor by tensor from the mapped shards into output shards
 // (planned up front so each header is written first), converting rows in parallel.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/json.h"
 #include "core/mapped-file.h"
@@ -71,6 +73,25 @@ std::string shape_json(const std::vector<int64_t> & s) {
   return o + "]";
 }
 
+// Largest magnitudes the packed formats hold: FP16 for non-routed tensors, and 7 x FP16 max for an INT4 group whose
+// scale is amax / 7 in FP16. Anything beyond (or NaN / infinite) would be written as inf or garbage without a word.
+constexpr float kF16Max = 65504.0f;
+constexpr float kInt4Max = 7.0f * kF16Max;
+
+/** Throws naming the tensor and the element when `row` holds a value the target format cannot store. */
+void check_row(const float * row, int64_t cols, int64_t r, float limit, const std::string & path, const std::string & name) {
+  for (int64_t c = 0; c < cols; ++c) {
+    const float v = row[c];
+    if (std::fabs(v) <= limit) continue;  // false for NaN too
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", static_cast<double>(v));
+    const std::string where = path + ": tensor '" + name + "' [" + std::to_string(r) + ", " + std::to_string(c) + "] = " + value;
+    if (!std::isfinite(v)) throw std::runtime_error(where + " is not a finite number; the checkpoint is damaged");
+    throw std::runtime_error(where + (limit == kF16Max ? " is outside the FP16 range (|x| <= 65504) of the packed format"
+                                                       : " is too large for INT4 with FP16 group scales (|x| <= 458528)"));
+  }
+}
+
 std::string pad5(size_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%05zu", v);
@@ -110,6 +131,7 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
   if (shard_names.empty()) { error = opt.src_dir + ": no *.safetensors files"; return false; }
 
   std::vector<std::shared_ptr<mapped_file>> files;
+  std::vector<std::string> source_paths;
   std::vector<src_tensor> sources;
   uint64_t total = 0;
   for (size_t f = 0; f < shard_names.size(); ++f) {
@@ -130,6 +152,7 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
       sources.push_back(std::move(s));
     }
     files.push_back(mf);
+    source_paths.push_back(path);
     result.source_files.push_back(shard_names[f]);
   }
 
@@ -216,6 +239,7 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
       const src_tensor & s = sources[idx];
       const safetensors_entry & e = s.entry;
       const unsigned char * base = files[s.file]->data() + e.begin;
+      const std::string & src_path = source_paths[s.file];
       const int64_t cols = e.shape.empty() ? 1 : e.shape.back();
       const int64_t rows = cols == 0 ? 0 : static_cast<int64_t>((e.end - e.begin) / dtype_size(e.type)) / cols;
       auto to_f32 = [&](int64_t r, float * out) {
@@ -242,23 +266,33 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
         buf.resize(qbytes + sbytes);
         uint8_t * q = reinterpret_cast<uint8_t *>(buf.data());
         uint16_t * sc = reinterpret_cast<uint16_t *>(buf.data() + qbytes);
-        pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
-          std::vector<float> row(static_cast<size_t>(cols));
-          for (int64_t r = r0; r < r1; ++r) {
-            to_f32(r, row.data());
-            qpacked_quantize_row(row.data(), static_cast<int>(cols), group, q + r * (cols / 2), sc + r * (cols / group));
-          }
-        });
+        try {
+          pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+            std::vector<float> row(static_cast<size_t>(cols));
+            for (int64_t r = r0; r < r1; ++r) {
+              to_f32(r, row.data());
+              check_row(row.data(), cols, r, kInt4Max, src_path, e.name);
+              qpacked_quantize_row(row.data(), static_cast<int>(cols), group, q + r * (cols / 2), sc + r * (cols / group));
+            }
+          });
+        } catch (const std::exception & ex) {
+          return fail(ex.what());
+        }
       } else {
         buf.resize(static_cast<size_t>(rows * cols * 2));
         uint16_t * out = reinterpret_cast<uint16_t *>(buf.data());
-        pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
-          std::vector<float> row(static_cast<size_t>(cols));
-          for (int64_t r = r0; r < r1; ++r) {
-            to_f32(r, row.data());
-            for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = fp16_from_f32(row[static_cast<size_t>(c)]);
-          }
-        });
+        try {
+          pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+            std::vector<float> row(static_cast<size_t>(cols));
+            for (int64_t r = r0; r < r1; ++r) {
+              to_f32(r, row.data());
+              check_row(row.data(), cols, r, kF16Max, src_path, e.name);
+              for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = fp16_from_f32(row[static_cast<size_t>(c)]);
+            }
+          });
+        } catch (const std::exception & ex) {
+          return fail(ex.what());
+        }
       }
       if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), fp) != buf.size()) return fail(tmp_path + ": write failed (disk full?)");
       done += e.end - e.begin;
