@@ -160,6 +160,11 @@ export interface StartRunRequest {
   readonly batch?: number;
   /** Generation cap per response (1..4096; engine default 1280). */
   readonly maxNewTokens?: number;
+  /**
+   * CUDA: device memory in MiB (256..1048576) for resident experts; fewer than all experts per layer means partial
+   * residency. Omitted: as much as fits after the KV cache. Ignored by the CPU backend.
+   */
+  readonly expertBudgetMiB?: number;
 }
 
 export interface RunRef {

@@ -138,6 +138,7 @@ export const REQUEST_SCHEMAS = {
     limit: optional(int(1, 541)),
     batch: optional(int(1, 64)),
     maxNewTokens: optional(int(1, 4096)),
+    expertBudgetMiB: optional(int(256, 1_048_576)),
   }),
   'runs:cancel': runRef,
   'runs:resume': runRef,

@@ -105,6 +105,8 @@ export type WorkerRequest =
        * omitted. A run sizes it from its longest prompt, which on a GPU leaves more memory for resident experts.
        */
       readonly maxContext?: number;
+      /** CUDA: bytes of device memory for resident experts; the backend's default (as much as fits) when omitted. */
+      readonly expertBudgetBytes?: number;
     }
   | { readonly type: 'encode-chat'; readonly prompts: readonly string[] }
   | { readonly type: 'decode'; readonly tokenIds: readonly number[] }
@@ -211,9 +213,13 @@ function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
       if (r.maxContext !== undefined && (!Number.isInteger(r.maxContext) || (r.maxContext as number) < 1 || (r.maxContext as number) > MAX_CONTEXT_LIMIT)) {
         return `load.maxContext must be an integer in 1..${MAX_CONTEXT_LIMIT}`;
       }
+      if (r.expertBudgetBytes !== undefined && (!Number.isSafeInteger(r.expertBudgetBytes) || (r.expertBudgetBytes as number) < 1)) {
+        return 'load.expertBudgetBytes must be a positive integer';
+      }
       return {
         type: 'load', modelDir: r.modelDir, packedDir: r.packedDir, weights: r.weights, backend: r.backend,
         ...(r.maxContext !== undefined ? { maxContext: r.maxContext as number } : {}),
+        ...(r.expertBudgetBytes !== undefined ? { expertBudgetBytes: r.expertBudgetBytes as number } : {}),
       };
     case 'encode-chat':
       if (!Array.isArray(r.prompts) || !r.prompts.every(isString)) return 'encode-chat.prompts must be strings';

@@ -13,16 +13,19 @@ import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, parseCommandArgs, usageError } from '../command-args.js';
+import { parseExpertBudget } from '../expert-budget.js';
 
 export const summary = 'run IFEval headless on a prepared model, store it in the database and write a result ZIP';
 
 const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend auto|cpu|cuda] [--limit N] [--batch N]
-                   [--max-new-tokens N] [--db FILE] [--data-dir DIR] [--out RESULT.zip] [--resume RUN_ID]
+                   [--max-new-tokens N] [--expert-budget GiB] [--db FILE] [--data-dir DIR] [--out RESULT.zip]
+                   [--resume RUN_ID]
   --model           a prepared model folder (prepared.json) or a checkpoint folder (config.json, int4-gN/ for int4)
   --weights         int4 (default) or bf16
   --limit           first N of the 541 prompts (default all)
   --batch           prompts generated together (default ${DEFAULT_BATCH})
   --max-new-tokens  generation cap per response (default ${DEFAULT_MAX_NEW_TOKENS})
+  --expert-budget   cuda: GiB of device memory for resident experts (default: as much as fits after the KV cache)
   --db              SQLite file (default <data dir>/runmap.sqlite)
   --data-dir        data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --out             result ZIP (default <data dir>/exports/<run id>.zip)
@@ -45,6 +48,7 @@ export async function run(args: string[]): Promise<number> {
     limit: { type: 'string' },
     batch: { type: 'string' },
     'max-new-tokens': { type: 'string' },
+    'expert-budget': { type: 'string' },
     db: { type: 'string' },
     'data-dir': { type: 'string' },
     out: { type: 'string' },
@@ -57,11 +61,13 @@ export async function run(args: string[]): Promise<number> {
   if (weights !== 'int4' && weights !== 'bf16') return usageError('eval', USAGE, '--weights must be int4 or bf16');
   if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') return usageError('eval', USAGE, '--backend must be auto, cpu or cuda');
   if (!values.model && !values.resume) return usageError('eval', USAGE, '--model (or --resume RUN_ID) is required');
-  let limit, batch, maxNewTokens;
+  let limit, batch, maxNewTokens, budget;
   try {
     limit = int('limit', values.limit);
     batch = int('batch', values.batch);
     maxNewTokens = int('max-new-tokens', values['max-new-tokens']);
+    budget = parseExpertBudget(values['expert-budget']);
+    if (budget.expertSlots !== undefined) throw new Error('--expert-budget for eval is a size in GiB (slots are for logits/generate)');
   } catch (e) {
     console.error(`horizon eval: ${(e as Error).message}`);
     return 2;
@@ -100,6 +106,7 @@ export async function run(args: string[]): Promise<number> {
         ...(limit !== undefined ? { limit } : {}),
         ...(batch !== undefined ? { batch } : {}),
         ...(maxNewTokens !== undefined ? { maxNewTokens } : {}),
+        ...(budget.expertBudget !== undefined ? { expertBudgetBytes: budget.expertBudget } : {}),
         appVersion: toolVersion(),
         datasetSha256: inputs.datasetSha256,
       });

@@ -14,6 +14,8 @@ export interface RunPolicy {
   readonly chatTemplate: 'tokenizer_config.json';
   /** The backend asked for; the one used is the run's `backend`. */
   readonly requestedBackend: 'auto' | 'cpu' | 'cuda';
+  /** CUDA device memory for resident experts; null (or absent, in runs of older versions) = the backend's default. */
+  readonly expertBudgetBytes?: number | null;
 }
 
 export interface RunRecord {

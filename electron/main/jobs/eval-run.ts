@@ -39,6 +39,8 @@ export interface NewEvalRun {
   readonly limit?: number;
   readonly batch?: number;
   readonly maxNewTokens?: number;
+  /** CUDA device memory for resident experts; the backend's default when omitted. */
+  readonly expertBudgetBytes?: number;
   readonly appVersion: string;
   readonly datasetSha256: string;
 }
@@ -65,9 +67,10 @@ export async function ensureModelLoaded(
   m: { modelDir: string; packedDir: string | null; weights: 'int4' | 'bf16' },
   backend: 'auto' | 'cpu' | 'cuda' = 'auto',
   maxContext?: number,
+  expertBudgetBytes?: number | null,
 ): Promise<Result<LoadedModelInfo>> {
   const cached = loadedBy.get(runtime);
-  const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}`;
+  const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}|${expertBudgetBytes ?? 'auto'}`;
   if (
     cached && cached.key === `${runtime.generation}|${what}` && runtime.generation !== 0 &&
     (maxContext === undefined || cached.info.maxContext >= maxContext)
@@ -77,6 +80,7 @@ export async function ensureModelLoaded(
   const r = await runtime.request({
     type: 'load', modelDir: m.modelDir, packedDir: m.packedDir, weights: m.weights, backend,
     ...(maxContext !== undefined ? { maxContext } : {}),
+    ...(expertBudgetBytes != null ? { expertBudgetBytes } : {}),
   });
   if (r.ok) loadedBy.set(runtime, { key: `${runtime.generation}|${what}`, info: r.value });
   return r;
@@ -94,6 +98,7 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
   checkRange('batch', batch, 1, 256);
   const maxNewTokens = req.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS;
   checkRange('max new tokens', maxNewTokens, 1, 65536);
+  if (req.expertBudgetBytes !== undefined) checkRange('expert budget bytes', req.expertBudgetBytes, 1, Number.MAX_SAFE_INTEGER);
   const policy: RunPolicy = {
     decoding: 'greedy',
     maxNewTokens,
@@ -102,6 +107,7 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
     limit: req.limit ?? null,
     chatTemplate: 'tokenizer_config.json',
     requestedBackend: req.backend ?? 'auto',
+    expertBudgetBytes: req.expertBudgetBytes ?? null,
   };
   return deps.runs.create({
     id: req.runId,
@@ -192,7 +198,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   } catch (e) {
     return fail(`reading the model's tokenizer failed: ${(e as Error).message}`);
   }
-  const loaded = await ensureModelLoaded(runtime, run, run.policy.requestedBackend ?? 'auto', maxContext);
+  const loaded = await ensureModelLoaded(runtime, run, run.policy.requestedBackend ?? 'auto', maxContext, run.policy.expertBudgetBytes);
   if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
   if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend || loaded.value.residency !== run.residency) {
     runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);

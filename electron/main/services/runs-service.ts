@@ -140,6 +140,7 @@ export class RunsService implements RunsApi {
           ...(req.limit !== undefined ? { limit: req.limit } : {}),
           ...(req.batch !== undefined ? { batch: req.batch } : {}),
           ...(req.maxNewTokens !== undefined ? { maxNewTokens: req.maxNewTokens } : {}),
+          ...(req.expertBudgetMiB !== undefined ? { expertBudgetBytes: req.expertBudgetMiB * 2 ** 20 } : {}),
           appVersion: this.opts.appVersion,
           datasetSha256: inputs.datasetSha256,
         },

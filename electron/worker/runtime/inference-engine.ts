@@ -50,5 +50,6 @@ export interface InferenceEngine {
     weights: WeightsKind;
     backend: BackendChoice;
     maxContext?: number;
+    expertBudgetBytes?: number;
   }): Promise<EngineModel>;
 }

@@ -51,12 +51,16 @@ export function residencyLabel(info: Pick<NativeModelInfo, 'backend' | 'weights'
 export function createNativeEngine(): InferenceEngine {
   return {
     probe: probeNativeDevices,
-    async load({ modelDir, packedDir, weights, backend, maxContext }): Promise<EngineModel> {
+    async load({ modelDir, packedDir, weights, backend, maxContext, expertBudgetBytes }): Promise<EngineModel> {
       const probe = probeNativeDevices();
       const kind = pickBackend(backend, probe);
       const dir = weights === 'int4' ? packedDir : modelDir;
       if (!dir) throw new Error(`${modelDir}: int4 weights need the packed folder`);
-      const model = await loadModel({ dir, weights, backend: kind, ...(maxContext !== undefined ? { maxContext } : {}) });
+      const model = await loadModel({
+        dir, weights, backend: kind,
+        ...(maxContext !== undefined ? { maxContext } : {}),
+        ...(expertBudgetBytes !== undefined ? { expertBudget: expertBudgetBytes } : {}),
+      });
       const info = model.info();
       const device = probe.devices[0];
       return {

@@ -11,6 +11,8 @@ export interface RunForm {
   limit: string;
   batch: string;
   maxNewTokens: string;
+  /** GiB of GPU memory for resident experts; empty means as much as fits. */
+  expertBudgetGiB: string;
 }
 
 interface RunsState {
@@ -42,11 +44,20 @@ export function parseCount(label: string, text: string, min: number, max: number
   return n;
 }
 
+/** Parses an optional GiB amount into whole MiB; returns an error message for bad input. */
+export function parseGiBToMiB(label: string, text: string, min: number, max: number): number | undefined | string {
+  const t = text.trim();
+  if (!t) return undefined;
+  const n = Number(t);
+  if (!Number.isFinite(n) || n < min || n > max) return `${label} must be a number of GiB from ${min} to ${max}, or empty for automatic.`;
+  return Math.round(n * 1024);
+}
+
 /** The latest progress of runs this window has not adopted yet (a start reply can lose the race to its events). */
 const early = new Map<string, RunProgress>();
 
 export const useRuns = create<RunsState>((set, get) => ({
-  form: { modelId: '', limit: '', batch: '4', maxNewTokens: '1280' },
+  form: { modelId: '', limit: '', batch: '4', maxNewTokens: '1280', expertBudgetGiB: '' },
   run: null,
   progress: null,
   stream: [],
@@ -62,7 +73,8 @@ export const useRuns = create<RunsState>((set, get) => ({
     const limit = parseCount('Prompts', form.limit, 1, 541);
     const batch = parseCount('Batch size', form.batch, 1, 64);
     const maxNewTokens = parseCount('Max new tokens', form.maxNewTokens, 1, 4096);
-    for (const v of [limit, batch, maxNewTokens]) {
+    const expertBudgetMiB = parseGiBToMiB('GPU expert memory', form.expertBudgetGiB, 0.25, 1024);
+    for (const v of [limit, batch, maxNewTokens, expertBudgetMiB]) {
       if (typeof v === 'string') {
         set({ error: v });
         return;
@@ -74,6 +86,7 @@ export const useRuns = create<RunsState>((set, get) => ({
       ...(typeof limit === 'number' ? { limit } : {}),
       ...(typeof batch === 'number' ? { batch } : {}),
       ...(typeof maxNewTokens === 'number' ? { maxNewTokens } : {}),
+      ...(typeof expertBudgetMiB === 'number' ? { expertBudgetMiB } : {}),
     });
     set(
       r.ok

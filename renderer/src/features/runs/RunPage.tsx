@@ -11,6 +11,7 @@ import { useModels } from '../../stores/models.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
 import { useRuns } from '../../stores/runs.js';
+import { useSystem } from '../../stores/system.js';
 
 export function RunPage() {
   const allModels = useModels((s) => s.models);
@@ -24,6 +25,7 @@ export function RunPage() {
   const busy = useRuns((s) => s.busy);
   const { setForm, start, cancel, resume } = useRuns.getState();
   const go = useNav((s) => s.go);
+  const onCpu = useSystem((s) => s.info?.backend === 'cpu');
   const openResults = useResults((s) => s.open);
 
   useEffect(() => {
@@ -95,6 +97,22 @@ export function RunPage() {
               onValue={(maxNewTokens) => setForm({ maxNewTokens })}
               disabled={running}
               className="field--narrow"
+            />
+          </div>
+          <div className="form__row">
+            <Field
+              label="GPU expert memory (GiB)"
+              inputMode="decimal"
+              placeholder="automatic"
+              value={form.expertBudgetGiB}
+              onValue={(expertBudgetGiB) => setForm({ expertBudgetGiB })}
+              disabled={running || onCpu}
+              className="field--short-input"
+              hint={
+                onCpu
+                  ? 'CUDA only: the CPU backend keeps every expert in host memory.'
+                  : 'Empty: all experts on the GPU when they fit. Less keeps part of them in host memory and copies them in on demand.'
+              }
             />
           </div>
           <div className="form__actions">

@@ -13,6 +13,7 @@ describe('validateRequest', () => {
     ['runs:start', { modelId: 'm', limit: 0 }, 'request.limit must be between 1 and 541'],
     ['runs:start', { modelId: 'm', limit: 2.5 }, 'request.limit must be an integer'],
     ['runs:start', { modelId: 'm', batch: '4' }, 'request.batch must be an integer'],
+    ['runs:start', { modelId: 'm', expertBudgetMiB: 100 }, 'request.expertBudgetMiB must be between 256 and 1048576'],
     ['runs:start', { modelId: 'm', extra: 1 }, 'request.extra is not an allowed field'],
     ['runs:start', null, 'request must be an object'],
     ['runs:responses', { runId: 'r', verdict: 'maybe' }, 'request.verdict must be one of pass, fail'],

@@ -36,6 +36,7 @@ describe('eval-run job', () => {
   let db: Database.Database;
   let generated: string[];
   let loads: (number | undefined)[];
+  let budgets: (number | undefined)[];
   let tokenDelayMs = 0;
   let deps: EvalRunDeps & { client: WorkerClient; workers: ReturnType<typeof inProcessWorkers> };
 
@@ -60,12 +61,14 @@ describe('eval-run job', () => {
     migrate(db);
     generated = [];
     loads = [];
+    budgets = [];
     const workers = inProcessWorkers(() => {
       const engine = createScriptedEngine({ reply, tokenDelayMs });
       return {
         probe: engine.probe,
         load: async (req) => {
           loads.push(req.maxContext);
+          budgets.push(req.expertBudgetBytes);
           const m = await engine.load(req);
           return {
             ...m,
@@ -123,6 +126,20 @@ describe('eval-run job', () => {
     const bigger = await executeEvalRun(deps, 'c3');
     expect(bigger.status).toBe('completed');
     expect(loads).toEqual([expected, Math.ceil((longest + expected) / 256) * 256]);
+  });
+
+  it('records a GPU expert budget in the policy, passes it to the load and reloads when it changes', async () => {
+    const budget = 3 * 2 ** 30;
+    const c1 = await createEvalRun(deps, { runId: 'b1', source, limit: 2, maxNewTokens: 8, expertBudgetBytes: budget, appVersion: '0.1.0', datasetSha256: 'x' });
+    expect(c1.policy.expertBudgetBytes).toBe(budget);
+    await executeEvalRun(deps, 'b1');
+    const c2 = await createEvalRun(deps, { runId: 'b2', source, limit: 2, maxNewTokens: 8, appVersion: '0.1.0', datasetSha256: 'x' });
+    expect(c2.policy.expertBudgetBytes).toBeNull();
+    await executeEvalRun(deps, 'b2');
+    expect(budgets).toEqual([budget, undefined]);
+    await expect(
+      createEvalRun(deps, { runId: 'b3', source, limit: 2, expertBudgetBytes: 0.5, appVersion: '0.1.0', datasetSha256: 'x' }),
+    ).rejects.toThrow(/expert budget bytes must be an integer/);
   });
 
   it('streams the partial text of an in-flight prompt in progress events', async () => {
