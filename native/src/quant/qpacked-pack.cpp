@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -260,39 +261,36 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
           }
         }
       };
+      // Each row is widened to FP32, range-checked for its target format, then written as INT4 + scales or FP16.
+      std::function<void(int64_t, const float *)> emit_row;
       if (s.expert) {
         const size_t qbytes = static_cast<size_t>(rows * (cols / 2));
         const size_t sbytes = static_cast<size_t>(rows * (cols / group) * 2);
         buf.resize(qbytes + sbytes);
         uint8_t * q = reinterpret_cast<uint8_t *>(buf.data());
         uint16_t * sc = reinterpret_cast<uint16_t *>(buf.data() + qbytes);
-        try {
-          pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
-            std::vector<float> row(static_cast<size_t>(cols));
-            for (int64_t r = r0; r < r1; ++r) {
-              to_f32(r, row.data());
-              check_row(row.data(), cols, r, kInt4Max, src_path, e.name);
-              qpacked_quantize_row(row.data(), static_cast<int>(cols), group, q + r * (cols / 2), sc + r * (cols / group));
-            }
-          });
-        } catch (const std::exception & ex) {
-          return fail(ex.what());
-        }
+        emit_row = [=](int64_t r, const float * row) {
+          qpacked_quantize_row(row, static_cast<int>(cols), group, q + r * (cols / 2), sc + r * (cols / group));
+        };
       } else {
         buf.resize(static_cast<size_t>(rows * cols * 2));
         uint16_t * out = reinterpret_cast<uint16_t *>(buf.data());
-        try {
-          pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
-            std::vector<float> row(static_cast<size_t>(cols));
-            for (int64_t r = r0; r < r1; ++r) {
-              to_f32(r, row.data());
-              check_row(row.data(), cols, r, kF16Max, src_path, e.name);
-              for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = fp16_from_f32(row[static_cast<size_t>(c)]);
-            }
-          });
-        } catch (const std::exception & ex) {
-          return fail(ex.what());
-        }
+        emit_row = [=](int64_t r, const float * row) {
+          for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = fp16_from_f32(row[c]);
+        };
+      }
+      const float limit = s.expert ? kInt4Max : kF16Max;
+      try {
+        pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+          std::vector<float> row(static_cast<size_t>(cols));
+          for (int64_t r = r0; r < r1; ++r) {
+            to_f32(r, row.data());
+            check_row(row.data(), cols, r, limit, src_path, e.name);
+            emit_row(r, row.data());
+          }
+        });
+      } catch (const std::exception & ex) {
+        return fail(ex.what());
       }
       if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), fp) != buf.size()) return fail(tmp_path + ": write failed (disk full?)");
       done += e.end - e.begin;
