@@ -606,7 +606,9 @@ int cuda_backend::seq_create(std::string & error) {
     ck(cudaMemcpy(kv_table_ + MAX_SEQUENCES + id, &s.v, sizeof(__half *), cudaMemcpyHostToDevice), "kv table");
   } catch (const std::exception & e) {
     if (s.k != nullptr) arena_.release(s.k);
+    if (s.v != nullptr) arena_.release(s.v);
     s.k = nullptr;
+    s.v = nullptr;
     error = std::string(e.what()) + " (KV cache for a new sequence)";
     return -1;
   }
