@@ -547,6 +547,7 @@ void cuda_backend::ensure_scratch(int tokens) {
   if (tokens <= scratch_tokens_) return;
   tokens = std::max(tokens, scratch_tokens_ * 2);
   tokens = std::min(std::max(tokens, 1), MAX_STEP_TOKENS);
+  scratch_tokens_ = 0;  // if an allocation below throws, the next step reallocates instead of using freed buffers
   const model_config & c = cfg_;
   const size_t T = static_cast<size_t>(tokens), H = c.hidden_size, K = c.num_experts_per_tok;
   for (void * p : {static_cast<void *>(x_), static_cast<void *>(xn_), static_cast<void *>(qkv_),
