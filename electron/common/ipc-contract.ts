@@ -185,6 +185,8 @@ export interface GenerationPolicy {
   readonly greedy: boolean;
   /** Prompts in this run (limit applied). */
   readonly total: number;
+  /** CUDA device memory asked for resident experts; null = as much as fits. */
+  readonly expertBudgetBytes: number | null;
 }
 
 export interface RunSummary {
@@ -230,6 +232,8 @@ export interface RunFigures {
 }
 
 export interface RunDetail extends RunSummary {
+  /** Where the runtime kept the weights, as it reported them (e.g. how many experts per layer were on the GPU). */
+  readonly residency: string;
   readonly policy: GenerationPolicy;
   readonly byInstruction: readonly InstructionTypeRow[];
   readonly figures: RunFigures;

@@ -123,6 +123,7 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await page.getByRole('button', { name: 'View results' }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
     await expect.poll(() => page.getByTestId('acc-prompt-strict').textContent()).toMatch(/\d+\.\d%/);
+    expect(await page.getByTestId('residency').textContent()).toMatch(/^Weights: host memory, \d+ threads/);
     await fullShot(page, path.join(shots, '4-results.png'));
 
     await page.getByRole('button', { name: /^Open response / }).first().click();

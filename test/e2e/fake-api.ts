@@ -319,7 +319,8 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
     const wall = (Date.now() - run.startedAt) / 1000;
     return {
       ...run.summary,
-      policy: { maxNewTokens: run.maxNewTokens, batch: run.batch, greedy: true, total: run.prompts.length },
+      residency: 'host memory, fake engine',
+      policy: { maxNewTokens: run.maxNewTokens, batch: run.batch, greedy: true, total: run.prompts.length, expertBudgetBytes: null },
       byInstruction,
       figures: {
         ttftMs: 42,

@@ -88,7 +88,11 @@ export class RunsService implements RunsApi {
     const cuda = run.backend !== 'CPU';
     return {
       ...this.summary(run),
-      policy: { maxNewTokens: run.policy.maxNewTokens, batch: run.policy.batch, greedy: true, total: run.total },
+      residency: run.residency,
+      policy: {
+        maxNewTokens: run.policy.maxNewTokens, batch: run.policy.batch, greedy: true, total: run.total,
+        expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
+      },
       byInstruction: this.opts.responses.byInstruction(run.id),
       figures: {
         ttftMs: f.meanTtftMs,

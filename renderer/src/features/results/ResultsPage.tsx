@@ -108,9 +108,16 @@ export function ResultsPage() {
             <Stat label="Tokens generated" value={d.figures.generatedTokens.toLocaleString()} />
             <Stat label="Wall time" value={formatDuration(d.figures.wallSeconds)} />
           </div>
+          <p className="muted" data-testid="residency">
+            Weights: {d.residency === 'pending' ? 'not loaded yet' : d.residency}
+          </p>
           <Card
             title="By instruction type"
-            subtitle={`Max new tokens ${d.policy.maxNewTokens}, batch ${d.policy.batch}, ${d.policy.greedy ? 'greedy' : 'sampled'}. Click a bar to filter the responses.`}
+            subtitle={
+              `Max new tokens ${d.policy.maxNewTokens}, batch ${d.policy.batch}, ${d.policy.greedy ? 'greedy' : 'sampled'}` +
+              (d.policy.expertBudgetBytes !== null ? `, GPU expert memory ${formatBytes(d.policy.expertBudgetBytes)}` : '') +
+              '. Click a bar to filter the responses.'
+            }
           >
             {d.byInstruction.length ? (
               <InstructionChart rows={d.byInstruction} onPick={(instructionId) => void setFilters({ instructionId })} />

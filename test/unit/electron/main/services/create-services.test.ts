@@ -78,7 +78,7 @@ describe('createServices (scripted worker)', () => {
   });
 
   it('runs, queries, compares, exports and verifies', async () => {
-    const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 4, batch: 3, maxNewTokens: 64 });
+    const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 4, batch: 3, maxNewTokens: 64, expertBudgetMiB: 512 });
     if (!started.ok) throw new Error(started.error.message);
     expect(started.value).toMatchObject({ total: 4, weights: 'int4', backendLabel: 'loading the model…' });
     expect(await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
@@ -86,7 +86,8 @@ describe('createServices (scripted worker)', () => {
     const runId = started.value.id;
     const detail = await services.api.runs.get({ runId });
     if (!detail.ok) throw new Error(detail.error.message);
-    expect(detail.value).toMatchObject({ status: 'completed', backendLabel: 'CPU backend', done: 4, total: 4, policy: { batch: 3, maxNewTokens: 64, greedy: true }, figures: { peakVramBytes: null } });
+    expect(detail.value).toMatchObject({ status: 'completed', backendLabel: 'CPU backend', done: 4, total: 4, policy: { batch: 3, maxNewTokens: 64, greedy: true, expertBudgetBytes: 512 * 2 ** 20 }, figures: { peakVramBytes: null } });
+    expect(detail.value.residency).toBe('host'); // as the (scripted) engine reported it
     expect(detail.value.accuracies).not.toBeNull();
     expect(detail.value.byInstruction.reduce((n, r) => n + r.count, 0)).toBeGreaterThan(0);
     const progress = events.filter((e) => e.name === 'runs:onDidProgress').map((e) => e.payload as EventMap['runs:onDidProgress']);
