@@ -241,6 +241,7 @@ class cuda_backend final : public backend {
  public:
   cuda_backend() = default;
   ~cuda_backend() override {
+    cudaSetDevice(device_);
     if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
     engine_.reset();
     cache_.reset();
@@ -258,7 +259,7 @@ class cuda_backend final : public backend {
   int seq_create(std::string & error) override;
   void seq_free(int seq_id) override;
   int seq_length(int seq_id) const override {
-    return seq_id >= 0 && seq_id < static_cast<int>(seqs_.size()) && seqs_[seq_id].used ? seqs_[seq_id].length : 0;
+    return seq_id >= 0 && seq_id < static_cast<int>(seqs_.size()) && seqs_[seq_id].used ? seqs_[seq_id].length : -1;
   }
   bool forward(const std::vector<batch_entry> & batch, bool all_positions, std::vector<std::vector<float>> & logits,
                std::string & error) override;
@@ -286,6 +287,9 @@ class cuda_backend final : public backend {
   void layer_moe_partial(int li, int n_tokens);
 
   model_config cfg_;
+  // The CUDA current device is per host thread, and the runtime calls in from Node's worker threads: every entry
+  // point selects it again.
+  int device_ = 0;
   int qkv_w_ = 0;
   int group_ = 0;
   int max_ctx_ = 0;
@@ -380,6 +384,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
   use_graphs_ = o.cuda_graphs && !(env_graphs != nullptr && std::strcmp(env_graphs, "0") == 0);
   try {
     ck(cudaSetDevice(o.device), "select device");
+    device_ = o.device;
     ck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
     cudaDeviceProp prop{};
     ck(cudaGetDeviceProperties(&prop, o.device), "read device properties");
@@ -583,6 +588,7 @@ void cuda_backend::ensure_scratch(int tokens) {
 }
 
 int cuda_backend::seq_create(std::string & error) {
+  cudaSetDevice(device_);
   int id = -1;
   for (size_t i = 0; i < seqs_.size(); ++i) {
     if (!seqs_[i].used) {
@@ -620,6 +626,7 @@ int cuda_backend::seq_create(std::string & error) {
 
 void cuda_backend::seq_free(int seq_id) {
   if (seq_id < 0 || seq_id >= static_cast<int>(seqs_.size()) || !seqs_[seq_id].used) return;
+  cudaSetDevice(device_);
   cudaStreamSynchronize(stream_);
   seq_state & s = seqs_[static_cast<size_t>(seq_id)];
   arena_.release(s.k);
@@ -865,6 +872,7 @@ void cuda_backend::step(int n, int n_out) {
 
 bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_positions,
                        std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error) {
+  cudaSetDevice(device_);
   const model_config & c = cfg_;
   std::vector<char> listed(seqs_.size(), 0);
   for (const batch_entry & b : batch) {
