@@ -58,16 +58,23 @@ export interface EvalRunHooks {
 
 const loadedBy = new WeakMap<RuntimeClient, { key: string; info: LoadedModelInfo }>();
 
+/** How a run wants its model loaded. */
+export interface LoadChoices {
+  readonly backend?: 'auto' | 'cpu' | 'cuda';
+  /** KV room per sequence in tokens; the model's full context when omitted. */
+  readonly maxContext?: number;
+  /** CUDA device memory for resident experts; null or omitted = the backend's default. */
+  readonly expertBudgetBytes?: number | null;
+}
+
 /**
- * Loads the run's model unless this worker process already has it with at least `maxContext` tokens of KV room
- * per sequence (the model's full context when omitted).
+ * Loads the run's model unless this worker process already has it with the same backend and expert budget and at
+ * least `maxContext` tokens of KV room per sequence.
  */
 export async function ensureModelLoaded(
   runtime: RuntimeClient,
   m: { modelDir: string; packedDir: string | null; weights: 'int4' | 'bf16' },
-  backend: 'auto' | 'cpu' | 'cuda' = 'auto',
-  maxContext?: number,
-  expertBudgetBytes?: number | null,
+  { backend = 'auto', maxContext, expertBudgetBytes }: LoadChoices = {},
 ): Promise<Result<LoadedModelInfo>> {
   const cached = loadedBy.get(runtime);
   const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}|${expertBudgetBytes ?? 'auto'}`;
@@ -198,7 +205,11 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   } catch (e) {
     return fail(`reading the model's tokenizer failed: ${(e as Error).message}`);
   }
-  const loaded = await ensureModelLoaded(runtime, run, run.policy.requestedBackend ?? 'auto', maxContext, run.policy.expertBudgetBytes);
+  const loaded = await ensureModelLoaded(runtime, run, {
+    backend: run.policy.requestedBackend ?? 'auto',
+    maxContext,
+    expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
+  });
   if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
   if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend || loaded.value.residency !== run.residency) {
     runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);
