@@ -228,14 +228,15 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     pool_.parallel_for(static_cast<int64_t>(QD) + 2 * KD, [&](int64_t r0, int64_t r1) {
       for (int64_t ib = r0; ib < r1; ib += 4) {
         const int64_t ie = std::min(r1, ib + 4);
-        for (int t = 0; t < T; ++t) {
+        for (int t = 0; t < T; t += 4) {
+          const int nt = std::min(4, T - t);
           const float * xt = h.data() + static_cast<int64_t>(t) * H;
           for (int64_t idx = ib; idx < ie; ++idx) {
             const tensor_view * wt = idx < QD ? L.q_proj : (idx < QD + KD ? L.k_proj : L.v_proj);
             float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
             const int width = idx < QD ? QD : KD;
             const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
-            dst[static_cast<int64_t>(t) * width + r] = cpu_row_dot(*wt, r, xt);
+            cpu_row_dot_n(*wt, r, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
           }
         }
       }
@@ -354,13 +355,11 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         const int64_t r = up ? rem - I : rem;
         const size_t e = static_cast<size_t>(active[a]);
         const int n = static_cast<int>(by_expert[e].size());
-        float * dst = up ? ue.data() : ge.data();
-        for (int t = 0; t < n; ++t) {
-          const int64_t row = first_row[a] + t;
-          const float * xr = xe.data() + row * H;
-          dst[row * I + r] = int4 ? cpu_row_dot_q4(up ? *L.expert_up[e] : *L.expert_gate[e], up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr)
-                                  : cpu_row_dot(up ? *L.expert_up[e] : *L.expert_gate[e], r, xr);
-        }
+        float * dst = (up ? ue.data() : ge.data()) + first_row[a] * I + r;
+        const float * xr = xe.data() + first_row[a] * H;
+        const tensor_view & w = up ? *L.expert_up[e] : *L.expert_gate[e];
+        if (int4) cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
+        else cpu_row_dot_n(w, r, xr, H, n, dst, I);
       }
     }, 16);
     for (size_t i = 0; i < ge.size(); ++i) {
@@ -373,11 +372,10 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         const int64_t r = idx % H;
         const size_t e = static_cast<size_t>(active[a]);
         const int n = static_cast<int>(by_expert[e].size());
-        for (int t = 0; t < n; ++t) {
-          const int64_t row = first_row[a] + t;
-          const float * gr = ge.data() + row * I;
-          de[row * H + r] = int4 ? cpu_row_dot_q4(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr) : cpu_row_dot(*L.expert_down[e], r, gr);
-        }
+        const float * gr = ge.data() + first_row[a] * I;
+        float * dst = de.data() + first_row[a] * H + r;
+        if (int4) cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
+        else cpu_row_dot_n(*L.expert_down[e], r, gr, I, n, dst, H);
       }
     }, 16);
     for (size_t a = 0; a < active.size(); ++a) {

@@ -42,6 +42,9 @@ bool g_simd = false;
 #endif
 
 // One element type per lane loader: `one` widens a single element, `eight` (AVX2) widens eight at once.
+template <class L>
+float dot(const typename L::elem * w, const float * x, int n);
+
 struct f32_lanes {
   using elem = float;
   static float one(float v) { return v; }
@@ -131,7 +134,66 @@ RT_AVX2 float avx2_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int
   }
   return hsum(total);
 }
+
+// Four activation rows against one weight row. Each token keeps exactly avx2_dot's accumulation order, so the
+// results equal four separate dots bit for bit; the weight lanes are loaded and widened once instead of four times.
+template <class L>
+RT_AVX2 void avx2_dot_x4(const typename L::elem * w, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
+  __m256 a0[4], a1[4];
+  for (int t = 0; t < 4; ++t) a0[t] = a1[t] = _mm256_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 w0 = L::eight(w + i), w1 = L::eight(w + i + 8);
+    for (int t = 0; t < 4; ++t) {
+      a0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + t * ldx + i), a0[t]);
+      a1[t] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + t * ldx + i + 8), a1[t]);
+    }
+  }
+  for (int t = 0; t < 4; ++t) {
+    float s = hsum(_mm256_add_ps(a0[t], a1[t]));
+    for (int j = i; j < n; ++j) s += L::one(w[j]) * x[t * ldx + j];
+    y[t * ldy] = s;
+  }
+}
+
+// The INT4 counterpart of avx2_dot_x4: nibbles unpacked once per four tokens, avx2_dot_q4's order per token.
+RT_AVX2 void avx2_dot_q4_x4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x, int64_t ldx,
+                            float * y, int64_t ldy) {
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  const __m128i eight = _mm_set1_epi8(8);
+  __m256 total[4];
+  for (int t = 0; t < 4; ++t) total[t] = _mm256_setzero_ps();
+  for (int g0 = 0; g0 < n; g0 += group) {
+    __m256 acc[4];
+    for (int t = 0; t < 4; ++t) acc[t] = _mm256_setzero_ps();
+    for (int c = g0; c < g0 + group; c += 16) {
+      __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + c / 2));
+      __m128i lo = _mm_and_si128(bytes, mask);
+      __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
+      __m128i vals = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);
+      const __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(vals));
+      const __m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(vals, 8)));
+      for (int t = 0; t < 4; ++t) {
+        acc[t] = _mm256_fmadd_ps(v0, _mm256_loadu_ps(x + t * ldx + c), acc[t]);
+        acc[t] = _mm256_fmadd_ps(v1, _mm256_loadu_ps(x + t * ldx + c + 8), acc[t]);
+      }
+    }
+    const __m256 scale = _mm256_set1_ps(_cvtsh_ss(scales[g0 / group]));
+    for (int t = 0; t < 4; ++t) total[t] = _mm256_fmadd_ps(acc[t], scale, total[t]);
+  }
+  for (int t = 0; t < 4; ++t) y[t * ldy] = hsum(total[t]);
+}
 #endif
+
+template <class L>
+void dot_n(const typename L::elem * w, const float * x, int64_t ldx, int n_in, int n, float * y, int64_t ldy) {
+  int t = 0;
+#ifdef RT_X86_SIMD
+  if (g_simd)
+    for (; t + 4 <= n; t += 4) avx2_dot_x4<L>(w, x + t * ldx, ldx, n_in, y + t * ldy, ldy);
+#endif
+  for (; t < n; ++t) y[t * ldy] = dot<L>(w, x + t * ldx, n_in);
+}
 
 template <class L>
 float dot(const typename L::elem * w, const float * x, int n) {
@@ -196,6 +258,29 @@ float cpu_row_dot(const tensor_view & w, int64_t r, const float * x) {
   }
 }
 
+void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
+  const int in = static_cast<int>(w.shape[1]);
+  switch (w.type) {
+    case dtype::bf16: return dot_n<bf16_lanes>(static_cast<const uint16_t *>(w.data) + r * in, x, ldx, in, n, y, ldy);
+    case dtype::f16: return dot_n<f16_lanes>(static_cast<const uint16_t *>(w.data) + r * in, x, ldx, in, n, y, ldy);
+    default: return dot_n<f32_lanes>(static_cast<const float *>(w.data) + r * in, x, ldx, in, n, y, ldy);
+  }
+}
+
+void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,
+                      float * y, int64_t ldy) {
+  int t = 0;
+#ifdef RT_X86_SIMD
+  if (g_simd && group % 16 == 0) {
+    const int in = static_cast<int>(q.shape[1] * 2);
+    const uint8_t * qr = static_cast<const uint8_t *>(q.data) + r * (in / 2);
+    const uint16_t * sr = static_cast<const uint16_t *>(scales.data) + r * (in / group);
+    for (; t + 4 <= n; t += 4) avx2_dot_q4_x4(qr, sr, in, group, x + t * ldx, ldx, y + t * ldy, ldy);
+  }
+#endif
+  for (; t < n; ++t) y[t * ldy] = cpu_row_dot_q4(q, scales, group, r, x + t * ldx);
+}
+
 float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x) {
   const int in = static_cast<int>(q.shape[1] * 2);
   return cpu_dot_q4(static_cast<const uint8_t *>(q.data) + r * (in / 2), static_cast<const uint16_t *>(scales.data) + r * (in / group),
@@ -205,14 +290,17 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
 void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool) {
   const int64_t out = w.shape[0];
   const int64_t in = w.shape[1];
-  // Blocks of kRowBlock rows share each token's activations while they are in L1; every (t, r) result is still
-  // one cpu_row_dot, so the arithmetic does not depend on the batch.
+  // Blocks of kRowBlock rows x kTokenBlock tokens keep both in L1; every (t, r) result still has cpu_row_dot's exact
+  // arithmetic (cpu_row_dot_n), so it does not depend on the batch.
   constexpr int64_t kRowBlock = 4;
+  constexpr int kTokenBlock = 4;
   pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
     for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
       const int64_t re = std::min(r1, rb + kRowBlock);
-      for (int t = 0; t < tokens; ++t)
-        for (int64_t r = rb; r < re; ++r) y[t * out + r] = cpu_row_dot(w, r, x + t * in);
+      for (int t = 0; t < tokens; t += kTokenBlock) {
+        const int nt = std::min(kTokenBlock, tokens - t);
+        for (int64_t r = rb; r < re; ++r) cpu_row_dot_n(w, r, x + t * in, in, nt, y + t * out + r, out);
+      }
     }
   }, 16);
 }
@@ -222,11 +310,14 @@ void cpu_matmul_q4(const tensor_view & q, const tensor_view & scales, int group,
   const int64_t out = q.shape[0];
   const int64_t in = q.shape[1] * 2;
   constexpr int64_t kRowBlock = 8;
+  constexpr int kTokenBlock = 4;
   pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
     for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
       const int64_t re = std::min(r1, rb + kRowBlock);
-      for (int t = 0; t < tokens; ++t)
-        for (int64_t r = rb; r < re; ++r) y[t * out + r] = cpu_row_dot_q4(q, scales, group, r, x + t * in);
+      for (int t = 0; t < tokens; t += kTokenBlock) {
+        const int nt = std::min(kTokenBlock, tokens - t);
+        for (int64_t r = rb; r < re; ++r) cpu_row_dot_q4_n(q, scales, group, r, x + t * in, in, nt, y + t * out + r, out);
+      }
     }
   }, 16);
 }

@@ -24,6 +24,15 @@ float cpu_row_dot(const tensor_view & w, int64_t r, const float * x);
 /** The same for row r of a qpacked matrix (q [out, in/2] U8, scales [out, in/group] F16). */
 float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x);
 
+/**
+ * y[t * ldy] = W[r] . x[t * ldx ..] for t < n: the same values, bit for bit, as n calls of cpu_row_dot, but each
+ * group of four tokens shares one pass over the weight row (prefill and batched decode).
+ */
+void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
+/** The same for row r of a qpacked matrix; equal to n calls of cpu_row_dot_q4. */
+void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,
+                      float * y, int64_t ldy);
+
 /** Converts row `row` of a float tensor (BF16/F16/F32, shape [rows, n]) to float32. */
 void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out);
 

@@ -1,0 +1,89 @@
+// cpu_row_dot_n / cpu_row_dot_q4_n (four tokens per pass over a weight row) must equal n separate row dots bit for
+// bit, for every weight format, token count (full groups of four and remainders), odd widths with a scalar tail, and
+// both the AVX2 and the scalar path: the CPU backend's batch invariance rests on it.
+#include <cstring>
+#include <vector>
+
+#include "cpu/cpu-kernels.h"
+#include "quant/qpacked.h"
+#include "test-helpers.h"
+
+using namespace rt;
+
+namespace {
+
+tensor_view view(dtype type, int64_t rows, int64_t cols, const void * data, size_t elem) {
+  tensor_view t;
+  t.name = "w";
+  t.type = type;
+  t.shape = {rows, cols};
+  t.data = data;
+  t.nbytes = static_cast<size_t>(rows * cols) * elem;
+  return t;
+}
+
+int bits_differ(float a, float b) { return std::memcmp(&a, &b, sizeof a) != 0; }
+
+}  // namespace
+
+int main() {
+  test_util::rng rng(11);
+  const int rows = 3;
+  for (int cols : {64, 70, 8}) {  // 70 and 8 leave a scalar tail after the 16-wide steps
+    std::vector<float> wf(static_cast<size_t>(rows * cols));
+    for (float & v : wf) v = rng.uniform();
+    std::vector<uint16_t> wb(wf.size()), wh(wf.size());
+    for (size_t i = 0; i < wf.size(); ++i) {
+      wb[i] = test_util::bf16_from_f32(wf[i]);
+      wh[i] = fp16_from_f32(wf[i]);
+    }
+    const tensor_view dense[] = {view(dtype::f32, rows, cols, wf.data(), 4), view(dtype::bf16, rows, cols, wb.data(), 2),
+                                 view(dtype::f16, rows, cols, wh.data(), 2)};
+    for (bool simd : {true, false}) {
+      cpu_kernels_set_simd(simd);
+      for (int n : {1, 3, 4, 5, 8, 9}) {
+        const int64_t ldx = cols + 3, ldy = 2;
+        std::vector<float> x(static_cast<size_t>(n * ldx));
+        for (float & v : x) v = rng.uniform();
+        for (const tensor_view & w : dense) {
+          for (int64_t r = 0; r < rows; ++r) {
+            std::vector<float> y(static_cast<size_t>(n * ldy), -1.0f);
+            cpu_row_dot_n(w, r, x.data(), ldx, n, y.data(), ldy);
+            int bad = 0;
+            for (int t = 0; t < n; ++t) bad += bits_differ(y[static_cast<size_t>(t * ldy)], cpu_row_dot(w, r, x.data() + t * ldx));
+            CHECK(bad == 0, "dtype %d cols %d n %d row %lld simd %d: %d tokens differ", static_cast<int>(w.type), cols,
+                  n, static_cast<long long>(r), simd, bad);
+          }
+        }
+      }
+    }
+  }
+
+  for (int group : {16, 32, 8}) {  // 8: the AVX2 INT4 kernel needs groups of 16, so this exercises the scalar fallback
+    const int cols = 64;
+    std::vector<float> wf(static_cast<size_t>(rows * cols));
+    for (float & v : wf) v = rng.uniform();
+    std::vector<uint8_t> q(static_cast<size_t>(rows * cols / 2));
+    std::vector<uint16_t> sc(static_cast<size_t>(rows * cols / group));
+    for (int r = 0; r < rows; ++r) qpacked_quantize_row(wf.data() + r * cols, cols, group, q.data() + r * cols / 2, sc.data() + r * cols / group);
+    const tensor_view qv = view(dtype::u8, rows, cols / 2, q.data(), 1);
+    const tensor_view sv = view(dtype::f16, rows, cols / group, sc.data(), 2);
+    for (bool simd : {true, false}) {
+      cpu_kernels_set_simd(simd);
+      for (int n : {1, 4, 6, 9}) {
+        const int64_t ldx = cols + 5, ldy = 3;
+        std::vector<float> x(static_cast<size_t>(n * ldx));
+        for (float & v : x) v = rng.uniform();
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<float> y(static_cast<size_t>(n * ldy), -1.0f);
+          cpu_row_dot_q4_n(qv, sv, group, r, x.data(), ldx, n, y.data(), ldy);
+          int bad = 0;
+          for (int t = 0; t < n; ++t) bad += bits_differ(y[static_cast<size_t>(t * ldy)], cpu_row_dot_q4(qv, sv, group, r, x.data() + t * ldx));
+          CHECK(bad == 0, "int4 group %d n %d row %lld simd %d: %d tokens differ", group, n, static_cast<long long>(r), simd, bad);
+        }
+      }
+    }
+  }
+  cpu_kernels_set_simd(true);
+  return test_util::finish("test-cpu-kernels");
+}
