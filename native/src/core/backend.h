@@ -34,8 +34,11 @@ struct batch_entry {
 
 /** Counters a backend accumulates between `counters_reset` calls; fields that do not apply stay 0. */
 struct backend_counters {
-  uint64_t expert_hits = 0;      // routed expert uses served from fast memory (CPU: every use)
-  uint64_t expert_misses = 0;    // routed expert uses that needed a transfer/upload
+  // Expert counts have two grains: the CPU and full residency count every routed (token, expert) use as a hit;
+  // partial residency counts per layer step, once for each distinct expert it needs (a hit when that expert's GPU
+  // copy is already there, a miss when it must be copied in), since that is what the cache decides on.
+  uint64_t expert_hits = 0;
+  uint64_t expert_misses = 0;
   uint64_t h2d_bytes = 0;        // host-to-device bytes copied
   uint64_t d2h_bytes = 0;        // device-to-host bytes copied
   uint64_t peak_memory_bytes = 0;  // CPU: peak KV + scratch bytes; CUDA: peak device bytes
