@@ -55,11 +55,33 @@ export interface SystemInfo {
   readonly hubUrl: string;
   readonly appVersion: string;
   readonly assets: readonly AssetStatus[];
+  /** True in the desktop app, where `pickPath` opens the system's file dialog; false in a browser (paths are typed). */
+  readonly nativeDialogs: boolean;
+}
+
+export interface FileFilter {
+  readonly name: string;
+  /** Extensions without the dot, e.g. ['jsonl']. */
+  readonly extensions: readonly string[];
+}
+
+export interface PickPathRequest {
+  readonly kind: 'file' | 'folder';
+  /** The dialog's title, e.g. "IFEval input_data.jsonl". */
+  readonly title: string;
+  readonly filters?: readonly FileFilter[];
+}
+
+export interface PickPathResult {
+  /** The chosen absolute path, or null when the dialog was cancelled. */
+  readonly path: string | null;
 }
 
 export interface SystemApi {
   /** Probes the devices (through the runtime worker) and the data dir. */
   check(): Promise<Result<SystemInfo>>;
+  /** Opens the system's open-file or open-folder dialog (desktop app only; see SystemInfo.nativeDialogs). */
+  pickPath(req: PickPathRequest): Promise<Result<PickPathResult>>;
 }
 
 //#endregion

@@ -123,6 +123,13 @@ type Schemas = { readonly [C in Channel]: Schema<RequestOf<C>> };
 /** The schema of each channel's request payload. */
 export const REQUEST_SCHEMAS = {
   'system:check': none,
+  'system:pickPath': object({
+    kind: oneOf('file', 'folder'),
+    title: str({ min: 1, max: 200 }),
+    filters: optional(
+      arrayOf(object({ name: str({ min: 1, max: 100 }), extensions: arrayOf(str({ min: 1, max: 20, pattern: /^(\*|\w+)$/ }), 20) }), 10),
+    ),
+  }),
   'models:list': none,
   'models:prepare': object({
     repo,

@@ -5,7 +5,9 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { app, BrowserWindow, ipcMain, session, shell, utilityProcess } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, session, shell, utilityProcess } from 'electron';
+
+import type { PickPathRequest } from '../common/ipc-contract.js';
 
 import { defaultDataDir } from './data-dir.js';
 import { createAppApi, type AppApi } from './ipc/create-app-api.js';
@@ -40,6 +42,18 @@ function hardenSession(): void {
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   session.defaultSession.setPermissionCheckHandler(() => false);
+}
+
+/** The system's open dialog, attached to the focused window; null when cancelled. */
+async function pickPath(req: PickPathRequest): Promise<string | null> {
+  const options: Electron.OpenDialogOptions = {
+    title: req.title,
+    properties: [req.kind === 'folder' ? 'openDirectory' : 'openFile'],
+    filters: (req.filters ?? []).map((f) => ({ name: f.name, extensions: [...f.extensions] })),
+  };
+  const owner = BrowserWindow.getFocusedWindow();
+  const r = owner ? await dialog.showOpenDialog(owner, options) : await dialog.showOpenDialog(options);
+  return r.canceled ? null : (r.filePaths[0] ?? null);
 }
 
 function createWindow(): BrowserWindow {
@@ -98,6 +112,7 @@ void app.whenReady().then(async () => {
     spawner: utilityProcessSpawner(utilityProcess, workerEntry),
     emit,
     appVersion: app.getVersion(),
+    pickPath,
   });
   registerIpc(ipcMain, appApi.api, isOwnRenderer);
   createWindow();

@@ -85,6 +85,8 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await fullShot(page, path.join(shots, '1-system.png'));
 
     await page.getByRole('button', { name: 'Models' }).click();
+    // A browser has no native file dialog: the paths are typed and no Browse button is offered.
+    expect(await page.getByRole('button', { name: /^Browse for/ }).count()).toBe(0);
     await page.getByLabel('Repository').fill(REPO);
     await page.getByLabel('Revision').fill('main');
     await page.getByRole('button', { name: 'Prepare', exact: true }).click();

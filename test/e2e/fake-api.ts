@@ -47,6 +47,8 @@ export interface FakeApiOptions {
   readonly dataDir?: string;
   /** Milliseconds between simulated steps. */
   readonly tickMs?: number;
+  /** Stands in for the desktop file dialog: the path it "chooses" per dialog title (no dialogs when omitted). */
+  readonly pickPaths?: Readonly<Record<string, string>>;
 }
 
 // Deterministic "verdicts": a response passes an instruction unless key * (index + 1) is divisible by 3.
@@ -107,7 +109,10 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           hubUrl: 'http://127.0.0.1/fake-hub',
           appVersion: '0.1.0',
           assets: [...assets.values()],
+          nativeDialogs: opts.pickPaths !== undefined,
         }),
+      pickPath: async (req) =>
+        opts.pickPaths ? ok({ path: opts.pickPaths[req.title] ?? null }) : err('BAD_INPUT', 'no file dialogs in this fake'),
     },
     models: {
       list: async () => ok(models),

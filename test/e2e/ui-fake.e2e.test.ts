@@ -26,7 +26,12 @@ describe('renderer over horizon serve (fake services)', () => {
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    const fake = createFakeApi({ sharedDir: shared, tickMs: 30 });
+    // As in the desktop app, the Punkt folder comes from the (stand-in) file dialog; the IFEval file is typed.
+    const fake = createFakeApi({
+      sharedDir: shared,
+      tickMs: 30,
+      pickPaths: { 'Punkt English parameters folder': path.join(shared, 'nltk', 'punkt_english') },
+    });
     server = await startServeServer({ api: fake.api, staticDir });
     fake.setEmit(server.emit);
     browser = await launchBrowser();
@@ -53,7 +58,8 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByLabel('Import IFEval input data from').fill(path.join(shared, 'ifeval', 'input_data.jsonl'));
     await page.getByTestId('import-ifeval').getByRole('button', { name: 'Import' }).click();
     await expect.poll(() => page.getByTestId('import-ifeval').textContent()).toContain('541 prompts');
-    await page.getByLabel('Import Punkt English from').fill(path.join(shared, 'nltk', 'punkt_english'));
+    await page.getByRole('button', { name: 'Browse for Punkt English' }).click();
+    await expect.poll(() => page.getByLabel('Import Punkt English from').inputValue()).toBe(path.join(shared, 'nltk', 'punkt_english'));
     await page.getByLabel('Import Punkt English from').press('Enter');
     await expect.poll(() => page.getByTestId('import-punkt').textContent()).toContain('Imported');
     await fullShot(page, path.join(shots, '2-models.png'));

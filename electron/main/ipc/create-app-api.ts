@@ -1,5 +1,5 @@
 import type { Api, EmitEvent } from '../../common/ipc-contract.js';
-import { createServices } from '../services/create-services.js';
+import { createServices, type ServicesOptions } from '../services/create-services.js';
 import type { WorkerSpawner } from '../worker-client.js';
 
 export const DEFAULT_HUB_URL = 'https://huggingface.co';
@@ -12,6 +12,8 @@ export interface AppApiOptions {
   /** Where services publish events (IPC fan-out in Electron, the WebSocket in `horizon serve`). */
   readonly emit: EmitEvent;
   readonly appVersion: string;
+  /** The desktop shell's native file dialog; `horizon serve` has none and the UI asks for typed paths. */
+  readonly pickPath?: ServicesOptions['pickPath'];
 }
 
 export interface AppApi {
@@ -28,6 +30,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     spawner: opts.spawner,
     emit: opts.emit,
     appVersion: opts.appVersion,
+    ...(opts.pickPath ? { pickPath: opts.pickPath } : {}),
   });
   return { api: services.api, dispose: () => services.dispose() };
 }

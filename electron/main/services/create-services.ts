@@ -12,7 +12,7 @@ import type { WorkerSpawner } from '../worker-client.js';
 import { ExportService } from './export-service.js';
 import { ModelsService } from './models-service.js';
 import { RunsService } from './runs-service.js';
-import { SystemService } from './system-service.js';
+import { SystemService, type SystemServiceOptions } from './system-service.js';
 
 export interface ServicesOptions {
   readonly dataDir: string;
@@ -24,6 +24,8 @@ export interface ServicesOptions {
   readonly databaseFile?: string;
   /** Where eval assets are imported from when the data dir lacks them (default `<repo>/../shared`). */
   readonly sharedAssetsDir?: string;
+  /** The desktop shell's native file dialog (absent in `horizon serve`). */
+  readonly pickPath?: SystemServiceOptions['pickPath'];
 }
 
 export interface Services {
@@ -60,7 +62,10 @@ export function createServices(opts: ServicesOptions): Services {
     inputs: getInputs,
   });
   const api: Api = {
-    system: new SystemService({ worker, dataDir: opts.dataDir, hubUrl: opts.hubUrl, appVersion: opts.appVersion }),
+    system: new SystemService({
+      worker, dataDir: opts.dataDir, hubUrl: opts.hubUrl, appVersion: opts.appVersion,
+      ...(opts.pickPath ? { pickPath: opts.pickPath } : {}),
+    }),
     models: new ModelsService({ dataDir: opts.dataDir, hubUrl: opts.hubUrl, emit: opts.emit }),
     runs,
     export: new ExportService({ runs: runRepo, responses: responseRepo, dataDir: opts.dataDir, inputs: getInputs }),

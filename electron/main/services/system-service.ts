@@ -1,7 +1,7 @@
 import os from 'node:os';
 
-import type { AssetStatus, SystemApi, SystemInfo } from '../../common/ipc-contract.js';
-import type { Result } from '../../common/result.js';
+import type { AssetStatus, PickPathRequest, PickPathResult, SystemApi, SystemInfo } from '../../common/ipc-contract.js';
+import { err, ok, type Result } from '../../common/result.js';
 import { evalAssetsStatus } from '../prep/eval-assets.js';
 import type { WorkerClient } from '../worker-client.js';
 import { toResult } from './service-result.js';
@@ -11,6 +11,8 @@ export interface SystemServiceOptions {
   readonly dataDir: string;
   readonly hubUrl: string;
   readonly appVersion: string;
+  /** Opens a native file dialog (the Electron shell provides it); absent in `horizon serve` and tests. */
+  readonly pickPath?: (req: PickPathRequest) => Promise<string | null>;
 }
 
 /** Device probe (through the runtime worker), host facts and the eval assets' state. */
@@ -61,7 +63,17 @@ export class SystemService implements SystemApi {
         hubUrl: this.opts.hubUrl,
         appVersion: this.opts.appVersion,
         assets: assetRows,
+        nativeDialogs: this.opts.pickPath !== undefined,
       };
     });
+  }
+
+  async pickPath(req: PickPathRequest): Promise<Result<PickPathResult>> {
+    if (!this.opts.pickPath) return err('BAD_INPUT', 'file dialogs exist only in the desktop app; type the path instead');
+    try {
+      return ok({ path: await this.opts.pickPath(req) });
+    } catch (e) {
+      return err('INTERNAL', `file dialog failed: ${(e as Error).message}`);
+    }
   }
 }

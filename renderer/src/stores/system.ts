@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-import type { AssetKind, AssetStatus, SystemInfo } from '../../../electron/common/ipc-contract.js';
+import type { AssetKind, AssetStatus, PickPathRequest, SystemInfo } from '../../../electron/common/ipc-contract.js';
 import { call } from '../api.js';
 
 interface SystemState {
@@ -10,6 +10,8 @@ interface SystemState {
   refresh(): Promise<void>;
   /** Records an asset's state as a service just reported it (an import), ahead of the next full check. */
   applyAsset(status: AssetStatus): void;
+  /** The desktop app's file dialog: the chosen path, or null when cancelled or unavailable (then `error` says why). */
+  pickPath(req: PickPathRequest): Promise<string | null>;
 }
 
 /**
@@ -45,6 +47,14 @@ export const useSystem = create<SystemState>((set, get) => ({
     }
     const newer = [...applied.values()].filter((a) => a.at > mine).map((a) => a.status);
     set({ info: withAssets(r.value, newer), loading: false });
+  },
+  pickPath: async (req) => {
+    const r = await call('system:pickPath', req);
+    if (!r.ok) {
+      set({ error: r.error.message });
+      return null;
+    }
+    return r.value.path;
   },
   applyAsset: (status) => {
     applied.set(status.kind, { status, at: ++tick });

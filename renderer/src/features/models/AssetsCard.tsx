@@ -1,4 +1,4 @@
-import type { AssetKind, AssetStatus } from '../../../../electron/common/ipc-contract.js';
+import type { AssetKind, AssetStatus, PickPathRequest } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { Notice } from '../../components/Notice.js';
@@ -6,9 +6,19 @@ import { useModels } from '../../stores/models.js';
 import { useSystem } from '../../stores/system.js';
 import { StepProgress } from './StepProgress.js';
 
-const KINDS: readonly { kind: AssetKind; label: string; hint: string }[] = [
-  { kind: 'ifeval', label: 'IFEval input data', hint: 'Path to input_data.jsonl (541 prompts).' },
-  { kind: 'punkt', label: 'Punkt English', hint: 'Path to a punkt_english folder or the punkt_tab zip.' },
+const KINDS: readonly { kind: AssetKind; label: string; hint: string; pick: PickPathRequest }[] = [
+  {
+    kind: 'ifeval',
+    label: 'IFEval input data',
+    hint: 'Path to input_data.jsonl (541 prompts).',
+    pick: { kind: 'file', title: 'IFEval input_data.jsonl', filters: [{ name: 'JSON Lines', extensions: ['jsonl'] }] },
+  },
+  {
+    kind: 'punkt',
+    label: 'Punkt English',
+    hint: 'Path to a punkt_english folder or the punkt_tab zip.',
+    pick: { kind: 'folder', title: 'Punkt English parameters folder' },
+  },
 ];
 
 const NO_ASSETS: readonly AssetStatus[] = [];
@@ -21,6 +31,8 @@ export function AssetsCard() {
   const setPath = useModels((s) => s.setImportPath);
   const importAsset = useModels((s) => s.importAsset);
   const download = useModels((s) => s.downloadAssets);
+  const nativeDialogs = useSystem((s) => s.info?.nativeDialogs ?? false);
+  const pickPath = useSystem((s) => s.pickPath);
 
   return (
     <Card
@@ -36,7 +48,7 @@ export function AssetsCard() {
       {job ? <StepProgress label="Assets" progress={job.steps.assets} /> : null}
       {job?.error ? <Notice tone="error">{job.error}</Notice> : null}
       <div className="asset-list">
-        {KINDS.map(({ kind, label, hint }) => {
+        {KINDS.map(({ kind, label, hint, pick }) => {
           const status = assets.find((a) => a.kind === kind);
           const msg = messages[kind];
           return (
@@ -64,6 +76,22 @@ export function AssetsCard() {
                   className="field--mono field--grow"
                   hint={hint}
                   spellCheck={false}
+                  trailing={
+                    nativeDialogs ? (
+                      <button
+                        type="button"
+                        className="btn"
+                        aria-label={`Browse for ${label}`}
+                        onClick={() =>
+                          void pickPath(pick).then((p) => {
+                            if (p) setPath(kind, p);
+                          })
+                        }
+                      >
+                        Browse…
+                      </button>
+                    ) : null
+                  }
                 />
                 <button type="submit" className="btn">
                   Import

@@ -59,7 +59,7 @@ describe('dispatchRequest', () => {
       expect(typeof (api[service] as unknown as Record<string, unknown>)[method], channel).toBe('function');
     }
     const calls: string[] = [];
-    const system = { check: async () => (calls.push('check'), ok(null as never)) };
+    const system = { ...api.system, check: async () => (calls.push('check'), ok(null as never)) };
     await dispatchRequest({ ...api, system }, 'system:check', {});
     expect(calls).toEqual(['check']);
   });
