@@ -8,8 +8,8 @@ import { createFakeApi } from '../../e2e/fake-api.js';
 export const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'shared');
 
 /** The fake services behind a transport that round-trips payloads through JSON like the real ones. */
-export function inProcessTransport(tickMs = 5) {
-  const fake = createFakeApi({ sharedDir: shared, tickMs });
+export function inProcessTransport(tickMs = 5, pickPaths?: Readonly<Record<string, string>>) {
+  const fake = createFakeApi({ sharedDir: shared, tickMs, ...(pickPaths ? { pickPaths } : {}) });
   const listeners = new Map<EventName, Set<(p: unknown) => void>>();
   const calls: { channel: string; payload: unknown }[] = [];
   const emit: EmitEvent = (event, payload) => {
