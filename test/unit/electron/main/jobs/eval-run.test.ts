@@ -143,7 +143,7 @@ describe('eval-run job', () => {
   });
 
   it('streams the partial text of an in-flight prompt in progress events', async () => {
-    tokenDelayMs = 3;
+    tokenDelayMs = 10;
     try {
       await newRun('rp');
       const partials: { key: number; text: string }[] = [];

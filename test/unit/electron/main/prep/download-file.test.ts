@@ -65,11 +65,12 @@ describe('downloadFile', () => {
       dest,
       label: 'blob.bin',
       expected: { size: BLOB.length, sha256: SHA },
-      stallMs: 300,
+      // Long enough that a busy CI machine cannot produce a second, unplanned stall before the planned one.
+      stallMs: 1500,
       backoffMs: 1,
       onRetry: (_n, _d, reason) => reasons.push(reason),
     });
-    expect(reasons).toEqual(['no data for 0 s']);
+    expect(reasons).toEqual(['no data for 2 s']);
     expect(requestsFor().at(-1)?.range).toBe('bytes=70000-');
     expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
   });
