@@ -28,7 +28,7 @@ describe('models store', () => {
     const job = useModels.getState().job!;
     expect(Object.keys(job.steps).sort()).toEqual(['download', 'pack', 'resolve', 'verify']);
     expect(job.modelId).toMatch(/^allenai--OLMoE/);
-    await vi.waitFor(() => expect(useModels.getState().models).toHaveLength(1));
+    await vi.waitFor(() => expect(useModels.getState().models).toHaveLength(1), { timeout: 10_000 });
     off();
   });
 
@@ -105,9 +105,9 @@ describe('models store', () => {
     const stale = useSystem.getState().refresh(); // started before the import: its view of Punkt is older
     useModels.getState().setImportPath('punkt', path.join(shared, 'nltk', 'punkt_english'));
     const imported = useModels.getState().importAsset('punkt');
-    await vi.waitFor(() => expect(useModels.getState().assetMessage.punkt?.ok).toBe(true));
+    await vi.waitFor(() => expect(useModels.getState().assetMessage.punkt?.ok).toBe(true), { timeout: 10_000 });
     expect(punktReady()).toBe(true);
-    await vi.waitFor(() => expect(held).toHaveLength(2));
+    await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 10_000 });
     held[1]!();
     await imported;
     held[0]!();

@@ -57,7 +57,7 @@ describe('runs store', () => {
     const s = useRuns.getState();
     expect(s.run?.done).toBe(5);
     expect(s.stream.map((r) => r.key)).toEqual([1019, 1012, 1005, 1001, 1000]);
-    await vi.waitFor(() => expect(useRuns.getState().run?.accuracies).not.toBeNull());
+    await vi.waitFor(() => expect(useRuns.getState().run?.accuracies).not.toBeNull(), { timeout: 10_000 });
     off();
   });
 
@@ -71,7 +71,7 @@ describe('runs store', () => {
     expect(doneAtCancel).toBeLessThan(200);
     await useRuns.getState().resume();
     expect(useRuns.getState().run?.status).toBe('running');
-    await vi.waitFor(() => expect(useRuns.getState().run!.done).toBeGreaterThan(doneAtCancel));
+    await vi.waitFor(() => expect(useRuns.getState().run!.done).toBeGreaterThan(doneAtCancel), { timeout: 10_000 });
     await useRuns.getState().cancel();
     off();
   });
