@@ -105,6 +105,8 @@ export type WorkerRequest =
        * omitted. A run sizes it from its longest prompt, which on a GPU leaves more memory for resident experts.
        */
       readonly maxContext?: number;
+      /** Sequences generated together (a run's batch size): the CUDA backend reserves their KV cache; 8 when omitted. */
+      readonly maxSequences?: number;
       /** CUDA: bytes of device memory for resident experts; the backend's default (as much as fits) when omitted. */
       readonly expertBudgetBytes?: number;
     }
@@ -213,12 +215,16 @@ function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
       if (r.maxContext !== undefined && (!Number.isInteger(r.maxContext) || (r.maxContext as number) < 1 || (r.maxContext as number) > MAX_CONTEXT_LIMIT)) {
         return `load.maxContext must be an integer in 1..${MAX_CONTEXT_LIMIT}`;
       }
+      if (r.maxSequences !== undefined && (!Number.isInteger(r.maxSequences) || (r.maxSequences as number) < 1 || (r.maxSequences as number) > 1024)) {
+        return 'load.maxSequences must be an integer in 1..1024';
+      }
       if (r.expertBudgetBytes !== undefined && (!Number.isSafeInteger(r.expertBudgetBytes) || (r.expertBudgetBytes as number) < 1)) {
         return 'load.expertBudgetBytes must be a positive integer';
       }
       return {
         type: 'load', modelDir: r.modelDir, packedDir: r.packedDir, weights: r.weights, backend: r.backend,
         ...(r.maxContext !== undefined ? { maxContext: r.maxContext as number } : {}),
+        ...(r.maxSequences !== undefined ? { maxSequences: r.maxSequences as number } : {}),
         ...(r.expertBudgetBytes !== undefined ? { expertBudgetBytes: r.expertBudgetBytes as number } : {}),
       };
     case 'encode-chat':

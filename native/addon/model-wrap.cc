@@ -284,6 +284,7 @@ Napi::Value load_model(const Napi::CallbackInfo & ci) {
   opts.backend = get_string(o, "backend", "cpu");
   opts.threads = static_cast<int>(get_number(o, "threads", 0));
   opts.max_context = static_cast<int>(get_number(o, "maxContext", 0));
+  opts.max_sequences = static_cast<int>(get_number(o, "maxSequences", 0));
   opts.expert_budget_bytes = static_cast<int64_t>(get_number(o, "expertBudget", 0));
   opts.expert_slots = static_cast<int>(get_number(o, "expertSlots", 0));
   auto * w = new load_worker(env, opts);

@@ -56,13 +56,15 @@ export interface EvalRunHooks {
   readonly partialIntervalMs?: number;
 }
 
-const loadedBy = new WeakMap<RuntimeClient, { key: string; info: LoadedModelInfo }>();
+const loadedBy = new WeakMap<RuntimeClient, { key: string; info: LoadedModelInfo; maxSequences: number | undefined }>();
 
 /** How a run wants its model loaded. */
 export interface LoadChoices {
   readonly backend?: 'auto' | 'cpu' | 'cuda';
   /** KV room per sequence in tokens; the model's full context when omitted. */
   readonly maxContext?: number;
+  /** Sequences generated together (the run's batch); the backend's default when omitted. */
+  readonly maxSequences?: number;
   /** CUDA device memory for resident experts; null or omitted = the backend's default. */
   readonly expertBudgetBytes?: number | null;
 }
@@ -74,22 +76,24 @@ export interface LoadChoices {
 export async function ensureModelLoaded(
   runtime: RuntimeClient,
   m: { modelDir: string; packedDir: string | null; weights: 'int4' | 'bf16' },
-  { backend = 'auto', maxContext, expertBudgetBytes }: LoadChoices = {},
+  { backend = 'auto', maxContext, maxSequences, expertBudgetBytes }: LoadChoices = {},
 ): Promise<Result<LoadedModelInfo>> {
   const cached = loadedBy.get(runtime);
   const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}|${expertBudgetBytes ?? 'auto'}`;
   if (
     cached && cached.key === `${runtime.generation}|${what}` && runtime.generation !== 0 &&
-    (maxContext === undefined || cached.info.maxContext >= maxContext)
+    (maxContext === undefined || cached.info.maxContext >= maxContext) &&
+    (maxSequences === undefined || (cached.maxSequences ?? 0) >= maxSequences)
   ) {
     return { ok: true, value: cached.info };
   }
   const r = await runtime.request({
     type: 'load', modelDir: m.modelDir, packedDir: m.packedDir, weights: m.weights, backend,
     ...(maxContext !== undefined ? { maxContext } : {}),
+    ...(maxSequences !== undefined ? { maxSequences } : {}),
     ...(expertBudgetBytes != null ? { expertBudgetBytes } : {}),
   });
-  if (r.ok) loadedBy.set(runtime, { key: `${runtime.generation}|${what}`, info: r.value });
+  if (r.ok) loadedBy.set(runtime, { key: `${runtime.generation}|${what}`, info: r.value, maxSequences });
   return r;
 }
 
@@ -208,6 +212,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   const loaded = await ensureModelLoaded(runtime, run, {
     backend: run.policy.requestedBackend ?? 'auto',
     maxContext,
+    maxSequences: run.policy.batch,
     expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
   });
   if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);

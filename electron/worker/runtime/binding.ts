@@ -38,6 +38,8 @@ export interface LoadModelOptions {
   readonly threads?: number;
   /** Tokens per sequence (prompt + generated); default the config's max_position_embeddings. */
   readonly maxContext?: number;
+  /** CUDA: sequences generated together, whose KV is reserved before the expert cache is sized; default 8. */
+  readonly maxSequences?: number;
   /** CUDA: bytes of device memory for resident experts; default chosen by the backend. */
   readonly expertBudget?: number;
   /** CUDA: GPU expert slots per layer (overrides expertBudget). */

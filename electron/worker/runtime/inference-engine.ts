@@ -50,6 +50,7 @@ export interface InferenceEngine {
     weights: WeightsKind;
     backend: BackendChoice;
     maxContext?: number;
+    maxSequences?: number;
     expertBudgetBytes?: number;
   }): Promise<EngineModel>;
 }

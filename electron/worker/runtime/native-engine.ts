@@ -51,7 +51,7 @@ export function residencyLabel(info: Pick<NativeModelInfo, 'backend' | 'weights'
 export function createNativeEngine(): InferenceEngine {
   return {
     probe: probeNativeDevices,
-    async load({ modelDir, packedDir, weights, backend, maxContext, expertBudgetBytes }): Promise<EngineModel> {
+    async load({ modelDir, packedDir, weights, backend, maxContext, maxSequences, expertBudgetBytes }): Promise<EngineModel> {
       const probe = probeNativeDevices();
       const kind = pickBackend(backend, probe);
       const dir = weights === 'int4' ? packedDir : modelDir;
@@ -59,6 +59,7 @@ export function createNativeEngine(): InferenceEngine {
       const model = await loadModel({
         dir, weights, backend: kind,
         ...(maxContext !== undefined ? { maxContext } : {}),
+        ...(maxSequences !== undefined ? { maxSequences } : {}),
         ...(expertBudgetBytes !== undefined ? { expertBudget: expertBudgetBytes } : {}),
       });
       const info = model.info();

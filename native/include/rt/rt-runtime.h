@@ -19,6 +19,7 @@ struct model_load_options {
   std::string backend = "cpu";   // "cpu" or "cuda"
   int threads = 0;               // CPU threads; 0 = all cores
   int max_context = 0;           // tokens per sequence; 0 = max_position_embeddings
+  int max_sequences = 0;         // sequences generated together (KV the CUDA backend reserves); 0 = 8
   int64_t expert_budget_bytes = 0;  // CUDA expert residency budget; 0 = backend default
   int expert_slots = 0;             // CUDA: GPU expert slots per layer (overrides the byte budget); 0 = unused
 };

@@ -17,6 +17,7 @@ namespace rt {
 struct backend_options {
   int threads = 0;                 // CPU worker threads; 0 = hardware concurrency
   int max_context = 0;             // per-sequence KV capacity in tokens; 0 = config max_position_embeddings
+  int max_sequences = 0;           // CUDA: sequences whose KV is reserved before sizing the expert cache; 0 = 8
   int64_t expert_budget_bytes = 0;  // CUDA: bytes of device memory for resident experts; 0 = backend default
   int device = 0;                  // CUDA device index
   int expert_slots = 0;            // CUDA: GPU expert slots per layer (overrides expert_budget_bytes); 0 = unused

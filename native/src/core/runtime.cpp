@@ -52,6 +52,7 @@ std::shared_ptr<model> rt_model_load(const model_load_options & options, std::st
   backend_options bo;
   bo.threads = options.threads;
   bo.max_context = options.max_context;
+  bo.max_sequences = options.max_sequences;
   bo.expert_budget_bytes = options.expert_budget_bytes;
   bo.expert_slots = options.expert_slots;
   if (options.backend == "cpu") {

@@ -454,7 +454,9 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
     } else {
       size_t free_b = 0, total_b = 0;
       ck(cudaMemGetInfo(&free_b, &total_b), "read free memory");
-      const size_t reserve = static_cast<size_t>(2) * max_ctx_ * nkv * hd * 2 * L * 8 + (size_t(1) << 30);
+      // KV for the sequences a batch will hold (K and V, FP16) plus 1 GiB for scratch and the CUDA context.
+      const size_t sequences = static_cast<size_t>(o.max_sequences > 0 ? o.max_sequences : 8);
+      const size_t reserve = static_cast<size_t>(2) * max_ctx_ * nkv * hd * 2 * L * sequences + (size_t(1) << 30);
       const int64_t avail = static_cast<int64_t>(free_b) - static_cast<int64_t>(reserve);
       slots = expert_cache_slots_for_budget(avail, layout_.bytes, L, E);
     }

@@ -37,6 +37,7 @@ describe('eval-run job', () => {
   let generated: string[];
   let loads: (number | undefined)[];
   let budgets: (number | undefined)[];
+  let sequences: (number | undefined)[];
   let tokenDelayMs = 0;
   let deps: EvalRunDeps & { client: WorkerClient; workers: ReturnType<typeof inProcessWorkers> };
 
@@ -62,6 +63,7 @@ describe('eval-run job', () => {
     generated = [];
     loads = [];
     budgets = [];
+    sequences = [];
     const workers = inProcessWorkers(() => {
       const engine = createScriptedEngine({ reply, tokenDelayMs });
       return {
@@ -69,6 +71,7 @@ describe('eval-run job', () => {
         load: async (req) => {
           loads.push(req.maxContext);
           budgets.push(req.expertBudgetBytes);
+          sequences.push(req.maxSequences);
           const m = await engine.load(req);
           return {
             ...m,
@@ -126,6 +129,15 @@ describe('eval-run job', () => {
     const bigger = await executeEvalRun(deps, 'c3');
     expect(bigger.status).toBe('completed');
     expect(loads).toEqual([expected, Math.ceil((longest + expected) / 256) * 256]);
+    expect(sequences).toEqual([2, 2]);
+  });
+
+  it("reserves KV for the run's batch, reloading only for a larger one", async () => {
+    for (const [runId, batch] of [['s1', 3], ['s2', 2], ['s3', 5]] as const) {
+      await createEvalRun(deps, { runId, source, limit: 5, batch, maxNewTokens: 8, appVersion: '0.1.0', datasetSha256: 'x' });
+      expect((await executeEvalRun(deps, runId)).status).toBe('completed');
+    }
+    expect(sequences).toEqual([3, 5]);
   });
 
   it('records a GPU expert budget in the policy, passes it to the load and reloads when it changes', async () => {
