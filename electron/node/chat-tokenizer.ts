@@ -66,12 +66,18 @@ export class ChatTokenizer {
 
   static async load(modelDir: string): Promise<ChatTokenizer> {
     const configFile = path.join(modelDir, 'tokenizer_config.json');
-    const [tokenizerJson, tokenizerConfig, modelConfig, generationConfig] = await Promise.all([
+    // Read together, but a failure is reported for the first file in this order, not for whichever read lost the race.
+    const settled = await Promise.allSettled([
       readJson(path.join(modelDir, 'tokenizer.json')),
       readJson(configFile),
       readJsonIfExists(path.join(modelDir, 'config.json')),
       readJsonIfExists(path.join(modelDir, 'generation_config.json')),
     ]);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [tokenizerJson, tokenizerConfig, modelConfig, generationConfig] = settled.map((r) =>
+      r.status === 'fulfilled' ? r.value : undefined,
+    ) as [Json, Json, Json | undefined, Json | undefined];
     const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
     const template = new Template(pickChatTemplate(tokenizerConfig, configFile));
     const eosToken = tokenContent(tokenizerConfig.eos_token) ?? '';
