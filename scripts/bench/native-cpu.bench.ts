@@ -59,6 +59,7 @@ export async function bench(): Promise<Row[]> {
     rows.push({ what: 'pack + sha256 manifest', value: `${totalS.toFixed(1)} s`, note: 'hashes source and output files' });
 
     const prompt = Array.from({ length: 32 }, (_, i) => 100 + i * 7);
+    const single = new Map<WeightsKind, { tps: number; ttft: number }>();
     for (const [weights, dir] of [['bf16', src.dir], ['int4', join(root, 'packed')]] as [WeightsKind, string][]) {
       warmPageCache(dir);
       const model = await loadModel({ dir, weights, backend: 'cpu', threads });
@@ -66,14 +67,36 @@ export async function bench(): Promise<Row[]> {
         const out = await model.generate({ prompts: [prompt], maxNewTokens: 24 });
         const r = out.results[0]!;
         const info = model.info();
+        single.set(weights, { tps: r.decodeTokensPerSecond, ttft: r.timeToFirstTokenMs });
         rows.push({
           what: `decode ${weights}`,
           value: `${r.decodeTokensPerSecond.toFixed(2)} tok/s`,
           note: `TTFT ${r.timeToFirstTokenMs.toFixed(0)} ms for ${r.promptTokens} prompt tokens, ${info.threads} threads, ${info.simd ? 'AVX2' : 'scalar'}; ${layers}-layer model (the full model has 16)`,
         });
+        if (weights === 'int4') {
+          // Eight prompts decoded together: every step reads each active weight row once for all of them.
+          const batch = Array.from({ length: 8 }, (_, b) => prompt.map((t) => t + b));
+          const many = await model.generate({ prompts: batch, maxNewTokens: 16, stopTokens: [] });
+          const steps = many.results.reduce((n, x) => n + Math.max(0, x.tokens.length - 1), 0);
+          const batchTps = steps / (many.stats.decodeMs / 1000);
+          rows.push({
+            what: 'decode int4, batch 8',
+            value: `${batchTps.toFixed(2)} tok/s`,
+            note: `${(batchTps / r.decodeTokensPerSecond).toFixed(2)}x batch 1 (all 8 sequences, tokens after the first)`,
+          });
+        }
       } finally {
         model.close();
       }
+    }
+    const bf16 = single.get('bf16');
+    const int4 = single.get('int4');
+    if (bf16 && int4) {
+      rows.push({
+        what: 'int4 / bf16',
+        value: `${(int4.tps / bf16.tps).toFixed(2)}x decode`,
+        note: `TTFT ${(bf16.ttft / int4.ttft).toFixed(2)}x shorter; experts are 4-bit with FP16 scales per group`,
+      });
     }
   } finally {
     rmSync(root, { recursive: true, force: true });
