@@ -183,6 +183,10 @@ function isIntArray(x: unknown): x is number[] {
   return Array.isArray(x) && x.every((v) => Number.isInteger(v) && v >= 0);
 }
 
+function isIntIn(x: unknown, lo: number, hi: number): x is number {
+  return Number.isInteger(x) && (x as number) >= lo && (x as number) <= hi;
+}
+
 function isString(x: unknown): x is string {
   return typeof x === 'string';
 }
@@ -190,11 +194,9 @@ function isString(x: unknown): x is string {
 function parsePolicy(x: unknown): GenerationPolicy | string {
   if (!isRecord(x)) return 'policy must be an object';
   if (x.decoding !== 'greedy') return `policy.decoding must be 'greedy'`;
-  if (!Number.isInteger(x.maxNewTokens) || (x.maxNewTokens as number) < 1 || (x.maxNewTokens as number) > 65536) {
-    return 'policy.maxNewTokens must be an integer in 1..65536';
-  }
+  if (!isIntIn(x.maxNewTokens, 1, 65536)) return 'policy.maxNewTokens must be an integer in 1..65536';
   if (!isIntArray(x.stopTokenIds)) return 'policy.stopTokenIds must be non-negative integers';
-  return { decoding: 'greedy', maxNewTokens: x.maxNewTokens as number, stopTokenIds: x.stopTokenIds };
+  return { decoding: 'greedy', maxNewTokens: x.maxNewTokens, stopTokenIds: x.stopTokenIds };
 }
 
 function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
@@ -212,20 +214,18 @@ function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
         return 'load.packedDir must be a non-empty string or null';
       }
       if (r.weights === 'int4' && r.packedDir === null) return 'load.packedDir is required for int4 weights';
-      if (r.maxContext !== undefined && (!Number.isInteger(r.maxContext) || (r.maxContext as number) < 1 || (r.maxContext as number) > MAX_CONTEXT_LIMIT)) {
+      if (r.maxContext !== undefined && !isIntIn(r.maxContext, 1, MAX_CONTEXT_LIMIT)) {
         return `load.maxContext must be an integer in 1..${MAX_CONTEXT_LIMIT}`;
       }
-      if (r.maxSequences !== undefined && (!Number.isInteger(r.maxSequences) || (r.maxSequences as number) < 1 || (r.maxSequences as number) > 1024)) {
-        return 'load.maxSequences must be an integer in 1..1024';
-      }
-      if (r.expertBudgetBytes !== undefined && (!Number.isSafeInteger(r.expertBudgetBytes) || (r.expertBudgetBytes as number) < 1)) {
+      if (r.maxSequences !== undefined && !isIntIn(r.maxSequences, 1, 1024)) return 'load.maxSequences must be an integer in 1..1024';
+      if (r.expertBudgetBytes !== undefined && !isIntIn(r.expertBudgetBytes, 1, Number.MAX_SAFE_INTEGER)) {
         return 'load.expertBudgetBytes must be a positive integer';
       }
       return {
         type: 'load', modelDir: r.modelDir, packedDir: r.packedDir, weights: r.weights, backend: r.backend,
-        ...(r.maxContext !== undefined ? { maxContext: r.maxContext as number } : {}),
-        ...(r.maxSequences !== undefined ? { maxSequences: r.maxSequences as number } : {}),
-        ...(r.expertBudgetBytes !== undefined ? { expertBudgetBytes: r.expertBudgetBytes as number } : {}),
+        ...(r.maxContext !== undefined ? { maxContext: r.maxContext } : {}),
+        ...(r.maxSequences !== undefined ? { maxSequences: r.maxSequences } : {}),
+        ...(r.expertBudgetBytes !== undefined ? { expertBudgetBytes: r.expertBudgetBytes } : {}),
       };
     case 'encode-chat':
       if (!Array.isArray(r.prompts) || !r.prompts.every(isString)) return 'encode-chat.prompts must be strings';
