@@ -305,21 +305,4 @@ void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, t
   }, 16);
 }
 
-void cpu_matmul_q4(const tensor_view & q, const tensor_view & scales, int group, const float * x, int tokens, float * y,
-                   thread_pool & pool) {
-  const int64_t out = q.shape[0];
-  const int64_t in = q.shape[1] * 2;
-  constexpr int64_t kRowBlock = 8;
-  constexpr int kTokenBlock = 4;
-  pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
-    for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
-      const int64_t re = std::min(r1, rb + kRowBlock);
-      for (int t = 0; t < tokens; t += kTokenBlock) {
-        const int nt = std::min(kTokenBlock, tokens - t);
-        for (int64_t r = rb; r < re; ++r) cpu_row_dot_q4_n(q, scales, group, r, x + t * in, in, nt, y + t * out + r, out);
-      }
-    }
-  }, 16);
-}
-
 }  // namespace rt

@@ -42,8 +42,4 @@ void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out);
  */
 void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool);
 
-/** The same for a qpacked expert matrix: q [out, in/2] U8, scales [out, in/group] F16. */
-void cpu_matmul_q4(const tensor_view & q, const tensor_view & scales, int group, const float * x, int tokens, float * y,
-                   thread_pool & pool);
-
 }  // namespace rt
