@@ -3,7 +3,7 @@ import { Field } from '../../components/Field.js';
 import { formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { useHistory } from '../../stores/history.js';
-import { useSystem } from '../../stores/system.js';
+import { BrowseButton } from '../system/BrowseButton.js';
 
 /** Verifies any result ZIP: every sha256, then a re-score of the retained responses. */
 export function VerifyCard() {
@@ -11,8 +11,6 @@ export function VerifyCard() {
   const report = useHistory((s) => s.verifyReport);
   const error = useHistory((s) => s.verifyError);
   const { setZipPath, verifyZip } = useHistory.getState();
-  const nativeDialogs = useSystem((s) => s.info?.nativeDialogs ?? false);
-  const pickPath = useSystem((s) => s.pickPath);
   return (
     <Card title="Verify a result ZIP" subtitle="Checks every file hash and re-scores the retained responses." testId="verify-card">
       <form
@@ -30,20 +28,11 @@ export function VerifyCard() {
           className="field--mono field--grow"
           spellCheck={false}
           trailing={
-            nativeDialogs ? (
-              <button
-                type="button"
-                className="btn"
-                aria-label="Browse for a result ZIP"
-                onClick={() =>
-                  void pickPath({ kind: 'file', title: 'Result ZIP', filters: [{ name: 'ZIP', extensions: ['zip'] }] }).then((p) => {
-                    if (p) setZipPath(p);
-                  })
-                }
-              >
-                Browse…
-              </button>
-            ) : null
+            <BrowseButton
+              what="a result ZIP"
+              request={{ kind: 'file', title: 'Result ZIP', filters: [{ name: 'ZIP', extensions: ['zip'] }] }}
+              onPath={setZipPath}
+            />
           }
         />
         <button type="submit" className="btn">

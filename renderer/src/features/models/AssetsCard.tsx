@@ -4,6 +4,7 @@ import { Field } from '../../components/Field.js';
 import { Notice } from '../../components/Notice.js';
 import { useModels } from '../../stores/models.js';
 import { useSystem } from '../../stores/system.js';
+import { BrowseButton } from '../system/BrowseButton.js';
 import { StepProgress } from './StepProgress.js';
 
 const KINDS: readonly { kind: AssetKind; label: string; hint: string; pick: PickPathRequest }[] = [
@@ -31,8 +32,6 @@ export function AssetsCard() {
   const setPath = useModels((s) => s.setImportPath);
   const importAsset = useModels((s) => s.importAsset);
   const download = useModels((s) => s.downloadAssets);
-  const nativeDialogs = useSystem((s) => s.info?.nativeDialogs ?? false);
-  const pickPath = useSystem((s) => s.pickPath);
 
   return (
     <Card
@@ -76,22 +75,7 @@ export function AssetsCard() {
                   className="field--mono field--grow"
                   hint={hint}
                   spellCheck={false}
-                  trailing={
-                    nativeDialogs ? (
-                      <button
-                        type="button"
-                        className="btn"
-                        aria-label={`Browse for ${label}`}
-                        onClick={() =>
-                          void pickPath(pick).then((p) => {
-                            if (p) setPath(kind, p);
-                          })
-                        }
-                      >
-                        Browse…
-                      </button>
-                    ) : null
-                  }
+                  trailing={<BrowseButton what={label} request={pick} onPath={(p) => setPath(kind, p)} />}
                 />
                 <button type="submit" className="btn">
                   Import
