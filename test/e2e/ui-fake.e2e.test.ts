@@ -70,12 +70,13 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByRole('button', { name: 'Start run' }).click();
     await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('completed');
     expect(await page.getByTestId('run-count').textContent()).toBe('10 / 10 prompts');
-    expect(await page.getByTestId('run-stream').locator('li').count()).toBe(10);
+    // Streamed responses arrive as their own events, which can land after the status turns completed.
+    await expect.poll(() => page.getByTestId('run-stream').locator('li').count()).toBe(10);
     await fullShot(page, path.join(shots, '3-run.png'));
 
     await page.getByRole('button', { name: 'View results' }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
-    expect(await page.getByTestId('instruction-chart').locator('g.chart__row').count()).toBeGreaterThan(3);
+    await expect.poll(() => page.getByTestId('instruction-chart').locator('g.chart__row').count()).toBeGreaterThan(3);
     await page.getByLabel('Verdict').selectOption('fail');
     await expect.poll(() => page.getByTestId('pager-status').textContent()).not.toBe('1–10 of 10');
     await page.getByLabel('Verdict').selectOption('');

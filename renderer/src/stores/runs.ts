@@ -53,8 +53,21 @@ export function parseGiBToMiB(label: string, text: string, min: number, max: num
   return Math.round(n * 1024);
 }
 
-/** The latest progress of runs this window has not adopted yet (a start reply can lose the race to its events). */
-const early = new Map<string, RunProgress>();
+/**
+ * Events of runs this window has not adopted yet: a start reply can lose the race to its own run's events, so the
+ * latest progress and the newest streamed responses wait here until the reply names the run.
+ */
+const early = new Map<string, { progress?: RunProgress; rows: readonly ResponseRow[] }>();
+
+function earlyFor(runId: string): { progress?: RunProgress; rows: readonly ResponseRow[] } {
+  let e = early.get(runId);
+  if (!e) {
+    e = { rows: [] };
+    early.set(runId, e);
+    if (early.size > 16) early.delete(early.keys().next().value as string);
+  }
+  return e;
+}
 
 export const useRuns = create<RunsState>((set, get) => ({
   form: { modelId: '', limit: '', batch: '4', maxNewTokens: '1280', expertBudgetGiB: '' },
@@ -88,13 +101,13 @@ export const useRuns = create<RunsState>((set, get) => ({
       ...(typeof maxNewTokens === 'number' ? { maxNewTokens } : {}),
       ...(typeof expertBudgetMiB === 'number' ? { expertBudgetMiB } : {}),
     });
+    const pending = r.ok ? early.get(r.value.id) : undefined;
     set(
       r.ok
-        ? { run: r.value, progress: null, stream: [], busy: false }
+        ? { run: r.value, progress: null, stream: pending?.rows ?? [], busy: false }
         : { error: r.error.message, busy: false },
     );
-    const pending = r.ok ? early.get(r.value.id) : undefined;
-    if (pending) get().handleProgress(pending);
+    if (pending?.progress) get().handleProgress(pending.progress);
     early.clear();
   },
   cancel: async () => {
@@ -129,8 +142,7 @@ export const useRuns = create<RunsState>((set, get) => ({
   handleProgress: (p) => {
     const run = get().run;
     if (!run || run.id !== p.runId) {
-      early.set(p.runId, p);
-      if (early.size > 16) early.delete(early.keys().next().value as string);
+      earlyFor(p.runId).progress = p;
       return;
     }
     set({
@@ -147,7 +159,11 @@ export const useRuns = create<RunsState>((set, get) => ({
     if (p.status !== run.status && p.status !== 'running' && p.status !== 'queued') void get().refresh();
   },
   handleResponse: (runId, row) => {
-    if (get().run?.id !== runId) return;
+    if (get().run?.id !== runId) {
+      const e = earlyFor(runId);
+      e.rows = [row, ...e.rows].slice(0, STREAM_LIMIT);
+      return;
+    }
     set({ stream: [row, ...get().stream].slice(0, STREAM_LIMIT) });
   },
 }));

@@ -61,6 +61,28 @@ describe('runs store', () => {
     off();
   });
 
+  it('keeps the responses and progress that arrive before the start reply', async () => {
+    const { transport, off } = await preparedFake();
+    let streamed = 0;
+    const stopCounting = transport.on('runs:onDidResponse', () => void streamed++);
+    // Hold the start reply back until the run has streamed two responses (a busy main process can do that).
+    setTransport({
+      ...transport,
+      invoke: (async (channel: string, payload: unknown) => {
+        const reply = await transport.invoke(channel as never, payload as never);
+        if (channel === 'runs:start') await vi.waitFor(() => expect(streamed).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+        return reply;
+      }) as typeof transport.invoke,
+    });
+    useRuns.getState().setForm({ modelId: useModels.getState().models[0]!.id, limit: '5', maxNewTokens: '16' });
+    await useRuns.getState().start();
+    expect(useRuns.getState().stream.length).toBeGreaterThanOrEqual(2);
+    await vi.waitFor(() => expect(useRuns.getState().run?.status).toBe('completed'), { timeout: 10_000 });
+    expect(useRuns.getState().stream.map((r) => r.key)).toEqual([1019, 1012, 1005, 1001, 1000]);
+    stopCounting();
+    off();
+  });
+
   it('cancels and resumes', async () => {
     const { off } = await preparedFake();
     useRuns.getState().setForm({ modelId: useModels.getState().models[0]!.id, limit: '200' });
