@@ -87,7 +87,8 @@ export async function resolveModelSource(dir: string, weights: WeightsFormat): P
   };
 }
 
-async function readJsonObject(file: string): Promise<Record<string, unknown> | undefined> {
+/** A JSON file's top-level object, or undefined when it is missing, unreadable or not an object. */
+export async function readJsonObject(file: string): Promise<Record<string, unknown> | undefined> {
   try {
     const v: unknown = JSON.parse(await readFile(file, 'utf8'));
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;

@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { ChatTokenizer } from '../../node/chat-tokenizer.js';
+import { readJsonObject } from './model-source.js';
 
 /** Context sizes are rounded up to a multiple of this, so runs with nearby needs share one loaded model. */
 export const CONTEXT_STEP = 256;
@@ -20,13 +20,8 @@ function tokenizerFor(modelDir: string): Promise<ChatTokenizer> {
 }
 
 async function maxPositions(modelDir: string): Promise<number | undefined> {
-  try {
-    const config = JSON.parse(await readFile(path.join(modelDir, 'config.json'), 'utf8')) as { max_position_embeddings?: unknown };
-    const n = config.max_position_embeddings;
-    return Number.isInteger(n) && (n as number) > 0 ? (n as number) : undefined;
-  } catch {
-    return undefined;
-  }
+  const n = (await readJsonObject(path.join(modelDir, 'config.json')))?.max_position_embeddings;
+  return Number.isInteger(n) && (n as number) > 0 ? (n as number) : undefined;
 }
 
 /**
