@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
@@ -7,7 +6,7 @@ import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
-import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun } from '../../main/jobs/eval-run.js';
+import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
 import { resolveModelSource } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
@@ -97,7 +96,7 @@ export async function run(args: string[]): Promise<number> {
       }
       console.log(`resuming run ${runId}: ${responses.count(runId)}/${existing.total} responses stored`);
     } else {
-      runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+      runId = newRunId();
       const source = await resolveModelSource(values.model ?? '', weights);
       const created = await createEvalRun(deps, {
         runId,

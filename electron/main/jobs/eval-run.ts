@@ -3,6 +3,8 @@
  * loose scoring → SQLite, one transaction per batch. A run restarted after a crash or cancel skips the prompts whose
  * responses are stored, so at most the in-flight batch is lost.
  */
+import { randomBytes } from 'node:crypto';
+
 import type { RunProgress } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
 import type { GenerationItemResult, LoadedModelInfo } from '../../common/worker-protocol.js';
@@ -15,6 +17,11 @@ import type { WorkerClient } from '../worker-client.js';
 import type { ModelSource } from './model-source.js';
 import { readStopTokenIds } from './model-source.js';
 import { runContextTokens } from './run-context.js';
+
+/** A new run's id: its UTC start time to the second (sorts by age) and a random suffix, e.g. 20261202T174512-9fe751. */
+export function newRunId(now = new Date()): string {
+  return `${now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+}
 
 /** The worker calls the job makes (a WorkerClient in the app). */
 export type RuntimeClient = Pick<WorkerClient, 'request' | 'onToken' | 'generation' | 'state' | 'restart'>;

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-
 import type {
   CompareRequest,
   EmitEvent,
@@ -21,7 +19,7 @@ import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.j
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import type { RuntimeClient } from '../jobs/eval-run.js';
-import { createEvalRun, executeEvalRun } from '../jobs/eval-run.js';
+import { createEvalRun, executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { resolveModelSource } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import { listModelVariants } from './models-service.js';
@@ -135,7 +133,7 @@ export class RunsService implements RunsApi {
       if (!variant.ready) throw new ServiceError('MODEL_INVALID', `model ${req.modelId} is not ready (prepare it again)`);
       const inputs = await this.opts.inputs();
       const source = await resolveModelSource(variant.preparedDir, variant.weights);
-      const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+      const runId = newRunId();
       const run = await createEvalRun(
         { runs: this.opts.runs, responses: this.opts.responses, runtime: this.opts.runtime, records: inputs.records, tools: inputs.tools },
         {
