@@ -1,0 +1,928 @@
+// The simulator's runtime: fibers for the threads of a block, and the CUDA runtime API calls the backend and its
+// tests use, over host memory. See cuda-sim.h for what is modelled and what is not.
+#include "cuda-sim.h"
+
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+struct CUstream_st;
+struct CUevent_st;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+[[noreturn]] void die(const std::string & msg) {
+  std::fprintf(stderr, "cuda-sim: %s\n", msg.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Threads of a block as fibers.
+
+enum class fiber_state { run, wait_block, wait_warp, done };
+
+// A context switch happens at every barrier and twice per shuffle, for every thread: on x86-64 it is a few
+// instructions (callee-saved registers and the stack pointer); elsewhere ucontext, which costs a system call each.
+#if defined(__x86_64__) && !defined(_WIN32)
+struct context {
+  void * sp = nullptr;
+};
+extern "C" void rt_sim_switch(void ** save_sp, void * next_sp);
+__asm__(
+    ".text\n"
+    ".globl rt_sim_switch\n"
+    ".type rt_sim_switch,@function\n"
+    "rt_sim_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size rt_sim_switch, .-rt_sim_switch\n");
+void switch_context(context & from, context & to) { rt_sim_switch(&from.sp, to.sp); }
+void make_context(context & c, char * stack, size_t bytes, void (*entry)()) {
+  uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + bytes) & ~static_cast<uintptr_t>(15);
+  void ** sp = reinterpret_cast<void **>(top);
+  *--sp = nullptr;                             // the entry's return address: it never returns
+  *--sp = reinterpret_cast<void *>(entry);     // where rt_sim_switch's `ret` goes
+  for (int i = 0; i < 6; ++i) *--sp = nullptr;  // rbp, rbx, r12-r15
+  c.sp = sp;
+}
+#else
+}  // namespace
+#include <ucontext.h>
+namespace {
+struct context {
+  ucontext_t uc{};
+};
+void switch_context(context & from, context & to) { swapcontext(&from.uc, &to.uc); }
+void make_context(context & c, char * stack, size_t bytes, void (*entry)()) {
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = bytes;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, entry, 0);
+}
+#endif
+
+constexpr size_t STACK_BYTES = 64 * 1024;
+constexpr uint64_t STACK_CANARY = 0x5AFE57ACC0FFEE11ull;
+
+struct fiber {
+  context ctx;
+  std::unique_ptr<char[]> stack;
+  fiber_state state = fiber_state::done;
+  uint3 tid{};
+  int linear = 0;
+  unsigned exchanges = 0;
+};
+
+// Lanes of a warp hand control to each other directly; the scheduler only sees a warp once all its lanes wait at
+// __syncthreads or have exited.
+struct warp_run {
+  int first = 0, count = 0;
+  int live = 0;     // lanes not exited
+  int arrived = 0;  // lanes waiting at the current warp rendezvous
+};
+
+struct block_run {
+  const char * kernel = "";
+  const std::function<void()> * body = nullptr;
+  uint3 bidx{};
+  dim3 bdim, gdim;
+  std::vector<char> smem;
+  std::vector<fiber> fibers;
+  std::vector<warp_run> warps;
+  int n_threads = 0;
+  context sched;
+  std::vector<uint64_t> warp_slots;
+};
+
+thread_local block_run * g_block = nullptr;
+thread_local fiber * g_fiber = nullptr;
+
+std::string where(const block_run & b) {
+  return std::string("kernel ") + b.kernel + " block (" + std::to_string(b.bidx.x) + "," + std::to_string(b.bidx.y) +
+         "," + std::to_string(b.bidx.z) + ")";
+}
+
+// Switches from the current lane to the next runnable lane of its warp, or to the scheduler when there is none.
+void pass_on(fiber * f) {
+  block_run & b = *g_block;
+  warp_run & w = b.warps[static_cast<size_t>(f->linear / 32)];
+  const int lane = f->linear - w.first;
+  for (int step = 1; step <= w.count; ++step) {
+    fiber & next = b.fibers[static_cast<size_t>(w.first + (lane + step) % w.count)];
+    if (next.state == fiber_state::run) {
+      if (&next == f) return;
+      g_fiber = &next;
+      switch_context(f->ctx, next.ctx);
+      return;
+    }
+  }
+  if (w.arrived > 0) {
+    die(where(b) + ": a warp rendezvous (shuffle or __syncwarp) that some lanes of the warp wait for at "
+        "__syncthreads instead");
+  }
+  g_fiber = nullptr;
+  switch_context(f->ctx, b.sched);
+}
+
+void release_warp(warp_run & w) {
+  for (int i = w.first; i < w.first + w.count; ++i) {
+    fiber & l = g_block->fibers[static_cast<size_t>(i)];
+    if (l.state == fiber_state::wait_warp) l.state = fiber_state::run;
+  }
+  w.arrived = 0;
+}
+
+void fiber_entry() {
+  (*g_block->body)();
+  fiber * f = g_fiber;
+  f->state = fiber_state::done;
+  warp_run & w = g_block->warps[static_cast<size_t>(f->linear / 32)];
+  --w.live;
+  if (w.arrived > 0 && w.arrived == w.live) release_warp(w);
+  pass_on(f);
+}
+
+void wait_at_block_barrier() {
+  fiber * f = g_fiber;
+  f->state = fiber_state::wait_block;
+  pass_on(f);
+}
+
+void wait_at_warp_rendezvous() {
+  fiber * f = g_fiber;
+  warp_run & w = g_block->warps[static_cast<size_t>(f->linear / 32)];
+  if (++w.arrived == w.live) {
+    // The last lane to arrive opens the rendezvous and goes on; the others resume after it.
+    release_warp(w);
+    return;
+  }
+  f->state = fiber_state::wait_warp;
+  pass_on(f);
+}
+
+void run_block(block_run & b) {
+  const int n_warps = (b.n_threads + 31) / 32;
+  b.warps.assign(static_cast<size_t>(n_warps), warp_run{});
+  for (int w = 0; w < n_warps; ++w) {
+    warp_run & wr = b.warps[static_cast<size_t>(w)];
+    wr.first = w * 32;
+    wr.count = std::min(32, b.n_threads - w * 32);
+    wr.live = wr.count;
+  }
+  for (int i = 0; i < b.n_threads; ++i) {
+    fiber & f = b.fibers[static_cast<size_t>(i)];
+    if (!f.stack) {
+      f.stack.reset(new char[STACK_BYTES]);
+      std::memcpy(f.stack.get(), &STACK_CANARY, sizeof STACK_CANARY);
+    }
+    // Stacks of equal size would put every thread's frames in the same cache sets; stagger their tops.
+    make_context(f.ctx, f.stack.get(), STACK_BYTES - static_cast<size_t>(i % 61) * 64, fiber_entry);
+    f.state = fiber_state::run;
+    f.linear = i;
+    f.exchanges = 0;
+    f.tid.x = static_cast<unsigned>(i) % b.bdim.x;
+    f.tid.y = (static_cast<unsigned>(i) / b.bdim.x) % b.bdim.y;
+    f.tid.z = static_cast<unsigned>(i) / (b.bdim.x * b.bdim.y);
+  }
+  for (;;) {
+    bool any_waiting = false;
+    for (int w = 0; w < n_warps; ++w) {
+      const warp_run & wr = b.warps[static_cast<size_t>(w)];
+      for (int i = wr.first; i < wr.first + wr.count; ++i) {
+        fiber & f = b.fibers[static_cast<size_t>(i)];
+        if (f.state != fiber_state::run) continue;
+        g_fiber = &f;
+        switch_context(b.sched, f.ctx);  // returns once no lane of this warp can run
+        break;
+      }
+    }
+    for (int i = 0; i < b.n_threads; ++i) {
+      fiber & f = b.fibers[static_cast<size_t>(i)];
+      if (f.state == fiber_state::wait_block) {
+        f.state = fiber_state::run;
+        any_waiting = true;
+      } else if (f.state != fiber_state::done) {
+        die(where(b) + ": a thread is still waiting at a warp rendezvous while the rest of the block is at "
+            "__syncthreads or has exited");
+      }
+    }
+    if (!any_waiting) break;
+  }
+  for (int i = 0; i < b.n_threads; ++i) {
+    if (std::memcmp(b.fibers[static_cast<size_t>(i)].stack.get(), &STACK_CANARY, sizeof STACK_CANARY) != 0) {
+      die(where(b) + ": a thread overflowed its " + std::to_string(STACK_BYTES) + "-byte simulator stack");
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Memory spaces.
+
+enum class space { device, pinned };
+
+struct allocation {
+  size_t size;
+  space where;
+};
+
+std::recursive_mutex g_mu;
+std::map<uintptr_t, allocation> g_allocs;
+size_t g_device_used = 0;
+rt_sim::copy_totals g_totals;
+
+size_t env_size(const char * name, size_t fallback) {
+  const char * v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? static_cast<size_t>(std::strtoull(v, nullptr, 10)) : fallback;
+}
+
+size_t device_total() {
+  static const size_t total = env_size("RT_CUDA_SIM_MEMORY_MIB", 8192) << 20;
+  return total;
+}
+
+int compute_capability() {
+  static const int cc = static_cast<int>(env_size("RT_CUDA_SIM_CC", 75));
+  return cc;
+}
+
+int smem_optin() {
+  switch (compute_capability()) {
+    case 75: return 64 * 1024;
+    case 80: return 163 * 1024;
+    case 90: return 227 * 1024;
+    default: return 99 * 1024;
+  }
+}
+
+// The allocation containing [p, p + n), if any; `partial` is set when p is inside one but the range overruns it.
+const allocation * find_alloc(const void * p, size_t n, bool & partial, uintptr_t * start = nullptr) {
+  partial = false;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  auto it = g_allocs.upper_bound(a);
+  if (it == g_allocs.begin()) return nullptr;
+  --it;
+  if (a >= it->first + it->second.size) return nullptr;
+  if (start != nullptr) *start = it->first;
+  if (a + n > it->first + it->second.size) partial = true;
+  return &it->second;
+}
+
+enum class mem_kind { device, pinned, pageable };
+
+mem_kind kind_of(const void * p, size_t n, const char * call, const char * role) {
+  bool partial = false;
+  const allocation * al = find_alloc(p, n, partial);
+  if (al == nullptr) return mem_kind::pageable;
+  if (partial) {
+    die(std::string(call) + ": the " + role + " range of " + std::to_string(n) + " bytes overruns its " +
+        (al->where == space::device ? "device" : "pinned host") + " allocation of " + std::to_string(al->size) + " bytes");
+  }
+  return al->where == space::device ? mem_kind::device : mem_kind::pinned;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Streams, events, graphs.
+
+struct op {
+  enum kind_t { work, record, wait } kind = work;
+  std::function<void()> fn;
+  CUevent_st * event = nullptr;
+  uint64_t token = 0;
+  uint64_t seq = 0;
+};
+
+uint64_t g_seq = 0;
+uint64_t g_token = 0;
+thread_local cudaError_t g_last_error = cudaSuccess;
+thread_local int g_capturing = 0;  // streams this host thread is capturing
+std::map<const void *, int> g_func_smem;  // cudaFuncAttributeMaxDynamicSharedMemorySize per kernel
+
+}  // namespace
+
+struct CUevent_st {
+  unsigned flags = 0;
+  uint64_t last = 0;  // token of the latest record call
+  uint64_t done = 0;  // highest token executed
+  bool reported_pending = false;
+  clock_type::time_point at{};
+};
+
+struct CUgraph_st {
+  std::vector<op> ops;
+};
+
+struct CUgraphExec_st {
+  std::vector<op> ops;
+};
+
+struct CUstream_st {
+  unsigned flags = 0;
+  std::deque<op> q;
+  CUgraph_st * capture = nullptr;
+  bool capture_invalid = false;
+};
+
+namespace {
+
+std::vector<CUstream_st *> g_streams;
+std::vector<std::unique_ptr<CUevent_st>> g_dead_events;  // a pending record may still name a destroyed event
+
+void flush(CUstream_st * s, uint64_t upto_seq);
+
+void wait_for(CUevent_st * ev, uint64_t token) {
+  if (ev->done >= token) return;
+  for (CUstream_st * s : g_streams) {
+    for (const op & o : s->q) {
+      if (o.kind == op::record && o.event == ev && o.token == token) {
+        flush(s, o.seq);
+        return;
+      }
+    }
+  }
+  die("an event waits for a record that no stream holds");
+}
+
+void execute(op & o) {
+  switch (o.kind) {
+    case op::work:
+      o.fn();
+      break;
+    case op::record:
+      o.event->done = std::max(o.event->done, o.token);
+      o.event->at = clock_type::now();
+      break;
+    case op::wait:
+      wait_for(o.event, o.token);
+      break;
+  }
+}
+
+void flush(CUstream_st * s, uint64_t upto_seq) {
+  while (!s->q.empty() && s->q.front().seq <= upto_seq) {
+    op o = std::move(s->q.front());
+    s->q.pop_front();
+    execute(o);
+  }
+}
+
+void flush_all() {
+  for (size_t i = 0; i < g_streams.size(); ++i) flush(g_streams[i], UINT64_MAX);
+}
+
+// Work on the legacy default stream waits for every blocking stream and runs at once.
+void flush_blocking() {
+  for (size_t i = 0; i < g_streams.size(); ++i) {
+    if ((g_streams[i]->flags & cudaStreamNonBlocking) == 0) flush(g_streams[i], UINT64_MAX);
+  }
+}
+
+cudaError_t fail(cudaError_t e) {
+  g_last_error = e;
+  return e;
+}
+
+// While this thread captures, CUDA refuses calls that would synchronise or allocate; so does the simulator.
+cudaError_t refuse_if_capturing(const char * call) {
+  if (g_capturing == 0) return cudaSuccess;
+  std::fprintf(stderr, "cuda-sim: %s during stream capture is not permitted\n", call);
+  for (CUstream_st * s : g_streams) {
+    if (s->capture != nullptr) s->capture_invalid = true;
+  }
+  return fail(cudaErrorStreamCaptureUnsupported);
+}
+
+// Queues an op on a stream (or its capture), or runs it now on the legacy stream.
+cudaError_t submit(cudaStream_t s, op o, const char * call) {
+  if (s == nullptr || s == cudaStreamLegacy) {
+    if (cudaError_t e = refuse_if_capturing(call); e != cudaSuccess) return e;
+    flush_blocking();
+    execute(o);
+    return cudaSuccess;
+  }
+  o.seq = ++g_seq;
+  if (s->capture != nullptr) {
+    s->capture->ops.push_back(std::move(o));
+  } else {
+    s->q.push_back(std::move(o));
+  }
+  return cudaSuccess;
+}
+
+bool in_captured_stream(cudaStream_t s) { return s != nullptr && s != cudaStreamLegacy && s->capture != nullptr; }
+
+cudaError_t do_copy(void * dst, const void * src, size_t n, cudaMemcpyKind kind, cudaStream_t stream, bool async,
+                    const char * call) {
+  if (n == 0) return cudaSuccess;
+  const mem_kind dk = kind_of(dst, n, call, "destination");
+  const mem_kind sk = kind_of(src, n, call, "source");
+  const bool dst_dev = dk == mem_kind::device, src_dev = sk == mem_kind::device;
+  bool ok = true;
+  switch (kind) {
+    case cudaMemcpyHostToDevice: ok = dst_dev && !src_dev; break;
+    case cudaMemcpyDeviceToHost: ok = !dst_dev && src_dev; break;
+    case cudaMemcpyDeviceToDevice: ok = dst_dev && src_dev; break;
+    case cudaMemcpyHostToHost: ok = !dst_dev && !src_dev; break;
+    default: break;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "cuda-sim: %s: pointers do not match the copy kind %d (destination %s, source %s)\n", call,
+                 static_cast<int>(kind), dst_dev ? "device" : "host", src_dev ? "device" : "host");
+    return fail(cudaErrorInvalidValue);
+  }
+  uint64_t * counter = dst_dev && src_dev ? &g_totals.d2d : dst_dev ? &g_totals.h2d : src_dev ? &g_totals.d2h : nullptr;
+  const bool pageable_src = sk == mem_kind::pageable, pageable_dst = dk == mem_kind::pageable;
+  if (in_captured_stream(stream) && (pageable_src || pageable_dst)) {
+    std::fprintf(stderr, "cuda-sim: %s: a captured copy must not use pageable host memory\n", call);
+    stream->capture_invalid = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  op o;
+  if (pageable_src && async) {
+    // CUDA stages a pageable source before the call returns, so the caller may reuse it at once.
+    auto copy = std::make_shared<std::vector<char>>(static_cast<const char *>(src), static_cast<const char *>(src) + n);
+    o.fn = [dst, copy, n, counter]() {
+      std::memcpy(dst, copy->data(), n);
+      if (counter != nullptr) *counter += n;
+    };
+  } else {
+    o.fn = [dst, src, n, counter]() {
+      std::memcpy(dst, src, n);
+      if (counter != nullptr) *counter += n;
+    };
+  }
+  if (!async) {
+    if (cudaError_t e = refuse_if_capturing(call); e != cudaSuccess) return e;
+    flush_blocking();
+    execute(o);
+    return cudaSuccess;
+  }
+  if (pageable_dst && src_dev && stream != nullptr && stream != cudaStreamLegacy) {
+    // A copy into pageable memory returns only once it is done.
+    flush(stream, UINT64_MAX);
+    execute(o);
+    return cudaSuccess;
+  }
+  return submit(stream, std::move(o), call);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// Kernel side.
+
+namespace rt_sim {
+
+const uint3 & thread_index() { return g_fiber->tid; }
+const uint3 & block_index() { return g_block->bidx; }
+const dim3 & block_dim() { return g_block->bdim; }
+const dim3 & grid_dim() { return g_block->gdim; }
+void * dynamic_shared() { return g_block->smem.data(); }
+void sync_block() { wait_at_block_barrier(); }
+void sync_warp(unsigned mask) {
+  if (mask != 0xffffffffu) die(where(*g_block) + ": partial-mask warp sync is not modelled");
+  wait_at_warp_rendezvous();
+}
+// Two slot banks used in turn: a lane can write the next exchange's value only after every lane has arrived at it,
+// that is, after every lane has read this one, so one rendezvous per exchange suffices.
+uint64_t warp_exchange(unsigned mask, uint64_t bits, int src_lane) {
+  fiber * f = g_fiber;
+  const size_t bank = static_cast<size_t>(f->exchanges++ & 1) * g_block->warp_slots.size() / 2;
+  const int me = f->linear;
+  const int src = (me & ~31) + (src_lane & 31);
+  g_block->warp_slots[bank + static_cast<size_t>(me)] = bits;
+  sync_warp(mask);
+  return src < g_block->n_threads ? g_block->warp_slots[bank + static_cast<size_t>(src)] : bits;
+}
+
+copy_totals totals() {
+  std::lock_guard<std::recursive_mutex> lock(g_mu);
+  return g_totals;
+}
+
+void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                    std::function<void()> body) {
+  std::lock_guard<std::recursive_mutex> lock(g_mu);
+  const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
+  std::string bad;
+  if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64) {
+    bad = "block of " + std::to_string(block.x) + "x" + std::to_string(block.y) + "x" + std::to_string(block.z);
+  } else if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) {
+    bad = "grid of " + std::to_string(grid.x) + "x" + std::to_string(grid.y) + "x" + std::to_string(grid.z);
+  } else if (smem > 48 * 1024) {
+    auto it = g_func_smem.find(func);
+    const int allowed = it == g_func_smem.end() ? 48 * 1024 : it->second;
+    if (smem > static_cast<size_t>(allowed)) {
+      bad = std::to_string(smem) + " bytes of dynamic shared memory (the kernel allows " + std::to_string(allowed) + ")";
+    }
+  }
+  if (!bad.empty()) {
+    std::fprintf(stderr, "cuda-sim: launch of %s refused: %s\n", name, bad.c_str());
+    g_last_error = cudaErrorInvalidValue;
+    return;
+  }
+  if ((stream == nullptr || stream == cudaStreamLegacy) && g_capturing != 0) {
+    refuse_if_capturing(name);
+    return;
+  }
+  auto shared_body = std::make_shared<std::function<void()>>(std::move(body));
+  op o;
+  o.fn = [name, grid, block, smem, shared_body]() {
+    thread_local block_run b;
+    b.kernel = name;
+    b.body = shared_body.get();
+    b.bdim = block;
+    b.gdim = grid;
+    b.n_threads = static_cast<int>(block.x * block.y * block.z);
+    if (b.fibers.size() < static_cast<size_t>(b.n_threads)) b.fibers.resize(static_cast<size_t>(b.n_threads));
+    b.warp_slots.assign(static_cast<size_t>((b.n_threads + 31) / 32 * 32) * 2, 0);
+    // Uninitialised shared memory holds garbage on a GPU; NaN bytes make reading it visible.
+    b.smem.assign(std::max<size_t>(smem, 16), static_cast<char>(0xFF));
+    block_run * outer = g_block;
+    g_block = &b;
+    for (unsigned z = 0; z < grid.z; ++z) {
+      for (unsigned y = 0; y < grid.y; ++y) {
+        for (unsigned x = 0; x < grid.x; ++x) {
+          b.bidx.x = x;
+          b.bidx.y = y;
+          b.bidx.z = z;
+          run_block(b);
+        }
+      }
+    }
+    g_block = outer;
+  };
+  submit(stream, std::move(o), name);
+}
+
+}  // namespace rt_sim
+
+// ---------------------------------------------------------------------------------------------------------------
+// Runtime API.
+
+#define SIM_LOCK std::lock_guard<std::recursive_mutex> sim_lock_(g_mu)
+
+const char * cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error (cuda-sim)";
+    case cudaErrorInvalidValue: return "invalid argument (cuda-sim)";
+    case cudaErrorMemoryAllocation: return "out of memory (cuda-sim)";
+    case cudaErrorInvalidDevice: return "invalid device ordinal (cuda-sim)";
+    case cudaErrorNotReady: return "device not ready (cuda-sim)";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing (cuda-sim)";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture (cuda-sim)";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected (cuda-sim)";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle (cuda-sim)";
+    default: return "cuda-sim error";
+  }
+}
+
+const char * cudaGetErrorName(cudaError_t e) { return cudaGetErrorString(e); }
+
+cudaError_t cudaGetLastError() {
+  const cudaError_t e = g_last_error;
+  g_last_error = cudaSuccess;
+  return e;
+}
+
+cudaError_t cudaPeekAtLastError() { return g_last_error; }
+
+cudaError_t cudaGetDeviceCount(int * count) {
+  *count = static_cast<int>(env_size("RT_CUDA_SIM_DEVICES", 1));
+  return *count == 0 ? fail(cudaErrorNoDevice) : cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+  int n = 0;
+  cudaGetDeviceCount(&n);
+  return device >= 0 && device < n ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaGetDevice(int * device) {
+  *device = 0;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDriverGetVersion(int * v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int * v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp * prop, int device) {
+  if (cudaSetDevice(device) != cudaSuccess) return fail(cudaErrorInvalidDevice);
+  std::memset(prop, 0, sizeof(*prop));
+  std::snprintf(prop->name, sizeof prop->name, "CUDA simulator on the CPU");
+  prop->major = compute_capability() / 10;
+  prop->minor = compute_capability() % 10;
+  prop->totalGlobalMem = device_total();
+  prop->sharedMemPerBlock = 48 * 1024;
+  prop->sharedMemPerBlockOptin = static_cast<size_t>(smem_optin());
+  prop->warpSize = 32;
+  prop->maxThreadsPerBlock = 1024;
+  prop->maxThreadsDim[0] = 1024;
+  prop->maxThreadsDim[1] = 1024;
+  prop->maxThreadsDim[2] = 64;
+  prop->maxGridSize[0] = 2147483647;
+  prop->maxGridSize[1] = 65535;
+  prop->maxGridSize[2] = 65535;
+  prop->multiProcessorCount = 4;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int * value, cudaDeviceAttr attr, int device) {
+  if (cudaSetDevice(device) != cudaSuccess) return fail(cudaErrorInvalidDevice);
+  switch (attr) {
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = smem_optin(); return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 * 1024; return cudaSuccess;
+    case cudaDevAttrMultiProcessorCount: *value = 4; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *value = compute_capability() / 10; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *value = compute_capability() % 10; return cudaSuccess;
+    default: return fail(cudaErrorInvalidValue);
+  }
+}
+
+cudaError_t cudaFuncSetAttribute(const void * func, cudaFuncAttribute attr, int value) {
+  SIM_LOCK;
+  if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
+  if (value < 0 || value > smem_optin()) return fail(cudaErrorInvalidValue);
+  g_func_smem[func] = value;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void ** p, size_t size) {
+  SIM_LOCK;
+  *p = nullptr;
+  if (cudaError_t e = refuse_if_capturing("cudaMalloc"); e != cudaSuccess) return e;
+  if (size == 0) return cudaSuccess;
+  const size_t rounded = (size + 255) / 256 * 256;
+  if (g_device_used + rounded > device_total()) return fail(cudaErrorMemoryAllocation);
+  void * m = std::aligned_alloc(256, rounded);
+  if (m == nullptr) return fail(cudaErrorMemoryAllocation);
+  // Fresh device memory is not zeroed on a GPU either; NaN bytes make reading it before writing visible.
+  std::memset(m, 0xFF, rounded);
+  g_allocs[reinterpret_cast<uintptr_t>(m)] = {size, space::device};
+  g_device_used += rounded;
+  *p = m;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFree(void * p) {
+  SIM_LOCK;
+  if (p == nullptr) return cudaSuccess;
+  if (cudaError_t e = refuse_if_capturing("cudaFree"); e != cudaSuccess) return e;
+  auto it = g_allocs.find(reinterpret_cast<uintptr_t>(p));
+  if (it == g_allocs.end() || it->second.where != space::device) return fail(cudaErrorInvalidValue);
+  flush_all();  // cudaFree waits for the device
+  g_device_used -= (it->second.size + 255) / 256 * 256;
+  g_allocs.erase(it);
+  std::free(p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void ** p, size_t size, unsigned int) {
+  SIM_LOCK;
+  *p = nullptr;
+  if (std::getenv("RT_CUDA_SIM_NO_PINNED") != nullptr) return fail(cudaErrorMemoryAllocation);
+  void * m = std::aligned_alloc(4096, (std::max<size_t>(size, 1) + 4095) / 4096 * 4096);
+  if (m == nullptr) return fail(cudaErrorMemoryAllocation);
+  g_allocs[reinterpret_cast<uintptr_t>(m)] = {size, space::pinned};
+  *p = m;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void ** p, size_t size) { return cudaHostAlloc(p, size, 0); }
+
+cudaError_t cudaFreeHost(void * p) {
+  SIM_LOCK;
+  if (p == nullptr) return cudaSuccess;
+  auto it = g_allocs.find(reinterpret_cast<uintptr_t>(p));
+  if (it == g_allocs.end() || it->second.where != space::pinned) return fail(cudaErrorInvalidValue);
+  flush_all();
+  g_allocs.erase(it);
+  std::free(p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t * free_b, size_t * total_b) {
+  SIM_LOCK;
+  *total_b = device_total();
+  *free_b = device_total() - g_device_used;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void * dst, const void * src, size_t n, cudaMemcpyKind kind) {
+  SIM_LOCK;
+  return do_copy(dst, src, n, kind, nullptr, false, "cudaMemcpy");
+}
+
+cudaError_t cudaMemcpyAsync(void * dst, const void * src, size_t n, cudaMemcpyKind kind, cudaStream_t stream) {
+  SIM_LOCK;
+  return do_copy(dst, src, n, kind, stream, true, "cudaMemcpyAsync");
+}
+
+cudaError_t cudaMemset(void * p, int value, size_t n) {
+  SIM_LOCK;
+  if (n == 0) return cudaSuccess;
+  if (kind_of(p, n, "cudaMemset", "destination") != mem_kind::device) return fail(cudaErrorInvalidValue);
+  if (cudaError_t e = refuse_if_capturing("cudaMemset"); e != cudaSuccess) return e;
+  flush_blocking();
+  std::memset(p, value, n);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void * p, int value, size_t n, cudaStream_t stream) {
+  SIM_LOCK;
+  if (n == 0) return cudaSuccess;
+  if (kind_of(p, n, "cudaMemsetAsync", "destination") != mem_kind::device) return fail(cudaErrorInvalidValue);
+  op o;
+  o.fn = [p, value, n]() { std::memset(p, value, n); };
+  return submit(stream, std::move(o), "cudaMemsetAsync");
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t * s, unsigned int flags) {
+  SIM_LOCK;
+  auto * st = new CUstream_st();
+  st->flags = flags;
+  g_streams.push_back(st);
+  *s = st;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t * s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
+
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  SIM_LOCK;
+  if (s == nullptr) return cudaSuccess;
+  auto it = std::find(g_streams.begin(), g_streams.end(), s);
+  if (it == g_streams.end()) return fail(cudaErrorInvalidResourceHandle);
+  flush(s, UINT64_MAX);  // CUDA finishes the queued work before releasing the stream
+  g_streams.erase(it);
+  delete s;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  SIM_LOCK;
+  if (in_captured_stream(s) || g_capturing != 0) return refuse_if_capturing("cudaStreamSynchronize");
+  if (s == nullptr || s == cudaStreamLegacy) flush_blocking();
+  else flush(s, UINT64_MAX);
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize() {
+  SIM_LOCK;
+  if (cudaError_t e = refuse_if_capturing("cudaDeviceSynchronize"); e != cudaSuccess) return e;
+  flush_all();
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t * e, unsigned int flags) {
+  SIM_LOCK;
+  auto * ev = new CUevent_st();
+  ev->flags = flags;
+  *e = ev;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t * e) { return cudaEventCreateWithFlags(e, cudaEventDefault); }
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  SIM_LOCK;
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  g_dead_events.emplace_back(e);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  SIM_LOCK;
+  op o;
+  o.kind = op::record;
+  o.event = e;
+  o.token = ++g_token;
+  if (!in_captured_stream(s)) {
+    e->last = o.token;
+    e->reported_pending = false;
+  }
+  return submit(s, std::move(o), "cudaEventRecord");
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
+  SIM_LOCK;
+  if (e->last == 0) return cudaSuccess;  // never recorded: nothing to wait for
+  op o;
+  o.kind = op::wait;
+  o.event = e;
+  o.token = e->last;
+  return submit(s, std::move(o), "cudaStreamWaitEvent");
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  SIM_LOCK;
+  if (cudaError_t err = refuse_if_capturing("cudaEventQuery"); err != cudaSuccess) return err;
+  if (e->done >= e->last) return cudaSuccess;
+  // The first query of pending work says "not ready" (so that path runs); the work then completes.
+  if (!e->reported_pending) {
+    e->reported_pending = true;
+    wait_for(e, e->last);
+    return cudaErrorNotReady;
+  }
+  wait_for(e, e->last);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  SIM_LOCK;
+  if (cudaError_t err = refuse_if_capturing("cudaEventSynchronize"); err != cudaSuccess) return err;
+  wait_for(e, e->last);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float * ms, cudaEvent_t start, cudaEvent_t end) {
+  SIM_LOCK;
+  if ((start->flags & cudaEventDisableTiming) != 0 || (end->flags & cudaEventDisableTiming) != 0) {
+    return fail(cudaErrorInvalidResourceHandle);
+  }
+  if (start->done < start->last || end->done < end->last || start->last == 0 || end->last == 0) {
+    return fail(cudaErrorNotReady);
+  }
+  *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
+  SIM_LOCK;
+  if (s == nullptr || s == cudaStreamLegacy || s->capture != nullptr) return fail(cudaErrorStreamCaptureUnsupported);
+  flush(s, UINT64_MAX);
+  s->capture = new CUgraph_st();
+  s->capture_invalid = false;
+  ++g_capturing;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t * graph) {
+  SIM_LOCK;
+  *graph = nullptr;
+  if (!in_captured_stream(s)) return fail(cudaErrorInvalidValue);
+  CUgraph_st * g = s->capture;
+  s->capture = nullptr;
+  --g_capturing;
+  if (s->capture_invalid) {
+    delete g;
+    return fail(cudaErrorStreamCaptureInvalidated);
+  }
+  *graph = g;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t * exec, cudaGraph_t graph, unsigned long long) {
+  SIM_LOCK;
+  auto * x = new CUgraphExec_st();
+  x->ops = graph->ops;
+  *exec = x;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
+  SIM_LOCK;
+  for (const op & captured : exec->ops) {
+    op o = captured;
+    if (o.kind == op::record) {
+      o.token = ++g_token;
+      o.event->last = o.token;
+      o.event->reported_pending = false;
+    }
+    if (cudaError_t e = submit(s, std::move(o), "cudaGraphLaunch"); e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+  SIM_LOCK;
+  delete g;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) {
+  SIM_LOCK;
+  delete x;
+  return cudaSuccess;
+}

@@ -1,0 +1,181 @@
+#pragma once
+// CUDA simulator: runs the CUDA backend's own sources on the CPU so that CI, which has no GPU, executes every kernel
+// and the backend's stream, event, graph and copy logic. Force-included (before anything else) into the sources of
+// src/cuda/, which a build step has rewritten: `k<<<cfg>>>(args)` becomes `::rt_sim::launch(cfg).run("k", k, args)`
+// and `extern __shared__ T name[];` becomes a pointer to the block's dynamic shared memory.
+//
+// What it models: every thread of a block is a fiber, so __syncthreads, __syncwarp and warp shuffles are real
+// rendezvous (a barrier some threads never reach is reported as a deadlock); launch limits (block size, grid size,
+// dynamic shared memory above 48 KiB without the opt-in attribute); device, pinned and pageable memory as separate
+// spaces (a copy whose pointers do not match its kind, or that overruns its allocation, fails); streams run lazily,
+// only when something waits for them, so a missing synchronisation reads stale data; an event's first query
+// reports "not ready"; stream capture refuses the calls that CUDA refuses while a thread captures.
+// What it does not model: timing, the memory model of concurrent blocks (blocks run one after another), and
+// floating-point differences of the device's math library. It is never presented as GPU execution.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#undef __global__
+#define __global__
+#undef __device__
+#define __device__
+#undef __host__
+#define __host__
+#undef __forceinline__
+#define __forceinline__ inline
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+// One block runs at a time on a host thread, so a function-local static per host thread is the block's shared memory.
+#undef __shared__
+#define __shared__ static thread_local
+
+namespace rt_sim {
+
+const uint3 & thread_index();
+const uint3 & block_index();
+const dim3 & block_dim();
+const dim3 & grid_dim();
+void * dynamic_shared();
+void sync_block();
+void sync_warp(unsigned mask);
+uint64_t warp_exchange(unsigned mask, uint64_t bits, int src_lane);
+inline int lane() { return static_cast<int>(thread_index().x & 31u); }
+
+void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                    std::function<void()> body);
+
+struct launch {
+  dim3 grid, block;
+  size_t smem;
+  cudaStream_t stream;
+  launch(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = nullptr) : grid(g), block(b), smem(s), stream(st) {}
+
+  template <typename... P, typename... A>
+  void run(const char * name, void (*kernel)(P...), A &&... args) {
+    // Kernel parameters are copied at launch, as CUDA does.
+    std::tuple<std::decay_t<P>...> params(std::forward<A>(args)...);
+    enqueue_kernel(name, reinterpret_cast<const void *>(kernel), grid, block, smem, stream,
+                   [kernel, params]() { std::apply(kernel, params); });
+  }
+};
+
+/** Bytes moved by copies since the process started, per direction (host-to-device, device-to-host). */
+struct copy_totals {
+  uint64_t h2d = 0, d2h = 0, d2d = 0;
+};
+copy_totals totals();
+
+}  // namespace rt_sim
+
+#undef threadIdx
+#define threadIdx (::rt_sim::thread_index())
+#undef blockIdx
+#define blockIdx (::rt_sim::block_index())
+#undef blockDim
+#define blockDim (::rt_sim::block_dim())
+#undef gridDim
+#define gridDim (::rt_sim::grid_dim())
+
+inline void __syncthreads() { ::rt_sim::sync_block(); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { ::rt_sim::sync_warp(mask); }
+
+template <typename T>
+T rt_sim_shuffle(unsigned mask, T v, int src) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value, "shuffle of a value wider than 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  const uint64_t got = ::rt_sim::warp_exchange(mask, bits, src);
+  T out;
+  std::memcpy(&out, &got, sizeof(T));
+  return out;
+}
+template <typename T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
+  const int lane = ::rt_sim::lane();
+  return rt_sim_shuffle(mask, v, (lane & ~(width - 1)) | ((lane ^ lane_mask) & (width - 1)));
+}
+template <typename T>
+T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+  const int lane = ::rt_sim::lane();
+  return rt_sim_shuffle(mask, v, (lane & ~(width - 1)) | (src & (width - 1)));
+}
+template <typename T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  const int lane = ::rt_sim::lane();
+  const int in = lane & (width - 1);
+  return rt_sim_shuffle(mask, v, in + static_cast<int>(delta) < width ? lane + static_cast<int>(delta) : lane);
+}
+
+template <typename T>
+T __ldg(const T * p) {
+  return *p;
+}
+inline float __int_as_float(int i) {
+  float f;
+  std::memcpy(&f, &i, 4);
+  return f;
+}
+inline int __float_as_int(float f) {
+  int i;
+  std::memcpy(&i, &f, 4);
+  return i;
+}
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline float __expf(float x) { return std::exp(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+inline float min(float a, float b) { return std::fmin(a, b); }
+inline float max(float a, float b) { return std::fmax(a, b); }
+using std::isfinite;
+using std::isinf;
+using std::isnan;
+
+// nvcc's C++ overload for kernels (the host compiler only sees the `const void *` one).
+template <typename... P>
+cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), cudaFuncAttribute attr, int value) {
+  return cudaFuncSetAttribute(reinterpret_cast<const void *>(kernel), attr, value);
+}
+
+// Fibers switch only at barriers and shuffles, so a plain read-modify-write is atomic here.
+template <typename T>
+T atomicAdd(T * p, T v) {
+  const T old = *p;
+  *p = old + v;
+  return old;
+}
+template <typename T>
+T atomicMax(T * p, T v) {
+  const T old = *p;
+  *p = old > v ? old : v;
+  return old;
+}
+template <typename T>
+T atomicMin(T * p, T v) {
+  const T old = *p;
+  *p = old < v ? old : v;
+  return old;
+}
+template <typename T>
+T atomicExch(T * p, T v) {
+  const T old = *p;
+  *p = v;
+  return old;
+}
+template <typename T>
+T atomicCAS(T * p, T expected, T v) {
+  const T old = *p;
+  if (old == expected) *p = v;
+  return old;
+}

@@ -1,0 +1,311 @@
+// The simulator's own checks: what the GPU tests rely on it to model (rendezvous, launch limits, memory spaces,
+// lazy streams, events, capture) behaves as CUDA specifies, and what CUDA rejects it rejects. Built only for the
+// simulator (translated like src/cuda/*.cu). To add a case, write a function and call it from main().
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+static int failures = 0;
+
+static void expect(bool ok, const std::string & what) {
+  std::printf("%-64s %s\n", what.c_str(), ok ? "ok" : "FAIL");
+  if (!ok) ++failures;
+}
+
+namespace {
+
+__global__ void warp_ops_kernel(const int * in, int * out) {
+  const int t = threadIdx.x;
+  int v = in[t];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int first = __shfl_sync(0xffffffffu, in[t], 0);
+  const int below = __shfl_down_sync(0xffffffffu, in[t], 1);
+  out[3 * t] = v;
+  out[3 * t + 1] = first;
+  out[3 * t + 2] = below;
+}
+
+__global__ void block_sum_kernel(const float * in, float * out, int n) {
+  __shared__ float partial[256];
+  extern __shared__ float scratch[];
+  const int t = threadIdx.x;
+  float s = 0.0f;
+  for (int i = t; i < n; i += blockDim.x) s += in[i];
+  partial[t] = s;
+  scratch[t] = static_cast<float>(blockIdx.x * 1000 + blockIdx.y);
+  __syncthreads();
+  if (t == 0) {
+    float total = 0.0f;
+    for (int i = 0; i < static_cast<int>(blockDim.x); ++i) total += partial[i];
+    const int b = blockIdx.y * gridDim.x + blockIdx.x;
+    out[2 * b] = total;
+    out[2 * b + 1] = scratch[blockDim.x - 1];
+  }
+}
+
+__global__ void add_kernel(int * p, int v) { p[threadIdx.x] += v; }
+
+__global__ void noop_kernel(int) {}
+
+// Half of a warp waits at __syncthreads while the other half waits to exchange a value with it.
+__global__ void divergent_rendezvous_kernel(int * out) {
+  if ((threadIdx.x & 31) < 16) {
+    __syncthreads();
+  } else {
+    out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, static_cast<int>(threadIdx.x), 1);
+  }
+}
+
+template <typename T>
+T * device_copy(const std::vector<T> & h) {
+  T * d = nullptr;
+  cudaMalloc(&d, h.size() * sizeof(T));
+  cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice);
+  return d;
+}
+
+template <typename T>
+std::vector<T> host_copy(const T * d, size_t n) {
+  std::vector<T> h(n);
+  cudaDeviceSynchronize();
+  cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost);
+  return h;
+}
+
+void test_warp_ops() {
+  std::vector<int> in(64);
+  for (int i = 0; i < 64; ++i) in[static_cast<size_t>(i)] = i * i + 1;
+  int * din = device_copy(in);
+  int * dout = nullptr;
+  cudaMalloc(&dout, 64 * 3 * sizeof(int));
+  warp_ops_kernel<<<1, 64>>>(din, dout);
+  const std::vector<int> out = host_copy(dout, 64 * 3);
+  bool sum_ok = true, bcast_ok = true, down_ok = true;
+  for (int t = 0; t < 64; ++t) {
+    int sum = 0;
+    for (int l = 0; l < 32; ++l) sum += in[static_cast<size_t>((t & ~31) + l)];
+    sum_ok = sum_ok && out[static_cast<size_t>(3 * t)] == sum;
+    bcast_ok = bcast_ok && out[static_cast<size_t>(3 * t + 1)] == in[static_cast<size_t>(t & ~31)];
+    const int src = (t & 31) < 31 ? t + 1 : t;
+    down_ok = down_ok && out[static_cast<size_t>(3 * t + 2)] == in[static_cast<size_t>(src)];
+  }
+  expect(sum_ok, "xor-butterfly sum stays within each warp");
+  expect(bcast_ok, "__shfl_sync broadcasts lane 0 of each warp");
+  expect(down_ok, "__shfl_down_sync reads lane + 1, the last lane keeps its own");
+  cudaFree(din);
+  cudaFree(dout);
+}
+
+void test_block_sync_and_shared() {
+  const int n = 1000;
+  std::vector<float> in(n);
+  for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = static_cast<float>(i % 7);
+  float * din = device_copy(in);
+  float * dout = nullptr;
+  cudaMalloc(&dout, 6 * 2 * sizeof(float));
+  block_sum_kernel<<<dim3(3, 2), 256, 256 * sizeof(float)>>>(din, dout, n);
+  const std::vector<float> out = host_copy(dout, 12);
+  float want = 0.0f;
+  for (float v : in) want += v;
+  bool sums = true, ids = true;
+  for (int b = 0; b < 6; ++b) {
+    sums = sums && out[static_cast<size_t>(2 * b)] == want;
+    ids = ids && out[static_cast<size_t>(2 * b + 1)] == static_cast<float>((b % 3) * 1000 + b / 3);
+  }
+  expect(sums, "__syncthreads publishes static shared memory to the block");
+  expect(ids, "dynamic shared memory and block indices per block of a 3x2 grid");
+  cudaFree(din);
+  cudaFree(dout);
+}
+
+void test_launch_limits() {
+  cudaGetLastError();
+  noop_kernel<<<1, 1025>>>(0);
+  expect(cudaGetLastError() == cudaErrorInvalidValue, "a block of 1025 threads is refused");
+  noop_kernel<<<dim3(1, 65536), 32>>>(0);
+  expect(cudaGetLastError() == cudaErrorInvalidValue, "a grid with y = 65536 is refused");
+  noop_kernel<<<1, 32, 60 * 1024>>>(0);
+  expect(cudaGetLastError() == cudaErrorInvalidValue, "60 KiB of dynamic shared memory needs the opt-in attribute");
+  expect(cudaFuncSetAttribute(noop_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 60 * 1024) == cudaSuccess,
+         "the opt-in attribute within the device limit is accepted");
+  noop_kernel<<<1, 32, 60 * 1024>>>(0);
+  expect(cudaGetLastError() == cudaSuccess, "... and the launch then runs");
+  int optin = 0;
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+  expect(cudaFuncSetAttribute(noop_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin + 1) ==
+             cudaErrorInvalidValue,
+         "an opt-in above the device limit is refused");
+  cudaGetLastError();
+}
+
+void test_memory_spaces() {
+  int * d = nullptr;
+  int * pinned = nullptr;
+  cudaMalloc(&d, 16 * sizeof(int));
+  cudaHostAlloc(reinterpret_cast<void **>(&pinned), 16 * sizeof(int), cudaHostAllocDefault);
+  std::vector<int> host(16, 5);
+  expect(cudaMemcpy(d, host.data(), 64, cudaMemcpyDeviceToHost) == cudaErrorInvalidValue,
+         "a copy whose pointers contradict its kind is refused");
+  expect(cudaMemcpy(host.data(), pinned, 64, cudaMemcpyHostToDevice) == cudaErrorInvalidValue,
+         "pinned host memory is not device memory");
+  cudaGetLastError();
+  size_t free_before = 0, free_after = 0, total = 0;
+  cudaMemGetInfo(&free_before, &total);
+  int * big = nullptr;
+  cudaMalloc(&big, 1 << 20);
+  cudaMemGetInfo(&free_after, &total);
+  expect(free_before - free_after == (1u << 20), "cudaMemGetInfo accounts for allocations");
+  expect(cudaMalloc(&big, total) == cudaErrorMemoryAllocation, "an allocation beyond the device's memory fails");
+  cudaGetLastError();
+  cudaFree(d);
+  cudaFreeHost(pinned);
+}
+
+void test_lazy_streams_and_events() {
+  cudaStream_t a = nullptr, b = nullptr;
+  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+  int * d = nullptr;
+  int * pinned = nullptr;
+  cudaMalloc(&d, 32 * sizeof(int));
+  cudaMemset(d, 0, 32 * sizeof(int));
+  cudaHostAlloc(reinterpret_cast<void **>(&pinned), 32 * sizeof(int), cudaHostAllocDefault);
+  for (int i = 0; i < 32; ++i) pinned[i] = -1;
+
+  add_kernel<<<1, 32, 0, a>>>(d, 7);
+  cudaMemcpyAsync(pinned, d, 32 * sizeof(int), cudaMemcpyDeviceToHost, a);
+  expect(pinned[0] == -1, "queued work has not run before anything waits for it");
+  cudaEvent_t ev = nullptr;
+  cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  cudaEventRecord(ev, a);
+  expect(cudaEventQuery(ev) == cudaErrorNotReady, "the first query of pending work says not ready");
+  expect(cudaEventQuery(ev) == cudaSuccess && pinned[0] == 7, "the work then completes");
+
+  // Stream b waits for a's later work through an event; syncing b alone must run a's work first.
+  add_kernel<<<1, 32, 0, a>>>(d, 100);
+  cudaEventRecord(ev, a);
+  cudaStreamWaitEvent(b, ev, 0);
+  cudaMemcpyAsync(pinned, d, 32 * sizeof(int), cudaMemcpyDeviceToHost, b);
+  cudaStreamSynchronize(b);
+  expect(pinned[31] == 107, "a cross-stream event wait orders the other stream's work first");
+
+  // A pageable source is staged by the call: overwriting it afterwards does not change what is copied.
+  std::vector<int> src(32, 3);
+  cudaMemcpyAsync(d, src.data(), 32 * sizeof(int), cudaMemcpyHostToDevice, a);
+  src.assign(32, 9);
+  cudaMemcpyAsync(pinned, d, 32 * sizeof(int), cudaMemcpyDeviceToHost, a);
+  cudaStreamSynchronize(a);
+  expect(pinned[5] == 3, "a pageable source is captured when the copy is queued");
+  // A pinned source is read when the copy runs: reusing it before the copy completes changes what arrives.
+  for (int i = 0; i < 32; ++i) pinned[i] = 4;
+  cudaMemcpyAsync(d, pinned, 32 * sizeof(int), cudaMemcpyHostToDevice, a);
+  for (int i = 0; i < 32; ++i) pinned[i] = 8;
+  std::vector<int> back(32);
+  cudaStreamSynchronize(a);
+  cudaMemcpy(back.data(), d, 32 * sizeof(int), cudaMemcpyDeviceToHost);
+  expect(back[0] == 8, "a pinned source is read only when the copy runs");
+
+  cudaEventDestroy(ev);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+  cudaFree(d);
+  cudaFreeHost(pinned);
+}
+
+void test_capture() {
+  cudaStream_t s = nullptr;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  int * d = nullptr;
+  cudaMalloc(&d, 32 * sizeof(int));
+  cudaMemset(d, 0, 32 * sizeof(int));
+  cudaGraph_t g = nullptr;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  add_kernel<<<1, 32, 0, s>>>(d, 1);
+  cudaStreamEndCapture(s, &g);
+  cudaGraphExec_t x = nullptr;
+  cudaGraphInstantiate(&x, g, 0);
+  std::vector<int> h(32);
+  cudaStreamSynchronize(s);
+  cudaMemcpy(h.data(), d, 32 * sizeof(int), cudaMemcpyDeviceToHost);
+  expect(h[0] == 0, "captured work does not run while it is captured");
+  cudaGraphLaunch(x, s);
+  cudaGraphLaunch(x, s);
+  cudaStreamSynchronize(s);
+  cudaMemcpy(h.data(), d, 32 * sizeof(int), cudaMemcpyDeviceToHost);
+  expect(h[0] == 2, "each graph launch runs the captured kernel once");
+
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  int * more = nullptr;
+  expect(cudaMalloc(&more, 64) == cudaErrorStreamCaptureUnsupported, "cudaMalloc while capturing is refused");
+  std::vector<int> pageable(32, 1);
+  expect(cudaMemcpyAsync(d, pageable.data(), 64, cudaMemcpyHostToDevice, s) == cudaErrorStreamCaptureUnsupported,
+         "a captured copy from pageable memory is refused");
+  expect(cudaStreamEndCapture(s, &g) == cudaErrorStreamCaptureInvalidated && g == nullptr,
+         "the capture is then invalidated");
+  cudaGetLastError();
+  cudaGraphExecDestroy(x);
+  cudaStreamDestroy(s);
+  cudaFree(d);
+}
+
+// Runs `body` in a child process and reports whether it aborted (the simulator's verdict on a kernel bug).
+template <typename F>
+bool aborts(F body) {
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stderr);
+    body();
+    std::_Exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+void test_reported_bugs() {
+  expect(aborts([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 64 * sizeof(int));
+           divergent_rendezvous_kernel<<<1, 64>>>(d);
+           cudaDeviceSynchronize();
+         }),
+         "a warp rendezvous half the warp never reaches is reported");
+  expect(aborts([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 16);
+           std::vector<int> h(8);
+           cudaMemcpy(d, h.data(), 32, cudaMemcpyHostToDevice);
+         }),
+         "a copy overrunning its device allocation is reported");
+  expect(!aborts([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 32 * sizeof(int));
+           add_kernel<<<1, 32>>>(d, 1);
+           cudaDeviceSynchronize();
+         }),
+         "(control) a correct kernel in a child process does not abort");
+}
+
+}  // namespace
+
+int main() {
+  test_warp_ops();
+  test_block_sync_and_shared();
+  test_launch_limits();
+  test_memory_spaces();
+  test_lazy_streams_and_events();
+  test_capture();
+  test_reported_bugs();
+  if (failures != 0) {
+    std::printf("test-cuda-sim: %d failure(s)\n", failures);
+    return 1;
+  }
+  std::printf("test-cuda-sim: all checks passed\n");
+  return 0;
+}
