@@ -1,7 +1,8 @@
 // GPU benchmark (not a test; run by scripts/gpu-check.sh): an OLMoE-1B-7B-shaped model with random weights built in
 // memory (FP16 non-routed tensors, qpacked-v1 experts with group 128), run through the CUDA backend with full
 // residency and with a partial expert budget. Prints a table; `--json PATH` also writes the figures as JSON.
-// Flags: --layers N (default 16), --partial-slots N (default 16 of 64), --quick (fewer steps).
+// Flags: --layers N (default 16), --partial-slots N (default 16 of 64), --quick (fewer steps), --small (a narrow
+// model and short prompts: a smoke run of every path, e.g. on the CUDA simulator; its figures mean nothing).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -97,18 +98,18 @@ const tensor_view * add(host_model & m, const std::string & name, dtype t, std::
   return &it->second;
 }
 
-std::unique_ptr<host_model> build_model(int layers) {
+std::unique_ptr<host_model> build_model(int layers, bool small) {
   auto m = std::make_unique<host_model>();
   model_config & c = m->w.config;
-  c.hidden_size = 2048;
-  c.intermediate_size = 1024;
+  c.hidden_size = small ? 128 : 2048;
+  c.intermediate_size = small ? 128 : 1024;
   c.num_hidden_layers = layers;
-  c.num_attention_heads = 16;
-  c.num_key_value_heads = 16;
-  c.head_dim = 128;
-  c.num_experts = 64;
-  c.num_experts_per_tok = 8;
-  c.vocab_size = 50304;
+  c.num_attention_heads = small ? 2 : 16;
+  c.num_key_value_heads = small ? 2 : 16;
+  c.head_dim = small ? 64 : 128;
+  c.num_experts = small ? 8 : 64;
+  c.num_experts_per_tok = small ? 2 : 8;
+  c.vocab_size = small ? 300 : 50304;
   c.max_position_embeddings = 4096;
   c.eos_token_ids = {50279};
   m->w.dir = "<bench-gpu in-memory OLMoE-1B-7B-shaped model>";
@@ -158,9 +159,9 @@ double bytes_per_token(const model_config & c, int group, int ctx) {
   return attn + router + lm + experts + kv;
 }
 
-std::vector<int32_t> prompt(int n, int seed) {
+std::vector<int32_t> prompt(int n, int seed, int vocab) {
   std::vector<int32_t> t(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) t[static_cast<size_t>(i)] = (seed * 7919 + i * 104729) % 50000 + 100;
+  for (int i = 0; i < n; ++i) t[static_cast<size_t>(i)] = (seed * 7919 + i * 104729) % (vocab - 100) + 50;
   return t;
 }
 
@@ -171,13 +172,13 @@ struct decode_result {
 
 // Prefills `batch` prompts of `prompt_len` tokens in one step, then decodes `steps` tokens per sequence; the rate
 // excludes the first generated token (it comes from the prefill step).
-decode_result run_decode(backend & be, int batch, int prompt_len, int steps) {
+decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int steps) {
   std::string err;
   std::vector<batch_entry> b(static_cast<size_t>(batch));
   for (int i = 0; i < batch; ++i) {
     b[static_cast<size_t>(i)].seq_id = be.seq_create(err);
     if (b[static_cast<size_t>(i)].seq_id < 0) throw std::runtime_error(err);
-    b[static_cast<size_t>(i)].tokens = prompt(prompt_len, i + 1);
+    b[static_cast<size_t>(i)].tokens = prompt(prompt_len, i + 1, vocab);
   }
   std::vector<int32_t> next;
   decode_result r;
@@ -206,8 +207,7 @@ decode_result run_decode(backend & be, int batch, int prompt_len, int steps) {
   return r;
 }
 
-double measured_copy_bandwidth() {
-  const size_t bytes = size_t(1) << 30;
+double measured_copy_bandwidth(size_t bytes) {
   void *a = nullptr, *b = nullptr;
   if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0;
   cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
@@ -238,7 +238,8 @@ struct residency_figures {
   std::string error;
 };
 
-residency_figures run_residency(const model_weights & w, const char * label, int slots, bool quick) {
+// Prompt lengths: 512 for prefill, 128 before decoding (divided by `shrink` for a smoke run).
+residency_figures run_residency(const model_weights & w, const char * label, int slots, bool quick, int shrink) {
   residency_figures f;
   f.label = label;
   f.slots = slots == 0 ? w.config.num_experts : slots;
@@ -259,23 +260,23 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     const bool partial = slots != 0;
     const int steps1 = quick ? 32 : (partial ? 48 : 128);
     const int stepsb = quick ? 16 : (partial ? 16 : 48);
-    run_decode(*be, 1, 32, 2);  // warm-up (first launches, graph capture)
+    run_decode(*be, w.config.vocab_size, 1, 32 / shrink, 2);  // warm-up (first launches, graph capture)
     be->counters_reset();
-    const decode_result p512 = run_decode(*be, 1, 512, 1);
+    const decode_result p512 = run_decode(*be, w.config.vocab_size, 1, 512 / shrink, 1);
     f.ttft_512_ms = p512.ttft_ms;
-    f.prefill_tps = 512.0 / (p512.ttft_ms / 1e3);
-    const decode_result d1 = run_decode(*be, 1, 128, steps1);
+    f.prefill_tps = 512.0 / shrink / (p512.ttft_ms / 1e3);
+    const decode_result d1 = run_decode(*be, w.config.vocab_size, 1, 128 / shrink, std::max(2, steps1 / shrink));
     f.ttft_128_ms = d1.ttft_ms;
     f.decode1 = d1.tokens_per_s;
-    f.decode8 = run_decode(*be, 8, 128, stepsb).tokens_per_s;
-    f.decode32 = run_decode(*be, 32, 128, stepsb).tokens_per_s;
+    f.decode8 = run_decode(*be, w.config.vocab_size, 8, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
+    f.decode32 = run_decode(*be, w.config.vocab_size, 32, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
     f.counters = be->counters();
     f.peak_vram_gib = static_cast<double>(f.counters.peak_memory_bytes) / (1024.0 * 1024 * 1024);
     if (!partial) {
       be.reset();
       o.cuda_graphs = false;
       auto plain = cuda_backend_create(w, o, err);
-      if (plain) f.decode1_nograph = run_decode(*plain, 1, 128, quick ? 16 : 64).tokens_per_s;
+      if (plain) f.decode1_nograph = run_decode(*plain, w.config.vocab_size, 1, 128 / shrink, std::max(2, (quick ? 16 : 64) / shrink)).tokens_per_s;
     }
   } catch (const std::exception & e) {
     f.ok = false;
@@ -289,13 +290,14 @@ residency_figures run_residency(const model_weights & w, const char * label, int
 
 int main(int argc, char ** argv) {
   int layers = 16, partial_slots = 16;
-  bool quick = false;
+  bool quick = false, small = false;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--layers" && i + 1 < argc) layers = std::atoi(argv[++i]);
     else if (a == "--partial-slots" && i + 1 < argc) partial_slots = std::atoi(argv[++i]);
     else if (a == "--quick") quick = true;
+    else if (a == "--small") small = true;
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
   }
   int count = 0;
@@ -308,17 +310,19 @@ int main(int argc, char ** argv) {
   cudaGetDeviceProperties(&prop, 0);
   std::printf("device: %s, sm_%d%d, %.1f GiB, %d SMs\n", prop.name, prop.major, prop.minor,
               prop.totalGlobalMem / 1073741824.0, prop.multiProcessorCount);
-  const double copy_bw = measured_copy_bandwidth();
+  const double copy_bw = measured_copy_bandwidth(small ? size_t(64) << 20 : size_t(1) << 30);
   std::printf("measured device copy bandwidth: %.2f TB/s (nominal %.1f TB/s)\n", copy_bw / 1e12, NOMINAL_BANDWIDTH / 1e12);
 
   const auto tb = clk::now();
-  auto m = build_model(layers);
-  std::printf("random OLMoE-shaped model: %d layers, %.2f GB of tensors, built in %.1f s\n", layers,
+  auto m = build_model(layers, small);
+  std::printf("random %s model: %d layers, %.2f GB of tensors, built in %.1f s\n",
+              small ? "small OLMoE-architecture" : "OLMoE-shaped", layers,
               m->w.total_bytes / 1e9, seconds_since(tb));
 
   std::vector<residency_figures> runs;
-  runs.push_back(run_residency(m->w, "full", 0, quick));
-  runs.push_back(run_residency(m->w, "partial", partial_slots, quick));
+  const int shrink = small ? 16 : 1;
+  runs.push_back(run_residency(m->w, "full", 0, quick, shrink));
+  runs.push_back(run_residency(m->w, "partial", partial_slots, quick, shrink));
 
   const model_config & c = m->w.config;
   const double bpt = bytes_per_token(c, m->w.group_size, 128 + 64);
