@@ -95,6 +95,35 @@ std::vector<std::vector<int32_t>> greedy(backend & be, const std::vector<std::ve
   return out;
 }
 
+// As greedy(), but the last sequence leaves the batch after `last_steps` tokens.
+std::vector<std::vector<int32_t>> greedy_shrinking(backend & be, const std::vector<std::vector<int32_t>> & prompts,
+                                                   int steps, int last_steps) {
+  std::string err;
+  std::vector<batch_entry> b(prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    b[i].seq_id = be.seq_create(err);
+    b[i].tokens = prompts[i];
+  }
+  std::vector<std::vector<int32_t>> out(prompts.size());
+  std::vector<int> ids;
+  for (const auto & e : b) ids.push_back(e.seq_id);
+  for (int s = 0; s < steps; ++s) {
+    if (s == last_steps) b.pop_back();
+    std::vector<int32_t> next;
+    if (!be.forward_greedy(b, next, err)) {
+      CHECK(false, "forward_greedy: %s", err.c_str());
+      break;
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+      out[i].push_back(next[i]);
+      b[i].start_pos += static_cast<int>(b[i].tokens.size());
+      b[i].tokens = {next[i]};
+    }
+  }
+  for (int id : ids) be.seq_free(id);
+  return out;
+}
+
 float max_abs(const std::vector<std::vector<float>> & a) {
   float m = 0;
   for (const auto & r : a) for (float v : r) m = std::max(m, std::fabs(v));
@@ -178,6 +207,16 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   const auto one_b = greedy(*without, {PROMPT_B}, 16);
   const auto batched = greedy(*without, {PROMPT_A, PROMPT_B}, 16);
   CHECK(batched.size() == 2 && batched[0] == a[0] && batched[1] == one_b[0], "%s: batched decode equals one-by-one", label);
+  // Batched decode steps are replayed as graphs too (one per batch size); three sequences, one of which stops early
+  // so that the batch shrinks from 3 to 2 mid-way.
+  const std::vector<std::vector<int32_t>> three = {PROMPT_A, PROMPT_B, {4, 4, 8}};
+  const auto plain3 = greedy(*without, three, 10);
+  const auto graph3 = greedy(*with, three, 10);
+  CHECK(graph3 == plain3, "%s: batched CUDA graph decode equals plain batched decode", label);
+  const auto shrinking = greedy_shrinking(*with, three, 10, 4);
+  CHECK(shrinking.size() == 3 && shrinking[0] == plain3[0] && shrinking[1] == plain3[1] &&
+            std::vector<int32_t>(plain3[2].begin(), plain3[2].begin() + 4) == shrinking[2],
+        "%s: graph decode while the batch shrinks equals plain decode", label);
   // Errors are reported, not thrown: unknown sequence and context overflow.
   std::vector<batch_entry> bad(1);
   bad[0].seq_id = 999;

@@ -236,13 +236,14 @@ class cuda_copy_engine final : public expert_copy_engine {
 constexpr int MAX_STEP_TOKENS = 1024;  // a larger batch runs as several steps of at most this many tokens
 constexpr int MAX_SEQUENCES = 1024;
 constexpr int FUSED_SWIGLU_MAX_TOKENS = 8;
+constexpr size_t MAX_GRAPH_SEQUENCES = 64;
 
 class cuda_backend final : public backend {
  public:
   cuda_backend() = default;
   ~cuda_backend() override {
     cudaSetDevice(device_);
-    if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
+    drop_graphs();
     engine_.reset();
     cache_.reset();
     if (host_copy_ != nullptr) {
@@ -345,8 +346,19 @@ class cuda_backend final : public backend {
   int * stage_ctrl_ = nullptr;
   void ** stage_ptrs_ = nullptr;
 
-  cudaGraphExec_t graph_exec_ = nullptr;
-  int decode_steps_ = 0;
+  // Decode steps (one new token per sequence) replayed as CUDA graphs, one per batch size: a step's launches depend
+  // only on its token count, and its inputs (ctrl_) are uploaded before each replay.
+  struct decode_graph {
+    cudaGraphExec_t exec = nullptr;
+    int steps = 0;
+  };
+  std::vector<decode_graph> graphs_;  // index: sequences in the step
+  void drop_graphs() {
+    for (decode_graph & g : graphs_) {
+      if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
+    }
+    graphs_.clear();
+  }
 };
 
 bool cuda_backend::init(const model_weights & w, const backend_options & o, std::string & error) {
@@ -583,10 +595,7 @@ void cuda_backend::ensure_scratch(int tokens) {
   argmax_ = static_cast<int *>(arena_.alloc(T * 4, "scratch"));
   ctrl_ = static_cast<int *>(arena_.alloc(T * 4 * 4, "scratch"));
   scratch_tokens_ = tokens;
-  if (graph_exec_ != nullptr) {
-    cudaGraphExecDestroy(graph_exec_);
-    graph_exec_ = nullptr;
-  }
+  drop_graphs();  // they name the freed buffers
 }
 
 int cuda_backend::seq_create(std::string & error) {
@@ -921,8 +930,9 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
       }
     }
     if (next != nullptr) next->assign(batch.size(), 0);
-    const bool single_decode = batch.size() == 1 && batch[0].tokens.size() == 1 && full_ && use_graphs_ &&
-                               !all_positions;
+    // A decode step: one new token for each sequence, all in one step (so at most MAX_GRAPH_SEQUENCES of them).
+    bool decode_step = full_ && use_graphs_ && !all_positions && batch.size() <= MAX_GRAPH_SEQUENCES;
+    for (const batch_entry & b : batch) decode_step = decode_step && b.tokens.size() == 1;
     for (size_t begin = 0; begin < all.size(); begin += MAX_STEP_TOKENS) {
       const int n = static_cast<int>(std::min<size_t>(MAX_STEP_TOKENS, all.size() - begin));
       ensure_scratch(n);
@@ -943,27 +953,30 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
       }
       const int n_out = static_cast<int>(outs.size());
       ck(cudaMemcpyAsync(ctrl_, ctrl.data(), ctrl.size() * 4, cudaMemcpyHostToDevice, stream_), "upload step");
-      if (single_decode) {
-        ++decode_steps_;
-        if (graph_exec_ == nullptr && decode_steps_ >= 2) {
+      if (decode_step) {
+        if (graphs_.size() <= static_cast<size_t>(n)) graphs_.resize(static_cast<size_t>(n) + 1);
+        decode_graph & g = graphs_[static_cast<size_t>(n)];
+        // The first step of a size runs plainly (it may be the only one); the second is captured and replayed.
+        if (g.exec == nullptr && ++g.steps >= 2) {
           cudaGraph_t graph = nullptr;
           const uint64_t hits_before_capture = full_hits_;
           ck(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin capture");
           try {
-            step(1, 1);
+            step(n, n_out);
           } catch (...) {
             cudaStreamEndCapture(stream_, &graph);
             if (graph != nullptr) cudaGraphDestroy(graph);
             throw;
           }
           ck(cudaStreamEndCapture(stream_, &graph), "end capture");
-          ck(cudaGraphInstantiate(&graph_exec_, graph, 0), "instantiate decode graph");
+          const cudaError_t inst = cudaGraphInstantiate(&g.exec, graph, 0);
           cudaGraphDestroy(graph);
+          ck(inst, "instantiate decode graph");
           full_hits_ = hits_before_capture;
         }
-        if (graph_exec_ != nullptr) {
-          ck(cudaGraphLaunch(graph_exec_, stream_), "launch decode graph");
-          full_hits_ += static_cast<uint64_t>(c.num_experts_per_tok) * c.num_hidden_layers;
+        if (g.exec != nullptr) {
+          ck(cudaGraphLaunch(g.exec, stream_), "launch decode graph");
+          full_hits_ += static_cast<uint64_t>(n) * c.num_experts_per_tok * c.num_hidden_layers;
         } else {
           step(n, n_out);
         }
