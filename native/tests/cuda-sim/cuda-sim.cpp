@@ -701,7 +701,8 @@ cudaError_t cudaFree(void * p) {
 cudaError_t cudaHostAlloc(void ** p, size_t size, unsigned int) {
   SIM_LOCK;
   *p = nullptr;
-  if (std::getenv("RT_CUDA_SIM_NO_PINNED") != nullptr) return fail(cudaErrorMemoryAllocation);
+  // A limit on one pinned allocation lets a test take the backend's pageable-host-copy path.
+  if (size > env_size("RT_CUDA_SIM_PINNED_MAX_BYTES", SIZE_MAX)) return fail(cudaErrorMemoryAllocation);
   void * m = std::aligned_alloc(4096, (std::max<size_t>(size, 1) + 4095) / 4096 * 4096);
   if (m == nullptr) return fail(cudaErrorMemoryAllocation);
   g_allocs[reinterpret_cast<uintptr_t>(m)] = {size, space::pinned};

@@ -12,6 +12,8 @@
 // reports "not ready"; stream capture refuses the calls that CUDA refuses while a thread captures.
 // What it does not model: timing, the memory model of concurrent blocks (blocks run one after another), and
 // floating-point differences of the device's math library. It is never presented as GPU execution.
+// Environment: RT_CUDA_SIM_CC (compute capability, default 75: the smallest shared memory), RT_CUDA_SIM_MEMORY_MIB
+// (device memory, default 8192), RT_CUDA_SIM_PINNED_MAX_BYTES (larger pinned allocations fail), RT_CUDA_SIM_DEVICES.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
