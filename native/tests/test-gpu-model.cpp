@@ -69,46 +69,22 @@ std::vector<std::vector<float>> all_logits(backend & be, const std::vector<int32
   return out;
 }
 
-// Greedy generation of `steps` tokens for each prompt, batched: one prefill step, then one token per sequence per step.
-std::vector<std::vector<int32_t>> greedy(backend & be, const std::vector<std::vector<int32_t>> & prompts, int steps) {
+// Greedy generation of `steps` tokens for each prompt, batched: one prefill step, then one token per sequence per
+// step. With `last_leaves_after` >= 0 the last sequence leaves the batch after that many tokens.
+std::vector<std::vector<int32_t>> greedy(backend & be, const std::vector<std::vector<int32_t>> & prompts, int steps,
+                                         int last_leaves_after = -1) {
   std::string err;
   std::vector<batch_entry> b(prompts.size());
+  std::vector<int> ids;
   for (size_t i = 0; i < prompts.size(); ++i) {
     b[i].seq_id = be.seq_create(err);
     b[i].tokens = prompts[i];
     b[i].start_pos = 0;
+    ids.push_back(b[i].seq_id);
   }
   std::vector<std::vector<int32_t>> out(prompts.size());
   for (int s = 0; s < steps; ++s) {
-    std::vector<int32_t> next;
-    if (!be.forward_greedy(b, next, err)) {
-      CHECK(false, "forward_greedy: %s", err.c_str());
-      break;
-    }
-    for (size_t i = 0; i < b.size(); ++i) {
-      out[i].push_back(next[i]);
-      b[i].start_pos += static_cast<int>(b[i].tokens.size());
-      b[i].tokens = {next[i]};
-    }
-  }
-  for (const auto & e : b) be.seq_free(e.seq_id);
-  return out;
-}
-
-// As greedy(), but the last sequence leaves the batch after `last_steps` tokens.
-std::vector<std::vector<int32_t>> greedy_shrinking(backend & be, const std::vector<std::vector<int32_t>> & prompts,
-                                                   int steps, int last_steps) {
-  std::string err;
-  std::vector<batch_entry> b(prompts.size());
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    b[i].seq_id = be.seq_create(err);
-    b[i].tokens = prompts[i];
-  }
-  std::vector<std::vector<int32_t>> out(prompts.size());
-  std::vector<int> ids;
-  for (const auto & e : b) ids.push_back(e.seq_id);
-  for (int s = 0; s < steps; ++s) {
-    if (s == last_steps) b.pop_back();
+    if (s == last_leaves_after) b.pop_back();
     std::vector<int32_t> next;
     if (!be.forward_greedy(b, next, err)) {
       CHECK(false, "forward_greedy: %s", err.c_str());
@@ -213,7 +189,7 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   const auto plain3 = greedy(*without, three, 10);
   const auto graph3 = greedy(*with, three, 10);
   CHECK(graph3 == plain3, "%s: batched CUDA graph decode equals plain batched decode", label);
-  const auto shrinking = greedy_shrinking(*with, three, 10, 4);
+  const auto shrinking = greedy(*with, three, 10, 4);
   CHECK(shrinking.size() == 3 && shrinking[0] == plain3[0] && shrinking[1] == plain3[1] &&
             std::vector<int32_t>(plain3[2].begin(), plain3[2].begin() + 4) == shrinking[2],
         "%s: graph decode while the batch shrinks equals plain decode", label);

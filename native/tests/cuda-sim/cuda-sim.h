@@ -157,27 +157,3 @@ T atomicAdd(T * p, T v) {
   *p = old + v;
   return old;
 }
-template <typename T>
-T atomicMax(T * p, T v) {
-  const T old = *p;
-  *p = old > v ? old : v;
-  return old;
-}
-template <typename T>
-T atomicMin(T * p, T v) {
-  const T old = *p;
-  *p = old < v ? old : v;
-  return old;
-}
-template <typename T>
-T atomicExch(T * p, T v) {
-  const T old = *p;
-  *p = v;
-  return old;
-}
-template <typename T>
-T atomicCAS(T * p, T expected, T v) {
-  const T old = *p;
-  if (old == expected) *p = v;
-  return old;
-}
