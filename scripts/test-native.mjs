@@ -15,6 +15,6 @@ if (!existsSync(path.join(buildDir, 'CTestTestfile.cmake'))) {
 }
 const build = spawnSync('cmake', ['--build', buildDir, '--config', 'Release', '--parallel', '2'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
-const args = ['--test-dir', buildDir, '--output-on-failure', '--no-tests=error', '-L', gpu ? 'gpu' : 'cpu'];
+const args = ['--test-dir', buildDir, '--output-on-failure', '--no-tests=error', '--parallel', '2', '-L', gpu ? 'gpu' : 'cpu'];
 const res = spawnSync('ctest', args, { stdio: 'inherit' });
 process.exit(res.status ?? 1);

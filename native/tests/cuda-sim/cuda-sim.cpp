@@ -37,6 +37,8 @@ enum class fiber_state { run, wait_block, wait_warp, done };
 #if defined(__x86_64__) && !defined(_WIN32)
 struct context {
   void * sp = nullptr;
+  const void * stack_bottom = nullptr;  // for AddressSanitizer's fiber annotations
+  size_t stack_size = 0;
 };
 extern "C" void rt_sim_switch(void ** save_sp, void * next_sp);
 __asm__(
@@ -50,8 +52,10 @@ __asm__(
     "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
     "  ret\n"
     ".size rt_sim_switch, .-rt_sim_switch\n");
-void switch_context(context & from, context & to) { rt_sim_switch(&from.sp, to.sp); }
+void raw_switch(context & from, context & to) { rt_sim_switch(&from.sp, to.sp); }
 void make_context(context & c, char * stack, size_t bytes, void (*entry)()) {
+  c.stack_bottom = stack;
+  c.stack_size = bytes;
   uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + bytes) & ~static_cast<uintptr_t>(15);
   void ** sp = reinterpret_cast<void **>(top);
   *--sp = nullptr;                             // the entry's return address: it never returns
@@ -65,15 +69,52 @@ void make_context(context & c, char * stack, size_t bytes, void (*entry)()) {
 namespace {
 struct context {
   ucontext_t uc{};
+  const void * stack_bottom = nullptr;
+  size_t stack_size = 0;
 };
-void switch_context(context & from, context & to) { swapcontext(&from.uc, &to.uc); }
+void raw_switch(context & from, context & to) { swapcontext(&from.uc, &to.uc); }
 void make_context(context & c, char * stack, size_t bytes, void (*entry)()) {
+  c.stack_bottom = stack;
+  c.stack_size = bytes;
   getcontext(&c.uc);
   c.uc.uc_stack.ss_sp = stack;
   c.uc.uc_stack.ss_size = bytes;
   c.uc.uc_link = nullptr;
   makecontext(&c.uc, entry, 0);
 }
+#endif
+
+// Under AddressSanitizer (RT_CUDA_SIM_ASAN builds) every switch is announced, so that it follows the stacks.
+#if defined(__SANITIZE_ADDRESS__)
+}  // namespace
+#include <pthread.h>
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+namespace {
+void switch_context(context & from, context & to, bool from_exits = false) {
+  void * fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(from_exits ? nullptr : &fake_stack, to.stack_bottom, to.stack_size);
+  raw_switch(from, to);
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+}
+void fiber_started() { __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr); }
+// A thread that ended at a switch leaves its frames' redzones poisoned on a stack the next block reuses.
+void stack_reused(char * stack, size_t bytes) { __asan_unpoison_memory_region(stack, bytes); }
+void thread_stack(context & c) {
+  pthread_attr_t attr;
+  void * addr = nullptr;
+  size_t size = 0;
+  pthread_getattr_np(pthread_self(), &attr);
+  pthread_attr_getstack(&attr, &addr, &size);
+  pthread_attr_destroy(&attr);
+  c.stack_bottom = addr;
+  c.stack_size = size;
+}
+#else
+void switch_context(context & from, context & to, bool = false) { raw_switch(from, to); }
+void fiber_started() {}
+void stack_reused(char *, size_t) {}
+void thread_stack(context &) {}
 #endif
 
 constexpr size_t STACK_BYTES = 64 * 1024;
@@ -118,7 +159,7 @@ std::string where(const block_run & b) {
 }
 
 // Switches from the current lane to the next runnable lane of its warp, or to the scheduler when there is none.
-void pass_on(fiber * f) {
+void pass_on(fiber * f, bool exits = false) {
   block_run & b = *g_block;
   warp_run & w = b.warps[static_cast<size_t>(f->linear / 32)];
   const int lane = f->linear - w.first;
@@ -127,7 +168,7 @@ void pass_on(fiber * f) {
     if (next.state == fiber_state::run) {
       if (&next == f) return;
       g_fiber = &next;
-      switch_context(f->ctx, next.ctx);
+      switch_context(f->ctx, next.ctx, exits);
       return;
     }
   }
@@ -136,7 +177,7 @@ void pass_on(fiber * f) {
         "__syncthreads instead");
   }
   g_fiber = nullptr;
-  switch_context(f->ctx, b.sched);
+  switch_context(f->ctx, b.sched, exits);
 }
 
 void release_warp(warp_run & w) {
@@ -148,13 +189,14 @@ void release_warp(warp_run & w) {
 }
 
 void fiber_entry() {
+  fiber_started();
   (*g_block->body)();
   fiber * f = g_fiber;
   f->state = fiber_state::done;
   warp_run & w = g_block->warps[static_cast<size_t>(f->linear / 32)];
   --w.live;
   if (w.arrived > 0 && w.arrived == w.live) release_warp(w);
-  pass_on(f);
+  pass_on(f, true);
 }
 
 void wait_at_block_barrier() {
@@ -176,6 +218,7 @@ void wait_at_warp_rendezvous() {
 }
 
 void run_block(block_run & b) {
+  thread_stack(b.sched);
   const int n_warps = (b.n_threads + 31) / 32;
   b.warps.assign(static_cast<size_t>(n_warps), warp_run{});
   for (int w = 0; w < n_warps; ++w) {
@@ -190,6 +233,7 @@ void run_block(block_run & b) {
       f.stack.reset(new char[STACK_BYTES]);
       std::memcpy(f.stack.get(), &STACK_CANARY, sizeof STACK_CANARY);
     }
+    stack_reused(f.stack.get(), STACK_BYTES);
     // Stacks of equal size would put every thread's frames in the same cache sets; stagger their tops.
     make_context(f.ctx, f.stack.get(), STACK_BYTES - static_cast<size_t>(i % 61) * 64, fiber_entry);
     f.state = fiber_state::run;
@@ -675,10 +719,11 @@ cudaError_t cudaMalloc(void ** p, size_t size) {
   if (size == 0) return cudaSuccess;
   const size_t rounded = (size + 255) / 256 * 256;
   if (g_device_used + rounded > device_total()) return fail(cudaErrorMemoryAllocation);
-  void * m = std::aligned_alloc(256, rounded);
-  if (m == nullptr) return fail(cudaErrorMemoryAllocation);
+  // Exactly `size` bytes (aligned as cudaMalloc aligns), so that AddressSanitizer sees a kernel read past the end.
+  void * m = nullptr;
+  if (posix_memalign(&m, 256, size) != 0) return fail(cudaErrorMemoryAllocation);
   // Fresh device memory is not zeroed on a GPU either; NaN bytes make reading it before writing visible.
-  std::memset(m, 0xFF, rounded);
+  std::memset(m, 0xFF, size);
   g_allocs[reinterpret_cast<uintptr_t>(m)] = {size, space::device};
   g_device_used += rounded;
   *p = m;
