@@ -156,21 +156,21 @@ class cuda_copy_engine final : public expert_copy_engine {
                    uint8_t * slot_base, int slots_per_layer)
       : host_(host_copy), pinned_(host_pinned), expert_bytes_(expert_bytes), n_experts_(n_experts),
         slot_base_(slot_base), slots_per_layer_(slots_per_layer) {
-    ck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create copy stream");
-    if (!pinned_) {
-      for (int i = 0; i < staging_count; ++i) {
-        void * p = nullptr;
-        ck(cudaHostAlloc(&p, expert_bytes, cudaHostAllocDefault), "reserve pinned staging");
-        staging_.push_back(static_cast<uint8_t *>(p));
+    try {
+      ck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create copy stream");
+      if (!pinned_) {
+        for (int i = 0; i < staging_count; ++i) {
+          void * p = nullptr;
+          ck(cudaHostAlloc(&p, expert_bytes, cudaHostAllocDefault), "reserve pinned staging");
+          staging_.push_back(static_cast<uint8_t *>(p));
+        }
       }
+    } catch (...) {
+      release();  // a constructor that throws gets no destructor call
+      throw;
     }
   }
-  ~cuda_copy_engine() override {
-    for (auto & kv : events_) cudaEventDestroy(kv.second);
-    for (cudaEvent_t e : slot_events_) cudaEventDestroy(e);
-    for (uint8_t * p : staging_) cudaFreeHost(p);
-    cudaStreamDestroy(stream_);
-  }
+  ~cuda_copy_engine() override { release(); }
 
   void init_slot_events(int n_layers) {
     slot_events_.resize(static_cast<size_t>(n_layers) * slots_per_layer_);
@@ -219,6 +219,15 @@ class cuda_copy_engine final : public expert_copy_engine {
   void drop(std::vector<entry>::iterator it) {
     cudaEventDestroy(it->second);
     events_.erase(it);
+  }
+
+  void release() {
+    for (auto & kv : events_) cudaEventDestroy(kv.second);
+    for (cudaEvent_t e : slot_events_) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
+    for (uint8_t * p : staging_) cudaFreeHost(p);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
   const uint8_t * host_;
