@@ -828,9 +828,15 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   SIM_LOCK;
-  if (in_captured_stream(s) || g_capturing != 0) return refuse_if_capturing("cudaStreamSynchronize");
-  if (s == nullptr || s == cudaStreamLegacy) flush_blocking();
-  else flush(s, UINT64_MAX);
+  if (s == nullptr || s == cudaStreamLegacy) {
+    if (cudaError_t e = refuse_if_capturing("cudaStreamSynchronize of the legacy stream"); e != cudaSuccess) return e;
+    flush_blocking();
+  } else if (s->capture != nullptr) {
+    s->capture_invalid = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  } else {
+    flush(s, UINT64_MAX);
+  }
   return cudaSuccess;
 }
 

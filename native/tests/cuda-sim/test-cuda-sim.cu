@@ -247,6 +247,10 @@ void test_capture() {
          "a captured copy from pageable memory is refused");
   expect(cudaStreamEndCapture(s, &g) == cudaErrorStreamCaptureInvalidated && g == nullptr,
          "the capture is then invalidated");
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  expect(cudaStreamSynchronize(s) == cudaErrorStreamCaptureUnsupported &&
+             cudaStreamEndCapture(s, &g) == cudaErrorStreamCaptureInvalidated,
+         "waiting for the stream being captured is refused");
   cudaGetLastError();
   cudaGraphExecDestroy(x);
   cudaStreamDestroy(s);
