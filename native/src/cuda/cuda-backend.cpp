@@ -293,6 +293,19 @@ class cuda_backend final : public backend {
            std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error);
   void ensure_scratch(int tokens);
   void step(int n_tokens, int n_out);
+  struct expert_groups {
+    const int * offsets = nullptr;     // [n_groups + 1] into sorted
+    const int * sorted = nullptr;      // assignment (token * K + k) per entry, grouped
+    const int * sorted_tok = nullptr;  // its token
+    const int * active = nullptr;      // groups to launch (-1 = none), or null for all n_groups
+    int n_launch = 0;
+    int n_groups = 0;
+    const uint8_t * const * q_gu = nullptr;
+    const __half * const * s_gu = nullptr;
+    const uint8_t * const * q_d = nullptr;
+    const __half * const * s_d = nullptr;
+  };
+  void expert_matmuls(const expert_groups & g, int n_tokens);
   void layer_moe_full(int li, int n_tokens);
   void layer_moe_partial(int li, int n_tokens);
 
@@ -654,23 +667,23 @@ void cuda_backend::seq_free(int seq_id) {
   s = seq_state{};
 }
 
-void cuda_backend::layer_moe_full(int li, int n) {
+// Gate/up then down projections of the routed assignments, grouped by expert: `g` says where the groups and their
+// weights are (all experts of a layer under full residency, one stage's slots under partial residency).
+void cuda_backend::expert_matmuls(const expert_groups & g, int n) {
   const model_config & c = cfg_;
-  const int K = c.num_experts_per_tok, E = c.num_experts, A = n * K;
-  rt_cuda_moe_group(topk_ids_, A, K, E, offsets_, sorted_, sorted_tok_, active_, stream_);
   rt_cuda_w4a16_args gu;
   gu.x = xn_;
   gu.ldx = c.hidden_size;
   gu.y = gu_;
   gu.ldy = 2 * c.intermediate_size;
-  gu.rows_in = sorted_tok_;
-  gu.rows_out = sorted_;
-  gu.offsets = offsets_;
-  gu.qweight = tab_qgu_ + static_cast<size_t>(li) * E;
-  gu.scales = tab_sgu_ + static_cast<size_t>(li) * E;
-  gu.n_groups = E;
-  gu.active = active_;
-  gu.n_launch = std::min(E, A);  // at most this many experts are routed; the rest of `active` is -1
+  gu.rows_in = g.sorted_tok;
+  gu.rows_out = g.sorted;
+  gu.offsets = g.offsets;
+  gu.qweight = g.q_gu;
+  gu.scales = g.s_gu;
+  gu.n_groups = g.n_groups;
+  gu.active = g.active;
+  gu.n_launch = g.n_launch;
   gu.rows = 2 * c.intermediate_size;
   gu.cols = c.hidden_size;
   gu.group_size = group_;
@@ -683,18 +696,36 @@ void cuda_backend::layer_moe_full(int li, int n) {
     dn.x = nullptr;
     dn.x_swiglu = gu_;
   } else {
-    rt_cuda_swiglu(gu_, A, c.intermediate_size, h_, stream_);
+    rt_cuda_swiglu(gu_, n * c.num_experts_per_tok, c.intermediate_size, h_, stream_);
     dn.x = h_;
     dn.ldx = c.intermediate_size;
   }
   dn.y = z_;
   dn.ldy = c.hidden_size;
-  dn.rows_in = sorted_;
-  dn.qweight = tab_qd_ + static_cast<size_t>(li) * E;
-  dn.scales = tab_sd_ + static_cast<size_t>(li) * E;
+  dn.rows_in = g.sorted;
+  dn.qweight = g.q_d;
+  dn.scales = g.s_d;
   dn.rows = c.hidden_size;
   dn.cols = c.intermediate_size;
   rt_cuda_matmul_w4a16(dn, stream_);
+}
+
+void cuda_backend::layer_moe_full(int li, int n) {
+  const model_config & c = cfg_;
+  const int K = c.num_experts_per_tok, E = c.num_experts, A = n * K;
+  rt_cuda_moe_group(topk_ids_, A, K, E, offsets_, sorted_, sorted_tok_, active_, stream_);
+  expert_groups g;
+  g.offsets = offsets_;
+  g.sorted = sorted_;
+  g.sorted_tok = sorted_tok_;
+  g.active = active_;
+  g.n_launch = std::min(E, A);  // at most this many experts are routed; the rest of `active` is -1
+  g.n_groups = E;
+  g.q_gu = tab_qgu_ + static_cast<size_t>(li) * E;
+  g.s_gu = tab_sgu_ + static_cast<size_t>(li) * E;
+  g.q_d = tab_qd_ + static_cast<size_t>(li) * E;
+  g.s_d = tab_sd_ + static_cast<size_t>(li) * E;
+  expert_matmuls(g, n);
   full_hits_ += static_cast<uint64_t>(A);
 }
 
@@ -750,37 +781,16 @@ void cuda_backend::layer_moe_partial(int li, int n) {
     ck(cudaMemcpyAsync(stage_ctrl_, ctrl.data(), ctrl.size() * 4, cudaMemcpyHostToDevice, stream_), "stage control");
     ck(cudaMemcpyAsync(stage_ptrs_, ptrs.data(), ptrs.size() * sizeof(void *), cudaMemcpyHostToDevice, stream_),
        "stage tables");
-    const int * d_offsets = stage_ctrl_;
-    const int * d_sorted = stage_ctrl_ + G + 1;
-    const int * d_sorted_tok = d_sorted + n_sorted;
-
-    rt_cuda_w4a16_args gu;
-    gu.x = xn_;
-    gu.ldx = c.hidden_size;
-    gu.y = gu_;
-    gu.ldy = 2 * c.intermediate_size;
-    gu.rows_in = d_sorted_tok;
-    gu.rows_out = d_sorted;
-    gu.offsets = d_offsets;
-    gu.qweight = reinterpret_cast<const uint8_t * const *>(stage_ptrs_);
-    gu.scales = reinterpret_cast<const __half * const *>(stage_ptrs_ + G);
-    gu.n_groups = G;
-    gu.rows = 2 * c.intermediate_size;
-    gu.cols = c.hidden_size;
-    gu.group_size = group_;
-    gu.max_group_entries = n;
-    rt_cuda_matmul_w4a16(gu, stream_);
-    rt_cuda_w4a16_args dn = gu;
-    dn.x = nullptr;
-    dn.x_swiglu = gu_;
-    dn.y = z_;
-    dn.ldy = c.hidden_size;
-    dn.rows_in = d_sorted;
-    dn.qweight = reinterpret_cast<const uint8_t * const *>(stage_ptrs_ + 2 * G);
-    dn.scales = reinterpret_cast<const __half * const *>(stage_ptrs_ + 3 * G);
-    dn.rows = c.hidden_size;
-    dn.cols = c.intermediate_size;
-    rt_cuda_matmul_w4a16(dn, stream_);
+    expert_groups g;
+    g.offsets = stage_ctrl_;
+    g.sorted = stage_ctrl_ + G + 1;
+    g.sorted_tok = g.sorted + n_sorted;
+    g.n_groups = G;
+    g.q_gu = reinterpret_cast<const uint8_t * const *>(stage_ptrs_);
+    g.s_gu = reinterpret_cast<const __half * const *>(stage_ptrs_ + G);
+    g.q_d = reinterpret_cast<const uint8_t * const *>(stage_ptrs_ + 2 * G);
+    g.s_d = reinterpret_cast<const __half * const *>(stage_ptrs_ + 3 * G);
+    expert_matmuls(g, n);
     for (int s : lease.slots) ck(cudaEventRecord(engine_->slot_event(li, s), stream_), "record slot readers");
     cache_->release(lease);
   }
