@@ -1,7 +1,8 @@
 /**
  * Packaging check without the Electron binary (see shared/TOOLCHAIN.md): runs `electron-builder --dir` against a stub
  * electronDist and checks the unpacked app: the built entry points are inside app.asar, every `.node` addon is
- * unpacked next to it, and the icon is present. Run after `npm run build`: `npm run check:packaging`.
+ * unpacked next to it, the CUDA simulator's test addon is left out, and the icon is present. Run after
+ * `npm run build`: `npm run check:packaging`.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,6 +56,8 @@ function main(): number {
     for (const a of ['/native/build/Release/horizon_runtime.node', '/node_modules/better-sqlite3/build/Release/better_sqlite3.node']) {
       if (!addons.includes(a)) problems.push(`the package lacks ${a}`);
     }
+    // The test addon over the CUDA simulator must never pass for the GPU runtime in a package.
+    if (addons.some((a) => a.endsWith('/horizon_runtime_sim.node'))) problems.push('the package holds the CUDA simulator test addon');
     if (!existsSync(path.join(resources, 'app.asar.unpacked', 'resources', 'icon.png'))) problems.push('resources/icon.png is not unpacked');
     if (problems.length) {
       for (const p of problems) console.error(`check-packaging: ${p}`);

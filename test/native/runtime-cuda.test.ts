@@ -1,36 +1,19 @@
 /**
- * The CUDA backend through the addon: INT4 logits against the CPU backend, full vs partial expert residency (same
- * greedy tokens, D2H 0) and counters. Needs a CUDA device; without one only the clear-error case runs and the rest
- * is skipped with the reason in its title. To add a case, add an `it` inside the device block.
+ * The CUDA backend through the addon on a real device (the cases are in cuda-backend-suite.ts; the CUDA simulator
+ * runs the same ones in runtime-cuda-sim.test.ts). Without a device only the clear-error case runs and the device
+ * cases are skipped with the reason in their title.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { loadModel, loadNativeBinding, packNative } from '../../electron/worker/runtime/binding.js';
-import type { NativeModel } from '../../electron/worker/runtime/binding.js';
+import { loadModel, packNative } from '../../electron/worker/runtime/binding.js';
 import { makeTinyModel } from '../../scripts/make-tiny-model.js';
-
-/** Max |cuda - cpu| logit difference relative to the largest |logit| (FP16 activations and KV on the GPU). */
-const MAX_REL_ERR_CUDA_VS_CPU = 3e-2;
-
-function cudaState(): { runtime: boolean; device: boolean; reason: string } {
-  try {
-    const b = loadNativeBinding();
-    if (typeof b.loadModel !== 'function') return { runtime: false, device: false, reason: 'addon has no loadModel' };
-    const probe = b.probeDevices();
-    if (!probe.cudaCompiled) return { runtime: true, device: false, reason: 'addon built without CUDA' };
-    if (probe.devices.length === 0) return { runtime: true, device: false, reason: probe.error || 'no CUDA device' };
-    return { runtime: true, device: true, reason: '' };
-  } catch (e) {
-    return { runtime: false, device: false, reason: (e as Error).message };
-  }
-}
+import { cudaState, describeCudaBackend } from './cuda-backend-suite.js';
 
 const state = cudaState();
-const PROMPT = [5, 17, 42, 9, 60, 11, 2, 33];
 
 describe.skipIf(!state.runtime || state.device)(`cuda backend without a device (${state.reason})`, () => {
   it('refuses to load with a message that names CUDA', async () => {
@@ -45,58 +28,4 @@ describe.skipIf(!state.runtime || state.device)(`cuda backend without a device (
   });
 });
 
-describe.skipIf(!state.device)(`cuda backend (skipped: ${state.reason || 'device present'})`, () => {
-  let root: string;
-  let packed: string;
-  let cpu: NativeModel;
-  let full: NativeModel;
-
-  beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), 'horizon-cuda-'));
-    const tiny = await makeTinyModel(join(root, 'tiny'), { seed: 7 });
-    packed = join(root, 'int4');
-    await packNative({ src: tiny.dir, dst: packed, threads: 2 });
-    cpu = await loadModel({ dir: packed, weights: 'int4', backend: 'cpu', threads: 2 });
-    full = await loadModel({ dir: packed, weights: 'int4', backend: 'cuda', maxContext: 128 });
-  });
-  afterAll(() => {
-    cpu?.close();
-    full?.close();
-    rmSync(root, { recursive: true, force: true });
-  });
-
-  it('labels the backend cuda and matches the CPU logits', async () => {
-    expect(full.info().backend).toBe('cuda');
-    expect(full.info().deviceExpertSlots).toBe(full.info().numExperts);
-    const a = await cpu.logits(PROMPT);
-    const b = await full.logits(PROMPT);
-    let maxAbs = 0;
-    let maxDiff = 0;
-    a.forEach((row, i) =>
-      row.forEach((v, j) => {
-        maxAbs = Math.max(maxAbs, Math.abs(v));
-        maxDiff = Math.max(maxDiff, Math.abs(v - b[i]![j]!));
-      }),
-    );
-    expect(maxDiff / maxAbs).toBeLessThanOrEqual(MAX_REL_ERR_CUDA_VS_CPU);
-  });
-
-  it('partial residency gives the same greedy tokens as full residency and copies nothing back', async () => {
-    const request = { prompts: [PROMPT, [100, 3]], maxNewTokens: 12, stopTokens: [] };
-    const f = await full.generate(request);
-    const partial = await loadModel({ dir: packed, weights: 'int4', backend: 'cuda', maxContext: 128, expertSlots: 1 });
-    try {
-      expect(partial.info().deviceExpertSlots).toBe(1);
-      const p = await partial.generate(request);
-      expect(p.results.map((r) => r.tokens)).toEqual(f.results.map((r) => r.tokens));
-      expect(p.stats.d2hBytes).toBe(0);
-      expect(p.stats.expertMisses).toBeGreaterThan(0);
-      expect(p.stats.h2dBytes).toBeGreaterThan(0);
-      expect(p.stats.expertEvictions).toBeGreaterThan(0);
-      expect(f.stats.expertMisses).toBe(0);
-      expect(f.stats.peakMemoryBytes).toBeGreaterThan(0);
-    } finally {
-      partial.close();
-    }
-  });
-});
+describeCudaBackend(state.device ? 'cuda backend on a CUDA device' : `cuda backend (skipped: ${state.reason})`, state.device);
