@@ -183,28 +183,33 @@ export interface NativeBinding {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** Candidate locations: the source tree's build and an unpacked asar in a packaged app. */
-function addonCandidates(): string[] {
-  const env = process.env.HORIZON_NATIVE_ADDON;
+/**
+ * The addon to load: `HORIZON_NATIVE_ADDON` when set (it must exist: silently loading another addon would test or
+ * run the wrong runtime), else the source tree's build or an unpacked asar in a packaged app.
+ */
+export function resolveAddonPath(envPath: string | undefined, exists: (p: string) => boolean = existsSync): string {
+  if (envPath) {
+    if (!exists(envPath)) throw new Error(`HORIZON_NATIVE_ADDON names ${envPath}, which does not exist`);
+    return envPath;
+  }
   const fromRoot = (root: string) => path.join(root, 'native', 'build', 'Release', 'horizon_runtime.node');
-  const list = [
+  const candidates = [
     fromRoot(path.resolve(here, '..', '..', '..')),
     fromRoot(path.resolve(here, '..', '..', '..', '..')),
   ].map((p) => p.replace(`app.asar${path.sep}`, `app.asar.unpacked${path.sep}`));
-  return env ? [env, ...list] : list;
+  const found = candidates.find((p) => exists(p));
+  if (!found) {
+    throw new Error(`the native runtime is not built (looked for ${candidates.join(', ')}); run 'npm run build:native'`);
+  }
+  return found;
 }
 
 let cached: NativeBinding | undefined;
 
 export function loadNativeBinding(): NativeBinding {
   if (cached) return cached;
-  const candidates = addonCandidates();
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) {
-    throw new Error(`the native runtime is not built (looked for ${candidates.join(', ')}); run 'npm run build:native'`);
-  }
   const require = createRequire(import.meta.url);
-  cached = require(found) as NativeBinding;
+  cached = require(resolveAddonPath(process.env.HORIZON_NATIVE_ADDON)) as NativeBinding;
   return cached;
 }
 
