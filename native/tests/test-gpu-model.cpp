@@ -44,10 +44,11 @@ fs::path pack(const fs::path & src, const fs::path & dst) {
   return dst;
 }
 
-std::unique_ptr<backend> make(const model_weights & w, const char * kind, int slots, bool graphs = true) {
+std::unique_ptr<backend> make(const model_weights & w, const char * kind, int slots, bool graphs = true,
+                              int max_context = 64) {
   backend_options o;
   o.threads = 2;
-  o.max_context = 64;
+  o.max_context = max_context;
   o.expert_slots = slots;
   o.cuda_graphs = graphs;
   std::string err;
@@ -137,6 +138,37 @@ void cuda_matches_cpu(const fs::path & dir, const char * label) {
   CHECK(c.expert_hits > 0 && c.peak_memory_bytes > 0, "%s: hits and peak memory are reported", label);
 }
 
+// Decode past the attention kernel's 256-position split (decode steps attend in splits of 256 positions, combined
+// afterwards): after a 300-token prefill, each decoded token's logits against the CPU backend's.
+void long_context_decode(const fs::path & dir, const char * label, int vocab) {
+  std::string err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  if (!w) return;
+  auto cpu = make(*w, "cpu", 0, true, 320);
+  auto gpu = make(*w, "cuda", 0, true, 320);
+  if (!cpu || !gpu) return;
+  std::vector<int32_t> prompt(300);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % static_cast<size_t>(vocab));
+  std::vector<batch_entry> b(1);
+  b[0].tokens = prompt;
+  const int sc = cpu->seq_create(err), sg = gpu->seq_create(err);
+  float worst = 0;
+  for (int step = 0; step < 4; ++step) {
+    std::vector<std::vector<float>> lc, lg;
+    b[0].seq_id = sc;
+    CHECK(cpu->forward(b, false, lc, err), "cpu forward: %s", err.c_str());
+    b[0].seq_id = sg;
+    CHECK(gpu->forward(b, false, lg, err), "cuda forward: %s", err.c_str());
+    if (lc.empty() || lg.empty()) return;
+    worst = std::max(worst, max_diff(lc, lg) / std::max(1e-6f, max_abs(lc)));
+    b[0].start_pos += static_cast<int>(b[0].tokens.size());
+    b[0].tokens = {static_cast<int32_t>((step * 13 + 5) % vocab)};
+  }
+  std::printf("%s: decode at positions 300-302, cuda vs cpu logits rel err %.3g (tol %.3g)\n", label, worst,
+              MAX_REL_ERR_MODEL_LOGITS);
+  CHECK(worst <= MAX_REL_ERR_MODEL_LOGITS, "%s: long-context decode rel err %g", label, worst);
+}
+
 void full_vs_partial(const fs::path & dir, const char * label, int n_experts, int top_k) {
   std::string err;
   auto w = model_weights_load(dir.string(), weights_kind::int4, err);
@@ -223,6 +255,7 @@ int main() {
   cuda_matches_cpu(mha, "tiny mha (g16, generic down kernel)");
   full_vs_partial(mha, "tiny mha", c.experts, c.top_k);
   graphs_and_batching(mha, "tiny mha");
+  long_context_decode(mha, "tiny mha", c.vocab);
 
   test_util::tiny_config g;
   g.hidden = 128;
