@@ -5,10 +5,14 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #define RT_CUDA_LAUNCH_CHECK() rt_cuda_check_launch(__FILE__, __LINE__)
 
 void rt_cuda_check_launch(const char * file, int line);
+
+/** Lets `kernels` use the current device's opt-in shared memory per block, and returns that amount. */
+int rt_cuda_allow_optin_smem(std::initializer_list<const void *> kernels);
 
 namespace rt_cuda {
 

@@ -110,17 +110,9 @@ __global__ void f16_generic(rt_cuda_f16_args a) {
 }
 
 int max_dynamic_smem() {
-  static int cached = -1;
-  if (cached < 0) {
-    int dev = 0;
-    cudaGetDevice(&dev);
-    int optin = 48 * 1024;
-    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    cached = optin;
-    cudaFuncSetAttribute(f16_fast<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
-    cudaFuncSetAttribute(f16_fast<RT_F16_TOKEN_TILE>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
-  }
-  return cached;
+  static const int optin = rt_cuda_allow_optin_smem(
+      {reinterpret_cast<const void *>(f16_fast<1>), reinterpret_cast<const void *>(f16_fast<RT_F16_TOKEN_TILE>)});
+  return optin;
 }
 
 }  // namespace

@@ -195,17 +195,9 @@ __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
 }
 
 int max_dynamic_smem() {
-  static int cached = -1;
-  if (cached < 0) {
-    int dev = 0;
-    cudaGetDevice(&dev);
-    int optin = 48 * 1024;
-    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    cached = optin;
-    cudaFuncSetAttribute(w4a16_fast<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
-    cudaFuncSetAttribute(w4a16_fast<RT_W4A16_TOKEN_TILE>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
-  }
-  return cached;
+  static const int optin = rt_cuda_allow_optin_smem(
+      {reinterpret_cast<const void *>(w4a16_fast<1>), reinterpret_cast<const void *>(w4a16_fast<RT_W4A16_TOKEN_TILE>)});
+  return optin;
 }
 
 }  // namespace
