@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,11 @@ struct fake_engine : rt::expert_copy_engine {
   int max_in_flight = 0;
   std::set<int> staging_in_use;
   bool staging_conflict = false;
+  int fail_start_at = -1;        // index of the start_copy call that throws (-1: none)
+  uint64_t fail_wait_ticket = 0;  // ticket whose wait_copy throws (0: none)
 
   void start_copy(const rt::expert_copy_request & r) override {
+    if (static_cast<int>(requests.size()) == fail_start_at) throw std::runtime_error("device fault in start_copy");
     if (staging_in_use.count(r.staging) != 0) staging_conflict = true;
     staging_in_use.insert(r.staging);
     requests.push_back(r);
@@ -41,6 +45,7 @@ struct fake_engine : rt::expert_copy_engine {
     return true;
   }
   void wait_copy(uint64_t ticket) override {
+    if (ticket == fail_wait_ticket) throw std::runtime_error("device fault in wait_copy");
     done.insert(ticket);
     release_staging(ticket);
   }
@@ -239,6 +244,72 @@ void test_startup_errors() {
   CHECK(eng.requests.empty(), "refused groups start no copy");
 }
 
+// A copy that fails (starting it, or found failed while waiting) is never published, the group that asked for it
+// holds no lease afterwards (or still holds one it can release), and the cache refuses further loads with the cause.
+void test_fault_in_start_copy() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(4, 4), eng);
+  rt::expert_lease ok;
+  CHECK(acquire(cache, 0, {7}, ok), "expert 7 resident before the fault");
+  cache.release(ok);
+  eng.fail_start_at = 2;  // the second miss of the next group
+  rt::expert_lease l;
+  std::string error;
+  std::string thrown;
+  try {
+    cache.begin_acquire(0, {7, 1, 2}, l, error);
+  } catch (const std::exception & e) {
+    thrown = e.what();
+  }
+  CHECK(thrown == "device fault in start_copy", "the engine's exception is passed on");
+  CHECK(l.slots.empty() && l.experts.empty(), "no lease is handed out for the failed group");
+  for (int s = 0; s < 4; ++s) CHECK(cache.slot_leases(0, s) == 0, "the failed group's slots are not leased");
+  CHECK(cache.slot_of(0, 1) == -1 && cache.slot_of(0, 2) == -1, "neither copy of the failed group is published");
+  CHECK(cache.slot_of(0, 7) >= 0, "a copy published before the fault stays readable");
+  CHECK(cache.copies_in_flight() == 0, "no copy is waited for after the fault");
+  CHECK(cache.fault() == "device fault in start_copy", "the fault is recorded");
+  const size_t started = eng.requests.size();
+  CHECK(!cache.begin_acquire(0, {3}, l, error), "no load after a fault");
+  CHECK(error.find("after a failed copy") != std::string::npos && error.find("start_copy") != std::string::npos,
+        "the refusal names the fault");
+  CHECK(eng.requests.size() == started, "the refusal starts no copy");
+  CHECK(cache.counters().d2h_bytes == 0, "no D2H");
+}
+
+void test_fault_in_wait_copy() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(4, 4), eng);
+  rt::expert_lease a;
+  rt::expert_lease b;
+  std::string error;
+  CHECK(cache.begin_acquire(1, {4, 5}, a, error), "begin a");
+  CHECK(cache.begin_acquire(1, {5}, b, error), "b shares a's copy of 5");
+  eng.fail_wait_ticket = eng.requests[1].ticket;  // expert 5
+  std::string thrown;
+  try {
+    cache.finish_acquire(a);
+  } catch (const std::exception & e) {
+    thrown = e.what();
+  }
+  CHECK(thrown == "device fault in wait_copy", "the wait's exception is passed on");
+  CHECK(cache.slot_of(1, 5) == -1, "the copy whose wait failed is not published");
+  CHECK(cache.fault() == "device fault in wait_copy", "the fault is recorded");
+  thrown.clear();
+  try {
+    cache.finish_acquire(b);
+  } catch (const std::exception & e) {
+    thrown = e.what();
+  }
+  CHECK(thrown.find("a copy this group waited for failed") != std::string::npos,
+        "a group waiting for the discarded copy is not told it is readable");
+  cache.release(a);
+  cache.release(b);
+  for (int s = 0; s < 4; ++s) CHECK(cache.slot_leases(1, s) == 0, "leases are released after a fault");
+  rt::expert_lease c;
+  CHECK(!cache.begin_acquire(1, {4}, c, error) && error.find("wait_copy") != std::string::npos,
+        "no load after the fault");
+}
+
 }  // namespace
 
 int main() {
@@ -248,6 +319,8 @@ int main() {
   test_staging_bounded_and_reused();
   test_plan_stages();
   test_startup_errors();
+  test_fault_in_start_copy();
+  test_fault_in_wait_copy();
   if (failures != 0) {
     std::fprintf(stderr, "test-expert-cache: %d failure(s)\n", failures);
     return 1;

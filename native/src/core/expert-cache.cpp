@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 #include <unordered_set>
 
 namespace rt {
@@ -129,8 +130,24 @@ int expert_cache::reserve_staging() {
   }
 }
 
+void expert_cache::record_fault(const char * what) {
+  if (fault_.empty()) fault_ = what;
+  for (slot_info & si : slots_) {
+    if (si.state != slot_state::loading) continue;
+    si.state = slot_state::empty;
+    si.expert = -1;
+    si.generation = 0;
+    si.ticket = 0;
+  }
+  in_flight_.clear();
+}
+
 bool expert_cache::begin_acquire(int layer, const std::vector<int> & experts, expert_lease & lease,
                                  std::string & error) {
+  if (!fault_.empty()) {
+    error = "expert cache: no more experts can be loaded after a failed copy (" + fault_ + ")";
+    return false;
+  }
   if (layer < 0 || layer >= config_.n_layers) {
     error = "expert cache: layer " + std::to_string(layer) + " is out of range";
     return false;
@@ -170,44 +187,51 @@ bool expert_cache::begin_acquire(int layer, const std::vector<int> & experts, ex
     return false;
   }
 
-  lease = expert_lease{};
-  lease.id = next_lease_++;
-  lease.layer = layer;
+  expert_lease granted;
+  granted.id = next_lease_++;
+  granted.layer = layer;
   size_t next_victim = 0;
-  for (int e : experts) {
-    int s = find_slot(layer, e);
-    if (s >= 0) {
+  try {
+    for (int e : experts) {
+      int s = find_slot(layer, e);
+      if (s >= 0) {
+        slot_info & si = slot(layer, s);
+        if (si.state == slot_state::loading) granted.pending.push_back(si.ticket);
+        ++counters_.hits;
+      } else {
+        s = victims[next_victim++];
+        slot_info & si = slot(layer, s);
+        if (si.state == slot_state::ready) ++counters_.evictions;
+        si.state = slot_state::loading;
+        si.expert = e;
+        si.generation = 0;
+        const int staging = reserve_staging();
+        expert_copy_request req;
+        req.ticket = next_ticket_++;
+        req.layer = layer;
+        req.expert = e;
+        req.slot = s;
+        req.staging = staging;
+        req.bytes = config_.expert_bytes;
+        si.ticket = req.ticket;
+        in_flight_.push_back(in_flight{req.ticket, layer, s, staging});
+        engine_.start_copy(req);
+        granted.pending.push_back(req.ticket);
+        ++counters_.misses;
+        counters_.h2d_bytes += config_.expert_bytes;
+      }
       slot_info & si = slot(layer, s);
-      if (si.state == slot_state::loading) lease.pending.push_back(si.ticket);
-      ++counters_.hits;
-    } else {
-      s = victims[next_victim++];
-      slot_info & si = slot(layer, s);
-      if (si.state == slot_state::ready) ++counters_.evictions;
-      si.state = slot_state::loading;
-      si.expert = e;
-      si.generation = 0;
-      const int staging = reserve_staging();
-      expert_copy_request req;
-      req.ticket = next_ticket_++;
-      req.layer = layer;
-      req.expert = e;
-      req.slot = s;
-      req.staging = staging;
-      req.bytes = config_.expert_bytes;
-      si.ticket = req.ticket;
-      in_flight_.push_back(in_flight{req.ticket, layer, s, staging});
-      engine_.start_copy(req);
-      lease.pending.push_back(req.ticket);
-      ++counters_.misses;
-      counters_.h2d_bytes += config_.expert_bytes;
+      ++si.leases;
+      si.last_use = ++tick_;
+      granted.experts.push_back(e);
+      granted.slots.push_back(s);
     }
-    slot_info & si = slot(layer, s);
-    ++si.leases;
-    si.last_use = ++tick_;
-    lease.experts.push_back(e);
-    lease.slots.push_back(s);
+  } catch (const std::exception & ex) {
+    record_fault(ex.what());
+    release(granted);
+    throw;
   }
+  lease = std::move(granted);
   return true;
 }
 
@@ -217,10 +241,21 @@ void expert_cache::finish_acquire(expert_lease & lease) {
                            [&](const in_flight & f) { return f.ticket == ticket; });
     if (it == in_flight_.end()) continue;  // already observed complete (e.g. while reserving staging)
     const in_flight copy = *it;
-    engine_.wait_copy(ticket);
+    try {
+      engine_.wait_copy(ticket);
+    } catch (const std::exception & ex) {
+      record_fault(ex.what());
+      throw;
+    }
     complete(copy);
   }
   lease.pending.clear();
+  for (int s : lease.slots) {
+    // Only after a fault: another lease's failed copy discarded a slot this lease was waiting for.
+    if (slot(lease.layer, s).state != slot_state::ready) {
+      throw std::runtime_error("expert cache: a copy this group waited for failed (" + fault_ + ")");
+    }
+  }
   lease.generation = generation_;
 }
 

@@ -6,6 +6,10 @@
 // Life of a routed group: `begin_acquire` leases hits, reserves an unpublished slot and a staging buffer per miss
 // and starts its copy; `finish_acquire` waits for those copies and publishes each slot under a new generation;
 // `release` ends the lease. A leased slot is never chosen for eviction; eviction only forgets the GPU copy.
+//
+// When the engine throws (a failed copy, or a device error seen while waiting for one), no copy whose completion
+// was not observed is ever published: every loading slot goes back to empty, the cache records the fault and refuses
+// further acquisitions. Leases already handed out stay valid for `release`.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -87,8 +91,11 @@ class expert_cache {
    * Leases a slot for each expert (at most slots_per_layer, no duplicates) and starts copies for misses.
    * Returns false with `error` set when not enough unleased slots exist (nothing is changed then).
    */
+  /** Also returns false after a fault. An exception of the engine is passed on after recording the fault; the
+   * group is then not leased. */
   bool begin_acquire(int layer, const std::vector<int> & experts, expert_lease & lease, std::string & error);
-  /** Waits for the lease's copies and publishes their slots; afterwards every slot of the lease is readable. */
+  /** Waits for the lease's copies and publishes their slots; afterwards every slot of the lease is readable. An
+   * exception of the engine is passed on after recording the fault; the lease must still be released. */
   void finish_acquire(expert_lease & lease);
   /** Ends a lease; its slots become eligible for eviction again. */
   void release(const expert_lease & lease);
@@ -103,6 +110,9 @@ class expert_cache {
   uint64_t generation() const { return generation_; }
   /** Copies started but not yet observed complete. */
   int copies_in_flight() const;
+
+  /** Empty, or the engine's error that made the cache refuse further acquisitions. */
+  const std::string & fault() const { return fault_; }
 
   expert_cache_counters counters() const { return counters_; }
   void counters_reset() { counters_ = expert_cache_counters{}; }
@@ -132,6 +142,7 @@ class expert_cache {
   int reserve_staging();
   void complete(const in_flight & copy);
   void reap_done();
+  void record_fault(const char * what);
 
   expert_cache_config config_;
   expert_copy_engine & engine_;
@@ -143,6 +154,7 @@ class expert_cache {
   uint64_t tick_ = 0;
   uint64_t next_ticket_ = 1;
   uint64_t next_lease_ = 1;
+  std::string fault_;
 };
 
 }  // namespace rt
