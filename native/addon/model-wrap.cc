@@ -92,6 +92,7 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     o.Set("threads", i.threads);
     o.Set("simd", i.simd);
     o.Set("deviceExpertSlots", i.device_expert_slots);
+    o.Set("fault", i.fault);
     return o;
   }
 

@@ -37,6 +37,7 @@ struct model_info {
   int threads = 0;
   bool simd = false;  // CPU AVX2 kernels in use
   int device_expert_slots = 0;  // CUDA: experts per layer resident on the GPU (num_experts = full residency); CPU: 0
+  std::string fault;  // empty while the model can run; else the device error after which every request fails
 };
 
 /** Loads a model; nullptr with `error` (naming the file/tensor at fault) on failure. */

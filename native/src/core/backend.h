@@ -89,6 +89,12 @@ class backend {
     return true;
   }
 
+  /**
+   * Empty while the backend can run; otherwise the error after which it refuses every request (a device error leaves
+   * the device context unusable, so only a new process can use the device again). The CPU backend never faults.
+   */
+  virtual std::string fault() const { return {}; }
+
   /** Counters since the last reset. */
   virtual backend_counters counters() const = 0;
   virtual void counters_reset() = 0;

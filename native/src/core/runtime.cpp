@@ -94,6 +94,7 @@ model_info rt_model_info(const model & m) {
   i.threads = m.options.threads > 0 ? m.options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   i.simd = cpu_kernels_simd();
   i.device_expert_slots = m.be->device_expert_slots();
+  i.fault = m.be->fault();
   return i;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -149,6 +150,19 @@ struct layer_dev {
   __half * router = nullptr;
 };
 
+// Releases a lease when the stage that holds it ends, also by an exception.
+class lease_guard {
+ public:
+  lease_guard(expert_cache & cache, const expert_lease & lease) : cache_(cache), lease_(lease) {}
+  lease_guard(const lease_guard &) = delete;
+  lease_guard & operator=(const lease_guard &) = delete;
+  ~lease_guard() { cache_.release(lease_); }
+
+ private:
+  expert_cache & cache_;
+  const expert_lease & lease_;
+};
+
 // Host-to-device copies of experts into GPU slots, on their own stream; never copies device memory back.
 class cuda_copy_engine final : public expert_copy_engine {
  public:
@@ -192,8 +206,8 @@ class cuda_copy_engine final : public expert_copy_engine {
     ck(cudaMemcpyAsync(slot_ptr(r.layer, r.slot), src, r.bytes, cudaMemcpyHostToDevice, stream_), "copy expert");
     cudaEvent_t ev;
     ck(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "create copy event");
-    ck(cudaEventRecord(ev, stream_), "record copy event");
     events_.push_back({r.ticket, ev});
+    ck(cudaEventRecord(ev, stream_), "record copy event");
   }
   bool copy_done(uint64_t ticket) override {
     auto it = find(ticket);
@@ -274,10 +288,28 @@ class cuda_backend final : public backend {
   bool forward(const std::vector<batch_entry> & batch, bool all_positions, std::vector<std::vector<float>> & logits,
                std::string & error) override;
   bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, std::string & error) override;
+  std::string fault() const override {
+    std::lock_guard<std::mutex> hold(fault_mutex_);
+    return fault_;
+  }
   backend_counters counters() const override;
   void counters_reset() override;
 
  private:
+  // After an exception escaped a step, the KV caches and (for a device error) the context are in an unknown state:
+  // the backend refuses further work rather than compute on it. Set from the request thread, read from any.
+  void set_fault(const std::string & what) {
+    std::lock_guard<std::mutex> hold(fault_mutex_);
+    if (fault_.empty()) fault_ = what;
+  }
+  bool refuse_after_fault(std::string & error) const {
+    const std::string f = fault();
+    if (f.empty()) return false;
+    error = "CUDA backend: unusable after an earlier device error (" + f +
+            "); restart the runtime to use the device again";
+    return true;
+  }
+
   struct seq_state {
     bool used = false;
     int length = 0;
@@ -340,6 +372,8 @@ class cuda_backend final : public backend {
   std::unique_ptr<cuda_copy_engine> engine_;
   std::unique_ptr<expert_cache> cache_;
   uint64_t full_hits_ = 0;
+  mutable std::mutex fault_mutex_;
+  std::string fault_;
 
   std::vector<seq_state> seqs_;
   __half ** kv_table_ = nullptr;  // device [2][MAX_SEQUENCES]: K pointers then V pointers
@@ -621,6 +655,7 @@ void cuda_backend::ensure_scratch(int tokens) {
 }
 
 int cuda_backend::seq_create(std::string & error) {
+  if (refuse_after_fault(error)) return -1;
   cudaSetDevice(device_);
   int id = -1;
   for (size_t i = 0; i < seqs_.size(); ++i) {
@@ -750,6 +785,7 @@ void cuda_backend::layer_moe_partial(int li, int n) {
     expert_lease lease;
     std::string err;
     if (!cache_->begin_acquire(li, stage, lease, err)) throw std::runtime_error(err);
+    const lease_guard held(*cache_, lease);
     cache_->finish_acquire(lease);
     // Group this stage's assignments by expert.
     const int G = static_cast<int>(stage.size());
@@ -792,7 +828,6 @@ void cuda_backend::layer_moe_partial(int li, int n) {
     g.s_d = reinterpret_cast<const __half * const *>(stage_ptrs_ + 3 * G);
     expert_matmuls(g, n);
     for (int s : lease.slots) ck(cudaEventRecord(engine_->slot_event(li, s), stream_), "record slot readers");
-    cache_->release(lease);
   }
 }
 
@@ -902,6 +937,7 @@ void cuda_backend::step(int n, int n_out) {
 
 bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_positions,
                        std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error) {
+  if (refuse_after_fault(error)) return false;
   cudaSetDevice(device_);
   const model_config & c = cfg_;
   std::vector<char> listed(seqs_.size(), 0);
@@ -1026,6 +1062,7 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
     }
     arena_.sample();
   } catch (const std::exception & e) {
+    set_fault(e.what());
     error = e.what();
     return false;
   }

@@ -344,6 +344,7 @@ mem_kind kind_of(const void * p, size_t n, const char * call, const char * role)
 
 struct op {
   enum kind_t { work, record, wait } kind = work;
+  enum class what { other, kernel, pinned_h2d } counts_as = what::other;  // for fault injection
   std::function<void()> fn;
   CUevent_st * event = nullptr;
   uint64_t token = 0;
@@ -353,6 +354,15 @@ struct op {
 uint64_t g_seq = 0;
 uint64_t g_token = 0;
 thread_local cudaError_t g_last_error = cudaSuccess;
+// A device fault is sticky, as on a GPU: the faulting work and all later work do not run, and every later call that
+// launches, copies, records, waits or synchronises returns the error. Injected by RT_CUDA_SIM_FAULT_KERNEL=N (the
+// N-th kernel to run faults) or RT_CUDA_SIM_FAULT_PINNED_H2D=N (the N-th copy from pinned host memory to the device,
+// that is an expert copy: the backend uploads its control data from pageable memory), counted from 1.
+cudaError_t g_sticky = cudaSuccess;
+uint64_t g_kernels_run = 0;
+uint64_t g_pinned_h2d_run = 0;
+uint64_t g_kernel_fault_at = 0;  // 0: none injected by rt_sim::inject_fault (the environment may still name one)
+uint64_t g_pinned_h2d_fault_at = 0;
 thread_local int g_capturing = 0;  // streams this host thread is capturing
 std::map<const void *, int> g_func_smem;  // cudaFuncAttributeMaxDynamicSharedMemorySize per kernel
 
@@ -401,10 +411,31 @@ void wait_for(CUevent_st * ev, uint64_t token) {
   die("an event waits for a record that no stream holds");
 }
 
+uint64_t kernel_fault_at() {
+  static const uint64_t from_env = env_size("RT_CUDA_SIM_FAULT_KERNEL", 0);
+  return g_kernel_fault_at != 0 ? g_kernel_fault_at : from_env;
+}
+
+uint64_t pinned_h2d_fault_at() {
+  static const uint64_t from_env = env_size("RT_CUDA_SIM_FAULT_PINNED_H2D", 0);
+  return g_pinned_h2d_fault_at != 0 ? g_pinned_h2d_fault_at : from_env;
+}
+
+// False when the work must not run: the context already faulted, or this work is the injected fault.
+bool survives(const op & o) {
+  if (g_sticky != cudaSuccess) return false;
+  if (o.counts_as == op::what::kernel && ++g_kernels_run == kernel_fault_at()) {
+    g_sticky = cudaErrorIllegalAddress;
+  } else if (o.counts_as == op::what::pinned_h2d && ++g_pinned_h2d_run == pinned_h2d_fault_at()) {
+    g_sticky = cudaErrorIllegalAddress;
+  }
+  return g_sticky == cudaSuccess;
+}
+
 void execute(op & o) {
   switch (o.kind) {
     case op::work:
-      o.fn();
+      if (survives(o)) o.fn();
       break;
     case op::record:
       o.event->done = std::max(o.event->done, o.token);
@@ -439,6 +470,9 @@ cudaError_t fail(cudaError_t e) {
   g_last_error = e;
   return e;
 }
+
+// The result of a call that did its work: the sticky fault if the context has one.
+cudaError_t done() { return g_sticky != cudaSuccess ? fail(g_sticky) : cudaSuccess; }
 
 // While this thread captures, CUDA refuses calls that would synchronise or allocate; so does the simulator.
 cudaError_t refuse_if_capturing(const char * call) {
@@ -495,7 +529,9 @@ cudaError_t do_copy(void * dst, const void * src, size_t n, cudaMemcpyKind kind,
     stream->capture_invalid = true;
     return fail(cudaErrorStreamCaptureUnsupported);
   }
+  if (g_sticky != cudaSuccess) return fail(g_sticky);
   op o;
+  if (dst_dev && sk == mem_kind::pinned) o.counts_as = op::what::pinned_h2d;
   if (pageable_src && async) {
     // CUDA stages a pageable source before the call returns, so the caller may reuse it at once.
     auto copy = std::make_shared<std::vector<char>>(static_cast<const char *>(src), static_cast<const char *>(src) + n);
@@ -513,13 +549,13 @@ cudaError_t do_copy(void * dst, const void * src, size_t n, cudaMemcpyKind kind,
     if (cudaError_t e = refuse_if_capturing(call); e != cudaSuccess) return e;
     flush_blocking();
     execute(o);
-    return cudaSuccess;
+    return done();
   }
   if (pageable_dst && src_dev && stream != nullptr && stream != cudaStreamLegacy) {
     // A copy into pageable memory returns only once it is done.
     flush(stream, UINT64_MAX);
     execute(o);
-    return cudaSuccess;
+    return done();
   }
   return submit(stream, std::move(o), call);
 }
@@ -553,6 +589,15 @@ uint64_t warp_exchange(unsigned mask, uint64_t bits, int src_lane) {
   return src < g_block->n_threads ? g_block->warp_slots[bank + static_cast<size_t>(src)] : bits;
 }
 
+void inject_fault(fault_on what, uint64_t n) {
+  std::lock_guard<std::recursive_mutex> lock(g_mu);
+  if (what == fault_on::kernel) {
+    g_kernel_fault_at = g_kernels_run + n;
+  } else {
+    g_pinned_h2d_fault_at = g_pinned_h2d_run + n;
+  }
+}
+
 copy_totals totals() {
   std::lock_guard<std::recursive_mutex> lock(g_mu);
   return g_totals;
@@ -583,8 +628,13 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
     refuse_if_capturing(name);
     return;
   }
+  if (g_sticky != cudaSuccess) {
+    g_last_error = g_sticky;
+    return;
+  }
   auto shared_body = std::make_shared<std::function<void()>>(std::move(body));
   op o;
+  o.counts_as = op::what::kernel;
   o.fn = [name, grid, block, smem, shared_body]() {
     thread_local block_run b;
     b.kernel = name;
@@ -631,6 +681,7 @@ const char * cudaGetErrorString(cudaError_t e) {
     case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture (cuda-sim)";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected (cuda-sim)";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle (cuda-sim)";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered (cuda-sim)";
     default: return "cuda-sim error";
   }
 }
@@ -638,12 +689,13 @@ const char * cudaGetErrorString(cudaError_t e) {
 const char * cudaGetErrorName(cudaError_t e) { return cudaGetErrorString(e); }
 
 cudaError_t cudaGetLastError() {
+  if (g_sticky != cudaSuccess) return g_sticky;
   const cudaError_t e = g_last_error;
   g_last_error = cudaSuccess;
   return e;
 }
 
-cudaError_t cudaPeekAtLastError() { return g_last_error; }
+cudaError_t cudaPeekAtLastError() { return g_sticky != cudaSuccess ? g_sticky : g_last_error; }
 
 cudaError_t cudaGetDeviceCount(int * count) {
   *count = static_cast<int>(env_size("RT_CUDA_SIM_DEVICES", 1));
@@ -716,6 +768,7 @@ cudaError_t cudaMalloc(void ** p, size_t size) {
   SIM_LOCK;
   *p = nullptr;
   if (cudaError_t e = refuse_if_capturing("cudaMalloc"); e != cudaSuccess) return e;
+  if (g_sticky != cudaSuccess) return fail(g_sticky);
   if (size == 0) return cudaSuccess;
   const size_t rounded = (size + 255) / 256 * 256;
   if (g_device_used + rounded > device_total()) return fail(cudaErrorMemoryAllocation);
@@ -740,7 +793,7 @@ cudaError_t cudaFree(void * p) {
   g_device_used -= (it->second.size + 255) / 256 * 256;
   g_allocs.erase(it);
   std::free(p);
-  return cudaSuccess;
+  return done();
 }
 
 cudaError_t cudaHostAlloc(void ** p, size_t size, unsigned int) {
@@ -791,14 +844,15 @@ cudaError_t cudaMemset(void * p, int value, size_t n) {
   if (kind_of(p, n, "cudaMemset", "destination") != mem_kind::device) return fail(cudaErrorInvalidValue);
   if (cudaError_t e = refuse_if_capturing("cudaMemset"); e != cudaSuccess) return e;
   flush_blocking();
-  std::memset(p, value, n);
-  return cudaSuccess;
+  if (g_sticky == cudaSuccess) std::memset(p, value, n);
+  return done();
 }
 
 cudaError_t cudaMemsetAsync(void * p, int value, size_t n, cudaStream_t stream) {
   SIM_LOCK;
   if (n == 0) return cudaSuccess;
   if (kind_of(p, n, "cudaMemsetAsync", "destination") != mem_kind::device) return fail(cudaErrorInvalidValue);
+  if (g_sticky != cudaSuccess) return fail(g_sticky);
   op o;
   o.fn = [p, value, n]() { std::memset(p, value, n); };
   return submit(stream, std::move(o), "cudaMemsetAsync");
@@ -837,14 +891,14 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   } else {
     flush(s, UINT64_MAX);
   }
-  return cudaSuccess;
+  return done();
 }
 
 cudaError_t cudaDeviceSynchronize() {
   SIM_LOCK;
   if (cudaError_t e = refuse_if_capturing("cudaDeviceSynchronize"); e != cudaSuccess) return e;
   flush_all();
-  return cudaSuccess;
+  return done();
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t * e, unsigned int flags) {
@@ -866,6 +920,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   SIM_LOCK;
+  if (g_sticky != cudaSuccess) return fail(g_sticky);
   op o;
   o.kind = op::record;
   o.event = e;
@@ -879,6 +934,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   SIM_LOCK;
+  if (g_sticky != cudaSuccess) return fail(g_sticky);
   if (e->last == 0) return cudaSuccess;  // never recorded: nothing to wait for
   op o;
   o.kind = op::wait;
@@ -890,7 +946,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
 cudaError_t cudaEventQuery(cudaEvent_t e) {
   SIM_LOCK;
   if (cudaError_t err = refuse_if_capturing("cudaEventQuery"); err != cudaSuccess) return err;
-  if (e->done >= e->last) return cudaSuccess;
+  if (e->done >= e->last) return done();
   // The first query of pending work says "not ready" (so that path runs); the work then completes.
   if (!e->reported_pending) {
     e->reported_pending = true;
@@ -898,14 +954,14 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
     return cudaErrorNotReady;
   }
   wait_for(e, e->last);
-  return cudaSuccess;
+  return done();
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   SIM_LOCK;
   if (cudaError_t err = refuse_if_capturing("cudaEventSynchronize"); err != cudaSuccess) return err;
   wait_for(e, e->last);
-  return cudaSuccess;
+  return done();
 }
 
 cudaError_t cudaEventElapsedTime(float * ms, cudaEvent_t start, cudaEvent_t end) {
@@ -923,6 +979,7 @@ cudaError_t cudaEventElapsedTime(float * ms, cudaEvent_t start, cudaEvent_t end)
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
   SIM_LOCK;
   if (s == nullptr || s == cudaStreamLegacy || s->capture != nullptr) return fail(cudaErrorStreamCaptureUnsupported);
+  if (g_sticky != cudaSuccess) return fail(g_sticky);
   flush(s, UINT64_MAX);
   s->capture = new CUgraph_st();
   s->capture_invalid = false;
@@ -955,6 +1012,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t * exec, cudaGraph_t graph, unsi
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
   SIM_LOCK;
+  if (g_sticky != cudaSuccess) return fail(g_sticky);
   for (const op & captured : exec->ops) {
     op o = captured;
     if (o.kind == op::record) {

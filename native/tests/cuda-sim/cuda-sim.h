@@ -76,6 +76,16 @@ struct copy_totals {
 };
 copy_totals totals();
 
+/** What an injected device fault strikes. */
+enum class fault_on { kernel, pinned_h2d };
+/**
+ * Makes the n-th kernel (or copy from pinned host memory to the device) to run from now on fault with a sticky cudaErrorIllegalAddress: it
+ * and all later work do not run, and every later launch, copy, record, wait or synchronise returns the error (as a
+ * GPU's context after an illegal access). The environment does the same from process start:
+ * RT_CUDA_SIM_FAULT_KERNEL=N, RT_CUDA_SIM_FAULT_PINNED_H2D=N. The fault is the process's for good, as on a GPU.
+ */
+void inject_fault(fault_on what, uint64_t n);
+
 }  // namespace rt_sim
 
 #undef threadIdx

@@ -296,6 +296,63 @@ void test_reported_bugs() {
          "(control) a correct kernel in a child process does not abort");
 }
 
+// Runs `body` in a child process (an injected fault is sticky for the process) and returns its verdict.
+template <typename F>
+bool in_child(F body) {
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) std::_Exit(body() ? 0 : 1);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void test_sticky_faults() {
+  expect(in_child([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 32 * sizeof(int));
+           cudaMemset(d, 0, 32 * sizeof(int));
+           rt_sim::inject_fault(rt_sim::fault_on::kernel, 2);
+           add_kernel<<<1, 32>>>(d, 1);
+           add_kernel<<<1, 32>>>(d, 10);  // faults: does not run
+           const bool reported = cudaDeviceSynchronize() == cudaErrorIllegalAddress;
+           std::vector<int> h(32, -1);
+           const bool copy_refused = cudaMemcpy(h.data(), d, 32 * sizeof(int), cudaMemcpyDeviceToHost) == cudaErrorIllegalAddress;
+           return reported && copy_refused && h[0] == -1;
+         }),
+         "an injected kernel fault is reported at the next synchronise");
+  expect(in_child([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 32 * sizeof(int));
+           rt_sim::inject_fault(rt_sim::fault_on::kernel, 1);
+           add_kernel<<<1, 32>>>(d, 1);
+           cudaDeviceSynchronize();
+           cudaStream_t s = nullptr;
+           cudaStreamCreate(&s);
+           cudaEvent_t e = nullptr;
+           cudaEventCreate(&e);
+           const bool record = cudaEventRecord(e, s) == cudaErrorIllegalAddress;
+           add_kernel<<<1, 32>>>(d, 1);
+           const bool launch = cudaGetLastError() == cudaErrorIllegalAddress;
+           const bool still = cudaGetLastError() == cudaErrorIllegalAddress;
+           const bool sync = cudaStreamSynchronize(s) == cudaErrorIllegalAddress;
+           return record && launch && still && sync;
+         }),
+         "after a fault every launch, record and sync fails (sticky)");
+  expect(in_child([] {
+           std::vector<int> pageable(64, 1);
+           int * pinned = nullptr;
+           cudaHostAlloc(reinterpret_cast<void **>(&pinned), 64 * sizeof(int), 0);
+           int * d = nullptr;
+           cudaMalloc(&d, 64 * sizeof(int));
+           rt_sim::inject_fault(rt_sim::fault_on::pinned_h2d, 1);
+           const bool pageable_ok = cudaMemcpy(d, pageable.data(), 64 * sizeof(int), cudaMemcpyHostToDevice) == cudaSuccess;
+           const bool pinned_faults = cudaMemcpy(d, pinned, 64 * sizeof(int), cudaMemcpyHostToDevice) == cudaErrorIllegalAddress;
+           return pageable_ok && pinned_faults;
+         }),
+         "an injected copy fault strikes copies from pinned memory only");
+}
+
 }  // namespace
 
 int main() {
@@ -306,6 +363,7 @@ int main() {
   test_lazy_streams_and_events();
   test_capture();
   test_reported_bugs();
+  test_sticky_faults();
   if (failures != 0) {
     std::printf("test-cuda-sim: %d failure(s)\n", failures);
     return 1;
