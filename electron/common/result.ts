@@ -10,6 +10,8 @@ export type AppErrorCode =
   | 'PERMISSION'
   | 'CANCELLED'
   | 'WORKER_CRASHED'
+  /** The GPU reported an error that leaves its context unusable: the runtime worker must restart. */
+  | 'DEVICE_FAULT'
   | 'INTERNAL';
 
 export interface AppError {

@@ -128,6 +128,13 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
         peakVramBytes: result.peakVramBytes,
         h2dBytes: result.h2dBytes,
       };
+    } catch (e) {
+      const fault = model.fault();
+      if (fault === '') throw e;
+      // Nothing more can run on this device context; unloading frees what it can, and main restarts the worker.
+      if (loaded?.model === model) loaded = undefined;
+      model.dispose();
+      throw new WorkerError('DEVICE_FAULT', `${fault} (the model was unloaded; the runtime worker must be restarted)`);
     } finally {
       jobs.delete(request.jobId);
     }

@@ -57,6 +57,7 @@ export function describeCudaBackend(title: string, run: boolean): void {
     it('labels the backend cuda and matches the CPU logits', async () => {
       expect(full.info().backend).toBe('cuda');
       expect(full.info().deviceExpertSlots).toBe(full.info().numExperts);
+      expect(full.info().fault).toBe('');
       const a = await cpu.logits(PROMPT);
       const b = await full.logits(PROMPT);
       let maxAbs = 0;

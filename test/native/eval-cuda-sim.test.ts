@@ -54,14 +54,29 @@ describe.skipIf(simAddonMissing !== '')(
     let groupSize: number;
     let cpu: EvalOutcome;
 
-    /** Runs `horizon eval` on the tiny model in a child process, with its own data folder; reads the stored run back. */
-    async function evalRun(name: string, extra: string[], env: NodeJS.ProcessEnv): Promise<EvalOutcome> {
+    /**
+     * Runs `horizon eval` on the tiny model (or `--resume RUN_ID` of a run there) in a child process, with its own data
+     * folder; reads the stored run back. A failed run (exit code 1) is returned when `mayFail`.
+     */
+    async function evalRun(
+      name: string,
+      extra: string[],
+      env: NodeJS.ProcessEnv,
+      { resume, mayFail = false }: { resume?: string; mayFail?: boolean } = {},
+    ): Promise<EvalOutcome> {
       const dataDir = join(root, name);
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        [CLI, 'eval', '--model', tiny.dir, ...EVAL_ARGS, ...extra, '--data-dir', dataDir],
-        { env, maxBuffer: 16 << 20 },
-      );
+      const args = resume ? ['--resume', resume] : ['--model', tiny.dir, ...EVAL_ARGS, ...extra];
+      let stdout: string;
+      try {
+        ({ stdout } = await promisify(execFile)(process.execPath, [CLI, 'eval', ...args, '--data-dir', dataDir], {
+          env,
+          maxBuffer: 16 << 20,
+        }));
+      } catch (e) {
+        const failed = e as { code?: unknown; stdout?: string };
+        if (!mayFail || failed.code !== 1) throw e;
+        stdout = failed.stdout ?? '';
+      }
       const db = openDatabase(join(dataDir, 'runmap.sqlite'));
       try {
         const runs = new RunRepo(db).list();
@@ -99,6 +114,23 @@ describe.skipIf(simAddonMissing !== '')(
       expect(full.run).toMatchObject({ status: 'completed', backend: 'CUDA', residency: 'all 8 int4 experts of every layer resident on the GPU' });
       expect(full.run.deviceLabel).toMatch(new RegExp(`^${SIM_DEVICE_NAME} \\(`));
       expect(full.responses).toEqual(cpu.responses);
+    });
+
+    it('a device fault fails the run naming it and restarts the worker; a resume completes with the CPU responses', async ({ expect }) => {
+      const gib = ((PARTIAL_SLOTS + 0.5) * expertSlotBytesAllLayers(tiny, groupSize)) / 2 ** 30;
+      // The 12th expert copy of the worker process faults (sticky, as a GPU context after an illegal access).
+      const faulted = await evalRun('fault', ['--backend', 'cuda', '--expert-budget', gib.toFixed(12)], {
+        ...simEnv(),
+        RT_CUDA_SIM_FAULT_PINNED_H2D: '12',
+      }, { mayFail: true });
+      expect(faulted.run.status).toBe('failed');
+      expect(faulted.run.error).toMatch(
+        /^generation failed: DEVICE_FAULT: CUDA backend: .*an illegal memory access was encountered \(cuda-sim\) \(the model was unloaded; .*\); the runtime worker was restarted$/,
+      );
+      expect(faulted.responses.length).toBeLessThan(3);
+      const resumed = await evalRun('fault', [], simEnv(), { resume: faulted.run.id });
+      expect(resumed.stdout).toMatch(/run \S+ completed \(3\/3 responses\)/);
+      expect(resumed.responses).toEqual(cpu.responses);
     });
 
     it(`with a budget of ${PARTIAL_SLOTS} expert slots per layer: completes with partial residency, same responses as the CPU`, async ({ expect }) => {

@@ -269,6 +269,12 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
         policy: { decoding: 'greedy', maxNewTokens: run.policy.maxNewTokens, stopTokenIds: run.policy.stopTokenIds },
       });
       currentJob = undefined;
+      if (!gen.ok && gen.error.code === 'DEVICE_FAULT') {
+        // The worker's device context is lost; a fresh worker lets a resumed run (or the next one) load again.
+        const restarted = await runtime.restart();
+        const after = restarted.ok ? 'the runtime worker was restarted' : `restarting the runtime worker failed: ${restarted.error.message}`;
+        return fail(`generation failed: ${gen.error.code}: ${gen.error.message}; ${after}`);
+      }
       if (!gen.ok) return fail(`generation failed: ${gen.error.code}: ${gen.error.message}`);
       const finished = gen.value.items.filter((it) => it.finishReason !== 'cancelled');
       const rows = finished.map((it) => scoreItem(batch, it, positions, tools));

@@ -72,6 +72,9 @@ export interface NativeModelInfo {
   readonly simd: boolean;
   /** CUDA: routed experts per layer resident on the GPU (numExperts means full residency); 0 on the CPU. */
   readonly deviceExpertSlots: number;
+  /** Empty while the model can run; otherwise the device error after which it refuses every request (only a new
+   * process can use the device again). */
+  readonly fault: string;
 }
 
 /** A batch of greedy generations. */

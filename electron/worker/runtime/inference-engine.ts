@@ -38,6 +38,9 @@ export interface EngineModel {
     onToken: (itemIndex: number, tokenId: number) => void,
     signal: AbortSignal,
   ): Promise<EngineBatchResult>;
+  /** Empty while the model can run; otherwise the device error after which every request fails (the device can be
+   * used again only from a new process). */
+  fault(): string;
   dispose(): void;
 }
 

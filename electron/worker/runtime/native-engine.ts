@@ -88,6 +88,7 @@ export function createNativeEngine(): InferenceEngine {
             h2dBytes: out.stats.h2dBytes,
           };
         },
+        fault: () => model.info().fault,
         dispose: () => model.close(),
       };
     },

@@ -65,6 +65,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
             h2dBytes: 0,
           };
         },
+        fault: () => '',
         dispose() {},
       };
     },

@@ -39,6 +39,10 @@ describe('eval-run job', () => {
   let budgets: (number | undefined)[];
   let sequences: (number | undefined)[];
   let tokenDelayMs = 0;
+  /** Generate calls (counted over all workers) that fail as a lost GPU context does; others that fail plainly. */
+  let deviceFaultAt: number[];
+  let plainErrorAt: number[];
+  let disposed: number;
   let deps: EvalRunDeps & { client: WorkerClient; workers: ReturnType<typeof inProcessWorkers> };
 
   beforeAll(async () => {
@@ -64,6 +68,9 @@ describe('eval-run job', () => {
     loads = [];
     budgets = [];
     sequences = [];
+    deviceFaultAt = [];
+    plainErrorAt = [];
+    disposed = 0;
     const workers = inProcessWorkers(() => {
       const engine = createScriptedEngine({ reply, tokenDelayMs });
       return {
@@ -73,10 +80,18 @@ describe('eval-run job', () => {
           budgets.push(req.expertBudgetBytes);
           sequences.push(req.maxSequences);
           const m = await engine.load(req);
+          let fault = '';
           return {
             ...m,
+            fault: () => fault,
+            dispose: () => void disposed++,
             generate: (prompts, policy, onToken, signal) => {
               generated.push(...prompts.map((p) => String(p.length)));
+              if (deviceFaultAt.includes(generated.length)) {
+                fault = 'CUDA backend: read tokens: an illegal memory access was encountered';
+                return Promise.reject(new Error(fault));
+              }
+              if (plainErrorAt.includes(generated.length)) return Promise.reject(new Error('prompt 0 is empty'));
               return m.generate(prompts, policy, onToken, signal);
             },
           };
@@ -204,5 +219,37 @@ describe('eval-run job', () => {
     expect(deps.workers.spawned).toBe(2);
     expect(resumed).toMatchObject({ status: 'completed', error: null });
     expect(deps.responses.count('r3')).toBe(5);
+  });
+
+  it('ends the run as failed on a device fault, restarts the worker at once, and a resume loads the model afresh', async () => {
+    await newRun('r4');
+    deviceFaultAt = [4]; // the second batch of two prompts
+    const failed = await executeEvalRun(deps, 'r4');
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatch(
+      /^generation failed: DEVICE_FAULT: CUDA backend: read tokens: an illegal memory access was encountered \(the model was unloaded; .*\); the runtime worker was restarted$/,
+    );
+    expect(deps.responses.count('r4')).toBe(2);
+    expect(disposed).toBe(1);
+    expect(deps.workers.spawned).toBe(2);
+    expect(deps.client.state).toBe('ready');
+    const resumed = await executeEvalRun(deps, 'r4');
+    expect(resumed).toMatchObject({ status: 'completed', error: null });
+    expect(loads).toHaveLength(2); // the fresh worker loaded the model again
+    expect(deps.workers.spawned).toBe(2);
+    expect(deps.responses.count('r4')).toBe(5);
+  });
+
+  it('keeps the worker and its model after a generation error that is not a device fault', async () => {
+    await newRun('r5');
+    plainErrorAt = [2];
+    const failed = await executeEvalRun(deps, 'r5');
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toBe('generation failed: INTERNAL: prompt 0 is empty');
+    expect(disposed).toBe(0);
+    const resumed = await executeEvalRun(deps, 'r5');
+    expect(resumed.status).toBe('completed');
+    expect(deps.workers.spawned).toBe(1);
+    expect(loads).toHaveLength(1);
   });
 });
