@@ -55,6 +55,31 @@ __device__ __forceinline__ float block_max(float v, float * scratch) {
   return warp_max(v);
 }
 
+/**
+ * The matmul kernels' epilogue: each lane holds partial dot products of R rows (from row0) for nt tokens (from
+ * chunk); sums them over the warp and lane 0 writes (or adds) y[token's output row][row].
+ */
+template <int R, int TB>
+__device__ __forceinline__ void store_warp_rows(const float (&acc)[R][TB], int nt, int row0, int rows, int chunk,
+                                                const int * rows_out, float * y, int ldy, bool accumulate) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+#pragma unroll
+    for (int j = 0; j < TB; ++j) {
+      if (j < nt) {
+        const float v = warp_sum(acc[r][j]);
+        const int row = row0 + r;
+        if (lane == 0 && row < rows) {
+          const int yr = rows_out != nullptr ? rows_out[chunk + j] : chunk + j;
+          float * dst = y + static_cast<size_t>(yr) * ldy + row;
+          *dst = accumulate ? *dst + v : v;
+        }
+      }
+    }
+  }
+}
+
 /** Index of column `c` in a padded shared-memory activation row. */
 __host__ __device__ __forceinline__ int padded_col(int c) { return c + (c >> 5) * 4; }
 /** Floats per padded activation row of `n` columns. */

@@ -145,21 +145,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
       }
     }
 
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-#pragma unroll
-      for (int j = 0; j < TB; ++j) {
-        if (j < nt) {
-          const float v = rt_cuda::warp_sum(acc[r][j]);
-          const int row = row0 + r;
-          if (lane == 0 && row < a.rows) {
-            const int yr = a.rows_out != nullptr ? a.rows_out[chunk + j] : chunk + j;
-            float * dst = a.y + static_cast<size_t>(yr) * a.ldy + row;
-            *dst = a.accumulate ? *dst + v : v;
-          }
-        }
-      }
-    }
+    rt_cuda::store_warp_rows<R, TB>(acc, nt, row0, a.rows, chunk, a.rows_out, a.y, a.ldy, a.accumulate);
   }
 }
 
