@@ -325,6 +325,23 @@ class cuda_backend final : public backend {
            std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error);
   void ensure_scratch(int tokens);
   void step(int n_tokens, int n_out);
+  /** y[n][rows] = (or += with `accumulate`) x[n][cols] times the FP16 weight w[rows][cols] transposed; x rows may
+   * be picked through `rows_in`. */
+  void dense(const __half * w, int rows, int cols, const __half * x, int ldx, int n, float * y, int ldy,
+             bool accumulate = false, const int * rows_in = nullptr) {
+    rt_cuda_f16_args a;
+    a.w = w;
+    a.rows = rows;
+    a.cols = cols;
+    a.x = x;
+    a.ldx = ldx;
+    a.rows_in = rows_in;
+    a.n = n;
+    a.y = y;
+    a.ldy = ldy;
+    a.accumulate = accumulate;
+    rt_cuda_matmul_f16(a, stream_);
+  }
   struct expert_groups {
     const int * offsets = nullptr;     // [n_groups + 1] into sorted
     const int * sorted = nullptr;      // assignment (token * K + k) per entry, grouped
@@ -843,16 +860,7 @@ void cuda_backend::step(int n, int n_out) {
   for (int li = 0; li < c.num_hidden_layers; ++li) {
     const layer_dev & d = layers_[static_cast<size_t>(li)];
     rt_cuda_rmsnorm(x_, H, d.input_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
-    rt_cuda_f16_args qkv;
-    qkv.x = xn_;
-    qkv.ldx = H;
-    qkv.y = qkv_;
-    qkv.ldy = qkv_w_;
-    qkv.n = n;
-    qkv.w = d.wqkv;
-    qkv.rows = qkv_w_;
-    qkv.cols = H;
-    rt_cuda_matmul_f16(qkv, stream_);
+    dense(d.wqkv, qkv_w_, H, xn_, H, n, qkv_, qkv_w_);
     float * q = qkv_;
     float * k = qkv_ + nh * hd;
     float * v = k + nkv * hd;
@@ -893,45 +901,16 @@ void cuda_backend::step(int n, int n_out) {
     at.out = attn_;
     at.workspace = attn_ws_;
     rt_cuda_attention(at, stream_);
-    rt_cuda_f16_args o;
-    o.x = attn_;
-    o.ldx = nh * hd;
-    o.y = x_;
-    o.ldy = H;
-    o.n = n;
-    o.w = d.wo;
-    o.rows = H;
-    o.cols = nh * hd;
-    o.accumulate = true;
-    rt_cuda_matmul_f16(o, stream_);
+    dense(d.wo, H, nh * hd, attn_, nh * hd, n, x_, H, /*accumulate=*/true);
     rt_cuda_rmsnorm(x_, H, d.post_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
-    rt_cuda_f16_args r;
-    r.x = xn_;
-    r.ldx = H;
-    r.y = rlogits_;
-    r.ldy = c.num_experts;
-    r.n = n;
-    r.w = d.router;
-    r.rows = c.num_experts;
-    r.cols = H;
-    rt_cuda_matmul_f16(r, stream_);
+    dense(d.router, c.num_experts, H, xn_, H, n, rlogits_, c.num_experts);
     rt_cuda_router_topk(rlogits_, n, c.num_experts, c.num_experts_per_tok, c.norm_topk_prob, topk_ids_, topk_w_, stream_);
     if (full_) layer_moe_full(li, n);
     else layer_moe_partial(li, n);
     rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, stream_);
   }
   rt_cuda_rmsnorm(x_, H, final_norm_, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
-  rt_cuda_f16_args lm;
-  lm.x = xn_;
-  lm.ldx = H;
-  lm.rows_in = d_out;
-  lm.y = logits_;
-  lm.ldy = c.vocab_size;
-  lm.n = n_out;
-  lm.w = lm_head_;
-  lm.rows = c.vocab_size;
-  lm.cols = H;
-  rt_cuda_matmul_f16(lm, stream_);
+  dense(lm_head_, c.vocab_size, H, xn_, H, n_out, logits_, c.vocab_size, false, /*rows_in=*/d_out);
   rt_cuda_argmax(logits_, n_out, c.vocab_size, c.vocab_size, argmax_, stream_);
 }
 
