@@ -187,6 +187,8 @@ export interface StartRunRequest {
    * residency. Omitted: as much as fits after the KV cache. Ignored by the CPU backend.
    */
   readonly expertBudgetMiB?: number;
+  /** CUDA device index (0..63, as `SystemInfo.gpus` lists them); the first device when omitted. Ignored on the CPU. */
+  readonly cudaDevice?: number;
 }
 
 export interface RunRef {
@@ -209,6 +211,8 @@ export interface GenerationPolicy {
   readonly total: number;
   /** CUDA device memory asked for resident experts; null = as much as fits. */
   readonly expertBudgetBytes: number | null;
+  /** CUDA device index asked for; null = the first device. */
+  readonly cudaDevice: number | null;
 }
 
 export interface RunSummary {

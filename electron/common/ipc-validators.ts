@@ -5,6 +5,7 @@
  */
 import type { AssetKind, Channel, RequestOf } from './ipc-contract.js';
 import { err, ok, type Result } from './result.js';
+import { MAX_CUDA_DEVICE } from './worker-protocol.js';
 
 /** Checks a value, returning null when valid or a message naming the offending field. */
 export interface Schema<T> {
@@ -146,6 +147,7 @@ export const REQUEST_SCHEMAS = {
     batch: optional(int(1, 64)),
     maxNewTokens: optional(int(1, 4096)),
     expertBudgetMiB: optional(int(256, 1_048_576)),
+    cudaDevice: optional(int(0, MAX_CUDA_DEVICE)),
   }),
   'runs:cancel': runRef,
   'runs:resume': runRef,

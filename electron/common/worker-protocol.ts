@@ -109,6 +109,8 @@ export type WorkerRequest =
       readonly maxSequences?: number;
       /** CUDA: bytes of device memory for resident experts; the backend's default (as much as fits) when omitted. */
       readonly expertBudgetBytes?: number;
+      /** CUDA device index (as the probe lists them); the first device when omitted. Ignored on the CPU. */
+      readonly cudaDevice?: number;
     }
   | { readonly type: 'encode-chat'; readonly prompts: readonly string[] }
   | { readonly type: 'decode'; readonly tokenIds: readonly number[] }
@@ -174,6 +176,8 @@ type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false
 
 /** The largest per-sequence context a load request may ask for. */
 export const MAX_CONTEXT_LIMIT = 1 << 20;
+/** The highest CUDA device index a request may name. */
+export const MAX_CUDA_DEVICE = 63;
 
 function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -221,11 +225,15 @@ function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
       if (r.expertBudgetBytes !== undefined && !isIntIn(r.expertBudgetBytes, 1, Number.MAX_SAFE_INTEGER)) {
         return 'load.expertBudgetBytes must be a positive integer';
       }
+      if (r.cudaDevice !== undefined && !isIntIn(r.cudaDevice, 0, MAX_CUDA_DEVICE)) {
+        return `load.cudaDevice must be an integer in 0..${MAX_CUDA_DEVICE}`;
+      }
       return {
         type: 'load', modelDir: r.modelDir, packedDir: r.packedDir, weights: r.weights, backend: r.backend,
         ...(r.maxContext !== undefined ? { maxContext: r.maxContext } : {}),
         ...(r.maxSequences !== undefined ? { maxSequences: r.maxSequences } : {}),
         ...(r.expertBudgetBytes !== undefined ? { expertBudgetBytes: r.expertBudgetBytes } : {}),
+        ...(r.cudaDevice !== undefined ? { cudaDevice: r.cudaDevice } : {}),
       };
     case 'encode-chat':
       if (!Array.isArray(r.prompts) || !r.prompts.every(isString)) return 'encode-chat.prompts must be strings';

@@ -93,6 +93,7 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     o.Set("simd", i.simd);
     o.Set("deviceExpertSlots", i.device_expert_slots);
     o.Set("fault", i.fault);
+    o.Set("device", i.device);
     return o;
   }
 
@@ -288,6 +289,7 @@ Napi::Value load_model(const Napi::CallbackInfo & ci) {
   opts.max_sequences = static_cast<int>(get_number(o, "maxSequences", 0));
   opts.expert_budget_bytes = static_cast<int64_t>(get_number(o, "expertBudget", 0));
   opts.expert_slots = static_cast<int>(get_number(o, "expertSlots", 0));
+  opts.device = static_cast<int>(get_number(o, "device", 0));
   auto * w = new load_worker(env, opts);
   Napi::Promise p = w->promise();
   w->Queue();

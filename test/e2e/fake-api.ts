@@ -325,7 +325,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
     return {
       ...run.summary,
       residency: 'host memory, fake engine',
-      policy: { maxNewTokens: run.maxNewTokens, batch: run.batch, greedy: true, total: run.prompts.length, expertBudgetBytes: null },
+      policy: { maxNewTokens: run.maxNewTokens, batch: run.batch, greedy: true, total: run.prompts.length, expertBudgetBytes: null, cudaDevice: null },
       byInstruction,
       figures: {
         ttftMs: 42,

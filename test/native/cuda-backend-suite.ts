@@ -54,6 +54,15 @@ export function describeCudaBackend(title: string, run: boolean): void {
       if (root) rmSync(root, { recursive: true, force: true });
     });
 
+    it('runs on the device it is given and refuses an index past the last, naming how many exist', async () => {
+      expect(full.info().device).toBe(0);
+      expect(cpu.info().device).toBe(-1);
+      const count = loadNativeBinding().probeDevices().devices.length;
+      await expect(loadModel({ dir: packed, weights: 'int4', backend: 'cuda', device: count })).rejects.toThrow(
+        `CUDA device ${count} does not exist (${count} found)`,
+      );
+    });
+
     it('labels the backend cuda and matches the CPU logits', async () => {
       expect(full.info().backend).toBe('cuda');
       expect(full.info().deviceExpertSlots).toBe(full.info().numExperts);

@@ -133,6 +133,18 @@ describe.skipIf(simAddonMissing !== '')(
       expect(resumed.responses).toEqual(cpu.responses);
     });
 
+    it('--device 1 on a machine with two devices: records the device, loads the model on it, same responses as the CPU', async ({ expect }) => {
+      const second = await evalRun('device-1', ['--backend', 'cuda', '--device', '1'], { ...simEnv(), RT_CUDA_SIM_DEVICES: '2' });
+      expect(second.stdout).toMatch(/run \S+ completed \(3\/3 responses\)/);
+      expect(second.run.policy.cudaDevice).toBe(1);
+      expect(second.run.deviceLabel).toMatch(new RegExp(`^${SIM_DEVICE_NAME} \\(`));
+      expect(second.responses).toEqual(cpu.responses);
+      // The same request on a machine with one device fails naming what exists.
+      const missing = await evalRun('device-1-missing', ['--backend', 'cuda', '--device', '1'], simEnv(), { mayFail: true });
+      expect(missing.run.status).toBe('failed');
+      expect(missing.run.error).toMatch(/CUDA device 1 was asked for but is not among the devices found \(0: CUDA simulator on the CPU\)/);
+    });
+
     it(`with a budget of ${PARTIAL_SLOTS} expert slots per layer: completes with partial residency, same responses as the CPU`, async ({ expect }) => {
       // Half a slot above PARTIAL_SLOTS, so the floor in expert_cache_slots_for_budget lands on it.
       const gib = ((PARTIAL_SLOTS + 0.5) * expertSlotBytesAllLayers(tiny, groupSize)) / 2 ** 30;

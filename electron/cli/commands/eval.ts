@@ -12,12 +12,13 @@ import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, parseCommandArgs, usageError } from '../command-args.js';
+import { parseCudaDevice } from '../cuda-device.js';
 import { parseExpertBudget } from '../expert-budget.js';
 
 export const summary = 'run IFEval headless on a prepared model, store it in the database and write a result ZIP';
 
 const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend auto|cpu|cuda] [--limit N] [--batch N]
-                   [--max-new-tokens N] [--expert-budget GiB] [--db FILE] [--data-dir DIR] [--out RESULT.zip]
+                   [--max-new-tokens N] [--expert-budget GiB] [--device N] [--db FILE] [--data-dir DIR] [--out RESULT.zip]
                    [--resume RUN_ID]
   --model           a prepared model folder (prepared.json) or a checkpoint folder (config.json, int4-gN/ for int4)
   --weights         int4 (default) or bf16
@@ -25,6 +26,7 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --batch           prompts generated together (default ${DEFAULT_BATCH})
   --max-new-tokens  generation cap per response (default ${DEFAULT_MAX_NEW_TOKENS})
   --expert-budget   cuda: GiB of device memory for resident experts (default: as much as fits after the KV cache)
+  --device          cuda: device index, as \`horizon devices\` lists them (default the first)
   --db              SQLite file (default <data dir>/runmap.sqlite)
   --data-dir        data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --out             result ZIP (default <data dir>/exports/<run id>.zip)
@@ -48,6 +50,7 @@ export async function run(args: string[]): Promise<number> {
     batch: { type: 'string' },
     'max-new-tokens': { type: 'string' },
     'expert-budget': { type: 'string' },
+    device: { type: 'string' },
     db: { type: 'string' },
     'data-dir': { type: 'string' },
     out: { type: 'string' },
@@ -60,8 +63,9 @@ export async function run(args: string[]): Promise<number> {
   if (weights !== 'int4' && weights !== 'bf16') return usageError('eval', USAGE, '--weights must be int4 or bf16');
   if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') return usageError('eval', USAGE, '--backend must be auto, cpu or cuda');
   if (!values.model && !values.resume) return usageError('eval', USAGE, '--model (or --resume RUN_ID) is required');
-  let limit, batch, maxNewTokens, budget;
+  let limit, batch, maxNewTokens, budget, cudaDevice;
   try {
+    cudaDevice = parseCudaDevice(values.device);
     limit = int('limit', values.limit);
     batch = int('batch', values.batch);
     maxNewTokens = int('max-new-tokens', values['max-new-tokens']);
@@ -106,6 +110,7 @@ export async function run(args: string[]): Promise<number> {
         ...(batch !== undefined ? { batch } : {}),
         ...(maxNewTokens !== undefined ? { maxNewTokens } : {}),
         ...(budget.expertBudget !== undefined ? { expertBudgetBytes: budget.expertBudget } : {}),
+        ...(cudaDevice !== undefined ? { cudaDevice } : {}),
         appVersion: toolVersion(),
         datasetSha256: inputs.datasetSha256,
       });

@@ -7,7 +7,7 @@ export const summary = 'greedy generation from token ids with the native runtime
 
 const USAGE =
   'usage: horizon generate --model DIR --tokens 1,2,3 [--max-new-tokens N] [--stop 50279,...] [--weights bf16|int4]\n' +
-  '                        [--backend cpu|cuda] [--threads N] [--json] [--expert-budget <GiB>|<N>slots]\n' +
+  '                        [--backend cpu|cuda] [--threads N] [--json] [--expert-budget <GiB>|<N>slots] [--device N]\n' +
   '  stop tokens default to config.json eos_token_id; --json prints one result object instead of text';
 
 export async function run(args: string[]): Promise<number> {
@@ -24,6 +24,7 @@ export async function run(args: string[]): Promise<number> {
       backend: { type: 'string' },
       'expert-budget': { type: 'string' },
       threads: { type: 'string' },
+      device: { type: 'string' },
       json: { type: 'boolean' },
     },
     { required: ['model', 'tokens'] },

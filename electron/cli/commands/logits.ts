@@ -2,6 +2,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 
 import { loadModel } from '../../worker/runtime/binding.js';
 import { parseCommandArgs } from '../command-args.js';
+import { parseCudaDevice } from '../cuda-device.js';
 import { parseExpertBudget } from '../expert-budget.js';
 import type { BackendKind, WeightsKind } from '../../worker/runtime/binding.js';
 
@@ -10,6 +11,7 @@ export const summary = 'compute the logits of every position of a token list (na
 const USAGE =
   'usage: horizon logits --model DIR --tokens 1,2,3 --out F.json [--weights bf16|int4] [--backend cpu|cuda] [--threads N]\n' +
   '       [--expert-budget <GiB>|<N>slots]  (cuda: device memory or GPU slots per layer for resident experts)\n' +
+  '       [--device N]  (cuda: device index, see horizon devices; default 0)\n' +
   '  writes {"tokens":[...],"logits":[[...] one row of vocab_size per position]}; for int4, DIR is a packed folder';
 
 /** Parses "1,2,3" into token ids. */
@@ -20,10 +22,11 @@ export function parseTokenList(text: string): number[] {
 }
 
 /** Validates --weights / --backend / --threads shared by logits and generate. */
-export function parseModelFlags(values: { weights?: string; backend?: string; threads?: string }): {
+export function parseModelFlags(values: { weights?: string; backend?: string; threads?: string; device?: string }): {
   weights: WeightsKind;
   backend: BackendKind;
   threads?: number;
+  device?: number;
 } {
   const weights = values.weights ?? 'bf16';
   if (weights !== 'bf16' && weights !== 'int4') throw new Error(`--weights must be bf16 or int4, got '${weights}'`);
@@ -34,7 +37,8 @@ export function parseModelFlags(values: { weights?: string; backend?: string; th
     threads = Number(values.threads);
     if (!Number.isInteger(threads) || threads <= 0) throw new Error(`--threads must be a positive integer, got '${values.threads}'`);
   }
-  return { weights, backend, threads };
+  const device = parseCudaDevice(values.device);
+  return { weights, backend, threads, ...(device !== undefined ? { device } : {}) };
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -50,6 +54,7 @@ export async function run(args: string[]): Promise<number> {
       backend: { type: 'string' },
       'expert-budget': { type: 'string' },
       threads: { type: 'string' },
+      device: { type: 'string' },
     },
     { required: ['model', 'tokens', 'out'] },
   );

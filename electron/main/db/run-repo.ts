@@ -16,6 +16,8 @@ export interface RunPolicy {
   readonly requestedBackend: 'auto' | 'cpu' | 'cuda';
   /** CUDA device memory for resident experts; null (or absent, in runs of older versions) = the backend's default. */
   readonly expertBudgetBytes?: number | null;
+  /** CUDA device index asked for; null (or absent, in runs of older versions) = the first device. */
+  readonly cudaDevice?: number | null;
 }
 
 export interface RunRecord {

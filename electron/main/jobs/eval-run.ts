@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { RunProgress } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
 import type { GenerationItemResult, LoadedModelInfo } from '../../common/worker-protocol.js';
+import { MAX_CUDA_DEVICE } from '../../common/worker-protocol.js';
 import { scorePrompt } from '../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { PromptRecord } from '../../../evals/ifeval/types.js';
@@ -48,6 +49,8 @@ export interface NewEvalRun {
   readonly maxNewTokens?: number;
   /** CUDA device memory for resident experts; the backend's default when omitted. */
   readonly expertBudgetBytes?: number;
+  /** CUDA device index; the first device when omitted. */
+  readonly cudaDevice?: number;
   readonly appVersion: string;
   readonly datasetSha256: string;
 }
@@ -74,6 +77,8 @@ export interface LoadChoices {
   readonly maxSequences?: number;
   /** CUDA device memory for resident experts; null or omitted = the backend's default. */
   readonly expertBudgetBytes?: number | null;
+  /** CUDA device index; null or omitted = the first device. */
+  readonly cudaDevice?: number | null;
 }
 
 /**
@@ -83,10 +88,10 @@ export interface LoadChoices {
 export async function ensureModelLoaded(
   runtime: RuntimeClient,
   m: { modelDir: string; packedDir: string | null; weights: 'int4' | 'bf16' },
-  { backend = 'auto', maxContext, maxSequences, expertBudgetBytes }: LoadChoices = {},
+  { backend = 'auto', maxContext, maxSequences, expertBudgetBytes, cudaDevice }: LoadChoices = {},
 ): Promise<Result<LoadedModelInfo>> {
   const cached = loadedBy.get(runtime);
-  const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}|${expertBudgetBytes ?? 'auto'}`;
+  const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}|${expertBudgetBytes ?? 'auto'}|${cudaDevice ?? 'first'}`;
   if (
     cached && cached.key === `${runtime.generation}|${what}` && runtime.generation !== 0 &&
     (maxContext === undefined || cached.info.maxContext >= maxContext) &&
@@ -99,6 +104,7 @@ export async function ensureModelLoaded(
     ...(maxContext !== undefined ? { maxContext } : {}),
     ...(maxSequences !== undefined ? { maxSequences } : {}),
     ...(expertBudgetBytes != null ? { expertBudgetBytes } : {}),
+    ...(cudaDevice != null ? { cudaDevice } : {}),
   });
   if (r.ok) loadedBy.set(runtime, { key: `${runtime.generation}|${what}`, info: r.value, maxSequences });
   return r;
@@ -117,6 +123,7 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
   const maxNewTokens = req.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS;
   checkRange('max new tokens', maxNewTokens, 1, 65536);
   if (req.expertBudgetBytes !== undefined) checkRange('expert budget bytes', req.expertBudgetBytes, 1, Number.MAX_SAFE_INTEGER);
+  if (req.cudaDevice !== undefined) checkRange('CUDA device', req.cudaDevice, 0, MAX_CUDA_DEVICE);
   const policy: RunPolicy = {
     decoding: 'greedy',
     maxNewTokens,
@@ -126,6 +133,7 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
     chatTemplate: 'tokenizer_config.json',
     requestedBackend: req.backend ?? 'auto',
     expertBudgetBytes: req.expertBudgetBytes ?? null,
+    cudaDevice: req.cudaDevice ?? null,
   };
   return deps.runs.create({
     id: req.runId,
@@ -221,6 +229,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     maxContext,
     maxSequences: run.policy.batch,
     expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
+    cudaDevice: run.policy.cudaDevice ?? null,
   });
   if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
   if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend || loaded.value.residency !== run.residency) {

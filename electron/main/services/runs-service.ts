@@ -90,6 +90,7 @@ export class RunsService implements RunsApi {
       policy: {
         maxNewTokens: run.policy.maxNewTokens, batch: run.policy.batch, greedy: true, total: run.total,
         expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
+        cudaDevice: run.policy.cudaDevice ?? null,
       },
       byInstruction: this.opts.responses.byInstruction(run.id),
       figures: {
@@ -143,6 +144,7 @@ export class RunsService implements RunsApi {
           ...(req.batch !== undefined ? { batch: req.batch } : {}),
           ...(req.maxNewTokens !== undefined ? { maxNewTokens: req.maxNewTokens } : {}),
           ...(req.expertBudgetMiB !== undefined ? { expertBudgetBytes: req.expertBudgetMiB * 2 ** 20 } : {}),
+          ...(req.cudaDevice !== undefined ? { cudaDevice: req.cudaDevice } : {}),
           appVersion: this.opts.appVersion,
           datasetSha256: inputs.datasetSha256,
         },

@@ -44,6 +44,8 @@ export interface LoadModelOptions {
   readonly expertBudget?: number;
   /** CUDA: GPU expert slots per layer (overrides expertBudget). */
   readonly expertSlots?: number;
+  /** CUDA device index; default 0. */
+  readonly device?: number;
 }
 
 /** Static facts about a loaded model. */
@@ -75,6 +77,8 @@ export interface NativeModelInfo {
   /** Empty while the model can run; otherwise the device error after which it refuses every request (only a new
    * process can use the device again). */
   readonly fault: string;
+  /** CUDA device index the model runs on; -1 on the CPU. */
+  readonly device: number;
 }
 
 /** A batch of greedy generations. */

@@ -55,5 +55,6 @@ export interface InferenceEngine {
     maxContext?: number;
     maxSequences?: number;
     expertBudgetBytes?: number;
+    cudaDevice?: number;
   }): Promise<EngineModel>;
 }

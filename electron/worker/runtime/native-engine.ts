@@ -28,13 +28,21 @@ export function probeNativeDevices(): DeviceProbe {
   };
 }
 
-function pickBackend(choice: BackendChoice, probe: DeviceProbe): BackendKind {
-  if (choice === 'cpu') return 'cpu';
-  if (choice === 'cuda') {
-    if (probe.devices.length === 0) throw new Error(`the CUDA backend was asked for but is not usable: ${probe.note}`);
-    return 'cuda';
+/** The backend a load runs on, and for CUDA the probed device it asked for (the first when none was named). */
+export function pickBackend(
+  choice: BackendChoice,
+  probe: DeviceProbe,
+  cudaDevice?: number,
+): { kind: BackendKind; device?: DeviceProbe['devices'][number] } {
+  if (choice === 'cpu' || (choice === 'auto' && probe.devices.length === 0)) return { kind: 'cpu' };
+  if (probe.devices.length === 0) throw new Error(`the CUDA backend was asked for but is not usable: ${probe.note}`);
+  const index = cudaDevice ?? probe.devices[0]?.index ?? 0;
+  const device = probe.devices.find((d) => d.index === index);
+  if (!device) {
+    const found = probe.devices.map((d) => `${d.index}: ${d.name}`).join(', ');
+    throw new Error(`CUDA device ${index} was asked for but is not among the devices found (${found})`);
   }
-  return probe.devices.length > 0 ? 'cuda' : 'cpu';
+  return { kind: 'cuda', device };
 }
 
 /** Where the weights live, as the runtime reports it (never a guess from the device's size). */
@@ -51,9 +59,9 @@ export function residencyLabel(info: Pick<NativeModelInfo, 'backend' | 'weights'
 export function createNativeEngine(): InferenceEngine {
   return {
     probe: probeNativeDevices,
-    async load({ modelDir, packedDir, weights, backend, maxContext, maxSequences, expertBudgetBytes }): Promise<EngineModel> {
+    async load({ modelDir, packedDir, weights, backend, maxContext, maxSequences, expertBudgetBytes, cudaDevice }): Promise<EngineModel> {
       const probe = probeNativeDevices();
-      const kind = pickBackend(backend, probe);
+      const { kind, device } = pickBackend(backend, probe, cudaDevice);
       const dir = weights === 'int4' ? packedDir : modelDir;
       if (!dir) throw new Error(`${modelDir}: int4 weights need the packed folder`);
       const model = await loadModel({
@@ -61,9 +69,9 @@ export function createNativeEngine(): InferenceEngine {
         ...(maxContext !== undefined ? { maxContext } : {}),
         ...(maxSequences !== undefined ? { maxSequences } : {}),
         ...(expertBudgetBytes !== undefined ? { expertBudget: expertBudgetBytes } : {}),
+        ...(device ? { device: device.index } : {}),
       });
       const info = model.info();
-      const device = probe.devices[0];
       return {
         backend: kind === 'cuda' ? 'CUDA' : 'CPU',
         deviceLabel: kind === 'cuda' && device ? `${device.name} (${(device.vramBytes / 2 ** 30).toFixed(1)} GiB)` : 'CPU',

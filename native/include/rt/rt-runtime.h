@@ -22,6 +22,7 @@ struct model_load_options {
   int max_sequences = 0;         // sequences generated together (KV the CUDA backend reserves); 0 = 8
   int64_t expert_budget_bytes = 0;  // CUDA expert residency budget; 0 = backend default
   int expert_slots = 0;             // CUDA: GPU expert slots per layer (overrides the byte budget); 0 = unused
+  int device = 0;                   // CUDA device index
 };
 
 /** Static facts about a loaded model. */
@@ -38,6 +39,7 @@ struct model_info {
   bool simd = false;  // CPU AVX2 kernels in use
   int device_expert_slots = 0;  // CUDA: experts per layer resident on the GPU (num_experts = full residency); CPU: 0
   std::string fault;  // empty while the model can run; else the device error after which every request fails
+  int device = -1;    // CUDA device index the model runs on; -1 on the CPU
 };
 
 /** Loads a model; nullptr with `error` (naming the file/tensor at fault) on failure. */

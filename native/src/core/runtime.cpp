@@ -55,6 +55,7 @@ std::shared_ptr<model> rt_model_load(const model_load_options & options, std::st
   bo.max_sequences = options.max_sequences;
   bo.expert_budget_bytes = options.expert_budget_bytes;
   bo.expert_slots = options.expert_slots;
+  bo.device = options.device;
   if (options.backend == "cpu") {
     m->be = cpu_backend_create(*m->weights, bo, error);
   } else if (options.backend == "cuda") {
@@ -95,6 +96,7 @@ model_info rt_model_info(const model & m) {
   i.simd = cpu_kernels_simd();
   i.device_expert_slots = m.be->device_expert_slots();
   i.fault = m.be->fault();
+  i.device = i.backend == "cuda" ? m.options.device : -1;
   return i;
 }
 

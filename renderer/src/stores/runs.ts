@@ -13,6 +13,8 @@ export interface RunForm {
   maxNewTokens: string;
   /** GiB of GPU memory for resident experts; empty means as much as fits. */
   expertBudgetGiB: string;
+  /** CUDA device index as a string; empty means the first device. */
+  cudaDevice: string;
 }
 
 interface RunsState {
@@ -70,7 +72,7 @@ function earlyFor(runId: string): { progress?: RunProgress; rows: readonly Respo
 }
 
 export const useRuns = create<RunsState>((set, get) => ({
-  form: { modelId: '', limit: '', batch: '4', maxNewTokens: '1280', expertBudgetGiB: '' },
+  form: { modelId: '', limit: '', batch: '4', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' },
   run: null,
   progress: null,
   stream: [],
@@ -87,7 +89,8 @@ export const useRuns = create<RunsState>((set, get) => ({
     const batch = parseCount('Batch size', form.batch, 1, 64);
     const maxNewTokens = parseCount('Max new tokens', form.maxNewTokens, 1, 4096);
     const expertBudgetMiB = parseGiBToMiB('GPU expert memory', form.expertBudgetGiB, 0.25, 1024);
-    for (const v of [limit, batch, maxNewTokens, expertBudgetMiB]) {
+    const cudaDevice = parseCount('GPU', form.cudaDevice, 0, 63);
+    for (const v of [limit, batch, maxNewTokens, expertBudgetMiB, cudaDevice]) {
       if (typeof v === 'string') {
         set({ error: v });
         return;
@@ -100,6 +103,7 @@ export const useRuns = create<RunsState>((set, get) => ({
       ...(typeof batch === 'number' ? { batch } : {}),
       ...(typeof maxNewTokens === 'number' ? { maxNewTokens } : {}),
       ...(typeof expertBudgetMiB === 'number' ? { expertBudgetMiB } : {}),
+      ...(typeof cudaDevice === 'number' ? { cudaDevice } : {}),
     });
     const pending = r.ok ? early.get(r.value.id) : undefined;
     set(

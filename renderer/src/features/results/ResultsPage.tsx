@@ -116,6 +116,7 @@ export function ResultsPage() {
             subtitle={
               `Max new tokens ${d.policy.maxNewTokens}, batch ${d.policy.batch}, ${d.policy.greedy ? 'greedy' : 'sampled'}` +
               (d.policy.expertBudgetBytes !== null ? `, GPU expert memory ${formatBytes(d.policy.expertBudgetBytes)}` : '') +
+              (d.policy.cudaDevice !== null ? `, CUDA device ${d.policy.cudaDevice}` : '') +
               '. Click a bar to filter the responses.'
             }
           >

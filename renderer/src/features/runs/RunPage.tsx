@@ -26,6 +26,7 @@ export function RunPage() {
   const { setForm, start, cancel, resume } = useRuns.getState();
   const go = useNav((s) => s.go);
   const onCpu = useSystem((s) => s.info?.backend === 'cpu');
+  const gpus = useSystem((s) => s.info?.gpus);
   const openResults = useResults((s) => s.open);
 
   useEffect(() => {
@@ -114,6 +115,23 @@ export function RunPage() {
                   : 'Empty: all experts on the GPU when they fit. Less keeps part of them in host memory and copies them in on demand.'
               }
             />
+            {gpus && gpus.length > 1 ? (
+              <div className="field">
+                <label htmlFor="run-gpu">GPU</label>
+                <select
+                  id="run-gpu"
+                  value={form.cudaDevice}
+                  onChange={(e) => setForm({ cudaDevice: e.target.value })}
+                  disabled={running}
+                >
+                  {gpus.map((g, i) => (
+                    <option key={g.index} value={i === 0 ? '' : String(g.index)}>
+                      {g.index}: {g.name} ({formatNumber(g.totalMemoryBytes / 2 ** 30, 1)} GiB)
+                    </option>
+                  ))}
+                </select>
+              </div>
+            ) : null}
           </div>
           <div className="form__actions">
             {models.length === 0 ? (

@@ -4,8 +4,8 @@ import { CHANNELS, isChannel, validateRequest } from '../../../../electron/commo
 
 describe('validateRequest', () => {
   it('accepts well-formed payloads and returns them', () => {
-    const r = validateRequest('runs:start', { modelId: 'org--m@abc/int4', limit: 10, maxNewTokens: 64 });
-    expect(r).toEqual({ ok: true, value: { modelId: 'org--m@abc/int4', limit: 10, maxNewTokens: 64 } });
+    const r = validateRequest('runs:start', { modelId: 'org--m@abc/int4', limit: 10, maxNewTokens: 64, cudaDevice: 1 });
+    expect(r).toEqual({ ok: true, value: { modelId: 'org--m@abc/int4', limit: 10, maxNewTokens: 64, cudaDevice: 1 } });
   });
 
   it.each([
@@ -14,6 +14,8 @@ describe('validateRequest', () => {
     ['runs:start', { modelId: 'm', limit: 2.5 }, 'request.limit must be an integer'],
     ['runs:start', { modelId: 'm', batch: '4' }, 'request.batch must be an integer'],
     ['runs:start', { modelId: 'm', expertBudgetMiB: 100 }, 'request.expertBudgetMiB must be between 256 and 1048576'],
+    ['runs:start', { modelId: 'm', cudaDevice: -1 }, 'request.cudaDevice must be between 0 and 63'],
+    ['runs:start', { modelId: 'm', cudaDevice: '1' }, 'request.cudaDevice must be an integer'],
     ['system:pickPath', { kind: 'save', title: 'x' }, 'request.kind must be one of'],
     ['system:pickPath', { kind: 'file', title: '' }, 'request.title must not be empty'],
     ['system:pickPath', { kind: 'file', title: 'x', filters: [{ name: 'ZIP', extensions: ['.zip'] }] }, 'request.filters[0].extensions[0]'],

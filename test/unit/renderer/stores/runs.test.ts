@@ -21,7 +21,7 @@ async function preparedFake() {
 describe('runs store', () => {
   beforeEach(() => {
     useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
-    useRuns.getState().setForm({ modelId: '', limit: '', batch: '4', maxNewTokens: '1280', expertBudgetGiB: '' });
+    useRuns.getState().setForm({ modelId: '', limit: '', batch: '4', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' });
     useModels.setState({ job: null, models: [] });
   });
 
@@ -43,6 +43,9 @@ describe('runs store', () => {
     useRuns.getState().setForm({ batch: '4', expertBudgetGiB: '0.1' });
     await useRuns.getState().start();
     expect(useRuns.getState().error).toBe('GPU expert memory must be a number of GiB from 0.25 to 1024, or empty for automatic.');
+    useRuns.getState().setForm({ expertBudgetGiB: '', cudaDevice: 'gpu1' });
+    await useRuns.getState().start();
+    expect(useRuns.getState().error).toBe('GPU must be a whole number from 0 to 63.');
     expect(t.calls.filter((c) => c.channel === 'runs:start')).toEqual([]);
   });
 
@@ -50,9 +53,11 @@ describe('runs store', () => {
     const { calls, off } = await preparedFake();
     const modelId = useModels.getState().models[0]?.id;
     expect(modelId).toBeTruthy();
-    useRuns.getState().setForm({ modelId, limit: '5', maxNewTokens: '16', expertBudgetGiB: '6.5' });
+    useRuns.getState().setForm({ modelId, limit: '5', maxNewTokens: '16', expertBudgetGiB: '6.5', cudaDevice: '1' });
     await useRuns.getState().start();
-    expect(calls.find((c) => c.channel === 'runs:start')?.payload).toEqual({ modelId, limit: 5, batch: 4, maxNewTokens: 16, expertBudgetMiB: 6656 });
+    expect(calls.find((c) => c.channel === 'runs:start')?.payload).toEqual({
+      modelId, limit: 5, batch: 4, maxNewTokens: 16, expertBudgetMiB: 6656, cudaDevice: 1,
+    });
     await vi.waitFor(() => expect(useRuns.getState().run?.status).toBe('completed'), { timeout: 5000 });
     const s = useRuns.getState();
     expect(s.run?.done).toBe(5);

@@ -38,6 +38,7 @@ describe('eval-run job', () => {
   let loads: (number | undefined)[];
   let budgets: (number | undefined)[];
   let sequences: (number | undefined)[];
+  let cudaDevices: (number | undefined)[];
   let tokenDelayMs = 0;
   /** Generate calls (counted over all workers) that fail as a lost GPU context does; others that fail plainly. */
   let deviceFaultAt: number[];
@@ -68,6 +69,7 @@ describe('eval-run job', () => {
     loads = [];
     budgets = [];
     sequences = [];
+    cudaDevices = [];
     deviceFaultAt = [];
     plainErrorAt = [];
     disposed = 0;
@@ -79,6 +81,7 @@ describe('eval-run job', () => {
           loads.push(req.maxContext);
           budgets.push(req.expertBudgetBytes);
           sequences.push(req.maxSequences);
+          cudaDevices.push(req.cudaDevice);
           const m = await engine.load(req);
           let fault = '';
           return {
@@ -167,6 +170,23 @@ describe('eval-run job', () => {
     await expect(
       createEvalRun(deps, { runId: 'b3', source, limit: 2, expertBudgetBytes: 0.5, appVersion: '0.1.0', datasetSha256: 'x' }),
     ).rejects.toThrow(/expert budget bytes must be an integer/);
+  });
+
+  it('records the CUDA device asked for, passes it to the load and reloads on another device', async () => {
+    const d1 = await createEvalRun(deps, { runId: 'd1', source, limit: 2, maxNewTokens: 8, cudaDevice: 1, appVersion: '0.1.0', datasetSha256: 'x' });
+    expect(d1.policy.cudaDevice).toBe(1);
+    await executeEvalRun(deps, 'd1');
+    const d2 = await createEvalRun(deps, { runId: 'd2', source, limit: 2, maxNewTokens: 8, cudaDevice: 1, appVersion: '0.1.0', datasetSha256: 'x' });
+    expect(d2.policy.cudaDevice).toBe(1);
+    await executeEvalRun(deps, 'd2');
+    const d3 = await createEvalRun(deps, { runId: 'd3', source, limit: 2, maxNewTokens: 8, appVersion: '0.1.0', datasetSha256: 'x' });
+    expect(d3.policy.cudaDevice).toBeNull();
+    await executeEvalRun(deps, 'd3');
+    expect(cudaDevices).toEqual([1, undefined]); // d2 reused d1's load
+    expect(deps.runs.require('d2').status).toBe('completed');
+    await expect(
+      createEvalRun(deps, { runId: 'd4', source, limit: 2, cudaDevice: 64, appVersion: '0.1.0', datasetSha256: 'x' }),
+    ).rejects.toThrow(/CUDA device must be an integer in 0..63/);
   });
 
   it('streams the partial text of an in-flight prompt in progress events', async () => {

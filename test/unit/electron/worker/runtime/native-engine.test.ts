@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TokenEvent } from '../../../../../electron/common/worker-protocol.js';
 import { WorkerClient, forkSpawner } from '../../../../../electron/main/worker-client.js';
 import { loadModel, loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
-import { residencyLabel } from '../../../../../electron/worker/runtime/native-engine.js';
+import { pickBackend, residencyLabel } from '../../../../../electron/worker/runtime/native-engine.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
 
@@ -97,5 +97,31 @@ describe('residencyLabel', () => {
     ],
   ] as const)('%j', (info, label) => {
     expect(residencyLabel(info)).toBe(label);
+  });
+});
+
+describe('pickBackend', () => {
+  const gpu = (index: number, name: string) => ({
+    index, name, vramBytes: 24 * 2 ** 30, freeVramBytes: 20 * 2 ** 30, driverVersion: '13.0', computeCapability: '8.9',
+  });
+  const none = { label: 'CPU', cudaCompiled: true, devices: [], note: 'no CUDA device found' };
+  const two = { label: 'CUDA: RTX A', cudaCompiled: true, devices: [gpu(0, 'RTX A'), gpu(1, 'RTX B')], note: '' };
+  it.each([
+    ['auto', none, undefined, { kind: 'cpu' }],
+    ['cpu', two, 1, { kind: 'cpu' }],
+    ['auto', two, undefined, { kind: 'cuda', device: gpu(0, 'RTX A') }],
+    ['cuda', two, undefined, { kind: 'cuda', device: gpu(0, 'RTX A') }],
+    ['auto', two, 1, { kind: 'cuda', device: gpu(1, 'RTX B') }],
+    ['cuda', two, 1, { kind: 'cuda', device: gpu(1, 'RTX B') }],
+  ] as const)('%s with %j devices, device %j', (choice, probe, device, picked) => {
+    expect(pickBackend(choice, probe, device)).toEqual(picked);
+  });
+
+  it('names the devices found when the one asked for is missing', () => {
+    expect(() => pickBackend('cuda', two, 2)).toThrow('CUDA device 2 was asked for but is not among the devices found (0: RTX A, 1: RTX B)');
+  });
+
+  it('says why when CUDA is asked for but not usable', () => {
+    expect(() => pickBackend('cuda', none, 0)).toThrow('the CUDA backend was asked for but is not usable: no CUDA device found');
   });
 });
