@@ -6,6 +6,7 @@ import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
+import { autoBatchForRun } from '../../main/jobs/auto-batch.js';
 import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
 import { resolveModelSource } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
@@ -23,7 +24,8 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --model           a prepared model folder (prepared.json) or a checkpoint folder (config.json, int4-gN/ for int4)
   --weights         int4 (default) or bf16
   --limit           first N of the 541 prompts (default all)
-  --batch           prompts generated together (default ${DEFAULT_BATCH})
+  --batch           prompts generated together (default: on a GPU the most whose KV cache fits beside the model,
+                    up to 64; ${DEFAULT_BATCH} on the CPU)
   --max-new-tokens  generation cap per response (default ${DEFAULT_MAX_NEW_TOKENS})
   --expert-budget   cuda: GiB of device memory for resident experts (default: as much as fits after the KV cache)
   --device          cuda: device index, as \`horizon devices\` lists them (default the first)
@@ -106,8 +108,11 @@ export async function run(args: string[]): Promise<number> {
         runId,
         source,
         backend,
+        batch: batch ?? (await autoBatchForRun(worker, inputs.records, {
+          source, backend, ...(cudaDevice !== undefined ? { cudaDevice } : {}),
+          ...(limit !== undefined ? { limit } : {}), ...(maxNewTokens !== undefined ? { maxNewTokens } : {}),
+        })),
         ...(limit !== undefined ? { limit } : {}),
-        ...(batch !== undefined ? { batch } : {}),
         ...(maxNewTokens !== undefined ? { maxNewTokens } : {}),
         ...(budget.expertBudget !== undefined ? { expertBudgetBytes: budget.expertBudget } : {}),
         ...(cudaDevice !== undefined ? { cudaDevice } : {}),

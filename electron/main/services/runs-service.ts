@@ -19,6 +19,7 @@ import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.j
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import type { RuntimeClient } from '../jobs/eval-run.js';
+import { autoBatchForRun } from '../jobs/auto-batch.js';
 import { createEvalRun, executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { resolveModelSource } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
@@ -135,13 +136,14 @@ export class RunsService implements RunsApi {
       const inputs = await this.opts.inputs();
       const source = await resolveModelSource(variant.preparedDir, variant.weights);
       const runId = newRunId();
+      const batch = req.batch ?? (await autoBatchForRun(this.opts.runtime, inputs.records, { source, ...req }));
       const run = await createEvalRun(
         { runs: this.opts.runs, responses: this.opts.responses, runtime: this.opts.runtime, records: inputs.records, tools: inputs.tools },
         {
           runId,
           source,
+          batch,
           ...(req.limit !== undefined ? { limit: req.limit } : {}),
-          ...(req.batch !== undefined ? { batch: req.batch } : {}),
           ...(req.maxNewTokens !== undefined ? { maxNewTokens: req.maxNewTokens } : {}),
           ...(req.expertBudgetMiB !== undefined ? { expertBudgetBytes: req.expertBudgetMiB * 2 ** 20 } : {}),
           ...(req.cudaDevice !== undefined ? { cudaDevice: req.cudaDevice } : {}),

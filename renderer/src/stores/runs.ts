@@ -9,6 +9,7 @@ export interface RunForm {
   modelId: string;
   /** Empty string means all 541 prompts. */
   limit: string;
+  /** Empty string means automatic: on a GPU the most whose KV cache fits beside the model. */
   batch: string;
   maxNewTokens: string;
   /** GiB of GPU memory for resident experts; empty means as much as fits. */
@@ -72,7 +73,7 @@ function earlyFor(runId: string): { progress?: RunProgress; rows: readonly Respo
 }
 
 export const useRuns = create<RunsState>((set, get) => ({
-  form: { modelId: '', limit: '', batch: '4', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' },
+  form: { modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' },
   run: null,
   progress: null,
   stream: [],

@@ -86,6 +86,7 @@ export function RunPage() {
             <Field
               label="Batch size"
               inputMode="numeric"
+              placeholder="automatic"
               value={form.batch}
               onValue={(batch) => setForm({ batch })}
               disabled={running}

@@ -2,6 +2,7 @@
  * Test helper: an InferenceEngine without weights. Each prompt "generates" the bytes of `reply(promptIds)`
  * one token at a time, then EOS; a model dir named `*crash-on-generate*` kills the process mid-batch.
  */
+import type { DeviceProbe } from '../../../../electron/common/worker-protocol.js';
 import type { InferenceEngine } from '../../../../electron/worker/runtime/inference-engine.js';
 import { EOS_ID } from './tiny-tokenizer.js';
 
@@ -10,6 +11,8 @@ export interface ScriptedEngineOptions {
   readonly tokenDelayMs?: number;
   /** The generated text for a prompt, from its token ids (default: "echo <n>" with n prompt tokens). */
   readonly reply?: (promptIds: readonly number[]) => string;
+  /** CUDA devices the probe reports (none by default); generation still runs on this scripted CPU engine. */
+  readonly devices?: DeviceProbe['devices'];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -17,7 +20,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function createScriptedEngine(options: ScriptedEngineOptions = {}): InferenceEngine {
   const reply = options.reply ?? ((ids) => `echo ${ids.length}`);
   return {
-    probe: () => ({ label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' }),
+    probe: () =>
+      options.devices?.length
+        ? { label: `CUDA: ${options.devices[0]?.name ?? ''}`, cudaCompiled: true, devices: options.devices, note: '' }
+        : { label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' },
     async load({ modelDir, maxContext = 4096 }) {
       const crash = modelDir.includes('crash-on-generate');
       return {

@@ -21,7 +21,7 @@ async function preparedFake() {
 describe('runs store', () => {
   beforeEach(() => {
     useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
-    useRuns.getState().setForm({ modelId: '', limit: '', batch: '4', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' });
+    useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' });
     useModels.setState({ job: null, models: [] });
   });
 
@@ -40,7 +40,7 @@ describe('runs store', () => {
     useRuns.getState().setForm({ modelId: 'm', batch: '100' });
     await useRuns.getState().start();
     expect(useRuns.getState().error).toBe('Batch size must be a whole number from 1 to 64.');
-    useRuns.getState().setForm({ batch: '4', expertBudgetGiB: '0.1' });
+    useRuns.getState().setForm({ batch: '', expertBudgetGiB: '0.1' });
     await useRuns.getState().start();
     expect(useRuns.getState().error).toBe('GPU expert memory must be a number of GiB from 0.25 to 1024, or empty for automatic.');
     useRuns.getState().setForm({ expertBudgetGiB: '', cudaDevice: 'gpu1' });
@@ -53,7 +53,7 @@ describe('runs store', () => {
     const { calls, off } = await preparedFake();
     const modelId = useModels.getState().models[0]?.id;
     expect(modelId).toBeTruthy();
-    useRuns.getState().setForm({ modelId, limit: '5', maxNewTokens: '16', expertBudgetGiB: '6.5', cudaDevice: '1' });
+    useRuns.getState().setForm({ modelId, limit: '5', batch: '4', maxNewTokens: '16', expertBudgetGiB: '6.5', cudaDevice: '1' });
     await useRuns.getState().start();
     expect(calls.find((c) => c.channel === 'runs:start')?.payload).toEqual({
       modelId, limit: 5, batch: 4, maxNewTokens: 16, expertBudgetMiB: 6656, cudaDevice: 1,

@@ -24,10 +24,12 @@ async function fileList(dir: string): Promise<{ path: string; size: number; sha2
   return out;
 }
 
-/** A prepared model as preparation leaves it: source/, int4-g32/ and prepared.json. */
-async function writePreparedModel(dataDir: string): Promise<void> {
+/** A prepared model as preparation leaves it: source/, int4-g32/ and prepared.json; `config` is added to config.json. */
+async function writePreparedModel(dataDir: string, config: Record<string, unknown> = {}): Promise<void> {
   const modelDir = path.join(dataDir, 'models', 'horizon--tiny', COMMIT);
   await writeTinyTokenizer(path.join(modelDir, 'source'));
+  const configFile = path.join(modelDir, 'source', 'config.json');
+  await writeFile(configFile, JSON.stringify({ ...JSON.parse(await readFile(configFile, 'utf8')), ...config }));
   await mkdir(path.join(modelDir, 'int4-g32'), { recursive: true });
   await writeFile(path.join(modelDir, 'int4-g32', 'model.qpacked'), 'packed');
   const manifest = {
@@ -120,5 +122,42 @@ describe('createServices (scripted worker)', () => {
     expect(await services.api.runs.get({ runId: 'nope' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     expect(await services.api.runs.cancel({ runId: 'nope' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     expect(await services.api.runs.start({ modelId: 'x/y' })).toMatchObject({ ok: false, error: { code: 'MODEL_NOT_FOUND' } });
+  });
+});
+
+describe('createServices (scripted worker reporting a GPU)', () => {
+  let dataDir: string;
+  let services: Services;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-services-gpu-'));
+    // OLMoE-1B-7B's attention: 128 KiB of FP16 K and V per token.
+    await writePreparedModel(dataDir, { num_hidden_layers: 16, num_attention_heads: 16, num_key_value_heads: 16, hidden_size: 2048 });
+    const gpu = (index: number, gib: number) => ({
+      index, name: `GPU ${index}`, vramBytes: gib * 2 ** 30, freeVramBytes: gib * 2 ** 30, driverVersion: '13.0', computeCapability: '8.9',
+    });
+    const workers = inProcessWorkers(() => createScriptedEngine({ devices: [gpu(0, 12), gpu(1, 80)] }));
+    services = createServices({
+      dataDir, hubUrl: 'http://localhost', spawner: workers.spawner, emit: () => undefined, appVersion: '9.9.9', sharedAssetsDir: shared,
+    });
+  });
+  afterAll(async () => {
+    await services.dispose();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('sizes the batch of a run that asks for none for the GPU it will use', async () => {
+    const start = async (req: { cudaDevice?: number }) => {
+      const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 2, maxNewTokens: 1792, ...req });
+      if (!r.ok) throw new Error(r.error.message);
+      await services.runs.activeRun?.done;
+      const d = await services.api.runs.get({ runId: r.value.id });
+      if (!d.ok) throw new Error(d.error.message);
+      return d.value;
+    };
+    // Context: the longest chat prompt plus 1792 new tokens, rounded up to 2048 tokens = 256 MiB of KV a sequence.
+    // 12 GiB: 10.8 - 1.5 GiB of room = 37 → 32 sequences; 80 GiB: 64, the most.
+    expect(await start({})).toMatchObject({ status: 'completed', policy: { batch: 32, cudaDevice: null } });
+    expect(await start({ cudaDevice: 1 })).toMatchObject({ status: 'completed', policy: { batch: 64, cudaDevice: 1 } });
   });
 });

@@ -1,0 +1,94 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { DeviceProbe } from '../../../../../electron/common/worker-protocol.js';
+import { autoBatch, chooseBatch, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
+import { DEFAULT_BATCH } from '../../../../../electron/main/jobs/eval-run.js';
+import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
+
+const GIB = 2 ** 30;
+// OLMoE-1B-7B: 16 layers, 16 KV heads of 128 → 128 KiB of FP16 K and V per token; about 4.4 GiB of INT4 + FP16 weights.
+const OLMOE = { weightBytes: 4.4 * GIB, kvBytesPerToken: 128 * 1024, contextTokens: 2048 };
+
+describe('chooseBatch', () => {
+  it.each([
+    ['an 80 GiB GPU', 80, 64],
+    ['a 24 GiB GPU', 24, 48],
+    ['a 16 GiB GPU', 16, 32],
+    ['a 12 GiB GPU', 12, 16],
+    ['an 8 GiB GPU', 8, 4],
+    ['a 6 GiB GPU (the weights alone do not fit)', 6, DEFAULT_BATCH],
+  ])('%s: %i GiB gives %i', (_name, gib, batch) => {
+    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: gib * GIB })).toBe(batch);
+  });
+
+  it('keeps DEFAULT_BATCH on the CPU', () => {
+    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: null })).toBe(DEFAULT_BATCH);
+  });
+
+  it('takes a smaller batch for a longer context', () => {
+    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: 24 * GIB, contextTokens: 4096 })).toBe(24);
+  });
+});
+
+describe('autoBatch', () => {
+  let dir: string;
+  let source: ModelSource;
+  const gpu = (index: number, gib: number) => ({
+    index, name: `GPU ${index}`, vramBytes: gib * GIB, freeVramBytes: gib * GIB, driverVersion: '13.0', computeCapability: '8.9',
+  });
+  const probeOf = (...devices: ReturnType<typeof gpu>[]): (() => Promise<DeviceProbe>) => async () => ({
+    label: devices.length ? 'CUDA' : 'CPU', cudaCompiled: true, devices, note: devices.length ? '' : 'no CUDA device',
+  });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-autobatch-'));
+    const packed = path.join(dir, 'int4-g128');
+    await mkdir(packed);
+    await writeFile(
+      path.join(dir, 'config.json'),
+      JSON.stringify({ num_hidden_layers: 16, num_attention_heads: 16, num_key_value_heads: 16, hidden_size: 2048 }),
+    );
+    // Tensor bytes are read from the packed folder's file sizes.
+    await writeFile(path.join(packed, 'model.safetensors'), Buffer.alloc(3 * 2 ** 20));
+    await writeFile(path.join(packed, 'notes.json'), Buffer.alloc(50 * 2 ** 20));
+    source = {
+      modelId: 'm', repo: 'r/m', revision: 'x', modelDir: dir, packedDir: packed, weights: 'int4', manifestJson: '{}',
+      manifestSha256: '0'.repeat(64),
+    };
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('reads K and V bytes per token from config.json', async () => {
+    expect(await kvBytesPerToken(dir)).toBe(2 * 16 * 16 * 128 * 2);
+    expect(await kvBytesPerToken(path.join(dir, 'missing'))).toBeNull();
+  });
+
+  it('sizes for the device the run asks for, or the first', async () => {
+    const contextTokens = async () => 16_384; // 2 GiB of KV per sequence
+    // 6 GiB: 5.4 - 1.5 - 0.003 GiB of room = 1 sequence; 40 GiB: 34.5 GiB = 17 → 16.
+    const probe = probeOf(gpu(0, 6), gpu(1, 40));
+    expect(await autoBatch({ source, requestedBackend: 'auto', probe, contextTokens })).toBe(1);
+    expect(await autoBatch({ source, requestedBackend: 'cuda', cudaDevice: 1, probe, contextTokens })).toBe(16);
+  });
+
+  it.each([
+    ['the CPU backend is asked for', { requestedBackend: 'cpu' as const }],
+    ['no CUDA device is found', { probe: probeOf() }],
+    ['the probe fails', { probe: async () => null }],
+    ['the device asked for is not found', { cudaDevice: 3 }],
+    ['the model is BF16 (the CUDA backend runs INT4)', { bf16: true }],
+  ])('keeps DEFAULT_BATCH when %s', async (_why, o: { requestedBackend?: 'cpu'; probe?: () => Promise<DeviceProbe | null>; cudaDevice?: number; bf16?: boolean }) => {
+    const batch = await autoBatch({
+      source: o.bf16 ? { ...source, weights: 'bf16', packedDir: null } : source,
+      requestedBackend: o.requestedBackend ?? 'auto',
+      ...(o.cudaDevice !== undefined ? { cudaDevice: o.cudaDevice } : {}),
+      probe: o.probe ?? probeOf(gpu(0, 80)),
+      contextTokens: async () => 2048,
+    });
+    expect(batch).toBe(DEFAULT_BATCH);
+  });
+});
