@@ -355,7 +355,7 @@ export interface RunComparison {
 export interface RunsApi {
   /** Creates and starts a run; progress as `runs:onDidProgress`, each scored response as `runs:onDidResponse`. */
   start(req: StartRunRequest): Promise<Result<RunSummary>>;
-  /** Stops a run after the in-flight batch; it can be resumed. */
+  /** Stops a run at once, keeping every response already finished; replies once it has stopped, then it can be resumed. */
   cancel(req: RunRef): Promise<Result<void>>;
   /** Continues a cancelled or failed run, skipping prompts already stored. */
   resume(req: RunRef): Promise<Result<RunSummary>>;

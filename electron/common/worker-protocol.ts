@@ -38,6 +38,11 @@ export interface GenerationPolicy {
   /** At most this many generated tokens per prompt (1..65536). */
   readonly maxNewTokens: number;
   readonly stopTokenIds: readonly number[];
+  /**
+   * At most this many items generate at once (1..1024); the next item, in order, starts as soon as one ends
+   * (continuous batching). All at once when omitted.
+   */
+  readonly concurrency?: number;
 }
 
 export interface LoadedModelInfo {
@@ -70,7 +75,7 @@ export interface GenerationItemResult {
   readonly tokenIds: readonly number[];
   readonly text: string;
   readonly finishReason: FinishReason;
-  /** Milliseconds from the batch start to this item's first generated token (-1 if none). */
+  /** Milliseconds from the start of this item's prefill step to its first generated token (-1 if none). */
   readonly ttftMs: number;
   /** Decode tokens per second for this item, after its first token (0 if fewer than 2 tokens). */
   readonly decodeTokensPerSecond: number;
@@ -156,6 +161,16 @@ export interface TokenEvent {
   readonly count: number;
 }
 
+/**
+ * Sent once per item of a generate job as soon as it finishes (stop token, token budget or context limit), before
+ * the job's reply, so main can store it while the others go on; the reply lists every item again.
+ */
+export interface ItemEvent {
+  readonly event: 'item';
+  readonly jobId: string;
+  readonly item: GenerationItemResult;
+}
+
 export interface LogEvent {
   readonly event: 'log';
   readonly level: 'info' | 'warn' | 'error';
@@ -168,7 +183,7 @@ export interface ReadyEvent {
   readonly pid: number;
 }
 
-export type WorkerEvent = TokenEvent | LogEvent | ReadyEvent;
+export type WorkerEvent = TokenEvent | ItemEvent | LogEvent | ReadyEvent;
 
 export type WorkerMessage = WorkerResponseEnvelope | WorkerEvent;
 
@@ -200,7 +215,11 @@ function parsePolicy(x: unknown): GenerationPolicy | string {
   if (x.decoding !== 'greedy') return `policy.decoding must be 'greedy'`;
   if (!isIntIn(x.maxNewTokens, 1, 65536)) return 'policy.maxNewTokens must be an integer in 1..65536';
   if (!isIntArray(x.stopTokenIds)) return 'policy.stopTokenIds must be non-negative integers';
-  return { decoding: 'greedy', maxNewTokens: x.maxNewTokens, stopTokenIds: x.stopTokenIds };
+  if (x.concurrency !== undefined && !isIntIn(x.concurrency, 1, 1024)) return 'policy.concurrency must be an integer in 1..1024';
+  return {
+    decoding: 'greedy', maxNewTokens: x.maxNewTokens, stopTokenIds: x.stopTokenIds,
+    ...(x.concurrency !== undefined ? { concurrency: x.concurrency } : {}),
+  };
 }
 
 function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
@@ -290,6 +309,11 @@ export function parseWorkerMessage(x: unknown): Parsed<WorkerMessage> {
         return { ok: true, value: x as unknown as TokenEvent };
       }
       return { ok: false, problem: 'token event must carry jobId, itemId, tokenId, count' };
+    case 'item': {
+      const problem = isString(x.jobId) ? checkItemResult(x.item, 0) : 'jobId must be a string';
+      if (problem === null && isRecord(x.item) && x.item.finishReason !== 'cancelled') return { ok: true, value: x as unknown as ItemEvent };
+      return { ok: false, problem: `item event: ${problem ?? 'a cancelled item is not reported as finished'}` };
+    }
     case 'log':
       if ((x.level === 'info' || x.level === 'warn' || x.level === 'error') && isString(x.message)) {
         return { ok: true, value: x as unknown as LogEvent };

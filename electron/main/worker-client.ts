@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Result } from '../common/result.js';
 import { assertNever, err } from '../common/result.js';
 import type {
+  ItemEvent,
   LogEvent,
   TokenEvent,
   WorkerMessage,
@@ -102,6 +103,7 @@ export class WorkerClient {
   private nextSeq = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly tokenListeners = new Set<(e: TokenEvent) => void>();
+  private readonly itemListeners = new Set<(e: ItemEvent) => void>();
   private readonly logListeners = new Set<(e: LogEvent) => void>();
   private readonly crashListeners = new Set<(reason: string) => void>();
   private starting: Promise<Result<void>> | undefined;
@@ -218,6 +220,9 @@ export class WorkerClient {
       case 'token':
         for (const l of this.tokenListeners) l(msg);
         return;
+      case 'item':
+        for (const l of this.itemListeners) l(msg);
+        return;
       case 'log':
         this.emitLog(msg);
         return;
@@ -268,6 +273,12 @@ export class WorkerClient {
   onToken(listener: (e: TokenEvent) => void): () => void {
     this.tokenListeners.add(listener);
     return () => this.tokenListeners.delete(listener);
+  }
+
+  /** Each generate job's items as they finish, before the job's reply. */
+  onItem(listener: (e: ItemEvent) => void): () => void {
+    this.itemListeners.add(listener);
+    return () => this.itemListeners.delete(listener);
   }
 
   onLog(listener: (e: LogEvent) => void): () => void {

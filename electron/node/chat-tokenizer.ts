@@ -98,6 +98,8 @@ export class ChatTokenizer {
 
   /** Generated text without special tokens (EOS and the chat markers are dropped). */
   decode(tokenIds: readonly number[]): string {
+    // The library refuses an empty list; a prompt cancelled before its first token has one.
+    if (tokenIds.length === 0) return '';
     return this.tokenizer.decode([...tokenIds], { skip_special_tokens: true });
   }
 }

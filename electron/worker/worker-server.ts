@@ -104,11 +104,14 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
       const result = await model.generate(
         request.items.map((i) => i.tokenIds),
         request.policy,
-        (index, tokenId) => {
+        (index, tokenId, end) => {
           const item = request.items[index];
           if (!item) return;
           counts[index] = (counts[index] ?? 0) + 1;
           port.send({ event: 'token', jobId: request.jobId, itemId: item.itemId, tokenId, count: counts[index] ?? 0 });
+          if (end && end.finishReason !== 'cancelled') {
+            port.send({ event: 'item', jobId: request.jobId, item: { itemId: item.itemId, text: tokenizer.decode(end.tokenIds), ...end } });
+          }
         },
         controller.signal,
       );

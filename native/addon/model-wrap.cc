@@ -170,6 +170,7 @@ struct job_event {
   int index = 0;
   int32_t token = 0;
   double done_bytes = 0, total_bytes = 0;
+  std::unique_ptr<rt::generate_result> end;  // a token event that ends its prompt: the prompt's result
 };
 
 struct generate_job {
@@ -186,19 +187,20 @@ struct generate_job {
   explicit generate_job(Napi::Env env) : deferred(env) {}
 };
 
+Napi::Object end_object(Napi::Env env, const rt::generate_result & r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("tokens", to_array(env, r.tokens));
+  o.Set("promptTokens", r.prompt_tokens);
+  o.Set("timeToFirstTokenMs", r.time_to_first_token_ms);
+  o.Set("decodeTokensPerSecond", r.decode_tokens_per_s);
+  o.Set("finishReason", r.finish_reason);
+  return o;
+}
+
 Napi::Object result_object(Napi::Env env, const generate_job & job) {
   Napi::Object out = Napi::Object::New(env);
   Napi::Array results = Napi::Array::New(env, job.results.size());
-  for (size_t i = 0; i < job.results.size(); ++i) {
-    const rt::generate_result & r = job.results[i];
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("tokens", to_array(env, r.tokens));
-    o.Set("promptTokens", r.prompt_tokens);
-    o.Set("timeToFirstTokenMs", r.time_to_first_token_ms);
-    o.Set("decodeTokensPerSecond", r.decode_tokens_per_s);
-    o.Set("finishReason", r.finish_reason);
-    results.Set(static_cast<uint32_t>(i), o);
-  }
+  for (size_t i = 0; i < job.results.size(); ++i) results.Set(static_cast<uint32_t>(i), end_object(env, job.results[i]));
   out.Set("results", results);
   Napi::Object s = Napi::Object::New(env);
   s.Set("prefillMs", job.stats.prefill_ms);
@@ -241,6 +243,7 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
   for (uint32_t i = 0; i < pa.Length(); ++i) job->request.prompts.push_back(to_tokens(env, pa.Get(i), "request.prompts[i]"));
   job->request.max_new_tokens = static_cast<int>(get_number(req, "maxNewTokens", 256));
   job->request.prefill_token_budget = static_cast<int>(get_number(req, "prefillTokenBudget", 4096));
+  job->request.max_active = static_cast<int>(get_number(req, "maxActive", 0));
   if (req.Get("startCancelled").ToBoolean().Value()) job->cancel->store(true);
   Napi::Value stops = req.Get("stopTokens");
   if (!stops.IsUndefined() && !stops.IsNull()) job->request.stop_tokens = to_tokens(env, stops, "request.stopTokens");
@@ -248,11 +251,16 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
   job->tsfn = Napi::ThreadSafeFunction::New(env, cb, "horizon-generate", 0, 1);
 
   std::thread([job] {
-    rt::token_callback on_token = [job](int index, int32_t token) {
+    rt::token_callback on_token = [job](int index, int32_t token, const rt::generate_result * end) {
       auto * ev = new job_event{job_event::kind::token, index, token, 0, 0};
+      if (end != nullptr) ev->end = std::make_unique<rt::generate_result>(*end);
       job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function fn, job_event * e) {
         try {
-          fn.Call({Napi::Number::New(env, e->index), Napi::Number::New(env, e->token)});
+          if (e->end) {
+            fn.Call({Napi::Number::New(env, e->index), Napi::Number::New(env, e->token), end_object(env, *e->end)});
+          } else {
+            fn.Call({Napi::Number::New(env, e->index), Napi::Number::New(env, e->token)});
+          }
         } catch (const Napi::Error & err) {
           if (job->callback_error.empty()) job->callback_error = err.Message();
           job->cancel->store(true);

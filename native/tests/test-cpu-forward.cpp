@@ -95,6 +95,48 @@ static std::vector<generate_result> gen(model & m, std::vector<std::vector<int32
   return res;
 }
 
+// max_active bounds the prompts generating at once; the next starts as one ends. Greedy tokens must not depend on
+// which prompts share a step, and each prompt's end is streamed once, on its last token, with its result.
+static void continuous_batching(model & m, const std::vector<std::vector<int32_t>> & base, int32_t stop) {
+  std::vector<std::vector<int32_t>> prompts = base;
+  prompts.push_back({9, 9, 1});
+  prompts.push_back({2, 40});
+  prompts.push_back({30, 31, 32, 33});
+  auto all = gen(m, prompts, 6, {stop});
+  generate_request r;
+  r.prompts = prompts;
+  r.max_new_tokens = 6;
+  r.stop_tokens = {stop};
+  r.max_active = 2;
+  std::vector<generate_result> res;
+  generate_stats st;
+  std::string err;
+  std::vector<int> streamed(prompts.size(), 0), ends(prompts.size(), 0);
+  std::vector<generate_result> ended(prompts.size());
+  int live = 0, most_live = 0;
+  bool end_before_last_token = false;
+  auto cb = [&](int i, int32_t, const generate_result * end) {
+    if (streamed[i]++ == 0) most_live = std::max(most_live, ++live);
+    if (end == nullptr) return;
+    --live;
+    ++ends[i];
+    ended[i] = *end;
+    end_before_last_token = end_before_last_token || static_cast<int>(end->tokens.size()) != streamed[i];
+  };
+  CHECK(rt_model_generate(m, r, nullptr, cb, res, st, err), "continuous batching: %s", err.c_str());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    CHECK(res[i].tokens == all[i].tokens && res[i].finish_reason == all[i].finish_reason,
+          "prompt %zu: two at a time gives the tokens of all at once", i);
+    CHECK(ends[i] == 1 && ended[i].tokens == res[i].tokens && ended[i].finish_reason == res[i].finish_reason,
+          "prompt %zu: its end is streamed once with its result", i);
+    CHECK(ended[i].time_to_first_token_ms > 0, "prompt %zu: figures are set when it ends", i);
+  }
+  CHECK(most_live == 2, "at most max_active prompts generate at once (%d)", most_live);
+  CHECK(!end_before_last_token, "the end comes with the last token");
+  CHECK(std::count_if(res.begin(), res.end(), [](const generate_result & x) { return x.finish_reason == "stop"; }) >= 1,
+        "a prompt that stops early frees its place");
+}
+
 static void generation(const fs::path & dir) {
   auto m = load(dir, "bf16");
   if (!m) return;
@@ -125,7 +167,7 @@ static void generation(const fs::path & dir) {
   // Cancellation after 3 streamed tokens.
   std::atomic<bool> cancel{false};
   int streamed = 0;
-  auto cancelled = gen(*m, {prompts[0], prompts[1]}, 100, {}, &cancel, [&](int, int32_t) {
+  auto cancelled = gen(*m, {prompts[0], prompts[1]}, 100, {}, &cancel, [&](int, int32_t, const generate_result *) {
     if (++streamed == 6) cancel.store(true);
   });
   CHECK(cancelled[0].finish_reason == "cancelled" && cancelled[1].finish_reason == "cancelled", "cancelled finish reasons");
@@ -136,6 +178,7 @@ static void generation(const fs::path & dir) {
     auto lim = gen(*small, {{1, 2, 3, 4, 5, 6}}, 50);
     CHECK(lim[0].finish_reason == "length" && lim[0].tokens.size() == 3, "context limit: %zu tokens", lim[0].tokens.size());
   }
+  continuous_batching(*m, prompts, batched[1].tokens[2]);
   // SIMD vs scalar kernels.
   std::vector<std::vector<float>> a, b;
   std::string err;

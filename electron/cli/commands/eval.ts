@@ -85,7 +85,7 @@ export async function run(args: string[]): Promise<number> {
   const worker = new WorkerClient(forkSpawner());
   worker.onLog((e) => console.error(`[worker ${e.level}] ${e.message}`));
   const cancel = abortOnSignals(['SIGINT'], {
-    onAbort: () => console.log('\ncancelling after the in-flight batch (Ctrl-C again to quit now)…'),
+    onAbort: () => console.log('\ncancelling: finished responses are kept, the ones being generated are dropped (Ctrl-C again to quit now)…'),
     onRepeat: () => process.exit(130),
   });
   try {

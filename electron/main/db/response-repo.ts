@@ -27,15 +27,20 @@ export interface StoredResponseWithPass extends StoredResponse {
   readonly loosePass: boolean;
 }
 
-/** Figures of one generated batch, added to the run's totals. */
-export interface BatchFigures {
-  readonly generatedTokens: number;
+/** Figures of one generate job (its responses may be stored one by one), added to the run's totals. */
+export interface JobFigures {
   readonly wallMs: number;
   readonly peakVramBytes: number;
   readonly h2dBytes: number;
 }
 
+/** Figures of one generated batch, added to the run's totals. */
+export interface BatchFigures extends JobFigures {
+  readonly generatedTokens: number;
+}
+
 export interface RunFigureTotals {
+  /** Generate jobs whose figures were added. */
   readonly batches: number;
   readonly generatedTokens: number;
   readonly wallMs: number;
@@ -112,6 +117,22 @@ export class ResponseRepo {
 
   /** Stores a scored batch and adds its figures, all in one transaction. */
   insertBatch(runId: string, responses: readonly StoredResponse[], figures: BatchFigures, now = new Date().toISOString()): void {
+    this.db.transaction(() => {
+      this.insertResponses(runId, responses, figures.generatedTokens, now);
+      this.addJobFigures(runId, figures);
+    })();
+  }
+
+  /** Adds one generate job's wall time, peak device memory and host-to-device bytes to the run's totals. */
+  addJobFigures(runId: string, figures: JobFigures): void {
+    this.sql(
+      `UPDATE run_figures SET batches = batches + 1, wall_ms = wall_ms + ?, peak_vram_bytes = MAX(peak_vram_bytes, ?),
+         h2d_bytes = h2d_bytes + ? WHERE run_id = ?`,
+    ).run(figures.wallMs, figures.peakVramBytes, figures.h2dBytes, runId);
+  }
+
+  /** Stores scored responses (each as soon as it finished, or a batch) and their generated tokens, in one transaction. */
+  insertResponses(runId: string, responses: readonly StoredResponse[], generatedTokens: number, now = new Date().toISOString()): void {
     const insertResponse = this.sql(
       `INSERT INTO responses (run_id, key, position, prompt, response, tokens, finish_reason, ttft_ms,
          decode_tokens_per_second, strict_pass, loose_pass, created_at)
@@ -120,10 +141,7 @@ export class ResponseRepo {
     const insertVerdict = this.sql(
       'INSERT INTO verdicts (run_id, key, idx, instruction_id, kwargs_json, strict, loose) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    const addFigures = this.sql(
-      `UPDATE run_figures SET batches = batches + 1, generated_tokens = generated_tokens + ?, wall_ms = wall_ms + ?,
-         peak_vram_bytes = MAX(peak_vram_bytes, ?), h2d_bytes = h2d_bytes + ? WHERE run_id = ?`,
-    );
+    const addTokens = this.sql('UPDATE run_figures SET generated_tokens = generated_tokens + ? WHERE run_id = ?');
     this.db.transaction(() => {
       for (const r of responses) {
         const strictPass = r.verdicts.every((v) => v.strict) ? 1 : 0;
@@ -136,7 +154,7 @@ export class ResponseRepo {
           insertVerdict.run(runId, r.key, i, v.instructionId, JSON.stringify(v.kwargs), v.strict ? 1 : 0, v.loose ? 1 : 0),
         );
       }
-      addFigures.run(figures.generatedTokens, figures.wallMs, figures.peakVramBytes, figures.h2dBytes, runId);
+      addTokens.run(generatedTokens, runId);
     })();
   }
 

@@ -1,7 +1,8 @@
 /**
- * The IFEval run job: prompts → chat template + tokens (worker) → batched greedy generation (worker) → strict and
- * loose scoring → SQLite, one transaction per batch. A run restarted after a crash or cancel skips the prompts whose
- * responses are stored, so at most the in-flight batch is lost.
+ * The IFEval run job: prompts → chat template + tokens (worker) → continuously batched greedy generation (worker, at
+ * most `batch` prompts at once) → strict and loose scoring → SQLite, one transaction per response as it finishes. A
+ * run restarted after a crash or cancel skips the prompts whose responses are stored, so at most the responses being
+ * generated are lost.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -25,7 +26,7 @@ export function newRunId(now = new Date()): string {
 }
 
 /** The worker calls the job makes (a WorkerClient in the app). */
-export type RuntimeClient = Pick<WorkerClient, 'request' | 'onToken' | 'generation' | 'state' | 'restart'>;
+export type RuntimeClient = Pick<WorkerClient, 'request' | 'onToken' | 'onItem' | 'generation' | 'state' | 'restart'>;
 
 export interface EvalRunDeps {
   readonly runs: RunRepo;
@@ -261,23 +262,43 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     });
   });
 
+  // One generate job for every prompt left, at most `batch` generating at once: a prompt starts as soon as another
+  // ends, and each response is scored and stored as soon as it finishes, so a crash or cancel loses only the
+  // responses still being generated.
+  let storeError: Error | undefined;
+  const stopItems = runtime.onItem((e) => {
+    if (e.jobId !== currentJob || storeError) return;
+    try {
+      const row = scoreItem(todo, e.item, positions, tools);
+      responses.insertResponses(runId, [row], e.item.tokenIds.length);
+      inflight.delete(e.item.itemId);
+      done += 1;
+      doneThisSession += 1;
+      const full = hooks.onResponse ? responses.get(runId, row.key) : undefined;
+      if (full) hooks.onResponse?.(full);
+      progress('running');
+    } catch (err) {
+      storeError = err as Error;
+      void runtime.request({ type: 'cancel', jobId: e.jobId });
+    }
+  });
   try {
-    for (let start = 0; start < todo.length; start += run.policy.batch) {
-      if (hooks.signal?.aborted) break;
-      const batch = todo.slice(start, start + run.policy.batch);
-      const encoded = await runtime.request({ type: 'encode-chat', prompts: batch.map((r) => r.prompt) });
-      if (!encoded.ok) return fail(`tokenizing prompts failed: ${encoded.error.code}: ${encoded.error.message}`);
-      if (hooks.signal?.aborted) break;
-      currentJob = `${runId}#${start}`;
-      inflight.clear();
-      for (const r of batch) inflight.set(String(r.key), []);
+    const encoded = await runtime.request({ type: 'encode-chat', prompts: todo.map((r) => r.prompt) });
+    if (!encoded.ok) return fail(`tokenizing prompts failed: ${encoded.error.code}: ${encoded.error.message}`);
+    if (!hooks.signal?.aborted) {
+      currentJob = `${runId}#${done}`;
+      for (const r of todo) inflight.set(String(r.key), []);
       const gen = await runtime.request({
         type: 'generate',
         jobId: currentJob,
-        items: batch.map((r, i) => ({ itemId: String(r.key), tokenIds: encoded.value[i]?.tokenIds ?? [] })),
-        policy: { decoding: 'greedy', maxNewTokens: run.policy.maxNewTokens, stopTokenIds: run.policy.stopTokenIds },
+        items: todo.map((r, i) => ({ itemId: String(r.key), tokenIds: encoded.value[i]?.tokenIds ?? [] })),
+        policy: {
+          decoding: 'greedy', maxNewTokens: run.policy.maxNewTokens, stopTokenIds: run.policy.stopTokenIds,
+          concurrency: run.policy.batch,
+        },
       });
       currentJob = undefined;
+      if (storeError) return fail(`eval-run: storing a response failed: ${storeError.message}`);
       if (!gen.ok && gen.error.code === 'DEVICE_FAULT') {
         // The worker's device context is lost; a fresh worker lets a resumed run (or the next one) load again.
         const restarted = await runtime.restart();
@@ -285,27 +306,18 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
         return fail(`generation failed: ${gen.error.code}: ${gen.error.message}; ${after}`);
       }
       if (!gen.ok) return fail(`generation failed: ${gen.error.code}: ${gen.error.message}`);
-      const finished = gen.value.items.filter((it) => it.finishReason !== 'cancelled');
-      const rows = finished.map((it) => scoreItem(batch, it, positions, tools));
-      responses.insertBatch(runId, rows, {
-        generatedTokens: finished.reduce((n, it) => n + it.tokenIds.length, 0),
-        wallMs: gen.value.wallMs,
-        peakVramBytes: gen.value.peakVramBytes,
-        h2dBytes: gen.value.h2dBytes,
-      });
-      done += rows.length;
-      doneThisSession += rows.length;
-      if (hooks.onResponse) for (const r of rows) {
-        const full = responses.get(runId, r.key);
-        if (full) hooks.onResponse(full);
-      }
-      progress('running');
-      if (finished.length < gen.value.items.length) break;
+      // Every finished item was reported before the reply; one that was not is a worker bug, not a response to drop.
+      const stored = responses.storedKeys(runId);
+      const missing = gen.value.items.filter((it) => it.finishReason !== 'cancelled' && !stored.has(Number(it.itemId)));
+      if (missing.length > 0) return fail(`eval-run: the worker finished ${missing.length} prompts without reporting them`);
+      responses.addJobFigures(runId, { wallMs: gen.value.wallMs, peakVramBytes: gen.value.peakVramBytes, h2dBytes: gen.value.h2dBytes });
     }
   } catch (e) {
     return fail(`eval-run: ${(e as Error).message}`);
   } finally {
+    currentJob = undefined;
     stopTokens();
+    stopItems();
     hooks.signal?.removeEventListener('abort', onAbort);
   }
   if (done < run.total) {
@@ -319,12 +331,12 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
 }
 
 function scoreItem(
-  batch: readonly PromptRecord[],
+  records: readonly PromptRecord[],
   item: GenerationItemResult,
   positions: ReadonlyMap<number, number>,
   tools: TextTools,
 ): StoredResponse {
-  const record = batch.find((r) => String(r.key) === item.itemId);
+  const record = records.find((r) => String(r.key) === item.itemId);
   if (!record) throw new Error(`the worker answered for unknown prompt key ${item.itemId}`);
   const verdicts = scorePrompt(record, item.text, tools);
   return {

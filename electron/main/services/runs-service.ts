@@ -157,8 +157,12 @@ export class RunsService implements RunsApi {
   }
 
   async cancel(req: RunRef): Promise<Result<void>> {
-    if (this.active?.runId !== req.runId) return err('NOT_FOUND', `run ${req.runId} is not running`);
-    this.active.controller.abort();
+    const active = this.active;
+    if (active?.runId !== req.runId) return err('NOT_FOUND', `run ${req.runId} is not running`);
+    active.controller.abort();
+    // Reply once the run has stopped (the worker ends its job within a step), so that a run shown as cancelled can be
+    // resumed at once.
+    await active.done.catch(() => undefined);
     return ok(undefined);
   }
 

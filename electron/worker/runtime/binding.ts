@@ -90,6 +90,11 @@ export interface GenerateRequest {
   readonly stopTokens?: readonly number[];
   /** Prompts are prefilled in steps of at most this many tokens (at least one prompt per step); default 4096. */
   readonly prefillTokenBudget?: number;
+  /**
+   * At most this many prompts generate at once; the next (in order) starts as soon as one ends, so a long response
+   * does not hold idle places (continuous batching). All at once when omitted.
+   */
+  readonly maxActive?: number;
 }
 
 export type FinishReason = 'stop' | 'length' | 'cancelled';
@@ -98,7 +103,7 @@ export type FinishReason = 'stop' | 'length' | 'cancelled';
 export interface GenerateResult {
   readonly tokens: readonly number[];
   readonly promptTokens: number;
-  /** From the start of the request to this prompt's first generated token (prefill of the whole batch). */
+  /** From the start of this prompt's prefill step to its first generated token. */
   readonly timeToFirstTokenMs: number;
   /** Generated tokens after the first, per second after the first (0 with fewer than 2 tokens). */
   readonly decodeTokensPerSecond: number;
@@ -123,8 +128,11 @@ export interface GenerateOutput {
   readonly stats: GenerateStats;
 }
 
-/** Called on the JS thread for each generated token, in order; `index` is the prompt's position in the request. */
-export type TokenCallback = (index: number, token: number) => void;
+/**
+ * Called on the JS thread for each generated token, in order; `index` is the prompt's position in the request. `end`
+ * comes with the token that ends the prompt (stop token, maxNewTokens or the context limit): its finished result.
+ */
+export type TokenCallback = (index: number, token: number, end?: GenerateResult) => void;
 
 /** A model loaded by the native runtime. Requests on one model run one at a time, off the JS thread. */
 export interface NativeModel {
@@ -173,6 +181,7 @@ interface NativeModelHandle {
       maxNewTokens: number;
       stopTokens: Int32Array;
       prefillTokenBudget?: number;
+      maxActive?: number;
       /** Set when the signal was already aborted, so the worker thread starts cancelled. */
       startCancelled: boolean;
     },
@@ -242,6 +251,7 @@ export async function loadModel(options: LoadModelOptions): Promise<NativeModel>
             maxNewTokens: request.maxNewTokens,
             stopTokens: Int32Array.from(request.stopTokens ?? []),
             prefillTokenBudget: request.prefillTokenBudget,
+            maxActive: request.maxActive,
             startCancelled: signal?.aborted ?? false,
           },
           onToken ?? (() => {}),

@@ -32,10 +32,14 @@ export interface EngineModel {
   readonly vocabSize: number;
   /** Tokens per sequence the model has KV room for. */
   readonly maxContext: number;
+  /**
+   * Generates every prompt, at most `policy.concurrency` at once (continuous batching); `onToken` streams each token,
+   * and with the token that ends a prompt its finished result (as it will appear in the batch result).
+   */
   generate(
     prompts: readonly (readonly number[])[],
     policy: GenerationPolicy,
-    onToken: (itemIndex: number, tokenId: number) => void,
+    onToken: (itemIndex: number, tokenId: number, end?: EngineItemResult) => void,
     signal: AbortSignal,
   ): Promise<EngineBatchResult>;
   /** Empty while the model can run; otherwise the device error after which every request fails (the device can be

@@ -1,7 +1,7 @@
 import type { BackendChoice, DeviceProbe } from '../../common/worker-protocol.js';
 import { loadModel, loadNativeBinding } from './binding.js';
-import type { BackendKind, NativeModelInfo } from './binding.js';
-import type { EngineModel, InferenceEngine } from './inference-engine.js';
+import type { BackendKind, GenerateResult, NativeModelInfo } from './binding.js';
+import type { EngineItemResult, EngineModel, InferenceEngine } from './inference-engine.js';
 
 function driverString(v: number): string {
   // CUDA encodes the driver API version as 1000 * major + 10 * minor.
@@ -55,6 +55,16 @@ export function residencyLabel(info: Pick<NativeModelInfo, 'backend' | 'weights'
   );
 }
 
+function engineItem(r: GenerateResult): EngineItemResult {
+  return {
+    // The runtime includes the stop token in `tokens`; results exclude it.
+    tokenIds: r.finishReason === 'stop' ? r.tokens.slice(0, -1) : r.tokens,
+    finishReason: r.finishReason,
+    ttftMs: r.tokens.length > 0 ? r.timeToFirstTokenMs : -1,
+    decodeTokensPerSecond: r.decodeTokensPerSecond,
+  };
+}
+
 /** The native addon behind the worker's engine interface. */
 export function createNativeEngine(): InferenceEngine {
   return {
@@ -80,18 +90,15 @@ export function createNativeEngine(): InferenceEngine {
         maxContext: info.maxContext,
         async generate(prompts, policy, onToken, signal) {
           const out = await model.generate(
-            { prompts, maxNewTokens: policy.maxNewTokens, stopTokens: policy.stopTokenIds },
-            onToken,
+            {
+              prompts, maxNewTokens: policy.maxNewTokens, stopTokens: policy.stopTokenIds,
+              ...(policy.concurrency !== undefined ? { maxActive: policy.concurrency } : {}),
+            },
+            (index, token, end) => onToken(index, token, end ? engineItem(end) : undefined),
             signal,
           );
           return {
-            items: out.results.map((r) => ({
-              // The runtime includes the stop token in `tokens`; results exclude it.
-              tokenIds: r.finishReason === 'stop' ? r.tokens.slice(0, -1) : r.tokens,
-              finishReason: r.finishReason,
-              ttftMs: r.tokens.length > 0 ? r.timeToFirstTokenMs : -1,
-              decodeTokensPerSecond: r.decodeTokensPerSecond,
-            })),
+            items: out.results.map(engineItem),
             peakVramBytes: kind === 'cuda' ? out.stats.peakMemoryBytes : 0,
             h2dBytes: out.stats.h2dBytes,
           };

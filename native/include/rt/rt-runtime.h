@@ -56,13 +56,14 @@ struct generate_request {
   int max_new_tokens = 256;
   std::vector<int32_t> stop_tokens;  // generation of a prompt ends after emitting one of these
   int prefill_token_budget = 4096;   // prompts are prefilled in batches of at most this many tokens (>= 1 prompt)
+  int max_active = 0;                // at most this many prompts generate at once, the next starting as one ends; 0 = all
 };
 
 /** Per-prompt outcome and figures. */
 struct generate_result {
   std::vector<int32_t> tokens;      // generated tokens, including a final stop token
   int prompt_tokens = 0;
-  double time_to_first_token_ms = 0;  // from the start of the request to the first generated token
+  double time_to_first_token_ms = 0;  // from the start of the prompt's prefill step to its first generated token
   double decode_tokens_per_s = 0;     // tokens after the first / time after the first
   std::string finish_reason;          // "stop" | "length" | "cancelled"
 };
@@ -75,12 +76,18 @@ struct generate_stats {
   uint64_t expert_evictions = 0;  // CUDA partial residency
 };
 
-/** Called on the generating thread for each new token of prompt `index`. */
-using token_callback = std::function<void(int index, int32_t token)>;
+/**
+ * Called on the generating thread for each new token of prompt `index`. `end` is set on the token that ends the
+ * prompt's generation (a stop token, max_new_tokens or the context limit): its finished result, with figures.
+ */
+using token_callback = std::function<void(int index, int32_t token, const generate_result * end)>;
 
 /**
- * Prefills all prompts in one batched step, then decodes them together until each stops, reaches max_new_tokens
- * or the context limit, or `cancel` becomes true (checked before every step). Calls on one model are serialised.
+ * Continuous batching: admits prompts in order while fewer than max_active generate (prefilling the admitted ones
+ * in steps of at most prefill_token_budget tokens), decodes the active ones together one token per step, and frees a
+ * prompt's sequence as soon as it stops, reaches max_new_tokens or the context limit, so the next can start.
+ * `cancel` is checked before every step; prompts not finished by then end "cancelled". Calls on one model are
+ * serialised.
  */
 bool rt_model_generate(model & m, const generate_request & request, const std::atomic<bool> * cancel,
                        const token_callback & on_token, std::vector<generate_result> & results,

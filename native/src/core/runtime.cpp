@@ -144,36 +144,42 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   }
   if (n == 0) return true;
   m.be->counters_reset();
+  const size_t max_active = req.max_active > 0 ? std::min(n, static_cast<size_t>(req.max_active)) : n;
   std::vector<int> seqs(n, -1);
-  auto free_all = [&] {
-    for (int s : seqs)
-      if (s >= 0) m.be->seq_free(s);
+  auto release = [&](size_t i) {
+    if (seqs[i] >= 0) m.be->seq_free(seqs[i]);
+    seqs[i] = -1;
   };
-  for (size_t i = 0; i < n; ++i) {
-    seqs[i] = m.be->seq_create(error);
-    if (seqs[i] < 0) { free_all(); return false; }
-  }
-  const auto t0 = clock_type::now();
-  std::vector<clock_type::time_point> first(n), last(n);
+  auto free_all = [&] {
+    for (size_t i = 0; i < n; ++i) release(i);
+  };
+  std::vector<clock_type::time_point> admitted(n), first(n), last(n);
   std::vector<bool> done(n, false);
   std::vector<int> length(n, 0);
   auto is_stop = [&](int32_t t) { return std::find(req.stop_tokens.begin(), req.stop_tokens.end(), t) != req.stop_tokens.end(); };
   auto cancelled = [&] { return cancel && cancel->load(); };
+  auto set_figures = [&](size_t i) {
+    generate_result & r = results[i];
+    if (r.tokens.empty()) return;
+    r.time_to_first_token_ms = std::chrono::duration<double, std::milli>(first[i] - admitted[i]).count();
+    const double span = std::chrono::duration<double>(last[i] - first[i]).count();
+    r.decode_tokens_per_s = (r.tokens.size() > 1 && span > 0) ? static_cast<double>(r.tokens.size() - 1) / span : 0.0;
+  };
 
   if (req.max_new_tokens <= 0) {
     for (auto & r : results) r.finish_reason = "length";
-    free_all();
     return true;
   }
   if (cancelled()) {
     for (auto & r : results) r.finish_reason = "cancelled";
-    free_all();
     return true;
   }
-  // Each forward's results: pick the greedy token, stream it, and queue the sequence for the next decode step.
+  // Each forward's results: pick the greedy token, stream it, and either end the prompt (freeing its sequence for
+  // the next) or queue it for the next decode step.
   std::vector<batch_entry> batch;
   std::vector<size_t> owner;
   std::vector<int32_t> next_tokens;
+  size_t active = 0;
   auto consume = [&](const std::vector<batch_entry> & step, const std::vector<size_t> & step_owner) {
     const auto now = clock_type::now();
     for (size_t b = 0; b < step.size(); ++b) {
@@ -183,10 +189,17 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       r.tokens.push_back(tok);
       if (r.tokens.size() == 1) first[i] = now;
       last[i] = now;
-      if (on_token) on_token(static_cast<int>(i), tok);
-      if (is_stop(tok)) { r.finish_reason = "stop"; done[i] = true; }
-      else if (static_cast<int>(r.tokens.size()) >= req.max_new_tokens || length[i] >= max_ctx) { r.finish_reason = "length"; done[i] = true; }
-      if (done[i]) continue;
+      if (is_stop(tok)) r.finish_reason = "stop";
+      else if (static_cast<int>(r.tokens.size()) >= req.max_new_tokens || length[i] >= max_ctx) r.finish_reason = "length";
+      if (!r.finish_reason.empty()) {
+        done[i] = true;
+        set_figures(i);
+        release(i);
+        --active;
+        if (on_token) on_token(static_cast<int>(i), tok, &r);
+        continue;
+      }
+      if (on_token) on_token(static_cast<int>(i), tok, nullptr);
       batch_entry e;
       e.seq_id = seqs[i];
       e.tokens = {tok};
@@ -196,36 +209,39 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       owner.push_back(i);
     }
   };
-  auto cancel_rest = [&] {
-    for (size_t i = 0; i < n; ++i)
-      if (!done[i]) { results[i].finish_reason = "cancelled"; done[i] = true; }
-  };
   // Prefill in chunks of at most this many tokens (always at least one prompt) to bound scratch memory.
   const size_t kPrefillTokens = static_cast<size_t>(std::max(1, req.prefill_token_budget));
   bool was_cancelled = false;
-  for (size_t next = 0; next < n;) {
+  size_t next = 0;
+  for (;;) {
     if (cancelled()) { was_cancelled = true; break; }
-    std::vector<batch_entry> chunk;
-    std::vector<size_t> chunk_owner;
-    size_t tokens = 0;
-    while (next < n && (chunk.empty() || tokens + req.prompts[next].size() <= kPrefillTokens)) {
-      batch_entry e;
-      e.seq_id = seqs[next];
-      e.tokens = req.prompts[next];
-      e.start_pos = 0;
-      tokens += e.tokens.size();
-      length[next] = static_cast<int>(e.tokens.size());
-      chunk.push_back(std::move(e));
-      chunk_owner.push_back(next);
-      ++next;
+    if (next < n && active < max_active) {
+      std::vector<batch_entry> chunk;
+      std::vector<size_t> chunk_owner;
+      size_t tokens = 0;
+      const auto step0 = clock_type::now();
+      while (next < n && active + chunk.size() < max_active &&
+             (chunk.empty() || tokens + req.prompts[next].size() <= kPrefillTokens)) {
+        seqs[next] = m.be->seq_create(error);
+        if (seqs[next] < 0) { free_all(); return false; }
+        admitted[next] = step0;
+        batch_entry e;
+        e.seq_id = seqs[next];
+        e.tokens = req.prompts[next];
+        e.start_pos = 0;
+        tokens += e.tokens.size();
+        length[next] = static_cast<int>(e.tokens.size());
+        chunk.push_back(std::move(e));
+        chunk_owner.push_back(next);
+        ++next;
+      }
+      active += chunk.size();
+      if (!m.be->forward_greedy(chunk, next_tokens, error)) { free_all(); return false; }
+      stats.prefill_ms += ms_since(step0);
+      consume(chunk, chunk_owner);
+      continue;  // fill the free places before the next decode step
     }
-    const auto step0 = clock_type::now();
-    if (!m.be->forward_greedy(chunk, next_tokens, error)) { free_all(); return false; }
-    stats.prefill_ms += ms_since(step0);
-    consume(chunk, chunk_owner);
-  }
-  while (!was_cancelled && !batch.empty()) {
-    if (cancelled()) { was_cancelled = true; break; }
+    if (batch.empty()) break;
     std::vector<batch_entry> step;
     std::vector<size_t> step_owner;
     step.swap(batch);
@@ -235,13 +251,12 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     stats.decode_ms += ms_since(step0);
     consume(step, step_owner);
   }
-  if (was_cancelled) cancel_rest();
-  for (size_t i = 0; i < n; ++i) {
-    generate_result & r = results[i];
-    if (r.tokens.empty()) continue;
-    r.time_to_first_token_ms = std::chrono::duration<double, std::milli>(first[i] - t0).count();
-    const double span = std::chrono::duration<double>(last[i] - first[i]).count();
-    r.decode_tokens_per_s = (r.tokens.size() > 1 && span > 0) ? static_cast<double>(r.tokens.size() - 1) / span : 0.0;
+  if (was_cancelled) {
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i]) continue;
+      results[i].finish_reason = "cancelled";
+      set_figures(i);
+    }
   }
   add_counters(stats, m.be->counters());
   free_all();

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
@@ -393,6 +394,7 @@ class cuda_backend final : public backend {
   std::string fault_;
 
   std::vector<seq_state> seqs_;
+  std::vector<std::pair<__half *, __half *>> kv_pool_;  // KV caches of freed sequences, for the next ones
   __half ** kv_table_ = nullptr;  // device [2][MAX_SEQUENCES]: K pointers then V pointers
 
   // Scratch, sized for scratch_tokens_.
@@ -692,10 +694,19 @@ int cuda_backend::seq_create(std::string & error) {
   seq_state & s = seqs_[static_cast<size_t>(id)];
   const size_t elems = static_cast<size_t>(cfg_.num_hidden_layers) * max_ctx_ * cfg_.num_key_value_heads * cfg_.head_dim;
   try {
-    s.k = static_cast<__half *>(arena_.alloc(elems * 2, "KV cache"));
-    s.v = static_cast<__half *>(arena_.alloc(elems * 2, "KV cache"));
-    ck(cudaMemcpy(kv_table_ + id, &s.k, sizeof(__half *), cudaMemcpyHostToDevice), "kv table");
-    ck(cudaMemcpy(kv_table_ + MAX_SEQUENCES + id, &s.v, sizeof(__half *), cudaMemcpyHostToDevice), "kv table");
+    if (!kv_pool_.empty()) {
+      s.k = kv_pool_.back().first;
+      s.v = kv_pool_.back().second;
+      kv_pool_.pop_back();
+    } else {
+      s.k = static_cast<__half *>(arena_.alloc(elems * 2, "KV cache"));
+      s.v = static_cast<__half *>(arena_.alloc(elems * 2, "KV cache"));
+    }
+    // On the compute stream: steps still queued there may read this sequence id's previous entry (pageable sources
+    // are staged before the call returns).
+    ck(cudaMemcpyAsync(kv_table_ + id, &s.k, sizeof(__half *), cudaMemcpyHostToDevice, stream_), "kv table");
+    ck(cudaMemcpyAsync(kv_table_ + MAX_SEQUENCES + id, &s.v, sizeof(__half *), cudaMemcpyHostToDevice, stream_),
+       "kv table");
   } catch (const std::exception & e) {
     if (s.k != nullptr) arena_.release(s.k);
     if (s.v != nullptr) arena_.release(s.v);
@@ -711,11 +722,11 @@ int cuda_backend::seq_create(std::string & error) {
 
 void cuda_backend::seq_free(int seq_id) {
   if (seq_id < 0 || seq_id >= static_cast<int>(seqs_.size()) || !seqs_[seq_id].used) return;
-  cudaSetDevice(device_);
-  cudaStreamSynchronize(stream_);
   seq_state & s = seqs_[static_cast<size_t>(seq_id)];
-  arena_.release(s.k);
-  arena_.release(s.v);
+  // Kept for the next sequence (every KV cache has the same size): a continuously batched run frees and creates one
+  // per prompt, and cudaFree would wait for the device each time. Work still queued on the stream that reads this
+  // cache runs before any later write to it, which is queued on the same stream.
+  kv_pool_.push_back({s.k, s.v});
   s = seq_state{};
 }
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import type { TokenEvent } from '../../../../electron/common/worker-protocol.js';
+import type { ItemEvent, TokenEvent } from '../../../../electron/common/worker-protocol.js';
 import { WorkerClient, forkSpawner } from '../../../../electron/main/worker-client.js';
 import { EOS_ID, writeTinyTokenizer } from '../worker/tiny-tokenizer.js';
 
@@ -45,20 +45,33 @@ describe('WorkerClient over a forked worker', () => {
     if (!enc.ok) throw new Error(enc.error.message);
     expect(enc.value.map((e) => e.tokenIds.length)).toEqual([8, 11]);
     const tokens: TokenEvent[] = [];
+    const items: ItemEvent[] = [];
+    const order: string[] = [];
     c.onToken((e) => tokens.push(e));
+    c.onItem((e) => {
+      items.push(e);
+      order.push(`item ${e.item.itemId}`);
+    });
     const gen = await c.request({
       type: 'generate',
       jobId: 'job-1',
       items: enc.value.map((e, i) => ({ itemId: `p${i}`, tokenIds: e.tokenIds })),
-      policy,
+      policy: { ...policy, concurrency: 1 },
     });
+    order.push('reply');
     if (!gen.ok) throw new Error(gen.error.message);
     expect(gen.value.items.map((i) => [i.itemId, i.text, i.finishReason])).toEqual([
       ['p0', 'echo 8', 'stop'],
       ['p1', 'echo 11', 'stop'],
     ]);
-    expect(tokens.filter((t) => t.itemId === 'p1').map((t) => t.tokenId)).toEqual([...Buffer.from('echo 11')]);
+    // The stop token is streamed too, as the native runtime streams it; results exclude it.
+    expect(tokens.filter((t) => t.itemId === 'p1').map((t) => t.tokenId)).toEqual([...Buffer.from('echo 11'), EOS_ID]);
     expect(tokens.every((t) => t.jobId === 'job-1')).toBe(true);
+    // One at a time: p1's first token comes after p0 ended; each finished item is reported before the reply.
+    const p0Last = tokens.findLastIndex((t) => t.itemId === 'p0');
+    expect(tokens.findIndex((t) => t.itemId === 'p1')).toBe(p0Last + 1);
+    expect(order).toEqual(['item p0', 'item p1', 'reply']);
+    expect(items.map((e) => e.item)).toEqual(gen.value.items);
   });
 
   it('stops at max new tokens with finish reason "length"', async () => {

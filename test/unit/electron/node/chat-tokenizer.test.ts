@@ -40,6 +40,7 @@ describe('ChatTokenizer', () => {
   it('decodes generated ids without special tokens and reports the EOS ids', async () => {
     const tok = await ChatTokenizer.load(dir);
     expect(tok.decode([...Buffer.from('héllo wörld', 'utf8'), EOS_ID])).toBe('héllo wörld');
+    expect(tok.decode([])).toBe(''); // a prompt cancelled before its first token
     expect(tok.eosTokenIds).toEqual([EOS_ID]);
   });
 

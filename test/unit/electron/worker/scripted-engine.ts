@@ -33,43 +33,44 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
         vocabSize: 261,
         maxContext,
         async generate(prompts, policy, onToken, signal) {
+          // As the native runtime: prompts start in order while fewer than policy.concurrency generate, each step
+          // gives every active prompt one token, and a prompt's last token comes with its finished result.
           const scripts = prompts.map((p) => [...Buffer.from(reply(p), 'utf8')]);
-          const out = prompts.map(() => ({ tokenIds: [] as number[], done: false, reason: 'length' as 'stop' | 'length' | 'cancelled', ttft: -1 }));
-          const t0 = performance.now();
-          for (let step = 0; step < policy.maxNewTokens && out.some((o) => !o.done); step++) {
-            if (crash) process.kill(process.pid, 'SIGKILL');
-            if (signal.aborted) {
-              for (const o of out) if (!o.done) Object.assign(o, { done: true, reason: 'cancelled' });
-              break;
-            }
-            if (options.tokenDelayMs) await sleep(options.tokenDelayMs);
-            out.forEach((o, i) => {
-              if (o.done) return;
-              // As the native runtime: a sequence whose KV room is full ends with 'length'.
-              if ((prompts[i]?.length ?? 0) + o.tokenIds.length >= maxContext) {
-                Object.assign(o, { done: true, reason: 'length' });
-                return;
-              }
-              const tok = scripts[i]?.[step] ?? EOS_ID;
-              if (o.ttft < 0) o.ttft = performance.now() - t0;
-              if (policy.stopTokenIds.includes(tok)) {
-                Object.assign(o, { done: true, reason: 'stop' });
-                return;
-              }
-              o.tokenIds.push(tok);
-              onToken(i, tok);
-            });
-          }
-          return {
-            items: out.map((o) => ({
-              tokenIds: o.tokenIds,
-              finishReason: o.done ? o.reason : 'length',
-              ttftMs: o.ttft,
-              decodeTokensPerSecond: 1000,
-            })),
-            peakVramBytes: 0,
-            h2dBytes: 0,
+          const out = prompts.map(() => ({ tokenIds: [] as number[], reason: null as 'stop' | 'length' | 'cancelled' | null, ttft: -1, start: 0 }));
+          const limit = Math.max(1, Math.min(policy.concurrency ?? prompts.length, prompts.length));
+          const active: number[] = [];
+          let next = 0;
+          const result = (i: number) => {
+            const o = out[i]!;
+            return { tokenIds: o.tokenIds, finishReason: o.reason ?? 'cancelled', ttftMs: o.ttft, decodeTokensPerSecond: 1000 };
           };
+          for (;;) {
+            while (active.length < limit && next < prompts.length) {
+              out[next]!.start = performance.now();
+              active.push(next++);
+            }
+            if (active.length === 0) break;
+            if (crash) process.kill(process.pid, 'SIGKILL');
+            if (signal.aborted) break;
+            if (options.tokenDelayMs) await sleep(options.tokenDelayMs);
+            for (const i of [...active]) {
+              const o = out[i]!;
+              const tok = scripts[i]?.[o.tokenIds.length] ?? EOS_ID;
+              if (o.ttft < 0) o.ttft = performance.now() - o.start;
+              if (policy.stopTokenIds.includes(tok)) {
+                o.reason = 'stop';
+              } else {
+                o.tokenIds.push(tok);
+                // As the native runtime: a sequence whose KV room is full ends with 'length'.
+                const full = (prompts[i]?.length ?? 0) + o.tokenIds.length >= maxContext;
+                if (full || o.tokenIds.length >= policy.maxNewTokens) o.reason = 'length';
+              }
+              if (o.reason) active.splice(active.indexOf(i), 1);
+              onToken(i, tok, o.reason ? result(i) : undefined);
+            }
+          }
+          for (const o of out) o.reason ??= 'cancelled';
+          return { items: out.map((_, i) => result(i)), peakVramBytes: 0, h2dBytes: 0 };
         },
         fault: () => '',
         dispose() {},

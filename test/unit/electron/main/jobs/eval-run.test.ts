@@ -39,6 +39,8 @@ describe('eval-run job', () => {
   let budgets: (number | undefined)[];
   let sequences: (number | undefined)[];
   let cudaDevices: (number | undefined)[];
+  /** policy.concurrency of each generate job. */
+  let concurrency: (number | undefined)[];
   let tokenDelayMs = 0;
   /** Generate calls (counted over all workers) that fail as a lost GPU context does; others that fail plainly. */
   let deviceFaultAt: number[];
@@ -70,6 +72,7 @@ describe('eval-run job', () => {
     budgets = [];
     sequences = [];
     cudaDevices = [];
+    concurrency = [];
     deviceFaultAt = [];
     plainErrorAt = [];
     disposed = 0;
@@ -90,6 +93,7 @@ describe('eval-run job', () => {
             dispose: () => void disposed++,
             generate: (prompts, policy, onToken, signal) => {
               generated.push(...prompts.map((p) => String(p.length)));
+              concurrency.push(policy.concurrency);
               if (deviceFaultAt.includes(generated.length)) {
                 fault = 'CUDA backend: read tokens: an illegal memory access was encountered';
                 return Promise.reject(new Error(fault));
@@ -126,10 +130,13 @@ describe('eval-run job', () => {
       expect(s.finishReason).toBe('stop');
       expect(['short answer', 'yes, with a comma']).toContain(s.response);
     }
+    // Stored one by one as each finishes, from one generate job running at most `batch` (2) prompts at once.
     const done = events.filter((e) => e.status === 'running').map((e) => e.done);
-    expect(done).toEqual([0, 2, 4, 5]);
+    expect(done).toEqual([0, 1, 2, 3, 4, 5]);
     expect(events.at(-1)).toMatchObject({ status: 'completed', done: 5, total: 5, etaSeconds: 0 });
-    expect(deps.responses.figures('r1')).toMatchObject({ batches: 3 });
+    expect(concurrency).toEqual([2]);
+    expect(generated).toHaveLength(5);
+    expect(deps.responses.figures('r1')).toMatchObject({ batches: 1 });
     expect(deps.responses.figures('r1').generatedTokens).toBe(stored.reduce((n, r) => n + r.tokens, 0));
   });
 
@@ -206,20 +213,28 @@ describe('eval-run job', () => {
     }
   });
 
-  it('cancels after the in-flight batch and resumes without regenerating stored prompts', async () => {
-    await newRun('r2');
-    const controller = new AbortController();
-    const first = await executeEvalRun(deps, 'r2', {
-      signal: controller.signal,
-      onResponse: () => controller.abort(),
-    });
-    expect(first.status).toBe('cancelled');
-    expect(deps.responses.count('r2')).toBe(2);
-    expect(generated).toHaveLength(2);
-    const resumed = await executeEvalRun(deps, 'r2');
-    expect(resumed.status).toBe('completed');
-    expect(deps.responses.count('r2')).toBe(5);
-    expect(generated).toHaveLength(5);
+  it('cancels, keeping the responses already finished, and resumes without regenerating them', async () => {
+    tokenDelayMs = 2;
+    try {
+      await newRun('r2');
+      const controller = new AbortController();
+      const first = await executeEvalRun(deps, 'r2', {
+        signal: controller.signal,
+        onResponse: () => controller.abort(),
+      });
+      expect(first.error).toBeNull();
+      expect(first.status).toBe('cancelled');
+      const kept = deps.responses.count('r2');
+      expect(kept).toBeGreaterThanOrEqual(1);
+      expect(kept).toBeLessThanOrEqual(2); // the prompts generating with the first to finish
+      expect(generated).toHaveLength(5);
+      const resumed = await executeEvalRun(deps, 'r2');
+      expect(resumed.status).toBe('completed');
+      expect(deps.responses.count('r2')).toBe(5);
+      expect(generated).toHaveLength(5 + 5 - kept);
+    } finally {
+      tokenDelayMs = 0;
+    }
   });
 
   it('ends the run as failed on a worker crash, and a resume restarts the worker', async () => {
@@ -243,13 +258,13 @@ describe('eval-run job', () => {
 
   it('ends the run as failed on a device fault, restarts the worker at once, and a resume loads the model afresh', async () => {
     await newRun('r4');
-    deviceFaultAt = [4]; // the second batch of two prompts
+    deviceFaultAt = [5]; // the first generate job (all five prompts)
     const failed = await executeEvalRun(deps, 'r4');
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(
       /^generation failed: DEVICE_FAULT: CUDA backend: read tokens: an illegal memory access was encountered \(the model was unloaded; .*\); the runtime worker was restarted$/,
     );
-    expect(deps.responses.count('r4')).toBe(2);
+    expect(deps.responses.count('r4')).toBe(0);
     expect(disposed).toBe(1);
     expect(deps.workers.spawned).toBe(2);
     expect(deps.client.state).toBe('ready');
@@ -262,7 +277,7 @@ describe('eval-run job', () => {
 
   it('keeps the worker and its model after a generation error that is not a device fault', async () => {
     await newRun('r5');
-    plainErrorAt = [2];
+    plainErrorAt = [5];
     const failed = await executeEvalRun(deps, 'r5');
     expect(failed.status).toBe('failed');
     expect(failed.error).toBe('generation failed: INTERNAL: prompt 0 is empty');

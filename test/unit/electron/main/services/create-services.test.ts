@@ -161,3 +161,42 @@ describe('createServices (scripted worker reporting a GPU)', () => {
     expect(await start({ cudaDevice: 1 })).toMatchObject({ status: 'completed', policy: { batch: 64, cudaDevice: 1 } });
   });
 });
+
+describe('createServices (scripted worker, slow tokens)', () => {
+  let dataDir: string;
+  let services: Services;
+  const responses: string[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-services-cancel-'));
+    await writePreparedModel(dataDir);
+    const workers = inProcessWorkers(() => createScriptedEngine({ tokenDelayMs: 5 }));
+    services = createServices({
+      dataDir, hubUrl: 'http://localhost', spawner: workers.spawner, appVersion: '9.9.9', sharedAssetsDir: shared,
+      emit: (name, payload) => {
+        if (name === 'runs:onDidResponse') responses.push((payload as EventMap['runs:onDidResponse']).runId);
+      },
+    });
+  });
+  afterAll(async () => {
+    await services.dispose();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers a cancel once the run has stopped, so it can be resumed at once', async () => {
+    const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 12, batch: 2, maxNewTokens: 64 });
+    if (!started.ok) throw new Error(started.error.message);
+    const runId = started.value.id;
+    await expect.poll(() => responses.length, { timeout: 10_000, interval: 5 }).toBeGreaterThan(0);
+    expect(await services.api.runs.cancel({ runId })).toEqual({ ok: true, value: undefined });
+    const stopped = await services.api.runs.get({ runId });
+    expect(stopped.ok && stopped.value.status).toBe('cancelled');
+    const kept = stopped.ok ? stopped.value.done : -1;
+    expect(kept).toBeLessThan(12);
+    const resumed = await services.api.runs.resume({ runId });
+    expect(resumed.ok).toBe(true);
+    await services.runs.activeRun?.done;
+    const detail = await services.api.runs.get({ runId });
+    expect(detail.ok && [detail.value.status, detail.value.done]).toEqual(['completed', 12]);
+  });
+});
