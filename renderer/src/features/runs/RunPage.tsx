@@ -91,6 +91,7 @@ export function RunPage() {
               onValue={(batch) => setForm({ batch })}
               disabled={running}
               className="field--narrow"
+              hint="Prompts generated at once; the next starts as one ends."
             />
             <Field
               label="Max new tokens"
