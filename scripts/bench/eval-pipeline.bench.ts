@@ -1,6 +1,7 @@
 /**
- * The IFEval run pipeline on the tiny model, CPU backend: worker start + model load, batched generation through the
- * worker with scoring and SQLite writes per batch, then result ZIP write and verify. Prints figures; asserts nothing.
+ * The IFEval run pipeline on the tiny model, CPU backend: worker start + model load, continuously batched generation
+ * through the worker (1, 8 or 32 prompts at once) with scoring and an SQLite write per response as it finishes, then
+ * result ZIP write and verify. Prints figures; asserts nothing.
  * Prompts: HORIZON_BENCH_PROMPTS (default 120); max new tokens: HORIZON_BENCH_TOKENS (default 64).
  * Run alone with `npx tsx scripts/bench/eval-pipeline.bench.ts`.
  */
