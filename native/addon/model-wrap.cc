@@ -252,7 +252,7 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
 
   std::thread([job] {
     rt::token_callback on_token = [job](int index, int32_t token, const rt::generate_result * end) {
-      auto * ev = new job_event{job_event::kind::token, index, token, 0, 0};
+      auto * ev = new job_event{job_event::kind::token, index, token, 0, 0, nullptr};
       if (end != nullptr) ev->end = std::make_unique<rt::generate_result>(*end);
       job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function fn, job_event * e) {
         try {
@@ -270,7 +270,7 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
     };
     job->ok = rt::rt_model_generate(*job->model, job->request, job->cancel.get(), on_token, job->results, job->stats, job->error);
     job->model.reset();
-    auto * ev = new job_event{job_event::kind::done, 0, 0, 0, 0};
+    auto * ev = new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr};
     job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function, job_event * e) {
       delete e;
       if (!job->ok) job->deferred.Reject(Napi::Error::New(env, job->error).Value());
@@ -331,7 +331,8 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
   job->tsfn = Napi::ThreadSafeFunction::New(env, cb, "horizon-pack", 0, 1);
   std::thread([job] {
     auto progress = [job](uint64_t done, uint64_t total) {
-      auto * ev = new job_event{job_event::kind::progress, 0, 0, static_cast<double>(done), static_cast<double>(total)};
+      auto * ev = new job_event{job_event::kind::progress, 0, 0, static_cast<double>(done), static_cast<double>(total),
+                                nullptr};
       job->tsfn.BlockingCall(ev, [](Napi::Env env, Napi::Function fn, job_event * e) {
         try {
           fn.Call({Napi::Number::New(env, e->done_bytes), Napi::Number::New(env, e->total_bytes)});
@@ -341,7 +342,7 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
       });
     };
     job->ok = rt::rt_qpacked_pack(job->options, progress, job->cancel.get(), job->result, job->error);
-    auto * ev = new job_event{job_event::kind::done, 0, 0, 0, 0};
+    auto * ev = new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr};
     job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function, job_event * e) {
       delete e;
       if (!job->ok) {
