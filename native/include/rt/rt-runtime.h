@@ -70,8 +70,8 @@ struct generate_result {
 
 /** Request-wide figures (backend counters: fields that do not apply are 0). */
 struct generate_stats {
-  double prefill_ms = 0;
-  double decode_ms = 0;
+  double prefill_ms = 0;  // steps that prefilled admitted prompts (they also decode the prompts already active)
+  double decode_ms = 0;   // steps that only decoded
   uint64_t expert_hits = 0, expert_misses = 0, h2d_bytes = 0, d2h_bytes = 0, peak_memory_bytes = 0;
   uint64_t expert_evictions = 0;  // CUDA partial residency
 };
@@ -83,9 +83,9 @@ struct generate_stats {
 using token_callback = std::function<void(int index, int32_t token, const generate_result * end)>;
 
 /**
- * Continuous batching: admits prompts in order while fewer than max_active generate (prefilling the admitted ones
- * in steps of at most prefill_token_budget tokens), decodes the active ones together one token per step, and frees a
- * prompt's sequence as soon as it stops, reaches max_new_tokens or the context limit, so the next can start.
+ * Continuous batching: each step decodes one token of every active prompt and prefills, in the same forward, the
+ * prompts admitted (in order) to the free places, at most prefill_token_budget of their tokens a step; a prompt's
+ * sequence is freed as soon as it stops, reaches max_new_tokens or the context limit, so the next can start.
  * `cancel` is checked before every step; prompts not finished by then end "cancelled". Calls on one model are
  * serialised.
  */

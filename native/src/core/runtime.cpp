@@ -209,46 +209,40 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       owner.push_back(i);
     }
   };
-  // Prefill in chunks of at most this many tokens (always at least one prompt) to bound scratch memory.
+  // Each step decodes one token of every active prompt and prefills the prompts admitted to the free places, at most
+  // this many prompt tokens (always at least one prompt) to bound scratch memory: one forward instead of a separate
+  // prefill step whenever a prompt ends.
   const size_t kPrefillTokens = static_cast<size_t>(std::max(1, req.prefill_token_budget));
   bool was_cancelled = false;
   size_t next = 0;
   for (;;) {
     if (cancelled()) { was_cancelled = true; break; }
-    if (next < n && active < max_active) {
-      std::vector<batch_entry> chunk;
-      std::vector<size_t> chunk_owner;
-      size_t tokens = 0;
-      const auto step0 = clock_type::now();
-      while (next < n && active + chunk.size() < max_active &&
-             (chunk.empty() || tokens + req.prompts[next].size() <= kPrefillTokens)) {
-        seqs[next] = m.be->seq_create(error);
-        if (seqs[next] < 0) { free_all(); return false; }
-        admitted[next] = step0;
-        batch_entry e;
-        e.seq_id = seqs[next];
-        e.tokens = req.prompts[next];
-        e.start_pos = 0;
-        tokens += e.tokens.size();
-        length[next] = static_cast<int>(e.tokens.size());
-        chunk.push_back(std::move(e));
-        chunk_owner.push_back(next);
-        ++next;
-      }
-      active += chunk.size();
-      if (!m.be->forward_greedy(chunk, next_tokens, error)) { free_all(); return false; }
-      stats.prefill_ms += ms_since(step0);
-      consume(chunk, chunk_owner);
-      continue;  // fill the free places before the next decode step
-    }
-    if (batch.empty()) break;
     std::vector<batch_entry> step;
     std::vector<size_t> step_owner;
     step.swap(batch);
     step_owner.swap(owner);
     const auto step0 = clock_type::now();
+    size_t prefill_tokens = 0;
+    bool prefilled = false;
+    while (next < n && active < max_active && (!prefilled || prefill_tokens + req.prompts[next].size() <= kPrefillTokens)) {
+      seqs[next] = m.be->seq_create(error);
+      if (seqs[next] < 0) { free_all(); return false; }
+      admitted[next] = step0;
+      batch_entry e;
+      e.seq_id = seqs[next];
+      e.tokens = req.prompts[next];
+      e.start_pos = 0;
+      prefill_tokens += e.tokens.size();
+      length[next] = static_cast<int>(e.tokens.size());
+      step.push_back(std::move(e));
+      step_owner.push_back(next);
+      ++active;
+      ++next;
+      prefilled = true;
+    }
+    if (step.empty()) break;
     if (!m.be->forward_greedy(step, next_tokens, error)) { free_all(); return false; }
-    stats.decode_ms += ms_since(step0);
+    (prefilled ? stats.prefill_ms : stats.decode_ms) += ms_since(step0);
     consume(step, step_owner);
   }
   if (was_cancelled) {
