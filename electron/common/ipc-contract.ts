@@ -229,6 +229,8 @@ export interface RunSummary {
   readonly finishedAt: string | null;
   readonly done: number;
   readonly total: number;
+  /** Prompts generated at once (asked for, or chosen for the device when the run asked for none). */
+  readonly batch: number;
   /** Over the responses scored so far; null before the first. */
   readonly accuracies: Accuracies | null;
   readonly error: string | null;

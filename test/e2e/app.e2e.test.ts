@@ -121,6 +121,7 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await fullShot(page, path.join(shots, '3-run.png'));
     expect(await page.getByTestId('run-status').textContent()).toBe('completed');
     expect(await page.getByTestId('run-count').textContent()).toBe('10 / 10 prompts');
+    expect(await page.getByText('CPU backend · 5 at a time').count()).toBe(1);
 
     await page.getByRole('button', { name: 'View results' }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');

@@ -77,6 +77,7 @@ export class RunsService implements RunsApi {
       finishedAt: run.finishedAt,
       done: counts.prompts,
       total: run.total,
+      batch: run.policy.batch,
       accuracies: accuraciesOf(counts),
       error: run.error,
     };

@@ -162,7 +162,7 @@ export function RunPage() {
       {run ? (
         <Card
           title={`Run ${run.id}`}
-          subtitle={`${run.modelRepo} · ${run.backendLabel}`}
+          subtitle={`${run.modelRepo} · ${run.backendLabel} · ${run.batch} at a time`}
           testId="run-live"
           actions={
             run.done > 0 ? (

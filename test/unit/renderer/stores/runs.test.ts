@@ -117,7 +117,7 @@ describe('runs store', () => {
     useRuns.setState({
       run: {
         id: 'a', modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4', status: 'running',
-        backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 0, total: 3, accuracies: null, error: null,
+        backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 0, total: 3, batch: 2, accuracies: null, error: null,
       },
     });
     useRuns.getState().handleProgress({ runId: 'b', status: 'running', done: 2, total: 3, tokensPerSecond: 1, etaSeconds: 1, elapsedSeconds: 1 });

@@ -82,7 +82,7 @@ describe('createServices (scripted worker)', () => {
   it('runs, queries, compares, exports and verifies', async () => {
     const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 4, batch: 3, maxNewTokens: 64, expertBudgetMiB: 512 });
     if (!started.ok) throw new Error(started.error.message);
-    expect(started.value).toMatchObject({ total: 4, weights: 'int4', backendLabel: 'loading the model…' });
+    expect(started.value).toMatchObject({ total: 4, batch: 3, weights: 'int4', backendLabel: 'loading the model…' });
     expect(await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
     await services.runs.activeRun?.done;
     const runId = started.value.id;
@@ -157,8 +157,8 @@ describe('createServices (scripted worker reporting a GPU)', () => {
     };
     // Context: the longest chat prompt plus 1792 new tokens, rounded up to 2048 tokens = 256 MiB of KV a sequence.
     // 12 GiB: 10.8 - 1.5 GiB of room = 37 → 32 sequences; 80 GiB: 64, the most.
-    expect(await start({})).toMatchObject({ status: 'completed', policy: { batch: 32, cudaDevice: null } });
-    expect(await start({ cudaDevice: 1 })).toMatchObject({ status: 'completed', policy: { batch: 64, cudaDevice: 1 } });
+    expect(await start({})).toMatchObject({ status: 'completed', batch: 32, policy: { batch: 32, cudaDevice: null } });
+    expect(await start({ cudaDevice: 1 })).toMatchObject({ status: 'completed', batch: 64, policy: { batch: 64, cudaDevice: 1 } });
   });
 });
 
