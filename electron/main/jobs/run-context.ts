@@ -6,17 +6,19 @@ import { readJsonObject } from './model-source.js';
 /** Context sizes are rounded up to a multiple of this, so runs with nearby needs share one loaded model. */
 export const CONTEXT_STEP = 256;
 
-let cached: { modelDir: string; tokenizer: Promise<ChatTokenizer> } | undefined;
+// The chat-form token count of each prompt seen, too: a run is sized when it is created (its automatic batch) and
+// again when it executes, and encoding all 541 prompts blocks main's event loop.
+let cached: { modelDir: string; tokenizer: Promise<ChatTokenizer>; lengths: Map<string, number> } | undefined;
 
-function tokenizerFor(modelDir: string): Promise<ChatTokenizer> {
+function tokenizerFor(modelDir: string): NonNullable<typeof cached> {
   if (cached?.modelDir !== modelDir) {
     const tokenizer = ChatTokenizer.load(modelDir);
-    cached = { modelDir, tokenizer };
+    cached = { modelDir, tokenizer, lengths: new Map() };
     tokenizer.catch(() => {
       if (cached?.tokenizer === tokenizer) cached = undefined;
     });
   }
-  return cached.tokenizer;
+  return cached;
 }
 
 async function maxPositions(modelDir: string): Promise<number | undefined> {
@@ -30,9 +32,17 @@ async function maxPositions(modelDir: string): Promise<number | undefined> {
  * model's full context is what lets a GPU keep more experts resident.
  */
 export async function runContextTokens(modelDir: string, prompts: readonly string[], maxNewTokens: number): Promise<number> {
-  const tokenizer = await tokenizerFor(modelDir);
+  const { tokenizer: loading, lengths } = tokenizerFor(modelDir);
+  const tokenizer = await loading;
   let longest = 0;
-  for (const p of prompts) longest = Math.max(longest, tokenizer.encodeChat(p).tokenIds.length);
+  for (const p of prompts) {
+    let n = lengths.get(p);
+    if (n === undefined) {
+      n = tokenizer.encodeChat(p).tokenIds.length;
+      lengths.set(p, n);
+    }
+    longest = Math.max(longest, n);
+  }
   const need = Math.ceil((longest + maxNewTokens) / CONTEXT_STEP) * CONTEXT_STEP;
   const cap = await maxPositions(modelDir);
   return cap === undefined ? need : Math.min(need, cap);
