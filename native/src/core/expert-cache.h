@@ -89,10 +89,9 @@ class expert_cache {
 
   /**
    * Leases a slot for each expert (at most slots_per_layer, no duplicates) and starts copies for misses.
-   * Returns false with `error` set when not enough unleased slots exist (nothing is changed then).
+   * Returns false with `error` set when not enough unleased slots exist or after a fault (nothing is changed then).
+   * An exception of the engine is passed on after recording the fault; the group is then not leased.
    */
-  /** Also returns false after a fault. An exception of the engine is passed on after recording the fault; the
-   * group is then not leased. */
   bool begin_acquire(int layer, const std::vector<int> & experts, expert_lease & lease, std::string & error);
   /** Waits for the lease's copies and publishes their slots; afterwards every slot of the lease is readable. An
    * exception of the engine is passed on after recording the fault; the lease must still be released. */

@@ -154,7 +154,6 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     for (size_t i = 0; i < n; ++i) release(i);
   };
   std::vector<clock_type::time_point> admitted(n), first(n), last(n);
-  std::vector<bool> done(n, false);
   std::vector<int> length(n, 0);
   auto is_stop = [&](int32_t t) { return std::find(req.stop_tokens.begin(), req.stop_tokens.end(), t) != req.stop_tokens.end(); };
   auto cancelled = [&] { return cancel && cancel->load(); };
@@ -192,7 +191,6 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       if (is_stop(tok)) r.finish_reason = "stop";
       else if (static_cast<int>(r.tokens.size()) >= req.max_new_tokens || length[i] >= max_ctx) r.finish_reason = "length";
       if (!r.finish_reason.empty()) {
-        done[i] = true;
         set_figures(i);
         release(i);
         --active;
@@ -247,7 +245,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   }
   if (was_cancelled) {
     for (size_t i = 0; i < n; ++i) {
-      if (done[i]) continue;
+      if (!results[i].finish_reason.empty()) continue;  // ended before the cancel
       results[i].finish_reason = "cancelled";
       set_figures(i);
     }
