@@ -4,6 +4,7 @@
 
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -153,6 +154,16 @@ struct block_run {
 thread_local block_run * g_block = nullptr;
 thread_local fiber * g_fiber = nullptr;
 
+// RT_CUDA_SIM_ORDER=reverse runs blocks, warps and the lanes of a warp last to first. Between two barriers the lanes
+// run one after another, so a missing barrier only shows when the reader runs before the writer: running the tests
+// in both orders shows it whichever thread writes.
+std::atomic<bool> g_reverse_order{[] {
+  const char * v = std::getenv("RT_CUDA_SIM_ORDER");
+  return v != nullptr && std::strcmp(v, "reverse") == 0;
+}()};
+
+bool reversed_order() { return g_reverse_order.load(std::memory_order_relaxed); }
+
 std::string where(const block_run & b) {
   return std::string("kernel ") + b.kernel + " block (" + std::to_string(b.bidx.x) + "," + std::to_string(b.bidx.y) +
          "," + std::to_string(b.bidx.z) + ")";
@@ -163,8 +174,9 @@ void pass_on(fiber * f, bool exits = false) {
   block_run & b = *g_block;
   warp_run & w = b.warps[static_cast<size_t>(f->linear / 32)];
   const int lane = f->linear - w.first;
+  const int dir = reversed_order() ? w.count - 1 : 1;
   for (int step = 1; step <= w.count; ++step) {
-    fiber & next = b.fibers[static_cast<size_t>(w.first + (lane + step) % w.count)];
+    fiber & next = b.fibers[static_cast<size_t>(w.first + (lane + step * dir) % w.count)];
     if (next.state == fiber_state::run) {
       if (&next == f) return;
       g_fiber = &next;
@@ -245,10 +257,11 @@ void run_block(block_run & b) {
   }
   for (;;) {
     bool any_waiting = false;
-    for (int w = 0; w < n_warps; ++w) {
-      const warp_run & wr = b.warps[static_cast<size_t>(w)];
-      for (int i = wr.first; i < wr.first + wr.count; ++i) {
-        fiber & f = b.fibers[static_cast<size_t>(i)];
+    const bool rev = reversed_order();
+    for (int wi = 0; wi < n_warps; ++wi) {
+      const warp_run & wr = b.warps[static_cast<size_t>(rev ? n_warps - 1 - wi : wi)];
+      for (int li = 0; li < wr.count; ++li) {
+        fiber & f = b.fibers[static_cast<size_t>(wr.first + (rev ? wr.count - 1 - li : li))];
         if (f.state != fiber_state::run) continue;
         g_fiber = &f;
         switch_context(b.sched, f.ctx);  // returns once no lane of this warp can run
@@ -589,6 +602,8 @@ uint64_t warp_exchange(unsigned mask, uint64_t bits, int src_lane) {
   return src < g_block->n_threads ? g_block->warp_slots[bank + static_cast<size_t>(src)] : bits;
 }
 
+void set_reverse_order(bool reverse) { g_reverse_order.store(reverse, std::memory_order_relaxed); }
+
 void inject_fault(fault_on what, uint64_t n) {
   std::lock_guard<std::recursive_mutex> lock(g_mu);
   if (what == fault_on::kernel) {
@@ -644,16 +659,18 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
     b.n_threads = static_cast<int>(block.x * block.y * block.z);
     if (b.fibers.size() < static_cast<size_t>(b.n_threads)) b.fibers.resize(static_cast<size_t>(b.n_threads));
     b.warp_slots.assign(static_cast<size_t>((b.n_threads + 31) / 32 * 32) * 2, 0);
-    // Uninitialised shared memory holds garbage on a GPU; NaN bytes make reading it visible.
-    b.smem.assign(std::max<size_t>(smem, 16), static_cast<char>(0xFF));
     block_run * outer = g_block;
     g_block = &b;
-    for (unsigned z = 0; z < grid.z; ++z) {
-      for (unsigned y = 0; y < grid.y; ++y) {
-        for (unsigned x = 0; x < grid.x; ++x) {
-          b.bidx.x = x;
-          b.bidx.y = y;
-          b.bidx.z = z;
+    const bool rev = reversed_order();
+    for (unsigned zi = 0; zi < grid.z; ++zi) {
+      for (unsigned yi = 0; yi < grid.y; ++yi) {
+        for (unsigned xi = 0; xi < grid.x; ++xi) {
+          b.bidx.x = rev ? grid.x - 1 - xi : xi;
+          b.bidx.y = rev ? grid.y - 1 - yi : yi;
+          b.bidx.z = rev ? grid.z - 1 - zi : zi;
+          // Uninitialised shared memory holds garbage on a GPU, not what the previous block left; NaN bytes make
+          // reading it before writing visible.
+          b.smem.assign(std::max<size_t>(smem, 16), static_cast<char>(0xFF));
           run_block(b);
         }
       }

@@ -13,7 +13,9 @@
 // What it does not model: timing, the memory model of concurrent blocks (blocks run one after another), and
 // floating-point differences of the device's math library. It is never presented as GPU execution.
 // Environment: RT_CUDA_SIM_CC (compute capability, default 75: the smallest shared memory), RT_CUDA_SIM_MEMORY_MIB
-// (device memory, default 8192), RT_CUDA_SIM_PINNED_MAX_BYTES (larger pinned allocations fail), RT_CUDA_SIM_DEVICES.
+// (device memory, default 8192), RT_CUDA_SIM_PINNED_MAX_BYTES (larger pinned allocations fail), RT_CUDA_SIM_DEVICES,
+// RT_CUDA_SIM_ORDER=reverse (blocks, warps and lanes run last to first, so that a missing barrier shows whichever
+// thread writes).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -85,6 +87,10 @@ enum class fault_on { kernel, pinned_h2d };
  * RT_CUDA_SIM_FAULT_KERNEL=N, RT_CUDA_SIM_FAULT_PINNED_H2D=N. The fault is the process's for good, as on a GPU.
  */
 void inject_fault(fault_on what, uint64_t n);
+
+/** Runs blocks, warps and lanes last to first from now on (true) or first to last (false); RT_CUDA_SIM_ORDER=reverse
+ * sets it at process start. */
+void set_reverse_order(bool reverse);
 
 }  // namespace rt_sim
 

@@ -50,6 +50,23 @@ __global__ void block_sum_kernel(const float * in, float * out, int n) {
 
 __global__ void add_kernel(int * p, int v) { p[threadIdx.x] += v; }
 
+// Thread 0 publishes a value the block reads with no barrier between: a race on a GPU.
+__global__ void unsynchronised_broadcast_kernel(float * out) {
+  extern __shared__ float value[];
+  if (threadIdx.x == 0) value[0] = 42.0f;
+  out[threadIdx.x] = value[0];
+}
+
+// Each block reads its dynamic shared memory before writing it, then notes where it ran among the blocks.
+__global__ void block_order_kernel(float * first_read, int * position, int * counter) {
+  extern __shared__ float scratch[];
+  if (threadIdx.x == 0) {
+    first_read[blockIdx.x] = scratch[0];
+    scratch[0] = static_cast<float>(blockIdx.x);
+    position[blockIdx.x] = (*counter)++;
+  }
+}
+
 __global__ void noop_kernel(int) {}
 
 // Half of a warp waits at __syncthreads while the other half waits to exchange a value with it.
@@ -121,6 +138,46 @@ void test_block_sync_and_shared() {
   expect(ids, "dynamic shared memory and block indices per block of a 3x2 grid");
   cudaFree(din);
   cudaFree(dout);
+}
+
+void test_scheduling_order() {
+  float * bcast = nullptr;
+  cudaMalloc(&bcast, 64 * sizeof(float));
+  unsynchronised_broadcast_kernel<<<1, 64, sizeof(float)>>>(bcast);
+  const std::vector<float> forward = host_copy(bcast, 64);
+  rt_sim::set_reverse_order(true);
+  unsynchronised_broadcast_kernel<<<1, 64, sizeof(float)>>>(bcast);
+  const std::vector<float> reverse = host_copy(bcast, 64);
+  rt_sim::set_reverse_order(false);
+  bool forward_hides = true, reverse_shows = true;
+  for (int t = 0; t < 64; ++t) {
+    forward_hides = forward_hides && forward[static_cast<size_t>(t)] == 42.0f;
+    reverse_shows = reverse_shows && (t == 0 ? reverse[0] == 42.0f : std::isnan(reverse[static_cast<size_t>(t)]));
+  }
+  expect(forward_hides, "(limit) first-to-last order hides a reader after its writer");
+  expect(reverse_shows, "last-to-first order shows a broadcast missing __syncthreads");
+
+  float * first_read = nullptr;
+  int * position = nullptr;
+  int * counter = nullptr;
+  cudaMalloc(&first_read, 4 * sizeof(float));
+  cudaMalloc(&position, 4 * sizeof(int));
+  cudaMalloc(&counter, sizeof(int));
+  cudaMemset(counter, 0, sizeof(int));
+  rt_sim::set_reverse_order(true);
+  block_order_kernel<<<4, 32, sizeof(float)>>>(first_read, position, counter);
+  const std::vector<int> pos = host_copy(position, 4);
+  rt_sim::set_reverse_order(false);
+  block_order_kernel<<<4, 32, sizeof(float)>>>(first_read, position, counter);
+  const std::vector<float> fresh = host_copy(first_read, 4);
+  expect(pos == std::vector<int>{3, 2, 1, 0}, "last-to-first order runs the last block first");
+  bool all_nan = true;
+  for (float v : fresh) all_nan = all_nan && std::isnan(v);
+  expect(all_nan, "a block's dynamic shared memory starts as garbage, not the last's");
+  cudaFree(bcast);
+  cudaFree(first_read);
+  cudaFree(position);
+  cudaFree(counter);
 }
 
 void test_launch_limits() {
@@ -358,6 +415,7 @@ void test_sticky_faults() {
 int main() {
   test_warp_ops();
   test_block_sync_and_shared();
+  test_scheduling_order();
   test_launch_limits();
   test_memory_spaces();
   test_lazy_streams_and_events();
