@@ -16,6 +16,10 @@ export interface WorkerDeviceInfo {
   readonly name: string;
   /** Total device memory in bytes. */
   readonly vramBytes: number;
+  /**
+   * Bytes a model load can use: what the driver reports free plus what the worker's loaded model holds on this
+   * device, since a load replaces that model.
+   */
   readonly freeVramBytes: number;
   /** CUDA driver version as the driver reports it, e.g. "12.4". */
   readonly driverVersion: string;

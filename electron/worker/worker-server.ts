@@ -1,6 +1,7 @@
 import type { AppError } from '../common/result.js';
 import { assertNever } from '../common/result.js';
 import type {
+  DeviceProbe,
   GenerationBatchResult,
   LoadedModelInfo,
   WorkerMessage,
@@ -27,6 +28,20 @@ export class WorkerError extends Error {
   }
 }
 
+/** The probe as a load sees it: the loaded model's device memory counts as free, since a load replaces the model. */
+export function countLoadedAsFree(
+  probe: DeviceProbe,
+  held: { readonly device: number; readonly bytes: number } | null,
+): DeviceProbe {
+  if (held === null || held.bytes <= 0) return probe;
+  return {
+    ...probe,
+    devices: probe.devices.map((d) =>
+      d.index === held.device ? { ...d, freeVramBytes: Math.min(d.vramBytes, d.freeVramBytes + held.bytes) } : d,
+    ),
+  };
+}
+
 interface Loaded {
   readonly info: LoadedModelInfo;
   readonly model: EngineModel;
@@ -49,7 +64,7 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
   async function handle(request: WorkerRequest): Promise<WorkerResponseValues[WorkerRequest['type']]> {
     switch (request.type) {
       case 'probe':
-        return engine.probe();
+        return countLoadedAsFree(engine.probe(), loaded?.model.deviceMemory() ?? null);
       case 'load': {
         if (loaded) {
           loaded.model.dispose();

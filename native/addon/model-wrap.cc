@@ -94,6 +94,7 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     o.Set("deviceExpertSlots", i.device_expert_slots);
     o.Set("fault", i.fault);
     o.Set("device", i.device);
+    o.Set("deviceBytes", static_cast<double>(i.device_bytes));
     return o;
   }
 

@@ -83,9 +83,16 @@ export function describeCudaBackend(title: string, run: boolean): void {
     it('partial residency gives the same greedy tokens as full residency and copies nothing back', async () => {
       const request = { prompts: [PROMPT, [100, 3]], maxNewTokens: 12, stopTokens: [] };
       const f = await full.generate(request);
+      const freeBytes = () => loadNativeBinding().probeDevices().devices[0]?.freeMemoryBytes ?? 0;
+      const freeBefore = freeBytes();
       const partial = await loadModel({ dir: packed, weights: 'int4', backend: 'cuda', maxContext: 128, expertSlots: 1 });
       try {
         expect(partial.info().deviceExpertSlots).toBe(1);
+        // What the model holds is what its load took from the device (a GPU rounds allocations up).
+        const held = partial.info().deviceBytes;
+        expect(held).toBeGreaterThan(0);
+        expect(freeBefore - freeBytes()).toBeGreaterThanOrEqual(held);
+        expect(freeBefore - freeBytes()).toBeLessThanOrEqual(held * 1.25 + 64 * 2 ** 20);
         const p = await partial.generate(request);
         expect(p.results.map((r) => r.tokens)).toEqual(f.results.map((r) => r.tokens));
         expect(p.stats.d2hBytes).toBe(0);

@@ -53,6 +53,7 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
     const info = model.info();
     expect(info).toMatchObject({ backend: 'cpu', weights: 'bf16', hiddenSize: 64, numExperts: 8, expertsPerToken: 2, groupSize: 0 });
     expect(info.deviceExpertSlots).toBe(0);
+    expect(info.deviceBytes).toBe(0);
     expect(info.fault).toBe('');
     expect(info.vocabSize).toBe(tiny.config.vocab_size);
     expect(info.eosTokenIds).toEqual([tiny.eosTokenId]);

@@ -18,12 +18,16 @@ import { runContextTokens } from './run-context.js';
 export const GPU_BATCHES = [64, 48, 32, 24, 16, 12, 8, 6, 4, 2, 1] as const;
 /** Kept free on the GPU for the CUDA context, scratch buffers and other programs (a desktop's display, say). */
 export const GPU_RESERVE_BYTES = 1.5 * 2 ** 30;
-/** Share of the GPU's memory a run plans with, since other programs' use is unknown when the run is created. */
+/** Share of the GPU's memory a run plans with, since other programs may take more while it runs. */
 export const GPU_USABLE_SHARE = 0.9;
+/** Kept out of the memory found free for the backend's scratch buffers and decode graphs. */
+export const GPU_FREE_RESERVE_BYTES = 0.75 * 2 ** 30;
 
 export interface BatchSizing {
   /** Memory of the GPU the run will use; null when it runs on the CPU. */
   readonly gpuMemoryBytes: number | null;
+  /** Of that, what a model load can use now (other programs' use, a display's say, left out). */
+  readonly gpuFreeBytes: number;
   /** Bytes of the model's weights on the GPU (the packed folder's tensors). */
   readonly weightBytes: number;
   /** K and V bytes one token of one sequence holds over all layers (FP16). */
@@ -33,13 +37,18 @@ export interface BatchSizing {
 }
 
 /**
- * The largest of GPU_BATCHES whose KV cache fits in the GPU beside every weight, so that all experts stay resident.
- * When not even one sequence fits beside them, only part of the experts can be resident whatever the batch, and
- * DEFAULT_BATCH shares each step's expert copies among several sequences. DEFAULT_BATCH on the CPU.
+ * The largest of GPU_BATCHES whose KV cache fits in the GPU beside every weight, so that all experts stay resident:
+ * in the share of the device a run plans with, and in what is free now. When not even one sequence fits beside them,
+ * only part of the experts can be resident whatever the batch, and DEFAULT_BATCH shares each step's expert copies
+ * among several sequences. DEFAULT_BATCH on the CPU.
  */
 export function chooseBatch(s: BatchSizing): number {
   if (s.gpuMemoryBytes === null) return DEFAULT_BATCH;
-  const room = s.gpuMemoryBytes * GPU_USABLE_SHARE - GPU_RESERVE_BYTES - s.weightBytes;
+  const usable = Math.min(
+    s.gpuMemoryBytes * GPU_USABLE_SHARE - GPU_RESERVE_BYTES,
+    s.gpuFreeBytes - GPU_FREE_RESERVE_BYTES,
+  );
+  const room = usable - s.weightBytes;
   const perSequence = s.kvBytesPerToken * s.contextTokens;
   for (const b of GPU_BATCHES) if (b * perSequence <= room) return b;
   return DEFAULT_BATCH;
@@ -89,6 +98,7 @@ export async function autoBatch(opts: {
   if (kv === null) return DEFAULT_BATCH;
   return chooseBatch({
     gpuMemoryBytes: device.vramBytes,
+    gpuFreeBytes: device.freeVramBytes,
     weightBytes: await tensorBytes(source.packedDir),
     kvBytesPerToken: kv,
     contextTokens: await opts.contextTokens(),

@@ -79,6 +79,8 @@ export interface NativeModelInfo {
   readonly fault: string;
   /** CUDA device index the model runs on; -1 on the CPU. */
   readonly device: number;
+  /** CUDA: bytes of device memory the model holds now (weights, expert slots, KV, scratch); 0 on the CPU. */
+  readonly deviceBytes: number;
 }
 
 /** A batch of greedy generations. */

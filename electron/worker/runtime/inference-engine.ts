@@ -45,6 +45,8 @@ export interface EngineModel {
   /** Empty while the model can run; otherwise the device error after which every request fails (the device can be
    * used again only from a new process). */
   fault(): string;
+  /** The device memory the model holds now; null on the CPU. */
+  deviceMemory(): { readonly device: number; readonly bytes: number } | null;
   dispose(): void;
 }
 

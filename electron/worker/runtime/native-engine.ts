@@ -104,6 +104,7 @@ export function createNativeEngine(): InferenceEngine {
           };
         },
         fault: () => model.info().fault,
+        deviceMemory: () => (kind === 'cuda' ? { device: info.device, bytes: model.info().deviceBytes } : null),
         dispose: () => model.close(),
       };
     },

@@ -40,6 +40,7 @@ struct model_info {
   int device_expert_slots = 0;  // CUDA: experts per layer resident on the GPU (num_experts = full residency); CPU: 0
   std::string fault;  // empty while the model can run; else the device error after which every request fails
   int device = -1;    // CUDA device index the model runs on; -1 on the CPU
+  uint64_t device_bytes = 0;  // CUDA: device memory the model holds now (weights, expert slots, KV, scratch); CPU: 0
 };
 
 /** Loads a model; nullptr with `error` (naming the file/tensor at fault) on failure. */

@@ -56,6 +56,9 @@ class backend {
   /** Routed experts of each layer held in device memory: 0 on the CPU, num_experts under full residency. */
   virtual int device_expert_slots() const { return 0; }
 
+  /** Bytes of device memory the backend holds now (weights, expert slots, KV, scratch): 0 on the CPU. */
+  virtual uint64_t device_bytes() const { return 0; }
+
   /** Creates an empty sequence (KV cache) and returns its id (>= 0), or -1 with `error` set. */
   virtual int seq_create(std::string & error) = 0;
   /** Releases a sequence and its KV cache. */

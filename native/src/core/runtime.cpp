@@ -97,6 +97,7 @@ model_info rt_model_info(const model & m) {
   i.device_expert_slots = m.be->device_expert_slots();
   i.fault = m.be->fault();
   i.device = i.backend == "cuda" ? m.options.device : -1;
+  i.device_bytes = m.be->device_bytes();
   return i;
 }
 

@@ -85,8 +85,11 @@ class device_arena {
   }
   void * alloc(size_t bytes, const char * what) {
     void * p = nullptr;
-    ck(cudaMalloc(&p, std::max<size_t>(bytes, 16)), what);
+    const size_t n = std::max<size_t>(bytes, 16);
+    ck(cudaMalloc(&p, n), what);
     blocks_.push_back(p);
+    sizes_.push_back(n);
+    held_ += n;
     sample();
     return p;
   }
@@ -94,8 +97,13 @@ class device_arena {
     auto it = std::find(blocks_.begin(), blocks_.end(), p);
     if (it == blocks_.end()) return;
     cudaFree(p);
+    const auto i = static_cast<size_t>(it - blocks_.begin());
+    held_ -= sizes_[i];
     blocks_.erase(it);
+    sizes_.erase(sizes_.begin() + static_cast<std::ptrdiff_t>(i));
   }
+  /** Bytes allocated and not yet released. */
+  uint64_t held() const { return held_; }
   void sample() {
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) peak_ = std::max<uint64_t>(peak_, total_b - free_b);
@@ -108,6 +116,8 @@ class device_arena {
 
  private:
   std::vector<void *> blocks_;
+  std::vector<size_t> sizes_;
+  uint64_t held_ = 0;
   uint64_t peak_ = 0;
 };
 
@@ -281,6 +291,7 @@ class cuda_backend final : public backend {
 
   const char * name() const override { return "cuda"; }
   int device_expert_slots() const override { return slots_per_layer_; }
+  uint64_t device_bytes() const override { return arena_.held(); }
   int seq_create(std::string & error) override;
   void seq_free(int seq_id) override;
   int seq_length(int seq_id) const override {

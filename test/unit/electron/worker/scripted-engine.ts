@@ -13,19 +13,36 @@ export interface ScriptedEngineOptions {
   readonly reply?: (promptIds: readonly number[]) => string;
   /** CUDA devices the probe reports (none by default); generation still runs on this scripted CPU engine. */
   readonly devices?: DeviceProbe['devices'];
+  /**
+   * Device memory a loaded model holds on the first device: while one is loaded, the probe reports that much less
+   * free (as the driver would) and the model reports holding it.
+   */
+  readonly loadedDeviceBytes?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createScriptedEngine(options: ScriptedEngineOptions = {}): InferenceEngine {
   const reply = options.reply ?? ((ids) => `echo ${ids.length}`);
+  const held = options.loadedDeviceBytes ?? 0;
+  const first = options.devices?.[0];
+  let loadedModels = 0;
   return {
     probe: () =>
-      options.devices?.length
-        ? { label: `CUDA: ${options.devices[0]?.name ?? ''}`, cudaCompiled: true, devices: options.devices, note: '' }
+      first
+        ? {
+            label: `CUDA: ${first.name}`,
+            cudaCompiled: true,
+            devices: (options.devices ?? []).map((d) =>
+              d === first ? { ...d, freeVramBytes: d.freeVramBytes - held * loadedModels } : d,
+            ),
+            note: '',
+          }
         : { label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' },
     async load({ modelDir, maxContext = 4096 }) {
       const crash = modelDir.includes('crash-on-generate');
+      let disposed = false;
+      loadedModels += 1;
       return {
         backend: 'CPU',
         deviceLabel: 'CPU',
@@ -73,7 +90,11 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
           return { items: out.map((_, i) => result(i)), peakVramBytes: 0, h2dBytes: 0 };
         },
         fault: () => '',
-        dispose() {},
+        deviceMemory: () => (first && held > 0 && !disposed ? { device: first.index, bytes: held } : null),
+        dispose() {
+          if (!disposed) loadedModels -= 1;
+          disposed = true;
+        },
       };
     },
   };

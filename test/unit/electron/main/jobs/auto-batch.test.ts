@@ -22,23 +22,33 @@ describe('chooseBatch', () => {
     ['an 8 GiB GPU', 8, 4],
     ['a 6 GiB GPU (the weights alone do not fit)', 6, DEFAULT_BATCH],
   ])('%s: %i GiB gives %i', (_name, gib, batch) => {
-    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: gib * GIB })).toBe(batch);
+    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: gib * GIB, gpuFreeBytes: gib * GIB })).toBe(batch);
+  });
+
+  // 256 MiB of KV per sequence; room = min(90 % of the device - 1.5 GiB, free - 0.75 GiB) - 4.4 GiB of weights.
+  it.each([
+    ['an 8 GiB GPU with 2 GiB taken by the desktop', 8, 6, 2],
+    ['a 24 GiB GPU with 10 GiB taken by another program', 24, 14, 32],
+    ['an 80 GiB GPU with 40 GiB taken', 80, 40, 64],
+    ['a 24 GiB GPU with the weights alone fitting in what is free', 24, 5.3, DEFAULT_BATCH],
+  ])('%s: %i GiB, %i free gives %i', (_name, gib, free, batch) => {
+    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: gib * GIB, gpuFreeBytes: free * GIB })).toBe(batch);
   });
 
   it('keeps DEFAULT_BATCH on the CPU', () => {
-    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: null })).toBe(DEFAULT_BATCH);
+    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: null, gpuFreeBytes: 0 })).toBe(DEFAULT_BATCH);
   });
 
   it('takes a smaller batch for a longer context', () => {
-    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: 24 * GIB, contextTokens: 4096 })).toBe(24);
+    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: 24 * GIB, gpuFreeBytes: 24 * GIB, contextTokens: 4096 })).toBe(24);
   });
 });
 
 describe('autoBatch', () => {
   let dir: string;
   let source: ModelSource;
-  const gpu = (index: number, gib: number) => ({
-    index, name: `GPU ${index}`, vramBytes: gib * GIB, freeVramBytes: gib * GIB, driverVersion: '13.0', computeCapability: '8.9',
+  const gpu = (index: number, gib: number, freeGib = gib) => ({
+    index, name: `GPU ${index}`, vramBytes: gib * GIB, freeVramBytes: freeGib * GIB, driverVersion: '13.0', computeCapability: '8.9',
   });
   const probeOf = (...devices: ReturnType<typeof gpu>[]): (() => Promise<DeviceProbe>) => async () => ({
     label: devices.length ? 'CUDA' : 'CPU', cudaCompiled: true, devices, note: devices.length ? '' : 'no CUDA device',
@@ -73,6 +83,12 @@ describe('autoBatch', () => {
     const probe = probeOf(gpu(0, 6), gpu(1, 40));
     expect(await autoBatch({ source, requestedBackend: 'auto', probe, contextTokens })).toBe(1);
     expect(await autoBatch({ source, requestedBackend: 'cuda', cudaDevice: 1, probe, contextTokens })).toBe(16);
+  });
+
+  it('sizes for what the probe finds free', async () => {
+    const contextTokens = async () => 16_384;
+    // 40 GiB with 20 free: 19.25 GiB of room = 9 sequences → 8.
+    expect(await autoBatch({ source, requestedBackend: 'auto', probe: probeOf(gpu(0, 40, 20)), contextTokens })).toBe(8);
   });
 
   it.each([

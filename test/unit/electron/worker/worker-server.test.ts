@@ -1,0 +1,69 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { DeviceProbe, WorkerMessage, WorkerRequest } from '../../../../electron/common/worker-protocol.js';
+import { countLoadedAsFree, serveWorker } from '../../../../electron/worker/worker-server.js';
+import { createScriptedEngine } from './scripted-engine.js';
+import { writeTinyTokenizer } from './tiny-tokenizer.js';
+
+const GIB = 2 ** 30;
+const gpu = (index: number, totalGib: number, freeGib: number) => ({
+  index, name: `GPU ${index}`, vramBytes: totalGib * GIB, freeVramBytes: freeGib * GIB, driverVersion: '13.0', computeCapability: '8.9',
+});
+const probeOf = (...devices: ReturnType<typeof gpu>[]): DeviceProbe => ({ label: 'CUDA', cudaCompiled: true, devices, note: '' });
+const free = (p: DeviceProbe) => p.devices.map((d) => d.freeVramBytes / GIB);
+
+describe('countLoadedAsFree', () => {
+  it.each([
+    ['no model is loaded', null, [10, 30]],
+    ['the model on device 1 holds 6 GiB', { device: 1, bytes: 6 * GIB }, [10, 36]],
+    ['never more than the device has', { device: 0, bytes: 20 * GIB }, [24, 30]],
+    ['a device that is not probed', { device: 5, bytes: 6 * GIB }, [10, 30]],
+  ])('%s', (_why, held, want) => {
+    expect(free(countLoadedAsFree(probeOf(gpu(0, 24, 10), gpu(1, 40, 30)), held))).toEqual(want);
+  });
+});
+
+describe('the worker answers a probe as a load would see the device', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-ws-'));
+    await writeTinyTokenizer(root);
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('counts its own loaded model as free, and the driver view once it is unloaded', async () => {
+    let handler: (m: unknown) => void = () => {};
+    const waiting = new Map<number, (m: WorkerMessage) => void>();
+    serveWorker(
+      {
+        send: (m) => {
+          if ('seq' in m) waiting.get(m.seq)?.(m);
+        },
+        onMessage: (h) => void (handler = h),
+      },
+      createScriptedEngine({ devices: [gpu(0, 24, 20)], loadedDeviceBytes: 8 * GIB }),
+    );
+    let seq = 0;
+    const ask = (request: WorkerRequest) =>
+      new Promise<WorkerMessage>((resolve) => {
+        waiting.set(++seq, resolve);
+        handler({ seq, request });
+      });
+    const probedFree = async () => {
+      const r = await ask({ type: 'probe' });
+      if (!('ok' in r) || !r.ok) throw new Error('probe failed');
+      return free(r.value as DeviceProbe);
+    };
+    expect(await probedFree()).toEqual([20]);
+    const loaded = await ask({ type: 'load', modelDir: root, packedDir: root, weights: 'int4', backend: 'cuda' });
+    expect('ok' in loaded && loaded.ok).toBe(true);
+    // The scripted driver now reports 12 GiB free; a load would replace the model and have 20.
+    expect(await probedFree()).toEqual([20]);
+    await ask({ type: 'unload' });
+    expect(await probedFree()).toEqual([20]);
+  });
+});
