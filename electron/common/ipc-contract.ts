@@ -19,6 +19,8 @@ export interface GpuInfo {
   readonly name: string;
   /** Total device memory in bytes. */
   readonly totalMemoryBytes: number;
+  /** What a run could use now: free memory, counting the runtime's own loaded model as free. */
+  readonly freeMemoryBytes: number;
   /** Driver version as reported by CUDA, e.g. "12.4" (or the raw integer as a string). */
   readonly driverVersion: string;
   /** Compute capability, e.g. "8.9". */

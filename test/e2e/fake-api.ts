@@ -11,6 +11,7 @@ import type {
   AssetKind,
   AssetStatus,
   EmitEvent,
+  GpuInfo,
   InstructionTypeRow,
   PreparedModel,
   ResponseDetail,
@@ -49,6 +50,8 @@ export interface FakeApiOptions {
   readonly tickMs?: number;
   /** Stands in for the desktop file dialog: the path it "chooses" per dialog title (no dialogs when omitted). */
   readonly pickPaths?: Readonly<Record<string, string>>;
+  /** CUDA devices the system check reports (none: the CPU backend). */
+  readonly gpus?: readonly GpuInfo[];
 }
 
 // Deterministic "verdicts": a response passes an instruction unless key * (index + 1) is divisible by 3.
@@ -83,6 +86,7 @@ function accuracies(responses: readonly StoredResponse[]): Accuracies | null {
 
 export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: EmitEvent): void } {
   const tick = opts.tickMs ?? 40;
+  const gpus = opts.gpus ?? [];
   const dataDir = opts.dataDir ?? '/tmp/horizon-fake';
   let emit: EmitEvent = () => {};
   const models: PreparedModel[] = [];
@@ -99,10 +103,10 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
     system: {
       check: async () =>
         ok({
-          backend: 'cpu',
-          backendLabel: 'CPU backend',
-          gpus: [],
-          cudaStatus: 'no CUDA device (cudaGetDeviceCount: error 35)',
+          ...(gpus.length
+            ? { backend: 'cuda' as const, backendLabel: `CUDA: ${gpus[0]?.name ?? ''}`, cudaStatus: '' }
+            : { backend: 'cpu' as const, backendLabel: 'CPU backend', cudaStatus: 'no CUDA device (cudaGetDeviceCount: error 35)' }),
+          gpus,
           cpuLabel: 'Fake CPU (2 threads)',
           memoryBytes: 24 * 2 ** 30,
           dataDir,
@@ -209,7 +213,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             modelRevision: model.revision,
             weights: model.weights,
             status: 'running',
-            backendLabel: 'CPU backend',
+            backendLabel: gpus.length ? `CUDA: ${gpus.find((g) => g.index === (req.cudaDevice ?? gpus[0]?.index))?.name ?? '?'}` : 'CPU backend',
             createdAt: new Date().toISOString(),
             finishedAt: null,
             done: 0,

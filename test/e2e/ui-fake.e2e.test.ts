@@ -111,3 +111,55 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(consoleErrors).toEqual([]);
   });
 });
+
+describe('renderer over horizon serve (fake services, two GPUs)', () => {
+  let server: ServeHandle;
+  let browser: LaunchedBrowser;
+  let page: Page;
+  const GIB = 2 ** 30;
+  const gpu = (index: number, name: string, total: number, free: number) => ({
+    index, name, totalMemoryBytes: total * GIB, freeMemoryBytes: free * GIB, driverVersion: '13.0', computeCapability: '8.9',
+  });
+
+  beforeAll(async () => {
+    const fake = createFakeApi({
+      sharedDir: shared,
+      tickMs: 30,
+      gpus: [gpu(0, 'RTX 4090', 24, 21.5), gpu(1, 'RTX 4060', 8, 6.25)],
+    });
+    server = await startServeServer({ api: fake.api, staticDir });
+    fake.setEmit(server.emit);
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('lists each GPU with its free memory and runs on the one chosen', async () => {
+    await page.goto(server.url);
+    await expect.poll(() => page.getByTestId('backend').textContent()).toContain('CUDA: RTX 4090');
+    await expect.poll(() => page.getByTestId('gpu-memory-1').textContent()).toBe('8.0 GiB (6.3 GiB free)');
+    expect(await page.getByTestId('gpu-memory-0').textContent()).toBe('24.0 GiB (21.5 GiB free)');
+
+    await page.getByRole('button', { name: 'Models' }).click();
+    await page.getByRole('button', { name: 'Prepare', exact: true }).click();
+    await expect.poll(() => page.getByTestId('prepare-progress').textContent(), { timeout: 10_000 }).toContain('Ready');
+    await page.getByLabel('Import IFEval input data from').fill(path.join(shared, 'ifeval', 'input_data.jsonl'));
+    await page.getByTestId('import-ifeval').getByRole('button', { name: 'Import' }).click();
+    await expect.poll(() => page.getByTestId('import-ifeval').textContent()).toContain('541 prompts');
+
+    await page.getByRole('button', { name: 'Run IFEval' }).click();
+    const select = page.getByLabel('GPU', { exact: true });
+    expect(await select.locator('option').allTextContents()).toEqual([
+      '0: RTX 4090 (24.0 GiB, 21.5 free)',
+      '1: RTX 4060 (8.0 GiB, 6.3 free)',
+    ]);
+    await select.selectOption({ label: '1: RTX 4060 (8.0 GiB, 6.3 free)' });
+    await page.getByLabel('Prompts').fill('4');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await expect.poll(() => page.getByTestId('run-live').textContent(), { timeout: 10_000 }).toContain('CUDA: RTX 4060');
+  });
+});

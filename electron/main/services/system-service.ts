@@ -30,6 +30,7 @@ export class SystemService implements SystemApi {
             index: d.index,
             name: d.name,
             totalMemoryBytes: d.vramBytes,
+            freeMemoryBytes: d.freeVramBytes,
             driverVersion: d.driverVersion,
             computeCapability: d.computeCapability,
           }))

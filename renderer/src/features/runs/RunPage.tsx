@@ -128,7 +128,8 @@ export function RunPage() {
                 >
                   {gpus.map((g, i) => (
                     <option key={g.index} value={i === 0 ? '' : String(g.index)}>
-                      {g.index}: {g.name} ({formatNumber(g.totalMemoryBytes / 2 ** 30, 1)} GiB)
+                      {g.index}: {g.name} ({formatNumber(g.totalMemoryBytes / 2 ** 30, 1)} GiB,{' '}
+                      {formatNumber(g.freeMemoryBytes / 2 ** 30, 1)} free)
                     </option>
                   ))}
                 </select>

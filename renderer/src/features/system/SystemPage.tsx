@@ -70,7 +70,9 @@ export function SystemPage() {
                         <td>
                           cuda:{g.index} {g.name}
                         </td>
-                        <td>{formatBytes(g.totalMemoryBytes)}</td>
+                        <td data-testid={`gpu-memory-${g.index}`}>
+                          {formatBytes(g.totalMemoryBytes)} <span className="muted">({formatBytes(g.freeMemoryBytes)} free)</span>
+                        </td>
                         <td>{g.computeCapability}</td>
                         <td>{g.driverVersion}</td>
                       </tr>
