@@ -104,7 +104,7 @@ async function main(): Promise<number> {
       onProgress: (p) => {
         if (p.partial || p.status !== 'running' || p.done === 0 || (p.done < p.total && performance.now() - lastPrint < 3000)) return;
         lastPrint = performance.now();
-        console.log(`   [${p.done}/${p.total}] ${p.tokensPerSecond.toFixed(0)} tok/s, ETA ${p.etaSeconds === null ? '?' : `${Math.round(p.etaSeconds)} s`}`);
+        console.log(`   [${p.done}/${p.total}] ${p.tokensPerSecond.toFixed(0)} tok/s, ETA ${p.etaSeconds === null ? 'estimating' : `${Math.round(p.etaSeconds)} s`}`);
       },
     });
     const figures = responses.figures(runId);

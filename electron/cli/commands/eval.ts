@@ -41,7 +41,7 @@ function int(name: string, v: string | undefined): number | undefined {
 }
 
 const fmtSeconds = (s: number | null) =>
-  s === null ? '?' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
+  s === null ? 'estimating' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('eval', USAGE, args, {

@@ -173,6 +173,22 @@ class RateWindow {
 }
 
 /**
+ * Seconds left in a run, from the prompts finished since generation started (loading the model excluded). Under
+ * continuous batching the first prompts finish while `wave` others are part done, so the rate is known only once a
+ * wave has finished: null until then.
+ */
+export function estimateEtaSeconds(e: {
+  readonly left: number;
+  readonly finished: number;
+  readonly wave: number;
+  readonly generatingSeconds: number | null;
+}): number | null {
+  if (e.left === 0) return 0;
+  if (e.generatingSeconds === null || e.finished < Math.max(1, e.wave)) return null;
+  return (e.generatingSeconds / e.finished) * e.left;
+}
+
+/**
  * Runs (or resumes) a run to completion, cancellation or failure, and returns its final record. Never throws for
  * worker or model problems: they end the run as failed with the message.
  */
@@ -186,6 +202,8 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   let done = stored.size;
   const startedAt = performance.now();
   let doneThisSession = 0;
+  let generatingSince: number | null = null;
+  const wave = Math.min(run.policy.batch, todo.length);
   const rate = new RateWindow();
   const progress = (status: RunProgress['status'], extra: Partial<RunProgress> = {}): void => {
     const now = performance.now();
@@ -197,7 +215,12 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       done,
       total: run.total,
       tokensPerSecond: rate.rate(now),
-      etaSeconds: doneThisSession > 0 ? (elapsedSeconds / doneThisSession) * left : left === 0 ? 0 : null,
+      etaSeconds: estimateEtaSeconds({
+        left,
+        finished: doneThisSession,
+        wave,
+        generatingSeconds: generatingSince === null ? null : (now - generatingSince) / 1000,
+      }),
       elapsedSeconds,
       ...extra,
     });
@@ -288,6 +311,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     if (!hooks.signal?.aborted) {
       currentJob = `${runId}#${done}`;
       for (const r of todo) inflight.set(String(r.key), []);
+      generatingSince = performance.now();
       const gen = await runtime.request({
         type: 'generate',
         jobId: currentJob,

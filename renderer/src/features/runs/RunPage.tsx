@@ -199,7 +199,16 @@ export function RunPage() {
           <div className="stats">
             <Stat label="Tokens / s" value={formatNumber(progress?.tokensPerSecond)} />
             <Stat label="Elapsed" value={formatDuration(progress?.elapsedSeconds)} />
-            <Stat label="ETA" value={run.status === 'completed' ? 'done' : formatDuration(progress?.etaSeconds)} />
+            <Stat
+              label="ETA"
+              value={
+                run.status === 'completed'
+                  ? 'done'
+                  : running && progress?.etaSeconds == null
+                    ? 'estimating…'
+                    : formatDuration(progress?.etaSeconds)
+              }
+            />
             <Stat label="Prompt-level strict" value={formatPercent(run.accuracies?.promptStrict)} />
           </div>
           {run.error ? <Notice tone="error">{run.error}</Notice> : null}

@@ -11,7 +11,7 @@ import { migrate } from '../../../../../electron/main/db/open-database.js';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import type { EvalRunDeps } from '../../../../../electron/main/jobs/eval-run.js';
-import { createEvalRun, executeEvalRun } from '../../../../../electron/main/jobs/eval-run.js';
+import { createEvalRun, estimateEtaSeconds, executeEvalRun } from '../../../../../electron/main/jobs/eval-run.js';
 import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
 import { WorkerClient } from '../../../../../electron/main/worker-client.js';
 import { parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
@@ -134,6 +134,8 @@ describe('eval-run job', () => {
     const done = events.filter((e) => e.status === 'running').map((e) => e.done);
     expect(done).toEqual([0, 1, 2, 3, 4, 5]);
     expect(events.at(-1)).toMatchObject({ status: 'completed', done: 5, total: 5, etaSeconds: 0 });
+    // No estimate until a whole wave of `batch` (2) prompts has finished.
+    expect(events.filter((e) => e.status === 'running').map((e) => e.etaSeconds === null)).toEqual([true, true, false, false, false, false]);
     expect(concurrency).toEqual([2]);
     expect(generated).toHaveLength(5);
     expect(deps.responses.figures('r1')).toMatchObject({ batches: 1 });
@@ -286,5 +288,18 @@ describe('eval-run job', () => {
     expect(resumed.status).toBe('completed');
     expect(deps.workers.spawned).toBe(1);
     expect(loads).toHaveLength(1);
+  });
+});
+
+describe('estimateEtaSeconds', () => {
+  it.each([
+    ['nothing is left', { left: 0, finished: 0, wave: 8, generatingSeconds: null }, 0],
+    ['generation has not started (the model loads)', { left: 10, finished: 0, wave: 8, generatingSeconds: null }, null],
+    ['fewer than a wave have finished', { left: 533, finished: 7, wave: 8, generatingSeconds: 3 }, null],
+    ['a wave has finished: seconds per prompt times those left', { left: 533, finished: 8, wave: 8, generatingSeconds: 4 }, 266.5],
+    ['a wave of one (batch 1)', { left: 3, finished: 1, wave: 1, generatingSeconds: 2 }, 6],
+    ['a wave of none (nothing to generate) still needs a finished prompt', { left: 3, finished: 0, wave: 0, generatingSeconds: 2 }, null],
+  ])('%s', (_why, e, want) => {
+    expect(estimateEtaSeconds(e)).toBe(want);
   });
 });
