@@ -588,6 +588,11 @@ void * dynamic_shared() { return g_block->smem.data(); }
 void sync_block() { wait_at_block_barrier(); }
 void sync_warp(unsigned mask) {
   if (mask != 0xffffffffu) die(where(*g_block) + ": partial-mask warp sync is not modelled");
+  // A full mask names all 32 lanes; on a GPU a lane that has exited or does not exist (a block whose size is not a
+  // multiple of 32) leaves the result undefined.
+  const warp_run & w = g_block->warps[static_cast<size_t>(g_fiber->linear / 32)];
+  if (w.count < 32) die(where(*g_block) + ": a full-mask warp operation in a warp of " + std::to_string(w.count) + " lanes");
+  if (w.live < 32) die(where(*g_block) + ": a full-mask warp operation after some lanes of the warp exited");
   wait_at_warp_rendezvous();
 }
 // Two slot banks used in turn: a lane can write the next exchange's value only after every lane has arrived at it,

@@ -5,7 +5,8 @@
 // and `extern __shared__ T name[];` becomes a pointer to the block's dynamic shared memory.
 //
 // What it models: every thread of a block is a fiber, so __syncthreads, __syncwarp and warp shuffles are real
-// rendezvous (a barrier some threads never reach is reported as a deadlock); launch limits (block size, grid size,
+// rendezvous (a barrier some threads never reach is reported as a deadlock, a full-mask warp operation naming a lane
+// that exited or does not exist is reported as the undefined behaviour it is on a GPU); launch limits (block size, grid size,
 // dynamic shared memory above 48 KiB without the opt-in attribute); device, pinned and pageable memory as separate
 // spaces (a copy whose pointers do not match its kind, or that overruns its allocation, fails); streams run lazily,
 // only when something waits for them, so a missing synchronisation reads stale data; an event's first query

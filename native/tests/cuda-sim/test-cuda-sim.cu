@@ -50,6 +50,12 @@ __global__ void block_sum_kernel(const float * in, float * out, int n) {
 
 __global__ void add_kernel(int * p, int v) { p[threadIdx.x] += v; }
 
+// Lane 5 returns early; the others still name it in a full-mask shuffle.
+__global__ void exited_lane_shuffle_kernel(int * out) {
+  if (threadIdx.x == 5) return;
+  out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, static_cast<int>(threadIdx.x), 1);
+}
+
 // Thread 0 publishes a value the block reads with no barrier between: a race on a GPU.
 __global__ void unsynchronised_broadcast_kernel(float * out) {
   extern __shared__ float value[];
@@ -337,6 +343,20 @@ void test_reported_bugs() {
            cudaDeviceSynchronize();
          }),
          "a warp rendezvous half the warp never reaches is reported");
+  expect(aborts([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 64 * sizeof(int));
+           exited_lane_shuffle_kernel<<<1, 64>>>(d);
+           cudaDeviceSynchronize();
+         }),
+         "a full-mask shuffle naming a lane that exited is reported");
+  expect(aborts([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 48 * sizeof(int));
+           warp_ops_kernel<<<1, 48>>>(d, d);
+           cudaDeviceSynchronize();
+         }),
+         "a full-mask shuffle in a warp of 16 lanes is reported");
   expect(aborts([] {
            int * d = nullptr;
            cudaMalloc(&d, 16);
