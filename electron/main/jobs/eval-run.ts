@@ -199,6 +199,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   const positions = new Map(deps.records.map((r, i) => [r.key, i]));
   const stored = responses.storedKeys(runId);
   const todo = records.filter((r) => !stored.has(r.key));
+  const todoByItemId = new Map(todo.map((r) => [String(r.key), r]));
   let done = stored.size;
   const startedAt = performance.now();
   let doneThisSession = 0;
@@ -292,7 +293,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   const stopItems = runtime.onItem((e) => {
     if (e.jobId !== currentJob || storeError) return;
     try {
-      const row = scoreItem(todo, e.item, positions, tools);
+      const row = scoreItem(todoByItemId, e.item, positions, tools);
       responses.insertResponses(runId, [row], e.item.tokenIds.length);
       inflight.delete(e.item.itemId);
       done += 1;
@@ -355,12 +356,12 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
 }
 
 function scoreItem(
-  records: readonly PromptRecord[],
+  byItemId: ReadonlyMap<string, PromptRecord>,
   item: GenerationItemResult,
   positions: ReadonlyMap<number, number>,
   tools: TextTools,
 ): StoredResponse {
-  const record = records.find((r) => String(r.key) === item.itemId);
+  const record = byItemId.get(item.itemId);
   if (!record) throw new Error(`the worker answered for unknown prompt key ${item.itemId}`);
   const verdicts = scorePrompt(record, item.text, tools);
   return {
