@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 
 import { startServeServer, type ServeHandle } from '../../electron/main/serve/serve-server.js';
-import { createFakeApi } from './fake-api.js';
+import { createFakeApi, type FakeApiOptions } from './fake-api.js';
 import { fullShot, launchBrowser, type LaunchedBrowser } from './launch-browser.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -18,46 +18,62 @@ const shared = path.resolve(repoRoot, '..', 'shared');
 const shots = path.join(repoRoot, 'test-results', 'e2e', 'fake');
 const staticDir = path.join(repoRoot, 'out', 'renderer');
 
-describe('renderer over horizon serve (fake services)', () => {
-  let server: ServeHandle;
-  let browser: LaunchedBrowser;
-  let page: Page;
-  const consoleErrors: string[] = [];
+/** The built renderer served over the fake services, in a fresh browser page that records console errors. */
+class FakeApp {
+  server!: ServeHandle;
+  browser!: LaunchedBrowser;
+  page!: Page;
+  readonly consoleErrors: string[] = [];
 
-  beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
-    // As in the desktop app, the Punkt folder comes from the (stand-in) file dialog; the IFEval file is typed.
-    const fake = createFakeApi({
-      sharedDir: shared,
-      tickMs: 30,
-      pickPaths: { 'Punkt English parameters folder': path.join(shared, 'nltk', 'punkt_english') },
+  async open(options: Omit<FakeApiOptions, 'sharedDir' | 'tickMs'>): Promise<void> {
+    const fake = createFakeApi({ sharedDir: shared, tickMs: 30, ...options });
+    this.server = await startServeServer({ api: fake.api, staticDir });
+    fake.setEmit(this.server.emit);
+    this.browser = await launchBrowser();
+    this.page = await this.browser.context.newPage();
+    this.page.on('console', (m) => {
+      if (m.type() === 'error') this.consoleErrors.push(m.text());
     });
-    server = await startServeServer({ api: fake.api, staticDir });
-    fake.setEmit(server.emit);
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(e.message));
-  });
+    this.page.on('pageerror', (e) => this.consoleErrors.push(e.message));
+  }
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  async close(): Promise<void> {
+    await this.browser?.close();
+    await this.server?.close();
+  }
 
-  it('walks system → prepare → import → run → results → history', async () => {
-    await page.goto(server.url);
-    await expect.poll(() => page.getByTestId('backend').textContent()).toContain('CPU backend');
-    await fullShot(page, path.join(shots, '1-system.png'));
-
+  /** Models screen: prepares the default model and imports the IFEval prompts by typing their path. */
+  async prepareAndImportPrompts(): Promise<void> {
+    const { page } = this;
     await page.getByRole('button', { name: 'Models' }).click();
     await page.getByRole('button', { name: 'Prepare', exact: true }).click();
     await expect.poll(() => page.getByTestId('prepare-progress').textContent(), { timeout: 10_000 }).toContain('Ready');
     await page.getByLabel('Import IFEval input data from').fill(path.join(shared, 'ifeval', 'input_data.jsonl'));
     await page.getByTestId('import-ifeval').getByRole('button', { name: 'Import' }).click();
     await expect.poll(() => page.getByTestId('import-ifeval').textContent()).toContain('541 prompts');
+  }
+}
+
+describe('renderer over horizon serve (fake services)', () => {
+  const app = new FakeApp();
+  let page: Page;
+  const consoleErrors = app.consoleErrors;
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    // As in the desktop app, the Punkt folder comes from the (stand-in) file dialog; the IFEval file is typed.
+    await app.open({ pickPaths: { 'Punkt English parameters folder': path.join(shared, 'nltk', 'punkt_english') } });
+    page = app.page;
+  });
+
+  afterAll(() => app.close());
+
+  it('walks system → prepare → import → run → results → history', async () => {
+    await page.goto(app.server.url);
+    await expect.poll(() => page.getByTestId('backend').textContent()).toContain('CPU backend');
+    await fullShot(page, path.join(shots, '1-system.png'));
+
+    await app.prepareAndImportPrompts();
     await page.getByRole('button', { name: 'Browse for Punkt English' }).click();
     await expect.poll(() => page.getByLabel('Import Punkt English from').inputValue()).toBe(path.join(shared, 'nltk', 'punkt_english'));
     await page.getByLabel('Import Punkt English from').press('Enter');
@@ -113,8 +129,7 @@ describe('renderer over horizon serve (fake services)', () => {
 });
 
 describe('renderer over horizon serve (fake services, two GPUs)', () => {
-  let server: ServeHandle;
-  let browser: LaunchedBrowser;
+  const app = new FakeApp();
   let page: Page;
   const GIB = 2 ** 30;
   const gpu = (index: number, name: string, total: number, free: number) => ({
@@ -122,35 +137,19 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
   });
 
   beforeAll(async () => {
-    const fake = createFakeApi({
-      sharedDir: shared,
-      tickMs: 30,
-      gpus: [gpu(0, 'RTX 4090', 24, 21.5), gpu(1, 'RTX 4060', 8, 6.25)],
-    });
-    server = await startServeServer({ api: fake.api, staticDir });
-    fake.setEmit(server.emit);
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
+    await app.open({ gpus: [gpu(0, 'RTX 4090', 24, 21.5), gpu(1, 'RTX 4060', 8, 6.25)] });
+    page = app.page;
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => app.close());
 
   it('lists each GPU with its free memory and runs on the one chosen', async () => {
-    await page.goto(server.url);
+    await page.goto(app.server.url);
     await expect.poll(() => page.getByTestId('backend').textContent()).toContain('CUDA: RTX 4090');
     await expect.poll(() => page.getByTestId('gpu-memory-1').textContent()).toBe('8.0 GiB (6.3 GiB free)');
     expect(await page.getByTestId('gpu-memory-0').textContent()).toBe('24.0 GiB (21.5 GiB free)');
 
-    await page.getByRole('button', { name: 'Models' }).click();
-    await page.getByRole('button', { name: 'Prepare', exact: true }).click();
-    await expect.poll(() => page.getByTestId('prepare-progress').textContent(), { timeout: 10_000 }).toContain('Ready');
-    await page.getByLabel('Import IFEval input data from').fill(path.join(shared, 'ifeval', 'input_data.jsonl'));
-    await page.getByTestId('import-ifeval').getByRole('button', { name: 'Import' }).click();
-    await expect.poll(() => page.getByTestId('import-ifeval').textContent()).toContain('541 prompts');
-
+    await app.prepareAndImportPrompts();
     await page.getByRole('button', { name: 'Run IFEval' }).click();
     const select = page.getByLabel('GPU', { exact: true });
     expect(await select.locator('option').allTextContents()).toEqual([
@@ -161,5 +160,6 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await page.getByLabel('Prompts').fill('4');
     await page.getByRole('button', { name: 'Start run' }).click();
     await expect.poll(() => page.getByTestId('run-live').textContent(), { timeout: 10_000 }).toContain('CUDA: RTX 4060');
+    expect(app.consoleErrors).toEqual([]);
   });
 });
