@@ -24,4 +24,11 @@ struct device_probe {
 
 device_probe rt_device_probe();
 
+/**
+ * Why CUDA cannot be used, in words a user can act on. Versions as CUDA encodes them (1000 * major + 10 * minor); a
+ * driver version of 0 means no NVIDIA driver was found. `insufficient_driver`: the runtime said the driver is too old.
+ */
+std::string cuda_unavailable_reason(const std::string & error, bool insufficient_driver, int driver_version,
+                                    int runtime_version);
+
 }  // namespace rt

@@ -9,13 +9,15 @@ device_probe rt_cuda_device_probe() {
   probe.cuda_compiled = true;
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
   if (err != cudaSuccess) {
-    probe.error = std::string("no CUDA device: ") + cudaGetErrorString(err);
+    int runtime = 0;
+    cudaRuntimeGetVersion(&runtime);
+    probe.error = cuda_unavailable_reason(cudaGetErrorString(err), err == cudaErrorInsufficientDriver, driver, runtime);
     cudaGetLastError();
     return probe;
   }
-  int driver = 0;
-  cudaDriverGetVersion(&driver);
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
