@@ -77,6 +77,8 @@ export async function run(args: string[]): Promise<number> {
     console.error(`horizon eval: ${(e as Error).message}`);
     return 2;
   }
+  // A model folder that cannot be run fails before anything is written to the data folder.
+  const source = values.resume ? null : await resolveModelSource(values.model ?? '', weights);
   const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
   const inputs = await loadEvalInputs(dataDir);
   for (const f of inputs.imported) console.log(`imported eval asset ${f}`);
@@ -93,8 +95,8 @@ export async function run(args: string[]): Promise<number> {
     const responses = new ResponseRepo(db);
     const deps = { runs, responses, runtime: worker, records: inputs.records, tools: inputs.tools };
     let runId: string;
-    if (values.resume) {
-      runId = values.resume;
+    if (source === null) {
+      runId = values.resume ?? '';
       const existing = runs.get(runId);
       if (!existing) throw new Error(`run ${runId} is not in ${dbFile}`);
       if (existing.datasetSha256 !== inputs.datasetSha256) {
@@ -103,7 +105,6 @@ export async function run(args: string[]): Promise<number> {
       console.log(`resuming run ${runId}: ${responses.count(runId)}/${existing.total} responses stored`);
     } else {
       runId = newRunId();
-      const source = await resolveModelSource(values.model ?? '', weights);
       const created = await createEvalRun(deps, {
         runId,
         source,

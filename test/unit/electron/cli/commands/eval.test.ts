@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,6 +39,19 @@ describe('horizon eval / verify / export: usage', () => {
     expect(await capture(['eval', '--model', 'x', '--expert-budget', '4slots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget for eval is a size in GiB/) });
     expect(await capture(['eval', '--model', 'x', '--expert-budget', 'lots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget must be <GiB>/) });
     expect(await capture(['verify'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/give exactly one RESULT\.zip/) });
+  });
+
+  it('names a folder that is not a model and writes nothing to the data folder', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-bad-model-'));
+    try {
+      const dataDir = path.join(root, 'data');
+      const r = await capture(['eval', '--model', path.join(root, 'nothing-here'), '--data-dir', dataDir]);
+      expect(r.code).toBe(1);
+      expect(r.errOut).toContain(`${path.join(root, 'nothing-here')}: not a model folder`);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
 
