@@ -28,7 +28,7 @@ if [ -z "$ARCHS" ] && command -v nvidia-smi >/dev/null 2>&1; then
   CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
   [ -n "$CC" ] && ARCHS="${CC}-real"
 fi
-ARCHS="${ARCHS:-75-real;80-real;86-real;89-real;90-real;120}"
+ARCHS="${ARCHS:-75;80-real;86-real;89-real;90-real;100-real;120}"
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv 2>&1 | tee -a "$LOG"
 else

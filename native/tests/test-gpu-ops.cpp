@@ -537,6 +537,31 @@ void test_router(bool norm) {
   expect_close(norm ? "router top-k weights (norm)" : "router top-k weights", dw.get(), w_ref, MAX_ABS_ERR_ROUTER);
 }
 
+// A token whose router logits are all NaN (a broken model) must not disturb the block's other tokens or write
+// outside its own shared-memory row; it is the last warp of its block, so a stray write lands past the block's
+// shared memory (AddressSanitizer) or in the next token's row.
+void test_router_nan_row() {
+  const int tokens = 2 * RT_ROUTER_WARPS, experts = 64, k = 8, nan_token = RT_ROUTER_WARPS - 1;
+  rng r(10);
+  std::vector<float> logits(static_cast<size_t>(tokens) * experts);
+  for (auto & v : logits) v = 4.0f * r.uniform();
+  for (int e = 0; e < experts; ++e) logits[static_cast<size_t>(nan_token) * experts + e] = NAN;
+  dev<float> dl(logits);
+  dev<int> dids(static_cast<size_t>(tokens) * k);
+  dev<float> dw(static_cast<size_t>(tokens) * k);
+  rt_cuda_router_topk(dl.p, tokens, experts, k, false, dids.p, dw.p, nullptr);
+  const std::vector<int> ids = dids.get();
+  bool others_ok = true;
+  for (int t = 0; t < tokens; ++t) {
+    if (t == nan_token) continue;
+    std::vector<int> ref(static_cast<size_t>(k));
+    std::vector<float> w(static_cast<size_t>(k));
+    rt::ref::router_topk(logits.data() + static_cast<size_t>(t) * experts, experts, k, false, ref.data(), w.data());
+    others_ok = others_ok && std::equal(ref.begin(), ref.end(), ids.begin() + static_cast<std::ptrdiff_t>(t) * k);
+  }
+  expect(others_ok, "router top-k: a NaN row leaves the other tokens' ids as the reference's");
+}
+
 void test_moe_group() {
   const int tokens = 300, k = 8, experts = 64;
   rng r(10);
@@ -659,8 +684,17 @@ int main() {
   test_qk_norm_rope();
   test_router(false);
   test_router(true);
+  test_router_nan_row();
   test_moe_group();
   test_swiglu_reduce_embed_argmax();
+  if (count > 1) {
+    // Function attributes (the opt-in to more than 48 KiB of shared memory) are per device: the launches above
+    // raised them on device 0, and these need them raised on the last device too.
+    CK(cudaSetDevice(count - 1));
+    std::printf("once more on device %d:\n", count - 1);
+    test_f16(256, 2048, 8, false, "f16 gemm (device > 0)");
+    test_w4a16_plain(256, 2048, 128, 8, "w4a16 gemm (device > 0)", MAX_ABS_ERR_W4A16_GEMM);
+  }
   if (failures != 0) {
     std::fprintf(stderr, "test-gpu-ops: %d failure(s)\n", failures);
     return 1;

@@ -162,11 +162,7 @@ void rt_cuda_attention(const rt_cuda_attention_args & a, cudaStream_t stream) {
   const int split_len = split ? len : a.max_context;
   const int splits = split ? (a.max_context + len - 1) / len : 1;
   const size_t smem = rt_cuda_attention_smem(split_len, a.head_dim);
-  static size_t raised = 48 * 1024;
-  if (smem > raised) {
-    cudaFuncSetAttribute(attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    raised = smem;
-  }
+  rt_cuda_allow_smem(reinterpret_cast<const void *>(attention_kernel), smem);
   attention_kernel<<<dim3(a.n_tokens, a.n_heads, splits), RT_ATTENTION_THREADS, smem, stream>>>(a, split_len);
   RT_CUDA_LAUNCH_CHECK();
   if (split) {

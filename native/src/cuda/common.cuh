@@ -11,6 +11,8 @@
 
 void rt_cuda_check_launch(const char * file, int line);
 
+/** Lets `kernel` use `bytes` of dynamic shared memory per block on the current device (once per device and size). */
+void rt_cuda_allow_smem(const void * kernel, size_t bytes);
 /** Lets `kernels` use the current device's opt-in shared memory per block, and returns that amount. */
 int rt_cuda_allow_optin_smem(std::initializer_list<const void *> kernels);
 

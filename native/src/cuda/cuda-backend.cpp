@@ -640,6 +640,9 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
     kv_table_ = static_cast<__half **>(arena_.alloc(sizeof(__half *) * 2 * MAX_SEQUENCES, "kv table"));
     ck(cudaMemset(kv_table_, 0, sizeof(__half *) * 2 * MAX_SEQUENCES), "clear kv table");
     ensure_scratch(64);
+    // The uploads and the memset above ran on the legacy stream, which stream_ (non-blocking) does not wait for; a
+    // pageable cudaMemcpy may return before its copy lands.
+    ck(cudaDeviceSynchronize(), "finish the uploads");
     arena_.sample();
   } catch (const std::exception & e) {
     error = e.what();
@@ -1097,6 +1100,9 @@ backend_counters cuda_backend::counters() const {
 }
 
 void cuda_backend::counters_reset() {
+  // Called from the request's thread, where another device (or none) may be current; sampling memory there would
+  // create a context on device 0 and read its memory.
+  cudaSetDevice(device_);
   if (cache_) cache_->counters_reset();
   full_hits_ = 0;
   arena_.reset_peak();

@@ -2,8 +2,18 @@
 #include <cuda_runtime.h>
 
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+namespace {
+// Dynamic shared memory each kernel may use, per device: CUDA keeps function attributes per device, and models on
+// different devices launch from different threads.
+std::mutex g_smem_mu;
+std::map<std::pair<int, const void *>, int> g_smem_allowed;
+}  // namespace
 
 void rt_cuda_check_launch(const char * file, int line) {
   const cudaError_t err = cudaGetLastError();
@@ -13,11 +23,25 @@ void rt_cuda_check_launch(const char * file, int line) {
   }
 }
 
+void rt_cuda_allow_smem(const void * kernel, size_t bytes) {
+  int dev = 0;
+  cudaGetDevice(&dev);
+  std::lock_guard<std::mutex> lock(g_smem_mu);
+  auto it = g_smem_allowed.try_emplace({dev, kernel}, 48 * 1024).first;
+  if (bytes <= static_cast<size_t>(it->second)) return;
+  // A size the device cannot give is left to the launch, which then fails naming the kernel's file and line.
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) == cudaSuccess) {
+    it->second = static_cast<int>(bytes);
+  } else {
+    cudaGetLastError();
+  }
+}
+
 int rt_cuda_allow_optin_smem(std::initializer_list<const void *> kernels) {
   int dev = 0;
   cudaGetDevice(&dev);
   int optin = 48 * 1024;
   cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-  for (const void * k : kernels) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+  for (const void * k : kernels) rt_cuda_allow_smem(k, static_cast<size_t>(optin));
   return optin;
 }

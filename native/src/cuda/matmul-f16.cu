@@ -96,9 +96,9 @@ __global__ void f16_generic(rt_cuda_f16_args a) {
 }
 
 int max_dynamic_smem() {
-  static const int optin = rt_cuda_allow_optin_smem(
+  // Per call: the device current on this thread may differ from the last call's.
+  return rt_cuda_allow_optin_smem(
       {reinterpret_cast<const void *>(f16_fast<1>), reinterpret_cast<const void *>(f16_fast<RT_F16_TOKEN_TILE>)});
-  return optin;
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ __global__ void router_kernel(const float * logits, int n_tokens, int n_experts,
     if (lane == 0) {
       ids[t * k + j] = bi;
       weights[t * k + j] = bv;
-      probs[bi] = -2.0f;
+      // With NaN logits nothing is picked (bi == n_experts, an id the expert kernels skip): no row to mark.
+      if (bi < n_experts) probs[bi] = -2.0f;
     }
     picked_sum += bv;
     __syncwarp();

@@ -377,7 +377,10 @@ uint64_t g_pinned_h2d_run = 0;
 uint64_t g_kernel_fault_at = 0;  // 0: none injected by rt_sim::inject_fault (the environment may still name one)
 uint64_t g_pinned_h2d_fault_at = 0;
 thread_local int g_capturing = 0;  // streams this host thread is capturing
-std::map<const void *, int> g_func_smem;  // cudaFuncAttributeMaxDynamicSharedMemorySize per kernel
+// cudaFuncAttributeMaxDynamicSharedMemorySize per (device, kernel): CUDA keeps function attributes per device.
+std::map<std::pair<int, const void *>, int> g_func_smem;
+// The current device is the calling host thread's, as in CUDA.
+thread_local int g_current_device = 0;
 
 }  // namespace
 
@@ -633,7 +636,7 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
   } else if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) {
     bad = "grid of " + std::to_string(grid.x) + "x" + std::to_string(grid.y) + "x" + std::to_string(grid.z);
   } else if (smem > 48 * 1024) {
-    auto it = g_func_smem.find(func);
+    auto it = g_func_smem.find({g_current_device, func});
     const int allowed = it == g_func_smem.end() ? 48 * 1024 : it->second;
     if (smem > static_cast<size_t>(allowed)) {
       bad = std::to_string(smem) + " bytes of dynamic shared memory (the kernel allows " + std::to_string(allowed) + ")";
@@ -674,8 +677,9 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
           b.bidx.y = rev ? grid.y - 1 - yi : yi;
           b.bidx.z = rev ? grid.z - 1 - zi : zi;
           // Uninitialised shared memory holds garbage on a GPU, not what the previous block left; NaN bytes make
-          // reading it before writing visible.
-          b.smem.assign(std::max<size_t>(smem, 16), static_cast<char>(0xFF));
+          // reading it before writing visible. A fresh allocation of exactly the launch's size lets AddressSanitizer
+          // see an access past it.
+          b.smem = std::vector<char>(std::max<size_t>(smem, 16), static_cast<char>(0xFF));
           run_block(b);
         }
       }
@@ -724,14 +728,20 @@ cudaError_t cudaGetDeviceCount(int * count) {
   return *count == 0 ? fail(cudaErrorNoDevice) : cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int device) {
+static bool device_exists(int device) {
   int n = 0;
   cudaGetDeviceCount(&n);
-  return device >= 0 && device < n ? cudaSuccess : fail(cudaErrorInvalidDevice);
+  return device >= 0 && device < n;
+}
+
+cudaError_t cudaSetDevice(int device) {
+  if (!device_exists(device)) return fail(cudaErrorInvalidDevice);
+  g_current_device = device;
+  return cudaSuccess;
 }
 
 cudaError_t cudaGetDevice(int * device) {
-  *device = 0;
+  *device = g_current_device;
   return cudaSuccess;
 }
 
@@ -746,7 +756,7 @@ cudaError_t cudaRuntimeGetVersion(int * v) {
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp * prop, int device) {
-  if (cudaSetDevice(device) != cudaSuccess) return fail(cudaErrorInvalidDevice);
+  if (!device_exists(device)) return fail(cudaErrorInvalidDevice);
   std::memset(prop, 0, sizeof(*prop));
   std::snprintf(prop->name, sizeof prop->name, "CUDA simulator on the CPU");
   prop->major = compute_capability() / 10;
@@ -767,7 +777,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp * prop, int device) {
 }
 
 cudaError_t cudaDeviceGetAttribute(int * value, cudaDeviceAttr attr, int device) {
-  if (cudaSetDevice(device) != cudaSuccess) return fail(cudaErrorInvalidDevice);
+  if (!device_exists(device)) return fail(cudaErrorInvalidDevice);
   switch (attr) {
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = smem_optin(); return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 * 1024; return cudaSuccess;
@@ -782,7 +792,7 @@ cudaError_t cudaFuncSetAttribute(const void * func, cudaFuncAttribute attr, int 
   SIM_LOCK;
   if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
   if (value < 0 || value > smem_optin()) return fail(cudaErrorInvalidValue);
-  g_func_smem[func] = value;
+  g_func_smem[{g_current_device, func}] = value;
   return cudaSuccess;
 }
 
