@@ -7,5 +7,10 @@ import path from 'node:path';
 
 export default function setup(): void {
   const repoRoot = path.resolve(import.meta.dirname, '..', '..');
-  execFileSync('npx', ['vite', 'build', '--logLevel', 'error'], { cwd: repoRoot, stdio: 'inherit' });
+  // The bundle the app ships: vitest sets NODE_ENV=test, under which vite would build React's development bundle.
+  execFileSync('npx', ['vite', 'build', '--logLevel', 'error'], {
+    cwd: repoRoot,
+    stdio: 'inherit',
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
 }

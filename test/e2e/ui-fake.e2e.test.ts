@@ -24,6 +24,7 @@ class FakeApp {
   browser!: LaunchedBrowser;
   page!: Page;
   readonly consoleErrors: string[] = [];
+  readonly consoleAll: string[] = [];
 
   async open(options: Omit<FakeApiOptions, 'sharedDir' | 'tickMs'>): Promise<void> {
     const fake = createFakeApi({ sharedDir: shared, tickMs: 30, ...options });
@@ -32,6 +33,7 @@ class FakeApp {
     this.browser = await launchBrowser();
     this.page = await this.browser.context.newPage();
     this.page.on('console', (m) => {
+      this.consoleAll.push(m.text());
       if (m.type() === 'error') this.consoleErrors.push(m.text());
     });
     this.page.on('pageerror', (e) => this.consoleErrors.push(e.message));
@@ -125,6 +127,8 @@ describe('renderer over horizon serve (fake services)', () => {
     await fullShot(page, path.join(shots, '6-history.png'));
 
     expect(consoleErrors).toEqual([]);
+    // The production bundle, as the app ships it (React's development build says so on the console).
+    expect(app.consoleAll.filter((m) => m.includes('React DevTools'))).toEqual([]);
   });
 });
 

@@ -36,7 +36,11 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     console.log('horizon serve: building the renderer (vite build)…');
-    execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: repoRoot, stdio: 'inherit' });
+    execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], {
+      cwd: repoRoot,
+      stdio: 'inherit',
+      env: { ...process.env, NODE_ENV: 'production' },
+    });
   }
   const version = toolVersion();
 
