@@ -93,11 +93,28 @@ function httpError(status: number, label: string, url: string, authed: boolean):
   return new PrepError('NETWORK', `${label}: unexpected HTTP ${status} from ${url}`);
 }
 
+/** Destinations being downloaded by this process: two writers appending to one `.part` would corrupt it. */
+const downloading = new Set<string>();
+
 /**
  * Downloads one file with HTTP Range resume from `<dest>.part`, hashing while streaming, retrying network failures
  * with exponential backoff; verifies size and hashes, then renames into place. On a hash mismatch the part is deleted.
+ * A second download of the same destination while one runs in this process is refused.
  */
 export async function downloadFile(opts: DownloadFileOptions): Promise<FileDigest> {
+  const key = path.resolve(opts.dest);
+  if (downloading.has(key)) {
+    throw new PrepError('BAD_INPUT', `${opts.label}: already being downloaded to ${opts.dest}; wait for that download to finish`);
+  }
+  downloading.add(key);
+  try {
+    return await downloadOnce(opts);
+  } finally {
+    downloading.delete(key);
+  }
+}
+
+async function downloadOnce(opts: DownloadFileOptions): Promise<FileDigest> {
   const { dest, label, expected, signal } = opts;
   const doFetch = opts.fetch ?? fetch;
   const maxRetries = opts.retries ?? 5;
@@ -136,8 +153,10 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
     opts.onBytes?.(offset, total ?? 0);
 
     let failures = 0;
+    // Failures are forgiven only for bytes beyond any offset reached before: a server that keeps restarting the file
+    // (ignoring Range) and dropping the connection must run out of retries, not loop for ever.
+    let furthest = offset;
     while (total === undefined || offset < total) {
-      let progressed = false;
       try {
         // Identity encoding keeps byte offsets meaningful for Range and Content-Length.
         const headers: Record<string, string> = { 'Accept-Encoding': 'identity', ...opts.headers };
@@ -187,7 +206,7 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
               await fs.promises.truncate(part, 0);
               offset = 0;
               hasher = new FileHasher(expected.gitSha1 !== undefined ? expected.size : undefined);
-              continue;
+              throw new RetryableError('the server answered the resume with another range; restarting the file');
             }
             await fs.promises.truncate(part, 0);
             offset = 0;
@@ -206,11 +225,15 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
               }
               kick();
               hasher.update(chunk);
-              await fh.write(chunk);
+              const { bytesWritten } = await fh.write(chunk);
+              if (bytesWritten !== chunk.length) {
+                throw new PrepError('DISK_FULL', `${label}: wrote ${bytesWritten} of ${chunk.length} bytes to ${part}; free some space and start again`);
+              }
               offset += chunk.length;
-              progressed = true;
               opts.onBytes?.(offset, total ?? offset);
             }
+            // On disk before it can be renamed into place: a power loss must not leave a verified name on unwritten bytes.
+            if (total !== undefined && offset === total) await fh.sync();
           } finally {
             await fh.close();
           }
@@ -226,7 +249,10 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
         if (error instanceof PrepError) throw error;
         const errno = (error as NodeJS.ErrnoException).code;
         if (errno && /^E(NOSPC|DQUOT|ACCES|PERM|ROFS)$/.test(errno)) throw toPrepError(error, dest);
-        if (progressed) failures = 0;
+        if (offset > furthest) {
+          furthest = offset;
+          failures = 0;
+        }
         failures += 1;
         const reason = describeNetworkError(error);
         if (failures > maxRetries) {
@@ -256,6 +282,13 @@ export async function downloadFile(opts: DownloadFileOptions): Promise<FileDiges
           : expected.gitSha1 !== undefined && digest.gitSha1 !== expected.gitSha1
             ? `git sha1 ${digest.gitSha1}, expected ${expected.gitSha1}`
             : undefined;
+    // The bytes hashed are the bytes received; the file must also hold exactly those.
+    const onDisk = await sizeOf(part);
+    if (!problem && onDisk !== digest.size) {
+      await fs.promises.rm(part, { force: true });
+      await fs.promises.rm(sidecarPath(dest), { force: true });
+      throw new PrepError('HASH_MISMATCH', `${label}: ${part} holds ${onDisk} bytes but ${digest.size} were received; the partial download was deleted`);
+    }
     if (problem) {
       await fs.promises.rm(part, { force: true });
       await fs.promises.rm(sidecarPath(dest), { force: true });

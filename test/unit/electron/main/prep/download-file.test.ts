@@ -96,6 +96,38 @@ describe('downloadFile', () => {
     expect(e?.message).toMatch(/blob\.bin: download cancelled \(the partial file is kept for resuming\)/);
     expect(fs.statSync(`${dest}.part`).size).toBe(40_000);
   });
+
+  it('runs out of retries when every answer to the resume restarts the file', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, BLOB.subarray(0, 1000));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: SHA, gitSha1: null, etag: null }));
+    let calls = 0;
+    // A 206 without Content-Range: where its bytes start is unknown, so the file restarts.
+    const badRange: typeof fetch = async () => {
+      calls += 1;
+      return new Response(BLOB.subarray(0, 10), { status: 206 });
+    };
+    const e = await downloadFile({
+      url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA }, fetch: badRange, retries: 3, backoffMs: 1,
+    }).then(() => undefined, (x: unknown) => x as PrepError);
+    expect(e?.code).toBe('NETWORK');
+    expect(e?.message).toMatch(/blob\.bin: network error after 3 retries \(the server answered the resume with another range/);
+    expect(calls).toBe(4);
+  });
+
+  it('refuses a second download of the same file while the first runs, which still verifies', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    hub.faults.push({ kind: 'slow', path: '/blob.bin', bytesPerSec: 1_000_000 });
+    const opts = { url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA } };
+    const first = downloadFile(opts);
+    const second = await downloadFile(opts).then(() => undefined, (x: unknown) => x as PrepError);
+    expect(second?.message).toMatch(/blob\.bin: already being downloaded to /);
+    expect(await first).toMatchObject({ sha256: SHA });
+    hub.faults.splice(0);
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
+    // Once it has finished, the same file can be downloaded again.
+    await expect(downloadFile(opts)).resolves.toMatchObject({ sha256: SHA });
+  });
 });
 
 describe('toPrepError', () => {
