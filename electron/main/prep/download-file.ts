@@ -225,9 +225,14 @@ async function downloadOnce(opts: DownloadFileOptions): Promise<FileDigest> {
               }
               kick();
               hasher.update(chunk);
-              const { bytesWritten } = await fh.write(chunk);
-              if (bytesWritten !== chunk.length) {
-                throw new PrepError('DISK_FULL', `${label}: wrote ${bytesWritten} of ${chunk.length} bytes to ${part}; free some space and start again`);
+              // A write may take only part of the chunk (a disk filling up does that); the rest is written after it,
+              // and a write that takes nothing fails.
+              for (let written = 0; written < chunk.length; ) {
+                const { bytesWritten } = await fh.write(chunk, written, chunk.length - written);
+                if (bytesWritten <= 0) {
+                  throw new PrepError('DISK_FULL', `${label}: nothing more could be written to ${part}; free some space and start again`);
+                }
+                written += bytesWritten;
               }
               offset += chunk.length;
               opts.onBytes?.(offset, total ?? offset);
