@@ -89,7 +89,7 @@ export function object<S extends Shape>(shape: S): Schema<ObjectOf<S>> {
   return {
     check: (v, p) => {
       if (!isRecord(v)) return `${p} must be an object`;
-      for (const key of Object.keys(v)) if (!(key in shape)) return `${p}.${key} is not an allowed field`;
+      for (const key of Object.keys(v)) if (!Object.hasOwn(shape, key)) return `${p}.${key} is not an allowed field`;
       for (const [key, field] of Object.entries(shape)) {
         const value = v[key];
         if ('optional' in field) {

@@ -26,6 +26,18 @@ export type ResolveRepoOptions = {
   readonly signal?: AbortSignal;
 };
 
+/**
+ * Why a path the Hub lists cannot be a file inside the model folder ('' when it can): the listing comes from the
+ * network and its paths become file names on disk.
+ */
+export function unsafeRepoPath(p: string): string {
+  if (p === '' || p.startsWith('/')) return 'it is empty or absolute';
+  // eslint-disable-next-line no-control-regex
+  if (/[\\:\u0000-\u001f]/.test(p)) return 'it holds a backslash, a colon or a control character';
+  if (p.split('/').some((s) => s === '' || s === '.' || s === '..')) return "it has an empty, '.' or '..' segment";
+  return '';
+}
+
 /** Resolves `revision` to a commit sha and lists the repo's files there, with clear errors for 401/403/404. */
 export async function resolveRepo(opts: ResolveRepoOptions): Promise<ResolvedRepo> {
   if (!/^[\w.-]+\/[\w.-]+$/.test(opts.repo)) throw new PrepError('BAD_INPUT', `'${opts.repo}' is not a model repo id (expected org/name)`);
@@ -52,6 +64,8 @@ export async function resolveRepo(opts: ResolveRepoOptions): Promise<ResolvedRep
       const files: RepoFile[] = [];
       for await (const entry of listFiles({ repo: { type: 'model', name: opts.repo }, revision: commit, recursive: true, ...common })) {
         if (entry.type !== 'file') continue;
+        const unsafe = unsafeRepoPath(entry.path);
+        if (unsafe) throw new PrepError('MODEL_INVALID', `${where}: the Hub lists a file '${entry.path}' that cannot be saved inside the model folder (${unsafe})`);
         files.push(
           entry.lfs
             ? { path: entry.path, size: entry.lfs.size, sha256: entry.lfs.oid }

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -93,7 +94,8 @@ async function sendFile(res: http.ServerResponse, file: string, headers: Record<
     'x-content-type-options': 'nosniff',
     ...headers,
   });
-  createReadStream(file).pipe(res);
+  // A read error (the file removed or unreadable after the stat) ends this response, never the server.
+  pipeline(createReadStream(file), res, () => {});
   return true;
 }
 

@@ -20,6 +20,8 @@ describe('validateRequest', () => {
     ['system:pickPath', { kind: 'file', title: '' }, 'request.title must not be empty'],
     ['system:pickPath', { kind: 'file', title: 'x', filters: [{ name: 'ZIP', extensions: ['.zip'] }] }, 'request.filters[0].extensions[0]'],
     ['runs:start', { modelId: 'm', extra: 1 }, 'request.extra is not an allowed field'],
+    ['runs:start', { modelId: 'm', toString: 1 }, 'request.toString is not an allowed field'],
+    ['runs:start', JSON.parse('{"modelId":"m","__proto__":{"limit":1}}'), 'request.__proto__ is not an allowed field'],
     ['runs:start', null, 'request must be an object'],
     ['runs:responses', { runId: 'r', verdict: 'maybe' }, 'request.verdict must be one of pass, fail'],
     ['runs:responses', { runId: 'r', limit: 500 }, 'request.limit must be between 1 and 200'],

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { resolveRepo, unsafeRepoPath } from '../../../../../electron/main/prep/resolve-repo.js';
+import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
+import { makeTestRepo, removeTempDirs, tempDir, TEST_REPO } from './test-repo.js';
+
+describe('unsafeRepoPath', () => {
+  it.each([
+    ['config.json', ''],
+    ['onnx/model.onnx', ''],
+    ['..foo/bar..', ''],
+    ['../evil.json', "it has an empty, '.' or '..' segment"],
+    ['a/../../evil', "it has an empty, '.' or '..' segment"],
+    ['a//b', "it has an empty, '.' or '..' segment"],
+    ['./config.json', "it has an empty, '.' or '..' segment"],
+    ['/etc/passwd', 'it is empty or absolute'],
+    ['', 'it is empty or absolute'],
+    ['..\\\\evil.dll', 'it holds a backslash, a colon or a control character'],
+    ['C:evil', 'it holds a backslash, a colon or a control character'],
+    ['a\nb', 'it holds a backslash, a colon or a control character'],
+  ])('%j: %j', (p, why) => {
+    expect(unsafeRepoPath(p)).toBe(why);
+  });
+});
+
+describe('resolveRepo against a Hub that lists a path outside the repo', () => {
+  let hub: HubServer;
+  beforeAll(async () => {
+    hub = await startHubServer({ repos: { [TEST_REPO]: { dir: await makeTestRepo(tempDir('resolve')) } } });
+  });
+  afterAll(async () => {
+    removeTempDirs();
+    await hub.close();
+  });
+
+  it('refuses the listing, naming the path, before any file is fetched', async () => {
+    const evil: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input instanceof Request ? input.url : input).includes('/tree/')) return res;
+      const entries = (await res.json()) as object[];
+      entries.push({ type: 'file', path: '../../evil.json', oid: '0'.repeat(40), size: 2 });
+      return new Response(JSON.stringify(entries), { status: res.status, headers: res.headers });
+    };
+    await expect(resolveRepo({ repo: TEST_REPO, revision: 'main', hubUrl: hub.url, fetch: evil })).rejects.toThrow(
+      `${TEST_REPO}@main: the Hub lists a file '../../evil.json' that cannot be saved inside the model folder`,
+    );
+    const plain = await resolveRepo({ repo: TEST_REPO, revision: 'main', hubUrl: hub.url });
+    expect(plain.files.length).toBeGreaterThan(3);
+  });
+});
