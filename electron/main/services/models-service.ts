@@ -150,7 +150,8 @@ export class ModelsService implements ModelsApi {
       onEvent,
     }).then(
       async (r) => {
-        const variants = await listModelVariants(this.opts.dataDir);
+        // The model is prepared whatever the listing says; a listing that fails only leaves the id out.
+        const variants = await listModelVariants(this.opts.dataDir).catch(() => []);
         const mine = variants.find((v) => v.preparedDir === r.modelDir && v.weights === (r.packedDir ? 'int4' : 'bf16'));
         this.progress({ jobId, step, status: 'done', message: `prepared ${r.modelDir}`, ...(mine ? { modelId: mine.id } : {}) });
       },
@@ -178,6 +179,8 @@ export class ModelsService implements ModelsApi {
   }
 
   async downloadAssets(req: DownloadAssetsRequest): Promise<Result<JobHandle>> {
+    const running = [...this.jobs.keys()].find((id) => id.startsWith('assets-'));
+    if (running) return err('BAD_INPUT', `the eval assets are already being downloaded (job ${running})`);
     const jobId = `assets-${randomUUID()}`;
     const controller = new AbortController();
     this.jobs.set(jobId, controller);

@@ -55,6 +55,8 @@ export function toResponseRow(r: StoredResponseWithPass): ResponseRow {
 /** Starting, cancelling and resuming runs (one at a time), and every query over stored runs. */
 export class RunsService implements RunsApi {
   private active: { runId: string; controller: AbortController; done: Promise<RunRecord> } | undefined;
+  /** A start or resume between its check and its launch (they await the model list, the inputs, the worker). */
+  private starting = false;
 
   constructor(private readonly opts: RunsServiceOptions) {}
 
@@ -125,12 +127,38 @@ export class RunsService implements RunsApi {
     ).finally(() => {
       if (this.active?.runId === runId) this.active = undefined;
     });
+    // executeEvalRun ends worker and model problems as a failed run itself; what escapes it (the database failing,
+    // say) must still end the run as failed, not as an unhandled rejection.
+    done.catch((error: unknown) => {
+      const message = `the run stopped on an internal error: ${(error as Error).message}`;
+      let total = 0;
+      try {
+        total = this.opts.runs.require(runId).total;
+        this.opts.runs.finish(runId, 'failed', message);
+      } catch {
+        // The database is what failed; the next start of the app marks the run as interrupted.
+      }
+      this.opts.emit('runs:onDidProgress', {
+        runId, status: 'failed', done: 0, total, tokensPerSecond: 0, etaSeconds: null, elapsedSeconds: 0, error: message,
+      });
+    });
     this.active = { runId, controller, done };
   }
 
+  /** Claims the one run slot before the first await, so that two starts (or resumes) cannot both pass the check. */
+  private async claimRunSlot<T>(body: () => Promise<T>): Promise<T> {
+    if (this.active) throw new ServiceError('BAD_INPUT', `run ${this.active.runId} is still running; cancel it first`);
+    if (this.starting) throw new ServiceError('BAD_INPUT', 'another run is being started; wait for it');
+    this.starting = true;
+    try {
+      return await body();
+    } finally {
+      this.starting = false;
+    }
+  }
+
   start(req: StartRunRequest): Promise<Result<RunSummary>> {
-    return toResult(async () => {
-      if (this.active) throw new ServiceError('BAD_INPUT', `run ${this.active.runId} is still running; cancel it first`);
+    return toResult(() => this.claimRunSlot(async () => {
       const variant = (await listModelVariants(this.opts.dataDir)).find((v) => v.id === req.modelId);
       if (!variant) throw new ServiceError('MODEL_NOT_FOUND', `model ${req.modelId} is not prepared in ${this.opts.dataDir}`);
       if (!variant.ready) throw new ServiceError('MODEL_INVALID', `model ${req.modelId} is not ready (prepare it again)`);
@@ -154,7 +182,7 @@ export class RunsService implements RunsApi {
       );
       this.launch(run.id, inputs);
       return this.summary(this.opts.runs.require(run.id));
-    });
+    }));
   }
 
   async cancel(req: RunRef): Promise<Result<void>> {
@@ -168,9 +196,8 @@ export class RunsService implements RunsApi {
   }
 
   resume(req: RunRef): Promise<Result<RunSummary>> {
-    return toResult(async () => {
+    return toResult(() => this.claimRunSlot(async () => {
       const run = this.requireRun(req.runId);
-      if (this.active) throw new ServiceError('BAD_INPUT', `run ${this.active.runId} is still running; cancel it first`);
       if (run.status === 'completed') throw new ServiceError('BAD_INPUT', `run ${run.id} is already complete`);
       const inputs = await this.opts.inputs();
       if (inputs.datasetSha256 !== run.datasetSha256) {
@@ -178,7 +205,7 @@ export class RunsService implements RunsApi {
       }
       this.launch(run.id, inputs);
       return this.summary(this.opts.runs.require(run.id));
-    });
+    }));
   }
 
   list(): Promise<Result<readonly RunSummary[]>> {

@@ -199,4 +199,12 @@ describe('createServices (scripted worker, slow tokens)', () => {
     const detail = await services.api.runs.get({ runId });
     expect(detail.ok && [detail.value.status, detail.value.done]).toEqual(['completed', 12]);
   });
+
+  it('starts one of two runs asked for at once and refuses the other', async () => {
+    const req = { modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 2, batch: 2, maxNewTokens: 8 };
+    const both = await Promise.all([services.api.runs.start(req), services.api.runs.start(req)]);
+    expect(both.filter((r) => r.ok)).toHaveLength(1);
+    expect(both.find((r) => !r.ok)).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: 'another run is being started; wait for it' } });
+    await services.runs.activeRun?.done;
+  });
 });

@@ -64,6 +64,19 @@ describe('ModelsService', () => {
     expect(await svc.cancel(job.value)).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
   });
 
+  it('refuses a second eval-asset download while one runs', async () => {
+    const events: PrepareProgress[] = [];
+    const svc = service((async () => undefined) as unknown as Prepare, events);
+    const first = await svc.downloadAssets({});
+    if (!first.ok) throw new Error(first.error.message);
+    expect(await svc.downloadAssets({})).toEqual({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: `the eval assets are already being downloaded (job ${first.value.jobId})` },
+    });
+    await svc.cancel(first.value);
+    expect((await settled(events)).status).not.toBe('running');
+  });
+
   it('lists nothing for an empty data dir and rejects a bad asset import with its code', async () => {
     const svc = service((async () => undefined) as unknown as Prepare, []);
     expect(await svc.list()).toEqual({ ok: true, value: [] });
