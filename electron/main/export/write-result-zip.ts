@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
 import { ZipFile } from 'yazl';
 
 import { formatEvalResults } from '../../../evals/ifeval/eval-results.js';
+import { renameDurably, syncFile } from '../../node/atomic-write.js';
 import { summarize } from '../../../evals/ifeval/summary.js';
 import type { EvalResultRow, InstructionId } from '../../../evals/ifeval/types.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
@@ -217,7 +218,8 @@ export async function writeResultZip(
   zip.outputStream.on('data', (chunk: Buffer) => hash.update(chunk));
   try {
     await pipeline(zip.outputStream, createWriteStream(tmp));
-    await rename(tmp, out);
+    await syncFile(tmp);
+    await renameDurably(tmp, out);
   } catch (e) {
     await rm(tmp, { force: true });
     throw new Error(`${out}: writing the result ZIP failed (${(e as Error).message})`, { cause: e });

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { renameDurably, writeFileAtomic } from '../../node/atomic-write.js';
 import { FileHasher, type FileDigest } from '../../node/file-hasher.js';
 import { PrepError, toPrepError } from './prep-error.js';
 
@@ -43,9 +44,7 @@ async function readSidecar(dest: string): Promise<Sidecar | undefined> {
 }
 
 async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}`;
-  await fs.promises.writeFile(tmp, JSON.stringify(value));
-  await fs.promises.rename(tmp, file);
+  await writeFileAtomic(file, JSON.stringify(value));
 }
 
 async function sizeOf(file: string): Promise<number> {
@@ -299,7 +298,7 @@ async function downloadOnce(opts: DownloadFileOptions): Promise<FileDigest> {
       await fs.promises.rm(sidecarPath(dest), { force: true });
       throw new PrepError('HASH_MISMATCH', `${label}: downloaded file does not verify (${problem}); the partial download was deleted`);
     }
-    await fs.promises.rename(part, dest);
+    await renameDurably(part, dest);
     await fs.promises.rm(sidecarPath(dest), { force: true });
     return digest;
   } catch (error) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 
 import yauzl from 'yauzl';
 
+import { writeFileAtomic } from '../../node/atomic-write.js';
 import { hashFile } from '../../node/file-hasher.js';
 import { dataLayout } from '../data-dir.js';
 import { downloadFile } from './download-file.js';
@@ -56,12 +57,6 @@ async function fileSha256(file: string): Promise<string | undefined> {
   }
 }
 
-async function writeAtomic(file: string, bytes: Uint8Array): Promise<void> {
-  await fs.promises.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  await fs.promises.writeFile(tmp, bytes);
-  await fs.promises.rename(tmp, file);
-}
 
 /** Checks both assets by sha256 (they are small, so always re-hashed). */
 export async function evalAssetsStatus(dataDir: string): Promise<EvalAssetsStatus> {
@@ -91,7 +86,7 @@ export async function importIfevalData(dataDir: string, source: string): Promise
     throw new PrepError('HASH_MISMATCH', `${source}: not the pinned IFEval input_data.jsonl (sha256 ${sha}, expected ${IFEVAL_INPUT.sha256})`);
   }
   try {
-    await writeAtomic(dest, bytes);
+    await writeFileAtomic(dest, bytes);
   } catch (error) {
     throw toPrepError(error, dest);
   }
@@ -184,7 +179,7 @@ export async function importPunkt(dataDir: string, source: string): Promise<stri
   }
   const dir = dataLayout.punktDir(dataDir);
   try {
-    for (const [n, bytes] of files) await writeAtomic(path.join(dir, n), bytes);
+    for (const [n, bytes] of files) await writeFileAtomic(path.join(dir, n), bytes);
   } catch (error) {
     throw toPrepError(error, dir);
   }

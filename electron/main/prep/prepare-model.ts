@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { toolVersion } from '../../node/app-root.js';
+import { renameDurably, syncFile } from '../../node/atomic-write.js';
 import { hashFile, type FileDigest } from '../../node/file-hasher.js';
 import { dataLayout } from '../data-dir.js';
 import { assertFreeSpace } from './disk-space.js';
@@ -333,8 +334,9 @@ async function placeFromCache(cached: string, dest: string): Promise<void> {
     await fs.promises.link(cached, tmp);
   } catch {
     await fs.promises.copyFile(cached, tmp, fs.constants.COPYFILE_FICLONE);
+    await syncFile(tmp);
   }
-  await fs.promises.rename(tmp, dest);
+  await renameDurably(tmp, dest);
 }
 
 async function selectShards(files: readonly RepoFile[], indexPath: string | undefined, label: string): Promise<RepoFile[]> {

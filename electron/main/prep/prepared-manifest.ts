@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { writeFileAtomic } from '../../node/atomic-write.js';
 import { hashFile } from '../../node/file-hasher.js';
 import { PrepError } from './prep-error.js';
 
@@ -34,9 +35,7 @@ export const PREPARED_MANIFEST = 'prepared.json';
 /** Writes `<modelDir>/prepared.json` through a temp file and a rename. */
 export async function writePreparedManifest(modelDir: string, manifest: PreparedManifest): Promise<string> {
   const file = path.join(modelDir, PREPARED_MANIFEST);
-  const tmp = `${file}.tmp-${process.pid}`;
-  await fs.promises.writeFile(tmp, `${JSON.stringify(manifest, null, 2)}\n`);
-  await fs.promises.rename(tmp, file);
+  await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
   return file;
 }
 
