@@ -85,6 +85,19 @@ function createWindow(): BrowserWindow {
 
 app.enableSandbox();
 
+// One app per user: a second would mark the first one's live run as interrupted when it opens the same database.
+const primary = app.requestSingleInstanceLock();
+if (!primary) {
+  app.quit();
+} else {
+  app.on('second-instance', () => {
+    const win = BrowserWindow.getAllWindows()[0];
+    if (!win) return;
+    if (win.isMinimized()) win.restore();
+    win.focus();
+  });
+}
+
 app.on('web-contents-created', (_event, contents) => {
   contents.on('will-navigate', (event, url) => {
     if (!isOwnRenderer(url)) event.preventDefault();
@@ -104,6 +117,8 @@ app.on('will-quit', () => {
 });
 
 void app.whenReady().then(async () => {
+  // The second instance must not open the data folder at all (services mark interrupted runs on start).
+  if (!primary) return;
   hardenSession();
   const emit = createEventFanout(() => BrowserWindow.getAllWindows().map((w) => w.webContents));
   appApi = await createAppApi({
