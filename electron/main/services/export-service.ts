@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { ExportApi, ExportedZip, ExportRequest, VerifyReport, VerifyRequest } from '../../common/ipc-contract.js';
@@ -18,6 +19,28 @@ export interface ExportServiceOptions {
 }
 
 /** Result ZIPs: writing one for a stored run and verifying any. */
+/** An export replaces only a ZIP: a path the renderer sends must not overwrite any other file of the user's. */
+async function checkExportTarget(file: string): Promise<void> {
+  if (path.extname(file).toLowerCase() !== '.zip') throw new ServiceError('BAD_INPUT', `export path must end in .zip: ${file}`);
+  let head: Buffer | null = null;
+  try {
+    const fh = await open(file, 'r');
+    try {
+      head = Buffer.alloc(4);
+      await fh.read(head, 0, 4, 0);
+    } finally {
+      await fh.close();
+    }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') throw new ServiceError('BAD_INPUT', `${file}: cannot be replaced (${code ?? (e as Error).message})`);
+  }
+  // A ZIP starts with a local file header, or with the end record when empty.
+  if (head !== null && !['504b0304', '504b0506'].includes(head.toString('hex'))) {
+    throw new ServiceError('BAD_INPUT', `${file} exists and is not a ZIP; choose another name`);
+  }
+}
+
 export class ExportService implements ExportApi {
   constructor(private readonly opts: ExportServiceOptions) {}
 
@@ -25,6 +48,7 @@ export class ExportService implements ExportApi {
     return toResult(async () => {
       if (!this.opts.runs.get(req.runId)) throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
       if (req.path !== undefined && !path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `export path must be absolute: ${req.path}`);
+      if (req.path !== undefined) await checkExportTarget(req.path);
       const inputs = await this.opts.inputs();
       const out = req.path ?? path.join(dataLayout.exportsDir(this.opts.dataDir), `${req.runId}.zip`);
       return writeResultZip({ runs: this.opts.runs, responses: this.opts.responses, inputDataText: inputs.inputDataText }, req.runId, out);

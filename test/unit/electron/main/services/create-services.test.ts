@@ -116,6 +116,17 @@ describe('createServices (scripted worker)', () => {
     expect(zip.value.path).toBe(path.join(dataDir, 'exports', `${runId}.zip`));
     expect(await services.api.export.verify({ path: zip.value.path })).toMatchObject({ ok: true, value: { verified: true, problems: [] } });
     expect(await services.api.export.verify({ path: 'relative.zip' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
+
+    // A chosen path replaces a ZIP, never another file.
+    const notes = path.join(dataDir, 'notes.txt');
+    await writeFile(notes, 'mine');
+    expect(await services.api.export.exportRun({ runId, path: notes })).toMatchObject({ ok: false, error: { message: `export path must end in .zip: ${notes}` } });
+    const disguised = path.join(dataDir, 'thesis.zip');
+    await writeFile(disguised, 'not a zip at all');
+    expect(await services.api.export.exportRun({ runId, path: disguised })).toMatchObject({ ok: false, error: { message: `${disguised} exists and is not a ZIP; choose another name` } });
+    expect(await readFile(disguised, 'utf8')).toBe('not a zip at all');
+    const again = await services.api.export.exportRun({ runId, path: zip.value.path });
+    expect(again.ok).toBe(true);
   });
 
   it('answers unknown runs and models with NOT_FOUND / MODEL_NOT_FOUND', async () => {
