@@ -121,14 +121,21 @@ void app.whenReady().then(async () => {
   if (!primary) return;
   hardenSession();
   const emit = createEventFanout(() => BrowserWindow.getAllWindows().map((w) => w.webContents));
-  appApi = await createAppApi({
-    dataDir: defaultDataDir(),
-    hubUrl: process.env.HORIZON_HUB_URL,
-    spawner: utilityProcessSpawner(utilityProcess, workerEntry),
-    emit,
-    appVersion: app.getVersion(),
-    pickPath,
-  });
+  try {
+    appApi = await createAppApi({
+      dataDir: defaultDataDir(),
+      hubUrl: process.env.HORIZON_HUB_URL,
+      spawner: utilityProcessSpawner(utilityProcess, workerEntry),
+      emit,
+      appVersion: app.getVersion(),
+      pickPath,
+    });
+  } catch (error) {
+    // The data folder in use by `horizon serve`, say, or a database that cannot be opened: say why, then quit.
+    dialog.showErrorBox('Horizon RunMap cannot start', (error as Error).message);
+    app.quit();
+    return;
+  }
   registerIpc(ipcMain, appApi.api, isOwnRenderer);
   createWindow();
   app.on('activate', () => {

@@ -1,6 +1,10 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+
 import type Database from 'better-sqlite3';
 
 import type { Api, EmitEvent } from '../../common/ipc-contract.js';
+import { LockBusyError, takeLockFile } from '../../node/lock-file.js';
 import { dataLayout } from '../data-dir.js';
 import { openDatabase } from '../db/open-database.js';
 import { ResponseRepo } from '../db/response-repo.js';
@@ -37,9 +41,34 @@ export interface Services {
   dispose(): Promise<void>;
 }
 
-/** Opens the database, marks runs a previous process left running as failed, and builds the four services. */
+/** The data folder has one user at a time (the app or `horizon serve`): each marks the runs it finds running as
+ * interrupted when it starts, which would fail another one's live run. */
+function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  try {
+    return takeLockFile(path.join(dataDir, '.runmap.lock'));
+  } catch (error) {
+    if (!(error instanceof LockBusyError)) throw error;
+    const who = error.holder === 'this process' ? 'this process' : `process ${error.holder}`;
+    throw new Error(`${dataDir} is in use by ${who} (another Horizon RunMap window or horizon serve); close it first`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Locks the data folder, opens the database, marks runs a previous process left running as failed, and builds the
+ * four services.
+ */
 export function createServices(opts: ServicesOptions): Services {
-  const db = openDatabase(opts.databaseFile ?? dataLayout.database(opts.dataDir));
+  const unlock = lockDataDir(opts.dataDir);
+  let db: Database.Database;
+  try {
+    db = openDatabase(opts.databaseFile ?? dataLayout.database(opts.dataDir));
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const runRepo = new RunRepo(db);
   const responseRepo = new ResponseRepo(db);
   runRepo.failInterrupted('the app stopped while this run was in progress; resume it to continue');
@@ -83,6 +112,7 @@ export function createServices(opts: ServicesOptions): Services {
       }
       worker.dispose();
       db.close();
+      unlock();
     },
   };
 }

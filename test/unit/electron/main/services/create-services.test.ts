@@ -129,6 +129,12 @@ describe('createServices (scripted worker)', () => {
     expect(again.ok).toBe(true);
   });
 
+  it('refuses a second set of services on the same data folder while the first is open', () => {
+    expect(() =>
+      createServices({ dataDir, hubUrl: 'http://localhost', spawner: inProcessWorkers(() => createScriptedEngine()).spawner, emit: () => undefined, appVersion: '9.9.9' }),
+    ).toThrow(`${dataDir} is in use by this process (another Horizon RunMap window or horizon serve); close it first`);
+  });
+
   it('answers unknown runs and models with NOT_FOUND / MODEL_NOT_FOUND', async () => {
     expect(await services.api.runs.get({ runId: 'nope' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     expect(await services.api.runs.cancel({ runId: 'nope' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
