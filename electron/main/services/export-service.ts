@@ -18,7 +18,6 @@ export interface ExportServiceOptions {
   readonly inputs: () => Promise<EvalInputs>;
 }
 
-/** Result ZIPs: writing one for a stored run and verifying any. */
 /** An export replaces only a ZIP: a path the renderer sends must not overwrite any other file of the user's. */
 async function checkExportTarget(file: string): Promise<void> {
   if (path.extname(file).toLowerCase() !== '.zip') throw new ServiceError('BAD_INPUT', `export path must end in .zip: ${file}`);
@@ -41,6 +40,7 @@ async function checkExportTarget(file: string): Promise<void> {
   }
 }
 
+/** Result ZIPs: writing one for a stored run and verifying any. */
 export class ExportService implements ExportApi {
   constructor(private readonly opts: ExportServiceOptions) {}
 
