@@ -36,6 +36,12 @@ export interface DeviceProbe {
   readonly note: string;
 }
 
+/** The probed device a CUDA load runs on: the one asked for, or the first; undefined when it is not there. */
+export function probedDevice(probe: DeviceProbe, cudaDevice?: number): WorkerDeviceInfo | undefined {
+  const index = cudaDevice ?? probe.devices[0]?.index;
+  return probe.devices.find((d) => d.index === index);
+}
+
 /** Greedy decoding with a token budget; generation stops at any of `stopTokenIds`. */
 export interface GenerationPolicy {
   readonly decoding: 'greedy';

@@ -7,6 +7,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { DeviceProbe } from '../../common/worker-protocol.js';
+import { probedDevice } from '../../common/worker-protocol.js';
 import type { PromptRecord } from '../../../evals/ifeval/types.js';
 import { DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS } from './eval-run.js';
 import type { RuntimeClient } from './eval-run.js';
@@ -92,7 +93,7 @@ export async function autoBatch(opts: {
   const { source } = opts;
   if (opts.requestedBackend === 'cpu' || source.weights !== 'int4' || source.packedDir === null) return DEFAULT_BATCH;
   const probe = await opts.probe();
-  const device = probe?.devices.find((d) => d.index === (opts.cudaDevice ?? probe.devices[0]?.index));
+  const device = probe ? probedDevice(probe, opts.cudaDevice) : undefined;
   if (!device) return DEFAULT_BATCH;
   const kv = await kvBytesPerToken(source.modelDir);
   if (kv === null) return DEFAULT_BATCH;

@@ -1,4 +1,5 @@
 import type { BackendChoice, DeviceProbe } from '../../common/worker-protocol.js';
+import { probedDevice } from '../../common/worker-protocol.js';
 import { loadModel, loadNativeBinding } from './binding.js';
 import type { BackendKind, GenerateResult, NativeModelInfo } from './binding.js';
 import type { EngineItemResult, EngineModel, InferenceEngine } from './inference-engine.js';
@@ -36,11 +37,10 @@ export function pickBackend(
 ): { kind: BackendKind; device?: DeviceProbe['devices'][number] } {
   if (choice === 'cpu' || (choice === 'auto' && probe.devices.length === 0)) return { kind: 'cpu' };
   if (probe.devices.length === 0) throw new Error(`the CUDA backend was asked for but is not usable: ${probe.note}`);
-  const index = cudaDevice ?? probe.devices[0]?.index ?? 0;
-  const device = probe.devices.find((d) => d.index === index);
+  const device = probedDevice(probe, cudaDevice);
   if (!device) {
     const found = probe.devices.map((d) => `${d.index}: ${d.name}`).join(', ');
-    throw new Error(`CUDA device ${index} was asked for but is not among the devices found (${found})`);
+    throw new Error(`CUDA device ${cudaDevice} was asked for but is not among the devices found (${found})`);
   }
   return { kind: 'cuda', device };
 }
