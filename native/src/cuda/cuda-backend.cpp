@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -81,26 +82,23 @@ void to_half(const tensor_view & t, uint16_t * out) {
 class device_arena {
  public:
   ~device_arena() {
-    for (void * p : blocks_) cudaFree(p);
+    for (const auto & [p, bytes] : blocks_) cudaFree(p);
   }
   void * alloc(size_t bytes, const char * what) {
     void * p = nullptr;
     const size_t n = std::max<size_t>(bytes, 16);
     ck(cudaMalloc(&p, n), what);
-    blocks_.push_back(p);
-    sizes_.push_back(n);
+    blocks_.emplace(p, n);
     held_ += n;
     sample();
     return p;
   }
   void release(void * p) {
-    auto it = std::find(blocks_.begin(), blocks_.end(), p);
+    auto it = blocks_.find(p);
     if (it == blocks_.end()) return;
     cudaFree(p);
-    const auto i = static_cast<size_t>(it - blocks_.begin());
-    held_ -= sizes_[i];
+    held_ -= it->second;
     blocks_.erase(it);
-    sizes_.erase(sizes_.begin() + static_cast<std::ptrdiff_t>(i));
   }
   /** Bytes allocated and not yet released. */
   uint64_t held() const { return held_; }
@@ -115,8 +113,7 @@ class device_arena {
   }
 
  private:
-  std::vector<void *> blocks_;
-  std::vector<size_t> sizes_;
+  std::map<void *, size_t> blocks_;  // each allocation and its size
   uint64_t held_ = 0;
   uint64_t peak_ = 0;
 };

@@ -13,6 +13,7 @@ namespace {
 // different devices launch from different threads.
 std::mutex g_smem_mu;
 std::map<std::pair<int, const void *>, int> g_smem_allowed;
+std::map<int, int> g_smem_optin;  // per device: the opt-in limit, asked of the runtime once
 }  // namespace
 
 void rt_cuda_check_launch(const char * file, int line) {
@@ -41,7 +42,15 @@ int rt_cuda_allow_optin_smem(std::initializer_list<const void *> kernels) {
   int dev = 0;
   cudaGetDevice(&dev);
   int optin = 48 * 1024;
-  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  {
+    std::lock_guard<std::mutex> lock(g_smem_mu);
+    auto [it, added] = g_smem_optin.try_emplace(dev, optin);
+    if (added && cudaDeviceGetAttribute(&it->second, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+      it->second = optin;
+      cudaGetLastError();
+    }
+    optin = it->second;
+  }
   for (const void * k : kernels) rt_cuda_allow_smem(k, static_cast<size_t>(optin));
   return optin;
 }
