@@ -85,7 +85,7 @@ function createWindow(): BrowserWindow {
 
 app.enableSandbox();
 
-// One app per user: a second would mark the first one's live run as interrupted when it opens the same database.
+// One app per user: a second start brings the open window forward (the data folder's lock would refuse it anyway).
 const primary = app.requestSingleInstanceLock();
 if (!primary) {
   app.quit();
@@ -117,7 +117,7 @@ app.on('will-quit', () => {
 });
 
 void app.whenReady().then(async () => {
-  // The second instance must not open the data folder at all (services mark interrupted runs on start).
+  // The second instance only hands over to the first.
   if (!primary) return;
   hardenSession();
   const emit = createEventFanout(() => BrowserWindow.getAllWindows().map((w) => w.webContents));
