@@ -2,6 +2,7 @@ import { useEffect, useMemo } from 'react';
 
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
+import { SelectField } from '../../components/SelectField.js';
 import { formatDuration, formatNumber, formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
@@ -58,22 +59,20 @@ export function RunPage() {
           }}
         >
           <div className="form__row">
-            <div className="field field--grow">
-              <label htmlFor="run-model">Model</label>
-              <select
-                id="run-model"
-                value={form.modelId}
-                onChange={(e) => setForm({ modelId: e.target.value })}
-                disabled={running}
-              >
-                {models.length === 0 ? <option value="">No prepared model</option> : null}
-                {models.map((m) => (
-                  <option key={m.id} value={m.id}>
-                    {m.repo} · {m.revision.slice(0, 7)} · {m.weights.toUpperCase()}
-                  </option>
-                ))}
-              </select>
-            </div>
+            <SelectField
+              label="Model"
+              value={form.modelId}
+              onValue={(modelId) => setForm({ modelId })}
+              disabled={running}
+              className="field--grow"
+            >
+              {models.length === 0 ? <option value="">No prepared model</option> : null}
+              {models.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.repo} · {m.revision.slice(0, 7)} · {m.weights.toUpperCase()}
+                </option>
+              ))}
+            </SelectField>
             <Field
               label="Prompts"
               inputMode="numeric"
@@ -118,22 +117,14 @@ export function RunPage() {
               }
             />
             {gpus && gpus.length > 1 ? (
-              <div className="field">
-                <label htmlFor="run-gpu">GPU</label>
-                <select
-                  id="run-gpu"
-                  value={form.cudaDevice}
-                  onChange={(e) => setForm({ cudaDevice: e.target.value })}
-                  disabled={running}
-                >
-                  {gpus.map((g, i) => (
-                    <option key={g.index} value={i === 0 ? '' : String(g.index)}>
-                      {g.index}: {g.name} ({formatNumber(g.totalMemoryBytes / 2 ** 30, 1)} GiB,{' '}
-                      {formatNumber(g.freeMemoryBytes / 2 ** 30, 1)} free)
-                    </option>
-                  ))}
-                </select>
-              </div>
+              <SelectField label="GPU" value={form.cudaDevice} onValue={(cudaDevice) => setForm({ cudaDevice })} disabled={running}>
+                {gpus.map((g, i) => (
+                  <option key={g.index} value={i === 0 ? '' : String(g.index)}>
+                    {g.index}: {g.name} ({formatNumber(g.totalMemoryBytes / 2 ** 30, 1)} GiB,{' '}
+                    {formatNumber(g.freeMemoryBytes / 2 ** 30, 1)} free)
+                  </option>
+                ))}
+              </SelectField>
             ) : null}
           </div>
           <div className="form__actions">
