@@ -300,7 +300,9 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
     },
     export: {
       exportRun: async ({ runId, path: out }) => {
-        if (!runs.has(runId)) return err('NOT_FOUND', `export: no run '${runId}'`);
+        const run = runs.get(runId);
+        if (!run) return err('NOT_FOUND', `export: no run '${runId}'`);
+        if (run.summary.status === 'running') return err('BAD_INPUT', `run ${runId} is still running: export it once it has finished or been cancelled`);
         return ok({ path: out ?? `${dataDir}/exports/${runId}.zip`, bytes: 12_345, sha256: 'f'.repeat(64) });
       },
       verify: async ({ path: zip }) => {

@@ -118,6 +118,8 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByLabel('Prompts').fill('12');
     await page.getByRole('button', { name: 'Start run' }).click();
+    // The first run's "completed" is still on screen until the second one's progress arrives.
+    await expect.poll(() => page.getByTestId('run-count').textContent(), { timeout: 10_000 }).toBe('12 / 12 prompts');
     await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('completed');
     await page.getByRole('button', { name: 'History' }).click();
     await page.getByLabel('Select run run-1 for comparison').check();
@@ -161,9 +163,24 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
       '1: RTX 4060 (8.0 GiB, 6.3 free)',
     ]);
     await select.selectOption({ label: '1: RTX 4060 (8.0 GiB, 6.3 free)' });
-    await page.getByLabel('Prompts').fill('4');
+    await page.getByLabel('Prompts').fill('541');
     await page.getByRole('button', { name: 'Start run' }).click();
     await expect.poll(() => page.getByTestId('run-live').textContent(), { timeout: 10_000 }).toContain('CUDA: RTX 4060');
+
+    // A run still generating cannot be exported (its ZIP would be out of date at once); a cancelled one can.
+    await page.getByRole('button', { name: 'Results', exact: true }).click();
+    const exportButton = page.getByRole('button', { name: 'Export ZIP' });
+    await expect.poll(() => page.getByTestId('accuracies').count()).toBe(1);
+    expect(await exportButton.isDisabled()).toBe(true);
+    expect(await exportButton.getAttribute('title')).toContain('still generating');
+    // While a run is live the nav item's name carries its badge ("Run run in progress").
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: /^Run\b/ }).click();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
+    await page.getByRole('button', { name: 'Results', exact: true }).click();
+    await expect.poll(() => exportButton.isDisabled()).toBe(false);
+    await exportButton.click();
+    await expect.poll(() => page.getByTestId('export-status').textContent()).toContain('verified');
     expect(app.consoleErrors).toEqual([]);
   });
 });

@@ -46,7 +46,13 @@ export class ExportService implements ExportApi {
 
   exportRun(req: ExportRequest): Promise<Result<ExportedZip>> {
     return toResult(async () => {
-      if (!this.opts.runs.get(req.runId)) throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
+      const run = this.opts.runs.get(req.runId);
+      if (!run) throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
+      // A ZIP of a run still generating would be out of date as soon as it is written; a cancelled or failed run
+      // exports what it has (the ZIP records its status and the verifier re-scores what is there).
+      if (run.status === 'queued' || run.status === 'running') {
+        throw new ServiceError('BAD_INPUT', `run ${req.runId} is still ${run.status}: export it once it has finished or been cancelled`);
+      }
       if (req.path !== undefined && !path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `export path must be absolute: ${req.path}`);
       if (req.path !== undefined) await checkExportTarget(req.path);
       const inputs = await this.opts.inputs();

@@ -32,6 +32,7 @@ export function ResultsPage() {
   }, [runId, runs, open]);
 
   const href = exported ? downloadUrl(exported.path) : null;
+  const generating = d?.status === 'running' || d?.status === 'queued';
 
   return (
     <div className="page">
@@ -62,7 +63,13 @@ export function ResultsPage() {
               </select>
             </div>
           ) : null}
-          <button type="button" className="btn btn--primary" onClick={() => void exportZip()} disabled={!d || exporting}>
+          <button
+            type="button"
+            className="btn btn--primary"
+            onClick={() => void exportZip()}
+            disabled={!d || exporting || generating}
+            title={generating ? 'The run is still generating; export it once it has finished or been cancelled.' : undefined}
+          >
             {exporting ? 'Exporting…' : 'Export ZIP'}
           </button>
         </div>

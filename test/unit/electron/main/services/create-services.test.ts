@@ -84,8 +84,12 @@ describe('createServices (scripted worker)', () => {
     if (!started.ok) throw new Error(started.error.message);
     expect(started.value).toMatchObject({ total: 4, batch: 3, weights: 'int4', backendLabel: 'loading the model…' });
     expect(await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
-    await services.runs.activeRun?.done;
     const runId = started.value.id;
+    expect(await services.api.export.exportRun({ runId })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: `run ${runId} is still running: export it once it has finished or been cancelled` },
+    });
+    await services.runs.activeRun?.done;
     const detail = await services.api.runs.get({ runId });
     if (!detail.ok) throw new Error(detail.error.message);
     expect(detail.value).toMatchObject({ status: 'completed', backendLabel: 'CPU backend', done: 4, total: 4, policy: { batch: 3, maxNewTokens: 64, greedy: true, expertBudgetBytes: 512 * 2 ** 20 }, figures: { peakVramBytes: null } });
