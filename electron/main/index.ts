@@ -12,7 +12,7 @@ import type { PickPathRequest } from '../common/ipc-contract.js';
 import { defaultDataDir } from './data-dir.js';
 import { createAppApi, type AppApi } from './ipc/create-app-api.js';
 import { createEventFanout, registerIpc } from './ipc/register-ipc.js';
-import { CONTENT_SECURITY_POLICY } from './serve/content-security-policy.js';
+import { contentSecurityPolicy } from './serve/content-security-policy.js';
 import { utilityProcessSpawner } from './worker-client.js';
 
 // Built layout: out/electron/main/index.js, out/electron/worker/index.js, out/preload/index.cjs, out/renderer/.
@@ -35,7 +35,7 @@ function hardenSession(): void {
     callback({
       responseHeaders: {
         ...details.responseHeaders,
-        'Content-Security-Policy': [CONTENT_SECURITY_POLICY],
+        'Content-Security-Policy': [contentSecurityPolicy()],
         'X-Content-Type-Options': ['nosniff'],
       },
     });

@@ -11,7 +11,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Api, EmitEvent } from '../../common/ipc-contract.js';
 import { err, type Result } from '../../common/result.js';
 import { dispatchRequest } from '../ipc/dispatch-request.js';
-import { CONTENT_SECURITY_POLICY } from './content-security-policy.js';
+import { servePageCsp } from './content-security-policy.js';
 
 export interface ServeOptions {
   readonly api: Api;
@@ -159,7 +159,7 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
     }
 
     const pageHeaders = {
-      'content-security-policy': CONTENT_SECURITY_POLICY,
+      'content-security-policy': servePageCsp(port),
       'x-frame-options': 'DENY',
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-cache',

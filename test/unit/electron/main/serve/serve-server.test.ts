@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 
-import { CONTENT_SECURITY_POLICY } from '../../../../../electron/main/serve/content-security-policy.js';
+import { servePageCsp } from '../../../../../electron/main/serve/content-security-policy.js';
 import { startServeServer, type ServeHandle } from '../../../../../electron/main/serve/serve-server.js';
 import { createFakeApi } from '../../../../e2e/fake-api.js';
 
@@ -102,7 +102,9 @@ describe('startServeServer', () => {
   it('serves the renderer with the CSP, falls back to index.html, and never leaves the static folder', async () => {
     const index = await request(server.port, { path: '/' });
     expect(index.status).toBe(200);
-    expect(index.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+    expect(index.headers['content-security-policy']).toBe(servePageCsp(server.port));
+    // Only this server's own event socket, not any local port.
+    expect(index.headers['content-security-policy']).toContain(`connect-src 'self' ws://127.0.0.1:${server.port} ws://localhost:${server.port};`);
     expect(index.body).toContain('app');
     expect((await request(server.port, { path: '/assets/a.js' })).headers['content-type']).toMatch(/javascript/);
     expect((await request(server.port, { path: '/history' })).body).toContain('app');
