@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { HubApiError, listFiles, modelInfo } from '@huggingface/hub';
 
 import { PrepError } from './prep-error.js';
@@ -84,7 +86,11 @@ export async function resolveRepo(opts: ResolveRepoOptions): Promise<ResolvedRep
           cause: error,
         });
       }
-      await new Promise((r) => setTimeout(r, (opts.backoffMs ?? 1000) * 2 ** (attempt - 1)));
+      try {
+        await sleep((opts.backoffMs ?? 1000) * 2 ** (attempt - 1), undefined, opts.signal ? { signal: opts.signal } : {});
+      } catch {
+        throw new PrepError('CANCELLED', `${where}: cancelled`);
+      }
     }
   }
 }

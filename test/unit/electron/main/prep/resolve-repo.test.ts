@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { PrepError } from '../../../../../electron/main/prep/prep-error.js';
 import { resolveRepo, unsafeRepoPath } from '../../../../../electron/main/prep/resolve-repo.js';
 import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
 import { makeTestRepo, removeTempDirs, tempDir, TEST_REPO } from './test-repo.js';
@@ -46,5 +47,27 @@ describe('resolveRepo against a Hub that lists a path outside the repo', () => {
     );
     const plain = await resolveRepo({ repo: TEST_REPO, revision: 'main', hubUrl: hub.url });
     expect(plain.files.length).toBeGreaterThan(3);
+  });
+});
+
+describe('resolveRepo while the Hub cannot be reached', () => {
+  it('is cancelled during its backoff between attempts, not after it', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const refusing: typeof fetch = async () => {
+      calls++;
+      setTimeout(() => controller.abort(), 10);
+      throw new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } });
+    };
+    const started = Date.now();
+    const e = await resolveRepo({ repo: 'o/m', revision: 'main', hubUrl: 'http://hub.invalid', fetch: refusing, backoffMs: 60_000, signal: controller.signal }).then(
+      () => null,
+      (x: unknown) => x,
+    );
+    if (!(e instanceof PrepError)) throw new Error(`expected a PrepError, got ${String(e)}`);
+    expect([e.code, e.message]).toEqual(['CANCELLED', 'o/m@main: cancelled']);
+    expect(calls).toBe(1);
+    // The first backoff is a minute; the abort came 10 ms into it.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
