@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 
+import { SelectField } from '../../components/SelectField.js';
 import { Verdict } from '../../components/Verdict.js';
 import { PAGE_SIZE, useResults } from '../../stores/results.js';
 
@@ -23,44 +24,23 @@ export function ResponseBrowser() {
   return (
     <div className="browser" data-testid="response-browser">
       <div className="filters" role="search" aria-label="Filter responses">
-        <div className="field">
-          <label htmlFor="f-instruction">Instruction</label>
-          <select
-            id="f-instruction"
-            value={filters.instructionId}
-            onChange={(e) => void setFilters({ instructionId: e.target.value })}
-          >
-            <option value="">All instructions</option>
-            {ids.map((id) => (
-              <option key={id} value={id}>
-                {id}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="f-verdict">Verdict</label>
-          <select
-            id="f-verdict"
-            value={filters.verdict}
-            onChange={(e) => void setFilters({ verdict: e.target.value as '' | 'pass' | 'fail' })}
-          >
-            <option value="">Pass or fail</option>
-            <option value="pass">Pass</option>
-            <option value="fail">Fail</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="f-mode">Scoring</label>
-          <select
-            id="f-mode"
-            value={filters.mode}
-            onChange={(e) => void setFilters({ mode: e.target.value as 'strict' | 'loose' })}
-          >
-            <option value="strict">Strict</option>
-            <option value="loose">Loose</option>
-          </select>
-        </div>
+        <SelectField label="Instruction" value={filters.instructionId} onValue={(instructionId) => void setFilters({ instructionId })}>
+          <option value="">All instructions</option>
+          {ids.map((id) => (
+            <option key={id} value={id}>
+              {id}
+            </option>
+          ))}
+        </SelectField>
+        <SelectField label="Verdict" value={filters.verdict} onValue={(v) => void setFilters({ verdict: v as '' | 'pass' | 'fail' })}>
+          <option value="">Pass or fail</option>
+          <option value="pass">Pass</option>
+          <option value="fail">Fail</option>
+        </SelectField>
+        <SelectField label="Scoring" value={filters.mode} onValue={(v) => void setFilters({ mode: v as 'strict' | 'loose' })}>
+          <option value="strict">Strict</option>
+          <option value="loose">Loose</option>
+        </SelectField>
         <div className="field field--grow">
           <label htmlFor="f-text">Search</label>
           <input
