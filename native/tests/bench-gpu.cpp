@@ -233,6 +233,7 @@ struct residency_figures {
   double prefill_tps = 0, ttft_512_ms = 0, ttft_128_ms = 0;
   double decode1 = 0, decode1_nograph = 0, decode8 = 0, decode32 = 0, decode64 = 0;
   double peak_vram_gib = 0;
+  int decode_step_ops = 0;  // kernels in the captured batch-1 decode step
   backend_counters counters;
   bool ok = true;
   std::string error;
@@ -268,6 +269,7 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     const decode_result d1 = run_decode(*be, w.config.vocab_size, 1, 128 / shrink, std::max(2, steps1 / shrink));
     f.ttft_128_ms = d1.ttft_ms;
     f.decode1 = d1.tokens_per_s;
+    f.decode_step_ops = be->decode_step_ops();
     f.decode8 = run_decode(*be, w.config.vocab_size, 8, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
     f.decode32 = run_decode(*be, w.config.vocab_size, 32, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
     // 64: the most a run generates at once (the automatic batch size on a large GPU, one decode graph).
@@ -353,6 +355,10 @@ int main(int argc, char ** argv) {
   std::printf("\nbatch-1 roofline: %.1f MB read per token at context ~192, %.0f tok/s at %.1f TB/s; measured %.1f "
               "tok/s = %.1f%% of roofline\n",
               bpt / 1e6, roofline_tps, NOMINAL_BANDWIDTH / 1e12, full.decode1, 100 * ratio);
+  if (full.ok && full.decode_step_ops > 0) {
+    std::printf("batch-1 decode step: %d kernels in its graph, %.2f us per kernel at the measured rate\n",
+                full.decode_step_ops, 1e6 / full.decode1 / full.decode_step_ops);
+  }
   const double ifeval_b1 = full.ok ? 541 * (full.ttft_128_ms / 1e3 + (avg_new - 1) / full.decode1) : 0;
   // Runs batch continuously (a prompt starts as soon as another ends), so the batch stays full until the last ones.
   const double ifeval_b32 =
@@ -368,7 +374,8 @@ int main(int argc, char ** argv) {
     j << "{\n  \"device\": \"" << prop.name << "\",\n  \"layers\": " << layers
       << ",\n  \"measured_copy_bandwidth_tb_s\": " << copy_bw / 1e12 << ",\n  \"nominal_bandwidth_tb_s\": "
       << NOMINAL_BANDWIDTH / 1e12 << ",\n  \"bytes_per_token_batch1\": " << bpt << ",\n  \"roofline_tokens_per_s\": "
-      << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
+      << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio
+      << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0) << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
       << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
       << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"runs\": [";
     for (size_t i = 0; i < runs.size(); ++i) {

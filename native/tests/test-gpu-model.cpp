@@ -202,6 +202,15 @@ void full_vs_partial(const fs::path & dir, const char * label, int n_experts, in
   CHECK(none == nullptr && err.find("slot") != std::string::npos, "%s: tiny budget error: %s", label, err.c_str());
 }
 
+// The launches of a one-sequence decode step (what batch-1 decode pays per token beside the bytes it reads), by
+// the plan in cuda_backend::step. Per layer: QKV projection, q/k norm + RoPE + K/V store, attention, output
+// projection, post-attention norm, router projection, top-k, grouping, gate-up, down with SwiGLU, MoE reduce with
+// the next norm (and an attention combine when the context is longer than one split, not in these tiny models).
+// Outside: embedding, the first layer's norm, LM head, argmax. A change here is a change of that plan: make it on
+// purpose.
+constexpr int DECODE_KERNELS_PER_LAYER = 11;
+constexpr int DECODE_KERNELS_OUTSIDE_LAYERS = 4;
+
 void graphs_and_batching(const fs::path & dir, const char * label) {
   std::string err;
   auto w = model_weights_load(dir.string(), weights_kind::int4, err);
@@ -212,6 +221,11 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   const auto a = greedy(*with, {PROMPT_A}, 16);
   const auto b = greedy(*without, {PROMPT_A}, 16);
   CHECK(a == b, "%s: CUDA graph decode equals plain decode", label);
+  std::printf("%s: one-sequence decode step: %d kernels\n", label, with->decode_step_ops());
+  CHECK(with->decode_step_ops() == DECODE_KERNELS_OUTSIDE_LAYERS + DECODE_KERNELS_PER_LAYER * w->config.num_hidden_layers,
+        "%s: the decode graph holds %d kernels per layer and %d outside them (got %d in all)", label,
+        DECODE_KERNELS_PER_LAYER, DECODE_KERNELS_OUTSIDE_LAYERS, with->decode_step_ops());
+  CHECK(without->decode_step_ops() == 0, "%s: no decode graph without CUDA graphs", label);
   const auto one_b = greedy(*without, {PROMPT_B}, 16);
   const auto batched = greedy(*without, {PROMPT_A, PROMPT_B}, 16);
   CHECK(batched.size() == 2 && batched[0] == a[0] && batched[1] == one_b[0], "%s: batched decode equals one-by-one", label);

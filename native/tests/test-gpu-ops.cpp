@@ -605,13 +605,13 @@ void test_swiglu_reduce_embed_argmax() {
   }
   expect_close("swiglu", halves_to_floats(dh.get()), ref, MAX_ABS_ERR_SWIGLU);
 
-  const int tokens = 5, k = 3, hidden = 70;
+  const int tokens = 5, k = 3, hidden = 700;  // several columns per thread of the fused norm
   std::vector<float> z(static_cast<size_t>(tokens) * k * hidden), w(static_cast<size_t>(tokens) * k), x(static_cast<size_t>(tokens) * hidden);
   for (auto & v : z) v = r.uniform();
   for (auto & v : w) v = 0.5f * (1.0f + r.uniform());
   for (auto & v : x) v = r.uniform();
   dev<float> dz(z), dw(w), dx(x);
-  rt_cuda_moe_reduce(dz.p, dw.p, tokens, k, hidden, dx.p, nullptr);
+  rt_cuda_moe_reduce(dz.p, dw.p, tokens, k, hidden, dx.p, nullptr, 0.0f, nullptr, nullptr);
   std::vector<float> xr = x;
   for (int t = 0; t < tokens; ++t) {
     for (int c = 0; c < hidden; ++c) {
@@ -621,6 +621,26 @@ void test_swiglu_reduce_embed_argmax() {
     }
   }
   expect_close("moe reduce", dx.get(), xr, MAX_ABS_ERR_MOE_REDUCE);
+
+  // With the next layer's RMSNorm fused: the same residual, and the normalised FP16 rows equal to a separate
+  // rt_cuda_rmsnorm of it bit for bit (and to the CPU reference within the norm's tolerance).
+  std::vector<uint16_t> nb;
+  std::vector<float> nf;
+  random_half(r, hidden, 1.5f, nb, nf);
+  dev<uint16_t> dnorm(nb);
+  const auto * norm_w = reinterpret_cast<const __half *>(dnorm.p);
+  dev<float> dx2(x);
+  dev<uint16_t> dy_fused(static_cast<size_t>(tokens) * hidden), dy_sep(static_cast<size_t>(tokens) * hidden);
+  rt_cuda_moe_reduce(dz.p, dw.p, tokens, k, hidden, dx2.p, norm_w, 1e-5f, reinterpret_cast<__half *>(dy_fused.p), nullptr);
+  rt_cuda_rmsnorm(dx2.p, hidden, norm_w, 1e-5f, tokens, hidden, reinterpret_cast<__half *>(dy_sep.p), nullptr, hidden, nullptr);
+  const std::vector<float> x_fused = dx2.get();
+  expect(x_fused == dx.get(), "moe reduce + norm: the residual as without the norm");
+  expect(dy_fused.get() == dy_sep.get(), "moe reduce + norm: FP16 rows equal to a separate rmsnorm, bit for bit");
+  std::vector<float> yref(static_cast<size_t>(tokens) * hidden);
+  for (int t = 0; t < tokens; ++t) {
+    rt::ref::rmsnorm(xr.data() + static_cast<size_t>(t) * hidden, nf.data(), 1e-5f, hidden, yref.data() + static_cast<size_t>(t) * hidden);
+  }
+  expect_close("moe reduce + norm", halves_to_floats(dy_fused.get()), yref, MAX_ABS_ERR_RMSNORM_F16);
 
   const int vocab = 40, dim = 24;
   std::vector<uint16_t> tb;

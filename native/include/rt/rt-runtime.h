@@ -41,6 +41,7 @@ struct model_info {
   std::string fault;  // empty while the model can run; else the device error after which every request fails
   int device = -1;    // CUDA device index the model runs on; -1 on the CPU
   uint64_t device_bytes = 0;  // CUDA: device memory the model holds now (weights, expert slots, KV, scratch); CPU: 0
+  int decode_step_ops = 0;    // CUDA: kernels in the captured one-sequence decode step (0 until captured); CPU: 0
 };
 
 /** Loads a model; nullptr with `error` (naming the file/tensor at fault) on failure. */

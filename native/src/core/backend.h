@@ -59,6 +59,9 @@ class backend {
   /** Bytes of device memory the backend holds now (weights, expert slots, KV, scratch): 0 on the CPU. */
   virtual uint64_t device_bytes() const { return 0; }
 
+  /** Operations (kernels) in the captured one-sequence decode step: 0 on the CPU and until one is captured. */
+  virtual int decode_step_ops() const { return 0; }
+
   /** Creates an empty sequence (KV cache) and returns its id (>= 0), or -1 with `error` set. */
   virtual int seq_create(std::string & error) = 0;
   /** Releases a sequence and its KV cache. */

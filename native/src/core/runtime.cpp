@@ -98,6 +98,7 @@ model_info rt_model_info(const model & m) {
   i.fault = m.be->fault();
   i.device = i.backend == "cuda" ? m.options.device : -1;
   i.device_bytes = m.be->device_bytes();
+  i.decode_step_ops = m.be->decode_step_ops();
   return i;
 }
 

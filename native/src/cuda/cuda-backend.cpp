@@ -289,6 +289,7 @@ class cuda_backend final : public backend {
   const char * name() const override { return "cuda"; }
   int device_expert_slots() const override { return slots_per_layer_; }
   uint64_t device_bytes() const override { return arena_.held(); }
+  int decode_step_ops() const override { return decode_step_ops_; }
   int seq_create(std::string & error) override;
   void seq_free(int seq_id) override;
   int seq_length(int seq_id) const override {
@@ -436,6 +437,7 @@ class cuda_backend final : public backend {
     int steps = 0;
   };
   std::vector<decode_graph> graphs_;  // index: sequences in the step
+  int decode_step_ops_ = 0;           // nodes of the one-sequence graph: what batch-1 decode pays per token in launches
   void drop_graphs() {
     for (decode_graph & g : graphs_) {
       if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
@@ -879,9 +881,11 @@ void cuda_backend::step(int n, int n_out) {
   const int * d_slot = ctrl_ + 2 * scratch_tokens_;
   const int * d_out = ctrl_ + 3 * scratch_tokens_;
   rt_cuda_embedding(d_ids, n, embed_, c.vocab_size, H, x_, stream_);
+  // Each layer's input norm is applied by the launch that last updated x_: here for the first layer, then by the
+  // previous layer's MoE reduce (which also applies the final norm after the last layer).
+  rt_cuda_rmsnorm(x_, H, layers_.front().input_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
   for (int li = 0; li < c.num_hidden_layers; ++li) {
     const layer_dev & d = layers_[static_cast<size_t>(li)];
-    rt_cuda_rmsnorm(x_, H, d.input_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
     dense(d.wqkv, qkv_w_, H, xn_, H, n, qkv_, qkv_w_);
     float * q = qkv_;
     float * k = qkv_ + nh * hd;
@@ -929,9 +933,10 @@ void cuda_backend::step(int n, int n_out) {
     rt_cuda_router_topk(rlogits_, n, c.num_experts, c.num_experts_per_tok, c.norm_topk_prob, topk_ids_, topk_w_, stream_);
     if (full_) layer_moe_full(li, n);
     else layer_moe_partial(li, n);
-    rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, stream_);
+    const bool last = li + 1 == c.num_hidden_layers;
+    const __half * next_norm = last ? final_norm_ : layers_[static_cast<size_t>(li) + 1].input_norm;
+    rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, next_norm, c.rms_norm_eps, xn_, stream_);
   }
-  rt_cuda_rmsnorm(x_, H, final_norm_, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
   dense(lm_head_, c.vocab_size, H, xn_, H, n_out, logits_, c.vocab_size, false, /*rows_in=*/d_out);
   rt_cuda_argmax(logits_, n_out, c.vocab_size, c.vocab_size, argmax_, stream_);
 }
@@ -1025,6 +1030,10 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
             throw;
           }
           ck(cudaStreamEndCapture(stream_, &graph), "end capture");
+          if (n == 1) {
+            size_t ops = 0;
+            if (cudaGraphGetNodes(graph, nullptr, &ops) == cudaSuccess) decode_step_ops_ = static_cast<int>(ops);
+          }
           const cudaError_t inst = cudaGraphInstantiate(&g.exec, graph, 0);
           cudaGraphDestroy(graph);
           ck(inst, "instantiate decode graph");

@@ -1057,6 +1057,14 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
   return cudaSuccess;
 }
 
+// Only the count: the backend reads how many operations a captured step holds.
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t * nodes, size_t * count) {
+  SIM_LOCK;
+  if (graph == nullptr || count == nullptr || nodes != nullptr) return fail(cudaErrorInvalidValue);
+  *count = graph->ops.size();
+  return cudaSuccess;
+}
+
 cudaError_t cudaGraphDestroy(cudaGraph_t g) {
   SIM_LOCK;
   delete g;
