@@ -590,6 +590,43 @@ void test_moe_group() {
   expect(ok, "moe group: each assignment once, by expert");
 }
 
+// Routing and grouping fused in one launch equal the two separate launches: ids and weights bit for bit, the same
+// offsets and active list, each group holding the same assignments (their order inside a group is unspecified).
+// Token counts from one to the limit (several tokens per warp), a NaN row, and shapes the fused kernel refuses.
+void test_route_and_group(int tokens, int experts, int k, bool norm) {
+  char name[96];
+  std::snprintf(name, sizeof name, "route and group %d tokens, %d experts, top-%d%s", tokens, experts, k, norm ? " norm" : "");
+  rng r(static_cast<uint64_t>(tokens * 131 + experts + k));
+  std::vector<float> logits(static_cast<size_t>(tokens) * experts);
+  for (auto & v : logits) v = 4.0f * r.uniform();
+  if (tokens > 2) {
+    for (int e = 0; e < experts; ++e) logits[static_cast<size_t>(tokens / 2) * experts + e] = NAN;
+  }
+  const size_t A = static_cast<size_t>(tokens) * k;
+  dev<float> dl(logits);
+  dev<int> ids_a(A), ids_b(A), off_a(experts + 1), off_b(experts + 1), sorted_a(A), sorted_b(A), tok_a(A), tok_b(A),
+      act_a(experts), act_b(experts);
+  dev<float> w_a(A), w_b(A);
+  expect(rt_cuda_route_and_group_fits(tokens, experts, k), std::string(name) + ": fits");
+  rt_cuda_route_and_group(dl.p, tokens, experts, k, norm, ids_a.p, w_a.p, off_a.p, sorted_a.p, tok_a.p, act_a.p, nullptr);
+  rt_cuda_router_topk(dl.p, tokens, experts, k, norm, ids_b.p, w_b.p, nullptr);
+  rt_cuda_moe_group(ids_b.p, static_cast<int>(A), k, experts, off_b.p, sorted_b.p, tok_b.p, act_b.p, nullptr);
+  const std::vector<int> off = off_a.get();
+  expect(ids_a.get() == ids_b.get() && w_a.get() == w_b.get(), std::string(name) + ": ids and weights as the router's");
+  expect(off == off_b.get() && act_a.get() == act_b.get(), std::string(name) + ": offsets and active experts as the grouping's");
+  const std::vector<int> sa = sorted_a.get(), sb = sorted_b.get(), ta = tok_a.get();
+  bool same_groups = true;
+  for (int e = 0; e < experts; ++e) {
+    const auto lo = static_cast<std::ptrdiff_t>(off[static_cast<size_t>(e)]), hi = static_cast<std::ptrdiff_t>(off[static_cast<size_t>(e) + 1]);
+    std::vector<int> ga(sa.begin() + lo, sa.begin() + hi), gb(sb.begin() + lo, sb.begin() + hi);
+    std::sort(ga.begin(), ga.end());
+    std::sort(gb.begin(), gb.end());
+    same_groups = same_groups && ga == gb;
+    for (auto p = lo; p < hi; ++p) same_groups = same_groups && ta[static_cast<size_t>(p)] == sa[static_cast<size_t>(p)] / k;
+  }
+  expect(same_groups, std::string(name) + ": the same assignments in each group");
+}
+
 void test_swiglu_reduce_embed_argmax() {
   rng r(11);
   const int rows = 7, inter = 50;
@@ -706,6 +743,12 @@ int main() {
   test_router(true);
   test_router_nan_row();
   test_moe_group();
+  test_route_and_group(1, 64, 8, false);
+  test_route_and_group(9, 64, 8, true);
+  test_route_and_group(RT_ROUTE_AND_GROUP_MAX_TOKENS, 64, 8, false);
+  test_route_and_group(40, 300, 6, true);
+  expect(!rt_cuda_route_and_group_fits(RT_ROUTE_AND_GROUP_MAX_TOKENS + 1, 64, 8), "route and group refuses a prefill-sized step");
+  expect(!rt_cuda_route_and_group_fits(1, RT_ROUTER_MAX_EXPERTS, 8), "route and group refuses what needs over 48 KiB of shared memory");
   test_swiglu_reduce_embed_argmax();
   if (count > 1) {
     // Function attributes (the opt-in to more than 48 KiB of shared memory) are per device: the launches above

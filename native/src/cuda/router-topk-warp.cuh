@@ -1,0 +1,59 @@
+#pragma once
+// One warp's routing of one token (device code, for the .cu files only): the router kernel runs it per token, the
+// fused route-and-group kernel of moe-group.cu too, so both give the same ids and weights bit for bit.
+#include "cuda/common.cuh"
+
+namespace rt_cuda {
+
+/**
+ * Softmax of `row` (n_experts logits) in FP32 into `probs` (the warp's own n_experts floats, overwritten), then the
+ * top-k probabilities, ties to the lower index, renormalised when `norm`; lane 0 writes ids[j] and weights[j].
+ * With NaN logits nothing is picked: the id is n_experts, which the expert kernels and the grouping skip.
+ */
+__device__ __forceinline__ void router_warp_topk(const float * row, int n_experts, int k, bool norm, float * probs,
+                                                 int * ids, float * weights) {
+  const int lane = threadIdx.x & 31;
+  float m = -INFINITY;
+  for (int e = lane; e < n_experts; e += 32) m = fmaxf(m, row[e]);
+  m = warp_max(m);
+  float s = 0.0f;
+  for (int e = lane; e < n_experts; e += 32) {
+    const float p = expf(row[e] - m);
+    probs[e] = p;
+    s += p;
+  }
+  s = warp_sum(s);
+  for (int e = lane; e < n_experts; e += 32) probs[e] /= s;
+  __syncwarp();
+  float picked_sum = 0.0f;
+  for (int j = 0; j < k; ++j) {
+    float bv = -1.0f;
+    int bi = n_experts;
+    for (int e = lane; e < n_experts; e += 32) {
+      const float p = probs[e];
+      if (p > bv || (p == bv && e < bi)) {
+        bv = p;
+        bi = e;
+      }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+      if (ov > bv || (ov == bv && oi < bi)) {
+        bv = ov;
+        bi = oi;
+      }
+    }
+    if (lane == 0) {
+      ids[j] = bi;
+      weights[j] = bv;
+      if (bi < n_experts) probs[bi] = -2.0f;  // no row to mark after NaN logits
+    }
+    picked_sum += bv;
+    __syncwarp();
+  }
+  if (norm && lane < k) weights[lane] /= picked_sum;
+}
+
+}  // namespace rt_cuda
