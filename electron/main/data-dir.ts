@@ -1,5 +1,8 @@
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+import { LockBusyError, takeLockFile } from '../node/lock-file.js';
 
 /** The folder holding models, eval assets, the database and exports: `$HORIZON_DATA_DIR` or the platform's app-data folder. */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
@@ -29,3 +32,21 @@ export const dataLayout = {
   database: (dataDir: string): string => path.join(dataDir, 'runmap.sqlite'),
   exportsDir: (dataDir: string): string => path.join(dataDir, 'exports'),
 };
+
+/**
+ * Takes the data folder for this process and returns its release. One user at a time (the app, `horizon serve` or
+ * `horizon eval`): each marks the runs it finds running as interrupted when it starts, which would fail another's
+ * live run.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  try {
+    return takeLockFile(path.join(dataDir, '.runmap.lock'));
+  } catch (error) {
+    if (!(error instanceof LockBusyError)) throw error;
+    const who = error.holder === 'this process' ? 'this process' : `process ${error.holder}`;
+    throw new Error(`${dataDir} is in use by ${who} (the Horizon RunMap app, horizon serve or horizon eval); close it first`, {
+      cause: error,
+    });
+  }
+}

@@ -1,6 +1,6 @@
 import path from 'node:path';
 
-import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { dataLayout, defaultDataDir, lockDataDir } from '../../main/data-dir.js';
 import { openDatabase } from '../../main/db/open-database.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
@@ -80,10 +80,25 @@ export async function run(args: string[]): Promise<number> {
   // A model folder that cannot be run fails before anything is written to the data folder.
   const source = values.resume ? null : await resolveModelSource(values.model ?? '', weights);
   const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
-  const inputs = await loadEvalInputs(dataDir);
-  for (const f of inputs.imported) console.log(`imported eval asset ${f}`);
-  const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
-  const db = openDatabase(dbFile);
+  let unlock: () => void;
+  try {
+    unlock = lockDataDir(dataDir);
+  } catch (e) {
+    console.error(`horizon eval: ${(e as Error).message}`);
+    return 1;
+  }
+  let db: ReturnType<typeof openDatabase>;
+  let inputs: Awaited<ReturnType<typeof loadEvalInputs>>;
+  let dbFile: string;
+  try {
+    inputs = await loadEvalInputs(dataDir);
+    for (const f of inputs.imported) console.log(`imported eval asset ${f}`);
+    dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
+    db = openDatabase(dbFile);
+  } catch (e) {
+    unlock();
+    throw e;
+  }
   const worker = new WorkerClient(forkSpawner());
   worker.onLog((e) => console.error(`[worker ${e.level}] ${e.message}`));
   const cancel = abortOnSignals(['SIGINT'], {
@@ -152,5 +167,6 @@ export async function run(args: string[]): Promise<number> {
     cancel.dispose();
     worker.dispose();
     db.close();
+    unlock();
   }
 }

@@ -1,11 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
 import type { Api, EmitEvent } from '../../common/ipc-contract.js';
-import { LockBusyError, takeLockFile } from '../../node/lock-file.js';
-import { dataLayout } from '../data-dir.js';
+import { dataLayout, lockDataDir } from '../data-dir.js';
 import { openDatabase } from '../db/open-database.js';
 import { ResponseRepo } from '../db/response-repo.js';
 import { RunRepo } from '../db/run-repo.js';
@@ -39,21 +36,6 @@ export interface Services {
   readonly runs: RunsService;
   /** Cancels the active run, waits for it, stops the worker and closes the database. */
   dispose(): Promise<void>;
-}
-
-/** The data folder has one user at a time (the app or `horizon serve`): each marks the runs it finds running as
- * interrupted when it starts, which would fail another one's live run. */
-function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
-  try {
-    return takeLockFile(path.join(dataDir, '.runmap.lock'));
-  } catch (error) {
-    if (!(error instanceof LockBusyError)) throw error;
-    const who = error.holder === 'this process' ? 'this process' : `process ${error.holder}`;
-    throw new Error(`${dataDir} is in use by ${who} (another Horizon RunMap window or horizon serve); close it first`, {
-      cause: error,
-    });
-  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -81,5 +81,20 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     const again = await capture(['eval', '--resume', 'no-such-run', '--data-dir', dataDir]);
     expect(again.code).toBe(1);
     expect(again.errOut).toMatch(/run no-such-run is not in/);
+    expect(existsSync(path.join(dataDir, '.runmap.lock'))).toBe(false);
+  });
+
+  it('refuses a data folder that the app (another live process) has open, and leaves its lock alone', async () => {
+    const dataDir = path.join(root, 'busy');
+    await mkdir(dataDir, { recursive: true });
+    const lock = path.join(dataDir, '.runmap.lock');
+    await writeFile(lock, String(process.ppid));
+    const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '1', '--data-dir', dataDir]);
+    expect(r.code).toBe(1);
+    expect(r.errOut).toBe(
+      `horizon eval: ${dataDir} is in use by process ${process.ppid} (the Horizon RunMap app, horizon serve or horizon eval); close it first`,
+    );
+    expect(await readFile(lock, 'utf8')).toBe(String(process.ppid));
+    expect(existsSync(path.join(dataDir, 'runmap.sqlite'))).toBe(false);
   });
 });

@@ -136,7 +136,7 @@ describe('createServices (scripted worker)', () => {
   it('refuses a second set of services on the same data folder while the first is open', () => {
     expect(() =>
       createServices({ dataDir, hubUrl: 'http://localhost', spawner: inProcessWorkers(() => createScriptedEngine()).spawner, emit: () => undefined, appVersion: '9.9.9' }),
-    ).toThrow(`${dataDir} is in use by this process (another Horizon RunMap window or horizon serve); close it first`);
+    ).toThrow(`${dataDir} is in use by this process (the Horizon RunMap app, horizon serve or horizon eval); close it first`);
   });
 
   it('answers unknown runs and models with NOT_FOUND / MODEL_NOT_FOUND', async () => {
