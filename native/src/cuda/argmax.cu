@@ -4,10 +4,6 @@
 
 namespace {
 
-__device__ __forceinline__ bool better(float v, int i, float bv, int bi) {
-  return v > bv || (v == bv && i < bi);
-}
-
 __global__ void __launch_bounds__(RT_ARGMAX_THREADS) argmax_kernel(const float * logits, int n_cols, int ld, int * out) {
   __shared__ float sv[32];
   __shared__ int si[32];
@@ -16,20 +12,12 @@ __global__ void __launch_bounds__(RT_ARGMAX_THREADS) argmax_kernel(const float *
   int bi = n_cols;
   for (int i = threadIdx.x; i < n_cols; i += blockDim.x) {
     const float v = row[i];
-    if (!isnan(v) && better(v, i, bv, bi)) {
+    if (!isnan(v) && rt_cuda::argmax_better(v, i, bv, bi)) {
       bv = v;
       bi = i;
     }
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-    if (better(ov, oi, bv, bi)) {
-      bv = ov;
-      bi = oi;
-    }
-  }
+  rt_cuda::warp_argmax(bv, bi);
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
   if (lane == 0) {
@@ -41,15 +29,7 @@ __global__ void __launch_bounds__(RT_ARGMAX_THREADS) argmax_kernel(const float *
     const int n_warps = blockDim.x >> 5;
     bv = lane < n_warps ? sv[lane] : -INFINITY;
     bi = lane < n_warps ? si[lane] : n_cols;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (better(ov, oi, bv, bi)) {
-        bv = ov;
-        bi = oi;
-      }
-    }
+    rt_cuda::warp_argmax(bv, bi);
     if (lane == 0) out[blockIdx.x] = bi < n_cols ? bi : 0;
   }
 }

@@ -26,6 +26,22 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+/** Whether (v, i) beats (bv, bi) for an argmax: larger, or equal at a lower index. */
+__device__ __forceinline__ bool argmax_better(float v, int i, float bv, int bi) { return v > bv || (v == bv && i < bi); }
+
+/** Argmax over a warp of each lane's best (bv, bi), ties to the lower index; every lane gets the result. */
+__device__ __forceinline__ void warp_argmax(float & bv, int & bi) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+    if (argmax_better(ov, oi, bv, bi)) {
+      bv = ov;
+      bi = oi;
+    }
+  }
+}
+
 __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));

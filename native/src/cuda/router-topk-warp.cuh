@@ -31,20 +31,12 @@ __device__ __forceinline__ void router_warp_topk(const float * row, int n_expert
     int bi = n_experts;
     for (int e = lane; e < n_experts; e += 32) {
       const float p = probs[e];
-      if (p > bv || (p == bv && e < bi)) {
+      if (argmax_better(p, e, bv, bi)) {
         bv = p;
         bi = e;
       }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (ov > bv || (ov == bv && oi < bi)) {
-        bv = ov;
-        bi = oi;
-      }
-    }
+    warp_argmax(bv, bi);
     if (lane == 0) {
       ids[j] = bi;
       weights[j] = bv;
