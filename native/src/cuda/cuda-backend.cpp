@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -289,7 +290,7 @@ class cuda_backend final : public backend {
   const char * name() const override { return "cuda"; }
   int device_expert_slots() const override { return slots_per_layer_; }
   uint64_t device_bytes() const override { return arena_.held(); }
-  int decode_step_ops() const override { return decode_step_ops_; }
+  int decode_step_ops() const override { return decode_step_ops_.load(); }
   int seq_create(std::string & error) override;
   void seq_free(int seq_id) override;
   int seq_length(int seq_id) const override {
@@ -438,7 +439,9 @@ class cuda_backend final : public backend {
     int steps = 0;
   };
   std::vector<decode_graph> graphs_;  // index: sequences in the step
-  int decode_step_ops_ = 0;           // nodes of the one-sequence graph: what batch-1 decode pays per token in launches
+  // Nodes of the one-sequence graph (what batch-1 decode pays per token in launches); written by the generating
+  // thread, read by info() on another.
+  std::atomic<int> decode_step_ops_{0};
   void drop_graphs() {
     for (decode_graph & g : graphs_) {
       if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
