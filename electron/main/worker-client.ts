@@ -49,8 +49,13 @@ export function forkSpawner(entry: string = defaultWorkerEntry(), env: NodeJS.Pr
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
+    // A send to a worker that has just died fails with EPIPE or a closed channel, reported as an 'error' event that
+    // would end this process if nobody listened: the exit handler fails the pending requests instead.
+    child.on('error', () => undefined);
     return {
-      send: (m) => void child.send(m),
+      send: (m) => {
+        if (child.connected) child.send(m, () => undefined);
+      },
       onMessage: (h) => child.on('message', h),
       onExit: (h) => child.once('exit', (code, signal) => h(code, signal)),
       kill: () => void child.kill(),
@@ -107,6 +112,8 @@ export class WorkerClient {
   private readonly logListeners = new Set<(e: LogEvent) => void>();
   private readonly crashListeners = new Set<(reason: string) => void>();
   private starting: Promise<Result<void>> | undefined;
+  /** Ends the start in progress (its worker is being stopped) with this reason. */
+  private endStart: ((reason: string) => void) | undefined;
   private stateValue: WorkerState = 'idle';
   private lastCrash = '';
   private pid = 0;
@@ -137,10 +144,11 @@ export class WorkerClient {
     if (this.starting) return this.starting;
     if (this.stateValue === 'crashed') return Promise.resolve(err('WORKER_CRASHED', this.lastCrash));
     if (this.stateValue === 'disposed') return Promise.resolve(err('INTERNAL', 'the worker client was disposed'));
-    this.starting = this.spawn().finally(() => {
-      this.starting = undefined;
+    const starting = this.spawn().finally(() => {
+      if (this.starting === starting) this.starting = undefined;
     });
-    return this.starting;
+    this.starting = starting;
+    return starting;
   }
 
   /** Kills the worker (if running) and starts a fresh one; a loaded model must be loaded again. */
@@ -164,6 +172,10 @@ export class WorkerClient {
         return;
       }
       this.channel = channel;
+      this.endStart = (reason) => {
+        clearTimeout(timer);
+        resolve(err('WORKER_CRASHED', `the runtime worker was stopped while starting (${reason})`));
+      };
       const timer = setTimeout(() => {
         if (this.stateValue !== 'starting' || this.channel !== channel) return;
         this.stopChannel('start timed out');
@@ -183,6 +195,7 @@ export class WorkerClient {
           clearTimeout(timer);
           this.pid = msg.pid;
           this.stateValue = 'ready';
+          this.endStart = undefined;
           resolve({ ok: true, value: undefined });
           return;
         }
@@ -246,6 +259,12 @@ export class WorkerClient {
   private stopChannel(reason: string): void {
     const ch = this.channel;
     this.channel = undefined;
+    // A start in progress belongs to this worker: it ends now, and the next start spawns afresh.
+    if (this.stateValue === 'starting') {
+      this.endStart?.(reason);
+      this.starting = undefined;
+    }
+    this.endStart = undefined;
     this.failPending(`the runtime worker was stopped (${reason})`);
     ch?.kill();
   }

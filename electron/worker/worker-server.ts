@@ -51,6 +51,9 @@ interface Loaded {
 /** Runs the worker's message loop on `port`, answering each request in order of completion. */
 export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
   let loaded: Loaded | undefined;
+  // Loads run one after another: two at once would each hold a whole model, and the first to finish would be
+  // replaced without being disposed.
+  let loading: Promise<unknown> = Promise.resolve();
   const jobs = new Map<string, AbortController>();
 
   const requireModel = (): Loaded => {
@@ -66,25 +69,9 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
       case 'probe':
         return countLoadedAsFree(engine.probe(), loaded?.model.deviceMemory() ?? null);
       case 'load': {
-        if (loaded) {
-          loaded.model.dispose();
-          loaded = undefined;
-        }
-        const tokenizer = await ChatTokenizer.load(request.modelDir);
-        const model = await engine.load(request);
-        const info: LoadedModelInfo = {
-          modelDir: request.modelDir,
-          packedDir: request.packedDir,
-          weights: request.weights,
-          backend: model.backend,
-          deviceLabel: model.deviceLabel,
-          residency: model.residency,
-          eosTokenIds: tokenizer.eosTokenIds,
-          vocabSize: model.vocabSize,
-          maxContext: model.maxContext,
-        };
-        loaded = { info, model, tokenizer };
-        return info;
+        const next = loading.then(() => load(request));
+        loading = next.catch(() => undefined);
+        return next;
       }
       case 'encode-chat': {
         const { tokenizer } = requireModel();
@@ -106,6 +93,28 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
       default:
         throw assertNever(request);
     }
+  }
+
+  async function load(request: Extract<WorkerRequest, { type: 'load' }>): Promise<LoadedModelInfo> {
+    if (loaded) {
+      loaded.model.dispose();
+      loaded = undefined;
+    }
+    const tokenizer = await ChatTokenizer.load(request.modelDir);
+    const model = await engine.load(request);
+    const info: LoadedModelInfo = {
+      modelDir: request.modelDir,
+      packedDir: request.packedDir,
+      weights: request.weights,
+      backend: model.backend,
+      deviceLabel: model.deviceLabel,
+      residency: model.residency,
+      eosTokenIds: tokenizer.eosTokenIds,
+      vocabSize: model.vocabSize,
+      maxContext: model.maxContext,
+    };
+    loaded = { info, model, tokenizer };
+    return info;
   }
 
   async function generate(request: Extract<WorkerRequest, { type: 'generate' }>): Promise<GenerationBatchResult> {

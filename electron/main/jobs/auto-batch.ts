@@ -108,7 +108,7 @@ export async function autoBatch(opts: {
 
 /** `autoBatch` for a run about to be created with `createEvalRun`: the worker probes the devices. */
 export function autoBatchForRun(
-  runtime: Pick<RuntimeClient, 'request'>,
+  runtime: Pick<RuntimeClient, 'request' | 'state' | 'restart'>,
   records: readonly PromptRecord[],
   req: { readonly source: ModelSource; readonly backend?: 'auto' | 'cpu' | 'cuda'; readonly cudaDevice?: number; readonly limit?: number; readonly maxNewTokens?: number },
 ): Promise<number> {
@@ -117,6 +117,8 @@ export function autoBatchForRun(
     requestedBackend: req.backend ?? 'auto',
     ...(req.cudaDevice !== undefined ? { cudaDevice: req.cudaDevice } : {}),
     probe: async () => {
+      // A worker that crashed (a device fault ends it) would answer nothing, and the run would get the CPU's batch.
+      if (runtime.state === 'crashed' && !(await runtime.restart()).ok) return null;
       const r = await runtime.request({ type: 'probe' });
       return r.ok ? r.value : null;
     },

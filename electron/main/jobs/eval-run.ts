@@ -67,7 +67,14 @@ export interface EvalRunHooks {
   readonly partialIntervalMs?: number;
 }
 
-const loadedBy = new WeakMap<RuntimeClient, { key: string; info: LoadedModelInfo; maxSequences: number | undefined }>();
+/**
+ * Each worker's last load request, pending or answered: what it asked for, its answer, and the worker process
+ * (generation) that loaded it, known once answered.
+ */
+const loadedBy = new WeakMap<
+  RuntimeClient,
+  { what: string; maxSequences: number | undefined; result: Promise<Result<LoadedModelInfo>>; generation: number | null }
+>();
 
 /** How a run wants its model loaded. */
 export interface LoadChoices {
@@ -91,24 +98,52 @@ export async function ensureModelLoaded(
   m: { modelDir: string; packedDir: string | null; weights: 'int4' | 'bf16' },
   { backend = 'auto', maxContext, maxSequences, expertBudgetBytes, cudaDevice }: LoadChoices = {},
 ): Promise<Result<LoadedModelInfo>> {
-  const cached = loadedBy.get(runtime);
   const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}|${expertBudgetBytes ?? 'auto'}|${cudaDevice ?? 'first'}`;
-  if (
-    cached && cached.key === `${runtime.generation}|${what}` && runtime.generation !== 0 &&
-    (maxContext === undefined || cached.info.maxContext >= maxContext) &&
-    (maxSequences === undefined || (cached.maxSequences ?? 0) >= maxSequences)
-  ) {
-    return { ok: true, value: cached.info };
+  const last = loadedBy.get(runtime);
+  const sameWorker = (): boolean => last?.generation === runtime.generation;
+  // A load still in flight counts too: a run cancelled while its model loaded, then resumed, waits for that load.
+  if (last && last.what === what && (last.generation === null || sameWorker()) && (maxSequences === undefined || (last.maxSequences ?? 0) >= maxSequences)) {
+    const r = await last.result;
+    if (r.ok && loadedBy.get(runtime) === last && sameWorker() && (maxContext === undefined || r.value.maxContext >= maxContext)) return r;
   }
-  const r = await runtime.request({
+  const result = runtime.request({
     type: 'load', modelDir: m.modelDir, packedDir: m.packedDir, weights: m.weights, backend,
     ...(maxContext !== undefined ? { maxContext } : {}),
     ...(maxSequences !== undefined ? { maxSequences } : {}),
     ...(expertBudgetBytes != null ? { expertBudgetBytes } : {}),
     ...(cudaDevice != null ? { cudaDevice } : {}),
   });
-  if (r.ok) loadedBy.set(runtime, { key: `${runtime.generation}|${what}`, info: r.value, maxSequences });
+  // The worker drops its current model when a load starts: after a failed load it holds none.
+  const mine = { what, maxSequences, result, generation: null as number | null };
+  loadedBy.set(runtime, mine);
+  const r = await result;
+  if (loadedBy.get(runtime) === mine) {
+    if (r.ok) mine.generation = runtime.generation;
+    else loadedBy.delete(runtime);
+  }
   return r;
+}
+
+const ABORTED = Symbol('aborted');
+
+/** `p`, or ABORTED as soon as `signal` aborts (p still settles, unobserved). */
+function unlessAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof ABORTED> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve(ABORTED);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
 }
 
 function checkRange(name: string, v: number, lo: number, hi: number): void {
@@ -231,6 +266,11 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     progress('failed', { error: message });
     return runs.require(runId);
   };
+  const cancelled = (): RunRecord => {
+    runs.finish(runId, 'cancelled');
+    progress('cancelled');
+    return runs.require(runId);
+  };
 
   runs.markRunning(runId);
   progress('running');
@@ -249,13 +289,19 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   } catch (e) {
     return fail(`reading the model's tokenizer failed: ${(e as Error).message}`);
   }
-  const loaded = await ensureModelLoaded(runtime, run, {
-    backend: run.policy.requestedBackend ?? 'auto',
-    maxContext,
-    maxSequences: run.policy.batch,
-    expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
-    cudaDevice: run.policy.cudaDevice ?? null,
-  });
+  // Loading a large model takes a while: a cancel ends the run at once and leaves the load to finish in the worker
+  // (a resume waits for it rather than loading again).
+  const loaded = await unlessAborted(
+    ensureModelLoaded(runtime, run, {
+      backend: run.policy.requestedBackend ?? 'auto',
+      maxContext,
+      maxSequences: run.policy.batch,
+      expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
+      cudaDevice: run.policy.cudaDevice ?? null,
+    }),
+    hooks.signal,
+  );
+  if (loaded === ABORTED) return cancelled();
   if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
   if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend || loaded.value.residency !== run.residency) {
     runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);
@@ -290,6 +336,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   // ends, and each response is scored and stored as soon as it finishes, so a crash or cancel loses only the
   // responses still being generated.
   let storeError: Error | undefined;
+  let figuresStored = false;
   const stopItems = runtime.onItem((e) => {
     if (e.jobId !== currentJob || storeError) return;
     try {
@@ -336,11 +383,21 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       const missing = gen.value.items.filter((it) => it.finishReason !== 'cancelled' && !stored.has(Number(it.itemId)));
       if (missing.length > 0) return fail(`eval-run: the worker finished ${missing.length} prompts without reporting them`);
       responses.addJobFigures(runId, { wallMs: gen.value.wallMs, peakVramBytes: gen.value.peakVramBytes, h2dBytes: gen.value.h2dBytes });
+      figuresStored = true;
     }
   } catch (e) {
     return fail(`eval-run: ${(e as Error).message}`);
   } finally {
     currentJob = undefined;
+    // A job that ended without the worker's figures (a crash, a device fault, an error) still generated the tokens
+    // stored for it: its time as main measured it keeps the run's throughput honest.
+    if (generatingSince !== null && !figuresStored) {
+      try {
+        responses.addJobFigures(runId, { wallMs: performance.now() - generatingSince, peakVramBytes: 0, h2dBytes: 0 });
+      } catch {
+        // the database is what failed; the run is already failing for it
+      }
+    }
     stopTokens();
     stopItems();
     hooks.signal?.removeEventListener('abort', onAbort);

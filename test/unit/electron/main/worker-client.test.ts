@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +120,24 @@ describe('WorkerClient over a forked worker', () => {
     expect(c.workerPid).not.toBe(firstPid);
     expect((await c.request({ type: 'probe' })).ok).toBe(true);
   });
+
+  it('sends to a worker that has just died without ending this process (EPIPE / closed channel)', async () => {
+    const exits = path.join(root, 'exits.mjs');
+    await writeFile(exits, 'process.exit(3);\n');
+    const channel = forkSpawner(exits)();
+    const exited = new Promise<number | null>((resolve) => channel.onExit((code) => resolve(code)));
+    expect(await exited).toBe(3);
+    const errors: unknown[] = [];
+    const onUncaught = (e: unknown): void => void errors.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      channel.send({ seq: 1, request: { type: 'probe' } });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect(errors).toEqual([]);
+  });
 });
 
 describe('utilityProcessSpawner', () => {
@@ -152,5 +170,48 @@ describe('utilityProcessSpawner', () => {
     child!.kill();
     expect(await crashed).toBe('the runtime worker stopped unexpectedly (exit code 9)');
     c.dispose();
+  });
+});
+
+describe('WorkerClient stopped while its worker starts', () => {
+  /** Channels whose worker says ready after `readyMs` and exits once killed; `spawned` counts them. */
+  const slowWorkers = (readyMs: number) => {
+    const spawner = () => {
+      const id = ++spawner.spawned;
+      const onMessage: ((m: unknown) => void)[] = [];
+      const onExit: ((code: number | null, signal: string | null) => void)[] = [];
+      let alive = true;
+      setTimeout(() => alive && onMessage.forEach((h) => h({ event: 'ready', pid: 1000 + id })), readyMs);
+      return {
+        send: () => undefined,
+        onMessage: (h: (m: unknown) => void) => void onMessage.push(h),
+        onExit: (h: (code: number | null, signal: string | null) => void) => void onExit.push(h),
+        kill: () => {
+          alive = false;
+          setTimeout(() => onExit.forEach((h) => h(null, 'SIGTERM')), 1);
+        },
+      };
+    };
+    spawner.spawned = 0;
+    return spawner;
+  };
+
+  it('restart(): the first start ends as stopped and a fresh worker becomes ready', async () => {
+    const spawner = slowWorkers(30);
+    const c = new WorkerClient(spawner, { startTimeoutMs: 5_000 });
+    const first = c.start();
+    const restarted = c.restart();
+    expect(await first).toMatchObject({ ok: false, error: { code: 'WORKER_CRASHED', message: /stopped while starting \(restarted by the client\)/ } });
+    expect(await restarted).toEqual({ ok: true, value: undefined });
+    expect([c.state, c.workerPid, spawner.spawned]).toEqual(['ready', 1002, 2]);
+    c.dispose();
+  });
+
+  it('dispose(): the start ends at once', async () => {
+    const c = new WorkerClient(slowWorkers(30), { startTimeoutMs: 5_000 });
+    const first = c.start();
+    c.dispose();
+    expect(await first).toMatchObject({ ok: false, error: { message: /stopped while starting \(client disposed\)/ } });
+    expect(c.state).toBe('disposed');
   });
 });

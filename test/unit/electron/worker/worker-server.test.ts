@@ -67,3 +67,50 @@ describe('the worker answers a probe as a load would see the device', () => {
     expect(await probedFree()).toEqual([20]);
   });
 });
+
+describe('the worker loads one model at a time', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-ws-load-'));
+    await writeTinyTokenizer(root);
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('starts a second load only after the first has finished, and disposes the first model', async () => {
+    let handler: (m: unknown) => void = () => {};
+    const waiting = new Map<number, (m: WorkerMessage) => void>();
+    const engine = createScriptedEngine();
+    const log: string[] = [];
+    let loading = 0;
+    serveWorker(
+      {
+        send: (m) => {
+          if ('seq' in m) waiting.get(m.seq)?.(m);
+        },
+        onMessage: (h) => void (handler = h),
+      },
+      {
+        probe: engine.probe,
+        load: async (req) => {
+          log.push(`start ${req.maxSequences} with ${loading} loading`);
+          loading++;
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          const m = await engine.load(req);
+          loading--;
+          log.push(`done ${req.maxSequences}`);
+          return { ...m, dispose: () => void log.push(`dispose ${req.maxSequences}`) };
+        },
+      },
+    );
+    let seq = 0;
+    const ask = (request: WorkerRequest) =>
+      new Promise<WorkerMessage>((resolve) => {
+        waiting.set(++seq, resolve);
+        handler({ seq, request });
+      });
+    const load = (maxSequences: number) => ask({ type: 'load', modelDir: root, packedDir: root, weights: 'int4', backend: 'cpu', maxSequences });
+    const answers = await Promise.all([load(1), load(2)]);
+    expect(answers.map((a) => 'ok' in a && a.ok)).toEqual([true, true]);
+    expect(log).toEqual(['start 1 with 0 loading', 'done 1', 'dispose 1', 'start 2 with 0 loading', 'done 2']);
+  });
+});

@@ -45,6 +45,9 @@ describe('eval-run job', () => {
   /** Generate calls (counted over all workers) that fail as a lost GPU context does; others that fail plainly. */
   let deviceFaultAt: number[];
   let plainErrorAt: number[];
+  /** Loads asking for more sequences than this fail (as out of device memory would). */
+  let loadFailsAbove: number;
+  let loadDelayMs: number;
   let disposed: number;
   let deps: EvalRunDeps & { client: WorkerClient; workers: ReturnType<typeof inProcessWorkers> };
 
@@ -75,6 +78,8 @@ describe('eval-run job', () => {
     concurrency = [];
     deviceFaultAt = [];
     plainErrorAt = [];
+    loadFailsAbove = Infinity;
+    loadDelayMs = 0;
     disposed = 0;
     const workers = inProcessWorkers(() => {
       const engine = createScriptedEngine({ reply, tokenDelayMs });
@@ -85,6 +90,8 @@ describe('eval-run job', () => {
           budgets.push(req.expertBudgetBytes);
           sequences.push(req.maxSequences);
           cudaDevices.push(req.cudaDevice);
+          if (loadDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, loadDelayMs));
+          if ((req.maxSequences ?? 0) > loadFailsAbove) throw new Error('CUDA out of memory for the KV cache');
           const m = await engine.load(req);
           let fault = '';
           return {
@@ -252,10 +259,43 @@ describe('eval-run job', () => {
     expect(kept).toBeGreaterThan(0);
     expect(kept).toBeLessThan(5);
     expect(deps.client.state).toBe('crashed');
+    // The crashed job's tokens are stored, so is its time (main's measure: the worker's never came).
+    const afterCrash = deps.responses.figures('r3');
+    expect(afterCrash.batches).toBe(1);
+    expect(afterCrash.wallMs).toBeGreaterThan(0);
+    expect(afterCrash.generatedTokens).toBeGreaterThan(0);
     const resumed = await executeEvalRun(deps, 'r3');
     expect(deps.workers.spawned).toBe(2);
     expect(resumed).toMatchObject({ status: 'completed', error: null });
     expect(deps.responses.count('r3')).toBe(5);
+    expect(deps.responses.figures('r3')).toMatchObject({ batches: 2 });
+  });
+
+  it('after a load that failed (the worker drops its model first), the next run loads its model again', async () => {
+    await newRun('r6', 2);
+    expect((await executeEvalRun(deps, 'r6')).status).toBe('completed');
+    loadFailsAbove = 4;
+    await newRun('r7', 8);
+    expect(await executeEvalRun(deps, 'r7')).toMatchObject({ status: 'failed', error: expect.stringMatching(/^loading the model failed: .*out of memory/) });
+    await newRun('r8', 2);
+    expect(await executeEvalRun(deps, 'r8')).toMatchObject({ status: 'completed', error: null });
+    expect(sequences).toEqual([2, 8, 2]);
+  });
+
+  it('is cancelled while its model loads without waiting for the load; a resume waits for that load', async () => {
+    loadDelayMs = 400;
+    await newRun('r9');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 20);
+    const started = performance.now();
+    const cancelled = await executeEvalRun(deps, 'r9', { signal: controller.signal });
+    expect(cancelled).toMatchObject({ status: 'cancelled', error: null });
+    expect(performance.now() - started).toBeLessThan(300);
+    expect(deps.responses.count('r9')).toBe(0);
+    const resumed = await executeEvalRun(deps, 'r9');
+    expect(resumed).toMatchObject({ status: 'completed', error: null });
+    expect(loads).toHaveLength(1);
+    expect(disposed).toBe(0);
   });
 
   it('ends the run as failed on a device fault, restarts the worker at once, and a resume loads the model afresh', async () => {

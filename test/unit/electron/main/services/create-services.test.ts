@@ -149,6 +149,7 @@ describe('createServices (scripted worker)', () => {
 describe('createServices (scripted worker reporting a GPU)', () => {
   let dataDir: string;
   let services: Services;
+  let workers: ReturnType<typeof inProcessWorkers>;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-services-gpu-'));
@@ -157,7 +158,7 @@ describe('createServices (scripted worker reporting a GPU)', () => {
     const gpu = (index: number, gib: number) => ({
       index, name: `GPU ${index}`, vramBytes: gib * 2 ** 30, freeVramBytes: gib * 2 ** 30, driverVersion: '13.0', computeCapability: '8.9',
     });
-    const workers = inProcessWorkers(() => createScriptedEngine({ devices: [gpu(0, 12), gpu(1, 80)] }));
+    workers = inProcessWorkers(() => createScriptedEngine({ devices: [gpu(0, 12), gpu(1, 80)] }));
     services = createServices({
       dataDir, hubUrl: 'http://localhost', spawner: workers.spawner, emit: () => undefined, appVersion: '9.9.9', sharedAssetsDir: shared,
     });
@@ -180,6 +181,11 @@ describe('createServices (scripted worker reporting a GPU)', () => {
     // 12 GiB: 10.8 - 1.5 GiB of room = 37 → 32 sequences; 80 GiB: 64, the most.
     expect(await start({})).toMatchObject({ status: 'completed', batch: 32, policy: { batch: 32, cudaDevice: null } });
     expect(await start({ cudaDevice: 1 })).toMatchObject({ status: 'completed', batch: 64, policy: { batch: 64, cudaDevice: 1 } });
+    // After the worker crashed (a lost GPU context ends it), the probe restarts it rather than falling back to the
+    // CPU's batch of 8.
+    workers.crash();
+    await expect.poll(() => services.worker.state).toBe('crashed');
+    expect(await start({ cudaDevice: 1 })).toMatchObject({ status: 'completed', batch: 64 });
   });
 });
 
