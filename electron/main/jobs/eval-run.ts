@@ -377,6 +377,8 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
         const after = restarted.ok ? 'the runtime worker was restarted' : `restarting the runtime worker failed: ${restarted.error.message}`;
         return fail(`generation failed: ${gen.error.code}: ${gen.error.message}; ${after}`);
       }
+      // A cancel that had to restart a stuck worker ends the job this way: still a cancel.
+      if (!gen.ok && gen.error.code === 'WORKER_CRASHED' && hooks.signal?.aborted) return cancelled();
       if (!gen.ok) return fail(`generation failed: ${gen.error.code}: ${gen.error.message}`);
       // Every finished item was reported before the reply; one that was not is a worker bug, not a response to drop.
       const stored = responses.storedKeys(runId);

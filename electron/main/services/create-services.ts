@@ -27,6 +27,8 @@ export interface ServicesOptions {
   readonly sharedAssetsDir?: string;
   /** The desktop shell's native file dialog (absent in `horizon serve`). */
   readonly pickPath?: SystemServiceOptions['pickPath'];
+  /** How long a cancelled run's worker may take to stop before it is restarted (RunsService's default otherwise). */
+  readonly cancelGraceMs?: number;
 }
 
 export interface Services {
@@ -71,6 +73,7 @@ export function createServices(opts: ServicesOptions): Services {
     appVersion: opts.appVersion,
     emit: opts.emit,
     inputs: getInputs,
+    ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),
   });
   const api: Api = {
     system: new SystemService({

@@ -35,7 +35,12 @@ export interface RunsServiceOptions {
   readonly emit: EmitEvent;
   /** The dataset and text tools, loaded on first use. */
   readonly inputs: () => Promise<EvalInputs>;
+  /** How long a cancelled run's worker may take to stop before it is restarted (default CANCEL_GRACE_MS). */
+  readonly cancelGraceMs?: number;
 }
+
+/** A worker ends a cancelled job within one step; one that has not after this long is stuck (a hung device call). */
+export const CANCEL_GRACE_MS = 20_000;
 
 const PREVIEW = 200;
 const preview = (s: string) => (s.length > PREVIEW ? `${s.slice(0, PREVIEW)}…` : s);
@@ -190,8 +195,17 @@ export class RunsService implements RunsApi {
     if (active?.runId !== req.runId) return err('NOT_FOUND', `run ${req.runId} is not running`);
     active.controller.abort();
     // Reply once the run has stopped (the worker ends its job within a step), so that a run shown as cancelled can be
-    // resumed at once.
-    await active.done.catch(() => undefined);
+    // resumed at once. A worker that does not stop is restarted: that ends its job, and the run keeps what it stored.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stopped = await Promise.race([
+      active.done.then(() => true, () => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.opts.cancelGraceMs ?? CANCEL_GRACE_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!stopped) {
+      await this.opts.runtime.restart();
+      await active.done.catch(() => undefined);
+    }
     return ok(undefined);
   }
 

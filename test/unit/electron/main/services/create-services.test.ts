@@ -189,6 +189,59 @@ describe('createServices (scripted worker reporting a GPU)', () => {
   });
 });
 
+describe('createServices (a worker whose generation hangs)', () => {
+  let dataDir: string;
+  let services: Services;
+  let workers: ReturnType<typeof inProcessWorkers>;
+  let hang = true;
+  let generating = 0;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-services-hang-'));
+    await writePreparedModel(dataDir);
+    workers = inProcessWorkers(() => {
+      const engine = createScriptedEngine();
+      return {
+        probe: engine.probe,
+        load: async (req) => {
+          const m = await engine.load(req);
+          return {
+            ...m,
+            generate: (prompts, policy, onToken, signal) => {
+              generating++;
+              // A device call that never returns: the cancel signal is never looked at.
+              return hang ? new Promise<never>(() => undefined) : m.generate(prompts, policy, onToken, signal);
+            },
+          };
+        },
+      };
+    });
+    services = createServices({
+      dataDir, hubUrl: 'http://localhost', spawner: workers.spawner, appVersion: '9.9.9', sharedAssetsDir: shared,
+      emit: () => undefined, cancelGraceMs: 100,
+    });
+  });
+  afterAll(async () => {
+    await services.dispose();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('cancels by restarting the worker when it does not stop, as a cancel (not a failure), and resumes', async () => {
+    const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 3, batch: 2, maxNewTokens: 8 });
+    if (!started.ok) throw new Error(started.error.message);
+    const runId = started.value.id;
+    await expect.poll(() => generating, { timeout: 10_000, interval: 5 }).toBe(1);
+    expect(await services.api.runs.cancel({ runId })).toEqual({ ok: true, value: undefined });
+    expect(await services.api.runs.get({ runId })).toMatchObject({ ok: true, value: { status: 'cancelled', error: null, done: 0 } });
+    expect(workers.spawned).toBe(2);
+    expect(services.worker.state).toBe('ready');
+    hang = false;
+    expect((await services.api.runs.resume({ runId })).ok).toBe(true);
+    await services.runs.activeRun?.done;
+    expect(await services.api.runs.get({ runId })).toMatchObject({ ok: true, value: { status: 'completed', done: 3 } });
+  });
+});
+
 describe('createServices (scripted worker, slow tokens)', () => {
   let dataDir: string;
   let services: Services;
