@@ -339,18 +339,26 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   let figuresStored = false;
   const stopItems = runtime.onItem((e) => {
     if (e.jobId !== currentJob || storeError) return;
+    let key: number;
     try {
       const row = scoreItem(todoByItemId, e.item, positions, tools);
       responses.insertResponses(runId, [row], e.item.tokenIds.length);
-      inflight.delete(e.item.itemId);
-      done += 1;
-      doneThisSession += 1;
-      const full = hooks.onResponse ? responses.get(runId, row.key) : undefined;
-      if (full) hooks.onResponse?.(full);
-      progress('running');
+      key = row.key;
     } catch (err) {
       storeError = err as Error;
       void runtime.request({ type: 'cancel', jobId: e.jobId });
+      return;
+    }
+    inflight.delete(e.item.itemId);
+    done += 1;
+    doneThisSession += 1;
+    // The response is stored: a listener that throws (a window closing) must not fail the run.
+    try {
+      const full = hooks.onResponse ? responses.get(runId, key) : undefined;
+      if (full) hooks.onResponse?.(full);
+      progress('running');
+    } catch {
+      // nothing to undo
     }
   });
   try {

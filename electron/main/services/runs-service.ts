@@ -137,14 +137,16 @@ export class RunsService implements RunsApi {
     done.catch((error: unknown) => {
       const message = `the run stopped on an internal error: ${(error as Error).message}`;
       let total = 0;
+      let stored = 0;
       try {
         total = this.opts.runs.require(runId).total;
+        stored = this.opts.responses.count(runId);
         this.opts.runs.finish(runId, 'failed', message);
       } catch {
         // The database is what failed; the next start of the app marks the run as interrupted.
       }
       this.opts.emit('runs:onDidProgress', {
-        runId, status: 'failed', done: 0, total, tokensPerSecond: 0, etaSeconds: null, elapsedSeconds: 0, error: message,
+        runId, status: 'failed', done: stored, total, tokensPerSecond: 0, etaSeconds: null, elapsedSeconds: 0, error: message,
       });
     });
     this.active = { runId, controller, done };

@@ -271,6 +271,17 @@ describe('eval-run job', () => {
     expect(deps.responses.figures('r3')).toMatchObject({ batches: 2 });
   });
 
+  it('completes when a listener throws (a window closing): the responses were stored', async () => {
+    await newRun('r10');
+    const final = await executeEvalRun(deps, 'r10', {
+      onResponse: () => {
+        throw new Error('Object has been destroyed');
+      },
+    });
+    expect(final).toMatchObject({ status: 'completed', error: null });
+    expect(deps.responses.count('r10')).toBe(5);
+  });
+
   it('after a load that failed (the worker drops its model first), the next run loads its model again', async () => {
     await newRun('r6', 2);
     expect((await executeEvalRun(deps, 'r6')).status).toBe('completed');
