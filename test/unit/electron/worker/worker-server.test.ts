@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DeviceProbe, WorkerMessage, WorkerRequest } from '../../../../electron/common/worker-protocol.js';
+import type { InferenceEngine } from '../../../../electron/worker/runtime/inference-engine.js';
 import { countLoadedAsFree, serveWorker } from '../../../../electron/worker/worker-server.js';
 import { createScriptedEngine } from './scripted-engine.js';
 import { writeTinyTokenizer } from './tiny-tokenizer.js';
@@ -15,6 +16,27 @@ const gpu = (index: number, totalGib: number, freeGib: number) => ({
 });
 const probeOf = (...devices: ReturnType<typeof gpu>[]): DeviceProbe => ({ label: 'CUDA', cudaCompiled: true, devices, note: '' });
 const free = (p: DeviceProbe) => p.devices.map((d) => d.freeVramBytes / GIB);
+
+/** A worker served over an in-memory port; returns a function that sends a request and waits for its answer. */
+function servedWorker(engine: InferenceEngine): (request: WorkerRequest) => Promise<WorkerMessage> {
+  let handler: (m: unknown) => void = () => {};
+  const waiting = new Map<number, (m: WorkerMessage) => void>();
+  serveWorker(
+    {
+      send: (m) => {
+        if ('seq' in m) waiting.get(m.seq)?.(m);
+      },
+      onMessage: (h) => void (handler = h),
+    },
+    engine,
+  );
+  let seq = 0;
+  return (request) =>
+    new Promise<WorkerMessage>((resolve) => {
+      waiting.set(++seq, resolve);
+      handler({ seq, request });
+    });
+}
 
 describe('countLoadedAsFree', () => {
   it.each([
@@ -36,23 +58,7 @@ describe('the worker answers a probe as a load would see the device', () => {
   afterAll(() => rm(root, { recursive: true, force: true }));
 
   it('counts its own loaded model as free, and the driver view once it is unloaded', async () => {
-    let handler: (m: unknown) => void = () => {};
-    const waiting = new Map<number, (m: WorkerMessage) => void>();
-    serveWorker(
-      {
-        send: (m) => {
-          if ('seq' in m) waiting.get(m.seq)?.(m);
-        },
-        onMessage: (h) => void (handler = h),
-      },
-      createScriptedEngine({ devices: [gpu(0, 24, 20)], loadedDeviceBytes: 8 * GIB }),
-    );
-    let seq = 0;
-    const ask = (request: WorkerRequest) =>
-      new Promise<WorkerMessage>((resolve) => {
-        waiting.set(++seq, resolve);
-        handler({ seq, request });
-      });
+    const ask = servedWorker(createScriptedEngine({ devices: [gpu(0, 24, 20)], loadedDeviceBytes: 8 * GIB }));
     const probedFree = async () => {
       const r = await ask({ type: 'probe' });
       if (!('ok' in r) || !r.ok) throw new Error('probe failed');
@@ -77,37 +83,21 @@ describe('the worker loads one model at a time', () => {
   afterAll(() => rm(root, { recursive: true, force: true }));
 
   it('starts a second load only after the first has finished, and disposes the first model', async () => {
-    let handler: (m: unknown) => void = () => {};
-    const waiting = new Map<number, (m: WorkerMessage) => void>();
     const engine = createScriptedEngine();
     const log: string[] = [];
     let loading = 0;
-    serveWorker(
-      {
-        send: (m) => {
-          if ('seq' in m) waiting.get(m.seq)?.(m);
-        },
-        onMessage: (h) => void (handler = h),
+    const ask = servedWorker({
+      probe: engine.probe,
+      load: async (req) => {
+        log.push(`start ${req.maxSequences} with ${loading} loading`);
+        loading++;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        const m = await engine.load(req);
+        loading--;
+        log.push(`done ${req.maxSequences}`);
+        return { ...m, dispose: () => void log.push(`dispose ${req.maxSequences}`) };
       },
-      {
-        probe: engine.probe,
-        load: async (req) => {
-          log.push(`start ${req.maxSequences} with ${loading} loading`);
-          loading++;
-          await new Promise((resolve) => setTimeout(resolve, 30));
-          const m = await engine.load(req);
-          loading--;
-          log.push(`done ${req.maxSequences}`);
-          return { ...m, dispose: () => void log.push(`dispose ${req.maxSequences}`) };
-        },
-      },
-    );
-    let seq = 0;
-    const ask = (request: WorkerRequest) =>
-      new Promise<WorkerMessage>((resolve) => {
-        waiting.set(++seq, resolve);
-        handler({ seq, request });
-      });
+    });
     const load = (maxSequences: number) => ask({ type: 'load', modelDir: root, packedDir: root, weights: 'int4', backend: 'cpu', maxSequences });
     const answers = await Promise.all([load(1), load(2)]);
     expect(answers.map((a) => 'ok' in a && a.ok)).toEqual([true, true]);
