@@ -33,6 +33,10 @@ export function App() {
   const run = useRuns((s) => s.run);
 
   useEffect(() => connectEvents(), []);
+  // A run already in progress (a reload, another window) shows in the sidebar before its page is visited.
+  useEffect(() => {
+    void useRuns.getState().attachActive();
+  }, []);
   useEffect(() => {
     document.getElementById('main')?.focus();
   }, [page]);

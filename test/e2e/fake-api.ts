@@ -356,7 +356,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       tokensPerSecond: 118.5,
       etaSeconds: run.summary.done ? (elapsed / run.summary.done) * left : null,
       elapsedSeconds: elapsed,
-      partial,
+      ...(partial ? { partial } : { accuracies: accuracies(run.responses) }),
     });
   }
 

@@ -95,6 +95,14 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByRole('button', { name: 'View results' }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
     await expect.poll(() => page.getByTestId('instruction-chart').locator('g.chart__row').count()).toBeGreaterThan(3);
+    // A bar filters the responses from the keyboard too.
+    const bar = page.getByRole('button', { name: /^Show the responses with / }).first();
+    const barName = (await bar.getAttribute('aria-label'))?.replace('Show the responses with ', '');
+    await bar.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByLabel('Instruction', { exact: true }).inputValue()).toBe(barName);
+    await page.getByLabel('Instruction', { exact: true }).selectOption('');
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
     await page.getByLabel('Verdict').selectOption('fail');
     await expect.poll(() => page.getByTestId('pager-status').textContent()).not.toBe('1–10 of 10');
     await page.getByLabel('Verdict').selectOption('');

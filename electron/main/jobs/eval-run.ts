@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import type { RunProgress } from '../../common/ipc-contract.js';
+import type { Accuracies, RunProgress } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
 import type { GenerationItemResult, LoadedModelInfo } from '../../common/worker-protocol.js';
 import { MAX_CUDA_DEVICE } from '../../common/worker-protocol.js';
@@ -18,6 +18,7 @@ import type { RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
 import type { WorkerClient } from '../worker-client.js';
 import type { ModelSource } from './model-source.js';
 import { readStopTokenIds } from './model-source.js';
+import { runAccuracies } from './run-accuracies.js';
 import { runContextTokens } from './run-context.js';
 
 /** A new run's id: its UTC start time to the second (sorts by age) and a random suffix, e.g. 20261202T174512-9fe751. */
@@ -245,7 +246,17 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     const now = performance.now();
     const elapsedSeconds = (now - startedAt) / 1000;
     const left = run.total - done;
-    hooks.onProgress?.({
+    if (!hooks.onProgress) return;
+    // The accuracies so far, with every event but the streamed partial texts (a live run shows them as they move).
+    let accuracies: Accuracies | null | undefined;
+    if (!extra.partial) {
+      try {
+        accuracies = runAccuracies(responses, runId);
+      } catch {
+        accuracies = undefined; // the database failing; the run ends for it elsewhere
+      }
+    }
+    hooks.onProgress({
       runId,
       status,
       done,
@@ -258,6 +269,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
         generatingSeconds: generatingSince === null ? null : (now - generatingSince) / 1000,
       }),
       elapsedSeconds,
+      ...(accuracies !== undefined ? { accuracies } : {}),
       ...extra,
     });
   };

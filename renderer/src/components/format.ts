@@ -9,6 +9,11 @@ export function formatBytes(bytes: number | null | undefined): string {
     v /= 1024;
     i++;
   }
+  // 1023.96 MiB would print as "1024.0 MiB": that is 1.0 GiB.
+  if (i > 0 && i < units.length - 1 && Math.abs(Number(v.toFixed(1))) >= 1024) {
+    v /= 1024;
+    i++;
+  }
   return `${i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
 }
 
@@ -42,11 +47,17 @@ export function formatDate(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-/** Signed difference in percentage points, e.g. "+2.5 pp". */
+/** b − a in percentage points as shown (one decimal), so that its sign and its text agree; null when either is missing. */
+export function deltaPoints(a: number | null | undefined, b: number | null | undefined): number | null {
+  if (a == null || b == null) return null;
+  return Math.round((b - a) * 1000) / 10 || 0; // never -0
+}
+
+/** Signed difference in percentage points, e.g. "+2.5 pp"; "±0.0 pp" when it rounds to nothing. */
 export function formatDelta(a: number | null | undefined, b: number | null | undefined): string {
-  if (a == null || b == null) return '—';
-  const d = (b - a) * 100;
-  return `${d >= 0 ? '+' : '−'}${Math.abs(d).toFixed(1)} pp`;
+  const d = deltaPoints(a, b);
+  if (d === null) return '—';
+  return `${d > 0 ? '+' : d < 0 ? '−' : '±'}${Math.abs(d).toFixed(1)} pp`;
 }
 
 export function shortSha(sha: string): string {

@@ -1,4 +1,5 @@
 import { onEvent } from '../api.js';
+import { useHistory } from './history.js';
 import { useModels } from './models.js';
 import { useResults } from './results.js';
 import { useRuns } from './runs.js';
@@ -10,11 +11,12 @@ export function connectEvents(): () => void {
     onEvent('models:onDidProgress', (p) => useModels.getState().handleProgress(p)),
     onEvent('runs:onDidProgress', (p) => {
       useRuns.getState().handleProgress(p);
-      if (useResults.getState().runId === p.runId && !reloadTimer) {
-        // Results of a live run refresh at most twice a second.
+      if (!reloadTimer) {
+        // The run list (the Results picker, History) and the results of a live run refresh at most twice a second.
         reloadTimer = setTimeout(() => {
           reloadTimer = null;
-          void useResults.getState().reload();
+          void useHistory.getState().refresh();
+          if (useResults.getState().runId === p.runId) void useResults.getState().reload();
         }, 500);
       }
     }),

@@ -46,8 +46,9 @@ export const useHistory = create<HistoryState>((set, get) => ({
   },
   toggle: (runId) => {
     const sel = get().selected;
-    if (sel.includes(runId)) set({ selected: sel.filter((id) => id !== runId) });
-    else set({ selected: [...sel, runId].slice(-2) });
+    // A comparison shown is of the runs it was asked for: it goes when the choice changes.
+    if (sel.includes(runId)) set({ selected: sel.filter((id) => id !== runId), comparison: null });
+    else set({ selected: [...sel, runId].slice(-2), comparison: null });
   },
   compare: async () => {
     const [runA, runB] = get().selected;

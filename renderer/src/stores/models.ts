@@ -26,6 +26,8 @@ interface ModelsState {
   models: readonly PreparedModel[];
   form: { repo: string; revision: string; token: string };
   job: PrepareJobState | null;
+  /** A prepare request is on its way (a second click must not start a second job). */
+  submitting: boolean;
   assetsJob: PrepareJobState | null;
   importPaths: Record<AssetKind, string>;
   assetMessage: Partial<Record<AssetKind, { ok: boolean; text: string }>>;
@@ -71,6 +73,7 @@ export const useModels = create<ModelsState>((set, get) => ({
   models: [],
   form: { repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION, token: '' },
   job: null,
+  submitting: false,
   assetsJob: null,
   importPaths: { ifeval: '', punkt: '' },
   assetMessage: {},
@@ -81,15 +84,18 @@ export const useModels = create<ModelsState>((set, get) => ({
   },
   setForm: (patch) => set({ form: { ...get().form, ...patch } }),
   prepare: async () => {
+    if (get().submitting) return;
     const { repo, revision, token } = get().form;
     const request: PrepareRequest = { repo: repo.trim(), revision: revision.trim(), ...(token ? { token } : {}) };
+    set({ submitting: true });
     const r = await call('models:prepare', request);
     if (!r.ok) {
-      set({ error: r.error.message });
+      set({ error: r.error.message, submitting: false });
       return;
     }
     set({
       error: null,
+      submitting: false,
       job: { jobId: r.value.jobId, request: { repo: request.repo, revision: request.revision }, steps: {}, status: 'running', error: null, modelId: null },
     });
     for (const p of takeEarly(r.value.jobId)) get().handleProgress(p);

@@ -40,6 +40,9 @@ interface ResultsState {
   exportZip(): Promise<void>;
 }
 
+/** Numbers each reload: only the latest one's answer is shown (an older, slower one must not overwrite it). */
+let reloadSeq = 0;
+
 export const useResults = create<ResultsState>((set, get) => ({
   runId: null,
   detail: null,
@@ -53,13 +56,16 @@ export const useResults = create<ResultsState>((set, get) => ({
   error: null,
   open: async (runId) => {
     if (get().runId !== runId) {
-      set({ runId, detail: null, page: null, selected: null, offset: 0, exported: null, verify: null, error: null });
+      // Another run: its own instructions and responses, so the filters start over (the scoring mode is a view).
+      const filters = { ...get().filters, instructionId: '', verdict: '' as const, text: '' };
+      set({ runId, detail: null, page: null, selected: null, offset: 0, filters, exported: null, verify: null, exporting: false, error: null });
     }
     await get().reload();
   },
   reload: async () => {
     const { runId, filters, offset } = get();
     if (!runId) return;
+    const mine = ++reloadSeq;
     const [detail, page] = await Promise.all([
       call('runs:get', { runId }),
       call('runs:responses', {
@@ -71,7 +77,7 @@ export const useResults = create<ResultsState>((set, get) => ({
         limit: PAGE_SIZE,
       }),
     ]);
-    if (get().runId !== runId) return;
+    if (mine !== reloadSeq || get().runId !== runId) return;
     if (!detail.ok) return set({ error: detail.error.message });
     if (!page.ok) return set({ error: page.error.message, detail: detail.value });
     set({ detail: detail.value, page: page.value, error: null });
@@ -88,6 +94,7 @@ export const useResults = create<ResultsState>((set, get) => ({
     const runId = get().runId;
     if (!runId) return;
     const r = await call('runs:response', { runId, key });
+    if (get().runId !== runId) return;
     set(r.ok ? { selected: r.value, error: null } : { error: r.error.message });
   },
   closeResponse: () => set({ selected: null }),
@@ -95,10 +102,13 @@ export const useResults = create<ResultsState>((set, get) => ({
     const runId = get().runId;
     if (!runId) return;
     set({ exporting: true, exported: null, verify: null, error: null });
+    // Another run opened meanwhile resets these; this export's outcome then belongs to no page.
     const r = await call('export:exportRun', { runId });
+    if (get().runId !== runId) return;
     if (!r.ok) return set({ exporting: false, error: r.error.message });
     set({ exported: r.value });
     const v = await call('export:verify', { path: r.value.path });
+    if (get().runId !== runId) return;
     set(v.ok ? { verify: v.value, exporting: false } : { exporting: false, error: v.error.message });
   },
 }));

@@ -1,6 +1,6 @@
 import type { Accuracies, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
-import { formatDelta, formatNumber, formatPercent, shortSha } from '../../components/format.js';
+import { deltaPoints, formatDelta, formatNumber, formatPercent, shortSha } from '../../components/format.js';
 import { Verdict } from '../../components/Verdict.js';
 
 const METRICS: readonly { key: keyof Accuracies; label: string }[] = [
@@ -16,8 +16,9 @@ function rate(d: RunDetail, id: string): number | null {
 }
 
 function deltaClass(a: number | null | undefined, b: number | null | undefined): string {
-  if (a == null || b == null || Math.abs(b - a) < 1e-9) return 'delta';
-  return b > a ? 'delta delta--up' : 'delta delta--down';
+  const d = deltaPoints(a, b);
+  if (d === null || d === 0) return 'delta';
+  return d > 0 ? 'delta delta--up' : 'delta delta--down';
 }
 
 export function ComparisonView({ comparison: c }: { comparison: RunComparison }) {

@@ -83,7 +83,10 @@ export function HistoryPage() {
                     </td>
                     <td>{r.backendLabel}</td>
                     <td>
-                      <span className={`status status--${r.status}`}>{r.status}</span>
+                      <span className={`status status--${r.status}`} title={r.error ?? undefined}>
+                        {r.status}
+                      </span>
+                      {r.error ? <div className="muted history__error">{r.error}</div> : null}
                     </td>
                     <td>
                       {r.done}/{r.total}

@@ -17,6 +17,7 @@ export function PrepareCard() {
   const setForm = useModels((s) => s.setForm);
   const prepare = useModels((s) => s.prepare);
   const cancel = useModels((s) => s.cancel);
+  const submitting = useModels((s) => s.submitting);
   const running = job?.status === 'running';
   const isDefault = form.repo === DEFAULT_MODEL_REPO && form.revision === DEFAULT_MODEL_REVISION;
 
@@ -70,7 +71,7 @@ export function PrepareCard() {
               Cancel
             </button>
           ) : null}
-          <button type="submit" className="btn btn--primary" disabled={running}>
+          <button type="submit" className="btn btn--primary" disabled={running || submitting}>
             {job && job.status !== 'done' && !running ? 'Resume preparation' : 'Prepare'}
           </button>
         </div>

@@ -1,3 +1,5 @@
+import type { KeyboardEvent } from 'react';
+
 import type { InstructionTypeRow } from '../../../../electron/common/ipc-contract.js';
 
 interface Props {
@@ -55,7 +57,19 @@ export function InstructionChart({ rows, onPick }: Props) {
               key={r.instructionId}
               className={onPick ? 'chart__row chart__row--link' : 'chart__row'}
               transform={`translate(0, ${y})`}
-              onClick={onPick ? () => onPick(r.instructionId) : undefined}
+              {...(onPick
+                ? {
+                    role: 'button',
+                    tabIndex: 0,
+                    'aria-label': `Show the responses with ${r.instructionId}`,
+                    onClick: () => onPick(r.instructionId),
+                    onKeyDown: (e: KeyboardEvent<SVGGElement>) => {
+                      if (e.key !== 'Enter' && e.key !== ' ') return;
+                      e.preventDefault();
+                      onPick(r.instructionId);
+                    },
+                  }
+                : {})}
             >
               <title>{`${r.instructionId}: strict ${r.strictPassed}/${r.count}, loose ${r.loosePassed}/${r.count}`}</title>
               <text className="chart__label" x={LABEL_W - 10} y={ROW_H / 2 + 4} textAnchor="end">

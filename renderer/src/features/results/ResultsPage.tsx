@@ -115,6 +115,13 @@ export function ResultsPage() {
             <Stat label="Tokens generated" value={d.figures.generatedTokens.toLocaleString()} />
             <Stat label="Wall time" value={formatDuration(d.figures.wallSeconds)} />
           </div>
+          {d.error ? (
+            <Notice tone="error">
+              <span data-testid="run-error">
+                This run {d.status === 'failed' ? 'failed' : 'stopped'}: {d.error}
+              </span>
+            </Notice>
+          ) : null}
           <p className="muted" data-testid="residency">
             Weights: {d.residency === 'pending' ? 'not loaded yet' : d.residency}
           </p>
@@ -134,7 +141,8 @@ export function ResultsPage() {
             )}
           </Card>
           <Card title="Responses">
-            <ResponseBrowser />
+            {/* A fresh search box per run: the filters start over when another run opens. */}
+            <ResponseBrowser key={runId} />
           </Card>
         </>
       ) : null}

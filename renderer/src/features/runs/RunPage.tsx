@@ -195,9 +195,11 @@ export function RunPage() {
               value={
                 run.status === 'completed'
                   ? 'done'
-                  : running && progress?.etaSeconds == null
-                    ? 'estimating…'
-                    : formatDuration(progress?.etaSeconds)
+                  : !running
+                    ? '—'
+                    : progress?.etaSeconds == null
+                      ? 'estimating…'
+                      : formatDuration(progress?.etaSeconds)
               }
             />
             <Stat label="Prompt-level strict" value={formatPercent(run.accuracies?.promptStrict)} />

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { formatBytes, formatDelta, formatDuration, formatPercent } from '../../../../renderer/src/components/format.js';
+import { deltaPoints, formatBytes, formatDelta, formatDuration, formatPercent } from '../../../../renderer/src/components/format.js';
 
 describe('format', () => {
   it.each([
@@ -8,6 +8,8 @@ describe('format', () => {
     [1023, '1023 B'],
     [1536, '1.5 KiB'],
     [3.5 * 2 ** 30, '3.5 GiB'],
+    [2 ** 30 - 1, '1.0 GiB'],
+    [1023.9 * 2 ** 20, '1023.9 MiB'],
     [null, '—'],
   ])('formatBytes(%s) = %s', (n, s) => expect(formatBytes(n)).toBe(s));
 
@@ -24,5 +26,9 @@ describe('format', () => {
     expect(formatDelta(0.5, 0.525)).toBe('+2.5 pp');
     expect(formatDelta(0.5, 0.4)).toBe('−10.0 pp');
     expect(formatDelta(null, 0.4)).toBe('—');
+    // What rounds to no change says so, neither up nor down.
+    expect(formatDelta(0.5, 0.4996)).toBe('±0.0 pp');
+    expect(deltaPoints(0.5, 0.4996)).toBe(0);
+    expect(formatDelta(0.5, 0.4994)).toBe('−0.1 pp');
   });
 });

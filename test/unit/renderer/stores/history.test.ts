@@ -1,8 +1,10 @@
+import path from 'node:path';
+
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { setTransport } from '../../../../renderer/src/api.js';
 import { useHistory } from '../../../../renderer/src/stores/history.js';
-import { inProcessTransport } from '../in-process-transport.js';
+import { inProcessTransport, shared } from '../in-process-transport.js';
 
 describe('history store', () => {
   beforeEach(() =>
@@ -33,6 +35,35 @@ describe('history store', () => {
     expect(useHistory.getState().selected).toEqual(['b', 'c']);
     toggle('b');
     expect(useHistory.getState().selected).toEqual(['c']);
+  });
+
+  it('drops a comparison shown once the runs picked change', async () => {
+    const t = inProcessTransport(1);
+    setTransport(t.transport);
+    await t.api.models.prepare({ repo: 'o/m', revision: 'main' });
+    await expect.poll(async () => {
+      const m = await t.api.models.list();
+      return m.ok ? m.value.length : 0;
+    }).toBe(1);
+    await t.api.models.importAssets({ kind: 'ifeval', path: path.join(shared, 'ifeval', 'input_data.jsonl') });
+    const models = await t.api.models.list();
+    const ids: string[] = [];
+    for (const limit of [2, 2]) {
+      const r = await t.api.runs.start({ modelId: models.ok ? models.value[0]!.id : '', limit });
+      if (!r.ok) throw new Error(r.error.message);
+      ids.push(r.value.id);
+      await expect.poll(async () => {
+        const g = await t.api.runs.get({ runId: r.value.id });
+        return g.ok && g.value.status;
+      }).toBe('completed');
+    }
+    const { toggle } = useHistory.getState();
+    toggle(ids[0]!);
+    toggle(ids[1]!);
+    await useHistory.getState().compare();
+    expect(useHistory.getState().comparison?.common).toBe(2);
+    toggle(ids[0]!);
+    expect(useHistory.getState().comparison).toBeNull();
   });
 
   it('needs two runs to compare and reports service errors', async () => {

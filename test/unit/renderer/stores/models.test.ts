@@ -11,7 +11,7 @@ import { inProcessTransport, shared } from '../in-process-transport.js';
 
 describe('models store', () => {
   beforeEach(() => {
-    useModels.setState({ job: null, models: [], error: null, assetMessage: {}, importPaths: { ifeval: '', punkt: '' } });
+    useModels.setState({ job: null, submitting: false, models: [], error: null, assetMessage: {}, importPaths: { ifeval: '', punkt: '' } });
     useModels.getState().setForm({ repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION, token: '' });
   });
 
@@ -30,6 +30,14 @@ describe('models store', () => {
     expect(job.modelId).toMatch(/^allenai--OLMoE/);
     await vi.waitFor(() => expect(useModels.getState().models).toHaveLength(1), { timeout: 10_000 });
     off();
+  });
+
+  it('sends one prepare request for a double click', async () => {
+    const t = inProcessTransport(2);
+    setTransport(t.transport);
+    await Promise.all([useModels.getState().prepare(), useModels.getState().prepare()]);
+    expect(t.calls.filter((c) => c.channel === 'models:prepare')).toHaveLength(1);
+    expect(useModels.getState().submitting).toBe(false);
   });
 
   it('passes a token when given and keeps it out of the job state', async () => {

@@ -6,8 +6,20 @@ import { setTransport } from '../../../../renderer/src/api.js';
 import { PAGE_SIZE, useResults } from '../../../../renderer/src/stores/results.js';
 import { inProcessTransport, shared } from '../in-process-transport.js';
 
-async function completedRun(limit: number) {
-  const t = inProcessTransport(1);
+/** Wraps the transport so that calls `slow` picks answer `ms` later (to make an earlier request finish last). */
+function delaying(t: ReturnType<typeof inProcessTransport>, slow: (channel: string, payload: unknown) => boolean, ms = 60) {
+  const invoke = t.transport.invoke;
+  setTransport({
+    ...t.transport,
+    invoke: (async (channel: string, payload: unknown) => {
+      const answer = await (invoke as (c: string, p: unknown) => Promise<unknown>)(channel, payload);
+      if (slow(channel, payload)) await new Promise((resolve) => setTimeout(resolve, ms));
+      return answer;
+    }) as typeof invoke,
+  });
+}
+
+async function completedRun(limit: number, t = inProcessTransport(1)) {
   setTransport(t.transport);
   const prep = await t.api.models.prepare({ repo: 'o/m', revision: 'main' });
   expect(prep.ok).toBe(true);
@@ -79,6 +91,42 @@ describe('results store', () => {
     expect(useResults.getState().verify?.verified).toBe(true);
     const channels = calls.map((c) => c.channel);
     expect(channels.indexOf('export:verify')).toBeGreaterThan(channels.indexOf('export:exportRun'));
+  });
+
+  it('starts over with the filters when another run opens (keeping the scoring mode)', async () => {
+    const t = inProcessTransport(1);
+    const { runId: a } = await completedRun(4, t);
+    const { runId: b } = await completedRun(3, t);
+    await useResults.getState().open(a);
+    await useResults.getState().setFilters({ instructionId: 'punctuation:no_comma', verdict: 'fail', mode: 'loose', text: 'x' });
+    await useResults.getState().open(b);
+    expect(useResults.getState().filters).toEqual({ instructionId: '', verdict: '', mode: 'loose', text: '' });
+    expect(useResults.getState().page?.total).toBe(3);
+  });
+
+  it('shows the latest filter\'s responses when an earlier request answers last', async () => {
+    const t = inProcessTransport(1);
+    const { runId } = await completedRun(25, t);
+    await useResults.getState().open(runId);
+    delaying(t, (channel, payload) => channel === 'runs:responses' && (payload as { verdict?: string }).verdict === 'fail');
+    await Promise.all([useResults.getState().setFilters({ verdict: 'fail' }), useResults.getState().setFilters({ verdict: 'pass' })]);
+    const s = useResults.getState();
+    expect(s.filters.verdict).toBe('pass');
+    expect(s.page?.items.length).toBeGreaterThan(0);
+    expect(s.page?.items.every((r) => r.strictPass)).toBe(true);
+  });
+
+  it("drops an export's and a response's answers when another run opened meanwhile", async () => {
+    const t = inProcessTransport(1);
+    const { runId: a } = await completedRun(2, t);
+    const { runId: b } = await completedRun(2, t);
+    await useResults.getState().open(a);
+    delaying(t, (channel) => channel === 'export:exportRun' || channel === 'runs:response');
+    const exporting = useResults.getState().exportZip();
+    const opening = useResults.getState().openResponse(1000);
+    await useResults.getState().open(b);
+    await Promise.all([exporting, opening]);
+    expect(useResults.getState()).toMatchObject({ runId: b, exporting: false, exported: null, verify: null, selected: null });
   });
 
   it('surfaces a service error', async () => {

@@ -13,6 +13,7 @@ import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import type { EvalRunDeps } from '../../../../../electron/main/jobs/eval-run.js';
 import { createEvalRun, estimateEtaSeconds, executeEvalRun } from '../../../../../electron/main/jobs/eval-run.js';
 import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
+import { runAccuracies } from '../../../../../electron/main/jobs/run-accuracies.js';
 import { WorkerClient } from '../../../../../electron/main/worker-client.js';
 import { parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
@@ -141,6 +142,10 @@ describe('eval-run job', () => {
     const done = events.filter((e) => e.status === 'running').map((e) => e.done);
     expect(done).toEqual([0, 1, 2, 3, 4, 5]);
     expect(events.at(-1)).toMatchObject({ status: 'completed', done: 5, total: 5, etaSeconds: 0 });
+    // Each event carries the accuracies so far: none before the first response, the run's own at the end.
+    expect(events[0]?.accuracies).toBeNull();
+    expect(events.filter((e) => e.done > 0).every((e) => e.accuracies && e.accuracies.promptStrict >= 0)).toBe(true);
+    expect(events.at(-1)?.accuracies).toEqual(runAccuracies(deps.responses, 'r1'));
     // No estimate until a whole wave of `batch` (2) prompts has finished.
     expect(events.filter((e) => e.status === 'running').map((e) => e.etaSeconds === null)).toEqual([true, true, false, false, false, false]);
     expect(concurrency).toEqual([2]);
