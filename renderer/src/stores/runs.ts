@@ -120,7 +120,11 @@ export const useRuns = create<RunsState>((set, get) => ({
     if (!run) return;
     set({ busy: true });
     const r = await call('runs:cancel', { runId: run.id });
-    set(r.ok ? { busy: false, run: { ...run, status: 'cancelled' } } : { busy: false, error: r.error.message });
+    if (!r.ok) return set({ busy: false, error: r.error.message });
+    // The run as it is now (progress arrived during the cancel), not as it was when the cancel was asked.
+    const now = get().run;
+    set({ busy: false, ...(now?.id === run.id ? { run: { ...now, status: 'cancelled' as const } } : {}) });
+    await get().refresh();
   },
   resume: async () => {
     const run = get().run;

@@ -89,12 +89,15 @@ describe('runs store', () => {
   });
 
   it('cancels and resumes', async () => {
-    const { off } = await preparedFake();
+    const { off, api } = await preparedFake();
     useRuns.getState().setForm({ modelId: useModels.getState().models[0]!.id, limit: '200' });
     await useRuns.getState().start();
+    await vi.waitFor(() => expect(useRuns.getState().run!.done).toBeGreaterThan(0), { timeout: 10_000 });
     await useRuns.getState().cancel();
     expect(useRuns.getState().run?.status).toBe('cancelled');
     const doneAtCancel = useRuns.getState().run!.done;
+    const stored = await api.runs.get({ runId: useRuns.getState().run!.id });
+    expect(stored.ok && stored.value.done).toBe(doneAtCancel);
     expect(doneAtCancel).toBeLessThan(200);
     await useRuns.getState().resume();
     expect(useRuns.getState().run?.status).toBe('running');
