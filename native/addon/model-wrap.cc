@@ -4,6 +4,9 @@
 #include "model-wrap.h"
 
 #include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -15,17 +18,29 @@ namespace horizon_addon {
 
 namespace {
 
-Napi::FunctionReference * g_model_ctor = nullptr;
+// The model handle's constructor, per Node environment (the main thread and each worker thread have their own).
+Napi::FunctionReference & model_ctor(Napi::Env env) { return *env.GetInstanceData<Napi::FunctionReference>(); }
 
 std::string get_string(const Napi::Object & o, const char * key, const std::string & def) {
   Napi::Value v = o.Get(key);
   return v.IsString() ? v.As<Napi::String>().Utf8Value() : def;
 }
 
-double get_number(const Napi::Object & o, const char * key, double def) {
+// An optional integer option in [lo, hi]; anything else (NaN, Infinity, a fraction, out of range) is a RangeError
+// naming it, never a silently converted value.
+int64_t get_int(Napi::Env env, const Napi::Object & o, const char * what, const char * key, int64_t def, int64_t lo,
+                int64_t hi) {
   Napi::Value v = o.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : def;
+  if (v.IsUndefined() || v.IsNull()) return def;
+  const double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : std::nan("");
+  if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+    throw Napi::RangeError::New(env, std::string(what) + ": " + key + " must be an integer from " + std::to_string(lo) +
+                                         " to " + std::to_string(hi));
+  }
+  return static_cast<int64_t>(d);
 }
+
+constexpr int64_t INT_MAX_OPT = std::numeric_limits<int32_t>::max();
 
 // A JS array holding the elements of v (numbers or strings).
 template <typename T>
@@ -44,8 +59,12 @@ std::vector<int32_t> to_tokens(Napi::Env env, const Napi::Value & v, const char 
     Napi::Array a = v.As<Napi::Array>();
     for (uint32_t i = 0; i < a.Length(); ++i) {
       Napi::Value x = a.Get(i);
-      if (!x.IsNumber()) throw Napi::TypeError::New(env, std::string(what) + " must hold integers");
-      out.push_back(x.As<Napi::Number>().Int32Value());
+      const double d = x.IsNumber() ? x.As<Napi::Number>().DoubleValue() : std::nan("");
+      if (!std::isfinite(d) || d != std::floor(d) || d < std::numeric_limits<int32_t>::min() ||
+          d > std::numeric_limits<int32_t>::max()) {
+        throw Napi::TypeError::New(env, std::string(what) + " must hold 32-bit integers");
+      }
+      out.push_back(static_cast<int32_t>(d));
     }
   } else {
     throw Napi::TypeError::New(env, std::string(what) + " must be an array of token ids or an Int32Array");
@@ -116,7 +135,7 @@ class load_worker : public Napi::AsyncWorker {
     if (!model_) SetError(err);
   }
   void OnOK() override {
-    Napi::Object obj = g_model_ctor->New({});
+    Napi::Object obj = model_ctor(Env()).New({});
     model_wrap::Unwrap(obj)->model = model_;
     deferred_.Resolve(obj);
   }
@@ -185,8 +204,48 @@ struct generate_job {
   std::string callback_error;
   Napi::Promise::Deferred deferred;
   Napi::ThreadSafeFunction tsfn;
+  std::thread thread;
   explicit generate_job(Napi::Env env) : deferred(env) {}
 };
+
+// Runs `work` on its own thread, which reports through `tsfn`. The thread-safe function's finalizer (after the
+// thread's release, or when the Node environment is torn down, a worker thread terminated) cancels and joins it, so
+// the thread never calls into a thread-safe function that Node has freed.
+template <typename Job, typename Work>
+void start_job(Napi::Env env, const std::shared_ptr<Job> & job, Napi::Function cb, const char * name, Work work) {
+  job->tsfn = Napi::ThreadSafeFunction::New(env, cb, name, 0, 1, [job](Napi::Env) {
+    job->cancel->store(true);
+    if (job->thread.joinable() && job->thread.get_id() != std::this_thread::get_id()) job->thread.join();
+  });
+  job->thread = std::thread([job, work] {
+    work();
+    job->tsfn.Release();
+  });
+}
+
+// Queues `ev` to JS; when Node is closing the function (the environment going away) the event is dropped and the
+// job cancelled.
+template <typename Job, typename Callback>
+void post(Job & job, job_event * ev, Callback callback) {
+  if (job.tsfn.BlockingCall(ev, callback) != napi_ok) {
+    delete ev;
+    job.cancel->store(true);
+  }
+}
+
+// Runs a runtime call on a job thread: an exception escaping it (out of memory, a filesystem error) would end the
+// process, so it becomes the job's error.
+template <typename Fn>
+bool guarded(std::string & error, Fn fn) {
+  try {
+    return fn();
+  } catch (const std::exception & e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown native exception";
+  }
+  return false;
+}
 
 Napi::Object end_object(Napi::Env env, const rt::generate_result & r) {
   Napi::Object o = Napi::Object::New(env);
@@ -242,20 +301,19 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
   if (!prompts.IsArray()) throw Napi::TypeError::New(env, "generate: request.prompts must be an array of token arrays");
   Napi::Array pa = prompts.As<Napi::Array>();
   for (uint32_t i = 0; i < pa.Length(); ++i) job->request.prompts.push_back(to_tokens(env, pa.Get(i), "request.prompts[i]"));
-  job->request.max_new_tokens = static_cast<int>(get_number(req, "maxNewTokens", 256));
-  job->request.prefill_token_budget = static_cast<int>(get_number(req, "prefillTokenBudget", 4096));
-  job->request.max_active = static_cast<int>(get_number(req, "maxActive", 0));
+  job->request.max_new_tokens = static_cast<int>(get_int(env, req, "generate", "maxNewTokens", 256, 0, INT_MAX_OPT));
+  job->request.prefill_token_budget =
+      static_cast<int>(get_int(env, req, "generate", "prefillTokenBudget", 4096, 1, INT_MAX_OPT));
+  job->request.max_active = static_cast<int>(get_int(env, req, "generate", "maxActive", 0, 0, INT_MAX_OPT));
   if (req.Get("startCancelled").ToBoolean().Value()) job->cancel->store(true);
   Napi::Value stops = req.Get("stopTokens");
   if (!stops.IsUndefined() && !stops.IsNull()) job->request.stop_tokens = to_tokens(env, stops, "request.stopTokens");
   Napi::Function cb = ci.Length() > 1 && ci[1].IsFunction() ? ci[1].As<Napi::Function>() : noop(env);
-  job->tsfn = Napi::ThreadSafeFunction::New(env, cb, "horizon-generate", 0, 1);
-
-  std::thread([job] {
+  start_job(env, job, cb, "horizon-generate", [job] {
     rt::token_callback on_token = [job](int index, int32_t token, const rt::generate_result * end) {
       auto * ev = new job_event{job_event::kind::token, index, token, 0, 0, nullptr};
       if (end != nullptr) ev->end = std::make_unique<rt::generate_result>(*end);
-      job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function fn, job_event * e) {
+      post(*job, ev, [job](Napi::Env env, Napi::Function fn, job_event * e) {
         try {
           if (e->end) {
             fn.Call({Napi::Number::New(env, e->index), Napi::Number::New(env, e->token), end_object(env, *e->end)});
@@ -269,17 +327,22 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
         delete e;
       });
     };
-    job->ok = rt::rt_model_generate(*job->model, job->request, job->cancel.get(), on_token, job->results, job->stats, job->error);
-    job->model.reset();
-    auto * ev = new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr};
-    job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function, job_event * e) {
-      delete e;
-      if (!job->ok) job->deferred.Reject(Napi::Error::New(env, job->error).Value());
-      else if (!job->callback_error.empty()) job->deferred.Reject(Napi::Error::New(env, "onToken threw: " + job->callback_error).Value());
-      else job->deferred.Resolve(result_object(env, *job));
+    job->ok = guarded(job->error, [&] {
+      return rt::rt_model_generate(*job->model, job->request, job->cancel.get(), on_token, job->results, job->stats,
+                                   job->error);
     });
-    job->tsfn.Release();
-  }).detach();
+    job->model.reset();
+    post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr}, [job](Napi::Env env, Napi::Function, job_event * e) {
+      delete e;
+      try {
+        if (!job->ok) job->deferred.Reject(Napi::Error::New(env, job->error).Value());
+        else if (!job->callback_error.empty()) job->deferred.Reject(Napi::Error::New(env, "onToken threw: " + job->callback_error).Value());
+        else job->deferred.Resolve(result_object(env, *job));
+      } catch (const Napi::Error &) {
+        // the environment is stopping: nobody is waiting for the promise
+      }
+    });
+  });
 
   return job_handle(env, job->deferred.Promise(), job->cancel);
 }
@@ -293,12 +356,12 @@ Napi::Value load_model(const Napi::CallbackInfo & ci) {
   if (opts.dir.empty()) throw Napi::TypeError::New(env, "loadModel: options.dir is required");
   opts.weights = get_string(o, "weights", "bf16");
   opts.backend = get_string(o, "backend", "cpu");
-  opts.threads = static_cast<int>(get_number(o, "threads", 0));
-  opts.max_context = static_cast<int>(get_number(o, "maxContext", 0));
-  opts.max_sequences = static_cast<int>(get_number(o, "maxSequences", 0));
-  opts.expert_budget_bytes = static_cast<int64_t>(get_number(o, "expertBudget", 0));
-  opts.expert_slots = static_cast<int>(get_number(o, "expertSlots", 0));
-  opts.device = static_cast<int>(get_number(o, "device", 0));
+  opts.threads = static_cast<int>(get_int(env, o, "loadModel", "threads", 0, 0, 1024));
+  opts.max_context = static_cast<int>(get_int(env, o, "loadModel", "maxContext", 0, 0, INT_MAX_OPT));
+  opts.max_sequences = static_cast<int>(get_int(env, o, "loadModel", "maxSequences", 0, 0, INT_MAX_OPT));
+  opts.expert_budget_bytes = get_int(env, o, "loadModel", "expertBudget", 0, 0, int64_t{1} << 53);
+  opts.expert_slots = static_cast<int>(get_int(env, o, "loadModel", "expertSlots", 0, 0, INT_MAX_OPT));
+  opts.device = static_cast<int>(get_int(env, o, "loadModel", "device", 0, 0, 1023));
   auto * w = new load_worker(env, opts);
   Napi::Promise p = w->promise();
   w->Queue();
@@ -313,6 +376,7 @@ struct pack_job {
   bool ok = false;
   Napi::Promise::Deferred deferred;
   Napi::ThreadSafeFunction tsfn;
+  std::thread thread;
   explicit pack_job(Napi::Env env) : deferred(env) {}
 };
 
@@ -324,17 +388,16 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
   job->options.src_dir = get_string(o, "src", "");
   job->options.dst_dir = get_string(o, "dst", "");
   if (job->options.src_dir.empty() || job->options.dst_dir.empty()) throw Napi::TypeError::New(env, "pack: src and dst are required");
-  job->options.group_size = static_cast<int>(get_number(o, "groupSize", 0));
-  job->options.threads = static_cast<int>(get_number(o, "threads", 0));
-  const double shard = get_number(o, "shardBytes", 0);
+  job->options.group_size = static_cast<int>(get_int(env, o, "pack", "groupSize", 0, 0, 1 << 20));
+  job->options.threads = static_cast<int>(get_int(env, o, "pack", "threads", 0, 0, 1024));
+  const int64_t shard = get_int(env, o, "pack", "shardBytes", 0, 0, int64_t{1} << 53);
   if (shard > 0) job->options.shard_bytes = static_cast<uint64_t>(shard);
   Napi::Function cb = ci.Length() > 1 && ci[1].IsFunction() ? ci[1].As<Napi::Function>() : noop(env);
-  job->tsfn = Napi::ThreadSafeFunction::New(env, cb, "horizon-pack", 0, 1);
-  std::thread([job] {
+  start_job(env, job, cb, "horizon-pack", [job] {
     auto progress = [job](uint64_t done, uint64_t total) {
       auto * ev = new job_event{job_event::kind::progress, 0, 0, static_cast<double>(done), static_cast<double>(total),
                                 nullptr};
-      job->tsfn.BlockingCall(ev, [](Napi::Env env, Napi::Function fn, job_event * e) {
+      post(*job, ev, [](Napi::Env env, Napi::Function fn, job_event * e) {
         try {
           fn.Call({Napi::Number::New(env, e->done_bytes), Napi::Number::New(env, e->total_bytes)});
         } catch (const Napi::Error &) {
@@ -342,23 +405,25 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
         delete e;
       });
     };
-    job->ok = rt::rt_qpacked_pack(job->options, progress, job->cancel.get(), job->result, job->error);
-    auto * ev = new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr};
-    job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function, job_event * e) {
+    job->ok = guarded(job->error, [&] { return rt::rt_qpacked_pack(job->options, progress, job->cancel.get(), job->result, job->error); });
+    post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr}, [job](Napi::Env env, Napi::Function, job_event * e) {
       delete e;
-      if (!job->ok) {
-        job->deferred.Reject(Napi::Error::New(env, job->error).Value());
-        return;
+      try {
+        if (!job->ok) {
+          job->deferred.Reject(Napi::Error::New(env, job->error).Value());
+          return;
+        }
+        Napi::Object r = Napi::Object::New(env);
+        r.Set("groupSize", job->result.group_size);
+        r.Set("sourceFiles", to_array(env, job->result.source_files));
+        r.Set("outputFiles", to_array(env, job->result.output_files));
+        r.Set("sourceBytes", static_cast<double>(job->result.source_bytes));
+        job->deferred.Resolve(r);
+      } catch (const Napi::Error &) {
+        // the environment is stopping: nobody is waiting for the promise
       }
-      Napi::Object r = Napi::Object::New(env);
-      r.Set("groupSize", job->result.group_size);
-      r.Set("sourceFiles", to_array(env, job->result.source_files));
-      r.Set("outputFiles", to_array(env, job->result.output_files));
-      r.Set("sourceBytes", static_cast<double>(job->result.source_bytes));
-      job->deferred.Resolve(r);
     });
-    job->tsfn.Release();
-  }).detach();
+  });
   return job_handle(env, job->deferred.Promise(), job->cancel);
 }
 
@@ -366,7 +431,7 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
 
 void model_wrap_init(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = model_wrap::define(env);
-  g_model_ctor = new Napi::FunctionReference(Napi::Persistent(ctor));
+  env.SetInstanceData<Napi::FunctionReference>(new Napi::FunctionReference(Napi::Persistent(ctor)));
   exports.Set("loadModel", Napi::Function::New(env, load_model));
   exports.Set("pack", Napi::Function::New(env, pack));
 }

@@ -121,6 +121,66 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
     await expect(model.generate({ prompts: [[tiny.config.vocab_size + 3]], maxNewTokens: 2 })).rejects.toThrow(/vocabulary/);
   });
 
+  it('refuses numbers it would otherwise convert into other values, at both layers', async () => {
+    // The TS binding: token ids.
+    for (const bad of [1.7, Number.NaN, 2 ** 32 + 5]) {
+      await expect(model.generate({ prompts: [[5, bad]], maxNewTokens: 2 })).rejects.toThrow(/prompts\[0\] must hold 32-bit integers/);
+      await expect(model.logits([bad])).rejects.toThrow(/tokens must hold 32-bit integers/);
+    }
+    // The addon itself: options and token arrays.
+    const raw = loadNativeBinding() as unknown as {
+      loadModel(o: object): Promise<{ generate(r: object, cb?: unknown): { promise: Promise<unknown> }; logits(t: unknown): Promise<unknown>; close(): void }>;
+    };
+    for (const maxNewTokens of [Number.POSITIVE_INFINITY, Number.NaN, 3e9, 2.5, -1]) {
+      const handle = await raw.loadModel({ dir: tiny.dir, weights: 'bf16', backend: 'cpu', threads: 1 });
+      try {
+        expect(() => handle.generate({ prompts: [Int32Array.from([5])], maxNewTokens })).toThrow(/maxNewTokens must be an integer from 0 to 2147483647/);
+        expect(() => handle.logits([5, 1.5])).toThrow(/must hold 32-bit integers/);
+      } catch (e) {
+        throw new Error(`maxNewTokens ${maxNewTokens}: ${(e as Error).message}`, { cause: e });
+      } finally {
+        handle.close();
+      }
+    }
+    expect(() => raw.loadModel({ dir: tiny.dir, weights: 'bf16', backend: 'cpu', threads: 1.5 })).toThrow(/threads must be an integer from 0 to 1024/);
+  });
+
+  it('rejects a pack whose source the filesystem cannot read (a symlink loop) instead of ending the process', async () => {
+    const src = join(root, 'loop-src');
+    execFileSync('cp', ['-r', tiny.dir, src]);
+    // Without an index the packer lists the folder's *.safetensors, and the loop fails its file-status call.
+    rmSync(join(src, 'model.safetensors.index.json'), { force: true });
+    execFileSync('ln', ['-s', 'loop.safetensors', join(src, 'loop.safetensors')]);
+    const job = loadNativeBinding().pack({ src, dst: join(root, 'loop-dst') }, () => {});
+    await expect(job.promise).rejects.toThrow(/symbolic links/);
+  });
+
+  it('survives a worker thread terminated while its generate and its pack run on native threads', () => {
+    const addon = process.env.HORIZON_NATIVE_ADDON ?? join(REPO, 'native', 'build', 'Release', 'horizon_runtime.node');
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      const src = \`
+        const b = require(${JSON.stringify(addon)});
+        const { parentPort } = require('node:worker_threads');
+        (async () => {
+          b.pack({ src: ${JSON.stringify(tiny.dir)}, dst: ${JSON.stringify(join(root, 'wt-pack'))}, threads: 1 }, () => {});
+          const m = await b.loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
+          m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => parentPort.postMessage('token'));
+        })();\`;
+      (async () => {
+        for (let i = 0; i < 3; i++) {
+          const w = new Worker(src, { eval: true });
+          await new Promise((r) => w.once('message', r));
+          await w.terminate();
+        }
+        // The main thread loads a model of its own after the workers loaded the addon too (one constructor each).
+        const m = await require(${JSON.stringify(addon)}).loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
+        console.log('alive', m.info().vocabSize);
+      })();`;
+    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(out.trim()).toBe(`alive ${tiny.config.vocab_size}`);
+  });
+
   it('packs with --progress-json, hashes every file in the manifest, and runs int4', async () => {
     const out = join(root, 'packed');
     mkdirSync(out);

@@ -239,19 +239,27 @@ function withSignal<T>(job: CancellableJob<T>, signal: AbortSignal | undefined):
   return job.promise.finally(() => signal.removeEventListener('abort', onAbort));
 }
 
+/** Token ids as the addon takes them; Int32Array.from would turn 1.7, NaN or 2**32 + 5 into other ids silently. */
+export function tokenIds(ids: readonly number[], what: string): Int32Array {
+  for (const id of ids) {
+    if (!Number.isInteger(id) || id < -(2 ** 31) || id >= 2 ** 31) throw new TypeError(`${what} must hold 32-bit integers, got ${id}`);
+  }
+  return Int32Array.from(ids);
+}
+
 /** Loads an OLMoE model folder on a backend; rejects with a message naming the file/tensor at fault. */
 export async function loadModel(options: LoadModelOptions): Promise<NativeModel> {
   const handle = await loadNativeBinding().loadModel(options);
   return {
     info: () => handle.info(),
-    logits: (tokens) => handle.logits(Int32Array.from(tokens)),
-    generate: (request, onToken, signal) =>
+    logits: async (tokens) => handle.logits(tokenIds(tokens, 'tokens')),
+    generate: async (request, onToken, signal) =>
       withSignal(
         handle.generate(
           {
-            prompts: request.prompts.map((p) => Int32Array.from(p)),
+            prompts: request.prompts.map((p, i) => tokenIds(p, `prompts[${i}]`)),
             maxNewTokens: request.maxNewTokens,
-            stopTokens: Int32Array.from(request.stopTokens ?? []),
+            stopTokens: tokenIds(request.stopTokens ?? [], 'stopTokens'),
             prefillTokenBudget: request.prefillTokenBudget,
             maxActive: request.maxActive,
             startCancelled: signal?.aborted ?? false,

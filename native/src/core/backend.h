@@ -59,6 +59,9 @@ class backend {
   /** Bytes of device memory the backend holds now (weights, expert slots, KV, scratch): 0 on the CPU. */
   virtual uint64_t device_bytes() const { return 0; }
 
+  /** Sequences that may exist at once; generate never runs more together. */
+  virtual int sequence_limit() const { return 1 << 30; }
+
   /** Operations (kernels) in the captured one-sequence decode step: 0 on the CPU and until one is captured. */
   virtual int decode_step_ops() const { return 0; }
 

@@ -146,7 +146,9 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   }
   if (n == 0) return true;
   m.be->counters_reset();
-  const size_t max_active = req.max_active > 0 ? std::min(n, static_cast<size_t>(req.max_active)) : n;
+  // 0 asks for every prompt at once, which the backend may not hold (CUDA: 1024 sequences).
+  const size_t limit = static_cast<size_t>(std::max(1, m.be->sequence_limit()));
+  const size_t max_active = std::min({n, limit, req.max_active > 0 ? static_cast<size_t>(req.max_active) : n});
   std::vector<int> seqs(n, -1);
   auto release = [&](size_t i) {
     if (seqs[i] >= 0) m.be->seq_free(seqs[i]);

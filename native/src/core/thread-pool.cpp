@@ -7,7 +7,19 @@ namespace rt {
 
 thread_pool::thread_pool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  try {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (...) {
+    // The system refused a thread: stop and join the ones started (destroying them joinable would terminate,
+    // and the members' destructors would wait on a condition variable they still block on).
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_start_.notify_all();
+    for (auto & t : workers_) t.join();
+    throw;
+  }
 }
 
 thread_pool::~thread_pool() {

@@ -291,6 +291,7 @@ class cuda_backend final : public backend {
   int device_expert_slots() const override { return slots_per_layer_; }
   uint64_t device_bytes() const override { return arena_.held(); }
   int decode_step_ops() const override { return decode_step_ops_.load(); }
+  int sequence_limit() const override { return MAX_SEQUENCES; }
   int seq_create(std::string & error) override;
   void seq_free(int seq_id) override;
   int seq_length(int seq_id) const override {
