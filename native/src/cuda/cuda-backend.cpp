@@ -102,7 +102,7 @@ class device_arena {
     blocks_.erase(it);
   }
   /** Bytes allocated and not yet released. */
-  uint64_t held() const { return held_; }
+  uint64_t held() const { return held_.load(); }
   void sample() {
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) peak_ = std::max<uint64_t>(peak_, total_b - free_b);
@@ -115,7 +115,7 @@ class device_arena {
 
  private:
   std::map<void *, size_t> blocks_;  // each allocation and its size
-  uint64_t held_ = 0;
+  std::atomic<uint64_t> held_{0};     // read by info() on another thread while a generate allocates
   uint64_t peak_ = 0;
 };
 
