@@ -15,7 +15,7 @@ import { makeTinyModel } from '../../scripts/make-tiny-model.js';
 import type { TinyModel } from '../../scripts/make-tiny-model.js';
 import { loadModel, loadNativeBinding } from '../../electron/worker/runtime/binding.js';
 import type { NativeModel } from '../../electron/worker/runtime/binding.js';
-import type { PackManifest } from '../../electron/worker/runtime/pack.js';
+import { packModel, type PackManifest } from '../../electron/worker/runtime/pack.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 const CLI = join(REPO, 'scripts', 'horizon.mjs');
@@ -143,6 +143,12 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
       }
     }
     expect(() => raw.loadModel({ dir: tiny.dir, weights: 'bf16', backend: 'cpu', threads: 1.5 })).toThrow(/threads must be an integer from 0 to 1024/);
+  });
+
+  it('refuses to pack into the checkpoint folder itself (its config and index would be replaced)', async () => {
+    const before = readFileSync(join(tiny.dir, 'model.safetensors.index.json'), 'utf8');
+    await expect(packModel({ src: tiny.dir, dst: join(tiny.dir, '.') })).rejects.toThrow(/is the checkpoint folder itself/);
+    expect(readFileSync(join(tiny.dir, 'model.safetensors.index.json'), 'utf8')).toBe(before);
   });
 
   it('rejects a pack whose source the filesystem cannot read (a symlink loop) instead of ending the process', async () => {

@@ -1,5 +1,6 @@
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { scoreFiles } from '../../../evals/ifeval/node/score-files.js';
+import { defaultDataDir } from '../../main/data-dir.js';
 import { REPO_ROOT } from '../../node/app-root.js';
 import { parseCommandArgs } from '../command-args.js';
 
@@ -10,7 +11,7 @@ const USAGE =
   '  --input              IFEval input_data.jsonl (a 541-row file must be the official one, sha256-checked)\n' +
   '  --responses          JSONL rows {"prompt", "response"}, matched to the input by prompt text\n' +
   '  --out                folder for eval_results_strict.jsonl, eval_results_loose.jsonl, summary.json\n' +
-  '  --punkt              Punkt English parameters (default ../shared/nltk/punkt_english, else $HORIZON_DATA_DIR/nltk/punkt_english)\n' +
+  '  --punkt              Punkt English parameters (default ../shared/nltk/punkt_english, else the data folder\'s copy)\n' +
   '  --no-official-check  score an edited 541-row input without the sha256 check';
 
 
@@ -32,7 +33,7 @@ export async function run(args: string[]): Promise<number> {
   );
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, ...(values.punkt ? { explicit: values.punkt } : {}) });
+  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataDir: defaultDataDir(), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const { report, files } = await scoreFiles({
     input: values.input,
     responses: values.responses,

@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
-import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { defaultDataDir } from '../../main/data-dir.js';
 import { verifyResultZip } from '../../main/export/verify-result-zip.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { REPO_ROOT } from '../../node/app-root.js';
@@ -20,14 +19,7 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0) return usageError('verify', USAGE, 'give exactly one RESULT.zip');
-  let punktDir: string;
-  try {
-    punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, ...(values.punkt ? { explicit: values.punkt } : {}) });
-  } catch (e) {
-    const fromData = dataLayout.punktDir(defaultDataDir());
-    if (values.punkt || !existsSync(path.join(fromData, 'ortho_context.tab'))) throw e;
-    punktDir = fromData;
-  }
+  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataDir: defaultDataDir(), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const tools = await loadTextTools({ punktDir });
   const report = await verifyResultZip(path.resolve(file), tools);
   if (report.verified) {

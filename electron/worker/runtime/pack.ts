@@ -2,7 +2,7 @@
  * `packModel`: the native qpacked-v1 packer, then sha256 of every source and output file (streamed), then
  * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete.
  */
-import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { toolVersion } from '../../node/app-root.js';
@@ -53,6 +53,9 @@ export const MANIFEST_NAME = 'horizon-manifest.json';
 /** Packs `src` into `dst` and writes the manifest; resolves with it. */
 export async function packModel(options: PackModelOptions): Promise<PackManifest> {
   const { src, dst, onProgress, signal } = options;
+  // The packed folder has its own config and index: written over the checkpoint, they would replace its own.
+  const real = (p: string): string => (existsSync(p) ? realpathSync(p) : path.resolve(p));
+  if (real(src) === real(dst)) throw new Error(`pack: the output folder ${dst} is the checkpoint folder itself; choose another (e.g. ${path.join(dst, 'int4-g128')})`);
   rmSync(path.join(dst, MANIFEST_NAME), { force: true });
   const packed = await packNative(
     { src, dst, groupSize: options.groupSize, threads: options.threads, shardBytes: options.shardBytes },

@@ -6,27 +6,21 @@ const PUNKT_FILES = ['abbrev_types.txt', 'collocations.tab', 'sent_starters.txt'
 
 /**
  * The Punkt English parameter folder: `explicit` when given, else `<repoRoot>/../shared/nltk/punkt_english` when
- * present, else `$HORIZON_DATA_DIR/nltk/punkt_english`. Throws an error naming every place looked at when the
- * folder or one of its files is missing.
+ * present, else the copy `horizon assets` keeps in the data folder (`<dataDir>/assets/nltk/punkt_english`). Throws an
+ * error naming every place looked at when the folder or one of its files is missing.
  */
-export function resolvePunktDir(opts: {
-  readonly repoRoot: string;
-  readonly explicit?: string;
-  readonly env?: Readonly<Record<string, string | undefined>>;
-}): string {
-  const env = opts.env ?? process.env;
+export function resolvePunktDir(opts: { readonly repoRoot: string; readonly explicit?: string; readonly dataDir?: string }): string {
   const candidates = opts.explicit
     ? [path.resolve(opts.explicit)]
     : [
         path.resolve(opts.repoRoot, '..', 'shared', 'nltk', 'punkt_english'),
-        ...(env.HORIZON_DATA_DIR ? [path.resolve(env.HORIZON_DATA_DIR, 'nltk', 'punkt_english')] : []),
+        ...(opts.dataDir ? [path.resolve(opts.dataDir, 'assets', 'nltk', 'punkt_english')] : []),
       ];
   for (const dir of candidates) {
     if (PUNKT_FILES.every((f) => existsSync(path.join(dir, f)))) return dir;
   }
-  const where = candidates.join(', ');
   throw new Error(
-    `Punkt English parameters not found (looked in ${where}${opts.explicit || env.HORIZON_DATA_DIR ? '' : '; HORIZON_DATA_DIR is not set'}): ` +
-      `a folder with ${PUNKT_FILES.join(', ')} is needed; pass --punkt DIR`,
+    `Punkt English parameters not found (looked in ${candidates.join(', ')}): a folder with ${PUNKT_FILES.join(', ')} is ` +
+      'needed; pass --punkt DIR or import it with horizon assets --import-punkt',
   );
 }

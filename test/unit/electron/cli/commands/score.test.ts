@@ -1,5 +1,5 @@
 // `horizon score` end to end on a 20-prompt slice of the official set with the GPT-4 responses.
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -49,12 +49,17 @@ describe('horizon score', () => {
   });
 
   it('names the places it looked for the Punkt parameters', () => {
-    expect(resolvePunktDir({ repoRoot: REPO, env: {} })).toBe(path.join(SHARED, 'nltk', 'punkt_english'));
+    expect(resolvePunktDir({ repoRoot: REPO })).toBe(path.join(SHARED, 'nltk', 'punkt_english'));
     // A repo root whose parent has no shared/ folder (tmp's own parent might).
     const lonelyRoot = path.join(tmp, 'no-shared-here', 'repo');
-    expect(() => resolvePunktDir({ repoRoot: lonelyRoot, env: {} })).toThrow(/not found \(looked in .*punkt_english; HORIZON_DATA_DIR is not set\)/);
-    expect(() => resolvePunktDir({ repoRoot: lonelyRoot, env: { HORIZON_DATA_DIR: '/nowhere' } })).toThrow(
-      /looked in .*, \/nowhere\/nltk\/punkt_english\)/,
+    expect(() => resolvePunktDir({ repoRoot: lonelyRoot })).toThrow(/not found \(looked in [^,]*punkt_english\)/);
+    expect(() => resolvePunktDir({ repoRoot: lonelyRoot, dataDir: '/nowhere' })).toThrow(
+      /looked in .*, \/nowhere\/assets\/nltk\/punkt_english\)/,
     );
+    // Where `horizon assets --import-punkt` puts it.
+    const dataDir = path.join(tmp, 'data');
+    const imported = path.join(dataDir, 'assets', 'nltk', 'punkt_english');
+    cpSync(path.join(SHARED, 'nltk', 'punkt_english'), imported, { recursive: true });
+    expect(resolvePunktDir({ repoRoot: lonelyRoot, dataDir })).toBe(imported);
   });
 });
