@@ -1,8 +1,11 @@
 import { loadNativeBinding } from '../../worker/runtime/binding.js';
+import { parseCommandArgs } from '../command-args.js';
 
 export const summary = 'list CUDA devices (the CPU backend is used when there is none)';
 
-export async function run(_args: string[]): Promise<number> {
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseCommandArgs('devices', 'usage: horizon devices', args, {});
+  if (typeof parsed === 'number') return parsed;
   const probe = loadNativeBinding().probeDevices();
   if (probe.devices.length === 0) {
     console.log(`backend: CPU (${probe.error || 'no CUDA device'})`);

@@ -34,9 +34,9 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --out             result ZIP (default <data dir>/exports/<run id>.zip)
   --resume          continue a cancelled or failed run, skipping stored responses (--model etc. come from the run)`;
 
-function int(name: string, v: string | undefined): number | undefined {
+function int(name: string, v: string | undefined, min: number, max: number): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new Error(`--${name} must be a positive integer, got '${v}'`);
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${v}'`);
   return Number(v);
 }
 
@@ -68,9 +68,9 @@ export async function run(args: string[]): Promise<number> {
   let limit, batch, maxNewTokens, budget, cudaDevice;
   try {
     cudaDevice = parseCudaDevice(values.device);
-    limit = int('limit', values.limit);
-    batch = int('batch', values.batch);
-    maxNewTokens = int('max-new-tokens', values['max-new-tokens']);
+    limit = int('limit', values.limit, 1, 541);
+    batch = int('batch', values.batch, 1, 256);
+    maxNewTokens = int('max-new-tokens', values['max-new-tokens'], 1, 65536);
     budget = parseExpertBudget(values['expert-budget']);
     if (budget.expertSlots !== undefined) throw new Error('--expert-budget for eval is a size in GiB (slots are for logits/generate)');
   } catch (e) {
@@ -101,7 +101,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const worker = new WorkerClient(forkSpawner());
   worker.onLog((e) => console.error(`[worker ${e.level}] ${e.message}`));
-  const cancel = abortOnSignals(['SIGINT'], {
+  const cancel = abortOnSignals(['SIGINT', 'SIGTERM'], {
     onAbort: () => console.log('\ncancelling: finished responses are kept, the ones being generated are dropped (Ctrl-C again to quit now)…'),
     onRepeat: () => process.exit(130),
   });
@@ -114,6 +114,7 @@ export async function run(args: string[]): Promise<number> {
       runId = values.resume ?? '';
       const existing = runs.get(runId);
       if (!existing) throw new Error(`run ${runId} is not in ${dbFile}`);
+      if (existing.status === 'completed') throw new Error(`run ${runId} is already complete; export it with: npx horizon export ${runId}`);
       if (existing.datasetSha256 !== inputs.datasetSha256) {
         throw new Error(`run ${runId} used input_data.jsonl ${existing.datasetSha256}, the data folder has ${inputs.datasetSha256}`);
       }

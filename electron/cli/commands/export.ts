@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
@@ -24,18 +25,28 @@ export async function run(args: string[]): Promise<number> {
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
-  const db = openDatabase(path.resolve(values.db ?? dataLayout.database(dataDir)));
+  if (values.list ? positionals.length > 0 : positionals.length !== 1) {
+    return usageError('export', USAGE, values.list ? '--list takes no RUN_ID' : 'give one RUN_ID (see --list)');
+  }
+  // Reading runs must not create a database: a mistyped --db or --data-dir would list nothing and exit 0.
+  const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
+  if (!existsSync(dbFile)) {
+    console.error(`horizon export: no database at ${dbFile} (no run was stored there; check --db or --data-dir)`);
+    return 1;
+  }
+  const db = openDatabase(dbFile);
   try {
     const runs = new RunRepo(db);
     const responses = new ResponseRepo(db);
     if (values.list) {
-      for (const r of runs.list()) {
+      const list = runs.list();
+      if (list.length === 0) console.log(`no runs in ${dbFile}`);
+      for (const r of list) {
         console.log(`${r.id}  ${r.status.padEnd(9)} ${responses.count(r.id)}/${r.total}  ${r.modelId}  ${r.deviceLabel}  ${r.createdAt}`);
       }
       return 0;
     }
-    const [runId] = positionals;
-    if (!runId) return usageError('export', USAGE, 'give a RUN_ID (see --list)');
+    const runId = positionals[0] ?? '';
     const inputs = await loadEvalInputs(dataDir);
     const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
     const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, out);

@@ -32,13 +32,14 @@ export async function run(args: string[]): Promise<number> {
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
   const prompt = parseTokenList(values.tokens);
+  const stopFlag = values.stop !== undefined ? parseTokenList(values.stop, '--stop') : undefined;
   const maxNewTokens = values['max-new-tokens'] === undefined ? 32 : Number(values['max-new-tokens']);
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 0) throw new Error(`--max-new-tokens must be a non-negative integer`);
   const model = await loadModel({ dir: values.model, ...parseModelFlags(values), ...parseExpertBudget(values['expert-budget']) });
-  const cancel = abortOnSignals(['SIGINT']);
+  const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
   try {
     const info = model.info();
-    const stopTokens = values.stop !== undefined ? parseTokenList(values.stop) : [...info.eosTokenIds];
+    const stopTokens = stopFlag ?? [...info.eosTokenIds];
     if (!values.json) process.stdout.write(`tokens:`);
     const out = await model.generate(
       { prompts: [prompt], maxNewTokens, stopTokens },
@@ -66,7 +67,7 @@ export async function run(args: string[]): Promise<number> {
         );
       }
     }
-    return 0;
+    return r.finishReason === 'cancelled' ? 130 : 0;
   } finally {
     cancel.dispose();
     model.close();

@@ -1,4 +1,4 @@
-import { renameSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 
 import { loadModel } from '../../worker/runtime/binding.js';
 import { parseCommandArgs } from '../command-args.js';
@@ -15,9 +15,9 @@ const USAGE =
   '  writes {"tokens":[...],"logits":[[...] one row of vocab_size per position]}; for int4, DIR is a packed folder';
 
 /** Parses "1,2,3" into token ids. */
-export function parseTokenList(text: string): number[] {
+export function parseTokenList(text: string, flag = '--tokens'): number[] {
   const out = text.split(',').filter((s) => s.trim() !== '').map((s) => Number(s.trim()));
-  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n < 0)) throw new Error(`--tokens must be comma-separated token ids, got '${text}'`);
+  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n < 0)) throw new Error(`${flag} must be comma-separated token ids, got '${text}'`);
   return out;
 }
 
@@ -66,8 +66,13 @@ export async function run(args: string[]): Promise<number> {
     const logits = await model.logits(tokens);
     const rows = logits.map((row) => `[${Array.from(row).join(',')}]`);
     const tmp = `${values.out}.tmp-${process.pid}`;
-    writeFileSync(tmp, `{"tokens":${JSON.stringify(tokens)},"logits":[${rows.join(',\n')}]}\n`);
-    renameSync(tmp, values.out);
+    try {
+      writeFileSync(tmp, `{"tokens":${JSON.stringify(tokens)},"logits":[${rows.join(',\n')}]}\n`);
+      renameSync(tmp, values.out);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      throw e;
+    }
     const info = model.info();
     console.log(`logits: ${tokens.length} positions x ${info.vocabSize} (${info.backend}, ${info.weights}) -> ${values.out}`);
     return 0;

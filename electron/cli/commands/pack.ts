@@ -77,7 +77,7 @@ export async function run(args: string[]): Promise<number> {
     const message = cancel.signal.aborted ? 'cancelled' : (e as Error).message;
     if (json) console.log(JSON.stringify({ type: 'error', message }));
     console.error(`horizon pack: ${message}`);
-    return 1;
+    return cancel.signal.aborted ? 130 : 1;
   } finally {
     cancel.dispose();
   }

@@ -4,7 +4,7 @@ import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';
 import type { PrepEvent } from '../../main/prep/prep-events.js';
-import { abortOnSignals, parseCommandArgs } from '../command-args.js';
+import { abortOnSignals, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'download, verify and INT4-pack a model (--model REPO[@REV] [--dir D] [--hub-url U] [--token T] [--no-pack])';
 
@@ -80,6 +80,7 @@ export async function run(args: string[]): Promise<number> {
     if (models.length === 0) console.log('no prepared models');
     return models.every((m) => m.ready) ? 0 : 1;
   }
+  if (values.model !== undefined && values.model.trim() === '') return usageError('prepare', USAGE, '--model must be REPO or REPO@REV, not empty');
   const [repo, revision] = values.model
     ? ((at) => (at < 0 ? [values.model!, 'main'] : [values.model!.slice(0, at), values.model!.slice(at + 1)]))(values.model.indexOf('@'))
     : [DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION];
@@ -89,7 +90,7 @@ export async function run(args: string[]): Promise<number> {
     return 2;
   }
   const token = values.token ?? process.env.HF_TOKEN;
-  const cancel = abortOnSignals(['SIGINT']);
+  const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
   let lastProgress = 0;
   try {
     const result = await prepareModel({

@@ -35,7 +35,9 @@ describe('horizon eval / verify / export: usage', () => {
   it('rejects bad flags with exit 2 and the usage', async () => {
     expect(await capture(['eval'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--model \(or --resume RUN_ID\) is required/) });
     expect(await capture(['eval', '--model', 'x', '--weights', 'fp8'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--weights must be int4 or bf16/) });
-    expect(await capture(['eval', '--model', 'x', '--limit', 'ten'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--limit must be a positive integer/) });
+    expect(await capture(['eval', '--model', 'x', '--limit', 'ten'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--limit must be an integer from 1 to 541, got 'ten'/) });
+    expect(await capture(['eval', '--model', 'x', '--limit', '600'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--limit must be an integer from 1 to 541/) });
+    expect(await capture(['eval', '--model', 'x', '--batch', '0'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--batch must be an integer from 1 to 256/) });
     expect(await capture(['eval', '--model', 'x', '--expert-budget', '4slots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget for eval is a size in GiB/) });
     expect(await capture(['eval', '--model', 'x', '--expert-budget', 'lots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget must be <GiB>/) });
     expect(await capture(['verify'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/give exactly one RESULT\.zip/) });
@@ -81,6 +83,15 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     const again = await capture(['eval', '--resume', 'no-such-run', '--data-dir', dataDir]);
     expect(again.code).toBe(1);
     expect(again.errOut).toMatch(/run no-such-run is not in/);
+    const runId = /run (\S+) completed/.exec(r.out)?.[1];
+    const completed = await capture(['eval', '--resume', runId ?? '', '--data-dir', dataDir]);
+    expect(completed).toMatchObject({ code: 1, errOut: expect.stringContaining(`run ${runId} is already complete; export it with: npx horizon export ${runId}`) });
+    expect(await capture(['export', '--list', '--data-dir', path.join(root, 'mistyped')])).toMatchObject({
+      code: 1,
+      errOut: expect.stringContaining('no database at'),
+    });
+    expect(existsSync(path.join(root, 'mistyped'))).toBe(false);
+    expect(await capture(['export', 'a', 'b', '--data-dir', dataDir])).toMatchObject({ code: 2 });
     expect(existsSync(path.join(dataDir, '.runmap.lock'))).toBe(false);
   });
 

@@ -1,0 +1,26 @@
+/** Bad command lines end with exit 2 and the usage before any work (no device probe, no download). */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+import { run as devices } from '../../../../../electron/cli/commands/devices.js';
+import { parseTokenList } from '../../../../../electron/cli/commands/logits.js';
+import { run as prepare } from '../../../../../electron/cli/commands/prepare.js';
+
+describe('usage errors', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it.each([
+    ['devices with an unknown flag', () => devices(['--bogus']), /Unknown option '--bogus'/],
+    ['devices with an argument', () => devices(['extra']), /Unexpected argument 'extra'/],
+    ['prepare with an empty --model (it used to download the default model)', () => prepare(['--model', '']), /--model must be REPO or REPO@REV, not empty/],
+  ])('%s', async (_what, call, message) => {
+    const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    expect(await call()).toBe(2);
+    expect(err.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(message);
+  });
+
+  it('names the flag whose token list is bad', () => {
+    expect(() => parseTokenList('x', '--stop')).toThrow("--stop must be comma-separated token ids, got 'x'");
+    expect(() => parseTokenList('1,-2')).toThrow("--tokens must be comma-separated token ids, got '1,-2'");
+    expect(parseTokenList('1, 2,3')).toEqual([1, 2, 3]);
+  });
+});
