@@ -1,3 +1,4 @@
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 import { dataLayout, defaultDataDir, lockDataDir } from '../../main/data-dir.js';
@@ -80,6 +81,17 @@ export async function run(args: string[]): Promise<number> {
   // A model folder that cannot be run fails before anything is written to the data folder.
   const source = values.resume ? null : await resolveModelSource(values.model ?? '', weights);
   const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
+  // The ZIP is written after the whole run: a folder it cannot go into is said now, not in an hour.
+  if (values.out !== undefined) {
+    const outDir = path.dirname(path.resolve(values.out));
+    try {
+      mkdirSync(outDir, { recursive: true });
+      accessSync(outDir, constants.W_OK);
+    } catch (e) {
+      console.error(`horizon eval: --out ${values.out}: cannot write into ${outDir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      return 1;
+    }
+  }
   let unlock: () => void;
   try {
     unlock = lockDataDir(dataDir);

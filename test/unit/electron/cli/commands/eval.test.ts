@@ -92,6 +92,12 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     });
     expect(existsSync(path.join(root, 'mistyped'))).toBe(false);
     expect(await capture(['export', 'a', 'b', '--data-dir', dataDir])).toMatchObject({ code: 2 });
+    // An --out that cannot be written fails before the run, not after it.
+    const blocker = path.join(root, 'a-file');
+    await writeFile(blocker, 'x');
+    const early = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '1', '--data-dir', dataDir, '--out', path.join(blocker, 'r.zip')]);
+    expect(early).toMatchObject({ code: 1, errOut: expect.stringMatching(/--out .*r\.zip: cannot write into .*a-file \((EEXIST|ENOTDIR)\)/) });
+    expect(early.out).toBe('');
     expect(existsSync(path.join(dataDir, '.runmap.lock'))).toBe(false);
   });
 
