@@ -24,7 +24,10 @@ export async function main(argv: string[]): Promise<number> {
     const lines = await Promise.all(
       Object.entries(COMMANDS).map(async ([cmd, load]) => `  ${cmd.padEnd(10)} ${(await load()).summary}`),
     );
-    console.log(`usage: horizon <command> [options]\n\ncommands:\n${lines.join('\n')}`);
+    const usage = `usage: horizon <command> [options]\n\ncommands:\n${lines.join('\n')}`;
+    // Asked for, it is the output; without a command it is the error.
+    if (name) console.log(usage);
+    else console.error(usage);
     return name ? 0 : 2;
   }
   const load = COMMANDS[name];

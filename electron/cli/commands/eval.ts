@@ -164,7 +164,9 @@ export async function run(args: string[]): Promise<number> {
         console.log(`    key ${r.key}: ${r.strictPass ? 'pass' : 'fail'}/${r.loosePass ? 'pass' : 'fail'} (${r.tokens} tok, ${r.finishReason}) "${text}"`);
       },
     });
-    console.log(`run ${runId} ${final.status}${final.error ? `: ${final.error}` : ''} (${responses.count(runId)}/${final.total} responses)`);
+    const ended = `run ${runId} ${final.status}${final.error ? `: ${final.error}` : ''} (${responses.count(runId)}/${final.total} responses)`;
+    if (final.status === 'failed') console.error(ended);
+    else console.log(ended);
     const acc = runAccuracies(responses, runId);
     if (acc) console.log(formatAccuracies(acc));
     if (acc && final.status === 'completed') {

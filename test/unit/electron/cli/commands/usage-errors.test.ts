@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { run as devices } from '../../../../../electron/cli/commands/devices.js';
+import { main } from '../../../../../electron/cli/index.js';
 import { parseTokenList } from '../../../../../electron/cli/commands/logits.js';
 import { run as prepare } from '../../../../../electron/cli/commands/prepare.js';
 
@@ -16,6 +17,16 @@ describe('usage errors', () => {
     const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     expect(await call()).toBe(2);
     expect(err.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(message);
+  });
+
+  it('prints the usage on stderr with 2 for no command, on stdout with 0 for --help', async () => {
+    const out = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    expect(await main([])).toBe(2);
+    expect([out.mock.calls.length, String(err.mock.calls[0]?.[0])]).toEqual([0, expect.stringMatching(/^usage: horizon <command>/)]);
+    err.mockClear();
+    expect(await main(['--help'])).toBe(0);
+    expect([err.mock.calls.length, String(out.mock.calls[0]?.[0])]).toEqual([0, expect.stringMatching(/^usage: horizon <command>/)]);
   });
 
   it('names the flag whose token list is bad', () => {
