@@ -111,11 +111,20 @@ export async function run(args: string[]): Promise<number> {
     unlock();
     throw e;
   }
+  let runIdForQuit: string | null = null;
   const worker = new WorkerClient(forkSpawner());
   worker.onLog((e) => console.error(`[worker ${e.level}] ${e.message}`));
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM'], {
     onAbort: () => console.log('\ncancelling: finished responses are kept, the ones being generated are dropped (Ctrl-C again to quit now)…'),
-    onRepeat: () => process.exit(130),
+    onRepeat: () => {
+      // Quitting now: the run is left cancelled (resumable) rather than "running", and the data folder unlocked.
+      try {
+        if (runIdForQuit && db.open) new RunRepo(db).finish(runIdForQuit, 'cancelled');
+      } finally {
+        unlock();
+        process.exit(130);
+      }
+    },
   });
   try {
     const runs = new RunRepo(db);
@@ -131,8 +140,10 @@ export async function run(args: string[]): Promise<number> {
         throw new Error(`run ${runId} used input_data.jsonl ${existing.datasetSha256}, the data folder has ${inputs.datasetSha256}`);
       }
       console.log(`resuming run ${runId}: ${responses.count(runId)}/${existing.total} responses stored`);
+      runIdForQuit = runId;
     } else {
       runId = newRunId();
+      runIdForQuit = runId;
       const created = await createEvalRun(deps, {
         runId,
         source,
@@ -164,6 +175,7 @@ export async function run(args: string[]): Promise<number> {
         console.log(`    key ${r.key}: ${r.strictPass ? 'pass' : 'fail'}/${r.loosePass ? 'pass' : 'fail'} (${r.tokens} tok, ${r.finishReason}) "${text}"`);
       },
     });
+    runIdForQuit = null;
     const ended = `run ${runId} ${final.status}${final.error ? `: ${final.error}` : ''} (${responses.count(runId)}/${final.total} responses)`;
     if (final.status === 'failed') console.error(ended);
     else console.log(ended);
@@ -179,9 +191,10 @@ export async function run(args: string[]): Promise<number> {
     console.log(`database ${dbFile}`);
     return final.status === 'completed' ? 0 : final.status === 'cancelled' ? 130 : 1;
   } finally {
-    cancel.dispose();
     worker.dispose();
     db.close();
     unlock();
+    // Last: until here a second Ctrl-C must reach onRepeat, not Node's default (which would skip the unlock).
+    cancel.dispose();
   }
 }
