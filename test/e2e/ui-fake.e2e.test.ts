@@ -122,6 +122,7 @@ describe('renderer over horizon serve (fake services)', () => {
 
     await page.getByRole('button', { name: 'Export ZIP' }).click();
     await expect.poll(() => page.getByTestId('export-status').textContent()).toContain('verified');
+    expect(await page.getByTestId('export-partial').count()).toBe(0);
 
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByLabel('Prompts').fill('12');
@@ -189,6 +190,7 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await expect.poll(() => exportButton.isDisabled()).toBe(false);
     await exportButton.click();
     await expect.poll(() => page.getByTestId('export-status').textContent()).toContain('verified');
+    expect(await page.getByTestId('export-partial').textContent()).toMatch(/a cancelled run: \d+ of 541 prompts/);
     expect(app.consoleErrors).toEqual([]);
   });
 });

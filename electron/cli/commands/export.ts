@@ -51,6 +51,10 @@ export async function run(args: string[]): Promise<number> {
     const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
     const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, out);
     console.log(`wrote ${zip.path} (${zip.bytes} bytes, sha256 ${zip.sha256})`);
+    const run = runs.get(runId);
+    if (run && run.status !== 'completed') {
+      console.log(`note: run ${runId} is ${run.status}: the ZIP holds ${responses.count(runId)} of its ${run.total} prompts`);
+    }
     return 0;
   } finally {
     db.close();

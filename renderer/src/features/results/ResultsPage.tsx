@@ -80,6 +80,12 @@ export function ResultsPage() {
           <div data-testid="export-status">
             {verify?.verified ? 'Exported and verified: ' : verify ? 'Exported, but verification failed: ' : 'Exported: '}
             <span className="mono">{exported.path}</span> ({formatBytes(exported.bytes)})
+            {d && d.status !== 'completed' ? (
+              <span data-testid="export-partial">
+                {' '}
+                · a {d.status} run: {d.done} of {d.total} prompts
+              </span>
+            ) : null}
             {href ? (
               <>
                 {' · '}
