@@ -24,6 +24,9 @@ export async function run(args: string[]): Promise<number> {
   const report = await verifyResultZip(path.resolve(file), tools);
   if (report.verified) {
     console.log(`verified ${file}`);
+    if (report.run && report.run.status !== 'completed') {
+      console.log(`note: a ${report.run.status} run: ${report.run.responses} of its ${report.run.total} prompts`);
+    }
     if (report.accuracies) console.log(formatAccuracies(report.accuracies));
     return 0;
   }

@@ -60,6 +60,8 @@ export interface ResultVerification {
   readonly problems: readonly string[];
   /** Re-scored accuracies, when the responses could be re-scored. */
   readonly accuracies: Accuracies | null;
+  /** The run as its manifest describes it, when the ZIP could be read that far: a partial run is not "completed". */
+  readonly run?: { readonly status: string; readonly responses: number; readonly total: number };
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -279,9 +281,13 @@ export async function verifyResultZip(file: string, tools: TextTools): Promise<R
     }
   }
   const s = report.summary;
+  const run = manifest.run as Partial<ResultManifest['run']> | undefined;
   return {
     verified: problems.length === 0,
     problems,
+    ...(run && typeof run.status === 'string' && isCount(run.responses) && isCount(run.total)
+      ? { run: { status: run.status, responses: run.responses, total: run.total } }
+      : {}),
     accuracies: {
       promptStrict: s.promptLevelStrictAccuracy,
       promptLoose: s.promptLevelLooseAccuracy,

@@ -119,6 +119,9 @@ describe('result ZIP: write and verify', () => {
     expect(r.problems).toEqual([]);
     expect(r.verified).toBe(true);
     expect(r.accuracies?.promptStrict).toBeGreaterThanOrEqual(0);
+    // The fixture run was cancelled part-way: the report says so.
+    expect(r.run).toMatchObject({ status: 'cancelled' });
+    expect(r.run!.responses).toBeLessThan(r.run!.total);
   });
 
   it('fails a tampered file whose hash was not updated, naming the file and both hashes', async () => {
