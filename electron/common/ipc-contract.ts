@@ -397,6 +397,8 @@ export interface VerifyReport {
   /** Empty when verified; else one precise line per problem. */
   readonly problems: readonly string[];
   readonly accuracies: Accuracies | null;
+  /** The run as the ZIP's manifest describes it: a partial one (cancelled, failed) is not "completed". */
+  readonly run?: { readonly status: string; readonly responses: number; readonly total: number };
 }
 
 export interface ExportApi {

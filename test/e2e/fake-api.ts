@@ -308,7 +308,12 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       verify: async ({ path: zip }) => {
         const run = [...runs.values()].find((r) => zip.endsWith(`${r.summary.id}.zip`));
         if (!run) return ok({ verified: false, problems: [`${zip}: not a result ZIP`], accuracies: null });
-        return ok({ verified: true, problems: [], accuracies: accuracies(run.responses) });
+        return ok({
+          verified: true,
+          problems: [],
+          accuracies: accuracies(run.responses),
+          run: { status: run.summary.status, responses: run.responses.length, total: run.summary.total },
+        });
       },
     },
   };

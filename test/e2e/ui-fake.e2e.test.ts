@@ -191,6 +191,13 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await exportButton.click();
     await expect.poll(() => page.getByTestId('export-status').textContent()).toContain('verified');
     expect(await page.getByTestId('export-partial').textContent()).toMatch(/a cancelled run: \d+ of 541 prompts/);
+    // Verified again from History, the ZIP says it holds a partial run.
+    const zip = (await page.getByTestId('export-status').locator('.mono').textContent()) ?? '';
+    await page.getByRole('button', { name: 'History', exact: true }).click();
+    const verifyCard = page.getByTestId('verify-card');
+    await verifyCard.getByLabel('Result ZIP').fill(zip);
+    await verifyCard.getByRole('button', { name: 'Verify' }).click();
+    await expect.poll(() => verifyCard.textContent()).toMatch(/Verified\. .* A cancelled run: \d+ of 541 prompts\./);
     expect(app.consoleErrors).toEqual([]);
   });
 });

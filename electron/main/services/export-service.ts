@@ -66,7 +66,7 @@ export class ExportService implements ExportApi {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
       const inputs = await this.opts.inputs();
       const r = await verifyResultZip(req.path, inputs.tools);
-      return { verified: r.verified, problems: r.problems, accuracies: r.accuracies };
+      return { verified: r.verified, problems: r.problems, accuracies: r.accuracies, ...(r.run ? { run: r.run } : {}) };
     }, 'BAD_INPUT');
   }
 }

@@ -45,6 +45,9 @@ export function VerifyCard() {
           {report.verified
             ? `Verified. Prompt-level strict ${formatPercent(report.accuracies?.promptStrict)}, loose ${formatPercent(report.accuracies?.promptLoose)}.`
             : 'Verification failed:'}
+          {report.verified && report.run && report.run.status !== 'completed'
+            ? ` A ${report.run.status} run: ${report.run.responses} of ${report.run.total} prompts.`
+            : null}
           {report.problems.length ? (
             <ul>
               {report.problems.map((p) => (

@@ -118,7 +118,10 @@ describe('createServices (scripted worker)', () => {
     const zip = await services.api.export.exportRun({ runId });
     if (!zip.ok) throw new Error(zip.error.message);
     expect(zip.value.path).toBe(path.join(dataDir, 'exports', `${runId}.zip`));
-    expect(await services.api.export.verify({ path: zip.value.path })).toMatchObject({ ok: true, value: { verified: true, problems: [] } });
+    expect(await services.api.export.verify({ path: zip.value.path })).toMatchObject({
+      ok: true,
+      value: { verified: true, problems: [], run: { status: 'completed', responses: 4, total: 4 } },
+    });
     expect(await services.api.export.verify({ path: 'relative.zip' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
 
     // A chosen path replaces a ZIP, never another file.
