@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { renameDurably, writeFileAtomic } from '../../node/atomic-write.js';
 import { FileHasher, type FileDigest } from '../../node/file-hasher.js';
@@ -53,21 +54,6 @@ async function sizeOf(file: string): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 const stripEtag = (etag: string | null): string | null => (etag ? etag.replace(/^W\//, '').replace(/"/g, '') : null);
@@ -269,7 +255,7 @@ async function downloadOnce(opts: DownloadFileOptions): Promise<FileDigest> {
         const delay = Math.min(backoff * 2 ** (failures - 1), 30_000);
         opts.onRetry?.(failures, delay, reason);
         try {
-          await abortableSleep(delay, signal);
+          await sleep(delay, undefined, signal ? { signal } : {});
         } catch {
           throw new PrepError('CANCELLED', `${label}: download cancelled (the partial file is kept for resuming)`);
         }
