@@ -1,6 +1,6 @@
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { scoreFiles } from '../../../evals/ifeval/node/score-files.js';
-import { defaultDataDir } from '../../main/data-dir.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { REPO_ROOT } from '../../node/app-root.js';
 import { parseCommandArgs } from '../command-args.js';
 
@@ -33,7 +33,7 @@ export async function run(args: string[]): Promise<number> {
   );
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataDir: defaultDataDir(), ...(values.punkt ? { explicit: values.punkt } : {}) });
+  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(defaultDataDir()), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const { report, files } = await scoreFiles({
     input: values.input,
     responses: values.responses,

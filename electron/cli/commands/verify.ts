@@ -2,7 +2,7 @@ import path from 'node:path';
 
 import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
-import { defaultDataDir } from '../../main/data-dir.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { verifyResultZip } from '../../main/export/verify-result-zip.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { REPO_ROOT } from '../../node/app-root.js';
@@ -19,7 +19,7 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0) return usageError('verify', USAGE, 'give exactly one RESULT.zip');
-  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataDir: defaultDataDir(), ...(values.punkt ? { explicit: values.punkt } : {}) });
+  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(defaultDataDir()), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const tools = await loadTextTools({ punktDir });
   const report = await verifyResultZip(path.resolve(file), tools);
   if (report.verified) {

@@ -6,15 +6,15 @@ const PUNKT_FILES = ['abbrev_types.txt', 'collocations.tab', 'sent_starters.txt'
 
 /**
  * The Punkt English parameter folder: `explicit` when given, else `<repoRoot>/../shared/nltk/punkt_english` when
- * present, else the copy `horizon assets` keeps in the data folder (`<dataDir>/assets/nltk/punkt_english`). Throws an
- * error naming every place looked at when the folder or one of its files is missing.
+ * present, else `dataCopy`: the copy `horizon assets` keeps in the data folder (the caller knows its layout). Throws
+ * an error naming every place looked at when the folder or one of its files is missing.
  */
-export function resolvePunktDir(opts: { readonly repoRoot: string; readonly explicit?: string; readonly dataDir?: string }): string {
+export function resolvePunktDir(opts: { readonly repoRoot: string; readonly explicit?: string; readonly dataCopy?: string }): string {
   const candidates = opts.explicit
     ? [path.resolve(opts.explicit)]
     : [
         path.resolve(opts.repoRoot, '..', 'shared', 'nltk', 'punkt_english'),
-        ...(opts.dataDir ? [path.resolve(opts.dataDir, 'assets', 'nltk', 'punkt_english')] : []),
+        ...(opts.dataCopy ? [path.resolve(opts.dataCopy)] : []),
       ];
   for (const dir of candidates) {
     if (PUNKT_FILES.every((f) => existsSync(path.join(dir, f)))) return dir;

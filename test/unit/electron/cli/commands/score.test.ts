@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import { run } from '../../../../../electron/cli/commands/score.js';
+import { dataLayout } from '../../../../../electron/main/data-dir.js';
 import { resolvePunktDir } from '../../../../../evals/ifeval/node/punkt-dir.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..');
@@ -53,13 +54,13 @@ describe('horizon score', () => {
     // A repo root whose parent has no shared/ folder (tmp's own parent might).
     const lonelyRoot = path.join(tmp, 'no-shared-here', 'repo');
     expect(() => resolvePunktDir({ repoRoot: lonelyRoot })).toThrow(/not found \(looked in [^,]*punkt_english\)/);
-    expect(() => resolvePunktDir({ repoRoot: lonelyRoot, dataDir: '/nowhere' })).toThrow(
+    expect(() => resolvePunktDir({ repoRoot: lonelyRoot, dataCopy: dataLayout.punktDir('/nowhere') })).toThrow(
       /looked in .*, \/nowhere\/assets\/nltk\/punkt_english\)/,
     );
     // Where `horizon assets --import-punkt` puts it.
     const dataDir = path.join(tmp, 'data');
     const imported = path.join(dataDir, 'assets', 'nltk', 'punkt_english');
     cpSync(path.join(SHARED, 'nltk', 'punkt_english'), imported, { recursive: true });
-    expect(resolvePunktDir({ repoRoot: lonelyRoot, dataDir })).toBe(imported);
+    expect(resolvePunktDir({ repoRoot: lonelyRoot, dataCopy: dataLayout.punktDir(dataDir) })).toBe(imported);
   });
 });
