@@ -1,4 +1,3 @@
-
 import type Database from 'better-sqlite3';
 
 import type { Api, EmitEvent } from '../../common/ipc-contract.js';
