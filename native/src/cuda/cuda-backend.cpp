@@ -367,8 +367,8 @@ class cuda_backend final : public backend {
     const __half * const * s_d = nullptr;
   };
   void expert_matmuls(const expert_groups & g, int n_tokens);
-  // `grouped`: the routing was already grouped by expert (rt_cuda_route_and_group).
-  void layer_moe_full(int li, int n_tokens, bool grouped);
+  // Routes the step's tokens (from rlogits_) and runs their experts; the partial path is handed the routing.
+  void layer_moe_full(int li, int n_tokens);
   void layer_moe_partial(int li, int n_tokens);
 
   model_config cfg_;
@@ -791,10 +791,17 @@ void cuda_backend::expert_matmuls(const expert_groups & g, int n) {
   rt_cuda_matmul_w4a16(dn, stream_);
 }
 
-void cuda_backend::layer_moe_full(int li, int n, bool grouped) {
+void cuda_backend::layer_moe_full(int li, int n) {
   const model_config & c = cfg_;
   const int K = c.num_experts_per_tok, E = c.num_experts, A = n * K;
-  if (!grouped) rt_cuda_moe_group(topk_ids_, A, K, E, offsets_, sorted_, sorted_tok_, active_, stream_);
+  // Routing, then grouping by expert: one launch for the small steps of decode, two otherwise.
+  if (rt_cuda_route_and_group_fits(n, E, K)) {
+    rt_cuda_route_and_group(rlogits_, n, E, K, c.norm_topk_prob, topk_ids_, topk_w_, offsets_, sorted_, sorted_tok_,
+                            active_, stream_);
+  } else {
+    rt_cuda_router_topk(rlogits_, n, E, K, c.norm_topk_prob, topk_ids_, topk_w_, stream_);
+    rt_cuda_moe_group(topk_ids_, A, K, E, offsets_, sorted_, sorted_tok_, active_, stream_);
+  }
   expert_groups g;
   g.offsets = offsets_;
   g.sorted = sorted_;
@@ -935,14 +942,11 @@ void cuda_backend::step(int n, int n_out) {
     dense(d.wo, H, nh * hd, attn_, nh * hd, n, x_, H, /*accumulate=*/true);
     rt_cuda_rmsnorm(x_, H, d.post_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
     dense(d.router, c.num_experts, H, xn_, H, n, rlogits_, c.num_experts);
-    if (full_ && rt_cuda_route_and_group_fits(n, c.num_experts, c.num_experts_per_tok)) {
-      rt_cuda_route_and_group(rlogits_, n, c.num_experts, c.num_experts_per_tok, c.norm_topk_prob, topk_ids_, topk_w_,
-                              offsets_, sorted_, sorted_tok_, active_, stream_);
-      layer_moe_full(li, n, /*grouped=*/true);
+    if (full_) {
+      layer_moe_full(li, n);
     } else {
       rt_cuda_router_topk(rlogits_, n, c.num_experts, c.num_experts_per_tok, c.norm_topk_prob, topk_ids_, topk_w_, stream_);
-      if (full_) layer_moe_full(li, n, /*grouped=*/false);
-      else layer_moe_partial(li, n);
+      layer_moe_partial(li, n);
     }
     const bool last = li + 1 == c.num_hidden_layers;
     const __half * next_norm = last ? final_norm_ : layers_[static_cast<size_t>(li) + 1].input_norm;
