@@ -252,8 +252,14 @@ export interface RunFigures {
   readonly ttftMs: number | null;
   /** Decode tokens per second excluding the first token; null when unknown. */
   readonly decodeTokensPerSecond: number | null;
-  /** Whole-process peak GPU memory in bytes; null on the CPU backend. */
+  /** Peak GPU memory in bytes; null on the CPU backend. */
   readonly peakVramBytes: number | null;
+  /**
+   * What peakVramBytes measures: 'process' is this app's own GPU memory (NVML); 'device' is the GPU's used memory
+   * with other programs included (the driver does not report memory per process, as on Windows); null when unknown
+   * (the CPU backend, or a run recorded before the scope was).
+   */
+  readonly peakVramScope: 'process' | 'device' | null;
   /** Host-to-device bytes moved for experts; null on the CPU backend. */
   readonly h2dBytes: number | null;
   readonly generatedTokens: number;

@@ -80,6 +80,13 @@ export interface ChatEncoding {
 
 export type FinishReason = 'stop' | 'length' | 'cancelled';
 
+/**
+ * What a peak GPU memory figure measures: this process's memory (NVML's per-process accounting), or the GPU's used
+ * memory with other processes included, where the driver does not account per process (Windows WDDM, containers).
+ */
+export type PeakVramScope = 'process' | 'device';
+export const PEAK_VRAM_SCOPES: readonly PeakVramScope[] = ['process', 'device'];
+
 export interface GenerationItemResult {
   readonly itemId: string;
   readonly tokenIds: readonly number[];
@@ -96,6 +103,8 @@ export interface GenerationBatchResult {
   readonly wallMs: number;
   /** Peak device memory during the batch, bytes (0 on the CPU backend). */
   readonly peakVramBytes: number;
+  /** What peakVramBytes measures; null on the CPU backend. */
+  readonly peakVramScope: PeakVramScope | null;
   /** Host-to-device bytes copied during the batch (0 on the CPU backend). */
   readonly h2dBytes: number;
 }
@@ -372,6 +381,9 @@ export function checkResponseValue(type: WorkerRequestType, v: unknown): string 
     case 'generate': {
       if (!isRecord(v) || !Array.isArray(v.items)) return 'generate value needs items';
       if (!isNumber(v.wallMs) || !isNumber(v.peakVramBytes) || !isNumber(v.h2dBytes)) return 'generate value needs wallMs, peakVramBytes, h2dBytes';
+      if (v.peakVramScope !== null && !PEAK_VRAM_SCOPES.includes(v.peakVramScope as PeakVramScope)) {
+        return 'generate value: peakVramScope must be process, device or null';
+      }
       for (const [i, it] of v.items.entries()) {
         const p = checkItemResult(it, i);
         if (p) return `generate value: ${p}`;

@@ -153,6 +153,7 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
         })),
         wallMs: performance.now() - started,
         peakVramBytes: result.peakVramBytes,
+        peakVramScope: result.peakVramScope,
         h2dBytes: result.h2dBytes,
       };
     } catch (e) {

@@ -270,6 +270,7 @@ Napi::Object result_object(Napi::Env env, const generate_job & job) {
   s.Set("h2dBytes", static_cast<double>(job.stats.h2d_bytes));
   s.Set("d2hBytes", static_cast<double>(job.stats.d2h_bytes));
   s.Set("peakMemoryBytes", static_cast<double>(job.stats.peak_memory_bytes));
+  s.Set("peakMemoryScope", job.stats.peak_memory_scope);
   s.Set("expertEvictions", static_cast<double>(job.stats.expert_evictions));
   out.Set("stats", s);
   return out;

@@ -386,7 +386,8 @@ int main(int argc, char ** argv) {
         << ", \"decode_tokens_per_s\": {\"b1\": " << f.decode1 << ", \"b1_no_graph\": " << f.decode1_nograph
         << ", \"b8\": " << f.decode8 << ", \"b32\": " << f.decode32 << ", \"b64\": " << f.decode64
         << "}, \"peak_vram_bytes\": "
-        << f.counters.peak_memory_bytes << ", \"expert_hits\": " << f.counters.expert_hits
+        << f.counters.peak_memory_bytes << ", \"peak_vram_scope\": \"" << f.counters.peak_memory_scope
+        << "\", \"expert_hits\": " << f.counters.expert_hits
         << ", \"expert_misses\": " << f.counters.expert_misses << ", \"expert_evictions\": "
         << f.counters.expert_evictions << ", \"h2d_bytes\": " << f.counters.h2d_bytes << ", \"d2h_bytes\": "
         << f.counters.d2h_bytes << ", \"error\": \"" << f.error << "\"}";

@@ -3,6 +3,7 @@
 // layer has slots), CUDA graphs on vs off, batched vs one-by-one decode. To add a case, add a function taking the
 // packed folder and call it from main(). Without a CUDA device it prints "SKIP: no CUDA device (<reason>)".
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -15,6 +16,10 @@
 
 #ifdef RT_WITH_CUDA
 #include <cuda_runtime.h>
+#ifndef _WIN32
+#include <dlfcn.h>
+#include <unistd.h>
+#endif
 
 using namespace rt;
 namespace fs = std::filesystem;
@@ -136,6 +141,68 @@ void cuda_matches_cpu(const fs::path & dir, const char * label) {
   const backend_counters c = gpu->counters();
   CHECK(c.d2h_bytes == 0 && c.expert_misses == 0, "%s: full residency moves no experts", label);
   CHECK(c.expert_hits > 0 && c.peak_memory_bytes > 0, "%s: hits and peak memory are reported", label);
+}
+
+// What peak memory measures. Under the simulator with RT_TEST_FAKE_NVML (tests/fake-nvml), NVML's per-process figure
+// must be the one reported, and without it the whole device's used memory; on a GPU, a per-process peak must cover
+// at least the backend's own allocations and fit the device.
+void peak_memory_scope(const fs::path & dir, const char * label) {
+  std::string err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  if (!w) return;
+  const char * fake_path = std::getenv("RT_TEST_FAKE_NVML");
+#ifndef _WIN32
+  if (fake_path != nullptr) {
+    void * h = dlopen(fake_path, RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != nullptr, "%s: load %s", label, fake_path);
+    if (h == nullptr) return;
+    auto configure = reinterpret_cast<void (*)(int, const char *, int, int)>(dlsym(h, "fake_nvml_configure"));
+    auto add_process = reinterpret_cast<void (*)(unsigned int, unsigned long long)>(dlsym(h, "fake_nvml_add_process"));
+    setenv("HORIZON_NVML_LIBRARY", fake_path, 1);
+    constexpr unsigned long long FAKE_PROCESS_BYTES = 3ull << 30;
+    configure(0, "00000000:01:00.0", 0, 0);  // the simulator's device 0
+    add_process(static_cast<unsigned int>(getpid()), FAKE_PROCESS_BYTES);
+    add_process(static_cast<unsigned int>(getpid()) + 1, 1ull << 40);
+    {
+      auto gpu = make(*w, "cuda", 0);
+      if (!gpu) return;
+      all_logits(*gpu, PROMPT_B);
+      const backend_counters c = gpu->counters();
+      CHECK(c.peak_memory_scope == "process" && c.peak_memory_bytes == FAKE_PROCESS_BYTES,
+            "%s: NVML's per-process figure: scope %s, %llu bytes", label, c.peak_memory_scope.c_str(),
+            static_cast<unsigned long long>(c.peak_memory_bytes));
+    }
+    configure(0, "00000000:01:00.0", 0, 0);
+    add_process(static_cast<unsigned int>(getpid()) + 1, 1ull << 40);  // this process not listed: a PID namespace
+    {
+      auto gpu = make(*w, "cuda", 0);
+      if (!gpu) return;
+      all_logits(*gpu, PROMPT_B);
+      const backend_counters c = gpu->counters();
+      size_t free_b = 0, total_b = 0;
+      cudaMemGetInfo(&free_b, &total_b);
+      CHECK(c.peak_memory_scope == "device" && c.peak_memory_bytes >= total_b - free_b && c.peak_memory_bytes > 0,
+            "%s: without NVML's figure, the device's used memory: scope %s, %llu bytes (used now %zu)", label,
+            c.peak_memory_scope.c_str(), static_cast<unsigned long long>(c.peak_memory_bytes), total_b - free_b);
+    }
+    unsetenv("HORIZON_NVML_LIBRARY");
+    return;
+  }
+#endif
+  auto gpu = make(*w, "cuda", 0);
+  if (!gpu) return;
+  all_logits(*gpu, PROMPT_B);
+  const backend_counters c = gpu->counters();
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  std::printf("%s: peak memory %llu bytes, scope %s\n", label, static_cast<unsigned long long>(c.peak_memory_bytes),
+              c.peak_memory_scope.c_str());
+  CHECK(c.peak_memory_scope == "process" || c.peak_memory_scope == "device", "%s: scope %s", label,
+        c.peak_memory_scope.c_str());
+  CHECK(c.peak_memory_bytes >= gpu->device_bytes() && c.peak_memory_bytes <= prop.totalGlobalMem,
+        "%s: peak %llu bytes, backend holds %llu, device has %zu", label,
+        static_cast<unsigned long long>(c.peak_memory_bytes), static_cast<unsigned long long>(gpu->device_bytes()),
+        prop.totalGlobalMem);
 }
 
 // Decode past the attention kernel's 256-position split (decode steps attend in splits of 256 positions, combined
@@ -266,10 +333,16 @@ int main() {
   c.vocab = 72;
   test_util::write_tiny_model(root / "mha", c, 11);
   const fs::path mha = pack(root / "mha", root / "mha-int4");
+  if (std::getenv("RT_TEST_FAKE_NVML") != nullptr) {  // only the peak-memory case, against the fake NVML
+    peak_memory_scope(mha, "tiny mha");
+    fs::remove_all(root);
+    return test_util::finish("test-gpu-model (fake NVML)");
+  }
   cuda_matches_cpu(mha, "tiny mha (g16, generic down kernel)");
   full_vs_partial(mha, "tiny mha", c.experts, c.top_k);
   graphs_and_batching(mha, "tiny mha");
   long_context_decode(mha, "tiny mha", c.vocab);
+  peak_memory_scope(mha, "tiny mha");
 
   test_util::tiny_config g;
   g.hidden = 128;

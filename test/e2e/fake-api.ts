@@ -342,8 +342,10 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       figures: {
         ttftMs: 42,
         decodeTokensPerSecond: 118.5,
-        peakVramBytes: null,
-        h2dBytes: null,
+        // A "CUDA" run reports what a Windows driver allows: the whole GPU's used memory.
+        peakVramBytes: gpus.length ? 7.5 * 2 ** 30 : null,
+        peakVramScope: gpus.length ? 'device' : null,
+        h2dBytes: gpus.length ? 0 : null,
         generatedTokens: tokens,
         wallSeconds: wall,
       },

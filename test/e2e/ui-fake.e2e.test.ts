@@ -180,6 +180,7 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await page.getByRole('button', { name: 'Results', exact: true }).click();
     const exportButton = page.getByRole('button', { name: 'Export ZIP' });
     await expect.poll(() => page.getByTestId('accuracies').count()).toBe(1);
+    expect(await page.getByTestId('peak-vram').textContent()).toBe('Peak VRAM7.5 GiBwhole GPU, other programs included');
     expect(await exportButton.isDisabled()).toBe(true);
     expect(await exportButton.getAttribute('title')).toContain('still generating');
     // While a run is live the nav item's name carries its badge ("Run run in progress").

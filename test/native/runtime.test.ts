@@ -83,6 +83,7 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
       expect(batched.results[i]!.decodeTokensPerSecond).toBeGreaterThan(0);
     }
     expect(batched.stats.expertHits).toBeGreaterThan(0);
+    expect(batched.stats.peakMemoryScope).toBe('estimate');
     const chunked = await model.generate({ prompts: PROMPTS, maxNewTokens: 6, prefillTokenBudget: 1 });
     expect(chunked.results.map((r) => r.tokens)).toEqual(streamed);
   });

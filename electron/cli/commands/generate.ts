@@ -3,6 +3,12 @@ import { abortOnSignals, parseCommandArgs } from '../command-args.js';
 import { parseExpertBudget } from '../expert-budget.js';
 import { parseModelFlags, parseTokenList } from './logits.js';
 
+const PEAK_SCOPE_WORDS = {
+  estimate: 'KV cache and scratch',
+  process: 'this process on the GPU',
+  device: 'whole GPU, other processes included',
+} as const;
+
 export const summary = 'greedy generation from token ids with the native runtime; prints tokens and figures';
 
 const USAGE =
@@ -57,7 +63,7 @@ export async function run(args: string[]): Promise<number> {
         `backend ${info.backend} (${info.weights}${info.simd ? ', avx2' : ''}, ${info.threads} threads): ` +
           `${r.promptTokens} prompt tokens, ${r.tokens.length} generated, finish ${r.finishReason}, ` +
           `time to first token ${r.timeToFirstTokenMs.toFixed(1)} ms, decode ${r.decodeTokensPerSecond.toFixed(2)} tokens/s, ` +
-          `peak memory ${(out.stats.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB`,
+          `peak memory ${(out.stats.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB (${PEAK_SCOPE_WORDS[out.stats.peakMemoryScope]})`,
       );
       if (info.backend === 'cuda') {
         const s = out.stats;

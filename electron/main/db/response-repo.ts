@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import type { FinishReason } from '../../common/worker-protocol.js';
+import type { FinishReason, PeakVramScope } from '../../common/worker-protocol.js';
 
 export interface StoredVerdict {
   readonly instructionId: string;
@@ -31,6 +31,8 @@ export interface StoredResponseWithPass extends StoredResponse {
 export interface JobFigures {
   readonly wallMs: number;
   readonly peakVramBytes: number;
+  /** What peakVramBytes measures; null where no figure came (the CPU backend, a job without the worker's figures). */
+  readonly peakVramScope: PeakVramScope | null;
   readonly h2dBytes: number;
 }
 
@@ -45,6 +47,8 @@ export interface RunFigureTotals {
   readonly generatedTokens: number;
   readonly wallMs: number;
   readonly peakVramBytes: number;
+  /** The scope of the job whose figure is the peak; null when none came with one. */
+  readonly peakVramScope: PeakVramScope | null;
   readonly h2dBytes: number;
   /** Mean over responses with a first token; null when none. */
   readonly meanTtftMs: number | null;
@@ -125,10 +129,13 @@ export class ResponseRepo {
 
   /** Adds one generate job's wall time, peak device memory and host-to-device bytes to the run's totals. */
   addJobFigures(runId: string, figures: JobFigures): void {
+    // SET expressions all read the row as it was, so the scope follows the job whose figure becomes the peak.
     this.sql(
-      `UPDATE run_figures SET batches = batches + 1, wall_ms = wall_ms + ?, peak_vram_bytes = MAX(peak_vram_bytes, ?),
-         h2d_bytes = h2d_bytes + ? WHERE run_id = ?`,
-    ).run(figures.wallMs, figures.peakVramBytes, figures.h2dBytes, runId);
+      `UPDATE run_figures SET batches = batches + 1, wall_ms = wall_ms + ?,
+         peak_vram_scope = CASE WHEN ? > peak_vram_bytes OR (peak_vram_scope IS NULL AND ? = peak_vram_bytes)
+           THEN ? ELSE peak_vram_scope END,
+         peak_vram_bytes = MAX(peak_vram_bytes, ?), h2d_bytes = h2d_bytes + ? WHERE run_id = ?`,
+    ).run(figures.wallMs, figures.peakVramBytes, figures.peakVramBytes, figures.peakVramScope, figures.peakVramBytes, figures.h2dBytes, runId);
   }
 
   /** Stores scored responses (each as soon as it finished, or a batch) and their generated tokens, in one transaction. */
@@ -262,7 +269,7 @@ export class ResponseRepo {
 
   figures(runId: string): RunFigureTotals {
     const f = this.sql('SELECT * FROM run_figures WHERE run_id = ?').get(runId) as
-      | { batches: number; generated_tokens: number; wall_ms: number; peak_vram_bytes: number; h2d_bytes: number }
+      | { batches: number; generated_tokens: number; wall_ms: number; peak_vram_bytes: number; peak_vram_scope: PeakVramScope | null; h2d_bytes: number }
       | undefined;
     const means = this.sql(
         `SELECT AVG(CASE WHEN ttft_ms >= 0 THEN ttft_ms END) AS ttft, AVG(CASE WHEN decode_tokens_per_second > 0 THEN decode_tokens_per_second END) AS tps
@@ -274,6 +281,7 @@ export class ResponseRepo {
       generatedTokens: f?.generated_tokens ?? 0,
       wallMs: f?.wall_ms ?? 0,
       peakVramBytes: f?.peak_vram_bytes ?? 0,
+      peakVramScope: f?.peak_vram_scope ?? null,
       h2dBytes: f?.h2d_bytes ?? 0,
       meanTtftMs: means.ttft,
       meanDecodeTokensPerSecond: means.tps,

@@ -149,6 +149,8 @@ export function buildResultFiles(
     mean_decode_tokens_per_second: figures.meanDecodeTokensPerSecond,
     overall_tokens_per_second: figures.wallMs > 0 ? figures.generatedTokens / (figures.wallMs / 1000) : null,
     peak_vram_bytes: run.backend === 'CPU' ? null : figures.peakVramBytes,
+    // 'process': this process's GPU memory; 'device': the GPU's used memory, other processes included; null: unknown.
+    peak_vram_scope: run.backend === 'CPU' ? null : figures.peakVramScope,
     h2d_bytes: run.backend === 'CPU' ? null : figures.h2dBytes,
   };
   const datasetRows = datasetLines(opts.inputDataText).length;

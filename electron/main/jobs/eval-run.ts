@@ -404,7 +404,9 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       const stored = responses.storedKeys(runId);
       const missing = gen.value.items.filter((it) => it.finishReason !== 'cancelled' && !stored.has(Number(it.itemId)));
       if (missing.length > 0) return fail(`eval-run: the worker finished ${missing.length} prompts without reporting them`);
-      responses.addJobFigures(runId, { wallMs: gen.value.wallMs, peakVramBytes: gen.value.peakVramBytes, h2dBytes: gen.value.h2dBytes });
+      responses.addJobFigures(runId, {
+        wallMs: gen.value.wallMs, peakVramBytes: gen.value.peakVramBytes, peakVramScope: gen.value.peakVramScope, h2dBytes: gen.value.h2dBytes,
+      });
       figuresStored = true;
     }
   } catch (e) {
@@ -415,7 +417,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     // stored for it: its time as main measured it keeps the run's throughput honest.
     if (generatingSince !== null && !figuresStored) {
       try {
-        responses.addJobFigures(runId, { wallMs: performance.now() - generatingSince, peakVramBytes: 0, h2dBytes: 0 });
+        responses.addJobFigures(runId, { wallMs: performance.now() - generatingSince, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
       } catch {
         // the database is what failed; the run is already failing for it
       }

@@ -106,6 +106,7 @@ export class RunsService implements RunsApi {
         ttftMs: f.meanTtftMs,
         decodeTokensPerSecond: f.meanDecodeTokensPerSecond,
         peakVramBytes: cuda ? f.peakVramBytes : null,
+        peakVramScope: cuda ? f.peakVramScope : null,
         h2dBytes: cuda ? f.h2dBytes : null,
         generatedTokens: f.generatedTokens,
         wallSeconds: f.wallMs / 1000,

@@ -121,6 +121,12 @@ export interface GenerateStats {
   readonly h2dBytes: number;
   readonly d2hBytes: number;
   readonly peakMemoryBytes: number;
+  /**
+   * What peakMemoryBytes measures: the CPU backend's KV + scratch estimate; on CUDA this process's GPU memory (NVML)
+   * or, where the driver does not report it per process (Windows WDDM, a container's PID namespace), the GPU's used
+   * memory with other processes included.
+   */
+  readonly peakMemoryScope: 'estimate' | 'process' | 'device';
   /** CUDA partial residency: GPU expert copies discarded to make room. */
   readonly expertEvictions?: number;
 }

@@ -3,6 +3,7 @@ import type {
   DeviceProbe,
   FinishReason,
   GenerationPolicy,
+  PeakVramScope,
   WeightsKind,
 } from '../../common/worker-protocol.js';
 
@@ -20,6 +21,8 @@ export interface EngineBatchResult {
   readonly items: readonly EngineItemResult[];
   /** Bytes; 0 on the CPU backend. */
   readonly peakVramBytes: number;
+  /** What peakVramBytes measures (see PeakVramScope); null on the CPU backend. */
+  readonly peakVramScope: PeakVramScope | null;
   /** Bytes; 0 on the CPU backend. */
   readonly h2dBytes: number;
 }

@@ -100,6 +100,7 @@ export function createNativeEngine(): InferenceEngine {
           return {
             items: out.results.map(engineItem),
             peakVramBytes: kind === 'cuda' ? out.stats.peakMemoryBytes : 0,
+            peakVramScope: kind === 'cuda' ? (out.stats.peakMemoryScope === 'process' ? 'process' : 'device') : null,
             h2dBytes: out.stats.h2dBytes,
           };
         },

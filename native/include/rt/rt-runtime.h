@@ -76,6 +76,7 @@ struct generate_stats {
   double decode_ms = 0;   // steps that only decoded
   uint64_t expert_hits = 0, expert_misses = 0, h2d_bytes = 0, d2h_bytes = 0, peak_memory_bytes = 0;
   uint64_t expert_evictions = 0;  // CUDA partial residency
+  std::string peak_memory_scope;  // "estimate" | "process" | "device": see backend_counters
 };
 
 /**

@@ -42,7 +42,10 @@ struct backend_counters {
   uint64_t expert_misses = 0;
   uint64_t h2d_bytes = 0;        // host-to-device bytes copied
   uint64_t d2h_bytes = 0;        // device-to-host bytes copied
-  uint64_t peak_memory_bytes = 0;  // CPU: peak KV + scratch bytes; CUDA: peak device bytes
+  uint64_t peak_memory_bytes = 0;  // CPU: peak KV + scratch bytes; CUDA: see peak_memory_scope
+  // What peak_memory_bytes measures: "estimate" (CPU: KV + scratch), "process" (CUDA: this process's GPU memory,
+  // from NVML), "device" (CUDA without NVML's per-process figure: the device's used memory, other processes included).
+  std::string peak_memory_scope = "estimate";
   uint64_t expert_evictions = 0;   // CUDA partial residency: GPU expert copies discarded to make room
 };
 

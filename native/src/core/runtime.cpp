@@ -33,6 +33,7 @@ void add_counters(generate_stats & s, const backend_counters & c) {
   s.d2h_bytes = c.d2h_bytes;
   s.peak_memory_bytes = c.peak_memory_bytes;
   s.expert_evictions = c.expert_evictions;
+  s.peak_memory_scope = c.peak_memory_scope;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 
 #include "core/backend.h"
 #include "core/expert-cache.h"
+#include "core/nvml-process-memory.h"
 #include "cuda/argmax.cuh"
 #include "cuda/attention.cuh"
 #include "cuda/embedding.cuh"
@@ -103,11 +105,25 @@ class device_arena {
   }
   /** Bytes allocated and not yet released. */
   uint64_t held() const { return held_.load(); }
+  /** Prefer NVML's figure for this process; `pci_bus_id` names the device to NVML. */
+  void use_nvml(const std::string & pci_bus_id) { nvml_ = std::make_unique<nvml_process_memory>(pci_bus_id); }
+  // The scope is settled at the first sample and kept, so that one peak never mixes the two figures.
   void sample() {
+    if (nvml_) {
+      if (const std::optional<uint64_t> mine = nvml_->bytes()) {
+        per_process_ = true;
+        peak_ = std::max<uint64_t>(peak_, *mine);
+        return;
+      }
+      if (per_process_) return;  // a transient failure after figures came: skip this sample
+      nvml_.reset();
+    }
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) peak_ = std::max<uint64_t>(peak_, total_b - free_b);
   }
   uint64_t peak() const { return peak_; }
+  /** True when peak() is this process's memory (NVML); false when it is the whole device's used memory. */
+  bool per_process() const { return per_process_; }
   void reset_peak() {
     peak_ = 0;
     sample();
@@ -117,6 +133,8 @@ class device_arena {
   std::map<void *, size_t> blocks_;  // each allocation and its size
   std::atomic<uint64_t> held_{0};     // read by info() on another thread while a generate allocates
   uint64_t peak_ = 0;
+  std::unique_ptr<nvml_process_memory> nvml_;
+  bool per_process_ = false;
 };
 
 // Offsets of one packed expert inside a slot: [gate|up] qweight as one [2I, H/2] matrix, its scales, then down.
@@ -488,6 +506,8 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
     ck(cudaSetDevice(o.device), "select device");
     device_ = o.device;
     ck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "create stream");
+    char bus_id[32] = {};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, o.device) == cudaSuccess) arena_.use_nvml(bus_id);
     cudaDeviceProp prop{};
     ck(cudaGetDeviceProperties(&prop, o.device), "read device properties");
     if (prop.major < 7 || (prop.major == 7 && prop.minor < 5)) {
@@ -1117,6 +1137,7 @@ backend_counters cuda_backend::counters() const {
     out.expert_hits = full_hits_;
   }
   out.peak_memory_bytes = arena_.peak();
+  out.peak_memory_scope = arena_.per_process() ? "process" : "device";
   return out;
 }
 

@@ -776,6 +776,13 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp * prop, int device) {
   return cudaSuccess;
 }
 
+cudaError_t cudaDeviceGetPCIBusId(char * bus_id, int len, int device) {
+  if (!device_exists(device)) return fail(cudaErrorInvalidDevice);
+  if (bus_id == nullptr || len < 13) return fail(cudaErrorInvalidValue);
+  std::snprintf(bus_id, static_cast<size_t>(len), "0000:%02x:00.0", device + 1);
+  return cudaSuccess;
+}
+
 cudaError_t cudaDeviceGetAttribute(int * value, cudaDeviceAttr attr, int device) {
   if (!device_exists(device)) return fail(cudaErrorInvalidDevice);
   switch (attr) {

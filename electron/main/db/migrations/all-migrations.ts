@@ -1,5 +1,6 @@
 import { migration0001Init } from './0001-init.js';
+import { migration0002PeakVramScope } from './0002-peak-vram-scope.js';
 import type { Migration } from './migration.js';
 
 /** Every migration in version order; to add one, write `NNNN-name.ts` with its test and append it here. */
-export const allMigrations: readonly Migration[] = [migration0001Init];
+export const allMigrations: readonly Migration[] = [migration0001Init, migration0002PeakVramScope];

@@ -117,7 +117,7 @@ export function ResultsPage() {
             <Stat label="Prompts scored" value={`${d.done} / ${d.total}`} hint={d.status} />
             <Stat label="TTFT" value={`${formatNumber(d.figures.ttftMs, 0)} ms`} />
             <Stat label="Decode" value={`${formatNumber(d.figures.decodeTokensPerSecond)} tok/s`} />
-            <Stat label="Peak VRAM" value={formatBytes(d.figures.peakVramBytes)} />
+            <Stat label="Peak VRAM" value={formatBytes(d.figures.peakVramBytes)} hint={peakVramHint(d.figures.peakVramScope)} testId="peak-vram" />
             <Stat label="Tokens generated" value={d.figures.generatedTokens.toLocaleString()} />
             <Stat label="Wall time" value={formatDuration(d.figures.wallSeconds)} />
           </div>
@@ -155,4 +155,10 @@ export function ResultsPage() {
       <ResponseView />
     </div>
   );
+}
+
+function peakVramHint(scope: 'process' | 'device' | null): string | undefined {
+  if (scope === 'process') return 'this app';
+  if (scope === 'device') return 'whole GPU, other programs included';
+  return undefined;
 }

@@ -64,12 +64,20 @@ describe('parseWorkerMessage', () => {
 describe('checkResponseValue', () => {
   const item = { itemId: 'a', tokenIds: [1], text: 'x', finishReason: 'stop', ttftMs: 1, decodeTokensPerSecond: 2 };
   it('accepts values of the right shape', () => {
-    expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 0, h2dBytes: 0 })).toBeNull();
+    expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 })).toBeNull();
+    for (const peakVramScope of ['process', 'device']) {
+      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 9, peakVramScope, h2dBytes: 0 })).toBeNull();
+    }
     expect(checkResponseValue('cancel', false)).toBeNull();
     expect(checkResponseValue('encode-chat', [{ text: 't', tokenIds: [1, 2] }])).toBeNull();
   });
   it('names what is wrong', () => {
-    expect(checkResponseValue('generate', { items: [{ ...item, finishReason: 'eos' }], wallMs: 1, peakVramBytes: 0, h2dBytes: 0 })).toBe(
+    for (const peakVramScope of ['gpu', undefined]) {
+      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 0, peakVramScope, h2dBytes: 0 })).toBe(
+        'generate value: peakVramScope must be process, device or null',
+      );
+    }
+    expect(checkResponseValue('generate', { items: [{ ...item, finishReason: 'eos' }], wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 })).toBe(
       'generate value: items[0].finishReason must be stop, length or cancelled',
     );
     expect(checkResponseValue('load', { backend: 'GPU' })).toMatch(/^load value needs/);

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { migrate, openDatabase } from '../../../../../electron/main/db/open-database.js';
+import { allMigrations } from '../../../../../electron/main/db/migrations/all-migrations.js';
 import type { StoredResponse } from '../../../../../electron/main/db/response-repo.js';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
@@ -47,9 +48,9 @@ describe('RunRepo + ResponseRepo', () => {
   it('stores batches with verdicts and figures, and answers queries over them', () => {
     runs.create(sampleRun('r1'));
     responses.insertBatch('r1', [resp(1001, 0, [true, true], [true, true]), resp(1005, 2, [false, true], [true, true])], {
-      generatedTokens: 10, wallMs: 100, peakVramBytes: 5, h2dBytes: 7,
+      generatedTokens: 10, wallMs: 100, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 7,
     });
-    responses.insertBatch('r1', [resp(1003, 1, [false], [false], 'Needle here')], { generatedTokens: 5, wallMs: 50, peakVramBytes: 3, h2dBytes: 1 });
+    responses.insertBatch('r1', [resp(1003, 1, [false], [false], 'Needle here')], { generatedTokens: 5, wallMs: 50, peakVramBytes: 3, peakVramScope: 'device', h2dBytes: 1 });
     expect(responses.storedKeys('r1')).toEqual(new Set([1001, 1003, 1005]));
     expect(responses.all('r1').map((r) => [r.key, r.strictPass, r.loosePass])).toEqual([
       [1001, true, true],
@@ -62,7 +63,7 @@ describe('RunRepo + ResponseRepo', () => {
       { instructionId: 'punctuation:no_comma', count: 3, strictPassed: 1, loosePassed: 2 },
     ]);
     expect(responses.figures('r1')).toEqual({
-      batches: 2, generatedTokens: 15, wallMs: 150, peakVramBytes: 5, h2dBytes: 8, meanTtftMs: 20, meanDecodeTokensPerSecond: 100,
+      batches: 2, generatedTokens: 15, wallMs: 150, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 8, meanTtftMs: 20, meanDecodeTokensPerSecond: 100,
     });
     expect(responses.page('r1', { verdict: 'fail', mode: 'strict' }).items.map((r) => r.key)).toEqual([1003, 1005]);
     expect(responses.page('r1', { verdict: 'fail', mode: 'loose' }).items.map((r) => r.key)).toEqual([1003]);
@@ -75,11 +76,27 @@ describe('RunRepo + ResponseRepo', () => {
     ]);
   });
 
+  it("keeps the scope of the job whose figure is the run's peak", () => {
+    runs.create(sampleRun('r1'));
+    const job = (peakVramBytes: number, peakVramScope: 'process' | 'device' | null) =>
+      responses.addJobFigures('r1', { wallMs: 1, peakVramBytes, peakVramScope, h2dBytes: 0 });
+    job(0, null); // a job that ended without the worker's figures
+    expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 0, peakVramScope: null });
+    job(100, 'process');
+    job(50, 'device');
+    expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 100, peakVramScope: 'process' });
+    job(0, null);
+    job(100, 'device'); // a tie keeps the scope already recorded
+    expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 100, peakVramScope: 'process' });
+    job(300, 'device');
+    expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 300, peakVramScope: 'device', batches: 6 });
+  });
+
   it('rolls back the whole batch when one response is a duplicate', () => {
     runs.create(sampleRun('r1'));
-    responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, h2dBytes: 0 });
+    responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
     expect(() =>
-      responses.insertBatch('r1', [resp(2, 1, [true], [true]), resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, h2dBytes: 0 }),
+      responses.insertBatch('r1', [resp(2, 1, [true], [true]), resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 }),
     ).toThrow(/UNIQUE constraint failed/);
     expect(responses.storedKeys('r1')).toEqual(new Set([1]));
     expect(responses.figures('r1').batches).toBe(1);
@@ -94,7 +111,7 @@ describe('RunRepo + ResponseRepo', () => {
     const fileDb = openDatabase(file);
     expect(fileDb.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(fileDb.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(fileDb.pragma('user_version', { simple: true })).toBe(1);
+    expect(fileDb.pragma('user_version', { simple: true })).toBe(allMigrations.at(-1)!.version);
     fileDb.close();
     await fs.rm(dir, { recursive: true, force: true });
   });

@@ -62,7 +62,7 @@ async function writeRun(runId: string, inputText: string, total: number, answers
         verdicts: rec.instruction_id_list.map((id, j) => ({ instructionId: id, kwargs: rec.kwargs[j] ?? {}, strict: v.strict[j]!, loose: v.loose[j]! })),
       };
     }),
-    { generatedTokens: 7 * answers.length, wallMs: 1000, peakVramBytes: 0, h2dBytes: 0 },
+    { generatedTokens: 7 * answers.length, wallMs: 1000, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 },
   );
   runs.finish(runId, 'cancelled');
   const written = await writeResultZip({ runs, responses, inputDataText: inputText }, runId, out);

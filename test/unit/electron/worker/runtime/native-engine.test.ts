@@ -81,6 +81,7 @@ describe.skipIf(!addonHasRuntime())(
         model.close();
       }
       expect(gen.value.peakVramBytes).toBe(0);
+      expect(gen.value.peakVramScope).toBeNull();
     });
   },
 );
