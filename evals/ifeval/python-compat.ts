@@ -115,29 +115,46 @@ export interface PyReFlags {
 }
 
 const JS_SYNTAX_CHARS = new Set(Array.from('^$\\.*+?()[]{}|/'));
-const NOT_WORD_BEFORE = `(?<![${WORD_CLASS_BODY}])`;
-const WORD_BEFORE = `(?<=[${WORD_CLASS_BODY}])`;
-const NOT_WORD_AFTER = `(?![${WORD_CLASS_BODY}])`;
-const WORD_AFTER = `(?=[${WORD_CLASS_BODY}])`;
+// Under JavaScript's `i` flag a class is matched after case folding, and U+0345 (a combining mark, not a word
+// character for Python) folds to a Greek letter; Python's `\w` ignores case, so that one mark is kept out by hand.
+const wordChar = (ignoreCase: boolean): string =>
+  ignoreCase ? `(?:(?!\\u0345)[${WORD_CLASS_BODY}])` : `[${WORD_CLASS_BODY}]`;
+// Python's IGNORECASE makes i, I, U+0130 and U+0131 one letter; JavaScript's case folding links neither of the
+// Turkish two to i/I.
+const DOTTED_I_FAMILY = 'iI\u0130\u0131';
+const IN_DOTTED_I_FAMILY = /[iI\u0130\u0131]/u;
+const DOTTED_I_CODES = [0x49, 0x69, 0x130, 0x131];
 
-function escapeOutsideClass(kind: string): string | undefined {
+/** Whether a Python class body (between the brackets) names one of the four letters, itself or inside a range. */
+function classHasDottedI(raw: string): boolean {
+  if (IN_DOTTED_I_FAMILY.test(raw)) return true;
+  for (const m of raw.matchAll(/([^\\])-([^\\\]])/gu)) {
+    const lo = m[1]!.codePointAt(0)!;
+    const hi = m[2]!.codePointAt(0)!;
+    if (DOTTED_I_CODES.some((c) => c >= lo && c <= hi)) return true;
+  }
+  return false;
+}
+
+function escapeOutsideClass(kind: string, ignoreCase: boolean): string | undefined {
+  const w = wordChar(ignoreCase);
   switch (kind) {
     case 'd':
       return '\\p{Nd}';
     case 'D':
       return '\\P{Nd}';
     case 'w':
-      return `[${WORD_CLASS_BODY}]`;
+      return w;
     case 'W':
-      return `[^${WORD_CLASS_BODY}]`;
+      return `(?!${w})[\\s\\S]`;
     case 's':
       return `[${WS_CLASS_BODY}]`;
     case 'S':
       return `[^${WS_CLASS_BODY}]`;
     case 'b':
-      return `(?:${WORD_BEFORE}${NOT_WORD_AFTER}|${NOT_WORD_BEFORE}${WORD_AFTER})`;
+      return `(?:(?<=${w})(?!${w})|(?<!${w})(?=${w}))`;
     case 'B':
-      return `(?:${WORD_BEFORE}${WORD_AFTER}|${NOT_WORD_BEFORE}${NOT_WORD_AFTER})`;
+      return `(?:(?<=${w})(?=${w})|(?<!${w})(?!${w}))`;
     case 'A':
       return '(?<![\\s\\S])';
     case 'Z':
@@ -184,7 +201,7 @@ export function translatePyPattern(pattern: string, flags: PyReFlags = {}): stri
     if (ch === '\\') {
       const kind = pattern[i + 1];
       if (kind === undefined) throw new Error(`python-compat: pattern ends with a backslash: ${JSON.stringify(pattern)}`);
-      const special = escapeOutsideClass(kind);
+      const special = escapeOutsideClass(kind, flags.ignoreCase === true);
       if (special !== undefined) {
         out += special;
         i += 2;
@@ -232,7 +249,11 @@ export function translatePyPattern(pattern: string, flags: PyReFlags = {}): stri
         j++;
       }
       if (j >= pattern.length) throw new Error(`python-compat: unterminated character set in ${JSON.stringify(pattern)}`);
-      out += `[${body}]`;
+      if (flags.ignoreCase && classHasDottedI(pattern.slice(i + 1, j))) {
+        out += body.startsWith('^') ? `(?:(?![${DOTTED_I_FAMILY}])[${body}])` : `(?:[${body}]|[${DOTTED_I_FAMILY}])`;
+      } else {
+        out += `[${body}]`;
+      }
       i = j + 1;
       continue;
     }
@@ -281,7 +302,7 @@ export function translatePyPattern(pattern: string, flags: PyReFlags = {}): stri
       continue;
     }
     const cp = String.fromCodePoint(pattern.codePointAt(i)!);
-    out += cp;
+    out += flags.ignoreCase && IN_DOTTED_I_FAMILY.test(cp) ? `[${DOTTED_I_FAMILY}]` : cp;
     i += cp.length;
   }
   return out;

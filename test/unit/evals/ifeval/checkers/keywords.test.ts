@@ -48,6 +48,13 @@ describe('keywords:existence', () => {
     ['The COLOR red', ['colou?r'], true],
     ['Une ÉCOLE', ['école'], true],
     ['nothing here', ['school'], false],
+    // Python's IGNORECASE makes i, I, U+0130 (İ) and U+0131 (ı) one letter.
+    ['The İnternet is huge.', ['internet'], true],
+    ['Bılım is Turkish-ish.', ['bilim'], true],
+    ['Bılım is Turkish-ish.', ['b[i]l[^x]m'], true],
+    ['BİLİM', ['b[^i]lim'], false],
+    ['İnternet', ['[a-z]nternet'], true],
+    ['İnternet', ['[^a-z]nternet'], false],
   ])('%j with %j -> %s', (response, keywords, expected) => {
     expect(check('keywords:existence', { keywords }, response)).toBe(expected);
   });
@@ -62,6 +69,7 @@ describe('keywords:frequency', () => {
     [m2, 'KEYWORD', 4, 'at least', false],
     [m2, 'KEYWORD', 3, 'at least', true],
     [m1, 'keyword', 3, 'less than', false],
+    ['İN and in.', 'in', 2, 'at least', true],
   ])('%j: %j %s %s -> %s', (response, keyword, frequency, relation, expected) => {
     expect(check('keywords:frequency', { keyword, frequency, relation }, response)).toBe(expected);
   });
@@ -79,6 +87,9 @@ describe('keywords:forbidden_words', () => {
     // Python's \b is Unicode: "é" is a word character, so "caf" is not a whole word in "café".
     ['un café noir', ['caf'], true],
     ['un café noir', ['café'], false],
+    ['We live İn a house.', ['in'], false],
+    // U+0345 is a combining mark: not a word character for Python, so "cat" still ends at a word boundary.
+    ['the cat\u0345', ['cat'], false],
   ])('%#: %j', (response, forbidden_words, expected) => {
     expect(check('keywords:forbidden_words', { forbidden_words }, response)).toBe(expected);
   });
