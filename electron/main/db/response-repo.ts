@@ -122,12 +122,15 @@ export class ResponseRepo {
   /** Stores a scored batch and adds its figures, all in one transaction. */
   insertBatch(runId: string, responses: readonly StoredResponse[], figures: BatchFigures, now = new Date().toISOString()): void {
     this.db.transaction(() => {
-      this.insertResponses(runId, responses, figures.generatedTokens, now);
+      this.insertResponses(runId, responses, { generatedTokens: figures.generatedTokens }, now);
       this.addJobFigures(runId, figures);
     })();
   }
 
-  /** Adds one generate job's wall time, peak device memory and host-to-device bytes to the run's totals. */
+  /**
+   * Adds one generate job's wall time (what insertResponses did not already add), peak device memory and
+   * host-to-device bytes to the run's totals.
+   */
   addJobFigures(runId: string, figures: JobFigures): void {
     // SET expressions all read the row as it was, so the scope follows the job whose figure becomes the peak.
     this.sql(
@@ -138,8 +141,17 @@ export class ResponseRepo {
     ).run(figures.wallMs, figures.peakVramBytes, figures.peakVramBytes, figures.peakVramScope, figures.peakVramBytes, figures.h2dBytes, runId);
   }
 
-  /** Stores scored responses (each as soon as it finished, or a batch) and their generated tokens, in one transaction. */
-  insertResponses(runId: string, responses: readonly StoredResponse[], generatedTokens: number, now = new Date().toISOString()): void {
+  /**
+   * Stores scored responses (each as soon as it finished, or a batch) with their generated tokens and, when given,
+   * the generating time since the last call, in one transaction: a process killed mid-job keeps tokens and time
+   * together, so the run's throughput stays honest.
+   */
+  insertResponses(
+    runId: string,
+    responses: readonly StoredResponse[],
+    added: { readonly generatedTokens: number; readonly wallMs?: number },
+    now = new Date().toISOString(),
+  ): void {
     const insertResponse = this.sql(
       `INSERT INTO responses (run_id, key, position, prompt, response, tokens, finish_reason, ttft_ms,
          decode_tokens_per_second, strict_pass, loose_pass, created_at)
@@ -148,7 +160,7 @@ export class ResponseRepo {
     const insertVerdict = this.sql(
       'INSERT INTO verdicts (run_id, key, idx, instruction_id, kwargs_json, strict, loose) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    const addTokens = this.sql('UPDATE run_figures SET generated_tokens = generated_tokens + ? WHERE run_id = ?');
+    const addTokens = this.sql('UPDATE run_figures SET generated_tokens = generated_tokens + ?, wall_ms = wall_ms + ? WHERE run_id = ?');
     this.db.transaction(() => {
       for (const r of responses) {
         const strictPass = r.verdicts.every((v) => v.strict) ? 1 : 0;
@@ -161,7 +173,7 @@ export class ResponseRepo {
           insertVerdict.run(runId, r.key, i, v.instructionId, JSON.stringify(v.kwargs), v.strict ? 1 : 0, v.loose ? 1 : 0),
         );
       }
-      addTokens.run(generatedTokens, runId);
+      addTokens.run(added.generatedTokens, added.wallMs ?? 0, runId);
     })();
   }
 

@@ -150,8 +150,14 @@ export class RunRepo {
 
   /** Runs left "running" by a process that died: marked failed so they can be resumed. */
   failInterrupted(reason: string): number {
+    // When the process stopped is not known; the run's last sign of progress (its last stored response, else its
+    // start) is the closest time that is.
     return this.db
-      .prepare(`UPDATE runs SET status = 'failed', error = ? WHERE status IN ('running', 'queued')`)
+      .prepare(
+        `UPDATE runs SET status = 'failed', error = ?,
+           finished_at = COALESCE((SELECT MAX(created_at) FROM responses WHERE responses.run_id = runs.id), started_at, created_at)
+         WHERE status IN ('running', 'queued')`,
+      )
       .run(reason).changes;
   }
 

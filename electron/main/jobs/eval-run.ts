@@ -349,12 +349,17 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   // responses still being generated.
   let storeError: Error | undefined;
   let figuresStored = false;
+  // Generating time already stored with responses: each response carries the time since the one before it.
+  let wallStored = 0;
+  const wallSinceStored = (): number => (generatingSince === null ? 0 : Math.max(0, performance.now() - generatingSince - wallStored));
   const stopItems = runtime.onItem((e) => {
     if (e.jobId !== currentJob || storeError) return;
     let key: number;
     try {
       const row = scoreItem(todoByItemId, e.item, positions, tools);
-      responses.insertResponses(runId, [row], e.item.tokenIds.length);
+      const wallMs = wallSinceStored();
+      responses.insertResponses(runId, [row], { generatedTokens: e.item.tokenIds.length, wallMs });
+      wallStored += wallMs;
       key = row.key;
     } catch (err) {
       storeError = err as Error;
@@ -405,7 +410,8 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       const missing = gen.value.items.filter((it) => it.finishReason !== 'cancelled' && !stored.has(Number(it.itemId)));
       if (missing.length > 0) return fail(`eval-run: the worker finished ${missing.length} prompts without reporting them`);
       responses.addJobFigures(runId, {
-        wallMs: gen.value.wallMs, peakVramBytes: gen.value.peakVramBytes, peakVramScope: gen.value.peakVramScope, h2dBytes: gen.value.h2dBytes,
+        wallMs: Math.max(0, gen.value.wallMs - wallStored),
+        peakVramBytes: gen.value.peakVramBytes, peakVramScope: gen.value.peakVramScope, h2dBytes: gen.value.h2dBytes,
       });
       figuresStored = true;
     }
@@ -417,7 +423,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     // stored for it: its time as main measured it keeps the run's throughput honest.
     if (generatingSince !== null && !figuresStored) {
       try {
-        responses.addJobFigures(runId, { wallMs: performance.now() - generatingSince, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+        responses.addJobFigures(runId, { wallMs: wallSinceStored(), peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
       } catch {
         // the database is what failed; the run is already failing for it
       }

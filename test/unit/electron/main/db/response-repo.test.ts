@@ -39,7 +39,13 @@ describe('RunRepo + ResponseRepo', () => {
     runs.markRunning('r1', '2026-01-01T00:00:01.000Z');
     expect(runs.require('r1')).toMatchObject({ status: 'running', startedAt: '2026-01-01T00:00:01.000Z' });
     expect(runs.failInterrupted('app closed')).toBe(1);
-    expect(runs.require('r1')).toMatchObject({ status: 'failed', error: 'app closed' });
+    // Without a response, its start is the last sign of progress.
+    expect(runs.require('r1')).toMatchObject({ status: 'failed', error: 'app closed', finishedAt: '2026-01-01T00:00:01.000Z' });
+    runs.markRunning('r1');
+    expect(runs.require('r1').finishedAt).toBeNull();
+    responses.insertResponses('r1', [resp(7, 0, [true], [true])], { generatedTokens: 3, wallMs: 5 }, '2026-01-01T00:00:01.500Z');
+    expect(runs.failInterrupted('app closed')).toBe(1);
+    expect(runs.require('r1')).toMatchObject({ status: 'failed', finishedAt: '2026-01-01T00:00:01.500Z' });
     runs.finish('r1', 'completed', null, '2026-01-01T00:00:02.000Z');
     expect(runs.require('r1')).toMatchObject({ status: 'completed', error: null, finishedAt: '2026-01-01T00:00:02.000Z' });
     expect(() => runs.require('nope')).toThrow(/run nope not found/);

@@ -227,6 +227,27 @@ describe('eval-run job', () => {
     }
   });
 
+  it('stores the generating time with each response, so a process killed mid-job keeps time and tokens together', async () => {
+    tokenDelayMs = 2;
+    try {
+      await newRun('r-wall');
+      const seen: { batches: number; wallMs: number; generatedTokens: number }[] = [];
+      const final = await executeEvalRun(deps, 'r-wall', { onResponse: () => seen.push(deps.responses.figures('r-wall')) });
+      expect(final.status).toBe('completed');
+      // Before the job's end (batches still 0) every stored response already brought its time with its tokens.
+      expect(seen).toHaveLength(5);
+      for (const f of seen) expect(f).toMatchObject({ batches: 0 });
+      expect(seen[0]!.generatedTokens).toBeGreaterThan(0);
+      expect(seen[0]!.wallMs).toBeGreaterThan(0);
+      for (let i = 1; i < seen.length; i++) expect(seen[i]!.wallMs).toBeGreaterThanOrEqual(seen[i - 1]!.wallMs);
+      const end = deps.responses.figures('r-wall');
+      expect(end.batches).toBe(1);
+      expect(end.wallMs).toBeGreaterThanOrEqual(seen.at(-1)!.wallMs);
+    } finally {
+      tokenDelayMs = 0;
+    }
+  });
+
   it('cancels, keeping the responses already finished, and resumes without regenerating them', async () => {
     tokenDelayMs = 2;
     try {
