@@ -107,7 +107,10 @@ interface VerdictRow {
 export class ResponseRepo {
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    // SQLite's lower() folds ASCII only; searching "école" must find "ÉCOLE" as the query side's toLowerCase does.
+    db.function('js_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
+  }
 
   /** Prepares each SQL text once per connection (each call site keeps one pluck/raw mode, so sharing is safe). */
   private sql(text: string): Database.Statement {
@@ -250,7 +253,7 @@ export class ResponseRepo {
       where.push(`${column} = ${f.verdict === 'pass' ? 1 : 0}`);
     }
     if (f.text) {
-      where.push(`(instr(lower(r.prompt), @text) > 0 OR instr(lower(r.response), @text) > 0)`);
+      where.push(`(instr(js_lower(r.prompt), @text) > 0 OR instr(js_lower(r.response), @text) > 0)`);
       params.text = f.text.toLowerCase();
     }
     const clause = where.join(' AND ');

@@ -80,6 +80,9 @@ describe('RunRepo + ResponseRepo', () => {
       { instructionId: 'punctuation:no_comma', kwargs: { n: 0 }, strict: false, loose: true },
       { instructionId: 'keywords:existence', kwargs: { n: 1 }, strict: true, loose: true },
     ]);
+    // Case-insensitive beyond ASCII, as the query side's toLowerCase is.
+    responses.insertResponses('r1', [resp(1007, 3, [true], [true], 'Une ÉCOLE über ΑΒΓ')], { generatedTokens: 1 });
+    for (const text of ['école', 'ÉCOLE', 'ÜBER', 'αβγ']) expect(responses.page('r1', { text }).items.map((r) => r.key)).toEqual([1007]);
   });
 
   it("keeps the scope of the job whose figure is the run's peak", () => {
