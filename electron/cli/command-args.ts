@@ -34,6 +34,17 @@ export interface CommandArgsOptions<R, P extends boolean> {
   positionals?: P;
 }
 
+/**
+ * An integer option in [min, max], or undefined when absent; decimal digits only (no '', '1e3', '0x10', '2.0'), so
+ * what is accepted is what the user typed. Throws an Error naming the flag, for the command's usage error.
+ */
+export function intOption(name: string, value: string | undefined, min: number, max: number = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min && n <= max)) throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${value}'`);
+  return n;
+}
+
 /** Prints `horizon <name>: <message>` and the usage to stderr; returns the usage-error exit status, 2. */
 export function usageError(name: string, usage: string, message: string): number {
   console.error(`horizon ${name}: ${message}\n${usage}`);

@@ -13,7 +13,7 @@ import { resolveModelSource } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import { toolVersion } from '../../node/app-root.js';
-import { abortOnSignals, parseCommandArgs, usageError } from '../command-args.js';
+import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
 import { parseExpertBudget } from '../expert-budget.js';
 
@@ -34,12 +34,6 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --data-dir        data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --out             result ZIP (default <data dir>/exports/<run id>.zip)
   --resume          continue a cancelled or failed run, skipping stored responses (--model etc. come from the run)`;
-
-function int(name: string, v: string | undefined, min: number, max: number): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${v}'`);
-  return Number(v);
-}
 
 const fmtSeconds = (s: number | null) =>
   s === null ? 'estimating' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
@@ -69,9 +63,9 @@ export async function run(args: string[]): Promise<number> {
   let limit, batch, maxNewTokens, budget, cudaDevice;
   try {
     cudaDevice = parseCudaDevice(values.device);
-    limit = int('limit', values.limit, 1, 541);
-    batch = int('batch', values.batch, 1, 256);
-    maxNewTokens = int('max-new-tokens', values['max-new-tokens'], 1, 65536);
+    limit = intOption('limit', values.limit, 1, 541);
+    batch = intOption('batch', values.batch, 1, 256);
+    maxNewTokens = intOption('max-new-tokens', values['max-new-tokens'], 1, 65536);
     budget = parseExpertBudget(values['expert-budget']);
     if (budget.expertSlots !== undefined) throw new Error('--expert-budget for eval is a size in GiB (slots are for logits/generate)');
   } catch (e) {

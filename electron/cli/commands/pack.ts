@@ -1,6 +1,6 @@
 import { packModel } from '../../worker/runtime/pack.js';
 import type { PackProgress } from '../../worker/runtime/pack.js';
-import { abortOnSignals, parseCommandArgs } from '../command-args.js';
+import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'pack an OLMoE checkpoint to qpacked-v1 INT4 experts (writes horizon-manifest.json last)';
 
@@ -12,13 +12,6 @@ const USAGE =
   '  --threads        packer threads (default all cores)\n' +
   '  --repo/--revision  recorded in the manifest source (null when not given)\n' +
   '  --progress-json  print {"type":"progress","phase":"pack"|"hash","doneBytes","totalBytes"} lines and a final {"type":"done"}';
-
-const positiveInt = (name: string, v: string | undefined): number | undefined => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got '${v}'`);
-  return n;
-};
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(
@@ -39,6 +32,14 @@ export async function run(args: string[]): Promise<number> {
   );
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
+  let groupSize, threads, shardBytes;
+  try {
+    groupSize = intOption('group-size', values['group-size'], 1);
+    threads = intOption('threads', values.threads, 1, 1024);
+    shardBytes = intOption('shard-bytes', values['shard-bytes'], 1);
+  } catch (e) {
+    return usageError('pack', USAGE, (e as Error).message);
+  }
   const json = values['progress-json'] === true;
   const cancel = abortOnSignals(['SIGTERM', 'SIGINT']);
   let lastPrint = 0;
@@ -57,9 +58,9 @@ export async function run(args: string[]): Promise<number> {
     const manifest = await packModel({
       src: values.model,
       dst: values.out,
-      groupSize: positiveInt('group-size', values['group-size']),
-      threads: positiveInt('threads', values.threads),
-      shardBytes: positiveInt('shard-bytes', values['shard-bytes']),
+      groupSize,
+      threads,
+      shardBytes,
       repo: values.repo ?? null,
       revision: values.revision ?? null,
       onProgress,

@@ -4,13 +4,13 @@ import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';
 import type { PrepEvent } from '../../main/prep/prep-events.js';
-import { abortOnSignals, parseCommandArgs, usageError } from '../command-args.js';
+import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'download, verify and INT4-pack a model (--model REPO[@REV] [--dir D] [--hub-url U] [--token T] [--no-pack])';
 
 const USAGE = `usage: horizon prepare [--model REPO[@REV]] [--dir DATA_DIR] [--hub-url URL] [--token T] [--no-pack]
                        [--group-size G] [--verify] [--no-hf-cache] [--json]
-       horizon prepare --list [--dir DATA_DIR] [--verify]
+       horizon prepare --list [--dir DATA_DIR] [--verify] [--json]
   --model        default ${DEFAULT_MODEL_REPO}@${DEFAULT_MODEL_REVISION}
   --dir          data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --token        Hub access token for gated or private repos (default $HF_TOKEN)
@@ -74,6 +74,10 @@ export async function run(args: string[]): Promise<number> {
   const { values } = parsed;
   if (values.list) {
     const models = await listPreparedModels(values.dir ?? defaultDataDir(), { verify: values.verify === true });
+    if (values.json) {
+      for (const m of models) console.log(JSON.stringify({ type: 'model', ...m }));
+      return models.every((m) => m.ready) ? 0 : 1;
+    }
     for (const m of models) {
       console.log(`${m.ready ? 'ready    ' : 'not ready'} ${m.repo}@${m.commit} ${m.packedDir ?? m.sourceDir}${m.ready ? '' : ` (${m.problems.join('; ')})`}`);
     }
@@ -84,11 +88,13 @@ export async function run(args: string[]): Promise<number> {
   const [repo, revision] = values.model
     ? ((at) => (at < 0 ? [values.model!, 'main'] : [values.model!.slice(0, at), values.model!.slice(at + 1)]))(values.model.indexOf('@'))
     : [DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION];
-  const groupSize = values['group-size'] !== undefined ? Number(values['group-size']) : undefined;
-  if (groupSize !== undefined && (!Number.isInteger(groupSize) || groupSize < 2 || groupSize % 2 !== 0)) {
-    console.error(`horizon prepare: --group-size must be an even integer, got '${values['group-size']}'`);
-    return 2;
+  let groupSize: number | undefined;
+  try {
+    groupSize = intOption('group-size', values['group-size'], 2);
+  } catch (e) {
+    return usageError('prepare', USAGE, (e as Error).message);
   }
+  if (groupSize !== undefined && groupSize % 2 !== 0) return usageError('prepare', USAGE, `--group-size must be even, got ${groupSize}`);
   const token = values.token ?? process.env.HF_TOKEN;
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
   let lastProgress = 0;

@@ -8,7 +8,7 @@ import { createAppApi } from '../../main/ipc/create-app-api.js';
 import { REPO_ROOT as repoRoot, toolVersion } from '../../node/app-root.js';
 import { startServeServer } from '../../main/serve/serve-server.js';
 import { forkSpawner } from '../../main/worker-client.js';
-import { abortOnSignals, parseCommandArgs } from '../command-args.js';
+import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'serve the app UI to a browser on 127.0.0.1 (HTTP + WebSocket, token in the URL)';
 
@@ -23,10 +23,11 @@ export async function run(args: string[]): Promise<number> {
   });
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error(`horizon serve: --port must be a port number, got '${values.port}'`);
-    return 2;
+  let port: number;
+  try {
+    port = intOption('port', values.port, 0, 65535) ?? 0;
+  } catch (e) {
+    return usageError('serve', USAGE, (e as Error).message);
   }
   const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
   const staticDir = path.resolve(values.static ?? path.join(repoRoot, 'out', 'renderer'));

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 
-import { abortOnSignals, parseCommandArgs, requiredMessage, usageError } from '../../../../electron/cli/command-args.js';
+import { abortOnSignals, intOption, parseCommandArgs, requiredMessage, usageError } from '../../../../electron/cli/command-args.js';
 
 const USAGE = 'usage: horizon demo --model DIR --out F [--json] [--weights W]';
 const OPTIONS = {
@@ -127,5 +127,21 @@ describe('abortOnSignals', () => {
     a.dispose();
     expect(listeners('SIGTERM')).toBe(before);
     expect(a.signal.aborted).toBe(false);
+  });
+});
+
+describe('intOption', () => {
+  it.each([
+    [undefined, undefined],
+    ['0', 0],
+    ['7', 7],
+    ['0010', 10],
+    ['65535', 65535],
+  ])('%j -> %j', (value, expected) => {
+    expect(intOption('port', value, 0, 65535)).toBe(expected);
+  });
+
+  it.each(['', ' 7', '7 ', '-1', '1e3', '0x10', '2.0', '65536', 'seven'])('refuses %j, naming the flag and the range', (value) => {
+    expect(() => intOption('port', value, 0, 65535)).toThrow(`--port must be an integer from 0 to 65535, got '${value}'`);
   });
 });

@@ -50,6 +50,11 @@ describe('horizon prepare / assets', () => {
     const listed = await horizon(['prepare', '--list', '--dir', dir, '--verify']);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`ready     ${TEST_REPO}@${commit} ${path.join(dir, 'models', 'test-org--tiny-olmoe', commit, 'source')}`);
+    const json = await horizon(['prepare', '--list', '--dir', dir, '--json']);
+    expect(json.code).toBe(0);
+    expect(json.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
+      expect.objectContaining({ type: 'model', repo: TEST_REPO, commit, ready: true }),
+    ]);
   });
 
   it('exits 1 with a clear message for an unknown repo', async () => {

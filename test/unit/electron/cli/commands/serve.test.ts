@@ -6,8 +6,10 @@ describe('horizon serve arguments', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it.each([
-    [['--port', 'http'], "--port must be a port number, got 'http'"],
-    [['--port', '70000'], "--port must be a port number, got '70000'"],
+    [['--port', 'http'], "--port must be an integer from 0 to 65535, got 'http'"],
+    [['--port', '70000'], "--port must be an integer from 0 to 65535, got '70000'"],
+    [['--port', ''], "--port must be an integer from 0 to 65535, got ''"],
+    [['--port', '8e3'], "--port must be an integer from 0 to 65535, got '8e3'"],
     [['--bogus'], "Unknown option '--bogus'"],
   ])('%j fails with a clear message before starting anything', async (args, message) => {
     const errors: string[] = [];

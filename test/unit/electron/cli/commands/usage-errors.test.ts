@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { run as devices } from '../../../../../electron/cli/commands/devices.js';
+import { run as pack } from '../../../../../electron/cli/commands/pack.js';
 import { main } from '../../../../../electron/cli/index.js';
 import { parseTokenList } from '../../../../../electron/cli/commands/logits.js';
 import { run as prepare } from '../../../../../electron/cli/commands/prepare.js';
@@ -13,6 +14,10 @@ describe('usage errors', () => {
     ['devices with an unknown flag', () => devices(['--bogus']), /Unknown option '--bogus'/],
     ['devices with an argument', () => devices(['extra']), /Unexpected argument 'extra'/],
     ['prepare with an empty --model (it used to download the default model)', () => prepare(['--model', '']), /--model must be REPO or REPO@REV, not empty/],
+    ['prepare with an odd --group-size', () => prepare(['--group-size', '33']), /--group-size must be even, got 33/],
+    ['prepare with a --group-size that is not a number', () => prepare(['--group-size', '3e1']), /--group-size must be an integer from 2 to/],
+    ['pack with --threads 0 (before touching the model folder)', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--threads', '0']), /--threads must be an integer from 1 to 1024, got '0'/],
+    ['pack with a --group-size that is not a number', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--group-size', 'big']), /--group-size must be an integer from 1 to/],
   ])('%s', async (_what, call, message) => {
     const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     expect(await call()).toBe(2);
