@@ -1,5 +1,5 @@
 import { loadModel } from '../../worker/runtime/binding.js';
-import { abortOnSignals, parseCommandArgs } from '../command-args.js';
+import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseExpertBudget } from '../expert-budget.js';
 import { parseModelFlags, parseTokenList } from './logits.js';
 
@@ -37,11 +37,17 @@ export async function run(args: string[]): Promise<number> {
   );
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const prompt = parseTokenList(values.tokens);
-  const stopFlag = values.stop !== undefined ? parseTokenList(values.stop, '--stop') : undefined;
-  const maxNewTokens = values['max-new-tokens'] === undefined ? 32 : Number(values['max-new-tokens']);
-  if (!Number.isInteger(maxNewTokens) || maxNewTokens < 0) throw new Error(`--max-new-tokens must be a non-negative integer`);
-  const model = await loadModel({ dir: values.model, ...parseModelFlags(values), ...parseExpertBudget(values['expert-budget']) });
+  let prompt, stopFlag, maxNewTokens, flags, budget;
+  try {
+    prompt = parseTokenList(values.tokens);
+    stopFlag = values.stop !== undefined ? parseTokenList(values.stop, '--stop') : undefined;
+    maxNewTokens = intOption('max-new-tokens', values['max-new-tokens'], 0, 65536) ?? 32;
+    flags = parseModelFlags(values);
+    budget = parseExpertBudget(values['expert-budget']);
+  } catch (e) {
+    return usageError('generate', USAGE, (e as Error).message);
+  }
+  const model = await loadModel({ dir: values.model, ...flags, ...budget });
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
   try {
     const info = model.info();

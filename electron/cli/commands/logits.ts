@@ -1,7 +1,7 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 
 import { loadModel } from '../../worker/runtime/binding.js';
-import { parseCommandArgs } from '../command-args.js';
+import { intOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
 import { parseExpertBudget } from '../expert-budget.js';
 import type { BackendKind, WeightsKind } from '../../worker/runtime/binding.js';
@@ -21,8 +21,8 @@ export function parseTokenList(text: string, flag = '--tokens'): number[] {
   return out;
 }
 
-/** Validates --weights / --backend / --threads shared by logits and generate. */
-export function parseModelFlags(values: { weights?: string; backend?: string; threads?: string; device?: string }): {
+/** Validates --weights / --backend / --threads / --device shared by logits and generate. */
+export function parseModelFlags(values: { weights?: string; backend?: string; threads?: string; device?: string; 'expert-budget'?: string }): {
   weights: WeightsKind;
   backend: BackendKind;
   threads?: number;
@@ -32,10 +32,10 @@ export function parseModelFlags(values: { weights?: string; backend?: string; th
   if (weights !== 'bf16' && weights !== 'int4') throw new Error(`--weights must be bf16 or int4, got '${weights}'`);
   const backend = values.backend ?? 'cpu';
   if (backend !== 'cpu' && backend !== 'cuda') throw new Error(`--backend must be cpu or cuda, got '${backend}'`);
-  let threads: number | undefined;
-  if (values.threads !== undefined) {
-    threads = Number(values.threads);
-    if (!Number.isInteger(threads) || threads <= 0) throw new Error(`--threads must be a positive integer, got '${values.threads}'`);
+  const threads = intOption('threads', values.threads, 1, 1024);
+  // A CUDA-only flag on the CPU would be silently ignored, and the figures mistaken for what it asked.
+  for (const flag of ['device', 'expert-budget'] as const) {
+    if (backend === 'cpu' && values[flag] !== undefined) throw new Error(`--${flag} applies to --backend cuda only`);
   }
   const device = parseCudaDevice(values.device);
   return { weights, backend, threads, ...(device !== undefined ? { device } : {}) };
@@ -60,8 +60,15 @@ export async function run(args: string[]): Promise<number> {
   );
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const tokens = parseTokenList(values.tokens);
-  const model = await loadModel({ dir: values.model, ...parseModelFlags(values), ...parseExpertBudget(values['expert-budget']) });
+  let tokens, flags, budget;
+  try {
+    tokens = parseTokenList(values.tokens);
+    flags = parseModelFlags(values);
+    budget = parseExpertBudget(values['expert-budget']);
+  } catch (e) {
+    return usageError('logits', USAGE, (e as Error).message);
+  }
+  const model = await loadModel({ dir: values.model, ...flags, ...budget });
   try {
     const logits = await model.logits(tokens);
     const rows = logits.map((row) => `[${Array.from(row).join(',')}]`);

@@ -2,6 +2,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { run as devices } from '../../../../../electron/cli/commands/devices.js';
+import { run as generate } from '../../../../../electron/cli/commands/generate.js';
+import { run as logits } from '../../../../../electron/cli/commands/logits.js';
 import { run as pack } from '../../../../../electron/cli/commands/pack.js';
 import { main } from '../../../../../electron/cli/index.js';
 import { parseTokenList } from '../../../../../electron/cli/commands/logits.js';
@@ -16,6 +18,10 @@ describe('usage errors', () => {
     ['prepare with an empty --model (it used to download the default model)', () => prepare(['--model', '']), /--model must be REPO or REPO@REV, not empty/],
     ['prepare with an odd --group-size', () => prepare(['--group-size', '33']), /--group-size must be even, got 33/],
     ['prepare with a --group-size that is not a number', () => prepare(['--group-size', '3e1']), /--group-size must be an integer from 2 to/],
+    ['generate with --device on the CPU backend (it was ignored)', () => generate(['--model', '/nonexistent', '--tokens', '1', '--device', '1']), /--device applies to --backend cuda only/],
+    ['logits with --expert-budget on the CPU backend', () => logits(['--model', '/nonexistent', '--tokens', '1', '--out', '/nonexistent.json', '--expert-budget', '2']), /--expert-budget applies to --backend cuda only/],
+    ['generate with a negative --max-new-tokens (before loading the model)', () => generate(['--model', '/nonexistent', '--tokens', '1', '--max-new-tokens=-1']), /--max-new-tokens must be an integer from 0 to 65536, got '-1'/],
+    ['logits with bad --threads', () => logits(['--model', '/nonexistent', '--tokens', '1', '--out', '/nonexistent.json', '--threads', 'many']), /--threads must be an integer from 1 to 1024, got 'many'/],
     ['pack with --threads 0 (before touching the model folder)', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--threads', '0']), /--threads must be an integer from 1 to 1024, got '0'/],
     ['pack with a --group-size that is not a number', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--group-size', 'big']), /--group-size must be an integer from 1 to/],
   ])('%s', async (_what, call, message) => {
