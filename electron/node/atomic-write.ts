@@ -34,16 +34,24 @@ export async function renameDurably(tmp: string, file: string): Promise<void> {
   await syncDir(path.dirname(file));
 }
 
-/** Writes `data` to `file` through a flushed temporary file and a rename (creating the folder). */
+/**
+ * Writes `data` to `file` through a flushed temporary file `<file>.tmp-<pid>` and a rename (creating the folder); a
+ * failed write removes its temporary file, and one left by a crash is for the folder's owner to sweep.
+ */
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   await fs.promises.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp-${process.pid}`;
-  const fh = await fs.promises.open(tmp, 'w');
   try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    const fh = await fs.promises.open(tmp, 'w');
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await renameDurably(tmp, file);
+  } catch (error) {
+    await fs.promises.rm(tmp, { force: true });
+    throw error;
   }
-  await renameDurably(tmp, file);
 }

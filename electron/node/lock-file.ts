@@ -7,6 +7,12 @@ import fs from 'node:fs';
 
 const held = new Set<string>();
 
+/** link(2) errors of file systems without hard links (FAT, exFAT), where the lock is created with O_EXCL instead. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+/** How long an empty lock file is given to receive its pid (an O_EXCL writer between open and write). */
+const EMPTY_GRACE_MS = 50;
+const MAX_ATTEMPTS = 5;
+
 /** The lock is held: by this process, or by the live process with that pid. */
 export class LockBusyError extends Error {
   constructor(
@@ -17,7 +23,8 @@ export class LockBusyError extends Error {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists, this user's or another's. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -26,32 +33,106 @@ function alive(pid: number): boolean {
   }
 }
 
+const errno = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The pid a lock file names, 0 when it names none, undefined when the file is gone. */
+function readPid(file: string, grace = true): number | undefined {
+  const read = (): string | undefined => {
+    try {
+      return fs.readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return undefined;
+      throw error;
+    }
+  };
+  let text = read();
+  if (text === '' && grace) {
+    sleepSync(EMPTY_GRACE_MS);
+    text = read();
+  }
+  if (text === undefined) return undefined;
+  const pid = Number(text);
+  return Number.isInteger(pid) && pid > 0 ? pid : 0;
+}
+
+/** Creates `file` holding our pid unless it exists; false when it does. */
+function create(temp: string, file: string): boolean {
+  try {
+    fs.linkSync(temp, file);
+    return true;
+  } catch (error) {
+    if (errno(error) === 'EEXIST') return false;
+    if (!NO_HARD_LINKS.has(errno(error) ?? '')) throw error;
+  }
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'wx');
+  } catch (error) {
+    if (errno(error) === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    fs.writeSync(fd, String(process.pid));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return true;
+}
+
+/**
+ * Removes the lock file naming the dead `pid`. It is first renamed aside, which only one process can do: when what
+ * was moved names someone else, another process took the stale lock over after we read it, and its lock goes back.
+ */
+function removeStale(file: string, pid: number, token: string): void {
+  const aside = `${file}.stale-${process.pid}-${token}`;
+  try {
+    fs.renameSync(file, aside);
+  } catch (error) {
+    if (errno(error) === 'ENOENT') return;
+    throw error;
+  }
+  if (readPid(aside, false) === pid) fs.rmSync(aside, { force: true });
+  else fs.renameSync(aside, file);
+}
+
 /**
  * Takes `file` and returns its release. Synchronous, so that two callers in this process can never both pass the
  * check; the pid is written to a temporary file and linked into place, so another process never sees it empty.
+ * The release removes the file only while it is still the one this call created.
  */
 export function takeLockFile(file: string): () => void {
   if (held.has(file)) throw new LockBusyError(file, 'this process');
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  const token = randomBytes(4).toString('hex');
+  const temp = `${file}.${process.pid}.${token}`;
   fs.writeFileSync(temp, String(process.pid));
   try {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        fs.linkSync(temp, file);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      if (create(temp, file)) {
+        const ino = fs.statSync(file, { bigint: true }).ino;
         held.add(file);
         return () => {
           if (!held.delete(file)) return;
+          try {
+            if (fs.statSync(file, { bigint: true }).ino !== ino || readPid(file) !== process.pid) return;
+          } catch (error) {
+            if (errno(error) === 'ENOENT') return;
+            throw error;
+          }
           fs.rmSync(file, { force: true });
         };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const pid = Number(fs.readFileSync(file, 'utf8').trim());
-        // Our own pid here is a lock this process left without releasing (not held: checked above).
-        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new LockBusyError(file, pid);
-        fs.rmSync(file, { force: true });
       }
+      const pid = readPid(file);
+      if (pid === undefined) continue;
+      // Our own pid here is a lock this process left without releasing (not held: checked above).
+      if (pid > 0 && pid !== process.pid && processAlive(pid)) throw new LockBusyError(file, pid);
+      removeStale(file, pid, token);
     }
-    throw new Error(`${file}: cannot take the lock`);
+    throw new Error(`${file}: cannot take the lock; other processes keep taking it over`);
   } finally {
     fs.rmSync(temp, { force: true });
   }

@@ -83,7 +83,8 @@ const downloading = new Set<string>();
 
 /**
  * Downloads one file with HTTP Range resume from `<dest>.part`, hashing while streaming, retrying network failures
- * with exponential backoff; verifies size and hashes, then renames into place. On a hash mismatch the part is deleted.
+ * and answers of another size than the expected one with exponential backoff; verifies size and hashes, then renames
+ * into place. On a hash mismatch the part is deleted; an answer that cannot be this file leaves it alone.
  * A second download of the same destination while one runs in this process is refused.
  */
 export async function downloadFile(opts: DownloadFileOptions): Promise<FileDigest> {
@@ -126,6 +127,8 @@ async function downloadOnce(opts: DownloadFileOptions): Promise<FileDigest> {
     if (!sameTarget) await fs.promises.rm(part, { force: true });
     await writeJsonAtomic(sidecarPath(dest), sidecar);
 
+    // An empty file needs no request, but it still goes through `.part`, the hash check and the rename.
+    await (await fs.promises.open(part, 'a')).close();
     let total = expected.size;
     let offset = await sizeOf(part);
     if (total !== undefined && offset > total) {
@@ -176,10 +179,11 @@ async function downloadOnce(opts: DownloadFileOptions): Promise<FileDigest> {
             if (len !== null && (!encoding || encoding === 'identity')) announced = Number(len);
           }
           if (announced !== undefined && total !== undefined && announced !== total) {
+            // The size is pinned, so this answer is not the file (a captive portal, a proxy's error page, another
+            // cached object); the partial download stays for the next answer.
             await res.body?.cancel();
-            await fs.promises.rm(part, { force: true });
-            await fs.promises.rm(sidecarPath(dest), { force: true });
-            throw new PrepError('HASH_MISMATCH', `${label}: the server has ${announced} bytes, expected ${total}; the partial download was deleted`);
+            const type = res.headers.get('content-type');
+            throw new RetryableError(`the server answered HTTP ${res.status}${type ? ` (${type})` : ''} for a file of ${announced} bytes, expected ${total}`);
           }
           total ??= announced;
           // Pinned hashes are checked at the end anyway; an ETag change only matters for unpinned files.

@@ -4,11 +4,12 @@ import path from 'node:path';
 import { toolVersion } from '../../node/app-root.js';
 import { renameDurably, syncFile } from '../../node/atomic-write.js';
 import { hashFile, type FileDigest } from '../../node/file-hasher.js';
+import { processAlive } from '../../node/lock-file.js';
 import { dataLayout } from '../data-dir.js';
 import { assertFreeSpace } from './disk-space.js';
 import { downloadFile } from './download-file.js';
 import { findCachedFile, hfCacheDir } from './hf-cache.js';
-import { defaultGroupSize, parseOlmoeConfig, type OlmoeConfig } from './olmoe-config.js';
+import { checkAllExpertTensors, checkMoeTensorShapes, defaultGroupSize, parseOlmoeConfig, type OlmoeConfig } from './olmoe-config.js';
 import { runPacker, type PackerCommand } from './pack-model.js';
 import { PrepError, throwIfAborted, toPrepError } from './prep-error.js';
 import { acquirePrepLock } from './prep-lock.js';
@@ -114,7 +115,8 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
   const modelDir = dataLayout.modelDir(opts.dataDir, repo, commit);
   const sourceDir = dataLayout.sourceDir(modelDir);
 
-  const existing = await alreadyPrepared(modelDir, commit, pack, opts.groupSize, opts.verify === true);
+  const existing = await alreadyPrepared(modelDir, commit, pack, opts.groupSize, opts.verify === true, signal);
+  throwIfAborted(signal, `${repo}@${commit}`);
   if (existing) {
     emit({ type: 'done', manifestPath: path.join(modelDir, 'prepared.json'), modelDir, packedDir: existing.packedDir });
     return existing;
@@ -128,7 +130,6 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
     throw toPrepError(error, sourceDir);
   }
   try {
-    await fs.promises.rm(dataLayout.preparedManifest(modelDir), { force: true });
     return await prepareLocked();
   } finally {
     await release();
@@ -137,6 +138,19 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
   async function prepareLocked(): Promise<PrepareModelResult> {
     const cacheDir = opts.hfCacheDir === null ? undefined : (opts.hfCacheDir ?? hfCacheDir());
     const destOf = (f: RepoFile): string => path.join(sourceDir, ...f.path.split('/'));
+    const manifestFile = dataLayout.preparedManifest(modelDir);
+    await sweepTempFiles(modelDir, sourceDir);
+
+    // prepared.json describes the source and at most one packed variant. One that still verifies stays until the new
+    // one replaces it (a failed request for another variant must not hide a ready model); it goes as soon as a file
+    // it lists is found bad or is about to be replaced.
+    let kept = await verifiedManifest(modelDir, commit, signal);
+    if (!kept) await fs.promises.rm(manifestFile, { force: true });
+    const dropKept = async (): Promise<void> => {
+      if (!kept) return;
+      kept = undefined;
+      await fs.promises.rm(manifestFile, { force: true });
+    };
 
     let doneBytes = 0;
     let totalBytes = 0;
@@ -151,22 +165,24 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
       emit({ type: 'progress', phase, file: file.path, fileDoneBytes: fileDone, fileTotalBytes: file.size, doneBytes: overall, totalBytes, bytesPerSec, etaSec });
     };
 
-    const acquire = async (f: RepoFile): Promise<PreparedFile> => {
+    /** `refetch` replaces a copy known to be bad from the HF cache or the Hub, leaving it in place until then. */
+    const acquire = async (f: RepoFile, refetch = false): Promise<PreparedFile> => {
       try {
-        return await acquireFile(f);
+        return await acquireFile(f, refetch);
       } catch (error) {
         throw toPrepError(error, destOf(f));
       }
     };
-    const acquireFile = async (f: RepoFile): Promise<PreparedFile> => {
+    const acquireFile = async (f: RepoFile, refetch: boolean): Promise<PreparedFile> => {
       throwIfAborted(signal, f.path);
       const dest = destOf(f);
       const git = f.sha256 === undefined;
-      if ((await statSize(dest)) === f.size) {
+      if (!refetch && (await statSize(dest)) === f.size) {
         if (!git && !opts.verify) return done(f, f.sha256!, 'existing');
         const digest = await hashFile(dest, { git, signal });
         if (matches(digest, f)) return done(f, digest.sha256, 'existing');
         emit({ type: 'warning', message: `${f.path}: the copy in ${sourceDir} does not verify; downloading it again` });
+        await dropKept();
         await fs.promises.rm(dest, { force: true });
       }
       if (cacheDir) {
@@ -233,21 +249,37 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
 
     const groupSize = opts.groupSize ?? defaultGroupSize(config!);
     const packedDir = dataLayout.packedDir(modelDir, groupSize);
-    const packDone = pack ? await completePack(packedDir, commit, groupSize) : undefined;
+    let packDone: PackContents | undefined;
+    try {
+      packDone = pack ? await completePack(packedDir, commit, groupSize, opts.verify === true, signal) : undefined;
+    } catch (error) {
+      throw toPrepError(error, packedDir);
+    }
+    const sourceDev = (await fs.promises.stat(sourceDir)).dev;
     let remaining = 0;
     for (const f of shards) {
-      const present = (await statSize(destOf(f))) === f.size ? f.size : ((await statSize(`${destOf(f)}.part`)) ?? 0);
-      const inCache = cacheDir ? await findCachedFile(cacheDir, repo, commit, f.path) : undefined;
-      if (!inCache) remaining += Math.max(0, f.size - present);
+      if ((await statSize(destOf(f))) === f.size) continue;
+      // A cached shard is hard-linked at no cost on the same device, but copied from another one.
+      const cached = cacheDir ? await findCachedFile(cacheDir, repo, commit, f.path) : undefined;
+      const cachedStat = cached ? await fs.promises.stat(cached).catch(() => undefined) : undefined;
+      if (cachedStat?.size === f.size && cachedStat.dev === sourceDev) continue;
+      remaining += cachedStat?.size === f.size ? f.size : Math.max(0, f.size - ((await statSize(`${destOf(f)}.part`)) ?? 0));
     }
     const packBytes = pack && !packDone ? Math.ceil(shards.reduce((a, f) => a + f.size, 0) * PACKED_SIZE_RATIO) : 0;
     await assertFreeSpace(modelDir, remaining + packBytes, `${repo}@${commit.slice(0, 12)} (download and INT4 pack)`, opts.statfs);
 
+    const experts = new Set<string>();
+    const checkShard = async (f: RepoFile): Promise<void> => {
+      const label = `${repo}@${commit.slice(0, 12)}/${f.path}`;
+      const { shapes } = await checkSafetensorsFile(destOf(f), label);
+      for (const name of checkMoeTensorShapes(config!, shapes, label)) experts.add(name);
+    };
     try {
       for (const f of shards) {
         prepared.push(await acquire(f));
-        await checkSafetensorsFile(destOf(f), `${repo}@${commit.slice(0, 12)}/${f.path}`);
+        await checkShard(f);
       }
+      checkAllExpertTensors(config!, experts, `${repo}@${commit.slice(0, 12)}`);
     } catch (error) {
       throw toPrepError(error, repo);
     }
@@ -255,8 +287,12 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
     let packSection: PreparedManifest['pack'] = null;
     if (pack) {
       emit({ type: 'phase', phase: 'pack', message: `packing routed experts to INT4 (group size ${groupSize})` });
-      let files = packDone;
-      if (!files) {
+      const packManifest = path.join(packedDir, 'horizon-manifest.json');
+      const unverified = (sources: readonly PreparedFile[]): SourceMismatch[] => packSourceMismatches(sources, prepared, wanted, shards, `${repo}@${commit}`);
+      // A pack counts only when the packer read exactly the verified source bytes.
+      if (packDone && unverified(packDone.sources).length > 0) packDone = undefined;
+      const packOnce = async (): Promise<PackContents> => {
+        if (kept?.pack?.dir === path.basename(packedDir)) await dropKept();
         await fs.promises.rm(packedDir, { recursive: true, force: true });
         const packMeter = new RateMeter();
         let lastPackEmit = 0;
@@ -265,7 +301,7 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
           out: packedDir,
           repo,
           commit,
-          ...(opts.groupSize !== undefined ? { groupSize: opts.groupSize } : {}),
+          groupSize,
           ...(signal ? { signal } : {}),
           ...(opts.packer ? { packer: opts.packer } : {}),
           onProgress: (p) => {
@@ -276,10 +312,38 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
             emit({ type: 'progress', phase: p.phase, doneBytes: p.doneBytes, totalBytes: p.totalBytes, bytesPerSec, etaSec });
           },
         });
-        files = await completePack(packedDir, commit, groupSize);
-        if (!files) throw new PrepError('INTERNAL', `${packedDir}: the packer exited but its horizon-manifest.json is missing or does not verify`);
+        const contents = await completePack(packedDir, commit, groupSize);
+        if (!contents) throw new PrepError('INTERNAL', `${packedDir}: the packer exited but its horizon-manifest.json is missing or does not verify`);
+        return contents;
+      };
+      let contents = packDone;
+      if (!contents) {
+        contents = await packOnce();
+        let bad = unverified(contents.sources);
+        // Copies trusted by their size were changed after they were verified: fetch them again and pack once more.
+        if (bad.length > 0 && bad.every((b) => b.file !== undefined)) {
+          await fs.promises.rm(packManifest, { force: true });
+          await dropKept();
+          try {
+            for (const { file: f, problem } of bad) {
+              emit({ type: 'warning', message: `${problem}; fetching it again` });
+              totalBytes += f!.size;
+              const fresh = await acquire(f!, true);
+              prepared.splice(prepared.findIndex((p) => p.path === f!.path), 1, fresh);
+              if (shards.includes(f!)) await checkShard(f!);
+            }
+          } catch (error) {
+            throw toPrepError(error, repo);
+          }
+          contents = await packOnce();
+          bad = unverified(contents.sources);
+        }
+        if (bad.length > 0) {
+          await fs.promises.rm(packManifest, { force: true });
+          throw new PrepError('HASH_MISMATCH', `${packedDir}: the packer read source files that do not verify: ${bad.map((b) => b.problem).join('; ')}`);
+        }
       }
-      packSection = { dir: path.basename(packedDir), format: 'qpacked-v1', groupSize, files };
+      packSection = { dir: path.basename(packedDir), format: 'qpacked-v1', groupSize, files: contents.files };
     }
 
     emit({ type: 'phase', phase: 'manifest', message: 'writing prepared.json' });
@@ -313,17 +377,63 @@ async function alreadyPrepared(
   pack: boolean,
   groupSize: number | undefined,
   rehash: boolean,
+  signal: AbortSignal | undefined,
 ): Promise<PrepareModelResult | undefined> {
   if (!fs.existsSync(dataLayout.preparedManifest(modelDir))) return undefined;
   try {
     const manifest = await readPreparedManifest(modelDir);
     if (manifest.commit !== commit) return undefined;
     if (pack && (manifest.pack === null || (groupSize !== undefined && manifest.pack.groupSize !== groupSize))) return undefined;
-    if ((await verifyPreparedFiles(modelDir, manifest, rehash)).length > 0) return undefined;
+    if ((await verifyPreparedFiles(modelDir, manifest, rehash, signal)).length > 0) return undefined;
     const packedDir = pack && manifest.pack ? path.join(modelDir, manifest.pack.dir) : null;
     return { modelDir, commit, manifestPath: dataLayout.preparedManifest(modelDir), packedDir, manifest };
+  } catch (error) {
+    if (error instanceof PrepError && error.code === 'CANCELLED') throw error;
+    return undefined;
+  }
+}
+
+/** The model's prepared.json when it is for `commit` and its files have their recorded sizes. */
+async function verifiedManifest(modelDir: string, commit: string, signal: AbortSignal | undefined): Promise<PreparedManifest | undefined> {
+  if (!fs.existsSync(dataLayout.preparedManifest(modelDir))) return undefined;
+  let manifest: PreparedManifest;
+  try {
+    manifest = await readPreparedManifest(modelDir);
   } catch {
     return undefined;
+  }
+  if (manifest.commit !== commit) return undefined;
+  return (await verifyPreparedFiles(modelDir, manifest, false, signal)).length === 0 ? manifest : undefined;
+}
+
+/**
+ * Removes `<name>.tmp-<pid>` files that a process which has died (or this one, earlier) left in the model folder and
+ * its source folder: a crash while copying a shard from the HF cache would otherwise keep a shard-sized file for good.
+ * Called under the model's lock, so no live preparation is writing them.
+ */
+async function sweepTempFiles(modelDir: string, sourceDir: string): Promise<void> {
+  const sweep = async (dir: string, recurse: boolean): Promise<void> => {
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const abs = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (recurse) await sweep(abs, true);
+        continue;
+      }
+      const pid = Number(/\.tmp-(\d+)$/.exec(e.name)?.[1]);
+      if (Number.isInteger(pid) && pid > 0 && (pid === process.pid || !processAlive(pid))) await fs.promises.rm(abs, { force: true });
+    }
+  };
+  try {
+    await sweep(modelDir, false);
+    await sweep(sourceDir, true);
+  } catch (error) {
+    throw toPrepError(error, sourceDir);
   }
 }
 
@@ -331,12 +441,17 @@ async function placeFromCache(cached: string, dest: string): Promise<void> {
   const tmp = `${dest}.tmp-${process.pid}`;
   await fs.promises.rm(tmp, { force: true });
   try {
-    await fs.promises.link(cached, tmp);
-  } catch {
-    await fs.promises.copyFile(cached, tmp, fs.constants.COPYFILE_FICLONE);
-    await syncFile(tmp);
+    try {
+      await fs.promises.link(cached, tmp);
+    } catch {
+      await fs.promises.copyFile(cached, tmp, fs.constants.COPYFILE_FICLONE);
+      await syncFile(tmp);
+    }
+    await renameDurably(tmp, dest);
+  } catch (error) {
+    await fs.promises.rm(tmp, { force: true });
+    throw error;
   }
-  await renameDurably(tmp, dest);
 }
 
 async function selectShards(files: readonly RepoFile[], indexPath: string | undefined, label: string): Promise<RepoFile[]> {
@@ -361,10 +476,48 @@ async function selectShards(files: readonly RepoFile[], indexPath: string | unde
   return shards;
 }
 
-/** The packed folder's files when its horizon-manifest.json exists, matches, and every output has its recorded size. */
-async function completePack(packedDir: string, commit: string, groupSize: number): Promise<PreparedFile[] | undefined> {
+/** A packed folder's files, and the source files its packer read with the sha256 it hashed them to. */
+type PackContents = { readonly files: PreparedFile[]; readonly sources: PreparedFile[] };
+
+/** One source file the packer read that is not the verified file: `file` is the repo file to fetch again, if any. */
+type SourceMismatch = { readonly problem: string; readonly file: RepoFile | undefined };
+
+/** How the sources a packer read differ from the verified source files; every shard must be among them. */
+function packSourceMismatches(
+  sources: readonly PreparedFile[],
+  verified: readonly PreparedFile[],
+  wanted: readonly RepoFile[],
+  shards: readonly RepoFile[],
+  where: string,
+): SourceMismatch[] {
+  const byPath = new Map(verified.map((f) => [f.path, f]));
+  const repoFiles = new Map(wanted.map((f) => [f.path, f]));
+  const out: SourceMismatch[] = [];
+  for (const s of sources) {
+    const v = byPath.get(s.path);
+    if (!v) out.push({ problem: `source/${s.path} is not a file of ${where}`, file: undefined });
+    else if (s.sha256 !== v.sha256 || s.size !== v.size) {
+      out.push({ problem: `source/${s.path} had sha256 ${s.sha256} when packed, expected ${v.sha256}`, file: repoFiles.get(s.path) });
+    }
+  }
+  const read = new Set(sources.map((s) => s.path));
+  for (const f of shards) if (!read.has(f.path)) out.push({ problem: `source/${f.path} is not among the sources the packer recorded`, file: undefined });
+  return out;
+}
+
+/**
+ * The packed folder's contents when its horizon-manifest.json exists, matches, and every output has its recorded size
+ * (and sha256 too when `rehash`).
+ */
+async function completePack(
+  packedDir: string,
+  commit: string,
+  groupSize: number,
+  rehash = false,
+  signal?: AbortSignal,
+): Promise<PackContents | undefined> {
   const manifestFile = path.join(packedDir, 'horizon-manifest.json');
-  let m: { format?: unknown; group_size?: unknown; source?: { revision?: unknown }; outputs?: unknown };
+  let m: { format?: unknown; group_size?: unknown; source?: { revision?: unknown; files?: unknown }; outputs?: unknown };
   try {
     m = JSON.parse(await fs.promises.readFile(manifestFile, 'utf8')) as typeof m;
   } catch {
@@ -373,10 +526,15 @@ async function completePack(packedDir: string, commit: string, groupSize: number
   if (m.format !== 'qpacked-v1' || Number(m.group_size) !== groupSize) return undefined;
   if (m.source?.revision != null && m.source.revision !== commit) return undefined;
   if (!Array.isArray(m.outputs)) return undefined;
+  const isFile = (o: { path?: unknown; size?: unknown; sha256?: unknown }): o is PreparedFile =>
+    typeof o?.path === 'string' && typeof o.sha256 === 'string' && typeof o.size === 'number';
+  const sources = Array.isArray(m.source?.files) ? (m.source.files as PreparedFile[]) : [];
+  if (!sources.every(isFile)) return undefined;
   const files: PreparedFile[] = [];
   for (const o of m.outputs as { path?: unknown; size?: unknown; sha256?: unknown }[]) {
-    if (typeof o.path !== 'string' || typeof o.sha256 !== 'string' || typeof o.size !== 'number') return undefined;
+    if (!isFile(o)) return undefined;
     if ((await statSize(path.join(packedDir, o.path))) !== o.size) return undefined;
+    if (rehash && (await hashFile(path.join(packedDir, o.path), signal ? { signal } : {})).sha256 !== o.sha256) return undefined;
     files.push({ path: o.path, size: o.size, sha256: o.sha256 });
   }
   const listed = new Set(files.map((f) => f.path));
@@ -387,5 +545,5 @@ async function completePack(packedDir: string, commit: string, groupSize: number
     const digest = await hashFile(abs);
     files.push({ path: name, size: digest.size, sha256: digest.sha256 });
   }
-  return files.sort((a, b) => a.path.localeCompare(b.path));
+  return { files: files.sort((a, b) => a.path.localeCompare(b.path)), sources: sources.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 })) };
 }

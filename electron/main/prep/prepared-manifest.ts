@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { writeFileAtomic } from '../../node/atomic-write.js';
-import { hashFile } from '../../node/file-hasher.js';
+import { hashFile, type FileDigest } from '../../node/file-hasher.js';
 import { PrepError } from './prep-error.js';
 
 /** A file of a prepared model, relative to its folder. */
@@ -62,12 +62,17 @@ export async function readPreparedManifest(modelDir: string): Promise<PreparedMa
   return m;
 }
 
-/** Problems found checking the manifest's files under `modelDir` (sizes, or sha256 too when `rehash`); empty when it verifies. */
-export async function verifyPreparedFiles(modelDir: string, manifest: PreparedManifest, rehash = false): Promise<string[]> {
+/**
+ * Problems found checking the manifest's files under `modelDir` (sizes, or sha256 too when `rehash`); empty when it
+ * verifies. Ends with a CANCELLED PrepError once `signal` aborts.
+ */
+export async function verifyPreparedFiles(modelDir: string, manifest: PreparedManifest, rehash = false, signal?: AbortSignal): Promise<string[]> {
+  const cancelled = (): PrepError => new PrepError('CANCELLED', `${modelDir}: verification cancelled`);
   const problems: string[] = [];
   const groups = [{ dir: manifest.source.dir, files: manifest.source.files }, ...(manifest.pack ? [{ dir: manifest.pack.dir, files: manifest.pack.files }] : [])];
   for (const group of groups) {
     for (const f of group.files) {
+      if (signal?.aborted) throw cancelled();
       const rel = path.join(group.dir, ...f.path.split('/'));
       const abs = path.join(modelDir, rel);
       if (path.relative(modelDir, abs).startsWith('..')) {
@@ -83,7 +88,13 @@ export async function verifyPreparedFiles(modelDir: string, manifest: PreparedMa
       }
       if (size !== f.size) problems.push(`${rel}: ${size} bytes, expected ${f.size}`);
       else if (rehash) {
-        const digest = await hashFile(abs);
+        let digest: FileDigest;
+        try {
+          digest = await hashFile(abs, signal ? { signal } : {});
+        } catch (error) {
+          if (signal?.aborted) throw cancelled();
+          throw error;
+        }
         if (digest.sha256 !== f.sha256) problems.push(`${rel}: sha256 ${digest.sha256}, expected ${f.sha256}`);
       }
     }

@@ -28,6 +28,8 @@ export type ResolveRepoOptions = {
   readonly signal?: AbortSignal;
 };
 
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3]|conin\$|conout\$)$/i;
+
 /**
  * Why a path the Hub lists cannot be a file inside the model folder ('' when it can): the listing comes from the
  * network and its paths become file names on disk.
@@ -36,7 +38,13 @@ export function unsafeRepoPath(p: string): string {
   if (p === '' || p.startsWith('/')) return 'it is empty or absolute';
   // eslint-disable-next-line no-control-regex
   if (/[\\:\u0000-\u001f]/.test(p)) return 'it holds a backslash, a colon or a control character';
-  if (p.split('/').some((s) => s === '' || s === '.' || s === '..')) return "it has an empty, '.' or '..' segment";
+  const segments = p.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) return "it has an empty, '.' or '..' segment";
+  // Windows refuses these characters and trailing dots or spaces, and opens a device for a reserved base name.
+  if (/[<>"|?*]/.test(p)) return 'it holds a character Windows does not allow in file names (< > " | ? *)';
+  if (segments.some((s) => /[. ]$/.test(s))) return "a segment ends in '.' or a space, which Windows drops";
+  const device = segments.find((s) => WINDOWS_DEVICE.test(s.split('.')[0]!.trimEnd()));
+  if (device !== undefined) return `'${device}' names a Windows device (CON, PRN, AUX, NUL, COM0-9, LPT0-9)`;
   return '';
 }
 

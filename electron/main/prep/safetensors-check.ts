@@ -7,12 +7,17 @@ const DTYPE_BYTES: Record<string, number> = {
 };
 const MAX_HEADER_BYTES = 100_000_000;
 
-/** A safetensors header: tensor names and the `__metadata__` strings. */
-export type SafetensorsSummary = { readonly tensors: readonly string[]; readonly metadata: Record<string, string> };
+/** A safetensors header: tensor names (in header order), their shapes, and the `__metadata__` strings. */
+export type SafetensorsSummary = {
+  readonly tensors: readonly string[];
+  readonly shapes: Readonly<Record<string, readonly number[]>>;
+  readonly metadata: Record<string, string>;
+};
 
 /**
- * Checks that a safetensors file's header is sane and that the tensor data it describes exactly fills the file,
- * so a truncated or padded shard fails here with a message naming it.
+ * Checks that a safetensors file's header is sane and that its tensors tile the data section exactly (sorted by
+ * start, each begins where the previous ended, the last ends at the end of the file), as the reference safetensors
+ * loader requires; a truncated, padded, overlapping or holed shard fails here with a message naming it.
  */
 export async function checkSafetensorsFile(file: string, label: string): Promise<SafetensorsSummary> {
   const bad = (why: string): PrepError => new PrepError('MODEL_INVALID', `${label}: ${why}`);
@@ -36,8 +41,9 @@ export async function checkSafetensorsFile(file: string, label: string): Promise
     }
     if (header === null || typeof header !== 'object' || Array.isArray(header)) throw bad('the safetensors header is not a JSON object');
     const dataLen = size - 8 - n;
-    let maxEnd = 0;
     const tensors: string[] = [];
+    const shapes: Record<string, number[]> = {};
+    const ranges: { name: string; start: number; end: number }[] = [];
     for (const [name, value] of Object.entries(header)) {
       if (name === '__metadata__') continue;
       const t = value as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
@@ -51,15 +57,26 @@ export async function checkSafetensorsFile(file: string, label: string): Promise
       }
       const numel = (shape as number[]).reduce((a, b) => a * b, 1);
       if ((offs[1] as number) - (offs[0] as number) !== numel * width) throw bad(`tensor '${name}' data size does not match its shape and dtype`);
-      maxEnd = Math.max(maxEnd, offs[1] as number);
+      ranges.push({ name, start: offs[0] as number, end: offs[1] as number });
       tensors.push(name);
+      shapes[name] = shape as number[];
     }
-    if (maxEnd > dataLen) throw bad(`truncated: the tensors need ${maxEnd} bytes of data but the file has ${dataLen} (file size ${size})`);
-    if (maxEnd < dataLen) throw bad(`${dataLen - maxEnd} unexpected bytes after the tensor data`);
+    ranges.sort((a, b) => a.start - b.start || a.end - b.end);
+    let end = 0;
+    for (const [i, r] of ranges.entries()) {
+      const prev = ranges[i - 1];
+      if (r.start < end) throw bad(`tensors '${prev!.name}' (data bytes ${prev!.start}..${prev!.end}) and '${r.name}' (${r.start}..${r.end}) overlap`);
+      if (r.start > end) {
+        throw bad(`data bytes ${end}..${r.start} belong to no tensor (${prev ? `between '${prev.name}' and '${r.name}'` : `before '${r.name}'`})`);
+      }
+      end = r.end;
+    }
+    if (end > dataLen) throw bad(`truncated: the tensors need ${end} bytes of data but the file has ${dataLen} (file size ${size})`);
+    if (end < dataLen) throw bad(`${dataLen - end} unexpected bytes after the tensor data`);
     const meta = header.__metadata__;
     const metadata: Record<string, string> = {};
     if (meta && typeof meta === 'object') for (const [k, v] of Object.entries(meta)) metadata[k] = String(v);
-    return { tensors, metadata };
+    return { tensors, shapes, metadata };
   } finally {
     await fh.close();
   }

@@ -27,6 +27,13 @@ describe('atomic writes', () => {
     expect(fs.existsSync(tmp)).toBe(false);
   });
 
+  it('removes its temporary file when the write fails', async () => {
+    const file = path.join(root, 'taken');
+    fs.mkdirSync(path.join(file, 'a folder in the way'), { recursive: true });
+    await expect(writeFileAtomic(file, 'data')).rejects.toThrow(/E(ISDIR|NOTEMPTY|EXIST|PERM)/);
+    expect(fs.readdirSync(root).filter((n) => n.startsWith('taken'))).toEqual(['taken']);
+  });
+
   it('reports a missing temporary file as an error', async () => {
     await expect(renameDurably(path.join(root, 'missing.tmp'), path.join(root, 'y'))).rejects.toThrow(/ENOENT/);
   });

@@ -115,6 +115,45 @@ describe('downloadFile', () => {
     expect(calls).toBe(4);
   });
 
+  it('downloads a zero-byte file', async () => {
+    const dest = path.join(tempDir('dl'), 'empty.json');
+    const empty: typeof fetch = async () => new Response(new Uint8Array(0), { status: 200, headers: { 'Content-Length': '0' } });
+    const gitSha1 = createHash('sha1').update('blob 0\0').digest('hex');
+    const digest = await downloadFile({ url: url(), dest, label: 'o/m@abc/empty.json', expected: { size: 0, gitSha1 }, fetch: empty });
+    expect(digest).toMatchObject({ size: 0, gitSha1, sha256: createHash('sha256').digest('hex') });
+    expect(fs.readFileSync(dest).length).toBe(0);
+    expect(fs.readdirSync(path.dirname(dest))).toEqual(['empty.json']);
+  });
+
+  // Answers that cannot be the pinned file: each is retried and the valid partial download is kept.
+  it.each([
+    ['a 200 HTML page (captive portal)', () => new Response('<html>Please log in to the hotel Wi-Fi</html>', { status: 200, headers: { 'Content-Type': 'text/html', 'Content-Length': '45' } }), /HTTP 200 \(text\/html\) for a file of 45 bytes, expected 300000/],
+    ['a 206 whose total differs (another cached object)', () => new Response(new Uint8Array(100), { status: 206, headers: { 'Content-Range': 'bytes 150000-150099/150100', 'Content-Length': '100' } }), /HTTP 206 for a file of 150100 bytes, expected 300000/],
+  ])('keeps the partial download after %s and reports it as a network error', async (_what, answer, reason) => {
+    const dest = path.join(tempDir('dl'), 'model-00001-of-00003.safetensors');
+    fs.writeFileSync(`${dest}.part`, BLOB.subarray(0, 150_000));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: SHA, gitSha1: null, etag: null }));
+    let calls = 0;
+    const bogus: typeof fetch = async () => {
+      calls += 1;
+      return answer();
+    };
+    const e = await downloadFile({
+      url: url(), dest, label: 'o/m@abc/model-00001-of-00003.safetensors', expected: { size: BLOB.length, sha256: SHA }, fetch: bogus, retries: 2, backoffMs: 1,
+    }).then(() => undefined, (x: unknown) => x as PrepError);
+    expect(e?.code).toBe('NETWORK');
+    expect(e?.message).toMatch(/^o\/m@abc\/model-00001-of-00003\.safetensors: network error after 2 retries \(the server answered /);
+    expect(e?.message).toMatch(reason);
+    expect(e?.message).toMatch(/150000 bytes are kept/);
+    expect(calls).toBe(3);
+    expect(fs.readFileSync(`${dest}.part`).equals(BLOB.subarray(0, 150_000))).toBe(true);
+    expect(fs.existsSync(`${dest}.part.json`)).toBe(true);
+    // The real server then resumes from the kept bytes.
+    await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA } });
+    expect(requestsFor().at(-1)?.range).toBe('bytes=150000-');
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
+  });
+
   it('refuses a second download of the same file while the first runs, which still verifies', async () => {
     const dest = path.join(tempDir('dl'), 'blob.bin');
     hub.faults.push({ kind: 'slow', path: '/blob.bin', bytesPerSec: 1_000_000 });

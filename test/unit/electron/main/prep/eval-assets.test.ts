@@ -85,10 +85,10 @@ describe('eval assets', () => {
     expect((await evalAssetsStatus(dataDir)).ifeval.ready).toBe(true);
   });
 
-  it('rejects a download whose bytes differ from the pinned sha256', async () => {
-    const e = await rejection(downloadIfevalData({ dataDir, url: `${hub.url}/ifeval/wrong.jsonl` }));
-    expect(e.code).toBe('HASH_MISMATCH');
-    expect(e.message).toMatch(/IFEval input_data\.jsonl: the server has 11 bytes, expected 207111/);
+  it('rejects a download whose size differs from the pinned one as a network error, after retrying', async () => {
+    const e = await rejection(downloadIfevalData({ dataDir, url: `${hub.url}/ifeval/wrong.jsonl`, retries: 2, backoffMs: 1 }));
+    expect(e.code).toBe('NETWORK');
+    expect(e.message).toMatch(/IFEval input_data\.jsonl: network error after 2 retries \(the server answered HTTP 200 (\(.*\) )?for a file of 11 bytes, expected 207111\)/);
     expect((await evalAssetsStatus(dataDir)).ifeval.ready).toBe(false);
   });
 

@@ -1,6 +1,7 @@
 // Stands in for `node scripts/horizon.mjs pack … --progress-json` in the preparation tests: same arguments, same
 // JSON progress lines, horizon-manifest.json written last. FAKE_PACKER_DELAY_MS slows it so a test can abort mid-pack;
-// FAKE_PACKER_FAIL=1 makes it exit 3 with an error message.
+// FAKE_PACKER_FAIL=1 makes it exit 3 with an error message; FAKE_PACKER_SOURCE_SHA records that sha256 for every
+// source file read; FAKE_PACKER_ARGS_OUT names a file to append its arguments to (one JSON line per run).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +15,7 @@ const opt = (name) => {
 const model = opt('--model');
 const out = opt('--out');
 const delay = Number(process.env.FAKE_PACKER_DELAY_MS ?? '0');
+if (process.env.FAKE_PACKER_ARGS_OUT) fs.appendFileSync(process.env.FAKE_PACKER_ARGS_OUT, `${JSON.stringify(args)}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 if (process.env.FAKE_PACKER_FAIL === '1') {
   console.error('fake packer: injected failure');
@@ -27,10 +29,22 @@ const config = JSON.parse(fs.readFileSync(path.join(model, 'config.json'), 'utf8
 const groupSize = Number(opt('--group-size') ?? ([128, 64, 32, 16, 8].find((g) => config.hidden_size % g === 0 && config.intermediate_size % g === 0)));
 fs.mkdirSync(out, { recursive: true });
 const outputs = [];
+const entry = (name, bytes) => ({ path: name, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
 const put = (name, bytes) => {
   fs.writeFileSync(path.join(out, name), bytes);
-  outputs.push({ path: name, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+  outputs.push(entry(name, bytes));
 };
+// Like the real packer, the sources it read: the shards (by the index when there is one), the metadata, the index.
+const indexFile = path.join(model, 'model.safetensors.index.json');
+const shardNames = fs.existsSync(indexFile)
+  ? [...new Set(Object.values(JSON.parse(fs.readFileSync(indexFile, 'utf8')).weight_map))]
+  : fs.readdirSync(model).filter((n) => n.endsWith('.safetensors')).sort();
+const sourceNames = [
+  ...shardNames,
+  ...['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'].filter((n) => fs.existsSync(path.join(model, n))),
+  ...(fs.existsSync(indexFile) ? ['model.safetensors.index.json'] : []),
+];
+const sources = sourceNames.map((n) => ({ ...entry(n, fs.readFileSync(path.join(model, n))), ...(process.env.FAKE_PACKER_SOURCE_SHA ? { sha256: process.env.FAKE_PACKER_SOURCE_SHA } : {}) }));
 for (const name of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json']) {
   if (fs.existsSync(path.join(model, name))) put(name, fs.readFileSync(path.join(model, name)));
 }
@@ -46,7 +60,7 @@ const manifest = {
   group_size: groupSize,
   tool: 'horizon-runmap',
   tool_version: 'fake',
-  source: { repo: opt('--repo') ?? null, revision: opt('--revision') ?? null, files: [] },
+  source: { repo: opt('--repo') ?? null, revision: opt('--revision') ?? null, files: sources },
   outputs,
   created_at: new Date().toISOString(),
 };

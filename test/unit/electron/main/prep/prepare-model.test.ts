@@ -1,5 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -42,6 +43,9 @@ beforeAll(async () => {
   const llamaDir = await makeTestRepo(tempDir('llama'));
   const cfg = JSON.parse(fs.readFileSync(path.join(llamaDir, 'config.json'), 'utf8')) as Record<string, unknown>;
   fs.writeFileSync(path.join(llamaDir, 'config.json'), JSON.stringify({ ...cfg, model_type: 'llama', architectures: ['LlamaForCausalLM'] }));
+  const mismatchDir = await makeTestRepo(tempDir('mismatch'));
+  const mcfg = JSON.parse(fs.readFileSync(path.join(mismatchDir, 'config.json'), 'utf8')) as { intermediate_size: number };
+  fs.writeFileSync(path.join(mismatchDir, 'config.json'), JSON.stringify({ ...mcfg, intermediate_size: mcfg.intermediate_size * 2 }));
   const truncDir = await makeTestRepo(tempDir('trunc'));
   const shard = fs.readFileSync(path.join(truncDir, SHARD2));
   fs.writeFileSync(path.join(truncDir, SHARD2), shard.subarray(0, shard.length - 1000));
@@ -51,6 +55,7 @@ beforeAll(async () => {
       'test-org/gated-olmoe': { dir: repoDir, gated: { token: TEST_TOKEN } },
       'test-org/llama': { dir: llamaDir },
       'test-org/truncated': { dir: truncDir },
+      'test-org/config-mismatch': { dir: mismatchDir },
     },
     pageSize: 3,
   });
@@ -372,5 +377,186 @@ describe('prepareModel with the packer (fake packer script)', () => {
     await expectPrepError(prepareModel(opts({ pack: true, packer: packer({ FAKE_PACKER_FAIL: '1' }) })), 'INTERNAL', /exit 3.*injected failure/);
     await expectPrepError(prepareModel(opts({ pack: true, packer: packer({ FAKE_PACKER_FAIL: 'ENOSPC' }) })), 'DISK_FULL', /int4-g32: the disk is full/);
     expect((await listPreparedModels(dataDir)).filter((m) => m.ready)).toHaveLength(0);
+  });
+});
+
+describe('prepareModel keeps prepared.json truthful', () => {
+  const packer = (env: Record<string, string> = {}) => ({ command: process.execPath, args: [FAKE_PACKER], env });
+  const manifestOf = (): string => fs.readFileSync(path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit, 'prepared.json'), 'utf8');
+
+  it.each([
+    ['a pack with another group size fails', { pack: true }, { pack: true, groupSize: 16, packer: packer({ FAKE_PACKER_FAIL: '1' }) }, 'INTERNAL', 32],
+    ['packing a --no-pack model fails', { pack: false }, { pack: true, packer: packer({ FAKE_PACKER_FAIL: '1' }) }, 'INTERNAL', null],
+    ['a pack with another group size is cancelled', { pack: true }, { pack: true, groupSize: 16, packer: packer({ FAKE_PACKER_DELAY_MS: '300' }), cancelOnPack: true }, 'CANCELLED', 32],
+  ] as const)('keeps a ready model when %s', async (_what, first, second, code, groupSize) => {
+    await prepareModel(opts({ ...first, packer: packer() }));
+    const before = manifestOf();
+    const ac = new AbortController();
+    const { cancelOnPack, ...rest } = { cancelOnPack: false, ...second };
+    const run = prepareModel(
+      opts({ ...rest, signal: ac.signal, onEvent: (e) => cancelOnPack && e.type === 'progress' && e.phase === 'pack' && ac.abort() }),
+    );
+    await expectPrepError(run, code, /./);
+    expect(manifestOf()).toBe(before);
+    expect(await listPreparedModels(dataDir, { verify: true })).toMatchObject([{ ready: true, groupSize }]);
+  });
+
+  it('switches variants, keeping the earlier packed folder for reuse', async () => {
+    const argsOut = path.join(tempDir('args'), 'args.jsonl');
+    await prepareModel(opts({ pack: true, packer: packer({ FAKE_PACKER_ARGS_OUT: argsOut }) }));
+    const g16 = await prepareModel(opts({ pack: true, groupSize: 16, packer: packer({ FAKE_PACKER_ARGS_OUT: argsOut }) }));
+    expect(g16.packedDir).toBe(path.join(g16.modelDir, 'int4-g16'));
+    expect(await listPreparedModels(dataDir, { verify: true })).toMatchObject([{ ready: true, groupSize: 16 }]);
+    expect(fs.existsSync(path.join(g16.modelDir, 'int4-g32', 'horizon-manifest.json'))).toBe(true);
+    const g32 = await prepareModel(opts({ pack: true, groupSize: 32, packer: packer({ FAKE_PACKER_ARGS_OUT: argsOut }) }));
+    expect(g32.manifest.pack?.groupSize).toBe(32);
+    // Two packer runs, each told its group size; the third request reused int4-g32.
+    const runs = fs.readFileSync(argsOut, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    expect(runs.map((a) => a[a.indexOf('--group-size') + 1])).toEqual(['32', '16']);
+  });
+
+  it('packs again with --verify when a packed file was changed in place', async () => {
+    const first = await prepareModel(opts({ pack: true, packer: packer() }));
+    const out = path.join(first.packedDir!, 'model-qpacked-00001-of-00001.safetensors');
+    const bytes = fs.readFileSync(out);
+    bytes[0] = bytes[0]! ^ 1;
+    fs.writeFileSync(out, bytes);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(false);
+    const events: PrepEvent[] = [];
+    await prepareModel(opts({ pack: true, verify: true, packer: packer(), onEvent: (e) => events.push(e) }));
+    expect(events.some((e) => e.type === 'progress' && e.phase === 'pack')).toBe(true);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]).toMatchObject({ ready: true, groupSize: 32 });
+  });
+
+  it('drops prepared.json when a file it lists no longer verifies and cannot be fetched again', async () => {
+    const first = await prepareModel(opts());
+    const shard = path.join(first.modelDir, 'source', SHARD2);
+    const bytes = fs.readFileSync(shard);
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+    fs.writeFileSync(shard, bytes);
+    hub.faults.push({ kind: 'status', path: SHARD2, status: 503, times: 10 });
+    await expectPrepError(prepareModel(opts({ verify: true, retries: 0 })), 'NETWORK', new RegExp(SHARD2));
+    expect(fs.existsSync(first.manifestPath)).toBe(false);
+  });
+});
+
+describe('prepareModel checks what the packer read against the verified sources', () => {
+  const packer = (env: Record<string, string> = {}) => ({ command: process.execPath, args: [FAKE_PACKER], env });
+
+  it('fetches again a source shard changed after it was verified, and packs it again', async () => {
+    const first = await prepareModel(opts({ pack: false }));
+    const shard = path.join(first.modelDir, 'source', SHARD1);
+    const bytes = fs.readFileSync(shard);
+    bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0x40;
+    fs.writeFileSync(shard, bytes);
+    const sent = hub.bytesSent(SHARD1);
+    const events: PrepEvent[] = [];
+    const result = await prepareModel(opts({ pack: true, packer: packer(), onEvent: (e) => events.push(e) }));
+    expect(hub.bytesSent(SHARD1) - sent).toBe(bytes.length);
+    expect(events.some((e) => e.type === 'warning' && e.message.includes(`source/${SHARD1} had sha256`) && e.message.includes('fetching it again'))).toBe(true);
+    expect(fs.readFileSync(shard).equals(fs.readFileSync(path.join(repoDir, SHARD1)))).toBe(true);
+    const hubSha = hub.repoInfo(TEST_REPO).files.find((f) => f.path === SHARD1)!.sha256;
+    expect(result.manifest.source.files.find((f) => f.path === SHARD1)?.sha256).toBe(hubSha);
+    const packed = JSON.parse(fs.readFileSync(path.join(result.packedDir!, 'horizon-manifest.json'), 'utf8')) as { source: { files: { path: string; sha256: string }[] } };
+    expect(packed.source.files.find((f) => f.path === SHARD1)?.sha256).toBe(hubSha);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]).toMatchObject({ ready: true, groupSize: 32 });
+  });
+
+  it('packs again instead of reusing a pack made from other source bytes', async () => {
+    const first = await prepareModel(opts({ pack: true, packer: packer() }));
+    const hm = path.join(first.packedDir!, 'horizon-manifest.json');
+    const m = JSON.parse(fs.readFileSync(hm, 'utf8')) as { source: { files: { path: string; sha256: string }[] } };
+    m.source.files.find((f) => f.path === SHARD2)!.sha256 = '0'.repeat(64);
+    fs.writeFileSync(hm, JSON.stringify(m));
+    fs.rmSync(first.manifestPath);
+    const events: PrepEvent[] = [];
+    await prepareModel(opts({ pack: true, packer: packer(), onEvent: (e) => events.push(e) }));
+    expect(events.some((e) => e.type === 'progress' && e.phase === 'pack')).toBe(true);
+    const repacked = JSON.parse(fs.readFileSync(hm, 'utf8')) as { source: { files: { path: string; sha256: string }[] } };
+    expect(repacked.source.files.find((f) => f.path === SHARD2)?.sha256).toBe(hub.repoInfo(TEST_REPO).files.find((f) => f.path === SHARD2)!.sha256);
+  });
+
+  it('fails naming the file when the packer keeps reading other bytes, and keeps no pack', async () => {
+    const zeros = '0'.repeat(64);
+    const e = await expectPrepError(
+      prepareModel(opts({ pack: true, packer: packer({ FAKE_PACKER_SOURCE_SHA: zeros }) })),
+      'HASH_MISMATCH',
+      new RegExp(`int4-g32: the packer read source files that do not verify: .*source/${SHARD1} had sha256 ${zeros} when packed, expected [0-9a-f]{64}`),
+    );
+    expect(e.message).toContain(`source/${SHARD2}`);
+    const packedDir = path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit, 'int4-g32');
+    expect(fs.existsSync(path.join(packedDir, 'horizon-manifest.json'))).toBe(false);
+    expect((await listPreparedModels(dataDir)).filter((m) => m.ready)).toHaveLength(0);
+  });
+});
+
+describe('prepareModel checks the tensors against config.json', () => {
+  it('fails with MODEL_INVALID naming the shard and tensor when config.json sizes do not match them, before packing', async () => {
+    const argsOut = path.join(tempDir('args'), 'args.jsonl');
+    await expectPrepError(
+      prepareModel(opts({ repo: 'test-org/config-mismatch', pack: true, packer: { command: process.execPath, args: [FAKE_PACKER], env: { FAKE_PACKER_ARGS_OUT: argsOut } } })),
+      'MODEL_INVALID',
+      new RegExp(`config-mismatch@[0-9a-f]{12}/${SHARD1}: tensor 'model\\.layers\\.0\\.mlp\\.experts\\.0\\.gate_proj\\.weight' has shape \\[32, 64\\] but config\\.json \\(hidden_size 64, intermediate_size 64, .*\\) needs \\[64, 64\\]`),
+    );
+    expect(fs.existsSync(argsOut)).toBe(false);
+  });
+});
+
+describe('prepareModel cleans up', () => {
+  it('removes temporary files that a dead process left in the model and source folders', async () => {
+    const { commit } = hub.repoInfo(TEST_REPO);
+    const modelDir = path.join(dataDir, 'models', 'test-org--tiny-olmoe', commit);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    fs.mkdirSync(path.join(modelDir, 'source'), { recursive: true });
+    const left = [`source/${SHARD1}.tmp-${dead}`, `source/${SHARD2}.part.json.tmp-${dead}`, `prepared.json.tmp-${dead}`];
+    for (const rel of left) fs.writeFileSync(path.join(modelDir, rel), Buffer.alloc(10_000, 1));
+    const live = `source/${SHARD2}.tmp-${process.ppid}`;
+    fs.writeFileSync(path.join(modelDir, live), 'x');
+    await prepareModel(opts());
+    for (const rel of left) expect(fs.existsSync(path.join(modelDir, rel)), rel).toBe(false);
+    expect(fs.existsSync(path.join(modelDir, live))).toBe(true);
+  });
+
+  const shm = '/dev/shm';
+  const otherDevice = fs.existsSync(shm) && fs.statSync(shm).dev !== fs.statSync(os.tmpdir()).dev;
+  it.skipIf(!otherDevice)(`counts HF-cache shards that must be copied from another device as needed space${otherDevice ? '' : ' (skipped: no /dev/shm on another device)'}`, async () => {
+    const { commit, files } = hub.repoInfo(TEST_REPO);
+    const mkCache = (root: string): string => {
+      const snap = path.join(root, 'models--test-org--tiny-olmoe', 'snapshots', commit);
+      fs.mkdirSync(snap, { recursive: true });
+      for (const f of files) fs.copyFileSync(path.join(repoDir, f.path), path.join(snap, f.path));
+      return root;
+    };
+    const far = mkCache(fs.mkdtempSync(path.join(shm, 'horizon-hfcache-')));
+    try {
+      const shardBytes = files.filter((f) => f.path.endsWith('.safetensors')).reduce((a, f) => a + f.size, 0);
+      const statfs = async () => ({ bavail: shardBytes - 1, bsize: 1 });
+      await expectPrepError(prepareModel(opts({ hfCacheDir: far, statfs })), 'DISK_FULL', /not enough free disk space/);
+      const near = mkCache(tempDir('hfcache'));
+      await prepareModel(opts({ dataDir: tempDir('data'), hfCacheDir: near, statfs: async () => ({ bavail: 1, bsize: 1 }) }));
+    } finally {
+      fs.rmSync(far, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('prepareModel --verify on a prepared model', () => {
+  it('ends CANCELLED when cancelled while it re-hashes', async () => {
+    await prepareModel(opts({ pack: true, packer: { command: process.execPath, args: [FAKE_PACKER] } }));
+    const ac = new AbortController();
+    const abortAfterListing: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input instanceof Request ? input.url : input).includes('/tree/') || /rel="next"/.test(res.headers.get('link') ?? '')) return res;
+      const body = await res.text();
+      setImmediate(() => ac.abort());
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const events: PrepEvent[] = [];
+    await expectPrepError(
+      prepareModel(opts({ pack: true, verify: true, signal: ac.signal, fetch: abortAfterListing, onEvent: (e) => events.push(e) })),
+      'CANCELLED',
+      /verification cancelled/,
+    );
+    expect(events.some((e) => e.type === 'done')).toBe(false);
   });
 });

@@ -32,7 +32,20 @@ afterAll(() => {
 
 describe('checkSafetensorsFile', () => {
   it('accepts a well-formed file and returns its tensors and metadata', async () => {
-    expect(await check(safetensors(GOOD, 20))).toEqual({ tensors: ['a.weight', 'b.weight'], metadata: { format: 'pt' } });
+    expect(await check(safetensors(GOOD, 20))).toEqual({
+      tensors: ['a.weight', 'b.weight'],
+      shapes: { 'a.weight': [2, 3], 'b.weight': [2] },
+      metadata: { format: 'pt' },
+    });
+  });
+
+  it('accepts tensors listed out of data order and empty tensors between them', async () => {
+    const header = {
+      late: { dtype: 'F32', shape: [2], data_offsets: [4, 12] },
+      empty: { dtype: 'F32', shape: [0], data_offsets: [4, 4] },
+      early: { dtype: 'F16', shape: [2], data_offsets: [0, 4] },
+    };
+    expect(await check(safetensors(header, 12))).toMatchObject({ tensors: ['late', 'empty', 'early'] });
   });
 
   it.each([
@@ -43,6 +56,26 @@ describe('checkSafetensorsFile', () => {
     ['a tensor whose size disagrees with its shape', safetensors({ x: { dtype: 'F16', shape: [4], data_offsets: [0, 6] } }, 6), /'x' data size does not match/],
     ['an unknown dtype', safetensors({ x: { dtype: 'Q4', shape: [1], data_offsets: [0, 1] } }, 1), /'x' has an unknown dtype/],
     ['a tiny file', Buffer.alloc(3), /truncated or not a safetensors file \(3 bytes\)/],
+    [
+      'two tensors aliasing the same bytes',
+      safetensors({ 'e.0.up': { dtype: 'BF16', shape: [2, 4], data_offsets: [0, 16] }, 'e.1.up': { dtype: 'BF16', shape: [2, 4], data_offsets: [0, 16] } }, 16),
+      /model\.safetensors: tensors 'e\.0\.up' \(data bytes 0\.\.16\) and 'e\.1\.up' \(0\.\.16\) overlap/,
+    ],
+    [
+      'a hole before the first tensor',
+      safetensors({ a: { dtype: 'BF16', shape: [4], data_offsets: [8, 16] }, b: { dtype: 'BF16', shape: [8], data_offsets: [16, 32] } }, 32),
+      /model\.safetensors: data bytes 0\.\.8 belong to no tensor \(before 'a'\)/,
+    ],
+    [
+      'a hole between tensors',
+      safetensors({ a: { dtype: 'BF16', shape: [4], data_offsets: [0, 8] }, b: { dtype: 'BF16', shape: [4], data_offsets: [12, 20] } }, 20),
+      /data bytes 8\.\.12 belong to no tensor \(between 'a' and 'b'\)/,
+    ],
+    [
+      'a partial overlap',
+      safetensors({ a: { dtype: 'BF16', shape: [8], data_offsets: [0, 16] }, b: { dtype: 'BF16', shape: [4], data_offsets: [12, 20] } }, 20),
+      /tensors 'a' \(data bytes 0\.\.16\) and 'b' \(12\.\.20\) overlap/,
+    ],
   ])('rejects %s', async (_what, bytes, text) => {
     const e = await check(bytes);
     expect(e).toBeInstanceOf(PrepError);

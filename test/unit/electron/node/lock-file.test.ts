@@ -1,0 +1,103 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+
+import { LockBusyError, takeLockFile } from '../../../../electron/node/lock-file.js';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'horizon-lock-'));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const realReadFileSync = fs.readFileSync;
+const deadPid = (): string => String(spawnSync(process.execPath, ['-e', '0']).pid);
+let n = 0;
+const lockIn = (): { dir: string; file: string } => {
+  const dir = path.join(root, String(n++));
+  fs.mkdirSync(dir);
+  return { dir, file: path.join(dir, 'x.lock') };
+};
+
+/** Replaces `file` by a lock of the live parent process, as another process that takes the lock would. */
+function lockByParent(file: string): bigint {
+  fs.rmSync(file, { force: true });
+  const t = `${file}.theirs`;
+  fs.writeFileSync(t, String(process.ppid));
+  fs.linkSync(t, file);
+  fs.rmSync(t);
+  return fs.statSync(file, { bigint: true }).ino;
+}
+
+function holderOf(fn: () => unknown): LockBusyError['holder'] | undefined {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof LockBusyError) return error.holder;
+    throw error;
+  }
+  return undefined;
+}
+
+describe('takeLockFile', () => {
+  it('leaves alone a stale lock that another process took over between our read and our takeover', () => {
+    const { dir, file } = lockIn();
+    fs.writeFileSync(file, deadPid());
+    let theirs: bigint | undefined;
+    vi.spyOn(fs, 'readFileSync').mockImplementation(((p: fs.PathOrFileDescriptor, o?: unknown) => {
+      const out = realReadFileSync(p, o as BufferEncoding);
+      if (p === file && theirs === undefined) theirs = lockByParent(file);
+      return out;
+    }) as typeof fs.readFileSync);
+    expect(holderOf(() => takeLockFile(file))).toBe(process.ppid);
+    vi.restoreAllMocks();
+    expect(fs.readFileSync(file, 'utf8')).toBe(String(process.ppid));
+    expect(fs.statSync(file, { bigint: true }).ino).toBe(theirs);
+    expect(fs.readdirSync(dir)).toEqual(['x.lock']);
+  });
+
+  it('releases only the lock file it created', () => {
+    const { dir, file } = lockIn();
+    const release = takeLockFile(file);
+    expect(fs.readFileSync(file, 'utf8')).toBe(String(process.pid));
+    const theirs = lockByParent(file);
+    release();
+    expect(fs.statSync(file, { bigint: true }).ino).toBe(theirs);
+    expect(fs.readdirSync(dir)).toEqual(['x.lock']);
+  });
+
+  it.each(['EPERM', 'ENOTSUP'])('creates the lock with O_EXCL where link() fails with %s (FAT, exFAT)', (code) => {
+    const { dir, file } = lockIn();
+    vi.spyOn(fs, 'linkSync').mockImplementation(() => {
+      throw Object.assign(new Error(`${code}: operation not permitted, link`), { code });
+    });
+    const release = takeLockFile(file);
+    expect(fs.readFileSync(file, 'utf8')).toBe(String(process.pid));
+    expect(holderOf(() => takeLockFile(file))).toBe('this process');
+    release();
+    expect(fs.readdirSync(dir)).toEqual([]);
+    // A stale lock is taken over there too, and a live one refused.
+    fs.writeFileSync(file, deadPid());
+    takeLockFile(file)();
+    fs.writeFileSync(file, String(process.ppid));
+    expect(holderOf(() => takeLockFile(file))).toBe(process.ppid);
+  });
+
+  it('waits for the pid of a lock file that is still empty (an O_EXCL writer between open and write)', () => {
+    const { file } = lockIn();
+    fs.writeFileSync(file, '');
+    let filled = false;
+    vi.spyOn(fs, 'readFileSync').mockImplementation(((p: fs.PathOrFileDescriptor, o?: unknown) => {
+      const out = realReadFileSync(p, o as BufferEncoding);
+      if (p === file && !filled) {
+        filled = true;
+        fs.writeFileSync(file, String(process.ppid));
+      }
+      return out;
+    }) as typeof fs.readFileSync);
+    expect(holderOf(() => takeLockFile(file))).toBe(process.ppid);
+  });
+});
