@@ -47,13 +47,21 @@ export async function run(args: string[]): Promise<number> {
       return 0;
     }
     const runId = positionals[0] ?? '';
+    const stored = runs.get(runId);
+    if (!stored) {
+      console.error(`horizon export: run ${runId} not found in ${dbFile} (see --list)`);
+      return 1;
+    }
+    if (stored.status === 'queued' || stored.status === 'running') {
+      console.error(`horizon export: run ${runId} is still ${stored.status}: export it once it has finished or been cancelled`);
+      return 1;
+    }
     const inputs = await loadEvalInputs(dataDir);
     const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
-    const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, out);
+    const zip = await writeResultZip({ runs, responses, db, inputDataText: inputs.inputDataText }, runId, out);
     console.log(`wrote ${zip.path} (${zip.bytes} bytes, sha256 ${zip.sha256})`);
-    const run = runs.get(runId);
-    if (run && run.status !== 'completed') {
-      console.log(`note: run ${runId} is ${run.status}: the ZIP holds ${responses.count(runId)} of its ${run.total} prompts`);
+    if (zip.run.status !== 'completed') {
+      console.log(`note: run ${runId} is ${zip.run.status}: the ZIP holds ${zip.run.responses} of its ${zip.run.total} prompts`);
     }
     return 0;
   } finally {

@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { OFFICIAL_INPUT_SHA256 } from '../../../evals/ifeval/dataset.js';
 import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
@@ -11,7 +14,23 @@ import { parseCommandArgs, usageError } from '../command-args.js';
 export const summary = 'check a result ZIP: every sha256, then re-score its responses and compare with its results';
 
 const USAGE = `usage: horizon verify RESULT.zip [--punkt DIR]
-  --punkt  Punkt English parameters (default ../shared/nltk/punkt_english, else the data folder's copy)`;
+  --punkt  Punkt English parameters (default ../shared/nltk/punkt_english, else the data folder's copy)
+The official IFEval input_data.jsonl, which the rows of a partial official run are compared with, is looked for in
+../shared/ifeval and in the data folder's copy.`;
+
+/** The official input_data.jsonl from the first of `candidates` that holds it (sha256-checked), if any. */
+function readOfficialInput(candidates: readonly string[]): string | undefined {
+  for (const file of candidates) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    if (createHash('sha256').update(text).digest('hex') === OFFICIAL_INPUT_SHA256) return text;
+  }
+  return undefined;
+}
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('verify', USAGE, args, { punkt: { type: 'string' } }, { positionals: true });
@@ -19,18 +38,32 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0) return usageError('verify', USAGE, 'give exactly one RESULT.zip');
-  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(defaultDataDir()), ...(values.punkt ? { explicit: values.punkt } : {}) });
+  const dataDir = defaultDataDir();
+  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(dataDir), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const tools = await loadTextTools({ punktDir });
-  const report = await verifyResultZip(path.resolve(file), tools);
+  const officialCandidates = [
+    path.resolve(REPO_ROOT, '..', 'shared', 'ifeval', 'input_data.jsonl'),
+    path.join(dataLayout.ifevalDir(dataDir), 'input_data.jsonl'),
+  ];
+  const officialInputText = readOfficialInput(officialCandidates);
+  const report = await verifyResultZip(path.resolve(file), tools, officialInputText === undefined ? {} : { officialInputText });
+  const printUnchecked = () => {
+    for (const u of report.unchecked) console.log(`unchecked: ${u}`);
+    if (report.unchecked.length > 0 && officialInputText === undefined) {
+      console.log(`  (looked for it in ${officialCandidates.join(', ')}; 'npx horizon assets' fetches it into the data folder)`);
+    }
+  };
   if (report.verified) {
     console.log(`verified ${file}`);
-    if (report.run && report.run.status !== 'completed') {
+    printUnchecked();
+    if (report.run && (report.run.status !== 'completed' || report.run.responses < report.run.total)) {
       console.log(`note: a ${report.run.status} run: ${report.run.responses} of its ${report.run.total} prompts`);
     }
-    if (report.accuracies) console.log(formatAccuracies(report.accuracies));
+    console.log(report.accuracies ? formatAccuracies(report.accuracies) : 'no prompts scored');
     return 0;
   }
   console.log(`NOT verified ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
   for (const p of report.problems) console.log(`  - ${p}`);
+  printUnchecked();
   return 1;
 }

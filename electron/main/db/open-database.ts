@@ -6,13 +6,19 @@ import Database from 'better-sqlite3';
 import { allMigrations } from './migrations/all-migrations.js';
 import type { Migration } from './migrations/migration.js';
 
-/** Applies the migrations above the database's `user_version`, each in its own transaction. */
-export function migrate(db: Database.Database, migrations: readonly Migration[] = allMigrations, target?: number): number {
-  let version = db.pragma('user_version', { simple: true }) as number;
+/** The database's `user_version`; throws when it is newer than the last of `migrations`. Reads only. */
+function checkSchemaVersion(db: Database.Database, migrations: readonly Migration[]): number {
+  const version = db.pragma('user_version', { simple: true }) as number;
   const latest = migrations.at(-1)?.version ?? 0;
   if (version > latest) {
     throw new Error(`${db.name}: schema version ${version} is newer than this app knows (${latest})`);
   }
+  return version;
+}
+
+/** Applies the migrations above the database's `user_version`, each in its own transaction. */
+export function migrate(db: Database.Database, migrations: readonly Migration[] = allMigrations, target?: number): number {
+  let version = checkSchemaVersion(db, migrations);
   for (const m of migrations) {
     if (m.version <= version || (target !== undefined && m.version > target)) continue;
     if (m.version !== version + 1) throw new Error(`migration ${m.version}-${m.name} does not follow version ${version}`);
@@ -30,9 +36,11 @@ export function openDatabase(file: string): Database.Database {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
   try {
+    db.pragma('busy_timeout = 5000');
+    // Before journal_mode = WAL, which rewrites the file header: a database this app cannot use is left as it was.
+    checkSchemaVersion(db, allMigrations);
     if (file !== ':memory:') db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
     migrate(db);
   } catch (e) {
     db.close();

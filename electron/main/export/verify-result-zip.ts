@@ -8,13 +8,36 @@ import { formatEvalResultRow } from '../../../evals/ifeval/eval-results.js';
 import { scoreResponses } from '../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { ScoreSummary } from '../../../evals/ifeval/types.js';
+import { accuraciesOf } from '../jobs/run-accuracies.js';
 import type { ResultManifest } from './write-result-zip.js';
-import { RESULT_FILES, RESULT_FORMAT } from './write-result-zip.js';
+import { inputLinesForRun, RESULT_FILES, RESULT_FORMAT } from './write-result-zip.js';
 
+const MiB = 1 << 20;
+
+/**
+ * The most each entry may hold uncompressed. responses.jsonl and the eval results hold at most 541 responses of at most
+ * 65,536 tokens (the most a run allows); at ~4 bytes a token that is ~135 MiB of text, and 256 MiB leaves room for
+ * JSON escaping while staying at half V8's string limit (2^29 - 24 characters), which decoding a larger entry hits.
+ * The other files are under 1 MiB in a real result (the official input_data.jsonl is 207 KB).
+ */
+export const MAX_ENTRY_BYTES: Readonly<Record<string, number>> = {
+  'manifest.json': 16 * MiB,
+  'responses.jsonl': 256 * MiB,
+  'input_data.jsonl': 16 * MiB,
+  'eval_results_strict.jsonl': 256 * MiB,
+  'eval_results_loose.jsonl': 256 * MiB,
+  'summary.json': 16 * MiB,
+  'performance.json': MiB,
+};
+/** For an entry a result ZIP does not have: it is reported, so only its size matters. */
+const MAX_OTHER_ENTRY_BYTES = MiB;
 /** Larger archives are refused rather than read into memory. */
 const MAX_UNCOMPRESSED_BYTES = 1 << 30;
 
-/** Reads every file entry of a ZIP into memory; throws naming the file for an unreadable archive. */
+/**
+ * Reads every file entry of a ZIP into memory, each under its cap in MAX_ENTRY_BYTES (checked against the declared
+ * size and again while inflating); throws naming the ZIP and the entry for an unreadable archive or entry.
+ */
 export async function readZipEntries(file: string): Promise<Map<string, Buffer>> {
   let zip: yauzl.ZipFile;
   try {
@@ -29,17 +52,32 @@ export async function readZipEntries(file: string): Promise<Map<string, Buffer>>
       zip.on('error', reject);
       zip.on('end', () => resolve());
       zip.on('entry', (entry: yauzl.Entry) => {
-        if (entry.fileName.endsWith('/')) return zip.readEntry();
+        const name = entry.fileName;
+        if (name.endsWith('/')) return zip.readEntry();
+        if (out.has(name)) return reject(new Error(`${name}: in the ZIP twice`));
+        const known = Object.hasOwn(MAX_ENTRY_BYTES, name);
+        const cap = known ? MAX_ENTRY_BYTES[name]! : MAX_OTHER_ENTRY_BYTES;
+        const tooLarge = () =>
+          new Error(`${name}: more than ${cap} bytes uncompressed, ${known ? `more than a result ZIP's ${name} holds` : 'and not a file of a result ZIP'}`);
+        if (entry.uncompressedSize > cap) return reject(tooLarge());
         total += entry.uncompressedSize;
         if (total > MAX_UNCOMPRESSED_BYTES) return reject(new Error(`more than ${MAX_UNCOMPRESSED_BYTES} bytes uncompressed`));
         zip.openReadStream(entry, (err, stream) => {
-          if (err) return reject(err);
+          if (err) return reject(new Error(`${name}: ${err.message}`, { cause: err }));
           const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('error', reject);
+          let bytes = 0;
+          stream.on('data', (c: Buffer) => {
+            bytes += c.length;
+            if (bytes > cap) {
+              stream.destroy();
+              reject(tooLarge());
+              return;
+            }
+            chunks.push(c);
+          });
+          stream.on('error', (e: Error) => reject(new Error(`${name}: ${e.message}`, { cause: e })));
           stream.on('end', () => {
-            if (out.has(entry.fileName)) return reject(new Error(`duplicate entry ${entry.fileName}`));
-            out.set(entry.fileName, Buffer.concat(chunks));
+            out.set(name, Buffer.concat(chunks));
             zip.readEntry();
           });
         });
@@ -58,27 +96,61 @@ export interface ResultVerification {
   readonly verified: boolean;
   /** One precise line per problem; empty when verified. */
   readonly problems: readonly string[];
-  /** Re-scored accuracies, when the responses could be re-scored. */
+  /** Checks that could not be made, each saying why; they are not problems, and not passes either. */
+  readonly unchecked: readonly string[];
+  /** Re-scored accuracies; null when the responses could not be re-scored or no prompt was scored. */
   readonly accuracies: Accuracies | null;
-  /** The run as its manifest describes it, when the ZIP could be read that far: a partial run is not "completed". */
+  /**
+   * The run as the ZIP holds it: the manifest's status, the prompts re-scored and the input rows included. A partial
+   * run is not "completed".
+   */
   readonly run?: { readonly status: string; readonly responses: number; readonly total: number };
 }
 
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+export interface VerifyResultZipOptions {
+  /**
+   * The official IFEval input_data.jsonl. Without it, the rows of a run over part of the official set cannot be
+   * compared with the official ones, and the report lists that as unchecked.
+   */
+  readonly officialInputText?: string;
+}
 
-function parseJsonl(name: string, b: Buffer, problems: string[]): unknown[] {
-  const rows: unknown[] = [];
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+
+/** Key order does not matter; numbers must be equal exactly (JSON round-trips a double exactly). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (isRecord(a)) {
+    if (!isRecord(b)) return false;
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+  }
+  return a === b;
+}
+
+function brief(v: unknown, max = 160): string {
+  const s = JSON.stringify(v) ?? 'absent';
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+function parseJsonl(name: string, b: Buffer, problems: string[]): { rows: { line: number; value: unknown }[]; lines: number } {
+  const rows: { line: number; value: unknown }[] = [];
+  let lines = 0;
   b.toString('utf8')
     .split('\n')
     .forEach((line, i) => {
       if (line === '') return;
+      lines++;
       try {
-        rows.push(JSON.parse(line));
+        rows.push({ line: i + 1, value: JSON.parse(line) });
       } catch (e) {
         problems.push(`${name} line ${i + 1}: invalid JSON (${(e as Error).message})`);
       }
     });
-  return rows;
+  return { rows, lines };
 }
 
 const SUMMARY_FIELDS = [
@@ -94,46 +166,134 @@ const SUMMARY_FIELDS = [
   'instructionsFollowedLoose',
 ] as const;
 
-function compareSummary(stored: unknown, fresh: ScoreSummary, problems: string[]): void {
-  if (typeof stored !== 'object' || stored === null) {
+/** summary.json as the writer stores it: the summary plus the key of each scored prompt. */
+type StoredSummary = ScoreSummary & { readonly keys: readonly number[] };
+
+/** Compares a per-id table of summary.json (perInstruction, perCategory) row by row, by its id field. */
+function compareTable(
+  field: 'perInstruction' | 'perCategory',
+  idField: 'id' | 'category',
+  stored: unknown,
+  fresh: readonly object[],
+  problems: string[],
+): void {
+  if (!Array.isArray(stored)) {
+    problems.push(`summary.json: ${field} is not a list`);
+    return;
+  }
+  const byId = new Map<string, Record<string, unknown>>();
+  stored.forEach((p: unknown, i) => {
+    if (!isRecord(p) || typeof p[idField] !== 'string') problems.push(`summary.json: ${field}[${i}] is not an object with a string ${idField}`);
+    else if (byId.has(p[idField])) problems.push(`summary.json: ${field} lists ${p[idField]} twice`);
+    else byId.set(p[idField], p);
+  });
+  for (const row of fresh as readonly Record<string, unknown>[]) {
+    const id = String(row[idField]);
+    const p = byId.get(id);
+    if (!p) {
+      problems.push(`summary.json: ${field} has no row for ${id}`);
+      continue;
+    }
+    for (const [k, v] of Object.entries(row)) {
+      if (!sameJson(p[k], v)) problems.push(`summary.json: ${field} ${id} ${k} is ${brief(p[k])}, re-scoring gives ${brief(v)}`);
+    }
+    for (const k of Object.keys(p)) if (!Object.hasOwn(row, k)) problems.push(`summary.json: ${field} ${id} has an unexpected field ${k}`);
+    byId.delete(id);
+  }
+  for (const id of byId.keys()) problems.push(`summary.json: ${field} lists ${id}, which no scored prompt has`);
+}
+
+/** Compares every field of summary.json with the re-scored summary. */
+function compareSummary(stored: unknown, fresh: StoredSummary, problems: string[]): void {
+  if (!isRecord(stored)) {
     problems.push('summary.json: not a JSON object');
     return;
   }
-  const s = stored as Record<string, unknown>;
   for (const f of SUMMARY_FIELDS) {
-    if (s[f] !== fresh[f]) problems.push(`summary.json: ${f} is ${JSON.stringify(s[f])}, re-scoring gives ${fresh[f]}`);
+    if (stored[f] !== fresh[f]) problems.push(`summary.json: ${f} is ${brief(stored[f])}, re-scoring gives ${fresh[f]}`);
   }
-  const storedPer = new Map<string, Record<string, unknown>>();
-  if (Array.isArray(s.perInstruction)) for (const p of s.perInstruction as Record<string, unknown>[]) storedPer.set(String(p.id), p);
-  else problems.push('summary.json: perInstruction is missing');
-  for (const row of fresh.perInstruction) {
-    const p = storedPer.get(row.id);
-    if (!p) {
-      problems.push(`summary.json: perInstruction has no row for ${row.id}`);
-      continue;
-    }
-    for (const f of ['total', 'strictFollowed', 'looseFollowed'] as const) {
-      if (p[f] !== row[f]) problems.push(`summary.json: perInstruction ${row.id} ${f} is ${JSON.stringify(p[f])}, re-scoring gives ${row[f]}`);
-    }
-    storedPer.delete(row.id);
+  compareTable('perInstruction', 'id', stored.perInstruction, fresh.perInstruction, problems);
+  compareTable('perCategory', 'category', stored.perCategory, fresh.perCategory, problems);
+  const keysOf = (v: unknown) => (Array.isArray(v) ? v.map((m: unknown) => (isRecord(m) ? m.key : m)) : v);
+  if (!sameJson(stored.missing, fresh.missing)) {
+    problems.push(
+      sameJson(keysOf(stored.missing), keysOf(fresh.missing))
+        ? 'summary.json: missing lists the right keys, but with prompts that differ from input_data.jsonl'
+        : `summary.json: missing lists keys ${brief(keysOf(stored.missing))}, re-scoring gives ${brief(keysOf(fresh.missing))}`,
+    );
   }
-  for (const id of storedPer.keys()) problems.push(`summary.json: perInstruction lists ${id}, which no scored prompt has`);
+  for (const f of ['keys', 'unmatchedResponsePrompts'] as const) {
+    if (!sameJson(stored[f], fresh[f])) problems.push(`summary.json: ${f} is ${brief(stored[f])}, re-scoring gives ${brief(fresh[f])}`);
+  }
+  for (const f of Object.keys(stored)) if (!Object.hasOwn(fresh, f)) problems.push(`summary.json: unexpected field ${f}`);
 }
 
-const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
-const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+/**
+ * Checks manifest.json `files` against the ZIP: one well-formed entry per result file, no other names, no name twice,
+ * each file's size and sha256 as listed, and no unlisted file in the ZIP.
+ */
+function checkFiles(files: unknown, entries: ReadonlyMap<string, Buffer>, problems: string[]): void {
+  if (!Array.isArray(files)) problems.push('manifest.json: files is not a list');
+  const listed = new Set<string>();
+  const named = new Set<string>();
+  (Array.isArray(files) ? files : []).forEach((f: unknown, i) => {
+    if (isRecord(f) && typeof f.name === 'string') named.add(f.name);
+    if (!isRecord(f) || typeof f.name !== 'string' || !isCount(f.bytes) || !isSha256(f.sha256)) {
+      problems.push(`manifest.json: files[${i}] needs a string name, an integer bytes and a sha256`);
+      return;
+    }
+    const name = f.name;
+    if (!(RESULT_FILES as readonly string[]).includes(name)) {
+      problems.push(`manifest.json: files lists ${JSON.stringify(name)}, which is not a file of a result ZIP`);
+      return;
+    }
+    if (listed.has(name)) {
+      problems.push(`manifest.json: files lists ${name} twice`);
+      return;
+    }
+    listed.add(name);
+    const b = entries.get(name);
+    if (!b) {
+      problems.push(`${name}: listed in manifest.json but missing from the ZIP`);
+      return;
+    }
+    const actual = sha256(b);
+    if (actual !== f.sha256) problems.push(`${name}: sha256 is ${actual}, manifest.json says ${f.sha256}`);
+    if (b.length !== f.bytes) problems.push(`${name}: ${b.length} bytes, manifest.json says ${f.bytes}`);
+  });
+  for (const name of RESULT_FILES) if (!listed.has(name)) problems.push(`manifest.json: files has no entry for ${name}`);
+  for (const name of entries.keys()) {
+    if (name !== 'manifest.json' && !named.has(name)) problems.push(`${name}: in the ZIP but not listed in manifest.json`);
+  }
+}
+
+/** The 1-based number of the first line where two texts differ. */
+function firstDifferingLine(a: string, b: string): number {
+  const la = a.split('\n');
+  const lb = b.split('\n');
+  const i = la.findIndex((l, j) => l !== lb[j]);
+  return (i === -1 ? la.length : i) + 1;
+}
 
 /**
  * Ties the ZIP's input_data.jsonl (the rows the run used) to what manifest.json says about it and about the whole
  * dataset: `run.included` (rows + sha256 of the included file), `run.total` and `run.datasetRows` (how many rows the
- * run must have used), and, for a run of the whole official IFEval set, the official pinned sha256. ZIPs written
- * before `included`/`datasetRows` existed get the checks their manifest allows.
+ * run must have used), and, for the official IFEval set, the official rows: all 541 by the pinned sha256, fewer by
+ * comparing them with the first rows of `officialText`. ZIPs written before `included`/`datasetRows` existed get the
+ * checks their manifest allows.
  */
-function checkIncludedInput(run: Partial<ResultManifest['run']>, input: Buffer, rows: number, problems: string[]): void {
+function checkIncludedInput(
+  run: Record<string, unknown>,
+  input: Buffer,
+  rows: number,
+  officialText: string | undefined,
+  problems: string[],
+  unchecked: string[],
+): void {
   const actual = sha256(input);
-  const included = run.included as Partial<NonNullable<ResultManifest['run']['included']>> | undefined;
+  const included = run.included;
   if (included !== undefined) {
-    if (typeof included !== 'object' || included === null || !isCount(included.rows) || !isSha256(included.sha256)) {
+    if (!isRecord(included) || !isCount(included.rows) || !isSha256(included.sha256)) {
       problems.push('manifest.json: run.included needs an integer rows and a sha256');
     } else {
       if (included.file !== undefined && included.file !== 'input_data.jsonl') {
@@ -161,77 +321,38 @@ function checkIncludedInput(run: Partial<ResultManifest['run']>, input: Buffer, 
       problems.push(`input_data.jsonl: ${rows} rows, but a run of ${run.total} prompts over the ${datasetRows}-row dataset used ${used}`);
     }
   }
-  if (official && rows === OFFICIAL_INPUT_ROWS && actual !== OFFICIAL_INPUT_SHA256) {
-    problems.push(
-      `input_data.jsonl: all ${OFFICIAL_INPUT_ROWS} rows of the official IFEval set (manifest.json run.datasetSha256), ` +
-        `but its sha256 is ${actual}, not the official ${OFFICIAL_INPUT_SHA256}`,
+  if (!official) return;
+  if (rows === OFFICIAL_INPUT_ROWS) {
+    if (actual !== OFFICIAL_INPUT_SHA256) {
+      problems.push(
+        `input_data.jsonl: all ${OFFICIAL_INPUT_ROWS} rows of the official IFEval set (manifest.json run.datasetSha256), ` +
+          `but its sha256 is ${actual}, not the official ${OFFICIAL_INPUT_SHA256}`,
+      );
+    }
+  } else if (officialText === undefined) {
+    unchecked.push(
+      `input_data.jsonl: its ${rows} rows were not compared with the first ${rows} of the official IFEval set ` +
+        '(manifest.json run.datasetSha256): the official input_data.jsonl was not available to the verifier',
     );
+  } else {
+    const expected = inputLinesForRun(officialText, rows);
+    const text = input.toString('utf8');
+    if (text !== expected) {
+      const line = firstDifferingLine(text, expected);
+      problems.push(
+        `input_data.jsonl line ${line}: differs from row ${line} of the official IFEval input_data.jsonl ` +
+          '(manifest.json run.datasetSha256 says the run used the official set)',
+      );
+    }
   }
 }
 
-/**
- * Checks a result ZIP: the manifest's sha256 of every file, then re-scores the retained responses against the
- * retained input_data.jsonl and compares with eval_results_{strict,loose}.jsonl and summary.json.
- */
-export async function verifyResultZip(file: string, tools: TextTools): Promise<ResultVerification> {
-  const problems: string[] = [];
-  const entries = await readZipEntries(file);
-  const manifestBytes = entries.get('manifest.json');
-  if (!manifestBytes) return { verified: false, problems: ['manifest.json: missing from the ZIP'], accuracies: null };
-  let manifest: ResultManifest;
-  try {
-    manifest = JSON.parse(manifestBytes.toString('utf8')) as ResultManifest;
-  } catch (e) {
-    return { verified: false, problems: [`manifest.json: invalid JSON (${(e as Error).message})`], accuracies: null };
-  }
-  if (manifest.format !== RESULT_FORMAT) problems.push(`manifest.json: format is ${JSON.stringify(manifest.format)}, expected ${RESULT_FORMAT}`);
-  const listed = new Map((Array.isArray(manifest.files) ? manifest.files : []).map((f) => [f.name, f]));
-  for (const name of RESULT_FILES) if (!listed.has(name)) problems.push(`manifest.json: files has no entry for ${name}`);
-  for (const [name, f] of listed) {
-    const b = entries.get(name);
-    if (!b) {
-      problems.push(`${name}: listed in manifest.json but missing from the ZIP`);
-      continue;
-    }
-    const actual = sha256(b);
-    if (actual !== f.sha256) problems.push(`${name}: sha256 is ${actual}, manifest.json says ${f.sha256}`);
-    if (b.length !== f.bytes) problems.push(`${name}: ${b.length} bytes, manifest.json says ${f.bytes}`);
-  }
-  for (const name of entries.keys()) {
-    if (name !== 'manifest.json' && !listed.has(name)) problems.push(`${name}: in the ZIP but not listed in manifest.json`);
-  }
-
-  const input = entries.get('input_data.jsonl');
-  const responsesFile = entries.get('responses.jsonl');
-  if (!input || !responsesFile) return { verified: false, problems, accuracies: null };
-  const inputText = input.toString('utf8');
-  const inputLines = inputText.split('\n');
-  if (inputLines.at(-1) === '') inputLines.pop();
-  checkIncludedInput(typeof manifest.run === 'object' && manifest.run !== null ? manifest.run : {}, input, inputLines.length, problems);
-  let records;
-  try {
-    records = parsePromptRecords(inputText, 'input_data.jsonl');
-  } catch (e) {
-    if (!(e instanceof DatasetError)) throw e;
-    problems.push(e.message);
-    return { verified: false, problems, accuracies: null };
-  }
-  const byKey = new Map(records.map((r) => [r.key, r]));
-  const responses = new Map<string, string>();
-  for (const [i, raw] of parseJsonl('responses.jsonl', responsesFile, problems).entries()) {
-    const row = raw as Record<string, unknown>;
-    const at = `responses.jsonl line ${i + 1}`;
-    if (typeof row?.prompt !== 'string' || typeof row.response !== 'string' || !Number.isInteger(row.key)) {
-      problems.push(`${at}: needs integer key, string prompt and string response`);
-      continue;
-    }
-    const rec = byKey.get(row.key as number);
-    if (!rec) problems.push(`${at}: key ${String(row.key)} is not in input_data.jsonl`);
-    else if (rec.prompt !== row.prompt) problems.push(`${at}: key ${String(row.key)} prompt differs from input_data.jsonl`);
-    if (responses.has(row.prompt)) problems.push(`${at}: key ${String(row.key)} answered twice`);
-    responses.set(row.prompt, row.response);
-  }
-  const report = scoreResponses(records, responses, tools);
+/** Compares eval_results_{strict,loose}.jsonl line by line with the re-scored rows. */
+function compareEvalResults(
+  entries: ReadonlyMap<string, Buffer>,
+  report: ReturnType<typeof scoreResponses>,
+  problems: string[],
+): void {
   for (const mode of ['strict', 'loose'] as const) {
     const name = `eval_results_${mode}.jsonl`;
     const b = entries.get(name);
@@ -245,54 +366,132 @@ export async function verifyResultZip(file: string, tools: TextTools): Promise<R
     fresh.forEach((row, i) => {
       const stored = storedLines[i];
       if (stored === undefined || stored === formatEvalResultRow(row)) return;
-      const key = report.keys[i];
-      let parsed: Record<string, unknown> | undefined;
+      const at = `${name} line ${i + 1} (key ${report.keys[i]})`;
+      let parsed: unknown;
       try {
-        parsed = JSON.parse(stored) as Record<string, unknown>;
-      } catch {
-        problems.push(`${name} line ${i + 1} (key ${key}): invalid JSON`);
+        parsed = JSON.parse(stored);
+      } catch (e) {
+        problems.push(`${at}: invalid JSON (${(e as Error).message})`);
         return;
       }
-      if (parsed.response !== row.response) problems.push(`${name} line ${i + 1} (key ${key}): response differs from responses.jsonl`);
-      if (parsed.prompt !== row.prompt) problems.push(`${name} line ${i + 1} (key ${key}): prompt differs from input_data.jsonl`);
-      if (JSON.stringify(parsed.follow_instruction_list) !== JSON.stringify(row.follow_instruction_list)) {
-        problems.push(
-          `${name} line ${i + 1} (key ${key}): follow_instruction_list is ${JSON.stringify(parsed.follow_instruction_list)}, ` +
-            `re-scoring gives ${JSON.stringify(row.follow_instruction_list)}`,
-        );
+      if (!isRecord(parsed)) {
+        problems.push(`${at}: not a JSON object`);
+        return;
+      }
+      const before = problems.length;
+      if (parsed.response !== row.response) problems.push(`${at}: response differs from responses.jsonl`);
+      if (parsed.prompt !== row.prompt) problems.push(`${at}: prompt differs from input_data.jsonl`);
+      if (!sameJson(parsed.follow_instruction_list, row.follow_instruction_list)) {
+        problems.push(`${at}: follow_instruction_list is ${brief(parsed.follow_instruction_list)}, re-scoring gives ${JSON.stringify(row.follow_instruction_list)}`);
       }
       if (parsed.follow_all_instructions !== row.follow_all_instructions) {
-        problems.push(`${name} line ${i + 1} (key ${key}): follow_all_instructions is ${String(parsed.follow_all_instructions)}, re-scoring gives ${row.follow_all_instructions}`);
+        problems.push(`${at}: follow_all_instructions is ${brief(parsed.follow_all_instructions)}, re-scoring gives ${row.follow_all_instructions}`);
       }
-      if (JSON.stringify(parsed.instruction_id_list) !== JSON.stringify(row.instruction_id_list)) {
-        problems.push(`${name} line ${i + 1} (key ${key}): instruction_id_list differs from input_data.jsonl`);
-      }
-      if (problems.at(-1)?.startsWith(`${name} line ${i + 1} `) !== true) {
-        problems.push(`${name} line ${i + 1} (key ${key}): not in the reference format (formatting differs)`);
-      }
+      if (!sameJson(parsed.instruction_id_list, row.instruction_id_list)) problems.push(`${at}: instruction_id_list differs from input_data.jsonl`);
+      if (problems.length === before) problems.push(`${at}: not in the reference format (formatting differs)`);
     });
   }
+}
+
+/**
+ * Checks a result ZIP: the manifest's sha256 of every file, then re-scores the retained responses against the
+ * retained input_data.jsonl and compares with eval_results_{strict,loose}.jsonl and summary.json. The response count
+ * must match manifest.json, and a run it calls completed must answer every included row.
+ */
+export async function verifyResultZip(file: string, tools: TextTools, opts: VerifyResultZipOptions = {}): Promise<ResultVerification> {
+  if (opts.officialInputText !== undefined && sha256(opts.officialInputText) !== OFFICIAL_INPUT_SHA256) {
+    throw new Error(`the official input_data.jsonl given to the verifier has sha256 ${sha256(opts.officialInputText)}, not ${OFFICIAL_INPUT_SHA256}`);
+  }
+  const problems: string[] = [];
+  const unchecked: string[] = [];
+  const fail = (problem?: string): ResultVerification => {
+    if (problem !== undefined) problems.push(problem);
+    return { verified: false, problems, unchecked, accuracies: null };
+  };
+  const entries = await readZipEntries(file);
+  const manifestBytes = entries.get('manifest.json');
+  if (!manifestBytes) return fail('manifest.json: missing from the ZIP');
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(manifestBytes.toString('utf8'));
+  } catch (e) {
+    return fail(`manifest.json: invalid JSON (${(e as Error).message})`);
+  }
+  if (!isRecord(manifest)) return fail('manifest.json: not a JSON object');
+  if (manifest.format !== RESULT_FORMAT) problems.push(`manifest.json: format is ${brief(manifest.format)}, expected ${RESULT_FORMAT}`);
+  checkFiles(manifest.files, entries, problems);
+  const run: Partial<Record<keyof ResultManifest['run'], unknown>> = isRecord(manifest.run) ? manifest.run : {};
+  if (!isRecord(manifest.run)) {
+    problems.push('manifest.json: run is not an object');
+  } else {
+    if (typeof run.status !== 'string') problems.push(`manifest.json: run.status is ${brief(run.status)}, not a string`);
+    if (!isCount(run.responses)) problems.push(`manifest.json: run.responses is ${brief(run.responses)}, not a count`);
+  }
+
+  const input = entries.get('input_data.jsonl');
+  const responsesFile = entries.get('responses.jsonl');
+  if (!input || !responsesFile) return fail();
+  const inputText = input.toString('utf8');
+  const inputLines = inputText.split('\n');
+  if (inputLines.at(-1) === '') inputLines.pop();
+  checkIncludedInput(run, input, inputLines.length, opts.officialInputText, problems, unchecked);
+  let records;
+  try {
+    records = parsePromptRecords(inputText, 'input_data.jsonl');
+  } catch (e) {
+    if (!(e instanceof DatasetError)) throw e;
+    return fail(e.message);
+  }
+  const byKey = new Map(records.map((r) => [r.key, r]));
+  const responses = new Map<string, string>();
+  const parsed = parseJsonl('responses.jsonl', responsesFile, problems);
+  if (isCount(run.responses) && parsed.lines !== run.responses) {
+    problems.push(`responses.jsonl: ${parsed.lines} rows, manifest.json run.responses says ${run.responses}`);
+  }
+  for (const { line, value } of parsed.rows) {
+    const at = `responses.jsonl line ${line}`;
+    if (!isRecord(value) || typeof value.prompt !== 'string' || typeof value.response !== 'string' || !Number.isInteger(value.key)) {
+      problems.push(`${at}: needs integer key, string prompt and string response`);
+      continue;
+    }
+    const rec = byKey.get(value.key as number);
+    if (!rec) problems.push(`${at}: key ${String(value.key)} is not in input_data.jsonl`);
+    else if (rec.prompt !== value.prompt) problems.push(`${at}: key ${String(value.key)} prompt differs from input_data.jsonl`);
+    if (responses.has(value.prompt)) problems.push(`${at}: key ${String(value.key)} answered twice`);
+    responses.set(value.prompt, value.response);
+  }
+  const report = scoreResponses(records, responses, tools);
+  const s = report.summary;
+  if (run.status === 'completed' && s.missing.length > 0) {
+    const shown = s.missing.slice(0, 5).map((m) => m.key).join(', ');
+    problems.push(
+      `responses.jsonl: no response for ${s.missing.length} of the ${records.length} rows of input_data.jsonl ` +
+        `(keys ${shown}${s.missing.length > 5 ? ', …' : ''}), but manifest.json run.status is completed`,
+    );
+  }
+  compareEvalResults(entries, report, problems);
   const summaryBytes = entries.get('summary.json');
   if (summaryBytes) {
+    let stored: unknown;
     try {
-      compareSummary(JSON.parse(summaryBytes.toString('utf8')), report.summary, problems);
+      stored = JSON.parse(summaryBytes.toString('utf8'));
     } catch (e) {
       problems.push(`summary.json: invalid JSON (${(e as Error).message})`);
     }
+    if (stored !== undefined) compareSummary(stored, { ...s, keys: report.keys }, problems);
   }
-  const s = report.summary;
-  const run = manifest.run as Partial<ResultManifest['run']> | undefined;
   return {
     verified: problems.length === 0,
     problems,
-    ...(run && typeof run.status === 'string' && isCount(run.responses) && isCount(run.total)
-      ? { run: { status: run.status, responses: run.responses, total: run.total } }
-      : {}),
-    accuracies: {
-      promptStrict: s.promptLevelStrictAccuracy,
-      promptLoose: s.promptLevelLooseAccuracy,
-      instructionStrict: s.instructionLevelStrictAccuracy,
-      instructionLoose: s.instructionLevelLooseAccuracy,
-    },
+    unchecked,
+    ...(typeof run.status === 'string' ? { run: { status: run.status, responses: s.promptsScored, total: records.length } } : {}),
+    accuracies: accuraciesOf({
+      prompts: s.promptsScored,
+      promptsStrict: s.promptsFollowedStrict,
+      promptsLoose: s.promptsFollowedLoose,
+      instructions: s.instructionsScored,
+      instructionsStrict: s.instructionsFollowedStrict,
+      instructionsLoose: s.instructionsFollowedLoose,
+    }),
   };
 }

@@ -4,8 +4,10 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
+import type Database from 'better-sqlite3';
 import { ZipFile } from 'yazl';
 
+import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { formatEvalResults } from '../../../evals/ifeval/eval-results.js';
 import { renameDurably, syncFile } from '../../node/atomic-write.js';
 import { summarize } from '../../../evals/ifeval/summary.js';
@@ -113,23 +115,43 @@ export interface WriteResultZipOptions {
   readonly responses: ResponseRepo;
   /** The full input_data.jsonl text the run used (its sha256 is recorded with the run). */
   readonly inputDataText: string;
+  /**
+   * The connection `runs` and `responses` use. When given, the run, its responses and its figures are read in one
+   * read transaction, so another process adding responses meanwhile cannot make them disagree.
+   */
+  readonly db?: Database.Database;
 }
 
-/** Builds the ZIP's files (everything but manifest.json) from the database. */
+/** What a result ZIP holds of its run, counted from the rows written. */
+export interface WrittenRun {
+  readonly status: string;
+  readonly responses: number;
+  readonly total: number;
+}
+
+/** Builds the ZIP's files (everything but manifest.json) from the database; refuses a run still queued or running. */
 export function buildResultFiles(
   opts: WriteResultZipOptions,
   runId: string,
-): { run: RunRecord; files: Map<string, Buffer>; datasetRows: number; included: IncludedInput } {
-  const run = opts.runs.require(runId);
+): { run: RunRecord; files: Map<string, Buffer>; datasetRows: number; included: IncludedInput; responses: number } {
+  const read = () => {
+    const run = opts.runs.require(runId);
+    if (run.status === 'queued' || run.status === 'running') {
+      throw new Error(`run ${runId} is still ${run.status}: export it once it has finished or been cancelled`);
+    }
+    return { run, stored: opts.responses.all(runId), figures: opts.responses.figures(runId) };
+  };
+  const { run, stored, figures } = opts.db ? opts.db.transaction(read)() : read();
   const datasetSha = sha256(Buffer.from(opts.inputDataText, 'utf8'));
   if (datasetSha !== run.datasetSha256) {
     throw new Error(`run ${runId} used input_data.jsonl with sha256 ${run.datasetSha256}, but the one given has ${datasetSha}`);
   }
-  const stored = opts.responses.all(runId);
+  const inputText = inputLinesForRun(opts.inputDataText, run.total);
+  const answered = new Set(stored.map((r) => r.key));
+  const missing = parsePromptRecords(inputText, 'input_data.jsonl').filter((r) => !answered.has(r.key));
   const strict = evalRows(stored, 'strict');
   const loose = evalRows(stored, 'loose');
-  const summary = summarize(strict, loose);
-  const figures = opts.responses.figures(runId);
+  const summary = summarize(strict, loose, missing);
   const responseLines: ResponseLine[] = stored.map((r) => ({
     key: r.key,
     prompt: r.prompt,
@@ -154,7 +176,7 @@ export function buildResultFiles(
     h2d_bytes: run.backend === 'CPU' ? null : figures.h2dBytes,
   };
   const datasetRows = datasetLines(opts.inputDataText).length;
-  const input = Buffer.from(inputLinesForRun(opts.inputDataText, run.total));
+  const input = Buffer.from(inputText);
   const included: IncludedInput = { file: 'input_data.jsonl', rows: Math.min(run.total, datasetRows), sha256: sha256(input) };
   const files = new Map<string, Buffer>([
     ['responses.jsonl', Buffer.from(jsonl(responseLines))],
@@ -164,18 +186,19 @@ export function buildResultFiles(
     ['summary.json', Buffer.from(`${JSON.stringify({ ...summary, keys: stored.map((r) => r.key) }, null, 2)}\n`)],
     ['performance.json', Buffer.from(`${JSON.stringify(performance, null, 2)}\n`)],
   ]);
-  return { run, files, datasetRows, included };
+  return { run, files, datasetRows, included, responses: stored.length };
 }
 
 /**
- * Writes the run's result ZIP to `outPath` (through a temp file renamed into place) and returns its size and sha256.
+ * Writes the run's result ZIP to `outPath` (through a temp file renamed into place) and returns its size, sha256 and
+ * what it holds of the run. Refuses a run still queued or running.
  */
 export async function writeResultZip(
   opts: WriteResultZipOptions,
   runId: string,
   outPath: string,
-): Promise<{ path: string; bytes: number; sha256: string }> {
-  const { run, files, datasetRows, included } = buildResultFiles(opts, runId);
+): Promise<{ path: string; bytes: number; sha256: string; run: WrittenRun }> {
+  const { run, files, datasetRows, included, responses } = buildResultFiles(opts, runId);
   let parsedModelManifest: unknown;
   try {
     parsedModelManifest = JSON.parse(run.manifestJson);
@@ -190,7 +213,7 @@ export async function writeResultZip(
       createdAt: run.createdAt,
       finishedAt: run.finishedAt,
       total: run.total,
-      responses: opts.responses.count(runId),
+      responses,
       datasetSha256: run.datasetSha256,
       datasetRows,
       included,
@@ -226,5 +249,10 @@ export async function writeResultZip(
     await rm(tmp, { force: true });
     throw new Error(`${out}: writing the result ZIP failed (${(e as Error).message})`, { cause: e });
   }
-  return { path: out, bytes: (await stat(out)).size, sha256: hash.digest('hex') };
+  return {
+    path: out,
+    bytes: (await stat(out)).size,
+    sha256: hash.digest('hex'),
+    run: { status: run.status, responses, total: included.rows },
+  };
 }

@@ -9,16 +9,17 @@ import Database from 'better-sqlite3';
 import { ZipFile } from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { migrate } from '../../../../../electron/main/db/open-database.js';
+import { migrate, openDatabase } from '../../../../../electron/main/db/open-database.js';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
-import { readZipEntries, verifyResultZip } from '../../../../../electron/main/export/verify-result-zip.js';
+import { MAX_ENTRY_BYTES, readZipEntries, verifyResultZip } from '../../../../../electron/main/export/verify-result-zip.js';
 import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
 import { OFFICIAL_INPUT_SHA256, parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import { scorePrompt } from '../../../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { sampleRun } from '../db/sample-run.js';
+import { regenerate } from './zip-fixtures.js';
 
 const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
@@ -44,8 +45,29 @@ type Manifest = { run: Record<string, unknown>; files: { name: string; sha256: s
 const manifestOf = (entries: Map<string, Buffer>) => JSON.parse(entries.get('manifest.json')!.toString()) as Manifest;
 const setManifest = (entries: Map<string, Buffer>, m: Manifest) => entries.set('manifest.json', Buffer.from(JSON.stringify(m)));
 
+/** Sets the uncompressed size the central directory declares for `name`, leaving the data as it is. */
+function declareSize(zip: Buffer, name: string, size: number): Buffer {
+  const out = Buffer.from(zip);
+  for (let at = out.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06])) - 1; at >= 0; at--) {
+    if (out.readUInt32LE(at) !== 0x02014b50) continue;
+    if (out.toString('utf8', at + 46, at + 46 + out.readUInt16LE(at + 28)) === name) {
+      out.writeUInt32LE(size, at + 24);
+      return out;
+    }
+  }
+  throw new Error(`${name} not in the central directory`);
+}
+
 /** Stores a run of `total` prompts over `inputText` with the first answers given, finishes it and writes its ZIP. */
-async function writeRun(runId: string, inputText: string, total: number, answers: readonly string[], tools: TextTools, out: string) {
+async function writeRun(
+  runId: string,
+  inputText: string,
+  total: number,
+  answers: readonly string[],
+  tools: TextTools,
+  out: string,
+  status: 'completed' | 'cancelled' | 'failed' = 'cancelled',
+) {
   const records = parsePromptRecords(inputText, 'input');
   const db = new Database(':memory:');
   migrate(db);
@@ -64,7 +86,7 @@ async function writeRun(runId: string, inputText: string, total: number, answers
     }),
     { generatedTokens: 7 * answers.length, wallMs: 1000, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 },
   );
-  runs.finish(runId, 'cancelled');
+  runs.finish(runId, status);
   const written = await writeResultZip({ runs, responses, inputDataText: inputText }, runId, out);
   expect(written.sha256).toBe(sha256(readFileSync(out)));
   return out;
@@ -198,7 +220,11 @@ describe('result ZIP: write and verify', () => {
     await rezip(entries, bad);
     const r = await verifyResultZip(bad, tools);
     expect(r.verified).toBe(false);
-    expect(r.problems).toEqual([`input_data.jsonl: sha256 is ${sha256(entries.get('input_data.jsonl')!)}, manifest.json run.included.sha256 says ${before}`]);
+    expect(r.problems).toEqual([
+      `input_data.jsonl: sha256 is ${sha256(entries.get('input_data.jsonl')!)}, manifest.json run.included.sha256 says ${before}`,
+      // Row 5 is unanswered, so summary.json lists its (original) prompt as missing.
+      'summary.json: missing lists the right keys, but with prompts that differ from input_data.jsonl',
+    ]);
   });
 
   it('fails an included file that lost a row, even with every hash updated', async () => {
@@ -215,6 +241,7 @@ describe('result ZIP: write and verify', () => {
     expect(r.problems).toEqual([
       'input_data.jsonl: 4 rows, manifest.json run.included.rows says 5',
       'input_data.jsonl: 4 rows, but a run of 5 prompts over the 6-row dataset used 5',
+      `summary.json: missing lists keys [${(JSON.parse(lines[4]!) as { key: number }).key}], re-scoring gives []`,
     ]);
   });
 
@@ -255,7 +282,8 @@ describe('result ZIP: write and verify', () => {
     });
     expect((await verifyResultZip(full, tools)).problems).toEqual([]);
 
-    // An unanswered row edited and every hash in the manifest updated: only the official pin catches it.
+    // An unanswered row edited and every hash in the manifest updated: the official pin catches it (and summary.json,
+    // which still lists the row's original prompt as missing).
     const lines = entries.get('input_data.jsonl')!.toString().split('\n');
     lines[300] = lines[300]!.replace('"prompt": "', '"prompt": "Edited. ');
     entries.set('input_data.jsonl', Buffer.from(lines.join('\n')));
@@ -268,6 +296,7 @@ describe('result ZIP: write and verify', () => {
     await rezip(entries, bad);
     expect((await verifyResultZip(bad, tools)).problems).toEqual([
       `input_data.jsonl: all 541 rows of the official IFEval set (manifest.json run.datasetSha256), but its sha256 is ${edited}, not the official ${OFFICIAL_INPUT_SHA256}`,
+      'summary.json: missing lists the right keys, but with prompts that differ from input_data.jsonl',
     ]);
   });
 
@@ -275,5 +304,256 @@ describe('result ZIP: write and verify', () => {
     const junk = path.join(dir, 'junk.zip');
     await writeFile(junk, 'not a zip');
     await expect(verifyResultZip(junk, tools)).rejects.toThrow(/junk\.zip: not a readable ZIP/);
+  });
+
+  it('lists the unanswered rows of a partial run as missing in summary.json', async () => {
+    const entries = await readZipEntries(good);
+    const fifth = parsePromptRecords(inputText, 'input')[4]!;
+    const summary = JSON.parse(entries.get('summary.json')!.toString()) as { missing: unknown; promptsScored: number };
+    expect(summary.promptsScored).toBe(4);
+    expect(summary.missing).toEqual([{ key: fifth.key, prompt: fifth.prompt }]);
+  });
+
+  it('fails a cancelled run whose manifest claims it completed, naming the unanswered keys', async () => {
+    const fifth = parsePromptRecords(inputText, 'input')[4]!;
+    const entries = await readZipEntries(good);
+    const m = manifestOf(entries);
+    m.run.status = 'completed';
+    setManifest(entries, m);
+    await rezip(entries, path.join(dir, 'claims-completed.zip'));
+    expect((await verifyResultZip(path.join(dir, 'claims-completed.zip'), tools)).problems).toEqual([
+      `responses.jsonl: no response for 1 of the 5 rows of input_data.jsonl (keys ${fifth.key}), but manifest.json run.status is completed`,
+    ]);
+
+    m.run.responses = 5;
+    setManifest(entries, m);
+    await rezip(entries, path.join(dir, 'claims-all.zip'));
+    const r = await verifyResultZip(path.join(dir, 'claims-all.zip'), tools);
+    expect(r.problems).toEqual([
+      'responses.jsonl: 4 rows, manifest.json run.responses says 5',
+      `responses.jsonl: no response for 1 of the 5 rows of input_data.jsonl (keys ${fifth.key}), but manifest.json run.status is completed`,
+    ]);
+    // The report counts what the ZIP holds, not what the manifest claims.
+    expect(r.run).toEqual({ status: 'completed', responses: 4, total: 5 });
+  });
+
+  it('fails a completed run with its failing responses removed, but verifies the same rows as a cancelled run', async () => {
+    const answers = ['A plain answer without commas.', 'Yes, a comma.', 'THE END', 'hello\nworld', 'fine'];
+    const entries = await readZipEntries(await writeRun('run-all', inputText, 5, answers, tools, path.join(dir, 'all.zip'), 'completed'));
+    const strict = entries.get('eval_results_strict.jsonl')!.toString().trimEnd().split('\n');
+    const lines = entries.get('responses.jsonl')!.toString().trimEnd().split('\n');
+    const kept = lines.filter((_l, i) => strict[i]!.startsWith('{"follow_all_instructions": true'));
+    expect(kept.length).toBeLessThan(5);
+    const dropped = lines.filter((l) => !kept.includes(l)).map((l) => (JSON.parse(l) as { key: number }).key);
+    entries.set('responses.jsonl', Buffer.from(kept.map((l) => `${l}\n`).join('')));
+    regenerate(entries, tools);
+    await rezip(entries, path.join(dir, 'cherry.zip'));
+    const r = await verifyResultZip(path.join(dir, 'cherry.zip'), tools);
+    expect(r.problems).toEqual([
+      `responses.jsonl: no response for ${dropped.length} of the 5 rows of input_data.jsonl (keys ${dropped.join(', ')}), but manifest.json run.status is completed`,
+    ]);
+
+    const m = manifestOf(entries);
+    m.run.status = 'cancelled';
+    setManifest(entries, m);
+    await rezip(entries, path.join(dir, 'honest-partial.zip'));
+    const partial = await verifyResultZip(path.join(dir, 'honest-partial.zip'), tools);
+    expect(partial.problems).toEqual([]);
+    expect(partial.run).toEqual({ status: 'cancelled', responses: kept.length, total: 5 });
+  });
+
+  it('ties the rows of a run over part of the official set to the official file, or says it could not', async () => {
+    const official = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8');
+    const zip = await writeRun('run-limit', official, 20, ['One answer.', 'Another answer.'], tools, path.join(dir, 'limit.zip'));
+    expect(await verifyResultZip(zip, tools, { officialInputText: official })).toMatchObject({ verified: true, problems: [], unchecked: [] });
+
+    // Row 10 rewritten (unanswered, so only input_data.jsonl, summary.json and the hashes change), all regenerated.
+    const entries = await readZipEntries(zip);
+    const lines = entries.get('input_data.jsonl')!.toString().split('\n');
+    const row = JSON.parse(lines[9]!) as { prompt: string; instruction_id_list: string[]; kwargs: unknown[] };
+    lines[9] = JSON.stringify({ ...row, prompt: 'Say hi.', instruction_id_list: ['punctuation:no_comma'], kwargs: [{}] });
+    entries.set('input_data.jsonl', Buffer.from(lines.join('\n')));
+    regenerate(entries, tools);
+    const bad = path.join(dir, 'limit-edited.zip');
+    await rezip(entries, bad);
+    expect((await verifyResultZip(bad, tools, { officialInputText: official })).problems).toEqual([
+      'input_data.jsonl line 10: differs from row 10 of the official IFEval input_data.jsonl (manifest.json run.datasetSha256 says the run used the official set)',
+    ]);
+    expect(await verifyResultZip(bad, tools)).toMatchObject({
+      problems: [],
+      unchecked: [
+        'input_data.jsonl: its 20 rows were not compared with the first 20 of the official IFEval set (manifest.json run.datasetSha256): ' +
+          'the official input_data.jsonl was not available to the verifier',
+      ],
+    });
+    await expect(verifyResultZip(bad, tools, { officialInputText: inputText })).rejects.toThrow(/given to the verifier has sha256 [0-9a-f]{64}, not /);
+  });
+
+  type Summary = Record<string, unknown> & {
+    perInstruction: Record<string, unknown>[];
+    perCategory: Record<string, unknown>[];
+    keys: number[];
+    missing: unknown[];
+  };
+  it.each<[string, (s: Summary) => string]>([
+    ['perCategory accuracy', (s) => {
+      const row = s.perCategory[0]!;
+      const real = row.strictAccuracy;
+      row.strictAccuracy = 0.125;
+      return `summary.json: perCategory ${String(row.category)} strictAccuracy is 0.125, re-scoring gives ${String(real)}`;
+    }],
+    ['perInstruction accuracy', (s) => {
+      const row = s.perInstruction[0]!;
+      const real = row.looseAccuracy;
+      row.looseAccuracy = 0.125;
+      return `summary.json: perInstruction ${String(row.id)} looseAccuracy is 0.125, re-scoring gives ${String(real)}`;
+    }],
+    ['keys', (s) => {
+      const real = JSON.stringify(s.keys);
+      s.keys = [9999];
+      return `summary.json: keys is [9999], re-scoring gives ${real}`;
+    }],
+    ['missing', (s) => {
+      const real = JSON.stringify(s.missing.map((m) => (m as { key: number }).key));
+      s.missing = [];
+      return `summary.json: missing lists keys [], re-scoring gives ${real}`;
+    }],
+    ['an extra field', (s) => {
+      s.verifiedBy = 'me';
+      return 'summary.json: unexpected field verifiedBy';
+    }],
+  ])('fails a summary.json with a tampered %s, naming it', async (what, tamper) => {
+    const entries = await readZipEntries(good);
+    const summary = JSON.parse(entries.get('summary.json')!.toString()) as Summary;
+    const expected = tamper(summary);
+    entries.set('summary.json', Buffer.from(JSON.stringify(summary)));
+    setManifestHash(entries, 'summary.json');
+    const bad = path.join(dir, `summary-${what.replaceAll(' ', '-')}.zip`);
+    await rezip(entries, bad);
+    expect((await verifyResultZip(bad, tools)).problems).toEqual([expected]);
+  });
+
+  it('fails a manifest listing a file a result ZIP does not have, or one file twice', async () => {
+    const entries = await readZipEntries(good);
+    const m = manifestOf(entries);
+    entries.set('notes.txt', Buffer.from('trust me\n'));
+    setManifest(entries, { ...m, files: [...m.files, { name: 'notes.txt', bytes: 9, sha256: sha256('trust me\n') }] });
+    await rezip(entries, path.join(dir, 'extra.zip'));
+    expect((await verifyResultZip(path.join(dir, 'extra.zip'), tools)).problems).toEqual([
+      'manifest.json: files lists "notes.txt", which is not a file of a result ZIP',
+    ]);
+
+    entries.delete('notes.txt');
+    const responses = m.files.find((f) => f.name === 'responses.jsonl')!;
+    setManifest(entries, { ...m, files: [{ ...responses, sha256: '0'.repeat(64) }, ...m.files] });
+    await rezip(entries, path.join(dir, 'twice.zip'));
+    expect((await verifyResultZip(path.join(dir, 'twice.zip'), tools)).problems).toEqual([
+      `responses.jsonl: sha256 is ${responses.sha256}, manifest.json says ${'0'.repeat(64)}`,
+      'manifest.json: files lists responses.jsonl twice',
+    ]);
+  });
+
+  it.each<[string, (e: Map<string, Buffer>) => void, string]>([
+    ['manifest.json null', (e) => e.set('manifest.json', Buffer.from('null')), 'manifest.json: not a JSON object'],
+    ['manifest files [null]', (e) => setManifest(e, { ...manifestOf(e), files: [null as never] }), 'manifest.json: files[0] needs a string name, an integer bytes and a sha256'],
+    ['a files entry without a name', (e) => {
+      const m = manifestOf(e);
+      delete (m.files[0] as Partial<Manifest['files'][0]>).name;
+      setManifest(e, m);
+    }, 'manifest.json: files[0] needs a string name, an integer bytes and a sha256'],
+    ['manifest run null', (e) => setManifest(e, { ...manifestOf(e), run: null as never }), 'manifest.json: run is not an object'],
+    ['a responses.jsonl line null', (e) => {
+      e.set('responses.jsonl', Buffer.from(`null\n${e.get('responses.jsonl')!.toString()}`));
+      setManifestHash(e, 'responses.jsonl');
+    }, 'responses.jsonl line 1: needs integer key, string prompt and string response'],
+    ['an eval_results line null', (e) => {
+      e.set('eval_results_strict.jsonl', Buffer.from(e.get('eval_results_strict.jsonl')!.toString().replace(/^.*\n/, 'null\n')));
+      setManifestHash(e, 'eval_results_strict.jsonl');
+    }, `eval_results_strict.jsonl line 1 (key KEY0): not a JSON object`],
+    ['summary.json perInstruction [null]', (e) => {
+      e.set('summary.json', Buffer.from(JSON.stringify({ ...(JSON.parse(e.get('summary.json')!.toString()) as object), perInstruction: [null] })));
+      setManifestHash(e, 'summary.json');
+    }, 'summary.json: perInstruction[0] is not an object with a string id'],
+  ])('reports %s as a problem of that file, without throwing', async (what, tamper, expected) => {
+    const entries = await readZipEntries(good);
+    tamper(entries);
+    const bad = path.join(dir, `malformed-${what.replace(/\W+/g, '-')}.zip`);
+    await rezip(entries, bad);
+    const r = await verifyResultZip(bad, tools);
+    expect(r.verified).toBe(false);
+    const key0 = String(parsePromptRecords(inputText, 'input')[0]!.key);
+    expect(r.problems).toContain(expected.replace('KEY0', key0));
+    expect(r.problems.filter((p) => /invalid JSON|^undefined/.test(p))).toEqual([]);
+  });
+
+  it('refuses an entry larger than a result can hold before inflating it, and names the entry of a corrupt one', async () => {
+    const zip = readFileSync(good);
+    const short = path.join(dir, 'short-entry.zip');
+    await writeFile(short, declareSize(zip, 'summary.json', 10));
+    await expect(verifyResultZip(short, tools)).rejects.toThrow(`${short}: reading the ZIP failed (summary.json: `);
+    const huge = path.join(dir, 'huge-entry.zip');
+    const cap = MAX_ENTRY_BYTES['responses.jsonl']!;
+    // Decoding an entry into one string fails past V8's limit of 2^29 - 24 characters.
+    expect(cap).toBeLessThan(2 ** 29 - 24);
+    await writeFile(huge, declareSize(zip, 'responses.jsonl', cap + 1));
+    await expect(verifyResultZip(huge, tools)).rejects.toThrow(
+      `${huge}: reading the ZIP failed (responses.jsonl: more than ${cap} bytes uncompressed, more than a result ZIP's responses.jsonl holds)`,
+    );
+  });
+
+  it('says no prompts were scored for a run with no response, rather than 0%', async () => {
+    const zip = await writeRun('run-zero', inputText, 3, [], tools, path.join(dir, 'zero.zip'));
+    expect(await verifyResultZip(zip, tools)).toMatchObject({
+      verified: true,
+      accuracies: null,
+      run: { status: 'cancelled', responses: 0, total: 3 },
+    });
+  });
+
+  it('refuses a running run, and counts only what it read while another connection adds responses', async () => {
+    const file = path.join(dir, 'live', 'runmap.sqlite');
+    const db = openDatabase(file);
+    const other = openDatabase(file);
+    try {
+      const records = parsePromptRecords(inputText, 'input');
+      const stored = (i: number) => {
+        const v = scorePrompt(records[i]!, `answer ${i}`, tools);
+        return {
+          key: records[i]!.key, position: i, prompt: records[i]!.prompt, response: `answer ${i}`, tokens: 7, finishReason: 'stop' as const,
+          ttftMs: 12, decodeTokensPerSecond: 50,
+          verdicts: records[i]!.instruction_id_list.map((id, j) => ({ instructionId: id, kwargs: records[i]!.kwargs[j] ?? {}, strict: v.strict[j]!, loose: v.loose[j]! })),
+        };
+      };
+      const figures = { generatedTokens: 7, wallMs: 100, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 };
+      const runs = new RunRepo(db);
+      runs.create({ ...sampleRun('run-live'), total: 5, datasetSha256: sha256(inputText) });
+      runs.markRunning('run-live');
+      const plain = { runs, responses: new ResponseRepo(db), db, inputDataText: inputText };
+      await expect(writeResultZip(plain, 'run-live', path.join(dir, 'live.zip'))).rejects.toThrow(
+        'run run-live is still running: export it once it has finished or been cancelled',
+      );
+
+      const otherResponses = new ResponseRepo(other);
+      otherResponses.insertBatch('run-live', [stored(0), stored(1)], figures);
+      runs.finish('run-live', 'cancelled');
+      class Interleaved extends ResponseRepo {
+        override all(runId: string) {
+          const rows = super.all(runId);
+          otherResponses.insertBatch(runId, [stored(rows.length)], figures);
+          return rows;
+        }
+      }
+      const out = path.join(dir, 'live.zip');
+      const written = await writeResultZip({ ...plain, responses: new Interleaved(db) }, 'run-live', out);
+      expect(written.run).toEqual({ status: 'cancelled', responses: 2, total: 5 });
+      const entries = await readZipEntries(out);
+      expect(manifestOf(entries).run.responses).toBe(2);
+      expect(entries.get('responses.jsonl')!.toString().trimEnd().split('\n')).toHaveLength(2);
+      expect(JSON.parse(entries.get('performance.json')!.toString())).toMatchObject({ generated_tokens: 7, batches: 1 });
+      expect((await verifyResultZip(out, tools)).problems).toEqual([]);
+    } finally {
+      other.close();
+      db.close();
+    }
   });
 });

@@ -1,0 +1,64 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+import { run } from '../../../../../electron/cli/commands/export.js';
+import { dataLayout } from '../../../../../electron/main/data-dir.js';
+import { openDatabase } from '../../../../../electron/main/db/open-database.js';
+import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
+import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
+import { storeRun } from '../../main/export/zip-fixtures.js';
+
+const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
+
+async function capture(args: string[]): Promise<{ code: number; out: string; errOut: string }> {
+  const out: string[] = [];
+  const errOut: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void errOut.push(a.join(' ')));
+  try {
+    return { code: await run(args), out: out.join('\n'), errOut: errOut.join('\n') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
+}
+
+describe('horizon export', () => {
+  let dataDir: string;
+  let tools: TextTools;
+  const official = readFileSync(path.join(SHARED, 'ifeval', 'input_data.jsonl'), 'utf8');
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-export-'));
+    tools = await loadTextTools({ punktDir: path.join(SHARED, 'nltk', 'punkt_english') });
+    const db = openDatabase(dataLayout.database(dataDir));
+    storeRun(db, 'run-live', official, 4, ['One answer.'], tools, 'running');
+    storeRun(db, 'run-part', official, 3, ['One answer.', 'Two answers.'], tools, 'cancelled');
+    db.close();
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('refuses a run still running, writing nothing', async () => {
+    const r = await capture(['run-live', '--data-dir', dataDir]);
+    expect(r).toMatchObject({ code: 1, errOut: 'horizon export: run run-live is still running: export it once it has finished or been cancelled' });
+    expect(existsSync(path.join(dataLayout.exportsDir(dataDir), 'run-live.zip'))).toBe(false);
+  });
+
+  it('names a run that is not in the database', async () => {
+    expect(await capture(['run-nope', '--data-dir', dataDir])).toMatchObject({
+      code: 1,
+      errOut: `horizon export: run run-nope not found in ${dataLayout.database(dataDir)} (see --list)`,
+    });
+  });
+
+  it('exports a cancelled run, saying how many of its prompts the ZIP holds', async () => {
+    const r = await capture(['run-part', '--data-dir', dataDir]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('note: run run-part is cancelled: the ZIP holds 2 of its 3 prompts');
+    expect(existsSync(path.join(dataLayout.exportsDir(dataDir), 'run-part.zip'))).toBe(true);
+  });
+});

@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+import { run } from '../../../../../electron/cli/commands/verify.js';
+import { migrate } from '../../../../../electron/main/db/open-database.js';
+import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
+import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
+import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
+import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
+import { manifestOf, regenerate, rezip, setManifest, storeRun } from '../../main/export/zip-fixtures.js';
+
+const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
+
+async function capture(args: string[]): Promise<{ code: number; out: string }> {
+  const out: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+  try {
+    return { code: await run(args), out: out.join('\n') };
+  } finally {
+    log.mockRestore();
+  }
+}
+
+describe('horizon verify', () => {
+  let dir: string;
+  let tools: TextTools;
+  const official = readFileSync(path.join(SHARED, 'ifeval', 'input_data.jsonl'), 'utf8');
+
+  /** A ZIP of a run over the first `total` official prompts with the first answers given. */
+  async function zipOf(name: string, total: number, answers: readonly string[], status: 'cancelled'): Promise<string> {
+    const db = new Database(':memory:');
+    migrate(db);
+    const repos = storeRun(db, `run-${name}`, official, total, answers, tools, status);
+    const out = path.join(dir, `${name}.zip`);
+    await writeResultZip({ ...repos, inputDataText: official }, `run-${name}`, out);
+    db.close();
+    return out;
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-verify-'));
+    tools = await loadTextTools({ punktDir: path.join(SHARED, 'nltk', 'punkt_english') });
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('says no prompts were scored for a run with no response, and that the run is partial', async () => {
+    const r = await capture([await zipOf('zero', 3, [], 'cancelled')]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('note: a cancelled run: 0 of its 3 prompts');
+    expect(r.out).toContain('no prompts scored');
+    expect(r.out).not.toContain('%');
+  });
+
+  it('fails a cancelled run whose manifest says it completed every prompt', async () => {
+    const entries = await readZipEntries(await zipOf('claims', 3, ['One.', 'Two.'], 'cancelled'));
+    const m = manifestOf(entries);
+    setManifest(entries, { ...m, run: { ...m.run, status: 'completed', responses: 3 } });
+    const bad = path.join(dir, 'claims-edited.zip');
+    await rezip(entries, bad);
+    const r = await capture([bad]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('  - responses.jsonl: 2 rows, manifest.json run.responses says 3');
+  });
+
+  it('compares the rows of a run over part of the official set with the official file it finds', async () => {
+    const entries = await readZipEntries(await zipOf('limit', 20, ['One.', 'Two.'], 'cancelled'));
+    const lines = entries.get('input_data.jsonl')!.toString().split('\n');
+    lines[9] = lines[9]!.replace('"prompt": "', '"prompt": "Edited. ');
+    entries.set('input_data.jsonl', Buffer.from(lines.join('\n')));
+    regenerate(entries, tools);
+    const bad = path.join(dir, 'limit-edited.zip');
+    await rezip(entries, bad);
+    const r = await capture([bad]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('  - input_data.jsonl line 10: differs from row 10 of the official IFEval input_data.jsonl');
+  });
+});
