@@ -402,6 +402,8 @@ export interface VerifyReport {
   readonly verified: boolean;
   /** Empty when verified; else one precise line per problem. */
   readonly problems: readonly string[];
+  /** Checks that could not be made, each saying why: neither problems nor passes. */
+  readonly unchecked: readonly string[];
   readonly accuracies: Accuracies | null;
   /** The run as the ZIP's manifest describes it: a partial one (cancelled, failed) is not "completed". */
   readonly run?: { readonly status: string; readonly responses: number; readonly total: number };

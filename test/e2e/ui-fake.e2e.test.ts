@@ -199,6 +199,9 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await verifyCard.getByLabel('Result ZIP').fill(zip);
     await verifyCard.getByRole('button', { name: 'Verify' }).click();
     await expect.poll(() => verifyCard.textContent()).toMatch(/Verified\. .* A cancelled run: \d+ of 541 prompts\./);
+    expect(await verifyCard.getByTestId('verify-unchecked').textContent()).toBe(
+      'Not checked:input_data.jsonl: its rows were not compared with the official IFEval set',
+    );
     expect(app.consoleErrors).toEqual([]);
   });
 });

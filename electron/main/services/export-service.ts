@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+
+import { OFFICIAL_INPUT_SHA256 } from '../../../evals/ifeval/dataset.js';
 
 import type { ExportApi, ExportedZip, ExportRequest, VerifyReport, VerifyRequest } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
@@ -40,6 +43,8 @@ async function checkExportTarget(file: string): Promise<void> {
   }
 }
 
+const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+
 /** Result ZIPs: writing one for a stored run and verifying any. */
 export class ExportService implements ExportApi {
   constructor(private readonly opts: ExportServiceOptions) {}
@@ -65,8 +70,10 @@ export class ExportService implements ExportApi {
     return toResult(async () => {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
       const inputs = await this.opts.inputs();
-      const r = await verifyResultZip(req.path, inputs.tools);
-      return { verified: r.verified, problems: r.problems, accuracies: r.accuracies, ...(r.run ? { run: r.run } : {}) };
+      // The data folder's prompts are pinned to the official set, so a partial official run's rows are compared too.
+      const official = sha256Hex(inputs.inputDataText) === OFFICIAL_INPUT_SHA256 ? { officialInputText: inputs.inputDataText } : {};
+      const r = await verifyResultZip(req.path, inputs.tools, official);
+      return { verified: r.verified, problems: r.problems, unchecked: r.unchecked, accuracies: r.accuracies, ...(r.run ? { run: r.run } : {}) };
     }, 'BAD_INPUT');
   }
 }

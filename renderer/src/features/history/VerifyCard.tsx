@@ -55,6 +55,16 @@ export function VerifyCard() {
               ))}
             </ul>
           ) : null}
+          {report.unchecked.length ? (
+            <div data-testid="verify-unchecked">
+              Not checked:
+              <ul>
+                {report.unchecked.map((u) => (
+                  <li key={u}>{u}</li>
+                ))}
+              </ul>
+            </div>
+          ) : null}
         </Notice>
       ) : null}
     </Card>

@@ -101,6 +101,16 @@ export function ResultsPage() {
                 ))}
               </ul>
             ) : null}
+            {verify?.unchecked.length ? (
+              <div data-testid="export-unchecked">
+                Not checked:
+                <ul>
+                  {verify.unchecked.map((u) => (
+                    <li key={u}>{u}</li>
+                  ))}
+                </ul>
+              </div>
+            ) : null}
           </div>
         </Notice>
       ) : null}
