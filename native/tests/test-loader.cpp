@@ -14,6 +14,23 @@ static void expect_error(const fs::path & dir, weights_kind kind, const std::vec
   std::printf("%s -> %s\n", what, err.c_str());
 }
 
+// A safetensors file whose tensor i spans data bytes [offsets[i].first, offsets[i].second) of a `data_len`-byte
+// block (zeros): for offsets that do not tile the data, which test_util::safetensors_bytes never writes.
+static std::string safetensors_with_offsets(const std::vector<test_util::raw_tensor> & ts,
+                                            const std::vector<std::pair<size_t, size_t>> & offsets, size_t data_len) {
+  std::string header = "{";
+  for (size_t i = 0; i < ts.size(); ++i) {
+    header += (i ? "," : "") + std::string("\"") + ts[i].name + "\":{\"dtype\":\"" + ts[i].dtype + "\",\"shape\":" +
+              test_util::shape_json(ts[i].shape) + ",\"data_offsets\":[" + std::to_string(offsets[i].first) + "," +
+              std::to_string(offsets[i].second) + "]}";
+  }
+  header += "}";
+  while (header.size() % 8) header += ' ';
+  std::string out(8, '\0');
+  for (int b = 0; b < 8; ++b) out[b] = static_cast<char>((header.size() >> (8 * b)) & 0xff);
+  return out + header + std::string(data_len, '\0');
+}
+
 int main() {
   const fs::path root = test_util::temp_dir("loader");
   test_util::tiny_config c;
@@ -71,6 +88,55 @@ int main() {
     part.erase(std::remove_if(part.begin(), part.end(), [](const auto & t) { return t.name == "model.layers.0.mlp.experts.3.up_proj.weight"; }), part.end());
     test_util::write_file(d / "model-00001-of-00002.safetensors", test_util::safetensors_bytes(part));
     expect_error(d, weights_kind::bf16, {"model-00001-of-00002.safetensors", "missing tensor", "model.layers.0.mlp.experts.3.up_proj.weight"}, "missing tensor");
+  }
+  {  // Data offsets that do not tile the data: two experts on the same bytes, a gap before the first, bytes left over.
+    const auto ts = test_util::tiny_tensors(c, 1);
+    std::vector<std::pair<size_t, size_t>> tiled;
+    size_t off = 0;
+    for (const auto & t : ts) {
+      tiled.push_back({off, off + t.bytes.size()});
+      off += t.bytes.size();
+    }
+    size_t a = 0, b = 0;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      if (ts[i].name == "model.layers.0.mlp.experts.0.up_proj.weight") a = i;
+      if (ts[i].name == "model.layers.0.mlp.experts.1.up_proj.weight") b = i;
+    }
+    struct tiling_case {
+      const char * what;
+      std::vector<std::pair<size_t, size_t>> offsets;
+      size_t data_len;
+      std::vector<std::string> needles;
+    };
+    std::vector<tiling_case> cases;
+    {  // experts.1.up_proj aliases experts.0.up_proj; every tensor after experts.1 moves down by its size
+      auto o = tiled;
+      const size_t sz = o[b].second - o[b].first;
+      o[b] = o[a];
+      for (size_t i = b + 1; i < o.size(); ++i) o[i] = {o[i].first - sz, o[i].second - sz};
+      cases.push_back({"aliased experts", o, off - sz, {"model.safetensors", "inside tensor", "tile"}});
+    }
+    {
+      auto o = tiled;
+      for (auto & p : o) p = {p.first + 16, p.second + 16};
+      cases.push_back({"gap before the first tensor", o, off + 16, {"model.safetensors", "not at 0"}});
+    }
+    cases.push_back({"bytes after the last tensor", tiled, off + 16, {"model.safetensors", std::to_string(off) + " of its " + std::to_string(off + 16)}});
+    for (const auto & tc : cases) {
+      const fs::path d = root / (std::string("tiling-") + std::to_string(&tc - cases.data()));
+      fs::create_directories(d);
+      test_util::write_file(d / "config.json", test_util::config_json(c));
+      test_util::write_file(d / "model.safetensors", safetensors_with_offsets(ts, tc.offsets, tc.data_len));
+      expect_error(d, weights_kind::bf16, tc.needles, tc.what);
+    }
+    {  // The same writer with the tiled offsets loads: the cases above fail for their offsets alone.
+      const fs::path d = root / "tiling-ok";
+      fs::create_directories(d);
+      test_util::write_file(d / "config.json", test_util::config_json(c));
+      test_util::write_file(d / "model.safetensors", safetensors_with_offsets(ts, tiled, off));
+      std::string err;
+      CHECK(model_weights_load(d.string(), weights_kind::bf16, err) != nullptr, "tiled offsets: %s", err.c_str());
+    }
   }
   {  // Unsupported dtype.
     const fs::path d = root / "dtype";

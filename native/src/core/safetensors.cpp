@@ -1,5 +1,6 @@
 #include "core/safetensors.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/json.h"
@@ -126,6 +127,31 @@ bool safetensors_parse(const unsigned char * data, size_t size, const std::strin
     e.begin = out.data_start + static_cast<size_t>(begin);
     e.end = out.data_start + static_cast<size_t>(end);
     out.tensors.push_back(std::move(e));
+  }
+  // As the reference loader requires: the tensors tile the data exactly, so none aliases another's bytes (two
+  // experts packed from the same bytes) and no bytes are unaccounted for.
+  std::vector<const safetensors_entry *> by_begin;
+  for (const safetensors_entry & t : out.tensors) by_begin.push_back(&t);
+  std::stable_sort(by_begin.begin(), by_begin.end(),
+                   [](const safetensors_entry * a, const safetensors_entry * b) { return a->begin < b->begin; });
+  size_t at = out.data_start;
+  const safetensors_entry * prev = nullptr;
+  for (const safetensors_entry * t : by_begin) {
+    if (t->begin != at) {
+      error = path + ": bad safetensors header: tensor '" + t->name + "' starts at data byte " +
+              std::to_string(t->begin - out.data_start) +
+              (prev ? (t->begin < at ? ", inside tensor '" + prev->name + "'" : ", leaving a gap after tensor '" + prev->name + "'")
+                    : ", not at 0") +
+              " (the tensors must tile the data)";
+      return false;
+    }
+    at = t->end;
+    prev = t;
+  }
+  if (at != out.data_start + data_len) {
+    error = path + ": bad safetensors header: the tensors cover " + std::to_string(at - out.data_start) + " of its " +
+            std::to_string(data_len) + " data bytes";
+    return false;
   }
   return true;
 }
