@@ -43,8 +43,12 @@ export async function run(args: string[]): Promise<number> {
   });
   const s = report.summary;
   console.log(`scored ${s.promptsScored} prompts, ${s.instructionsScored} instructions`);
-  console.log(`prompt-level:      strict ${pct(s.promptLevelStrictAccuracy)}  loose ${pct(s.promptLevelLooseAccuracy)}`);
-  console.log(`instruction-level: strict ${pct(s.instructionLevelStrictAccuracy)}  loose ${pct(s.instructionLevelLooseAccuracy)}`);
+  if (s.promptsScored === 0) {
+    console.log('no prompts scored: no accuracies (not 0%)');
+  } else {
+    console.log(`prompt-level:      strict ${pct(s.promptLevelStrictAccuracy)}  loose ${pct(s.promptLevelLooseAccuracy)}`);
+    console.log(`instruction-level: strict ${pct(s.instructionLevelStrictAccuracy)}  loose ${pct(s.instructionLevelLooseAccuracy)}`);
+  }
   if (s.missing.length > 0) {
     console.log(`missing responses (${s.missing.length}, not scored): keys ${s.missing.map((m) => m.key).join(', ')}`);
   }

@@ -41,6 +41,18 @@ describe('horizon score', () => {
     expect(summary.promptLevelLooseAccuracy).toBeGreaterThanOrEqual(summary.promptLevelStrictAccuracy);
   });
 
+  it('says no prompt was scored instead of printing 0% when no response matches the input', async () => {
+    const none = path.join(tmp, 'none.jsonl');
+    writeFileSync(none, `${JSON.stringify({ prompt: 'a prompt not in the input', response: 'x' })}\n`);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(await run(['--input', input, '--responses', none, '--out', path.join(tmp, 'out-none'), '--no-official-check'])).toBe(0);
+    const printed = log.mock.calls.map((c) => String(c[0])).join('\n');
+    log.mockRestore();
+    expect(printed).toContain('scored 0 prompts');
+    expect(printed).toContain('no prompts scored: no accuracies (not 0%)');
+    expect(printed).not.toMatch(/strict 0\.00%/);
+  });
+
   it('answers a usage error with status 2', async () => {
     const err = vi.spyOn(console, 'error').mockImplementation(() => {});
     expect(await run(['--input', input])).toBe(2);
