@@ -19,7 +19,7 @@ import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.
 import { scorePrompt } from '../../../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { sampleRun } from '../db/sample-run.js';
-import { regenerate } from './zip-fixtures.js';
+import { regenerate, storeRun } from './zip-fixtures.js';
 
 const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
@@ -68,25 +68,9 @@ async function writeRun(
   out: string,
   status: 'completed' | 'cancelled' | 'failed' = 'cancelled',
 ) {
-  const records = parsePromptRecords(inputText, 'input');
   const db = new Database(':memory:');
   migrate(db);
-  const runs = new RunRepo(db);
-  const responses = new ResponseRepo(db);
-  runs.create({ ...sampleRun(runId), total, datasetSha256: sha256(inputText) });
-  responses.insertBatch(
-    runId,
-    records.slice(0, answers.length).map((rec, i) => {
-      const v = scorePrompt(rec, answers[i]!, tools);
-      return {
-        key: rec.key, position: i, prompt: rec.prompt, response: answers[i]!, tokens: 7, finishReason: 'stop' as const,
-        ttftMs: 12, decodeTokensPerSecond: 50,
-        verdicts: rec.instruction_id_list.map((id, j) => ({ instructionId: id, kwargs: rec.kwargs[j] ?? {}, strict: v.strict[j]!, loose: v.loose[j]! })),
-      };
-    }),
-    { generatedTokens: 7 * answers.length, wallMs: 1000, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 },
-  );
-  runs.finish(runId, status);
+  const { runs, responses } = storeRun(db, runId, inputText, total, answers, tools, status);
   const written = await writeResultZip({ runs, responses, inputDataText: inputText }, runId, out);
   expect(written.sha256).toBe(sha256(readFileSync(out)));
   return out;
