@@ -2,6 +2,7 @@ import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
+import { UncheckedList } from '../../components/UncheckedList.js';
 import { useHistory } from '../../stores/history.js';
 import { BrowseButton } from '../system/BrowseButton.js';
 
@@ -55,16 +56,7 @@ export function VerifyCard() {
               ))}
             </ul>
           ) : null}
-          {report.unchecked.length ? (
-            <div data-testid="verify-unchecked">
-              Not checked:
-              <ul>
-                {report.unchecked.map((u) => (
-                  <li key={u}>{u}</li>
-                ))}
-              </ul>
-            </div>
-          ) : null}
+          <UncheckedList items={report.unchecked} testId="verify-unchecked" />
         </Notice>
       ) : null}
     </Card>

@@ -3,6 +3,7 @@ import { useEffect } from 'react';
 import { Card } from '../../components/Card.js';
 import { formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
+import { UncheckedList } from '../../components/UncheckedList.js';
 import { Stat } from '../../components/Stat.js';
 import { downloadUrl } from '../../api.js';
 import { useHistory } from '../../stores/history.js';
@@ -101,16 +102,7 @@ export function ResultsPage() {
                 ))}
               </ul>
             ) : null}
-            {verify?.unchecked.length ? (
-              <div data-testid="export-unchecked">
-                Not checked:
-                <ul>
-                  {verify.unchecked.map((u) => (
-                    <li key={u}>{u}</li>
-                  ))}
-                </ul>
-              </div>
-            ) : null}
+            {verify ? <UncheckedList items={verify.unchecked} testId="export-unchecked" /> : null}
           </div>
         </Notice>
       ) : null}
