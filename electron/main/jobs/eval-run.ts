@@ -66,7 +66,16 @@ export interface EvalRunHooks {
   readonly onLoaded?: (info: LoadedModelInfo) => void;
   /** Minimum milliseconds between streamed-partial progress events (default 500). */
   readonly partialIntervalMs?: number;
+  /** A generate job with no token for this long is taken as hung (default STALL_MS). */
+  readonly stallMs?: number;
 }
+
+/**
+ * A generating worker that sends no token for this long is hung (a GPU that stopped answering, a deadlock): it is
+ * restarted and the run fails, resumable. Far above the longest step a healthy worker takes (a step prefills at most
+ * a few thousand prompt tokens, and every step gives each active prompt a token).
+ */
+export const STALL_MS = 10 * 60_000;
 
 /**
  * Each worker's last load request, pending or answered: what it asked for, its answer, and the worker process
@@ -328,9 +337,12 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   const inflight = new Map<string, number[]>();
   let lastPartial = 0;
   let decoding = false;
+  let lastActivity = performance.now();
+  let watchdog: NodeJS.Timeout | undefined;
   const stopTokens = runtime.onToken((e) => {
     if (e.jobId !== currentJob) return;
     const now = performance.now();
+    lastActivity = now;
     rate.add(now);
     const ids = inflight.get(e.itemId);
     ids?.push(e.tokenId);
@@ -385,6 +397,13 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       currentJob = `${runId}#${done}`;
       for (const r of todo) inflight.set(String(r.key), []);
       generatingSince = performance.now();
+      lastActivity = generatingSince;
+      const stallMs = hooks.stallMs ?? STALL_MS;
+      let stallRestart: Promise<Result<void>> | undefined;
+      watchdog = setInterval(() => {
+        if (stallRestart || performance.now() - lastActivity < stallMs) return;
+        stallRestart = runtime.restart();
+      }, Math.min(stallMs / 4, 30_000));
       const gen = await runtime.request({
         type: 'generate',
         jobId: currentJob,
@@ -394,7 +413,13 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
           concurrency: run.policy.batch,
         },
       });
+      clearInterval(watchdog);
       currentJob = undefined;
+      if (stallRestart) {
+        const restarted = await stallRestart;
+        const after = restarted.ok ? 'the runtime worker was restarted' : `restarting the runtime worker failed: ${restarted.error.message}`;
+        return fail(`generation stopped: no token for ${Math.round(stallMs / 1000)} s, so the runtime worker was taken as hung; ${after} (resume the run to continue)`);
+      }
       if (storeError) return fail(`eval-run: storing a response failed: ${storeError.message}`);
       if (!gen.ok && gen.error.code === 'DEVICE_FAULT') {
         // The worker's device context is lost; a fresh worker lets a resumed run (or the next one) load again.
@@ -418,6 +443,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   } catch (e) {
     return fail(`eval-run: ${(e as Error).message}`);
   } finally {
+    clearInterval(watchdog);
     currentJob = undefined;
     // A job that ended without the worker's figures (a crash, a device fault, an error) still generated the tokens
     // stored for it: its time as main measured it keeps the run's throughput honest.

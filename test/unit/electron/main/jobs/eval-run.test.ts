@@ -46,6 +46,8 @@ describe('eval-run job', () => {
   /** Generate calls (counted over all workers) that fail as a lost GPU context does; others that fail plainly. */
   let deviceFaultAt: number[];
   let plainErrorAt: number[];
+  /** Generate calls that hang without a token (a GPU that stopped answering). */
+  let hangAt: number[];
   /** Loads asking for more sequences than this fail (as out of device memory would). */
   let loadFailsAbove: number;
   let loadDelayMs: number;
@@ -79,6 +81,7 @@ describe('eval-run job', () => {
     concurrency = [];
     deviceFaultAt = [];
     plainErrorAt = [];
+    hangAt = [];
     loadFailsAbove = Infinity;
     loadDelayMs = 0;
     disposed = 0;
@@ -107,6 +110,7 @@ describe('eval-run job', () => {
                 return Promise.reject(new Error(fault));
               }
               if (plainErrorAt.includes(generated.length)) return Promise.reject(new Error('prompt 0 is empty'));
+              if (hangAt.includes(generated.length)) return new Promise(() => {});
               return m.generate(prompts, policy, onToken, signal);
             },
           };
@@ -352,6 +356,21 @@ describe('eval-run job', () => {
     expect(loads).toHaveLength(2); // the fresh worker loaded the model again
     expect(deps.workers.spawned).toBe(2);
     expect(deps.responses.count('r4')).toBe(5);
+  });
+
+  it('takes a generate job with no token for stallMs as hung: restarts the worker, fails the run, and a resume completes', async () => {
+    await newRun('r-hang');
+    hangAt = [5];
+    const failed = await executeEvalRun(deps, 'r-hang', { stallMs: 200 });
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatch(/^generation stopped: no token for 0 s, so the runtime worker was taken as hung; the runtime worker was restarted \(resume the run to continue\)$/);
+    expect(deps.workers.spawned).toBe(2);
+    expect(deps.client.state).toBe('ready');
+    hangAt = [];
+    const resumed = await executeEvalRun(deps, 'r-hang', { stallMs: 200 });
+    expect(resumed).toMatchObject({ status: 'completed', error: null });
+    expect(deps.responses.count('r-hang')).toBe(5);
+    expect(deps.workers.spawned).toBe(2);
   });
 
   it('keeps the worker and its model after a generation error that is not a device fault', async () => {
