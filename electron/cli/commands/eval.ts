@@ -4,6 +4,7 @@ import path from 'node:path';
 import { dataLayout, defaultDataDir, lockDataDir } from '../../main/data-dir.js';
 import { openDatabase } from '../../main/db/open-database.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
+import type { RunFigureTotals } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
@@ -37,6 +38,19 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
 
 const fmtSeconds = (s: number | null) =>
   s === null ? 'estimating' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
+
+/** One line of a run's figures; GPU memory with what it measures. */
+export function formatFigures(f: RunFigureTotals, backend: string): string {
+  const seconds = f.wallMs / 1000;
+  const parts = [`${f.generatedTokens} tokens in ${seconds.toFixed(1)} s (${seconds > 0 ? (f.generatedTokens / seconds).toFixed(1) : '—'} tok/s overall)`];
+  if (f.meanTtftMs !== null) parts.push(`mean TTFT ${f.meanTtftMs.toFixed(0)} ms`);
+  if (f.meanDecodeTokensPerSecond !== null) parts.push(`mean decode ${f.meanDecodeTokensPerSecond.toFixed(1)} tok/s`);
+  if (backend !== 'CPU' && f.peakVramBytes > 0) {
+    const scope = f.peakVramScope === 'process' ? 'this process' : f.peakVramScope === 'device' ? 'whole GPU, other processes included' : 'scope unknown';
+    parts.push(`peak VRAM ${(f.peakVramBytes / 2 ** 30).toFixed(2)} GiB (${scope}), H2D ${(f.h2dBytes / 1e9).toFixed(2)} GB`);
+  }
+  return `figures: ${parts.join(', ')}`;
+}
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('eval', USAGE, args, {
@@ -175,6 +189,8 @@ export async function run(args: string[]): Promise<number> {
     else console.log(ended);
     const acc = runAccuracies(responses, runId);
     if (acc) console.log(formatAccuracies(acc));
+    const f = responses.figures(runId);
+    if (f.generatedTokens > 0) console.log(formatFigures(f, final.backend));
     if (acc && final.status === 'completed') {
       const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
       const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, out);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { main } from '../../../../../electron/cli/index.js';
+import { formatFigures } from '../../../../../electron/cli/commands/eval.js';
 import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
@@ -75,6 +76,8 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     expect(r.out).toMatch(/4 prompts, batch 3, max new tokens 8, greedy/);
     expect(r.out).toMatch(/run \S+ completed \(4\/4 responses\)/);
     expect(r.out).toMatch(/prompt-level: {6}strict \d+\.\d\d% {2}loose \d+\.\d\d%/);
+    // The CPU run's figures, without a GPU memory figure.
+    expect(r.out).toMatch(/^figures: \d+ tokens in \d+\.\d s \(\d+\.\d tok\/s overall\), mean TTFT \d+ ms, mean decode \d+\.\d tok\/s$/m);
     expect(r.out).toContain(`result ZIP ${zip}`);
     const v = await capture(['verify', zip]);
     expect(v).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`^verified ${zip.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)) });
@@ -113,5 +116,23 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     );
     expect(await readFile(lock, 'utf8')).toBe(String(process.ppid));
     expect(existsSync(path.join(dataDir, 'runmap.sqlite'))).toBe(false);
+  });
+});
+
+describe('formatFigures', () => {
+  const base = { batches: 1, generatedTokens: 1000, wallMs: 4000, peakVramBytes: 3 * 2 ** 30, h2dBytes: 2e9, meanTtftMs: 41.6, meanDecodeTokensPerSecond: 77.25 };
+  it.each([
+    ['CUDA', 'process', 'peak VRAM 3.00 GiB (this process), H2D 2.00 GB'],
+    ['CUDA', 'device', 'peak VRAM 3.00 GiB (whole GPU, other processes included), H2D 2.00 GB'],
+    ['CUDA', null, 'peak VRAM 3.00 GiB (scope unknown), H2D 2.00 GB'],
+  ] as const)('%s with scope %s says what the peak measures', (backend, peakVramScope, tail) => {
+    expect(formatFigures({ ...base, peakVramScope }, backend)).toBe(
+      `figures: 1000 tokens in 4.0 s (250.0 tok/s overall), mean TTFT 42 ms, mean decode 77.3 tok/s, ${tail}`,
+    );
+  });
+  it('gives no GPU figures for the CPU backend', () => {
+    expect(formatFigures({ ...base, peakVramBytes: 0, peakVramScope: null, meanTtftMs: null }, 'CPU')).toBe(
+      'figures: 1000 tokens in 4.0 s (250.0 tok/s overall), mean decode 77.3 tok/s',
+    );
   });
 });
