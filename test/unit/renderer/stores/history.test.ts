@@ -22,6 +22,7 @@ describe('history store', () => {
     expect(useHistory.getState().verifyReport).toEqual({
       verified: false,
       problems: ['/tmp/not-a-result.zip: not a result ZIP'],
+      unchecked: [],
       accuracies: null,
     });
   });
