@@ -162,11 +162,12 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
 
   it('cancels and resumes a run, then compares two runs side by side', async () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    // Long enough per prompt (one prompt a batch, 64 new tokens) that the run cannot finish between "running" and the
-    // click on Cancel, even on a loaded machine: the first version raced on 8-token prompts and timed out in CI.
+    // Long enough (one prompt a batch, 256 new tokens: ~30k tokens, seconds even for the tiny model at full speed) that
+    // the run cannot finish between "running" and the click on Cancel on a loaded machine: 8 and then 64 new tokens
+    // each raced in CI, the button gone with the finished run before the click.
     await page.getByLabel('Prompts').fill('120');
     await page.getByLabel('Batch size').fill('1');
-    await page.getByLabel('Max new tokens').fill('64');
+    await page.getByLabel('Max new tokens').fill('256');
     await page.getByRole('button', { name: 'Start run' }).click();
     await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 30_000 }).toBe('running');
     await page.getByRole('button', { name: 'Cancel run' }).click();
