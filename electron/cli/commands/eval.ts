@@ -100,20 +100,26 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
   }
-  let unlock: () => void;
+  const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
+  // A --db in another folder is locked there too: the app (or another eval) with that folder as its data folder
+  // would otherwise write to the same database, and mark this live run interrupted.
+  const unlocks: (() => void)[] = [];
+  const unlock = () => {
+    for (const u of unlocks.splice(0).reverse()) u();
+  };
   try {
-    unlock = lockDataDir(dataDir);
+    unlocks.push(lockDataDir(dataDir));
+    if (path.dirname(dbFile) !== dataDir) unlocks.push(lockDataDir(path.dirname(dbFile)));
   } catch (e) {
+    unlock();
     console.error(`horizon eval: ${(e as Error).message}`);
     return 1;
   }
   let db: ReturnType<typeof openDatabase>;
   let inputs: Awaited<ReturnType<typeof loadEvalInputs>>;
-  let dbFile: string;
   try {
     inputs = await loadEvalInputs(dataDir);
     for (const f of inputs.imported) console.log(`imported eval asset ${f}`);
-    dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
     db = openDatabase(dbFile);
   } catch (e) {
     unlock();

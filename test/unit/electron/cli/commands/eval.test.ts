@@ -117,6 +117,17 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     expect(await readFile(lock, 'utf8')).toBe(String(process.ppid));
     expect(existsSync(path.join(dataDir, 'runmap.sqlite'))).toBe(false);
   });
+
+  it("refuses a --db inside another live process's data folder, releasing the lock it took on its own", async () => {
+    const appDir = path.join(root, 'app-data');
+    await mkdir(appDir, { recursive: true });
+    await writeFile(path.join(appDir, '.runmap.lock'), String(process.ppid));
+    const mine = path.join(root, 'mine');
+    const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '1', '--data-dir', mine, '--db', path.join(appDir, 'runmap.sqlite')]);
+    expect(r).toMatchObject({ code: 1, errOut: `horizon eval: ${appDir} is in use by process ${process.ppid} (the Horizon RunMap app, horizon serve or horizon eval); close it first` });
+    expect(existsSync(path.join(mine, '.runmap.lock'))).toBe(false);
+    expect(existsSync(path.join(appDir, 'runmap.sqlite'))).toBe(false);
+  });
 });
 
 describe('formatFigures', () => {
