@@ -80,8 +80,8 @@ inline std::string shape_json(const std::vector<int64_t> & s) {
   return o + "]";
 }
 
-/** Serialises tensors to safetensors bytes (header padded to 8). */
-inline std::string safetensors_bytes(const std::vector<raw_tensor> & ts) {
+/** Serialises tensors to safetensors bytes (header padded to 8, plus `misalign` more bytes as some writers leave it). */
+inline std::string safetensors_bytes(const std::vector<raw_tensor> & ts, size_t misalign = 0) {
   std::string header = "{";
   size_t off = 0;
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -92,11 +92,26 @@ inline std::string safetensors_bytes(const std::vector<raw_tensor> & ts) {
   }
   header += "}";
   while (header.size() % 8) header += ' ';
+  header.append(misalign, ' ');
   std::string out(8, '\0');
   for (int b = 0; b < 8; ++b) out[b] = static_cast<char>((header.size() >> (8 * b)) & 0xff);
   out += header;
   for (const auto & t : ts) out.append(reinterpret_cast<const char *>(t.bytes.data()), t.bytes.size());
   return out;
+}
+
+/** `t` (BF16) widened to F32, exactly. */
+inline raw_tensor to_f32(const raw_tensor & t) {
+  raw_tensor o = t;
+  o.dtype = "F32";
+  o.bytes.resize(t.bytes.size() * 2);
+  for (size_t i = 0; i < t.bytes.size() / 2; ++i) {
+    uint16_t h;
+    std::memcpy(&h, t.bytes.data() + 2 * i, 2);
+    const float f = rt::f32_from_bf16(h);
+    std::memcpy(o.bytes.data() + 4 * i, &f, 4);
+  }
+  return o;
 }
 
 inline void write_file(const std::filesystem::path & p, const std::string & data) {

@@ -1,6 +1,14 @@
 // Loader error cases: each broken checkpoint must fail with a message that names the file and the tensor at fault.
-// To add a case: build a tiny model, break one thing, and add an expect_error(...) line.
+// To add a case: build a tiny model, break one thing, and add an expect_error(...) line (or a row to a table).
+#ifndef _WIN32
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+#include "core/mapped-file.h"
 #include "core/model-weights.h"
+#include "core/safetensors.h"
+#include "rt/rt-runtime.h"
 #include "test-helpers.h"
 
 using namespace rt;
@@ -31,9 +39,155 @@ static std::string safetensors_with_offsets(const std::vector<test_util::raw_ten
   return out + header + std::string(data_len, '\0');
 }
 
+// config.json of `c` with `extra` members appended: of a key given twice the last counts, so they override.
+static std::string config_with(const test_util::tiny_config & c, const std::string & extra) {
+  std::string s = test_util::config_json(c);
+  return s.substr(0, s.size() - 1) + "," + extra + "}";
+}
+
+static std::string read_all(const fs::path & p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+static std::vector<std::vector<float>> logits_of(const fs::path & dir) {
+  model_load_options o;
+  o.dir = dir.string();
+  o.threads = 1;
+  std::string err;
+  std::vector<std::vector<float>> out;
+  auto m = rt_model_load(o, err);
+  CHECK(m != nullptr, "load %s: %s", dir.string().c_str(), err.c_str());
+  if (m) CHECK(rt_model_logits(*m, {3, 17, 42, 5}, out, err), "logits of %s: %s", dir.string().c_str(), err.c_str());
+  return out;
+}
+
+// Config values out of range: each row appends members to a valid config.json.
+static void config_values() {
+  test_util::tiny_config c;  // vocab 64
+  struct config_case {
+    const char * extra;
+    std::vector<std::string> needles;  // empty: the config is valid
+  };
+  const config_case cases[] = {
+      {"\"eos_token_id\":1e10", {"config.json", "eos_token_id 1e+10", "0..63"}},
+      {"\"eos_token_id\":[5,-1]", {"config.json", "eos_token_id -1"}},
+      {"\"eos_token_id\":[2147483648]", {"config.json", "eos_token_id 2147483648"}},
+      {"\"eos_token_id\":1.5", {"config.json", "eos_token_id 1.5"}},
+      {"\"eos_token_id\":64", {"config.json", "eos_token_id 64"}},
+      {"\"eos_token_id\":\"2\"", {"config.json", "eos_token_id \"2\""}},
+      {"\"eos_token_id\":[0,63]", {}},
+      {"\"eos_token_id\":null", {}},
+      {"\"rope_theta\":0", {"config.json", "'rope_theta' is 0"}},
+      {"\"rope_theta\":-10000", {"config.json", "'rope_theta' is -10000"}},
+      {"\"rope_theta\":1e39", {"config.json", "'rope_theta' is 1e+39"}},  // infinite as a float
+      {"\"rope_theta\":\"10000\"", {"config.json", "'rope_theta' is \"10000\""}},
+      {"\"rope_theta\":500000", {}},
+      {"\"rms_norm_eps\":0", {"config.json", "'rms_norm_eps' is 0"}},
+      {"\"rms_norm_eps\":-1e-05", {"config.json", "'rms_norm_eps' is -1e-05"}},
+      {"\"rms_norm_eps\":1e-50", {"config.json", "'rms_norm_eps' is 1e-50"}},  // 0 as a float
+      {"\"rms_norm_eps\":1e-06", {}},
+      {"\"max_position_embeddings\":0", {"config.json", "'max_position_embeddings' is 0"}},
+      {"\"rope_theta\":1e999", {"config.json", "number out of range"}},
+  };
+  for (const config_case & tc : cases) {
+    model_config mc;
+    std::string err;
+    const bool ok = model_config_parse(config_with(c, tc.extra), "/m/config.json", mc, err);
+    if (tc.needles.empty()) {
+      CHECK(ok, "%s: refused: %s", tc.extra, err.c_str());
+      continue;
+    }
+    CHECK(!ok, "%s: accepted", tc.extra);
+    for (const auto & n : tc.needles) CHECK(err.find(n) != std::string::npos, "%s: message '%s' lacks '%s'", tc.extra, err.c_str(), n.c_str());
+  }
+}
+
+// Safetensors headers the parser must refuse although their byte counts add up.
+static void safetensors_headers() {
+  struct header_case {
+    const char * header;
+    size_t data_len;
+    const char * needle;  // nullptr: valid
+  };
+  const header_case cases[] = {
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, nullptr},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+       "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "tensor 'a' is listed twice"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0.9,4.9]}}", 5, "tensor 'a' has bad data_offsets"},
+      {"{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4.5]}}", 4, "tensor 'a' has bad data_offsets"},
+  };
+  for (const header_case & tc : cases) {
+    std::string h = tc.header;
+    while (h.size() % 8) h += ' ';
+    std::string bytes(8, '\0');
+    for (int b = 0; b < 8; ++b) bytes[b] = static_cast<char>((h.size() >> (8 * b)) & 0xff);
+    bytes += h + std::string(tc.data_len, '\0');
+    safetensors_header out;
+    std::string err;
+    const bool ok = safetensors_parse(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size(), "x.safetensors", out, err);
+    if (!tc.needle) {
+      CHECK(ok, "%s: %s", tc.header, err.c_str());
+      continue;
+    }
+    CHECK(!ok && err.find("x.safetensors") != std::string::npos && err.find(tc.needle) != std::string::npos,
+          "%s: %s", tc.header, ok ? "accepted" : err.c_str());
+  }
+}
+
+// A header whose length is not a multiple of 8 leaves tensors misaligned in the mapping: they load as aligned
+// copies and give the logits of the padded file, while tensors already aligned stay in the mapping.
+static void misaligned_tensors(const fs::path & root) {
+  test_util::tiny_config c;
+  struct align_case {
+    const char * dtype;
+    size_t misalign;
+    bool copied;  // whether the misalignment breaks the dtype's alignment
+  };
+  const align_case cases[] = {{"BF16", 1, true}, {"F32", 2, true}, {"F32", 4, false}, {"BF16", 6, false}};
+  for (const align_case & tc : cases) {
+    auto ts = test_util::tiny_tensors(c, 5);
+    if (std::string(tc.dtype) == "F32")
+      for (auto & t : ts) t = test_util::to_f32(t);
+    const std::string tag = std::string(tc.dtype) + "+" + std::to_string(tc.misalign);
+    const fs::path a = root / ("aligned-" + tag), b = root / ("misaligned-" + tag);
+    for (const auto & [d, mis] : {std::pair{a, size_t{0}}, std::pair{b, tc.misalign}}) {
+      fs::create_directories(d);
+      test_util::write_file(d / "config.json", test_util::config_json(c));
+      test_util::write_file(d / "model.safetensors", test_util::safetensors_bytes(ts, mis));
+    }
+    std::string err;
+    auto wa = model_weights_load(a.string(), weights_kind::bf16, err);
+    auto wb = model_weights_load(b.string(), weights_kind::bf16, err);
+    CHECK(wa && wb, "%s: %s", tag.c_str(), err.c_str());
+    if (!wa || !wb) continue;
+    CHECK(wa->aligned_copies.empty(), "%s: the padded file needs no copies", tag.c_str());
+    CHECK(wb->aligned_copies.empty() != tc.copied, "%s: %zu aligned copies", tag.c_str(), wb->aligned_copies.size());
+    const unsigned char * map_begin = wa->files[0]->data();
+    const unsigned char * map_end = map_begin + wa->files[0]->size();
+    size_t misplaced = 0, differing = 0, outside = 0;
+    for (const auto & [name, t] : wb->tensors) {
+      if (reinterpret_cast<uintptr_t>(t.data) % dtype_size(t.type) != 0) ++misplaced;
+      const tensor_view * ta = wa->find(name);
+      if (!ta || ta->nbytes != t.nbytes || std::memcmp(ta->data, t.data, t.nbytes) != 0) ++differing;
+      if (ta && (static_cast<const unsigned char *>(ta->data) < map_begin || static_cast<const unsigned char *>(ta->data) >= map_end)) ++outside;
+    }
+    CHECK(misplaced == 0, "%s: %zu tensors misaligned for their dtype", tag.c_str(), misplaced);
+    CHECK(differing == 0, "%s: %zu tensors differ from the padded file", tag.c_str(), differing);
+    CHECK(outside == 0, "%s: %zu aligned tensors copied out of the mapping", tag.c_str(), outside);
+    const auto la = logits_of(a), lb = logits_of(b);
+    CHECK(!la.empty() && la == lb, "%s: logits differ from the padded file", tag.c_str());
+  }
+}
+
 int main() {
   const fs::path root = test_util::temp_dir("loader");
   test_util::tiny_config c;
+  config_values();
+  safetensors_headers();
+  misaligned_tensors(root);
 
   {  // A valid sharded model loads, with the config fields read.
     const fs::path d = root / "ok";
@@ -168,6 +322,53 @@ int main() {
     test_util::write_file(d / "config.json", cfg);
     expect_error(d, weights_kind::bf16, {"config.json", "llama", "olmoe"}, "wrong model_type");
   }
+  {  // A config whose layer count the tensors do not back fails at the first missing layer, sizing nothing by it.
+    const fs::path d = root / "huge-layers";
+    test_util::write_tiny_model(d, c, 1);
+    test_util::tiny_config huge = c;
+    huge.layers = 2147483647;
+    test_util::write_file(d / "config.json", test_util::config_json(huge));
+    expect_error(d, weights_kind::bf16, {"missing tensor 'model.layers.2.input_layernorm.weight'"}, "2147483647 layers");
+  }
+  {  // Without an index, a tensor in two files is ambiguous.
+    const fs::path d = root / "dup-no-index";
+    test_util::write_tiny_model(d, c, 1);
+    test_util::rng r(9);
+    test_util::write_file(d / "stale.safetensors", test_util::safetensors_bytes({test_util::make_tensor("model.norm.weight", {32}, r, 1.0f)}));
+    expect_error(d, weights_kind::bf16, {"stale.safetensors", "model.safetensors", "'model.norm.weight'", "index"}, "duplicate without an index");
+  }
+  {  // Index entries must name files in the model folder.
+    const fs::path d = root / "index-paths";
+    test_util::write_tiny_model(d, c, 1, 2);
+    const std::string index = read_all(d / "model.safetensors.index.json");
+    const std::string shard = "model-00001-of-00002.safetensors";
+    fs::copy_file(d / shard, root / shard);  // reachable through "../", so only the check can refuse it
+    const std::string names[] = {"../" + shard, (root / shard).generic_string(), "sub/" + shard, "..\\\\" + shard, "C:" + shard,
+                                 "..", ".", "", shard + "\\u0000x"};
+    for (const std::string & bad : names) {
+      std::string broken = index;
+      broken.replace(broken.find(shard), shard.size(), bad);
+      test_util::write_file(d / "model.safetensors.index.json", broken);
+      expect_error(d, weights_kind::bf16, {"model.safetensors.index.json", "weight_map entry 'model.embed_tokens.weight'", "not a file name"},
+                   ("index entry " + bad).c_str());
+    }
+  }
+#ifndef _WIN32
+  {  // A FIFO or a directory where a file should be is refused, not waited on.
+    alarm(60);  // a hang fails the test instead of stalling ctest
+    const fs::path d = root / "special";
+    for (const char * victim : {"config.json", "model-00002-of-00002.safetensors", "model.safetensors.index.json"}) {
+      test_util::write_tiny_model(d, c, 1, 2);
+      fs::remove(d / victim);
+      CHECK(mkfifo((d / victim).c_str(), 0600) == 0, "mkfifo %s", victim);
+      expect_error(d, weights_kind::bf16, {victim, "not a regular file"}, (std::string("FIFO as ") + victim).c_str());
+      fs::remove(d / victim);
+      fs::create_directories(d / victim);
+      expect_error(d, weights_kind::bf16, {victim, "not a regular file"}, (std::string("directory as ") + victim).c_str());
+    }
+    alarm(0);
+  }
+#endif
   {  // No config.json.
     const fs::path d = root / "noconfig";
     test_util::write_tiny_model(d, c, 1);

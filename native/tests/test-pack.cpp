@@ -1,8 +1,17 @@
-// The qpacked-v1 packer's edges: group size rules, cancellation (no temp or partial shard left, no index), and
-// loading a packed folder with a missing INT4 tensor. To add a case, add a block to main().
-#include <atomic>
+// The qpacked-v1 packer's edges: group size rules, cancellation (no temp or partial shard left, no index), sources it
+// must refuse, stale copies the index does not point to, and loading a packed folder with a missing INT4 tensor.
+// To add a case, add a block to main() (or a row to the refused sources).
+#ifndef _WIN32
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
+#include <atomic>
+#include <functional>
+
+#include "core/mapped-file.h"
 #include "core/model-weights.h"
+#include "core/safetensors.h"
 #include "rt/rt-runtime.h"
 #include "test-helpers.h"
 
@@ -21,6 +30,34 @@ static bool pack(const fs::path & src, const fs::path & dst, int group, std::str
   const bool ok = rt_qpacked_pack(o, progress, cancel, r, err);
   if (out) *out = r;
   return ok;
+}
+
+using source_files = std::vector<std::pair<std::string, std::vector<test_util::raw_tensor>>>;
+
+// Writes config.json, one safetensors file per entry of `files` and, when `index` is not empty, an index of those
+// (tensor, file) pairs.
+static void write_source(const fs::path & d, const test_util::tiny_config & c, const source_files & files,
+                         const std::vector<std::pair<std::string, std::string>> & index) {
+  fs::remove_all(d);
+  fs::create_directories(d);
+  test_util::write_file(d / "config.json", test_util::config_json(c));
+  for (const auto & [name, ts] : files) test_util::write_file(d / name, test_util::safetensors_bytes(ts));
+  if (index.empty()) return;
+  std::string wm;
+  for (const auto & [t, f] : index) wm += (wm.empty() ? "" : ",") + std::string("\"") + t + "\":\"" + f + "\"";
+  test_util::write_file(d / "model.safetensors.index.json", "{\"metadata\":{},\"weight_map\":{" + wm + "}}");
+}
+
+// The tiny model's tensors in a.safetensors (first half) and b.safetensors, with an index.
+static void split_source(const std::vector<test_util::raw_tensor> & ts, source_files & files,
+                         std::vector<std::pair<std::string, std::string>> & index) {
+  files = {{"a.safetensors", {}}, {"b.safetensors", {}}};
+  index.clear();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    auto & f = files[i < ts.size() / 2 ? 0 : 1];
+    f.second.push_back(ts[i]);
+    index.push_back({ts[i].name, f.first});
+  }
 }
 
 int main() {
@@ -80,6 +117,90 @@ int main() {
       for (const auto & e : fs::directory_iterator(root / "bad-out"))
         CHECK(e.path().extension() != ".tmp", "temp file left: %s", e.path().string().c_str());
     }
+  }
+  {  // A stale copy in a shard the index does not point to is not packed: the indexed one is, once.
+    auto ts = test_util::tiny_tensors(c, 3);
+    source_files files;
+    std::vector<std::pair<std::string, std::string>> index;
+    split_source(ts, files, index);
+    test_util::rng r(77);
+    files[0].second.push_back(test_util::make_tensor("model.norm.weight", {c.hidden}, r, 1.0f, -5.0f));
+    write_source(root / "stale-src", c, files, index);
+    pack_result pr;
+    CHECK(pack(root / "stale-src", root / "stale-out", 0, err, nullptr, nullptr, &pr), "stale copy: %s", err.c_str());
+    int listed = 0;
+    for (const auto & f : pr.output_files) {
+      if (f.find("model-qpacked-") != 0) continue;
+      auto mf = mapped_file::open((root / "stale-out" / f).string(), err);
+      safetensors_header h;
+      CHECK(mf && safetensors_parse(mf->data(), mf->size(), f, h, err), "parse %s: %s", f.c_str(), err.c_str());
+      for (const auto & t : h.tensors) listed += t.name == "model.norm.weight";
+    }
+    CHECK(listed == 1, "model.norm.weight is in the packed shards %d times", listed);
+    auto w = model_weights_load((root / "stale-out").string(), weights_kind::int4, err);
+    const test_util::raw_tensor * indexed = nullptr;
+    for (const auto & t : ts) if (t.name == "model.norm.weight") indexed = &t;
+    const tensor_view * packed = w ? w->find("model.norm.weight") : nullptr;
+    bool same = packed && indexed && packed->numel() == c.hidden;
+    for (int i = 0; same && i < c.hidden; ++i) {
+      uint16_t b, h;
+      std::memcpy(&b, indexed->bytes.data() + 2 * i, 2);
+      std::memcpy(&h, static_cast<const uint8_t *>(packed->data) + 2 * i, 2);
+      same = h == fp16_from_f32(f32_from_bf16(b));
+    }
+    CHECK(same, "the packed model.norm.weight is the indexed copy (%s)", err.c_str());
+  }
+  {  // Sources the packer must refuse, with the loader's message where the loader would refuse them.
+    struct refused_case {
+      const char * what;
+      int group;
+      std::function<void(const fs::path &)> build;
+      std::vector<std::string> needles;
+    };
+    const std::string victim = "model.layers.1.mlp.experts.4.up_proj.weight";
+    std::vector<refused_case> cases;
+    cases.push_back({"an expert missing", 0, [&](const fs::path & d) {
+                       auto ts = test_util::tiny_tensors(c, 3);
+                       ts.erase(std::remove_if(ts.begin(), ts.end(), [&](const auto & t) { return t.name == victim; }), ts.end());
+                       source_files files;
+                       std::vector<std::pair<std::string, std::string>> index;
+                       split_source(ts, files, index);
+                       write_source(d, c, files, index);
+                     }, {"missing tensor '" + victim + "'"}});
+    cases.push_back({"an index entry outside the folder", 0, [&](const fs::path & d) {
+                       source_files files;
+                       std::vector<std::pair<std::string, std::string>> index;
+                       split_source(test_util::tiny_tensors(c, 3), files, index);
+                       for (auto & e : index) if (e.second == "a.safetensors") e.second = "../a.safetensors";
+                       write_source(d, c, files, index);
+                       fs::copy_file(d / "a.safetensors", d.parent_path() / "a.safetensors", fs::copy_options::overwrite_existing);
+                     }, {"model.safetensors.index.json", "\"../a.safetensors\"", "not a file name"}});
+    cases.push_back({"an expert of an odd number of INT4 bytes", 2, [&](const fs::path & d) {
+                       auto ts = test_util::tiny_tensors(c, 3);
+                       test_util::rng r(5);
+                       ts.push_back(test_util::make_tensor("model.layers.0.mlp.experts.99.gate_proj.weight", {1, 2}, r, 1.0f));
+                       write_source(d, c, {{"model.safetensors", ts}}, {});
+                     }, {"model.safetensors", "'model.layers.0.mlp.experts.99.gate_proj.weight'", "odd number of INT4 bytes"}});
+#ifndef _WIN32
+    cases.push_back({"a FIFO as tokenizer.json", 0, [&](const fs::path & d) {
+                       write_source(d, c, {{"model.safetensors", test_util::tiny_tensors(c, 3)}}, {});
+                       CHECK(mkfifo((d / "tokenizer.json").c_str(), 0600) == 0, "mkfifo");
+                     }, {"tokenizer.json", "not a regular file"}});
+    alarm(60);  // a hang fails the test instead of stalling ctest
+#endif
+    for (const refused_case & tc : cases) {
+      const fs::path d = root / "refused" / "src";
+      fs::remove_all(root / "refused");
+      tc.build(d);
+      const bool ok = pack(d, root / "refused" / "out", tc.group, err);
+      CHECK(!ok, "%s: packed", tc.what);
+      for (const auto & n : tc.needles) CHECK(err.find(n) != std::string::npos, "%s: message '%s' lacks '%s'", tc.what, err.c_str(), n.c_str());
+      CHECK(!fs::exists(root / "refused" / "out" / "model.safetensors.index.json"), "%s: no index after a refused pack", tc.what);
+      std::printf("%s -> %s\n", tc.what, err.c_str());
+    }
+#ifndef _WIN32
+    alarm(0);
+#endif
   }
   {  // A packed folder missing one INT4 tensor fails to load, naming it.
     const fs::path d = root / "g16";

@@ -1,15 +1,17 @@
 #include "core/json.h"
 
+#include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <system_error>
 
 namespace rt {
 
 const json_value * json_value::get(const std::string & key) const {
   if (type != kind::object) return nullptr;
-  for (const auto & m : members) {
-    if (m.first == key) return &m.second;
+  // Of duplicate keys the last counts, as in Python's json and JavaScript's JSON.parse.
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    if (it->first == key) return &it->second;
   }
   return nullptr;
 }
@@ -27,6 +29,11 @@ struct parser {
     if (err.empty()) err = "offset " + std::to_string(p - begin) + ": " + what;
     return false;
   }
+  bool fail_at(const char * at, const char * what) {
+    p = at;
+    return fail(what);
+  }
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
   void ws() {
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
   }
@@ -66,6 +73,78 @@ struct parser {
     }
     return true;
   }
+  // Appends the multi-byte UTF-8 sequence whose lead byte is at p[-1]; rejects overlong forms, encoded surrogates,
+  // code points past U+10FFFF and truncated sequences.
+  bool utf8_sequence(std::string & o) {
+    const char * at = p - 1;
+    const unsigned char lead = static_cast<unsigned char>(*at);
+    int n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // range of the first continuation byte
+    if (lead >= 0xc2 && lead <= 0xdf) n = 1;
+    else if (lead >= 0xe0 && lead <= 0xef) { n = 2; if (lead == 0xe0) lo = 0xa0; if (lead == 0xed) hi = 0x9f; }
+    else if (lead >= 0xf0 && lead <= 0xf4) { n = 3; if (lead == 0xf0) lo = 0x90; if (lead == 0xf4) hi = 0x8f; }
+    else return fail_at(at, "invalid UTF-8 in string");
+    if (end - p < n) return fail_at(at, "invalid UTF-8 in string");
+    for (int k = 0; k < n; ++k) {
+      const unsigned char b = static_cast<unsigned char>(p[k]);
+      if (b < (k == 0 ? lo : 0x80) || b > (k == 0 ? hi : 0xbf)) return fail_at(at, "invalid UTF-8 in string");
+    }
+    o.append(at, static_cast<size_t>(n) + 1);
+    p += n;
+    return true;
+  }
+  // RFC 8259 number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, read without the C locale (strtod
+  // would take the decimal point from LC_NUMERIC).
+  bool number(double & out) {
+    const char * s = p;
+    if (p < end && *p == '-') ++p;
+    if (p >= end || !digit(*p)) return fail_at(s, "bad number");
+    if (*p == '0') {
+      ++p;
+      if (p < end && digit(*p)) return fail_at(s, "bad number (leading zero)");
+    } else {
+      while (p < end && digit(*p)) ++p;
+    }
+    const char * int_end = p;
+    if (p < end && *p == '.') {
+      ++p;
+      if (p >= end || !digit(*p)) return fail_at(s, "bad number");
+      while (p < end && digit(*p)) ++p;
+    }
+    const char * mant_end = p;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+      ++p;
+      if (p < end && (*p == '+' || *p == '-')) ++p;
+      if (p >= end || !digit(*p)) return fail_at(s, "bad number");
+      while (p < end && digit(*p)) ++p;
+    }
+    const auto r = std::from_chars(s, p, out);
+    if (r.ec == std::errc::result_out_of_range) {
+      // from_chars reports underflow and overflow alike. Underflow reads as zero, as in Python's json; overflow
+      // would be infinite, which JSON cannot express.
+      long long lead = 0;  // decimal exponent of the first significant digit, before the e part
+      bool nonzero = false;
+      const char * d0 = *s == '-' ? s + 1 : s;
+      for (const char * q = d0; q < mant_end && !nonzero; ++q) {
+        if (*q == '.' || *q == '0') continue;
+        nonzero = true;
+        lead = q < int_end ? (int_end - q) - 1 : -(q - int_end);
+      }
+      long long e = 0;
+      if (mant_end < p) {
+        const char * q = mant_end + 1;
+        const bool neg = *q == '-';
+        if (*q == '+' || *q == '-') ++q;
+        for (; q < p; ++q) e = e < 100000000 ? e * 10 + (*q - '0') : e;
+        if (neg) e = -e;
+      }
+      if (nonzero && lead + e > 0) return fail_at(s, "number out of range (not a finite double)");
+      out = *s == '-' ? -0.0 : 0.0;
+      return true;
+    }
+    if (r.ec != std::errc() || r.ptr != p) return fail_at(s, "bad number");
+    return true;
+  }
   bool string(std::string & o) {
     if (p >= end || *p != '"') return fail("expected string");
     ++p;
@@ -74,6 +153,10 @@ struct parser {
       const char c = *p++;
       if (c == '"') return true;
       if (static_cast<unsigned char>(c) < 0x20) return fail("control character in string");
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        if (!utf8_sequence(o)) return false;
+        continue;
+      }
       if (c != '\\') { o += c; continue; }
       if (p >= end) return fail("unterminated escape");
       const char e = *p++;
@@ -87,12 +170,18 @@ struct parser {
         case 'r': o += '\r'; break;
         case 't': o += '\t'; break;
         case 'u': {
+          // A surrogate must come as a high + low pair: a lone one has no UTF-8 encoding (the safetensors reference
+          // reader, serde_json, rejects it too).
+          const char * at = p - 2;
           unsigned cp = 0;
           if (!hex4(cp)) return false;
-          if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+          if (cp >= 0xdc00 && cp < 0xe000) return fail_at(at, "lone low surrogate in \\u escape");
+          if (cp >= 0xd800 && cp < 0xdc00) {
+            if (end - p < 2 || p[0] != '\\' || p[1] != 'u') return fail_at(at, "high surrogate in \\u escape without a low surrogate");
             p += 2;
             unsigned lo = 0;
             if (!hex4(lo)) return false;
+            if (lo < 0xdc00 || lo >= 0xe000) return fail_at(at, "high surrogate in \\u escape without a low surrogate");
             cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
           }
           put_utf8(o, cp);
@@ -153,15 +242,9 @@ struct parser {
       if (!lit("false")) return false;
     } else if (c == 'n') {
       if (!lit("null")) return false;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      const char * s = p;
-      if (*p == '-') ++p;
-      while (p < end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-')) ++p;
-      std::string tok(s, p);
-      char * stop = nullptr;
+    } else if (c == '-' || digit(c)) {
       v.type = json_value::kind::number;
-      v.num = std::strtod(tok.c_str(), &stop);
-      if (stop == tok.c_str() || *stop != '\0') return fail("bad number");
+      if (!number(v.num)) return false;
     } else {
       return fail("unexpected character");
     }

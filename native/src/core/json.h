@@ -22,7 +22,7 @@ struct json_value {
   bool is_bool() const { return type == kind::boolean; }
   bool is_array() const { return type == kind::array; }
   bool is_object() const { return type == kind::object; }
-  /** Member of an object, or nullptr. */
+  /** Member of an object (the last of duplicate keys, as Python and JavaScript read them), or nullptr. */
   const json_value * get(const std::string & key) const;
 };
 

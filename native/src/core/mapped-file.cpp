@@ -1,5 +1,7 @@
 #include "core/mapped-file.h"
 
+#include <new>
+
 #ifdef _WIN32
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
@@ -34,6 +36,10 @@ std::shared_ptr<mapped_file> mapped_file::open(const std::string & path, std::st
     return nullptr;
   }
   m->file_ = f;
+  if (GetFileType(f) != FILE_TYPE_DISK) {
+    error = path + ": not a regular file";
+    return nullptr;
+  }
   LARGE_INTEGER size;
   if (!GetFileSizeEx(f, &size)) {
     error = path + ": cannot read the file size";
@@ -66,7 +72,8 @@ mapped_file::~mapped_file() {
 std::shared_ptr<mapped_file> mapped_file::open(const std::string & path, std::string & error) {
   std::shared_ptr<mapped_file> m(new mapped_file());
   m->path_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY);
+  // Without O_NONBLOCK, opening a FIFO waits for a writer; on the regular file that is kept it changes nothing.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     error = path + ": cannot open (" + std::strerror(errno) + ")";
     return nullptr;
@@ -74,6 +81,11 @@ std::shared_ptr<mapped_file> mapped_file::open(const std::string & path, std::st
   struct stat st;
   if (fstat(fd, &st) != 0) {
     error = path + ": cannot stat (" + std::strerror(errno) + ")";
+    ::close(fd);
+    return nullptr;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    error = path + ": not a regular file";
     ::close(fd);
     return nullptr;
   }
@@ -96,5 +108,17 @@ mapped_file::~mapped_file() {
 }
 
 #endif
+
+bool read_regular_file(const std::string & path, std::string & out, std::string & error) {
+  auto m = mapped_file::open(path, error);
+  if (!m) return false;
+  try {
+    out.assign(reinterpret_cast<const char *>(m->data()), m->size());
+  } catch (const std::bad_alloc &) {
+    error = path + ": cannot allocate " + std::to_string(m->size()) + " bytes for its contents";
+    return false;
+  }
+  return true;
+}
 
 }  // namespace rt

@@ -8,7 +8,10 @@ namespace rt {
 
 class mapped_file {
  public:
-  /** Maps `path`; returns nullptr with `error` naming the file on failure. */
+  /**
+   * Maps `path`, which must be a regular file (a FIFO or device is refused, not waited on); returns nullptr with
+   * `error` naming the file on failure.
+   */
   static std::shared_ptr<mapped_file> open(const std::string & path, std::string & error);
   ~mapped_file();
   mapped_file(const mapped_file &) = delete;
@@ -28,5 +31,8 @@ class mapped_file {
   void * mapping_ = nullptr;
 #endif
 };
+
+/** Reads the whole regular file `path` into `out`; on failure returns false with `error` naming the file. */
+bool read_regular_file(const std::string & path, std::string & out, std::string & error);
 
 }  // namespace rt

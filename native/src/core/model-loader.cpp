@@ -1,10 +1,12 @@
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <new>
 #include <set>
-#include <sstream>
+#include <system_error>
 
 #include "core/json.h"
 #include "core/mapped-file.h"
@@ -28,16 +30,39 @@ const tensor_view * model_weights::find(const std::string & name) const {
 
 namespace {
 
-bool read_text(const std::string & path, std::string & out, std::string & error) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    error = path + ": cannot open";
+/** A JSON value as it would read in config.json, for messages. */
+std::string value_str(const json_value & v) {
+  switch (v.type) {
+    case json_value::kind::null: return "null";
+    case json_value::kind::boolean: return v.b ? "true" : "false";
+    case json_value::kind::number: {
+      char buf[32];
+      const auto r = std::to_chars(buf, buf + sizeof buf, v.num);
+      return std::string(buf, r.ptr);
+    }
+    case json_value::kind::string: return json_quote(v.str);
+    case json_value::kind::array: return "[...]";
+    case json_value::kind::object: return "{...}";
+  }
+  return "?";
+}
+
+/** Reads an optional finite, positive number; a missing or null field keeps `out`. */
+bool get_positive(const json_value & root, const char * key, const std::string & path, float & out, std::string & error) {
+  const json_value * v = root.get(key);
+  if (!v || v->is_null()) return true;
+  const float f = v->is_number() ? static_cast<float>(v->num) : 0.0f;
+  if (!v->is_number() || !std::isfinite(f) || !(f > 0.0f)) {
+    error = path + ": field '" + key + "' is " + value_str(*v) + "; it must be a finite positive number";
     return false;
   }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  out = ss.str();
+  out = f;
   return true;
+}
+
+/** True when an index names `s` as a file directly inside the model folder (no path, no drive, no parent). */
+bool plain_file_name(const std::string & s) {
+  return !s.empty() && s != "." && s != ".." && s.find_first_of(std::string("/\\:\0", 4)) == std::string::npos;
 }
 
 bool get_int(const json_value & root, const char * key, const std::string & path, int & out, std::string & error,
@@ -114,6 +139,10 @@ bool model_config_parse(const std::string & text, const std::string & path, mode
     error = path + ": sizes must be positive";
     return false;
   }
+  if (c.max_position_embeddings <= 0) {
+    error = path + ": field 'max_position_embeddings' is 0; it must be positive";
+    return false;
+  }
   if (c.head_dim == 0) {
     if (c.hidden_size % c.num_attention_heads != 0) {
       error = path + ": hidden_size is not a multiple of num_attention_heads";
@@ -135,23 +164,36 @@ bool model_config_parse(const std::string & text, const std::string & path, mode
   }
   if (const json_value * v = root.get("norm_topk_prob"); v && v->is_bool()) c.norm_topk_prob = v->b;
   if (const json_value * v = root.get("tie_word_embeddings"); v && v->is_bool()) c.tie_word_embeddings = v->b;
-  if (const json_value * v = root.get("rope_theta"); v && v->is_number()) c.rope_theta = static_cast<float>(v->num);
-  if (const json_value * v = root.get("rms_norm_eps"); v && v->is_number()) c.rms_norm_eps = static_cast<float>(v->num);
+  if (!get_positive(root, "rope_theta", path, c.rope_theta, error) ||
+      !get_positive(root, "rms_norm_eps", path, c.rms_norm_eps, error)) {
+    return false;
+  }
   if (const json_value * v = root.get("clip_qkv"); v && v->is_number()) c.clip_qkv = static_cast<float>(v->num);
   if (const json_value * v = root.get("rope_scaling"); v && !v->is_null()) {
     error = path + ": rope_scaling is not supported";
     return false;
   }
-  if (const json_value * v = root.get("eos_token_id")) {
-    if (v->is_number()) c.eos_token_ids.push_back(static_cast<int>(v->num));
-    if (v->is_array())
-      for (const auto & it : v->items)
-        if (it.is_number()) c.eos_token_ids.push_back(static_cast<int>(it.num));
+  if (const json_value * v = root.get("eos_token_id"); v && !v->is_null()) {
+    std::vector<const json_value *> ids;
+    if (v->is_array()) {
+      for (const auto & it : v->items) ids.push_back(&it);
+    } else {
+      ids.push_back(v);
+    }
+    for (const json_value * id : ids) {
+      if (!id->is_number() || id->num != std::floor(id->num) || id->num < 0 || id->num >= c.vocab_size) {
+        error = path + ": eos_token_id " + value_str(*id) + " is not a token id (an integer in 0.." +
+                std::to_string(c.vocab_size - 1) + ")";
+        return false;
+      }
+      c.eos_token_ids.push_back(static_cast<int>(id->num));
+    }
   }
   return true;
 }
 
-std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weights_kind want, std::string & error) {
+std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weights_kind want, std::string & error,
+                                                  bool copy_misaligned) {
   auto w = std::make_unique<model_weights>();
   w->dir = dir;
   const std::string config_path = (fs::path(dir) / "config.json").string();
@@ -160,7 +202,7 @@ std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weigh
     error = dir + ": not a model folder (no such directory)";
     return nullptr;
   }
-  if (!read_text(config_path, text, error)) return nullptr;
+  if (!read_regular_file(config_path, text, error)) return nullptr;
   if (!model_config_parse(text, config_path, w->config, error)) return nullptr;
   const model_config & c = w->config;
 
@@ -169,7 +211,7 @@ std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weigh
   std::unordered_map<std::string, std::string> index_map;
   const std::string index_path = (fs::path(dir) / "model.safetensors.index.json").string();
   if (fs::exists(index_path)) {
-    if (!read_text(index_path, text, error)) return nullptr;
+    if (!read_regular_file(index_path, text, error)) return nullptr;
     json_value idx;
     std::string jerr;
     if (!json_parse(text, idx, jerr)) {
@@ -181,14 +223,17 @@ std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weigh
       error = index_path + ": no weight_map object";
       return nullptr;
     }
-    std::set<std::string> seen;
     for (const auto & m : wm->members) {
-      if (!m.second.is_string()) {
-        error = index_path + ": weight_map entry '" + m.first + "' is not a file name";
+      if (!m.second.is_string() || !plain_file_name(m.second.str)) {
+        error = index_path + ": weight_map entry '" + m.first + "' names " + value_str(m.second) +
+                ", which is not a file name in the model folder";
         return nullptr;
       }
-      index_map[m.first] = m.second.str;
-      if (seen.insert(m.second.str).second) shard_names.push_back(m.second.str);
+      index_map[m.first] = m.second.str;  // of a key listed twice the last counts, as when Python reads the index
+    }
+    std::set<std::string> seen;
+    for (const auto & m : wm->members) {
+      if (index_map[m.first] == m.second.str && seen.insert(m.second.str).second) shard_names.push_back(m.second.str);
     }
   } else {
     for (const auto & e : fs::directory_iterator(dir)) {
@@ -210,12 +255,24 @@ std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weigh
     if (!safetensors_parse(mf->data(), mf->size(), path, h, error)) return nullptr;
     for (const auto & kv : h.metadata) {
       if (kv.first == "format" && kv.second == "qpacked-v1") qpacked_format = kv.second;
-      if (kv.first == "group_size") w->group_size = std::atoi(kv.second.c_str());
+      if (kv.first == "group_size") {
+        const char * b = kv.second.data();
+        const char * e = b + kv.second.size();
+        const auto r = std::from_chars(b, e, w->group_size);
+        if (r.ec != std::errc() || r.ptr != e || w->group_size <= 0) {
+          error = path + ": __metadata__ group_size " + json_quote(kv.second) + " is not a positive integer";
+          return nullptr;
+        }
+      }
     }
     for (auto & e : h.tensors) {
       if (!index_map.empty()) {
         auto it = index_map.find(e.name);
         if (it == index_map.end() || it->second != shard) continue;  // not the copy the index points to
+      } else if (const tensor_view * other = w->find(e.name)) {
+        error = path + ": tensor '" + e.name + "' is also in " + other->file +
+                ", and there is no model.safetensors.index.json to say which copy to load";
+        return nullptr;
       }
       tensor_view v;
       v.name = e.name;
@@ -224,6 +281,21 @@ std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weigh
       v.shape = e.shape;
       v.data = mf->data() + e.begin;
       v.nbytes = e.end - e.begin;
+      // Writers that do not pad the header to 8 bytes leave tensors misaligned for their dtype; the kernels read
+      // elements in place, so such a tensor is copied.
+      if (copy_misaligned && reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.type) != 0) {
+        std::unique_ptr<uint64_t[]> copy;
+        try {
+          copy.reset(new uint64_t[(v.nbytes + 7) / 8]);
+        } catch (const std::bad_alloc &) {
+          error = path + ": cannot allocate " + std::to_string(v.nbytes) + " bytes for an aligned copy of tensor '" +
+                  e.name + "'";
+          return nullptr;
+        }
+        std::memcpy(copy.get(), v.data, v.nbytes);
+        v.data = copy.get();
+        w->aligned_copies.push_back(std::move(copy));
+      }
       w->total_bytes += v.nbytes;
       w->tensors[e.name] = std::move(v);
     }
@@ -305,9 +377,10 @@ std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weigh
     w->group_size = group;
   }
 
-  w->layers.resize(static_cast<size_t>(c.num_hidden_layers));
+  // The layers grow as their tensors are found: a config's counts alone must not size anything (a huge
+  // num_hidden_layers fails at the first missing tensor, after work in proportion to the tensors present).
   for (int l = 0; l < c.num_hidden_layers; ++l) {
-    layer_weights & L = w->layers[static_cast<size_t>(l)];
+    layer_weights & L = w->layers.emplace_back();
     const std::string p = "model.layers." + std::to_string(l) + ".";
     if (!(L.input_layernorm = f(p + "input_layernorm.weight", {H})) ||
         !(L.post_attention_layernorm = f(p + "post_attention_layernorm.weight", {H})) ||

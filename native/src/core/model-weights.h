@@ -82,6 +82,7 @@ struct model_weights {
   const tensor_view * lm_head = nullptr;  // == embed_tokens when tied
   std::vector<layer_weights> layers;
   std::vector<std::shared_ptr<mapped_file>> files;
+  std::vector<std::unique_ptr<uint64_t[]>> aligned_copies;  // tensors the file left misaligned for their dtype
   size_t total_bytes = 0;  // bytes of all tensors
 
   const tensor_view * find(const std::string & name) const;
@@ -90,9 +91,12 @@ struct model_weights {
 /**
  * Loads a model folder (config.json + *.safetensors, optionally model.safetensors.index.json).
  * `want` selects the precision: int4 requires a qpacked-v1 folder, bf16 a source checkpoint.
+ * A tensor whose bytes are not aligned to its dtype in the file is copied to aligned memory; with `copy_misaligned`
+ * false it is left in place, for a caller that only validates or reads bytes with memcpy.
  * On failure returns nullptr and sets `error` to a message naming the file and tensor at fault.
  */
-std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weights_kind want, std::string & error);
+std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weights_kind want, std::string & error,
+                                                  bool copy_misaligned = true);
 
 /** Parses and validates config.json text (`path` is used in messages). */
 bool model_config_parse(const std::string & text, const std::string & path, model_config & out, std::string & error);

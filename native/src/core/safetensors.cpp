@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "core/json.h"
 
@@ -66,6 +67,7 @@ bool safetensors_parse(const unsigned char * data, size_t size, const std::strin
   }
   out.data_start = 8 + static_cast<size_t>(n);
   const size_t data_len = size - out.data_start;
+  std::unordered_set<std::string> names;
   for (const auto & m : root.members) {
     if (m.first == "__metadata__") {
       if (m.second.is_object()) {
@@ -74,6 +76,10 @@ bool safetensors_parse(const unsigned char * data, size_t size, const std::strin
         }
       }
       continue;
+    }
+    if (!names.insert(m.first).second) {
+      error = path + ": bad safetensors header: tensor '" + m.first + "' is listed twice";
+      return false;
     }
     const json_value & t = m.second;
     const json_value * dt = t.get("dtype");
@@ -108,7 +114,8 @@ bool safetensors_parse(const unsigned char * data, size_t size, const std::strin
     }
     const json_value & b = offs->items[0];
     const json_value & en = offs->items[1];
-    if (!b.is_number() || !en.is_number() || b.num < 0 || en.num < b.num || en.num > kMaxExact) {
+    if (!b.is_number() || !en.is_number() || b.num < 0 || en.num < b.num || en.num > kMaxExact ||
+        b.num != std::floor(b.num) || en.num != std::floor(en.num)) {
       error = path + ": bad safetensors header: tensor '" + m.first + "' has bad data_offsets";
       return false;
     }

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
+#include <new>
 #include <stdexcept>
 
 #include "core/json.h"
@@ -44,15 +44,6 @@ struct out_shard {
   std::vector<out_tensor> tensors;
   size_t data_bytes = 0;
 };
-
-bool read_file(const std::string & path, std::string & out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  out = ss.str();
-  return true;
-}
 
 bool write_atomic(const std::string & path, const std::string & data, std::string & error) {
   const std::string tmp = path + ".tmp";
@@ -105,44 +96,25 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
                      pack_result & result, std::string & error) {
   result = pack_result{};
   const fs::path src(opt.src_dir), dst(opt.dst_dir);
-  std::string text;
-  const std::string config_path = (src / "config.json").string();
-  if (!read_file(config_path, text)) { error = config_path + ": cannot open"; return false; }
-  model_config config;
-  if (!model_config_parse(text, config_path, config, error)) return false;
+  // The source must pass the loader's checks (config, index, every tensor and shape the model needs), and what is
+  // packed is the loader's choice of tensors: where the index maps a name to one shard, copies in other shards are
+  // stale and skipped. Only validated here, so misaligned tensors need no aligned copies (rows are read with memcpy).
+  const std::unique_ptr<model_weights> w = model_weights_load(opt.src_dir, weights_kind::bf16, error, false);
+  if (!w) return false;
+  const bool has_index = fs::exists(src / "model.safetensors.index.json");
 
-  std::vector<std::string> shard_names;
-  const fs::path index_path = src / "model.safetensors.index.json";
-  bool has_index = fs::exists(index_path);
-  if (has_index) {
-    if (!read_file(index_path.string(), text)) { error = index_path.string() + ": cannot open"; return false; }
-    json_value idx;
-    std::string jerr;
-    if (!json_parse(text, idx, jerr)) { error = index_path.string() + ": not valid JSON (" + jerr + ")"; return false; }
-    const json_value * wm = idx.get("weight_map");
-    if (!wm || !wm->is_object()) { error = index_path.string() + ": no weight_map object"; return false; }
-    for (const auto & m : wm->members)
-      if (m.second.is_string() && std::find(shard_names.begin(), shard_names.end(), m.second.str) == shard_names.end())
-        shard_names.push_back(m.second.str);
-  } else {
-    for (const auto & e : fs::directory_iterator(src))
-      if (e.is_regular_file() && e.path().extension() == ".safetensors") shard_names.push_back(e.path().filename().string());
-    std::sort(shard_names.begin(), shard_names.end());
-  }
-  if (shard_names.empty()) { error = opt.src_dir + ": no *.safetensors files"; return false; }
-
-  std::vector<std::shared_ptr<mapped_file>> files;
   std::vector<std::string> source_paths;
   std::vector<src_tensor> sources;
   uint64_t total = 0;
-  for (size_t f = 0; f < shard_names.size(); ++f) {
-    const std::string path = (src / shard_names[f]).string();
-    auto mf = mapped_file::open(path, error);
-    if (!mf) return false;
+  for (size_t f = 0; f < w->files.size(); ++f) {
+    const mapped_file & mf = *w->files[f];
+    const std::string & path = mf.path();
     safetensors_header h;
-    if (!safetensors_parse(mf->data(), mf->size(), path, h, error)) return false;
+    if (!safetensors_parse(mf.data(), mf.size(), path, h, error)) return false;
     std::sort(h.tensors.begin(), h.tensors.end(), [](const safetensors_entry & a, const safetensors_entry & b) { return a.begin < b.begin; });
     for (auto & e : h.tensors) {
+      const tensor_view * chosen = w->find(e.name);
+      if (!chosen || chosen->file != path) continue;
       src_tensor s;
       s.expert = qpacked_is_expert_weight(e.name);
       if (e.type == dtype::u8) { error = path + ": tensor '" + e.name + "' has dtype U8; the source must hold BF16/F16/F32 weights"; return false; }
@@ -152,9 +124,8 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
       total += s.entry.end - s.entry.begin;
       sources.push_back(std::move(s));
     }
-    files.push_back(mf);
     source_paths.push_back(path);
-    result.source_files.push_back(shard_names[f]);
+    result.source_files.push_back(fs::path(path).filename().string());
   }
 
   std::vector<int64_t> ins;
@@ -179,6 +150,13 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
     if (sources[i].expert) {
       const std::string base = e.name.substr(0, e.name.size() - std::string(".weight").size());
       const int64_t rows = e.shape[0], in = e.shape[1];
+      if (rows * (in / 2) % 2 != 0) {
+        error = source_paths[sources[i].file] + ": expert tensor '" + e.name + "' of shape " + shape_json(e.shape) +
+                " packs to an odd number of INT4 bytes (" + std::to_string(rows * (in / 2)) +
+                "), which would leave the FP16 tensor after it misaligned; qpacked-v1 needs an even row count or an "
+                "input width that is a multiple of 4";
+        return false;
+      }
       outs.push_back({base + ".qweight", dtype::u8, {rows, in / 2}, static_cast<size_t>(rows * (in / 2)), 0});
       outs.push_back({base + ".scales", dtype::f16, {rows, in / group}, static_cast<size_t>(rows * (in / group) * 2), 0});
     } else {
@@ -205,7 +183,8 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
   thread_pool pool(opt.threads);
   uint64_t done = 0;
   if (progress) progress(0, total);
-  std::vector<char> buf;
+  std::vector<uint8_t> qbuf;   // INT4 bytes of an expert
+  std::vector<uint16_t> hbuf;  // FP16 bits: an expert's scales or a whole non-routed tensor
   std::string weight_map;
   uint64_t total_size = 0;
   for (size_t si = 0; si < shards.size(); ++si) {
@@ -239,7 +218,7 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
       if (cancel && cancel->load()) return fail("pack cancelled");
       const src_tensor & s = sources[idx];
       const safetensors_entry & e = s.entry;
-      const unsigned char * base = files[s.file]->data() + e.begin;
+      const unsigned char * base = w->files[s.file]->data() + e.begin;
       const std::string & src_path = source_paths[s.file];
       const int64_t cols = e.shape.empty() ? 1 : e.shape.back();
       const int64_t rows = cols == 0 ? 0 : static_cast<int64_t>((e.end - e.begin) / dtype_size(e.type)) / cols;
@@ -262,19 +241,24 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
         }
       };
       // Each row is widened to FP32, range-checked for its target format, then written as INT4 + scales or FP16.
+      const size_t qbytes = s.expert ? static_cast<size_t>(rows * (cols / 2)) : 0;
+      const size_t hcount = static_cast<size_t>(s.expert ? rows * (cols / group) : rows * cols);
+      try {
+        qbuf.resize(qbytes);
+        hbuf.resize(hcount);
+      } catch (const std::bad_alloc &) {
+        return fail(src_path + ": cannot allocate " + std::to_string(qbytes + 2 * hcount) + " bytes for converting tensor '" +
+                    e.name + "'");
+      }
       std::function<void(int64_t, const float *)> emit_row;
       if (s.expert) {
-        const size_t qbytes = static_cast<size_t>(rows * (cols / 2));
-        const size_t sbytes = static_cast<size_t>(rows * (cols / group) * 2);
-        buf.resize(qbytes + sbytes);
-        uint8_t * q = reinterpret_cast<uint8_t *>(buf.data());
-        uint16_t * sc = reinterpret_cast<uint16_t *>(buf.data() + qbytes);
+        uint8_t * q = qbuf.data();
+        uint16_t * sc = hbuf.data();
         emit_row = [=](int64_t r, const float * row) {
           qpacked_quantize_row(row, static_cast<int>(cols), group, q + r * (cols / 2), sc + r * (cols / group));
         };
       } else {
-        buf.resize(static_cast<size_t>(rows * cols * 2));
-        uint16_t * out = reinterpret_cast<uint16_t *>(buf.data());
+        uint16_t * out = hbuf.data();
         emit_row = [=](int64_t r, const float * row) {
           for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = fp16_from_f32(row[c]);
         };
@@ -292,7 +276,9 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
       } catch (const std::exception & ex) {
         return fail(ex.what());
       }
-      if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), fp) != buf.size()) return fail(tmp_path + ": write failed (disk full?)");
+      if ((!qbuf.empty() && std::fwrite(qbuf.data(), 1, qbuf.size(), fp) != qbuf.size()) ||
+          (!hbuf.empty() && std::fwrite(hbuf.data(), 2, hbuf.size(), fp) != hbuf.size()))
+        return fail(tmp_path + ": write failed (disk full?)");
       done += e.end - e.begin;
       if (progress) progress(done, total);
     }
@@ -301,12 +287,14 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
     if (ec) { error = final_path + ": cannot rename from " + tmp_path + " (" + ec.message() + ")"; return false; }
     result.output_files.push_back(sh.name);
   }
-  std::vector<char>().swap(buf);
+  std::vector<uint8_t>().swap(qbuf);
+  std::vector<uint16_t>().swap(hbuf);
 
   for (const char * name : {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json"}) {
     const fs::path from = src / name;
     if (!fs::exists(from)) continue;
-    if (!read_file(from.string(), text)) { error = from.string() + ": cannot read"; return false; }
+    std::string text;
+    if (!read_regular_file(from.string(), text, error)) return false;
     if (!write_atomic((dst / name).string(), text, error)) return false;
     result.source_files.push_back(name);
     result.output_files.push_back(name);

@@ -24,6 +24,9 @@
 // Byte layout of qweight row r (in/2 bytes):
 //   byte j = (u[r][2j+1] << 4) | u[r][2j]            (column 2j in the LOW nibble, 2j+1 in the HIGH nibble)
 //   scales[r][g] covers columns g*G .. g*G+G-1.
+// A shard's tensors tile its data (no gaps), so every qweight holds an even number of bytes (out * in/2 even) to keep
+// the F16 tensors after it 2-byte aligned; the packer refuses an expert matrix that would not (none of a model whose
+// shapes match its config: in is a multiple of the even G, and out is even for OLMoE).
 #include <cstddef>
 #include <cstdint>
 #include <string>
