@@ -3,5 +3,6 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../electron/cli/index.ts');
+const { endQuietlyOnClosedStdout, main } = await import('../electron/cli/index.ts');
+endQuietlyOnClosedStdout();
 process.exitCode = await main(process.argv.slice(2));

@@ -4,6 +4,7 @@
  * the usage on stderr and exit status 2, answer --help with the usage on stdout and status 0, and
  * turn SIGINT / SIGTERM into an AbortSignal for the long-running part.
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 
@@ -43,6 +44,19 @@ export function intOption(name: string, value: string | undefined, min: number, 
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
   if (!(n >= min && n <= max)) throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${value}'`);
   return n;
+}
+
+/**
+ * The data folder every command takes as --data-dir (prepare and assets also as --dir, their first spelling):
+ * resolved, else the default. Throws when both spellings name different folders.
+ */
+export function dataDirOption(values: { readonly 'data-dir'?: string; readonly dir?: string }, fallback: () => string): string {
+  const a = values['data-dir'];
+  const b = values.dir;
+  if (a !== undefined && b !== undefined && path.resolve(a) !== path.resolve(b)) {
+    throw new Error(`--data-dir and --dir name different folders ('${a}', '${b}'); give one`);
+  }
+  return path.resolve(a ?? b ?? fallback());
 }
 
 /** Prints `horizon <name>: <message>` and the usage to stderr; returns the usage-error exit status, 2. */

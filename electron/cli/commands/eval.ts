@@ -13,6 +13,7 @@ import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, n
 import { resolveModelSource } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
+import { probedDevice } from '../../common/worker-protocol.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
@@ -74,6 +75,9 @@ export async function run(args: string[]): Promise<number> {
   if (weights !== 'int4' && weights !== 'bf16') return usageError('eval', USAGE, '--weights must be int4 or bf16');
   if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') return usageError('eval', USAGE, '--backend must be auto, cpu or cuda');
   if (!values.model && !values.resume) return usageError('eval', USAGE, '--model (or --resume RUN_ID) is required');
+  for (const flag of ['device', 'expert-budget'] as const) {
+    if (backend === 'cpu' && values[flag] !== undefined) return usageError('eval', USAGE, `--${flag} applies to the CUDA backend, not --backend cpu`);
+  }
   let limit, batch, maxNewTokens, budget, cudaDevice;
   try {
     cudaDevice = parseCudaDevice(values.device);
@@ -149,13 +153,29 @@ export async function run(args: string[]): Promise<number> {
       runId = values.resume ?? '';
       const existing = runs.get(runId);
       if (!existing) throw new Error(`run ${runId} is not in ${dbFile}`);
-      if (existing.status === 'completed') throw new Error(`run ${runId} is already complete; export it with: npx horizon export ${runId}`);
+      if (existing.status === 'completed') {
+        const where = `${values['data-dir'] ? ` --data-dir ${dataDir}` : ''}${values.db ? ` --db ${dbFile}` : ''}`;
+        throw new Error(`run ${runId} is already complete; export it with: npx horizon export ${runId}${where}`);
+      }
       if (existing.datasetSha256 !== inputs.datasetSha256) {
         throw new Error(`run ${runId} used input_data.jsonl ${existing.datasetSha256}, the data folder has ${inputs.datasetSha256}`);
       }
       console.log(`resuming run ${runId}: ${responses.count(runId)}/${existing.total} responses stored`);
       runIdForQuit = runId;
     } else {
+      // A GPU asked for that is not there fails before a run is stored (it would only fail, resumable in vain).
+      if (backend === 'cuda' || cudaDevice !== undefined) {
+        const probe = await worker.request({ type: 'probe' });
+        if (!probe.ok) throw new Error(`probing CUDA devices failed: ${probe.error.message}`);
+        if (!probedDevice(probe.value, cudaDevice)) {
+          const have = probe.value.devices.map((d) => d.index).join(', ');
+          throw new Error(
+            cudaDevice !== undefined && have
+              ? `--device ${cudaDevice}: no such CUDA device (there are: ${have}; see npx horizon devices)`
+              : `no CUDA device for ${backend === 'cuda' ? '--backend cuda' : `--device ${cudaDevice}`}: ${probe.value.note || 'none found'}`,
+          );
+        }
+      }
       runId = newRunId();
       runIdForQuit = runId;
       const created = await createEvalRun(deps, {

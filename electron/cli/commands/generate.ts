@@ -1,3 +1,4 @@
+import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
 import { loadModel } from '../../worker/runtime/binding.js';
 import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseExpertBudget } from '../expert-budget.js';
@@ -14,7 +15,9 @@ export const summary = 'greedy generation from token ids with the native runtime
 const USAGE =
   'usage: horizon generate --model DIR --tokens 1,2,3 [--max-new-tokens N] [--stop 50279,...] [--weights bf16|int4]\n' +
   '                        [--backend cpu|cuda] [--threads N] [--json] [--expert-budget <GiB>|<N>slots] [--device N]\n' +
-  '  stop tokens default to config.json eos_token_id; --json prints one result object instead of text';
+  '  DIR: a prepared model, a checkpoint folder or a packed int4-gN folder; --weights picks where both exist\n' +
+  '  (default int4 when packed, else bf16); stop tokens default to config.json eos_token_id; --json prints one\n' +
+  '  result object instead of text';
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(
@@ -47,19 +50,22 @@ export async function run(args: string[]): Promise<number> {
   } catch (e) {
     return usageError('generate', USAGE, (e as Error).message);
   }
-  const model = await loadModel({ dir: values.model, ...flags, ...budget });
+  const model = await loadModel({ ...flags, ...(await resolveRuntimeDir(values.model, flags.weights)), ...budget });
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
   try {
     const info = model.info();
     const stopTokens = stopFlag ?? [...info.eosTokenIds];
-    if (!values.json) process.stdout.write(`tokens:`);
+    let printed = false;
     const out = await model.generate(
       { prompts: [prompt], maxNewTokens, stopTokens },
       (_i, token) => {
-        if (!values.json) process.stdout.write(` ${token}`);
+        if (values.json) return;
+        process.stdout.write(`${printed ? '' : 'tokens:'} ${token}`);
+        printed = true;
       },
       cancel.signal,
     );
+    if (!values.json && !printed) process.stdout.write('tokens:');
     const r = out.results[0]!;
     if (values.json) {
       console.log(JSON.stringify({ backend: info.backend, weights: info.weights, ...r, stats: out.stats }));

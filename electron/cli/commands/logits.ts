@@ -1,5 +1,6 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 
+import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
 import { loadModel } from '../../worker/runtime/binding.js';
 import { intOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
@@ -12,7 +13,9 @@ const USAGE =
   'usage: horizon logits --model DIR --tokens 1,2,3 --out F.json [--weights bf16|int4] [--backend cpu|cuda] [--threads N]\n' +
   '       [--expert-budget <GiB>|<N>slots]  (cuda: device memory or GPU slots per layer for resident experts)\n' +
   '       [--device N]  (cuda: device index, see horizon devices; default 0)\n' +
-  '  writes {"tokens":[...],"logits":[[...] one row of vocab_size per position]}; for int4, DIR is a packed folder';
+  '  writes {"tokens":[...],"logits":[[...] one row of vocab_size per position]}\n' +
+  '  DIR: a prepared model, a checkpoint folder or a packed int4-gN folder; --weights picks where both exist\n' +
+  '  (default int4 when packed, else bf16)';
 
 /** Parses "1,2,3" into token ids. */
 export function parseTokenList(text: string, flag = '--tokens'): number[] {
@@ -23,13 +26,13 @@ export function parseTokenList(text: string, flag = '--tokens'): number[] {
 
 /** Validates --weights / --backend / --threads / --device shared by logits and generate. */
 export function parseModelFlags(values: { weights?: string; backend?: string; threads?: string; device?: string; 'expert-budget'?: string }): {
-  weights: WeightsKind;
+  weights?: WeightsKind;
   backend: BackendKind;
   threads?: number;
   device?: number;
 } {
-  const weights = values.weights ?? 'bf16';
-  if (weights !== 'bf16' && weights !== 'int4') throw new Error(`--weights must be bf16 or int4, got '${weights}'`);
+  const weights = values.weights;
+  if (weights !== undefined && weights !== 'bf16' && weights !== 'int4') throw new Error(`--weights must be bf16 or int4, got '${weights}'`);
   const backend = values.backend ?? 'cpu';
   if (backend !== 'cpu' && backend !== 'cuda') throw new Error(`--backend must be cpu or cuda, got '${backend}'`);
   const threads = intOption('threads', values.threads, 1, 1024);
@@ -38,7 +41,7 @@ export function parseModelFlags(values: { weights?: string; backend?: string; th
     if (backend === 'cpu' && values[flag] !== undefined) throw new Error(`--${flag} applies to --backend cuda only`);
   }
   const device = parseCudaDevice(values.device);
-  return { weights, backend, threads, ...(device !== undefined ? { device } : {}) };
+  return { ...(weights !== undefined ? { weights } : {}), backend, threads, ...(device !== undefined ? { device } : {}) };
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -68,7 +71,7 @@ export async function run(args: string[]): Promise<number> {
   } catch (e) {
     return usageError('logits', USAGE, (e as Error).message);
   }
-  const model = await loadModel({ dir: values.model, ...flags, ...budget });
+  const model = await loadModel({ ...flags, ...(await resolveRuntimeDir(values.model, flags.weights)), ...budget });
   try {
     const logits = await model.logits(tokens);
     const rows = logits.map((row) => `[${Array.from(row).join(',')}]`);
@@ -78,7 +81,7 @@ export async function run(args: string[]): Promise<number> {
       renameSync(tmp, values.out);
     } catch (e) {
       rmSync(tmp, { force: true });
-      throw e;
+      throw new Error(`--out ${values.out}: cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
     }
     const info = model.info();
     console.log(`logits: ${tokens.length} positions x ${info.vocabSize} (${info.backend}, ${info.weights}) -> ${values.out}`);

@@ -4,15 +4,17 @@ import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';
 import type { PrepEvent } from '../../main/prep/prep-events.js';
-import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
+import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
-export const summary = 'download, verify and INT4-pack a model (--model REPO[@REV] [--dir D] [--hub-url U] [--token T] [--no-pack])';
+export const summary = 'download, verify and INT4-pack a model (--model REPO[@REV] [--data-dir D] [--hub-url U] [--token T] [--no-pack])';
 
-const USAGE = `usage: horizon prepare [--model REPO[@REV]] [--dir DATA_DIR] [--hub-url URL] [--token T] [--no-pack]
+const USAGE = `usage: horizon prepare [--model REPO[@REV]] [--data-dir DIR] [--hub-url URL] [--token T] [--no-pack]
                        [--group-size G] [--verify] [--no-hf-cache] [--json]
-       horizon prepare --list [--dir DATA_DIR] [--verify] [--json]
+       horizon prepare --list [--data-dir DIR] [--verify] [--json]
   --model        default ${DEFAULT_MODEL_REPO}@${DEFAULT_MODEL_REVISION}
-  --dir          data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
+  --data-dir     data folder (also --dir; default $HORIZON_DATA_DIR or the platform app-data folder)
+  --hub-url      the Hugging Face Hub endpoint (default $HF_ENDPOINT, else https://huggingface.co)
+  --group-size   INT4 group size (default 128, else the largest of 64..8 dividing every expert width)
   --token        Hub access token for gated or private repos (default $HF_TOKEN)
   --no-pack      download and verify only; skip the INT4 pack
   --verify       re-hash files already present instead of trusting their sizes
@@ -60,6 +62,7 @@ export function formatPrepEvent(e: PrepEvent): string {
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('prepare', USAGE, args, {
     model: { type: 'string' },
+    'data-dir': { type: 'string' },
     dir: { type: 'string' },
     'hub-url': { type: 'string' },
     token: { type: 'string' },
@@ -72,8 +75,18 @@ export async function run(args: string[]): Promise<number> {
   });
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
+  let dataDir: string;
+  const hubUrl = values['hub-url'] ?? (process.env.HF_ENDPOINT || undefined);
+  try {
+    dataDir = dataDirOption(values, defaultDataDir);
+    if (hubUrl !== undefined && !/^https?:\/\/[^/]/.test(hubUrl)) {
+      throw new Error(`${values['hub-url'] !== undefined ? '--hub-url' : 'HF_ENDPOINT'} must be an http(s) URL, got '${hubUrl}'`);
+    }
+  } catch (e) {
+    return usageError('prepare', USAGE, (e as Error).message);
+  }
   if (values.list) {
-    const models = await listPreparedModels(values.dir ?? defaultDataDir(), { verify: values.verify === true });
+    const models = await listPreparedModels(dataDir, { verify: values.verify === true });
     if (values.json) {
       for (const m of models) console.log(JSON.stringify({ type: 'model', ...m }));
       return models.every((m) => m.ready) ? 0 : 1;
@@ -102,12 +115,12 @@ export async function run(args: string[]): Promise<number> {
     const result = await prepareModel({
       repo,
       revision,
-      dataDir: values.dir ?? defaultDataDir(),
+      dataDir,
       signal: cancel.signal,
       pack: !values['no-pack'],
       verify: values.verify === true,
       ...(values['no-hf-cache'] ? { hfCacheDir: null } : {}),
-      ...(values['hub-url'] ? { hubUrl: values['hub-url'] } : {}),
+      ...(hubUrl ? { hubUrl } : {}),
       ...(token ? { token } : {}),
       ...(groupSize !== undefined ? { groupSize } : {}),
       onEvent: (e) => {

@@ -2,16 +2,17 @@ import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { scoreFiles } from '../../../evals/ifeval/node/score-files.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { REPO_ROOT } from '../../node/app-root.js';
-import { parseCommandArgs } from '../command-args.js';
+import { dataDirOption, parseCommandArgs } from '../command-args.js';
 
 export const summary = 'score IFEval responses (strict + loose) and write eval_results_*.jsonl and summary.json';
 
 const USAGE =
-  'usage: horizon score --input INPUT.jsonl --responses RESPONSES.jsonl --out DIR [--punkt DIR] [--no-official-check]\n' +
+  'usage: horizon score --input INPUT.jsonl --responses RESPONSES.jsonl --out DIR [--punkt DIR] [--data-dir DIR] [--no-official-check]\n' +
   '  --input              IFEval input_data.jsonl (a 541-row file must be the official one, sha256-checked)\n' +
   '  --responses          JSONL rows {"prompt", "response"}, matched to the input by prompt text\n' +
   '  --out                folder for eval_results_strict.jsonl, eval_results_loose.jsonl, summary.json\n' +
-  '  --punkt              Punkt English parameters (default ../shared/nltk/punkt_english, else the data folder\'s copy)\n' +
+  '  --punkt              Punkt English parameters (default <app>/../shared/nltk/punkt_english, else the data folder\'s copy)\n' +
+  '  --data-dir           data folder whose Punkt copy is used (default $HORIZON_DATA_DIR or the platform app-data folder)\n' +
   '  --no-official-check  score an edited 541-row input without the sha256 check';
 
 
@@ -27,13 +28,14 @@ export async function run(args: string[]): Promise<number> {
       responses: { type: 'string' },
       out: { type: 'string' },
       punkt: { type: 'string' },
+      'data-dir': { type: 'string' },
       'no-official-check': { type: 'boolean' },
     },
     { required: ['input', 'responses', 'out'] },
   );
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(defaultDataDir()), ...(values.punkt ? { explicit: values.punkt } : {}) });
+  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(dataDirOption(values, defaultDataDir)), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const { report, files } = await scoreFiles({
     input: values.input,
     responses: values.responses,

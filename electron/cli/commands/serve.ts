@@ -53,12 +53,19 @@ export async function run(args: string[]): Promise<number> {
     emit: (event, payload) => emit(event, payload),
     appVersion: version,
   });
-  const server = await startServeServer({
-    api: app.api,
-    staticDir,
-    port,
-    downloadDir: dataLayout.exportsDir(dataDir),
-  });
+  let server: Awaited<ReturnType<typeof startServeServer>>;
+  try {
+    server = await startServeServer({
+      api: app.api,
+      staticDir,
+      port,
+      downloadDir: dataLayout.exportsDir(dataDir),
+    });
+  } catch (e) {
+    // The services hold the data folder's lock: a server that never listened must not leave it behind.
+    await app.dispose();
+    throw e;
+  }
   emit = server.emit;
   console.log(`horizon serve: data dir ${dataDir}`);
   console.log(`horizon serve: open ${server.url}`);

@@ -9,14 +9,15 @@ import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { verifyResultZip } from '../../main/export/verify-result-zip.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { REPO_ROOT } from '../../node/app-root.js';
-import { parseCommandArgs, usageError } from '../command-args.js';
+import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'check a result ZIP: every sha256, then re-score its responses and compare with its results';
 
-const USAGE = `usage: horizon verify RESULT.zip [--punkt DIR]
-  --punkt  Punkt English parameters (default ../shared/nltk/punkt_english, else the data folder's copy)
+const USAGE = `usage: horizon verify RESULT.zip [--punkt DIR] [--data-dir DIR]
+  --punkt     Punkt English parameters (default <app>/../shared/nltk/punkt_english, else the data folder's copy)
+  --data-dir  data folder whose eval assets are used (default $HORIZON_DATA_DIR or the platform app-data folder)
 The official IFEval input_data.jsonl, which the rows of a partial official run are compared with, is looked for in
-../shared/ifeval and in the data folder's copy.`;
+<app>/../shared/ifeval and in the data folder's copy (<app>: where Horizon RunMap is installed).`;
 
 /** The official input_data.jsonl from the first of `candidates` that holds it (sha256-checked), if any. */
 function readOfficialInput(candidates: readonly string[]): string | undefined {
@@ -33,12 +34,12 @@ function readOfficialInput(candidates: readonly string[]): string | undefined {
 }
 
 export async function run(args: string[]): Promise<number> {
-  const parsed = parseCommandArgs('verify', USAGE, args, { punkt: { type: 'string' } }, { positionals: true });
+  const parsed = parseCommandArgs('verify', USAGE, args, { punkt: { type: 'string' }, 'data-dir': { type: 'string' } }, { positionals: true });
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0) return usageError('verify', USAGE, 'give exactly one RESULT.zip');
-  const dataDir = defaultDataDir();
+  const dataDir = dataDirOption(values, defaultDataDir);
   const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(dataDir), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const tools = await loadTextTools({ punktDir });
   const officialCandidates = [

@@ -26,6 +26,34 @@ export interface ModelSource {
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
+/** Written last into a qpacked-v1 folder by the packer. */
+const PACKED_MANIFEST = 'horizon-manifest.json';
+
+/**
+ * The folder the native runtime loads for `dir` and the weights it holds: a prepared model (its INT4 pack, else its
+ * source), a packed folder (INT4), or a checkpoint folder (its int4-gN/ pack, else its BF16 weights). `weights`
+ * chooses where both exist; throws naming the folder when it asks for what is not there.
+ */
+export async function resolveRuntimeDir(dir: string, weights?: WeightsFormat): Promise<{ dir: string; weights: WeightsFormat }> {
+  const abs = path.resolve(dir);
+  if (existsSync(path.join(abs, PREPARED_MANIFEST))) {
+    const manifest = await readPreparedManifest(abs);
+    const packed = manifest.pack ? path.join(abs, manifest.pack.dir) : null;
+    if (weights === 'int4' && !packed) throw new Error(`${abs}: prepared without INT4 packing; use --weights bf16 or prepare it again`);
+    return packed && weights !== 'bf16' ? { dir: packed, weights: 'int4' } : { dir: path.join(abs, manifest.source.dir), weights: 'bf16' };
+  }
+  if (!existsSync(path.join(abs, 'config.json'))) {
+    throw new Error(`${abs}: not a model folder (neither ${PREPARED_MANIFEST} nor config.json)`);
+  }
+  if (existsSync(path.join(abs, PACKED_MANIFEST))) {
+    if (weights === 'bf16') throw new Error(`${abs}: an INT4 packed folder (${PACKED_MANIFEST}) holds no BF16 weights; give its checkpoint folder`);
+    return { dir: abs, weights: 'int4' };
+  }
+  const packed = await findPackedDir(abs);
+  if (weights === 'int4' && !packed) throw new Error(`${abs}: no int4-gN/ packed folder; pack it first or use --weights bf16`);
+  return packed && weights !== 'bf16' ? { dir: packed, weights: 'int4' } : { dir: abs, weights: 'bf16' };
+}
+
 async function findPackedDir(dir: string): Promise<string | null> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   const packed = entries.filter((e) => e.isDirectory() && /^int4-g\d+$/.test(e.name)).map((e) => e.name).sort();
@@ -58,7 +86,12 @@ export async function resolveModelSource(dir: string, weights: WeightsFormat): P
   if (!existsSync(path.join(abs, 'config.json'))) {
     throw new Error(`${abs}: not a model folder (neither ${PREPARED_MANIFEST} nor config.json)`);
   }
-  const packedDir = await findPackedDir(abs);
+  // A packed folder on its own: it carries the checkpoint's config and tokenizer files, so it runs as it is.
+  const packedItself = existsSync(path.join(abs, PACKED_MANIFEST));
+  if (packedItself && weights === 'bf16') {
+    throw new Error(`${abs}: an INT4 packed folder (${PACKED_MANIFEST}) holds no BF16 weights; use --weights int4 or give its checkpoint folder`);
+  }
+  const packedDir = packedItself ? abs : await findPackedDir(abs);
   if (weights === 'int4' && !packedDir) throw new Error(`${abs}: no int4-gN/ packed folder; pack it first or use --weights bf16`);
   const files: { path: string; size: number; sha256: string }[] = [];
   const walk = async (d: string): Promise<void> => {

@@ -32,6 +32,14 @@ function addonHasRuntime(): boolean {
   }
 }
 
+function cudaDevicePresent(): boolean {
+  try {
+    return loadNativeBinding().probeDevices().devices.length > 0;
+  } catch {
+    return false;
+  }
+}
+
 describe('horizon eval / verify / export: usage', () => {
   it('rejects bad flags with exit 2 and the usage', async () => {
     expect(await capture(['eval'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--model \(or --resume RUN_ID\) is required/) });
@@ -42,6 +50,10 @@ describe('horizon eval / verify / export: usage', () => {
     expect(await capture(['eval', '--model', 'x', '--expert-budget', '4slots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget for eval is a size in GiB/) });
     expect(await capture(['eval', '--model', 'x', '--expert-budget', 'lots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget must be <GiB>/) });
     expect(await capture(['verify'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/give exactly one RESULT\.zip/) });
+    expect(await capture(['eval', '--model', 'x', '--backend', 'cpu', '--device', '1'])).toMatchObject({
+      code: 2,
+      errOut: expect.stringMatching(/--device applies to the CUDA backend, not --backend cpu/),
+    });
   });
 
   it('names a folder that is not a model and writes nothing to the data folder', async () => {
@@ -102,6 +114,14 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     expect(early).toMatchObject({ code: 1, errOut: expect.stringMatching(/--out .*r\.zip: cannot write into .*a-file \((EEXIST|ENOTDIR)\)/) });
     expect(early.out).toBe('');
     expect(existsSync(path.join(dataDir, '.runmap.lock'))).toBe(false);
+  });
+
+  it.skipIf(cudaDevicePresent())('refuses --backend cuda without a CUDA device before storing a run (skipped: this machine has one)', async () => {
+    const dataDir = path.join(root, 'no-gpu');
+    const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '1', '--backend', 'cuda', '--data-dir', dataDir]);
+    expect(r).toMatchObject({ code: 1, errOut: expect.stringMatching(/^horizon eval: no CUDA device for --backend cuda: /) });
+    const list = await capture(['export', '--list', '--data-dir', dataDir]);
+    expect(list.out).not.toMatch(/local:tiny/);
   });
 
   it('refuses a data folder that the app (another live process) has open, and leaves its lock alone', async () => {

@@ -47,7 +47,8 @@ describe('horizon prepare / assets', () => {
     expect(stdout).toMatch(/download +100\.0%/);
     expect(stdout).toMatch(/ok model-00001-of-00002\.safetensors \(.*downloaded\) sha256 [0-9a-f]{64}/);
     expect(fs.existsSync(path.join(dir, 'models', 'test-org--tiny-olmoe', commit, 'prepared.json'))).toBe(true);
-    const listed = await horizon(['prepare', '--list', '--dir', dir, '--verify']);
+    // --data-dir, as every command spells it, and --dir, prepare's first spelling, name the same folder.
+    const listed = await horizon(['prepare', '--list', '--data-dir', dir, '--verify']);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`ready     ${TEST_REPO}@${commit} ${path.join(dir, 'models', 'test-org--tiny-olmoe', commit, 'source')}`);
     const json = await horizon(['prepare', '--list', '--dir', dir, '--json']);
@@ -69,7 +70,7 @@ describe('horizon prepare / assets', () => {
     expect(partial.code).toBe(1);
     expect(partial.stdout).toMatch(/ifeval +ready/);
     expect(partial.stdout).toMatch(/punkt +missing/);
-    const full = await horizon(['assets', '--dir', dir, '--import-punkt', path.join(SHARED, 'nltk', 'punkt_english')]);
+    const full = await horizon(['assets', '--data-dir', dir, '--import-punkt', path.join(SHARED, 'nltk', 'punkt_english')]);
     expect(full.code).toBe(0);
     expect(full.stdout).toMatch(/punkt +ready/);
   });
