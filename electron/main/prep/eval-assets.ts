@@ -163,13 +163,23 @@ export async function importPunkt(dataDir: string, source: string): Promise<stri
     if (!base) throw new PrepError('NOT_FOUND', `${source}: no folder with the Punkt English files (${names.join(', ')})`);
     for (const n of names) files.set(n, await fs.promises.readFile(path.join(base, n)));
   } else {
-    const entries = await readZipEntries(source, (name) => names.some((n) => name === `english/${n}` || name.endsWith(`/english/${n}`)));
-    for (const n of names) {
-      const key = [...entries.keys()].sort((a, b) => a.length - b.length).find((k) => k === `english/${n}` || k.endsWith(`/english/${n}`));
-      if (key) files.set(n, entries.get(key)!);
+    // NLTK's punkt_tab.zip keeps them in english/; a zip of the folder itself has them at its top or in one folder.
+    // Any one folder holding all four will do (each file is checked against its pinned sha256 below).
+    const entries = await readZipEntries(source, (name) => names.includes(path.posix.basename(name)));
+    const folders = new Map<string, Map<string, Buffer>>();
+    for (const [name, bytes] of entries) {
+      const folder = path.posix.dirname(name);
+      if (!folders.has(folder)) folders.set(folder, new Map());
+      folders.get(folder)!.set(path.posix.basename(name), bytes);
     }
-    const missing = names.filter((n) => !files.has(n));
-    if (missing.length > 0) throw new PrepError('NOT_FOUND', `${source}: the zip has no english/${missing.join(', english/')}`);
+    const complete = [...folders.entries()].filter(([, f]) => names.every((n) => f.has(n)));
+    const chosen =
+      complete.find(([folder]) => folder === 'english' || folder.endsWith('/english')) ??
+      complete.sort(([a], [b]) => a.length - b.length)[0];
+    if (!chosen) {
+      throw new PrepError('NOT_FOUND', `${source}: the zip has no folder holding all of the Punkt English files (${names.join(', ')})`);
+    }
+    for (const [n, bytes] of chosen[1]) files.set(n, bytes);
   }
   for (const [n, bytes] of files) {
     const sha = sha256Of(bytes);

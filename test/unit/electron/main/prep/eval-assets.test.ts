@@ -36,6 +36,7 @@ beforeAll(async () => {
       '/ifeval/input_data.jsonl': { file: IFEVAL },
       '/nltk/punkt_tab.zip': { zipDir: tabDir, prefix: 'punkt_tab' },
       '/nltk/german_only.zip': { zipDir: noEnglish, prefix: 'punkt_tab' },
+      '/nltk/punkt_english.zip': { zipDir: PUNKT, prefix: 'punkt_english' },
       '/ifeval/wrong.jsonl': { bytes: Buffer.from('{"key": 1}\n') },
     },
   });
@@ -113,6 +114,12 @@ describe('eval assets', () => {
     const d3 = tempDir('assets');
     await importPunkt(d3, zipFile);
     expect((await evalAssetsStatus(d3)).punkt).toMatchObject({ ready: true, missing: [] });
+    // A zip of the folder of the four files itself (not NLTK's layout).
+    const folderZip = path.join(tempDir('zip'), 'punkt_english.zip');
+    fs.writeFileSync(folderZip, Buffer.from(await (await fetch(`${hub.url}/nltk/punkt_english.zip`)).arrayBuffer()));
+    const d4 = tempDir('assets');
+    await importPunkt(d4, folderZip);
+    expect((await evalAssetsStatus(d4)).punkt).toMatchObject({ ready: true, missing: [] });
   });
 
   it('refuses a tampered Punkt file and a zip without English', async () => {
@@ -125,6 +132,6 @@ describe('eval assets', () => {
     expect(fs.existsSync(path.join(dataDir, 'assets', 'nltk', 'punkt_english', 'abbrev_types.txt'))).toBe(false);
     const e2 = await rejection(downloadPunkt({ dataDir, url: `${hub.url}/nltk/german_only.zip` }));
     expect(e2.code).toBe('NOT_FOUND');
-    expect(e2.message).toMatch(/the zip has no english\/abbrev_types\.txt/);
+    expect(e2.message).toMatch(/the zip has no folder holding all of the Punkt English files \(abbrev_types\.txt, /);
   });
 });
