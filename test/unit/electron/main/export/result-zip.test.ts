@@ -1,12 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 import Database from 'better-sqlite3';
-import { ZipFile } from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { migrate, openDatabase } from '../../../../../electron/main/db/open-database.js';
@@ -19,20 +17,9 @@ import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.
 import { scorePrompt } from '../../../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { sampleRun } from '../db/sample-run.js';
-import { regenerate, storeRun } from './zip-fixtures.js';
+import { regenerate, rezip, sha256, storeRun } from './zip-fixtures.js';
 
 const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
-const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
-
-async function rezip(entries: Map<string, Buffer>, out: string): Promise<void> {
-  const zip = new ZipFile();
-  for (const [name, b] of entries) zip.addBuffer(b, name);
-  zip.end();
-  const chunks: Buffer[] = [];
-  for await (const c of zip.outputStream) chunks.push(c as Buffer);
-  await writeFile(out, Buffer.concat(chunks));
-}
-
 function setManifestHash(entries: Map<string, Buffer>, name: string): void {
   const m = JSON.parse(entries.get('manifest.json')!.toString()) as { files: { name: string; sha256: string; bytes: number }[] };
   const f = m.files.find((x) => x.name === name)!;
