@@ -139,10 +139,23 @@ describe.skipIf(simAddonMissing !== '')(
       expect(second.run.policy.cudaDevice).toBe(1);
       expect(second.run.deviceLabel).toMatch(new RegExp(`^${SIM_DEVICE_NAME} \\(`));
       expect(second.responses).toEqual(cpu.responses);
-      // The same request on a machine with one device fails naming what exists.
-      const missing = await evalRun('device-1-missing', ['--backend', 'cuda', '--device', '1'], simEnv(), { mayFail: true });
-      expect(missing.run.status).toBe('failed');
-      expect(missing.run.error).toMatch(/CUDA device 1 was asked for but is not among the devices found \(0: CUDA simulator on the CPU\)/);
+      // The same request on a machine with one device fails naming what exists, before a run is stored.
+      const dataDir = join(root, 'device-1-missing');
+      const missing = await promisify(execFile)(
+        process.execPath,
+        [CLI, 'eval', '--model', tiny.dir, ...EVAL_ARGS, '--backend', 'cuda', '--device', '1', '--data-dir', dataDir],
+        { env: simEnv() },
+      ).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code?: number; stderr?: string }) => ({ code: e.code, stderr: e.stderr ?? '' }),
+      );
+      expect(missing).toEqual({ code: 1, stderr: 'horizon eval: --device 1: no such CUDA device (there are: 0; see npx horizon devices)\n' });
+      const db = openDatabase(join(dataDir, 'runmap.sqlite'));
+      try {
+        expect(new RunRepo(db).list()).toEqual([]);
+      } finally {
+        db.close();
+      }
     });
 
     it(`with a budget of ${PARTIAL_SLOTS} expert slots per layer: completes with partial residency, same responses as the CPU`, async ({ expect }) => {
