@@ -10,6 +10,7 @@ import { app, BrowserWindow, dialog, ipcMain, session, shell, utilityProcess } f
 import type { PickPathRequest } from '../common/ipc-contract.js';
 
 import { defaultDataDir } from './data-dir.js';
+import { isExternalLinkAllowed } from './external-links.js';
 import { createAppApi, type AppApi } from './ipc/create-app-api.js';
 import { createEventFanout, registerIpc } from './ipc/register-ipc.js';
 import { contentSecurityPolicy } from './serve/content-security-policy.js';
@@ -76,6 +77,7 @@ function createWindow(): BrowserWindow {
       allowRunningInsecureContent: false,
       webviewTag: false,
       spellcheck: false,
+      devTools: !app.isPackaged,
     },
   });
   win.once('ready-to-show', () => win.show());
@@ -105,7 +107,7 @@ app.on('web-contents-created', (_event, contents) => {
   contents.on('will-redirect', (event) => event.preventDefault());
   contents.on('will-attach-webview', (event) => event.preventDefault());
   contents.setWindowOpenHandler(({ url }) => {
-    if (url.startsWith('https://')) void shell.openExternal(url);
+    if (isExternalLinkAllowed(url)) void shell.openExternal(url);
     return { action: 'deny' };
   });
 });

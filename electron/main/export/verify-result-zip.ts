@@ -8,6 +8,7 @@ import { formatEvalResultRow } from '../../../evals/ifeval/eval-results.js';
 import { scoreResponses } from '../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { ScoreSummary } from '../../../evals/ifeval/types.js';
+import { checkRegularFile } from '../../node/regular-file.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import type { ResultManifest } from './write-result-zip.js';
 import { inputLinesForRun, RESULT_FILES, RESULT_FORMAT } from './write-result-zip.js';
@@ -41,6 +42,7 @@ const MAX_UNCOMPRESSED_BYTES = 1 << 30;
 export async function readZipEntries(file: string): Promise<Map<string, Buffer>> {
   let zip: yauzl.ZipFile;
   try {
+    await checkRegularFile(file);
     zip = await yauzl.openPromise(file, { lazyEntries: true, decodeStrings: true });
   } catch (e) {
     throw new Error(`${file}: not a readable ZIP (${(e as Error).message})`, { cause: e });

@@ -6,6 +6,7 @@ import yauzl from 'yauzl';
 
 import { writeFileAtomic } from '../../node/atomic-write.js';
 import { hashFile } from '../../node/file-hasher.js';
+import { checkRegularFile } from '../../node/regular-file.js';
 import { dataLayout } from '../data-dir.js';
 import { downloadFile } from './download-file.js';
 import { PrepError, toPrepError } from './prep-error.js';
@@ -72,14 +73,25 @@ export async function evalAssetsStatus(dataDir: string): Promise<EvalAssetsStatu
   };
 }
 
+/** Far above any pinned asset file (input_data.jsonl is 207 KB, punkt_tab.zip a few MB): refused before reading. */
+const MAX_ASSET_FILE_BYTES = 64 * 2 ** 20;
+
+/** A user-given path that is not a file to read (a FIFO, a device, a folder, far too large) is bad input. */
+function importError(error: unknown, file: string): PrepError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOTREGULAR' || code === 'EFBIG') return new PrepError('BAD_INPUT', (error as Error).message, { cause: error });
+  return toPrepError(error, file);
+}
+
 /** Copies a local `input_data.jsonl` into the data dir after checking its pinned sha256. */
 export async function importIfevalData(dataDir: string, source: string): Promise<string> {
   const dest = path.join(dataLayout.ifevalDir(dataDir), IFEVAL_INPUT.file);
   let bytes: Buffer;
   try {
+    await checkRegularFile(source, MAX_ASSET_FILE_BYTES);
     bytes = await fs.promises.readFile(source);
   } catch (error) {
-    throw toPrepError(error, source);
+    throw importError(error, source);
   }
   const sha = sha256Of(bytes);
   if (sha !== IFEVAL_INPUT.sha256) {
@@ -161,8 +173,21 @@ export async function importPunkt(dataDir: string, source: string): Promise<stri
       names.every((n) => fs.existsSync(path.join(d, n))),
     );
     if (!base) throw new PrepError('NOT_FOUND', `${source}: no folder with the Punkt English files (${names.join(', ')})`);
-    for (const n of names) files.set(n, await fs.promises.readFile(path.join(base, n)));
+    for (const n of names) {
+      const file = path.join(base, n);
+      try {
+        await checkRegularFile(file, MAX_ASSET_FILE_BYTES);
+        files.set(n, await fs.promises.readFile(file));
+      } catch (error) {
+        throw importError(error, file);
+      }
+    }
   } else {
+    try {
+      await checkRegularFile(source, MAX_ASSET_FILE_BYTES);
+    } catch (error) {
+      throw importError(error, source);
+    }
     // NLTK's punkt_tab.zip keeps them in english/; a zip of the folder itself has them at its top or in one folder.
     // Any one folder holding all four will do (each file is checked against its pinned sha256 below).
     const entries = await readZipEntries(source, (name) => names.includes(path.posix.basename(name)));

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -79,6 +79,9 @@ async function readBody(req: http.IncomingMessage): Promise<string | null> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The names a download may have: the result ZIPs the app writes (run ids are ASCII), so a header can carry them. */
+const DOWNLOAD_NAME = /^[\w@-][\w.@-]*\.zip$/;
+
 /** Resolves `rel` inside `root`, or null when it would escape it. */
 function inside(root: string, rel: string): string | null {
   const full = path.resolve(root, '.' + path.posix.normalize('/' + rel));
@@ -152,9 +155,11 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
 
     if (url.pathname.startsWith('/files/')) {
       if (!downloadDir || !sameToken(url.searchParams.get('token'), token)) return send(res, 401, 'unauthorized', 'text/plain');
-      const file = inside(downloadDir, decodeURIComponent(url.pathname.slice(7)));
-      const name = path.basename(file ?? '');
-      if (file && (await sendFile(res, file, { 'content-disposition': `attachment; filename="${name}"` }))) return;
+      // Only a result ZIP directly in the exports folder, and a real file there: never a subfolder or a link out.
+      const name = decodeURIComponent(url.pathname.slice(7));
+      const file = DOWNLOAD_NAME.test(name) ? path.join(downloadDir, name) : null;
+      const info = file ? await lstat(file).catch(() => null) : null;
+      if (file && info?.isFile() && (await sendFile(res, file, { 'content-disposition': `attachment; filename="${name}"` }))) return;
       return send(res, 404, 'not found', 'text/plain');
     }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { OFFICIAL_INPUT_SHA256 } from '../../../evals/ifeval/dataset.js';
@@ -26,6 +26,8 @@ async function checkExportTarget(file: string): Promise<void> {
   if (path.extname(file).toLowerCase() !== '.zip') throw new ServiceError('BAD_INPUT', `export path must end in .zip: ${file}`);
   let head: Buffer | null = null;
   try {
+    // Before opening: a FIFO would block the open for good.
+    if (!(await stat(file)).isFile()) throw new ServiceError('BAD_INPUT', `${file} exists and is not a file; choose another name`);
     const fh = await open(file, 'r');
     try {
       head = Buffer.alloc(4);
@@ -34,6 +36,7 @@ async function checkExportTarget(file: string): Promise<void> {
       await fh.close();
     }
   } catch (e) {
+    if (e instanceof ServiceError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT') throw new ServiceError('BAD_INPUT', `${file}: cannot be replaced (${code ?? (e as Error).message})`);
   }

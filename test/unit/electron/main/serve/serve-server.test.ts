@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,6 +44,11 @@ describe('startServeServer', () => {
     writeFileSync(path.join(dir, 'static', 'assets', 'a.js'), 'console.log(1)');
     writeFileSync(path.join(dir, 'exports', 'run-1.zip'), 'PK zip');
     writeFileSync(path.join(dir, 'secret.txt'), 'secret');
+    // Put there by hand: a link out of the exports folder, a subfolder, a name no header can carry.
+    symlinkSync(path.join(dir, 'secret.txt'), path.join(dir, 'exports', 'link.zip'));
+    mkdirSync(path.join(dir, 'exports', 'sub'));
+    writeFileSync(path.join(dir, 'exports', 'sub', 'inner.zip'), 'PK inner');
+    writeFileSync(path.join(dir, 'exports', 'ü.zip'), 'PK umlaut');
     const fake = createFakeApi({ sharedDir: shared });
     server = await startServeServer({
       api: fake.api,
@@ -120,6 +125,10 @@ describe('startServeServer', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers['content-disposition']).toContain('run-1.zip');
     expect((await request(server.port, { path: '/files/%2e%2e%2fsecret.txt?token=tok-123' })).status).toBe(404);
+    for (const name of ['link.zip', 'sub/inner.zip', 'sub%2finner.zip', '%C3%BC.zip', 'run-1.txt']) {
+      const r = await request(server.port, { path: `/files/${name}?token=tok-123` });
+      expect([name, r.status, r.body]).toEqual([name, 404, 'not found']);
+    }
   });
 
   it('pushes events over the WebSocket to token holders only', async () => {

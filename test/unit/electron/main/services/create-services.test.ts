@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -133,6 +134,12 @@ describe('createServices (scripted worker)', () => {
     await writeFile(disguised, 'not a zip at all');
     expect(await services.api.export.exportRun({ runId, path: disguised })).toMatchObject({ ok: false, error: { message: `${disguised} exists and is not a ZIP; choose another name` } });
     expect(await readFile(disguised, 'utf8')).toBe('not a zip at all');
+    // A FIFO (or any non-file) named as the target or given to verify is refused without opening it: an open blocks.
+    const fifo = path.join(dataDir, 'pipe.zip');
+    execFileSync('mkfifo', [fifo]);
+    expect(await services.api.export.exportRun({ runId, path: fifo })).toMatchObject({ ok: false, error: { message: `${fifo} exists and is not a file; choose another name` } });
+    expect(await services.api.export.verify({ path: fifo })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: expect.stringContaining(`${fifo}: not a regular file`) } });
+    expect(await services.api.models.importAssets({ kind: 'ifeval', path: fifo })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: `${fifo}: not a regular file` } });
     const again = await services.api.export.exportRun({ runId, path: zip.value.path });
     expect(again.ok).toBe(true);
   });
