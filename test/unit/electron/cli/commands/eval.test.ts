@@ -3,26 +3,16 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { main } from '../../../../../electron/cli/index.js';
 import { formatFigures } from '../../../../../electron/cli/commands/eval.js';
 import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
+import { captureConsole } from '../capture-console.js';
 
-async function capture(argv: string[]): Promise<{ code: number; out: string; errOut: string }> {
-  const out: string[] = [];
-  const errOut: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void errOut.push(a.join(' ')));
-  try {
-    return { code: await main(argv), out: out.join('\n'), errOut: errOut.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-}
+const capture = (argv: string[]) => captureConsole(() => main(argv));
 
 function addonHasRuntime(): boolean {
   try {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { run } from '../../../../../electron/cli/commands/export.js';
 import { dataLayout } from '../../../../../electron/main/data-dir.js';
@@ -11,21 +11,11 @@ import { openDatabase } from '../../../../../electron/main/db/open-database.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { storeRun } from '../../main/export/zip-fixtures.js';
+import { captureConsole } from '../capture-console.js';
 
 const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
 
-async function capture(args: string[]): Promise<{ code: number; out: string; errOut: string }> {
-  const out: string[] = [];
-  const errOut: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void errOut.push(a.join(' ')));
-  try {
-    return { code: await run(args), out: out.join('\n'), errOut: errOut.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-}
+const capture = (args: string[]) => captureConsole(() => run(args));
 
 describe('horizon export', () => {
   let dataDir: string;
