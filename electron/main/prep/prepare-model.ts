@@ -371,6 +371,17 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
   }
 }
 
+/** The model's prepared.json when it exists, reads and is for `commit`. */
+async function manifestFor(modelDir: string, commit: string): Promise<PreparedManifest | undefined> {
+  if (!fs.existsSync(dataLayout.preparedManifest(modelDir))) return undefined;
+  try {
+    const manifest = await readPreparedManifest(modelDir);
+    return manifest.commit === commit ? manifest : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function alreadyPrepared(
   modelDir: string,
   commit: string,
@@ -379,30 +390,23 @@ async function alreadyPrepared(
   rehash: boolean,
   signal: AbortSignal | undefined,
 ): Promise<PrepareModelResult | undefined> {
-  if (!fs.existsSync(dataLayout.preparedManifest(modelDir))) return undefined;
+  const manifest = await manifestFor(modelDir, commit);
+  if (!manifest) return undefined;
+  if (pack && (manifest.pack === null || (groupSize !== undefined && manifest.pack.groupSize !== groupSize))) return undefined;
   try {
-    const manifest = await readPreparedManifest(modelDir);
-    if (manifest.commit !== commit) return undefined;
-    if (pack && (manifest.pack === null || (groupSize !== undefined && manifest.pack.groupSize !== groupSize))) return undefined;
     if ((await verifyPreparedFiles(modelDir, manifest, rehash, signal)).length > 0) return undefined;
-    const packedDir = pack && manifest.pack ? path.join(modelDir, manifest.pack.dir) : null;
-    return { modelDir, commit, manifestPath: dataLayout.preparedManifest(modelDir), packedDir, manifest };
   } catch (error) {
     if (error instanceof PrepError && error.code === 'CANCELLED') throw error;
     return undefined;
   }
+  const packedDir = pack && manifest.pack ? path.join(modelDir, manifest.pack.dir) : null;
+  return { modelDir, commit, manifestPath: dataLayout.preparedManifest(modelDir), packedDir, manifest };
 }
 
 /** The model's prepared.json when it is for `commit` and its files have their recorded sizes. */
 async function verifiedManifest(modelDir: string, commit: string, signal: AbortSignal | undefined): Promise<PreparedManifest | undefined> {
-  if (!fs.existsSync(dataLayout.preparedManifest(modelDir))) return undefined;
-  let manifest: PreparedManifest;
-  try {
-    manifest = await readPreparedManifest(modelDir);
-  } catch {
-    return undefined;
-  }
-  if (manifest.commit !== commit) return undefined;
+  const manifest = await manifestFor(modelDir, commit);
+  if (!manifest) return undefined;
   return (await verifyPreparedFiles(modelDir, manifest, false, signal)).length === 0 ? manifest : undefined;
 }
 
