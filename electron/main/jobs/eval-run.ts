@@ -134,6 +134,11 @@ export async function ensureModelLoaded(
   return r;
 }
 
+/** How the restart of a worker the run gave up on went, for the run's error. */
+function restartNote(restarted: Result<void>): string {
+  return restarted.ok ? 'the runtime worker was restarted' : `restarting the runtime worker failed: ${restarted.error.message}`;
+}
+
 const ABORTED = Symbol('aborted');
 
 /** `p`, or ABORTED as soon as `signal` aborts (p still settles, unobserved). */
@@ -413,19 +418,17 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
           concurrency: run.policy.batch,
         },
       });
-      clearInterval(watchdog);
       currentJob = undefined;
       if (stallRestart) {
-        const restarted = await stallRestart;
-        const after = restarted.ok ? 'the runtime worker was restarted' : `restarting the runtime worker failed: ${restarted.error.message}`;
-        return fail(`generation stopped: no token for ${Math.round(stallMs / 1000)} s, so the runtime worker was taken as hung; ${after} (resume the run to continue)`);
+        return fail(
+          `generation stopped: no token for ${Math.round(stallMs / 1000)} s, so the runtime worker was taken as hung; ` +
+            `${restartNote(await stallRestart)} (resume the run to continue)`,
+        );
       }
       if (storeError) return fail(`eval-run: storing a response failed: ${storeError.message}`);
       if (!gen.ok && gen.error.code === 'DEVICE_FAULT') {
         // The worker's device context is lost; a fresh worker lets a resumed run (or the next one) load again.
-        const restarted = await runtime.restart();
-        const after = restarted.ok ? 'the runtime worker was restarted' : `restarting the runtime worker failed: ${restarted.error.message}`;
-        return fail(`generation failed: ${gen.error.code}: ${gen.error.message}; ${after}`);
+        return fail(`generation failed: ${gen.error.code}: ${gen.error.message}; ${restartNote(await runtime.restart())}`);
       }
       // A cancel that had to restart a stuck worker ends the job this way: still a cancel.
       if (!gen.ok && gen.error.code === 'WORKER_CRASHED' && hooks.signal?.aborted) return cancelled();
