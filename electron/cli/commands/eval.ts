@@ -15,7 +15,7 @@ import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import { probedDevice } from '../../common/worker-protocol.js';
 import { toolVersion } from '../../node/app-root.js';
-import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
+import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
 import { parseExpertBudget } from '../expert-budget.js';
 
@@ -92,7 +92,7 @@ export async function run(args: string[]): Promise<number> {
   }
   // A model folder that cannot be run fails before anything is written to the data folder.
   const source = values.resume ? null : await resolveModelSource(values.model ?? '', weights);
-  const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
+  const dataDir = dataDirOption(values, defaultDataDir);
   // The ZIP is written after the whole run: a folder it cannot go into is said now, not in an hour.
   if (values.out !== undefined) {
     const outDir = path.dirname(path.resolve(values.out));

@@ -7,7 +7,7 @@ import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
-import { parseCommandArgs, usageError } from '../command-args.js';
+import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'write the result ZIP of a stored run (or list the runs)';
 
@@ -24,7 +24,7 @@ export async function run(args: string[]): Promise<number> {
   );
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
+  const dataDir = dataDirOption(values, defaultDataDir);
   if (values.list ? positionals.length > 0 : positionals.length !== 1) {
     return usageError('export', USAGE, values.list ? '--list takes no RUN_ID' : 'give one RUN_ID (see --list)');
   }

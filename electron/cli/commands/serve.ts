@@ -8,7 +8,7 @@ import { createAppApi } from '../../main/ipc/create-app-api.js';
 import { REPO_ROOT as repoRoot, toolVersion } from '../../node/app-root.js';
 import { startServeServer } from '../../main/serve/serve-server.js';
 import { forkSpawner } from '../../main/worker-client.js';
-import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
+import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'serve the app UI to a browser on 127.0.0.1 (HTTP + WebSocket, token in the URL)';
 
@@ -29,7 +29,7 @@ export async function run(args: string[]): Promise<number> {
   } catch (e) {
     return usageError('serve', USAGE, (e as Error).message);
   }
-  const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
+  const dataDir = dataDirOption(values, defaultDataDir);
   const staticDir = path.resolve(values.static ?? path.join(repoRoot, 'out', 'renderer'));
   if (!existsSync(path.join(staticDir, 'index.html'))) {
     if (values.static) {

@@ -7,6 +7,7 @@ import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { verifyResultZip } from '../../main/export/verify-result-zip.js';
+import { sharedAssetsDir } from '../../main/jobs/eval-inputs.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { REPO_ROOT } from '../../node/app-root.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
@@ -43,7 +44,7 @@ export async function run(args: string[]): Promise<number> {
   const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(dataDir), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const tools = await loadTextTools({ punktDir });
   const officialCandidates = [
-    path.resolve(REPO_ROOT, '..', 'shared', 'ifeval', 'input_data.jsonl'),
+    path.join(sharedAssetsDir(), 'ifeval', 'input_data.jsonl'),
     path.join(dataLayout.ifevalDir(dataDir), 'input_data.jsonl'),
   ];
   const officialInputText = readOfficialInput(officialCandidates);

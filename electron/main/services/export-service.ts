@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -46,8 +45,6 @@ async function checkExportTarget(file: string): Promise<void> {
   }
 }
 
-const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
-
 /** Result ZIPs: writing one for a stored run and verifying any. */
 export class ExportService implements ExportApi {
   constructor(private readonly opts: ExportServiceOptions) {}
@@ -74,7 +71,7 @@ export class ExportService implements ExportApi {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
       const inputs = await this.opts.inputs();
       // The data folder's prompts are pinned to the official set, so a partial official run's rows are compared too.
-      const official = sha256Hex(inputs.inputDataText) === OFFICIAL_INPUT_SHA256 ? { officialInputText: inputs.inputDataText } : {};
+      const official = inputs.datasetSha256 === OFFICIAL_INPUT_SHA256 ? { officialInputText: inputs.inputDataText } : {};
       const r = await verifyResultZip(req.path, inputs.tools, official);
       return { verified: r.verified, problems: r.problems, unchecked: r.unchecked, accuracies: r.accuracies, ...(r.run ? { run: r.run } : {}) };
     }, 'BAD_INPUT');
