@@ -107,9 +107,12 @@ class device_arena {
   uint64_t held() const { return held_.load(); }
   /** Prefer NVML's figure for this process; `pci_bus_id` names the device to NVML. */
   void use_nvml(const std::string & pci_bus_id) { nvml_ = std::make_unique<nvml_process_memory>(pci_bus_id); }
-  // The scope is settled at the first sample and kept, so that one peak never mixes the two figures.
-  void sample() {
+  // The scope is settled at the first sample and kept, so that one peak never mixes the two figures. A step that only
+  // replayed decode graphs allocated nothing, so `may_have_allocated` false spares the per-process query (a driver
+  // round trip on every decoded token) once the scope is settled.
+  void sample(bool may_have_allocated = true) {
     if (nvml_) {
+      if (per_process_ && !may_have_allocated) return;
       if (const std::optional<uint64_t> mine = nvml_->bytes()) {
         per_process_ = true;
         peak_ = std::max<uint64_t>(peak_, *mine);
@@ -1029,6 +1032,7 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
     // A decode step: one new token for each sequence, all in one step (so at most MAX_GRAPH_SEQUENCES of them).
     bool decode_step = full_ && use_graphs_ && !all_positions && batch.size() <= MAX_GRAPH_SEQUENCES;
     for (const batch_entry & b : batch) decode_step = decode_step && b.tokens.size() == 1;
+    bool replays_only = true;  // every step a replay of an already instantiated graph
     for (size_t begin = 0; begin < all.size(); begin += MAX_STEP_TOKENS) {
       const int n = static_cast<int>(std::min<size_t>(MAX_STEP_TOKENS, all.size() - begin));
       ensure_scratch(n);
@@ -1073,15 +1077,18 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
           cudaGraphDestroy(graph);
           ck(inst, "instantiate decode graph");
           full_hits_ = hits_before_capture;
+          replays_only = false;
         }
         if (g.exec != nullptr) {
           ck(cudaGraphLaunch(g.exec, stream_), "launch decode graph");
           full_hits_ += static_cast<uint64_t>(n) * c.num_experts_per_tok * c.num_hidden_layers;
         } else {
           step(n, n_out);
+          replays_only = false;
         }
       } else {
         step(n, n_out);
+        replays_only = false;
       }
       if (next != nullptr) {
         std::vector<int> am(static_cast<size_t>(n_out));
@@ -1105,7 +1112,7 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
     for (const batch_entry & b : batch) {
       seqs_[static_cast<size_t>(b.seq_id)].length = b.start_pos + static_cast<int>(b.tokens.size());
     }
-    arena_.sample();
+    arena_.sample(!replays_only);
   } catch (const std::exception & e) {
     set_fault(e.what());
     error = e.what();
