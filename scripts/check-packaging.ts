@@ -1,7 +1,8 @@
 /**
  * Packaging check without the Electron binary (see shared/TOOLCHAIN.md): runs `electron-builder --dir` against a stub
  * electronDist and checks the unpacked app: the built entry points are inside app.asar, every `.node` addon is
- * unpacked next to it, the CUDA simulator's test addon is left out, and the icon is present. Run after
+ * unpacked next to it, the CUDA simulator's test addon is left out, the icon is present, and the fuses that
+ * electron-builder.yml sets were flipped in the binary (the stub carries a fuse wire in Electron's defaults). Run after
  * `npm run build`: `npm run check:packaging`.
  */
 import { execFileSync } from 'node:child_process';
@@ -15,12 +16,46 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const asar = require('@electron/asar') as { listPackage(file: string): string[] };
 
+// @electron/fuses' wire: the sentinel, the version (1), the length, then one byte per fuse ('0' off, '1' on).
+const FUSE_SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
+const FUSE_NAMES = [
+  'runAsNode',
+  'enableCookieEncryption',
+  'enableNodeOptionsEnvironmentVariable',
+  'enableNodeCliInspectArguments',
+  'enableEmbeddedAsarIntegrityValidation',
+  'onlyLoadAppFromAsar',
+  'loadBrowserProcessSpecificV8Snapshot',
+  'grantFileProtocolExtraPrivileges',
+] as const;
+// Electron's own settings before any flip.
+const FUSE_DEFAULTS = '10110001';
+
+function readFuses(binary: string): Record<string, boolean> {
+  const bytes = readFileSync(binary);
+  const at = bytes.indexOf(FUSE_SENTINEL);
+  if (at < 0) throw new Error(`${binary}: no fuse wire`);
+  const wire = at + FUSE_SENTINEL.length;
+  const length = bytes[wire + 1] ?? 0;
+  return Object.fromEntries(FUSE_NAMES.slice(0, length).map((name, i) => [name, bytes[wire + 2 + i] === 0x31]));
+}
+
+/** The electronFuses block of electron-builder.yml (flat `key: true|false` lines). */
+function configuredFuses(): Record<string, boolean> {
+  const yml = readFileSync(path.join(root, 'electron-builder.yml'), 'utf8');
+  const block = /^electronFuses:\n((?:[ \t]+\S.*\n)+)/m.exec(yml);
+  if (!block) throw new Error('electron-builder.yml: no electronFuses block');
+  const fuses: Record<string, boolean> = {};
+  for (const m of block[1]!.matchAll(/^\s+(\w+):\s*(true|false)\s*$/gm)) fuses[m[1]!] = m[2] === 'true';
+  return fuses;
+}
+
 function stubElectronDist(dir: string): void {
   const version = (JSON.parse(readFileSync(path.join(root, 'node_modules', 'electron', 'package.json'), 'utf8')) as { version: string }).version;
   mkdirSync(path.join(dir, 'resources'), { recursive: true });
   mkdirSync(path.join(dir, 'locales'), { recursive: true });
   writeFileSync(path.join(dir, 'version'), version);
-  writeFileSync(path.join(dir, 'electron'), '#!/bin/sh\n');
+  writeFileSync(path.join(dir, 'electron'), `#!/bin/sh\nexit 0\n${FUSE_SENTINEL}\x01${String.fromCharCode(FUSE_DEFAULTS.length)}${FUSE_DEFAULTS}\n`);
   chmodSync(path.join(dir, 'electron'), 0o755);
   writeFileSync(path.join(dir, 'LICENSE'), '');
   writeFileSync(path.join(dir, 'LICENSES.chromium.html'), '');
@@ -59,11 +94,20 @@ function main(): number {
     // The test addon over the CUDA simulator must never pass for the GPU runtime in a package.
     if (addons.some((a) => a.endsWith('/horizon_runtime_sim.node'))) problems.push('the package holds the CUDA simulator test addon');
     if (!existsSync(path.join(resources, 'app.asar.unpacked', 'resources', 'icon.png'))) problems.push('resources/icon.png is not unpacked');
+    const packageName = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { name: string }).name;
+    const fuses = readFuses(path.join(out, 'linux-unpacked', packageName));
+    const wanted = configuredFuses();
+    if (Object.keys(wanted).length === 0) problems.push('electron-builder.yml sets no fuses');
+    for (const [name, on] of Object.entries(wanted)) {
+      if (fuses[name] !== on) problems.push(`fuse ${name} is ${String(fuses[name])} in the packaged binary, electron-builder.yml says ${String(on)}`);
+    }
     if (problems.length) {
       for (const p of problems) console.error(`check-packaging: ${p}`);
       return 1;
     }
-    console.log(`check-packaging: ok (${inAsar.size} entries in app.asar, ${addons.length} native addons unpacked)`);
+    console.log(
+      `check-packaging: ok (${inAsar.size} entries in app.asar, ${addons.length} native addons unpacked, ${Object.keys(wanted).length} fuses set)`,
+    );
     return 0;
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -3,12 +3,13 @@
  * as a utilityProcess. Everything else lives in modules that run (and are tested) without Electron.
  */
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
-import { app, BrowserWindow, dialog, ipcMain, session, shell, utilityProcess } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, protocol, session, shell, utilityProcess } from 'electron';
 
 import type { PickPathRequest } from '../common/ipc-contract.js';
 
+import { APP_SCHEME, isOwnRendererUrl, RENDERER_URL, rendererResponse } from './app-protocol.js';
 import { defaultDataDir } from './data-dir.js';
 import { isExternalLinkAllowed } from './external-links.js';
 import { createAppApi, type AppApi } from './ipc/create-app-api.js';
@@ -19,17 +20,11 @@ import { utilityProcessSpawner } from './worker-client.js';
 // Built layout: out/electron/main/index.js, out/electron/worker/index.js, out/preload/index.cjs, out/renderer/.
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.resolve(here, '..', '..');
-const rendererIndex = path.join(outDir, 'renderer', 'index.html');
-const rendererUrl = pathToFileURL(rendererIndex).href;
+const rendererDir = path.join(outDir, 'renderer');
 const preloadPath = path.join(outDir, 'preload', 'index.cjs');
 const workerEntry = path.join(outDir, 'electron', 'worker', 'index.js');
 
 let appApi: AppApi | null = null;
-
-/** Only our own page may call the services. */
-function isOwnRenderer(url: string): boolean {
-  return url === rendererUrl || url.startsWith(`${rendererUrl}#`) || url.startsWith(`${rendererUrl}?`);
-}
 
 function hardenSession(): void {
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
@@ -43,6 +38,7 @@ function hardenSession(): void {
   });
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   session.defaultSession.setPermissionCheckHandler(() => false);
+  protocol.handle(APP_SCHEME, (request) => rendererResponse(request, rendererDir));
 }
 
 /** The system's open dialog, attached to the focused window; null when cancelled. */
@@ -81,11 +77,13 @@ function createWindow(): BrowserWindow {
     },
   });
   win.once('ready-to-show', () => win.show());
-  void win.loadFile(rendererIndex);
+  void win.loadURL(RENDERER_URL);
   return win;
 }
 
 app.enableSandbox();
+// Must precede 'ready'. Standard and secure: the page gets an origin of its own for 'self' in the CSP, as https would.
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true } }]);
 
 // One app per user: a second start brings the open window forward (the data folder's lock would refuse it anyway).
 const primary = app.requestSingleInstanceLock();
@@ -102,7 +100,7 @@ if (!primary) {
 
 app.on('web-contents-created', (_event, contents) => {
   contents.on('will-navigate', (event, url) => {
-    if (!isOwnRenderer(url)) event.preventDefault();
+    if (!isOwnRendererUrl(url)) event.preventDefault();
   });
   contents.on('will-redirect', (event) => event.preventDefault());
   contents.on('will-attach-webview', (event) => event.preventDefault());
@@ -138,7 +136,7 @@ void app.whenReady().then(async () => {
     app.quit();
     return;
   }
-  registerIpc(ipcMain, appApi.api, isOwnRenderer);
+  registerIpc(ipcMain, appApi.api, isOwnRendererUrl);
   createWindow();
   app.on('activate', () => {
     if (BrowserWindow.getAllWindows().length === 0) createWindow();

@@ -10,6 +10,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 
 import type { Api, EmitEvent } from '../../common/ipc-contract.js';
 import { err, type Result } from '../../common/result.js';
+import { contentTypeFor, insideFolder } from '../../node/static-files.js';
 import { dispatchRequest } from '../ipc/dispatch-request.js';
 import { servePageCsp } from './content-security-policy.js';
 
@@ -36,17 +37,6 @@ export interface ServeHandle {
 }
 
 const MAX_BODY_BYTES = 1 << 20;
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.json': 'application/json',
-  '.woff2': 'font/woff2',
-  '.zip': 'application/zip',
-};
 
 function sameToken(given: string | null | undefined, token: string): boolean {
   if (!given) return false;
@@ -82,17 +72,11 @@ async function readBody(req: http.IncomingMessage): Promise<string | null> {
 /** The names a download may have: the result ZIPs the app writes (run ids are ASCII), so a header can carry them. */
 const DOWNLOAD_NAME = /^[\w@-][\w.@-]*\.zip$/;
 
-/** Resolves `rel` inside `root`, or null when it would escape it. */
-function inside(root: string, rel: string): string | null {
-  const full = path.resolve(root, '.' + path.posix.normalize('/' + rel));
-  return full === root || full.startsWith(root + path.sep) ? full : null;
-}
-
 async function sendFile(res: http.ServerResponse, file: string, headers: Record<string, string>): Promise<boolean> {
   const info = await stat(file).catch(() => null);
   if (!info?.isFile()) return false;
   res.writeHead(200, {
-    'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
+    'content-type': contentTypeFor(file),
     'content-length': String(info.size),
     'x-content-type-options': 'nosniff',
     ...headers,
@@ -170,7 +154,7 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
       'cache-control': 'no-cache',
     };
     const rel = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname);
-    const file = inside(staticDir, rel);
+    const file = insideFolder(staticDir, rel);
     if (file && (await sendFile(res, file, pageHeaders))) return;
     if (!path.extname(rel) && (await sendFile(res, path.join(staticDir, 'index.html'), pageHeaders))) return;
     return send(res, 404, 'not found', 'text/plain');
