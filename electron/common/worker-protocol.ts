@@ -137,7 +137,12 @@ export type WorkerRequest =
       readonly cudaDevice?: number;
     }
   | { readonly type: 'encode-chat'; readonly prompts: readonly string[] }
-  | { readonly type: 'decode'; readonly tokenIds: readonly number[] }
+  | {
+      readonly type: 'decode';
+      readonly tokenIds: readonly number[];
+      /** The ids begin a response still being generated: a character not yet complete at the end is left out. */
+      readonly prefix?: boolean;
+    }
   | {
       readonly type: 'generate';
       readonly jobId: string;
@@ -170,7 +175,7 @@ export type WorkerResponseEnvelope =
   | { readonly seq: number; readonly ok: true; readonly value: unknown }
   | { readonly seq: number; readonly ok: false; readonly error: AppError };
 
-/** Streamed while a job runs; `text` is the decoded text of the item so far. */
+/** Streamed while a job runs, one per generated token (the stop token included); `decode` turns them into text. */
 export interface TokenEvent {
   readonly event: 'token';
   readonly jobId: string;
@@ -278,7 +283,8 @@ function parseRequestBody(r: Record<string, unknown>): WorkerRequest | string {
       return { type: 'encode-chat', prompts: r.prompts };
     case 'decode':
       if (!isIntArray(r.tokenIds)) return 'decode.tokenIds must be non-negative integers';
-      return { type: 'decode', tokenIds: r.tokenIds };
+      if (r.prefix !== undefined && typeof r.prefix !== 'boolean') return 'decode.prefix must be a boolean';
+      return { type: 'decode', tokenIds: r.tokenIds, ...(r.prefix !== undefined ? { prefix: r.prefix } : {}) };
     case 'generate': {
       if (!isString(r.jobId) || r.jobId === '') return 'generate.jobId must be a non-empty string';
       if (!Array.isArray(r.items) || r.items.length === 0) return 'generate.items must be a non-empty array';

@@ -188,6 +188,7 @@ export class WorkerClient {
         const parsed = parseWorkerMessage(raw);
         if (!parsed.ok) {
           this.emitLog({ event: 'log', level: 'error', message: `runtime worker sent an invalid message: ${parsed.problem}` });
+          this.failInvalidReply(raw, parsed.problem);
           return;
         }
         const msg = parsed.value;
@@ -244,6 +245,15 @@ export class WorkerClient {
       default:
         throw assertNever(msg);
     }
+  }
+
+  /** A reply that names a pending request but does not parse ends that request, which would otherwise wait forever. */
+  private failInvalidReply(raw: unknown, problem: string): void {
+    const seq = typeof raw === 'object' && raw !== null ? (raw as { seq?: unknown }).seq : undefined;
+    const p = typeof seq === 'number' ? this.pending.get(seq) : undefined;
+    if (!p || typeof seq !== 'number') return;
+    this.pending.delete(seq);
+    p.resolve(err('INTERNAL', `the runtime worker answered '${p.type}' with an invalid message: ${problem}`));
   }
 
   private emitLog(e: LogEvent): void {

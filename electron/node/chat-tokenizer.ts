@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -40,14 +41,35 @@ async function readJsonIfExists(file: string): Promise<Json | undefined> {
   return parseJsonObject(file, text);
 }
 
+const SPECIAL_TOKEN_KEYS = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token'] as const;
+
+/** The special tokens a template sees, as Transformers passes its `special_tokens_map` (absent ones omitted). */
+function specialTokensMap(config: Json): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of SPECIAL_TOKEN_KEYS) {
+    const content = tokenContent(config[key]);
+    if (content !== undefined) out[key] = content;
+  }
+  if (Array.isArray(config.additional_special_tokens)) {
+    out.additional_special_tokens = config.additional_special_tokens.map(tokenContent).filter((t) => t !== undefined);
+  }
+  return out;
+}
+
+/** tokenizer_config.json's template: a string, or from a list of named ones the one named "default" (as Transformers). */
 function pickChatTemplate(config: Json, file: string): string {
   const t = config.chat_template;
   if (typeof t === 'string') return t;
   if (Array.isArray(t)) {
-    const named = t.find((e: unknown) => (e as Json | null)?.name === 'default') ?? t[0];
-    if (typeof (named as Json | undefined)?.template === 'string') return (named as Json).template as string;
+    const named = t.find((e: unknown) => (e as Json | null)?.name === 'default') as Json | undefined;
+    if (typeof named?.template === 'string') return named.template;
+    if (named) throw new Error(`${file}: chat_template's entry named "default" has no template text`);
+    const names = t.map((e: unknown) => String((e as Json | null)?.name));
+    throw new Error(`${file}: chat_template lists templates named ${names.join(', ')} but none named "default"`);
   }
-  throw new Error(`${file}: no chat_template`);
+  // Transformers also reads a chat_template.jinja file; runs record tokenizer_config.json as the template's source.
+  const jinja = path.join(path.dirname(file), 'chat_template.jinja');
+  throw new Error(`${file}: no chat_template${existsSync(jinja) ? ' (this app does not read the chat_template.jinja beside it)' : ''}`);
 }
 
 /**
@@ -58,17 +80,19 @@ export class ChatTokenizer {
   private constructor(
     private readonly tokenizer: Tokenizer,
     private readonly template: Template,
-    private readonly bosToken: string,
-    private readonly eosToken: string,
+    /** The file the template came from, for errors. */
+    private readonly templateFile: string,
+    private readonly specialTokens: Readonly<Record<string, string | string[]>>,
     /** EOS ids from the tokenizer and config.json / generation_config.json, deduplicated. */
     readonly eosTokenIds: readonly number[],
   ) {}
 
   static async load(modelDir: string): Promise<ChatTokenizer> {
+    const tokenizerFile = path.join(modelDir, 'tokenizer.json');
     const configFile = path.join(modelDir, 'tokenizer_config.json');
     // Read together, but a failure is reported for the first file in this order, not for whichever read lost the race.
     const settled = await Promise.allSettled([
-      readJson(path.join(modelDir, 'tokenizer.json')),
+      readJson(tokenizerFile),
       readJson(configFile),
       readJsonIfExists(path.join(modelDir, 'config.json')),
       readJsonIfExists(path.join(modelDir, 'generation_config.json')),
@@ -78,17 +102,30 @@ export class ChatTokenizer {
     const [tokenizerJson, tokenizerConfig, modelConfig, generationConfig] = settled.map((r) =>
       r.status === 'fulfilled' ? r.value : undefined,
     ) as [Json, Json, Json | undefined, Json | undefined];
-    const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
-    const template = new Template(pickChatTemplate(tokenizerConfig, configFile));
-    const eosToken = tokenContent(tokenizerConfig.eos_token) ?? '';
-    const bosToken = tokenContent(tokenizerConfig.bos_token) ?? '';
+    let tokenizer: Tokenizer;
+    try {
+      tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+    } catch (e) {
+      throw new Error(`${tokenizerFile}: not a tokenizer this app can read (${(e as Error).message})`, { cause: e });
+    }
+    const source = pickChatTemplate(tokenizerConfig, configFile);
+    let template: Template;
+    try {
+      template = new Template(source);
+    } catch (e) {
+      throw new Error(`${configFile}: chat_template does not parse (${(e as Error).message})`, { cause: e });
+    }
     const ids = stopTokenIds(modelDir, { tokenizerConfig, config: modelConfig, generationConfig }, (t) => tokenizer.token_to_id(t));
-    return new ChatTokenizer(tokenizer, template, bosToken, eosToken, ids);
+    return new ChatTokenizer(tokenizer, template, configFile, specialTokensMap(tokenizerConfig), ids);
   }
 
   /** The prompt as the single user turn, with the generation prompt appended. */
   renderChat(prompt: string): string {
-    return renderChatTemplate(this.template, prompt, this.bosToken, this.eosToken);
+    try {
+      return renderChatTemplate(this.template, prompt, this.specialTokens);
+    } catch (e) {
+      throw new Error(`${this.templateFile}: chat_template failed: ${(e as Error).message}`, { cause: e });
+    }
   }
 
   encodeChat(prompt: string): ChatEncoding {
@@ -102,14 +139,24 @@ export class ChatTokenizer {
     if (tokenIds.length === 0) return '';
     return this.tokenizer.decode([...tokenIds], { skip_special_tokens: true });
   }
+
+  /**
+   * The text of the first tokens of a response still being generated: a character whose UTF-8 bytes are not all
+   * generated yet decodes to U+FFFD at the end, and is left out until its last byte arrives.
+   */
+  decodePrefix(tokenIds: readonly number[]): string {
+    return this.decode(tokenIds).replace(/\uFFFD+$/, '');
+  }
 }
 
-/** Renders one user turn plus the generation prompt, with the variables Transformers passes. */
-export function renderChatTemplate(template: Template, prompt: string, bosToken: string, eosToken: string): string {
+/**
+ * Renders one user turn plus the generation prompt, with the variables Transformers passes: the special tokens
+ * (`bos_token`, `eos_token`, ...) and `add_generation_prompt`.
+ */
+export function renderChatTemplate(template: Template, prompt: string, specialTokens: Readonly<Record<string, string | string[]>>): string {
   return template.render({
+    ...specialTokens,
     messages: [{ role: 'user', content: prompt }],
     add_generation_prompt: true,
-    bos_token: bosToken,
-    eos_token: eosToken,
   });
 }

@@ -51,9 +51,14 @@ interface Loaded {
 /** Runs the worker's message loop on `port`, answering each request in order of completion. */
 export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
   let loaded: Loaded | undefined;
-  // Loads run one after another: two at once would each hold a whole model, and the first to finish would be
-  // replaced without being disposed.
+  // Loads (and unloads) run one after another: two loads at once would each hold a whole model, and the first to
+  // finish would be replaced without being disposed; an unload during a load would find nothing to unload.
   let loading: Promise<unknown> = Promise.resolve();
+  const afterLoads = <T>(step: () => Promise<T> | T): Promise<T> => {
+    const next = loading.then(step);
+    loading = next.catch(() => undefined);
+    return next;
+  };
   const jobs = new Map<string, AbortController>();
 
   const requireModel = (): Loaded => {
@@ -68,17 +73,16 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
     switch (request.type) {
       case 'probe':
         return countLoadedAsFree(engine.probe(), loaded?.model.deviceMemory() ?? null);
-      case 'load': {
-        const next = loading.then(() => load(request));
-        loading = next.catch(() => undefined);
-        return next;
-      }
+      case 'load':
+        return afterLoads(() => load(request));
       case 'encode-chat': {
         const { tokenizer } = requireModel();
         return request.prompts.map((p) => tokenizer.encodeChat(p));
       }
-      case 'decode':
-        return requireModel().tokenizer.decode(request.tokenIds);
+      case 'decode': {
+        const { tokenizer } = requireModel();
+        return request.prefix ? tokenizer.decodePrefix(request.tokenIds) : tokenizer.decode(request.tokenIds);
+      }
       case 'generate':
         return generate(request);
       case 'cancel': {
@@ -87,9 +91,11 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
         return job !== undefined;
       }
       case 'unload':
-        loaded?.model.dispose();
-        loaded = undefined;
-        return null;
+        return afterLoads(() => {
+          loaded?.model.dispose();
+          loaded = undefined;
+          return null;
+        });
       default:
         throw assertNever(request);
     }
@@ -120,6 +126,14 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
   async function generate(request: Extract<WorkerRequest, { type: 'generate' }>): Promise<GenerationBatchResult> {
     const { model, tokenizer } = requireModel();
     if (jobs.has(request.jobId)) throw new WorkerError('BAD_INPUT', `job ${request.jobId} is already running`);
+    // The runtime refuses the whole job for one such prompt, naming only its position.
+    const tooLong = request.items.find((i) => i.tokenIds.length > model.maxContext);
+    if (tooLong) {
+      throw new WorkerError(
+        'BAD_INPUT',
+        `item ${tooLong.itemId} has ${tooLong.tokenIds.length} prompt tokens, more than the ${model.maxContext} the model was loaded with`,
+      );
+    }
     const controller = new AbortController();
     jobs.set(request.jobId, controller);
     const counts = new Array<number>(request.items.length).fill(0);

@@ -19,7 +19,7 @@ import type { WorkerClient } from '../worker-client.js';
 import type { ModelSource } from './model-source.js';
 import { readStopTokenIds } from './model-source.js';
 import { runAccuracies } from './run-accuracies.js';
-import { runContextTokens } from './run-context.js';
+import { promptsOverContext, runContextTokens } from './run-context.js';
 
 /** A new run's id: its UTC start time to the second (sorts by age) and a random suffix, e.g. 20261202T174512-9fe751. */
 export function newRunId(now = new Date()): string {
@@ -310,11 +310,14 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     if (!restarted.ok) return fail(`restarting the runtime worker failed: ${restarted.error.message}`);
   }
   let maxContext: number;
+  let overContext: Awaited<ReturnType<typeof promptsOverContext>>;
   try {
     maxContext = await runContextTokens(run.modelDir, records.map((r) => r.prompt), run.policy.maxNewTokens);
+    overContext = await promptsOverContext(run.modelDir, todo.map((r) => r.prompt));
   } catch (e) {
     return fail(`reading the model's tokenizer failed: ${(e as Error).message}`);
   }
+  if (overContext.over.length > 0) return fail(overContextMessage(overContext, todo));
   // Loading a large model takes a while: a cancel ends the run at once and leaves the load to finish in the worker
   // (a resume waits for it rather than loading again).
   const loaded = await unlessAborted(
@@ -355,9 +358,10 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     lastPartial = now;
     decoding = true;
     const key = Number(e.itemId);
-    void runtime.request({ type: 'decode', tokenIds: [...ids] }).then((r) => {
+    void runtime.request({ type: 'decode', tokenIds: [...ids], prefix: true }).then((r) => {
       decoding = false;
-      if (r.ok && e.jobId === currentJob) progress('running', { partial: { key, text: r.value } });
+      // The prompt may have finished (and its response been shown) while the text was being decoded.
+      if (r.ok && e.jobId === currentJob && inflight.has(e.itemId)) progress('running', { partial: { key, text: r.value } });
     });
   });
 
@@ -469,6 +473,17 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     progress('completed');
   }
   return runs.require(runId);
+}
+
+/** Why a run cannot start when some prompts do not fit the model's context (a resume would fail the same way). */
+function overContextMessage(o: Awaited<ReturnType<typeof promptsOverContext>>, todo: readonly PromptRecord[]): string {
+  const shown = o.over.slice(0, 5).map(({ index, tokens }) => `key ${todo[index]?.key ?? '?'} (${tokens} tokens)`);
+  const more = o.over.length > shown.length ? ` and ${o.over.length - shown.length} more` : '';
+  return (
+    `${o.over.length === 1 ? 'a prompt is' : `${o.over.length} prompts are`} longer after the chat template than the model's ` +
+    `context of ${o.limit} tokens (max_position_embeddings in config.json), so the model cannot generate for ` +
+    `${o.over.length === 1 ? 'it' : 'them'}: ${shown.join(', ')}${more}`
+  );
 }
 
 function scoreItem(

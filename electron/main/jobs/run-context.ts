@@ -26,24 +26,42 @@ async function maxPositions(modelDir: string): Promise<number | undefined> {
   return Number.isInteger(n) && (n as number) > 0 ? (n as number) : undefined;
 }
 
+/** Each prompt's token count after the chat template. */
+async function chatLengths(modelDir: string, prompts: readonly string[]): Promise<number[]> {
+  const { tokenizer: loading, lengths } = tokenizerFor(modelDir);
+  const tokenizer = await loading;
+  return prompts.map((p) => {
+    let n = lengths.get(p);
+    if (n === undefined) {
+      n = tokenizer.encodeChat(p).tokenIds.length;
+      lengths.set(p, n);
+    }
+    return n;
+  });
+}
+
 /**
  * The KV room per sequence a run needs: its longest prompt after the chat template plus the new-token budget,
  * rounded up to CONTEXT_STEP and capped at config.json's max_position_embeddings. Reserving this instead of the
  * model's full context is what lets a GPU keep more experts resident.
  */
 export async function runContextTokens(modelDir: string, prompts: readonly string[], maxNewTokens: number): Promise<number> {
-  const { tokenizer: loading, lengths } = tokenizerFor(modelDir);
-  const tokenizer = await loading;
-  let longest = 0;
-  for (const p of prompts) {
-    let n = lengths.get(p);
-    if (n === undefined) {
-      n = tokenizer.encodeChat(p).tokenIds.length;
-      lengths.set(p, n);
-    }
-    longest = Math.max(longest, n);
-  }
+  const longest = Math.max(0, ...(await chatLengths(modelDir, prompts)));
   const need = Math.ceil((longest + maxNewTokens) / CONTEXT_STEP) * CONTEXT_STEP;
   const cap = await maxPositions(modelDir);
   return cap === undefined ? need : Math.min(need, cap);
+}
+
+/**
+ * The prompts longer after the chat template than config.json's max_position_embeddings, with their token counts:
+ * the runtime refuses a generate job holding one, so a run must not start with them.
+ */
+export async function promptsOverContext(
+  modelDir: string,
+  prompts: readonly string[],
+): Promise<{ readonly limit: number; readonly over: readonly { readonly index: number; readonly tokens: number }[] }> {
+  const cap = await maxPositions(modelDir);
+  if (cap === undefined) return { limit: Infinity, over: [] };
+  const lengths = await chatLengths(modelDir, prompts);
+  return { limit: cap, over: lengths.flatMap((tokens, index) => (tokens > cap ? [{ index, tokens }] : [])) };
 }

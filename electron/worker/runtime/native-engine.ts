@@ -82,6 +82,9 @@ export function createNativeEngine(): InferenceEngine {
         ...(device ? { device: device.index } : {}),
       });
       const info = model.info();
+      // The fault when disposed: a load or unload can dispose the model while a generate job still runs on it, and
+      // the job's error must not turn into "the model is closed".
+      let faultWhenClosed: string | null = null;
       return {
         backend: kind === 'cuda' ? 'CUDA' : 'CPU',
         deviceLabel: kind === 'cuda' && device ? `${device.name} (${(device.vramBytes / 2 ** 30).toFixed(1)} GiB)` : 'CPU',
@@ -104,9 +107,13 @@ export function createNativeEngine(): InferenceEngine {
             h2dBytes: out.stats.h2dBytes,
           };
         },
-        fault: () => model.info().fault,
-        deviceMemory: () => (kind === 'cuda' ? { device: info.device, bytes: model.info().deviceBytes } : null),
-        dispose: () => model.close(),
+        fault: () => faultWhenClosed ?? model.info().fault,
+        deviceMemory: () => (kind === 'cuda' && faultWhenClosed === null ? { device: info.device, bytes: model.info().deviceBytes } : null),
+        dispose: () => {
+          if (faultWhenClosed !== null) return;
+          faultWhenClosed = model.info().fault;
+          model.close();
+        },
       };
     },
   };

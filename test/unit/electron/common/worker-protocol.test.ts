@@ -16,6 +16,7 @@ describe('parseWorkerRequest', () => {
     [{ seq: 8, request: { type: 'load', modelDir: '/m', packedDir: null, weights: 'bf16', backend: 'cpu', maxContext: 2048 } }],
     [{ seq: 9, request: { type: 'load', modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'cuda', expertBudgetBytes: 6 * 2 ** 30, maxSequences: 16 } }],
     [{ seq: 10, request: { type: 'load', modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'cuda', cudaDevice: 1 } }],
+    [{ seq: 11, request: { type: 'decode', tokenIds: [3, 4], prefix: true } }],
   ])('accepts %j', (msg) => {
     const r = parseWorkerRequest(msg);
     expect(r.ok).toBe(true);
@@ -33,6 +34,7 @@ describe('parseWorkerRequest', () => {
     [{ seq: 1, request: { type: 'load', modelDir: '/m', packedDir: null, weights: 'bf16', backend: 'cpu', maxSequences: 0 } }, /load.maxSequences/],
     [{ seq: 1, request: { type: 'load', modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'cuda', cudaDevice: 64 } }, /load.cudaDevice must be an integer in 0..63/],
     [{ seq: 1, request: { type: 'load', modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'cuda', cudaDevice: -1 } }, /load.cudaDevice/],
+    [{ seq: 1, request: { type: 'decode', tokenIds: [3], prefix: 'yes' } }, /decode.prefix must be a boolean/],
     [{ seq: 1, request: { type: 'generate', jobId: 'j', items: [], policy } }, /items must be a non-empty array/],
     [{ seq: 1, request: { type: 'generate', jobId: 'j', items: [{ itemId: '1', tokenIds: [-1] }], policy } }, /items\[0\]/],
     [

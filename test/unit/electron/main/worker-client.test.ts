@@ -215,3 +215,27 @@ describe('WorkerClient stopped while its worker starts', () => {
     expect(c.state).toBe('disposed');
   });
 });
+
+describe('WorkerClient given a malformed reply', () => {
+  it('fails the request the reply names instead of leaving it pending, and logs the problem', async () => {
+    const toMain: ((m: unknown) => void)[] = [];
+    const c = new WorkerClient(() => {
+      setTimeout(() => toMain.forEach((h) => h({ event: 'ready', pid: 7 })), 0);
+      return {
+        send: (m) => setTimeout(() => toMain.forEach((h) => h({ seq: m.seq, ok: 'yes', value: null })), 0),
+        onMessage: (h) => void toMain.push(h),
+        onExit: () => undefined,
+        kill: () => undefined,
+      };
+    });
+    const logs: string[] = [];
+    c.onLog((e) => logs.push(e.message));
+    const answer = await Promise.race([c.request({ type: 'probe' }), new Promise((resolve) => setTimeout(() => resolve('still pending'), 500))]);
+    expect(answer).toEqual({
+      ok: false,
+      error: { code: 'INTERNAL', message: "the runtime worker answered 'probe' with an invalid message: worker response 1 must carry ok:true+value or ok:false+error" },
+    });
+    expect(logs).toEqual(['runtime worker sent an invalid message: worker response 1 must carry ok:true+value or ok:false+error']);
+    c.dispose();
+  });
+});

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -8,15 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatTokenizer, renderChatTemplate } from '../../../../electron/node/chat-tokenizer.js';
 import { EOS_ID, OLMOE_CHAT_TEMPLATE, writeTinyTokenizer } from '../worker/tiny-tokenizer.js';
 
+const OLMOE_SPECIAL = { bos_token: '<|endoftext|>', eos_token: '<|endoftext|>' };
+
 describe('OLMoE chat template', () => {
   it('renders one user turn exactly as Transformers does (trim_blocks + lstrip_blocks)', () => {
-    const text = renderChatTemplate(new Template(OLMOE_CHAT_TEMPLATE), 'Write a haiku.', '<|endoftext|>', '<|endoftext|>');
+    const text = renderChatTemplate(new Template(OLMOE_CHAT_TEMPLATE), 'Write a haiku.', OLMOE_SPECIAL);
     expect(text).toBe('<|endoftext|><|user|>\nWrite a haiku.\n<|assistant|>\n');
   });
 
   it('keeps the prompt verbatim, newlines and braces included', () => {
     const prompt = 'Line 1\n\n{{ not a tag }} {% raw %}';
-    const text = renderChatTemplate(new Template(OLMOE_CHAT_TEMPLATE), prompt, '<|endoftext|>', '<|endoftext|>');
+    const text = renderChatTemplate(new Template(OLMOE_CHAT_TEMPLATE), prompt, OLMOE_SPECIAL);
     expect(text).toBe(`<|endoftext|><|user|>\n${prompt}\n<|assistant|>\n`);
   });
 });
@@ -46,5 +48,70 @@ describe('ChatTokenizer', () => {
 
   it('names the file when tokenizer.json is missing', async () => {
     await expect(ChatTokenizer.load(path.join(dir, 'nope'))).rejects.toThrow(/tokenizer\.json: cannot read/);
+  });
+});
+
+describe('ChatTokenizer loading edge cases', () => {
+  let root: string;
+  let n = 0;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-tok-edge-'));
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  /** A fresh copy of the tiny tokenizer with tokenizer_config.json changed by `edit`. */
+  const folder = async (edit: (config: Record<string, unknown>) => void = () => {}): Promise<string> => {
+    const dir = path.join(root, String(++n));
+    await writeTinyTokenizer(dir);
+    const file = path.join(dir, 'tokenizer_config.json');
+    const config = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    edit(config);
+    await writeFile(file, JSON.stringify(config));
+    return dir;
+  };
+
+  it('names tokenizer.json when it is JSON but not a tokenizer', async () => {
+    const dir = await folder();
+    await writeFile(path.join(dir, 'tokenizer.json'), JSON.stringify({ version: '1.0', model: { type: 'BPE', vocab: {}, merges: [] } }));
+    await expect(ChatTokenizer.load(dir)).rejects.toThrow(/tokenizer\.json: not a tokenizer this app can read \(.+\)/);
+  });
+
+  it('takes the template named "default" from a list, and refuses a list without one as Transformers does', async () => {
+    const named = (names: string[]) => names.map((name) => ({ name, template: `${name}:{{ messages[0].content }}` }));
+    const withDefault = await folder((c) => void (c.chat_template = named(['tool_use', 'default'])));
+    expect((await ChatTokenizer.load(withDefault)).renderChat('hi')).toBe('default:hi');
+    const without = await folder((c) => void (c.chat_template = named(['tool_use', 'rag'])));
+    await expect(ChatTokenizer.load(without)).rejects.toThrow(/tokenizer_config\.json: chat_template lists templates named tool_use, rag but none named "default"/);
+  });
+
+  it('says where a missing template was looked for, chat_template.jinja included', async () => {
+    const dir = await folder((c) => void delete c.chat_template);
+    await expect(ChatTokenizer.load(dir)).rejects.toThrow(/tokenizer_config\.json: no chat_template$/);
+    await writeFile(path.join(dir, 'chat_template.jinja'), '{{ messages[0].content }}');
+    await expect(ChatTokenizer.load(dir)).rejects.toThrow(/tokenizer_config\.json: no chat_template \(this app does not read the chat_template\.jinja beside it\)/);
+  });
+
+  it('names the file when the template does not parse or raises while rendering', async () => {
+    const broken = await folder((c) => void (c.chat_template = '{% for m in messages %}{{ m.content }}{% endfor %{'));
+    await expect(ChatTokenizer.load(broken)).rejects.toThrow(/tokenizer_config\.json: chat_template does not parse \(.+\)/);
+    const raising = await folder((c) => void (c.chat_template = "{{ raise_exception('a system message must come first') }}"));
+    const tok = await ChatTokenizer.load(raising);
+    expect(() => tok.encodeChat('hi')).toThrow(/tokenizer_config\.json: chat_template failed: a system message must come first/);
+  });
+
+  it("passes every special token to the template, as Transformers' special_tokens_map does", async () => {
+    const dir = await folder((c) => {
+      c.chat_template = '{{ bos_token }}|{{ eos_token }}|{{ pad_token }}|{{ unk_token }}|{{ messages[0].content }}';
+      c.bos_token = { __type: 'AddedToken', content: '<|endoftext|>', lstrip: false, rstrip: false, normalized: false };
+    });
+    expect((await ChatTokenizer.load(dir)).renderChat('hi')).toBe('<|endoftext|>|<|endoftext|>|<|padding|>||hi');
+  });
+
+  it('leaves a character still incomplete out of a prefix, not U+FFFD', async () => {
+    const tok = await ChatTokenizer.load(await folder());
+    const euro = [...Buffer.from('x€', 'utf8')]; // "€" is 3 bytes, one token each
+    expect([1, 2, 3, 4].map((k) => tok.decodePrefix(euro.slice(0, k)))).toEqual(['x', 'x', 'x', 'x€']);
+    expect(tok.decode(euro.slice(0, 2))).toBe('x\uFFFD'); // a finished response keeps what the model generated
+    expect(tok.decodePrefix([])).toBe('');
   });
 });

@@ -104,3 +104,53 @@ describe('the worker loads one model at a time', () => {
     expect(log).toEqual(['start 1 with 0 loading', 'done 1', 'dispose 1', 'start 2 with 0 loading', 'done 2']);
   });
 });
+
+describe('the worker refuses what the runtime cannot run, naming it', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-ws-ctx-'));
+    await writeTinyTokenizer(root);
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('answers a generate holding a prompt longer than the loaded context with BAD_INPUT naming the item', async () => {
+    const ask = servedWorker(createScriptedEngine());
+    await ask({ type: 'load', modelDir: root, packedDir: null, weights: 'bf16', backend: 'cpu', maxContext: 16 });
+    const policy = { decoding: 'greedy', maxNewTokens: 4, stopTokenIds: [256] } as const;
+    const items = [{ itemId: 'short', tokenIds: [1, 2, 3] }, { itemId: 'key-42', tokenIds: new Array<number>(17).fill(65) }];
+    expect(await ask({ type: 'generate', jobId: 'j', items, policy })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: 'item key-42 has 17 prompt tokens, more than the 16 the model was loaded with' },
+    });
+    // Exactly at the limit is allowed: the prompt gets one token, then ends for length.
+    const atLimit = await ask({ type: 'generate', jobId: 'j2', items: [{ itemId: 'k', tokenIds: new Array<number>(16).fill(65) }], policy });
+    expect(atLimit).toMatchObject({ ok: true });
+  });
+});
+
+describe('an unload sent while a load runs', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-ws-unload-'));
+    await writeTinyTokenizer(root);
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('unloads the model that load brings, instead of nothing', async () => {
+    const engine = createScriptedEngine();
+    let disposed = 0;
+    const ask = servedWorker({
+      probe: engine.probe,
+      load: async (req) => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return { ...(await engine.load(req)), dispose: () => void disposed++ };
+      },
+    });
+    const load = ask({ type: 'load', modelDir: root, packedDir: null, weights: 'bf16', backend: 'cpu' });
+    const unload = ask({ type: 'unload' });
+    expect(await load).toMatchObject({ ok: true });
+    expect(await unload).toMatchObject({ ok: true });
+    expect(disposed).toBe(1);
+    expect(await ask({ type: 'encode-chat', prompts: ['a'] })).toMatchObject({ ok: false, error: { code: 'MODEL_NOT_FOUND' } });
+  });
+});

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -22,7 +22,7 @@ import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import type { PromptRecord } from '../../../../../evals/ifeval/types.js';
 import { inProcessWorkers } from '../in-process-spawner.js';
 import { createScriptedEngine } from '../../worker/scripted-engine.js';
-import { writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
+import { EOS_ID, writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
 
 const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
 
@@ -43,6 +43,8 @@ describe('eval-run job', () => {
   /** policy.concurrency of each generate job. */
   let concurrency: (number | undefined)[];
   let tokenDelayMs = 0;
+  /** The scripted replies of the engine created next (reset to `reply` before each test). */
+  let replyOf: (ids: readonly number[]) => string;
   /** Generate calls (counted over all workers) that fail as a lost GPU context does; others that fail plainly. */
   let deviceFaultAt: number[];
   let plainErrorAt: number[];
@@ -85,8 +87,9 @@ describe('eval-run job', () => {
     loadFailsAbove = Infinity;
     loadDelayMs = 0;
     disposed = 0;
+    replyOf = reply;
     const workers = inProcessWorkers(() => {
-      const engine = createScriptedEngine({ reply, tokenDelayMs });
+      const engine = createScriptedEngine({ reply: (ids) => replyOf(ids), tokenDelayMs });
       return {
         probe: engine.probe,
         load: async (req) => {
@@ -226,6 +229,44 @@ describe('eval-run job', () => {
         expect(final.startsWith(p.text)).toBe(true);
       }
       expect(partials.some((p) => p.text.length > 0 && p.text.length < deps.responses.get('rp', p.key)!.response.length)).toBe(true);
+    } finally {
+      tokenDelayMs = 0;
+    }
+  });
+
+  it('streams partial texts without U+FFFD for a character whose bytes are still being generated', async () => {
+    tokenDelayMs = 2;
+    replyOf = () => '€€€ ünï €';
+    try {
+      await newRun('rp-utf8');
+      const partials: { key: number; text: string }[] = [];
+      await executeEvalRun(deps, 'rp-utf8', { partialIntervalMs: 0, onProgress: (p) => p.partial && partials.push(p.partial) });
+      expect(partials.length).toBeGreaterThan(3);
+      for (const p of partials) {
+        expect(p.text).not.toContain('\uFFFD');
+        expect('€€€ ünï €'.startsWith(p.text)).toBe(true);
+      }
+    } finally {
+      tokenDelayMs = 0;
+    }
+  });
+
+  it('streams no partial text for a prompt whose response is already stored', async () => {
+    tokenDelayMs = 1;
+    try {
+      await newRun('rp-late');
+      const late: number[] = [];
+      let partials = 0;
+      await executeEvalRun(deps, 'rp-late', {
+        partialIntervalMs: 0,
+        onProgress: (p) => {
+          if (!p.partial) return;
+          partials++;
+          if (deps.responses.get('rp-late', p.partial.key)) late.push(p.partial.key);
+        },
+      });
+      expect(partials).toBeGreaterThan(0);
+      expect(late).toEqual([]);
     } finally {
       tokenDelayMs = 0;
     }
@@ -384,6 +425,25 @@ describe('eval-run job', () => {
     expect(resumed.status).toBe('completed');
     expect(deps.workers.spawned).toBe(1);
     expect(loads).toHaveLength(1);
+  });
+
+  it("fails before loading, naming the prompts, when some are longer than the model's context", async () => {
+    // Tiny byte-level tokenizer: the chat form of a prompt is 6 tokens plus its UTF-8 bytes.
+    const lengths = records.slice(0, 5).map((r) => 6 + Buffer.byteLength(r.prompt, 'utf8'));
+    const longest = Math.max(...lengths);
+    const capped = path.join(dir, 'capped');
+    await writeTinyTokenizer(capped);
+    await writeFile(path.join(capped, 'config.json'), JSON.stringify({ model_type: 'olmoe', eos_token_id: EOS_ID, max_position_embeddings: longest - 1 }));
+    await createEvalRun(deps, { runId: 'r-long', source: { ...source, modelDir: capped }, limit: 5, maxNewTokens: 8, appVersion: '0.1.0', datasetSha256: 'x' });
+    const failed = await executeEvalRun(deps, 'r-long');
+    const key = records[lengths.indexOf(longest)]!.key;
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toBe(
+      `a prompt is longer after the chat template than the model's context of ${longest - 1} tokens (max_position_embeddings ` +
+        `in config.json), so the model cannot generate for it: key ${key} (${longest} tokens)`,
+    );
+    expect(loads).toEqual([]);
+    expect(deps.responses.count('r-long')).toBe(0);
   });
 });
 

@@ -4,10 +4,11 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { TokenEvent } from '../../../../../electron/common/worker-protocol.js';
+import type { TokenEvent, WorkerMessage, WorkerRequest } from '../../../../../electron/common/worker-protocol.js';
 import { WorkerClient, forkSpawner } from '../../../../../electron/main/worker-client.js';
 import { loadModel, loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
-import { pickBackend, residencyLabel } from '../../../../../electron/worker/runtime/native-engine.js';
+import { createNativeEngine, pickBackend, residencyLabel } from '../../../../../electron/worker/runtime/native-engine.js';
+import { serveWorker } from '../../../../../electron/worker/worker-server.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
 
@@ -82,6 +83,30 @@ describe.skipIf(!addonHasRuntime())(
       }
       expect(gen.value.peakVramBytes).toBe(0);
       expect(gen.value.peakVramScope).toBeNull();
+    });
+
+    it("reports a job's own error when an unload disposes its model while it runs, and disposes once", async () => {
+      let handler: (m: unknown) => void = () => {};
+      const replies = new Map<number, (m: WorkerMessage) => void>();
+      serveWorker({ send: (m) => void ('seq' in m && replies.get(m.seq)?.(m)), onMessage: (h) => void (handler = h) }, createNativeEngine());
+      let seq = 0;
+      const ask = (request: WorkerRequest) =>
+        new Promise<WorkerMessage>((resolve) => {
+          replies.set(++seq, resolve);
+          handler({ seq, request });
+        });
+      expect(await ask({ type: 'load', modelDir: src, packedDir: null, weights: 'bf16', backend: 'cpu', maxContext: 64 })).toMatchObject({ ok: true });
+      const policy = { decoding: 'greedy', maxNewTokens: 4, stopTokenIds: [eos] } as const;
+      const job = ask({ type: 'generate', jobId: 'j', items: [{ itemId: 'x', tokenIds: [1, 99999] }], policy });
+      expect(await ask({ type: 'unload' })).toMatchObject({ ok: true });
+      expect(await job).toMatchObject({ ok: false, error: { code: 'INTERNAL', message: expect.stringMatching(/token id 99999 is outside the vocabulary/) } });
+      expect(await ask({ type: 'unload' })).toMatchObject({ ok: true });
+
+      const model = await createNativeEngine().load({ modelDir: src, packedDir: null, weights: 'bf16', backend: 'cpu', maxContext: 64 });
+      model.dispose();
+      model.dispose();
+      expect(model.fault()).toBe('');
+      expect(model.deviceMemory()).toBeNull();
     });
   },
 );
