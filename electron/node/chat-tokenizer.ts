@@ -41,6 +41,23 @@ async function readJsonIfExists(file: string): Promise<Json | undefined> {
   return parseJsonObject(file, text);
 }
 
+/** A template file of its own, which Transformers (4.47 and later) prefers to tokenizer_config.json's chat_template. */
+export const CHAT_TEMPLATE_FILE = 'chat_template.jinja';
+
+/** Which file a model folder's chat template comes from, by the rule Transformers applies. */
+export function chatTemplateSource(modelDir: string): typeof CHAT_TEMPLATE_FILE | 'tokenizer_config.json' {
+  return existsSync(path.join(modelDir, CHAT_TEMPLATE_FILE)) ? CHAT_TEMPLATE_FILE : 'tokenizer_config.json';
+}
+
+async function readTextIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`${file}: cannot read (${(e as Error).message})`, { cause: e });
+  }
+}
+
 const SPECIAL_TOKEN_KEYS = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token'] as const;
 
 /** The special tokens a template sees, as Transformers passes its `special_tokens_map` (absent ones omitted). */
@@ -67,9 +84,7 @@ function pickChatTemplate(config: Json, file: string): string {
     const names = t.map((e: unknown) => String((e as Json | null)?.name));
     throw new Error(`${file}: chat_template lists templates named ${names.join(', ')} but none named "default"`);
   }
-  // Transformers also reads a chat_template.jinja file; runs record tokenizer_config.json as the template's source.
-  const jinja = path.join(path.dirname(file), 'chat_template.jinja');
-  throw new Error(`${file}: no chat_template${existsSync(jinja) ? ' (this app does not read the chat_template.jinja beside it)' : ''}`);
+  throw new Error(`${file}: no chat_template (and no ${CHAT_TEMPLATE_FILE} beside it)`);
 }
 
 /**
@@ -90,33 +105,36 @@ export class ChatTokenizer {
   static async load(modelDir: string): Promise<ChatTokenizer> {
     const tokenizerFile = path.join(modelDir, 'tokenizer.json');
     const configFile = path.join(modelDir, 'tokenizer_config.json');
+    const jinjaFile = path.join(modelDir, CHAT_TEMPLATE_FILE);
     // Read together, but a failure is reported for the first file in this order, not for whichever read lost the race.
     const settled = await Promise.allSettled([
       readJson(tokenizerFile),
       readJson(configFile),
       readJsonIfExists(path.join(modelDir, 'config.json')),
       readJsonIfExists(path.join(modelDir, 'generation_config.json')),
+      readTextIfExists(jinjaFile),
     ]);
     const failed = settled.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
-    const [tokenizerJson, tokenizerConfig, modelConfig, generationConfig] = settled.map((r) =>
+    const [tokenizerJson, tokenizerConfig, modelConfig, generationConfig, jinjaText] = settled.map((r) =>
       r.status === 'fulfilled' ? r.value : undefined,
-    ) as [Json, Json, Json | undefined, Json | undefined];
+    ) as [Json, Json, Json | undefined, Json | undefined, string | undefined];
     let tokenizer: Tokenizer;
     try {
       tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
     } catch (e) {
       throw new Error(`${tokenizerFile}: not a tokenizer this app can read (${(e as Error).message})`, { cause: e });
     }
-    const source = pickChatTemplate(tokenizerConfig, configFile);
+    const templateFile = jinjaText !== undefined ? jinjaFile : configFile;
+    const source = jinjaText ?? pickChatTemplate(tokenizerConfig, configFile);
     let template: Template;
     try {
       template = new Template(source);
     } catch (e) {
-      throw new Error(`${configFile}: chat_template does not parse (${(e as Error).message})`, { cause: e });
+      throw new Error(`${templateFile}: the chat template does not parse (${(e as Error).message})`, { cause: e });
     }
     const ids = stopTokenIds(modelDir, { tokenizerConfig, config: modelConfig, generationConfig }, (t) => tokenizer.token_to_id(t));
-    return new ChatTokenizer(tokenizer, template, configFile, specialTokensMap(tokenizerConfig), ids);
+    return new ChatTokenizer(tokenizer, template, templateFile, specialTokensMap(tokenizerConfig), ids);
   }
 
   /** The prompt as the single user turn, with the generation prompt appended. */
@@ -124,7 +142,7 @@ export class ChatTokenizer {
     try {
       return renderChatTemplate(this.template, prompt, this.specialTokens);
     } catch (e) {
-      throw new Error(`${this.templateFile}: chat_template failed: ${(e as Error).message}`, { cause: e });
+      throw new Error(`${this.templateFile}: the chat template failed: ${(e as Error).message}`, { cause: e });
     }
   }
 

@@ -11,7 +11,8 @@ export interface RunPolicy {
   readonly stopTokenIds: readonly number[];
   /** First N prompts of the dataset, or null for all. */
   readonly limit: number | null;
-  readonly chatTemplate: 'tokenizer_config.json';
+  /** The file the chat template was read from. */
+  readonly chatTemplate: 'tokenizer_config.json' | 'chat_template.jinja';
   /** The backend asked for; the one used is the run's `backend`. */
   readonly requestedBackend: 'auto' | 'cpu' | 'cuda';
   /** CUDA device memory for resident experts; null (or absent, in runs of older versions) = the backend's default. */

@@ -10,6 +10,7 @@ import type { Accuracies, RunProgress } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
 import type { GenerationItemResult, LoadedModelInfo } from '../../common/worker-protocol.js';
 import { MAX_CUDA_DEVICE } from '../../common/worker-protocol.js';
+import { chatTemplateSource } from '../../node/chat-tokenizer.js';
 import { scorePrompt } from '../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { PromptRecord } from '../../../evals/ifeval/types.js';
@@ -181,7 +182,7 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
     batch,
     stopTokenIds: await readStopTokenIds(req.source.modelDir),
     limit: req.limit ?? null,
-    chatTemplate: 'tokenizer_config.json',
+    chatTemplate: chatTemplateSource(req.source.modelDir),
     requestedBackend: req.backend ?? 'auto',
     expertBudgetBytes: req.expertBudgetBytes ?? null,
     cudaDevice: req.cudaDevice ?? null,

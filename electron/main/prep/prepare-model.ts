@@ -3,6 +3,7 @@ import path from 'node:path';
 
 import { toolVersion } from '../../node/app-root.js';
 import { renameDurably, syncFile } from '../../node/atomic-write.js';
+import { CHAT_TEMPLATE_FILE } from '../../node/chat-tokenizer.js';
 import { hashFile, type FileDigest } from '../../node/file-hasher.js';
 import { processAlive } from '../../node/lock-file.js';
 import { dataLayout } from '../data-dir.js';
@@ -28,7 +29,14 @@ export const DEFAULT_MODEL_REPO = 'allenai/OLMoE-1B-7B-0924-Instruct';
 export const DEFAULT_MODEL_REVISION = '7f1c97f440f06ce36705e4f2b843edb5925f4498';
 export const DEFAULT_HUB_URL = 'https://huggingface.co';
 
-const METADATA_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
+const METADATA_FILES = [
+  'config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'generation_config.json',
+  CHAT_TEMPLATE_FILE,
+];
 const REQUIRED_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json'];
 const INDEX_FILE = 'model.safetensors.index.json';
 /** INT4 experts + FP16 rest is about 0.31 of the BF16 checkpoint for OLMoE; the margin covers other shapes. */

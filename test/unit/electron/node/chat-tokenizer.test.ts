@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ChatTokenizer, renderChatTemplate } from '../../../../electron/node/chat-tokenizer.js';
+import { ChatTokenizer, chatTemplateSource, renderChatTemplate } from '../../../../electron/node/chat-tokenizer.js';
 import { EOS_ID, OLMOE_CHAT_TEMPLATE, writeTinyTokenizer } from '../worker/tiny-tokenizer.js';
 
 const OLMOE_SPECIAL = { bos_token: '<|endoftext|>', eos_token: '<|endoftext|>' };
@@ -84,19 +84,35 @@ describe('ChatTokenizer loading edge cases', () => {
     await expect(ChatTokenizer.load(without)).rejects.toThrow(/tokenizer_config\.json: chat_template lists templates named tool_use, rag but none named "default"/);
   });
 
-  it('says where a missing template was looked for, chat_template.jinja included', async () => {
+  it('says where a missing template was looked for', async () => {
     const dir = await folder((c) => void delete c.chat_template);
-    await expect(ChatTokenizer.load(dir)).rejects.toThrow(/tokenizer_config\.json: no chat_template$/);
-    await writeFile(path.join(dir, 'chat_template.jinja'), '{{ messages[0].content }}');
-    await expect(ChatTokenizer.load(dir)).rejects.toThrow(/tokenizer_config\.json: no chat_template \(this app does not read the chat_template\.jinja beside it\)/);
+    expect(chatTemplateSource(dir)).toBe('tokenizer_config.json');
+    await expect(ChatTokenizer.load(dir)).rejects.toThrow(/tokenizer_config\.json: no chat_template \(and no chat_template\.jinja beside it\)$/);
+  });
+
+  it('prefers chat_template.jinja to tokenizer_config.json, as Transformers 4.47 and later do', async () => {
+    const dir = await folder((c) => void (c.chat_template = 'config:{{ messages[0].content }}'));
+    expect((await ChatTokenizer.load(dir)).renderChat('hi')).toBe('config:hi');
+    await writeFile(path.join(dir, 'chat_template.jinja'), 'jinja:{{ messages[0].content }}{{ eos_token }}');
+    expect(chatTemplateSource(dir)).toBe('chat_template.jinja');
+    expect((await ChatTokenizer.load(dir)).renderChat('hi')).toBe('jinja:hi<|endoftext|>');
+    const only = await folder((c) => void delete c.chat_template);
+    await writeFile(path.join(only, 'chat_template.jinja'), 'only:{{ messages[0].content }}');
+    expect((await ChatTokenizer.load(only)).renderChat('hi')).toBe('only:hi');
+  });
+
+  it('names chat_template.jinja when that template is broken', async () => {
+    const dir = await folder(() => undefined);
+    await writeFile(path.join(dir, 'chat_template.jinja'), '{% if %}');
+    await expect(ChatTokenizer.load(dir)).rejects.toThrow(/chat_template\.jinja: the chat template does not parse \(.+\)/);
   });
 
   it('names the file when the template does not parse or raises while rendering', async () => {
     const broken = await folder((c) => void (c.chat_template = '{% for m in messages %}{{ m.content }}{% endfor %{'));
-    await expect(ChatTokenizer.load(broken)).rejects.toThrow(/tokenizer_config\.json: chat_template does not parse \(.+\)/);
+    await expect(ChatTokenizer.load(broken)).rejects.toThrow(/tokenizer_config\.json: the chat template does not parse \(.+\)/);
     const raising = await folder((c) => void (c.chat_template = "{{ raise_exception('a system message must come first') }}"));
     const tok = await ChatTokenizer.load(raising);
-    expect(() => tok.encodeChat('hi')).toThrow(/tokenizer_config\.json: chat_template failed: a system message must come first/);
+    expect(() => tok.encodeChat('hi')).toThrow(/tokenizer_config\.json: the chat template failed: a system message must come first/);
   });
 
   it("passes every special token to the template, as Transformers' special_tokens_map does", async () => {

@@ -22,9 +22,14 @@ export function removeTempDirs(): void {
   for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
-/** Writes a tiny OLMoE checkpoint plus a README.md and an unused extra.bin into `dir`. */
+/**
+ * Writes a tiny OLMoE checkpoint plus a README.md and an unused extra.bin into `dir`, and the chat template also as
+ * chat_template.jinja (the layout newer checkpoints have).
+ */
 export async function makeTestRepo(dir: string, seed = 1): Promise<string> {
   await makeTinyModel(dir, { seed });
+  const config = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer_config.json'), 'utf8')) as { chat_template: string };
+  fs.writeFileSync(path.join(dir, 'chat_template.jinja'), config.chat_template);
   fs.writeFileSync(path.join(dir, 'README.md'), '# tiny test model\n');
   fs.writeFileSync(path.join(dir, 'extra.bin'), Buffer.alloc(4096, 7));
   return dir;
