@@ -39,11 +39,20 @@ export function App() {
   }, []);
   useEffect(() => {
     document.getElementById('main')?.focus();
+    document.title = `${PAGES.find((p) => p.id === page)?.label ?? ''} · Horizon RunMap`;
   }, [page]);
 
   return (
     <div className="shell">
-      <a className="skip" href="#main">
+      <a
+        className="skip"
+        href="#main"
+        onClick={(e) => {
+          // Following the link would replace the URL fragment, which carries `horizon serve`'s token: a reload after it fails.
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <nav className="sidebar" aria-label="Main">
@@ -66,7 +75,8 @@ export function App() {
                 >
                   {p.label}
                   {p.id === 'run' && run?.status === 'running' ? (
-                    <span className="nav__badge" aria-label="run in progress">
+                    <span className="nav__badge">
+                      <span className="sr-only">in progress: </span>
                       {run.done}/{run.total}
                     </span>
                   ) : null}

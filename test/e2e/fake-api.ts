@@ -48,6 +48,8 @@ export interface FakeApiOptions {
   readonly dataDir?: string;
   /** Milliseconds between simulated steps. */
   readonly tickMs?: number;
+  /** Milliseconds between a preparation's 16 steps (default tickMs): long enough to look at it while it runs. */
+  readonly prepTickMs?: number;
   /** Stands in for the desktop file dialog: the path it "chooses" per dialog title (no dialogs when omitted). */
   readonly pickPaths?: Readonly<Record<string, string>>;
   /** CUDA devices the system check reports (none: the CPU backend). */
@@ -95,6 +97,8 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
     ['ifeval', { kind: 'ifeval', ready: false, path: `${dataDir}/assets/ifeval/input_data.jsonl`, detail: 'not imported' }],
     ['punkt', { kind: 'punkt', ready: false, path: `${dataDir}/assets/nltk/punkt_english`, detail: 'not imported' }],
   ]);
+  const zips = new Map<string, { status: string; responses: readonly StoredResponse[]; total: number }>();
+  const prepTimers = new Map<string, { timer: NodeJS.Timeout; step: () => 'resolve' | 'download' | 'verify' | 'pack' }>();
   let prompts: Prompt[] = [];
   let jobs = 0;
   let runCount = 0;
@@ -122,6 +126,17 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       list: async () => ok(models),
       prepare: async (req) => {
         const jobId = `prep-${++jobs}`;
+        if (req.repo.startsWith('missing/')) {
+          // As the real service reports a repo the Hub does not have: the job fails while resolving it.
+          const message = `${req.repo}@${req.revision}: model repo '${req.repo}' not found (HTTP 404)`;
+          setTimeout(() => {
+            emit('models:onDidProgress', {
+              jobId, step: 'resolve', status: 'failed', doneBytes: 0, totalBytes: 0, bytesPerSecond: 0, etaSeconds: null,
+              message, error: { code: 'NOT_FOUND', message },
+            });
+          }, tick);
+          return ok({ jobId });
+        }
         const steps = ['resolve', 'download', 'verify', 'pack'] as const;
         let s = 0;
         let pct = 0;
@@ -146,6 +161,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           }
           if (s === steps.length) {
             clearInterval(timer);
+            prepTimers.delete(jobId);
             const model: PreparedModel = {
               id: `${req.repo.replace('/', '--')}@${req.revision.slice(0, 7)}/int4`,
               repo: req.repo,
@@ -169,10 +185,22 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
               modelId: model.id,
             });
           }
-        }, tick);
+        }, opts.prepTickMs ?? tick);
+        prepTimers.set(jobId, { timer, step: () => steps[s] ?? 'pack' });
         return ok({ jobId });
       },
-      cancel: async () => ok(undefined),
+      cancel: async ({ jobId }) => {
+        const job = prepTimers.get(jobId);
+        if (job) {
+          clearInterval(job.timer);
+          prepTimers.delete(jobId);
+          emit('models:onDidProgress', {
+            jobId, step: job.step(), status: 'cancelled', doneBytes: 0, totalBytes: 0, bytesPerSecond: 0, etaSeconds: null,
+            message: 'cancelled; preparing again resumes',
+          });
+        }
+        return ok(undefined);
+      },
       downloadAssets: async () => err('NETWORK', 'fake: downloads are not available offline; import instead'),
       importAssets: async (req) => {
         const full = path.resolve(req.path);
@@ -303,18 +331,21 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const run = runs.get(runId);
         if (!run) return err('NOT_FOUND', `export: no run '${runId}'`);
         if (run.summary.status === 'running') return err('BAD_INPUT', `run ${runId} is still running: export it once it has finished or been cancelled`);
-        return ok({ path: out ?? `${dataDir}/exports/${runId}.zip`, bytes: 12_345, sha256: 'f'.repeat(64) });
+        const zip = out ?? `${dataDir}/exports/${runId}.zip`;
+        // A ZIP keeps the run as it was exported, whatever the run does afterwards (a resume).
+        zips.set(zip, { status: run.summary.status, responses: [...run.responses], total: run.summary.total });
+        return ok({ path: zip, bytes: 12_345, sha256: 'f'.repeat(64) });
       },
       verify: async ({ path: zip }) => {
-        const run = [...runs.values()].find((r) => zip.endsWith(`${r.summary.id}.zip`));
-        if (!run) return ok({ verified: false, problems: [`${zip}: not a result ZIP`], unchecked: [], accuracies: null });
+        const held = zips.get(zip);
+        if (!held) return ok({ verified: false, problems: [`${zip}: not a result ZIP`], unchecked: [], accuracies: null });
         return ok({
           verified: true,
           problems: [],
           // What the real verifier says when the official prompts are not at hand to compare a partial run's rows.
-          unchecked: run.summary.status === 'completed' ? [] : ['input_data.jsonl: its rows were not compared with the official IFEval set'],
-          accuracies: accuracies(run.responses),
-          run: { status: run.summary.status, responses: run.responses.length, total: run.summary.total },
+          unchecked: held.status === 'completed' ? [] : ['input_data.jsonl: its rows were not compared with the official IFEval set'],
+          accuracies: accuracies(held.responses),
+          run: { status: held.status, responses: held.responses.length, total: held.total },
         });
       },
     },

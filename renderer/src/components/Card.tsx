@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import type { ReactNode, Ref } from 'react';
 
 interface Props {
   title: string;
@@ -7,14 +7,18 @@ interface Props {
   children: ReactNode;
   className?: string;
   testId?: string;
+  /** Given, the title can take focus from script (focus moved to a card that just appeared). */
+  headingRef?: Ref<HTMLHeadingElement>;
 }
 
-export function Card({ title, subtitle, actions, children, className, testId }: Props) {
+export function Card({ title, subtitle, actions, children, className, testId, headingRef }: Props) {
   return (
     <section className={`card ${className ?? ''}`} aria-label={title} data-testid={testId}>
       <header className="card__header">
         <div>
-          <h2 className="card__title">{title}</h2>
+          <h2 className="card__title" ref={headingRef} tabIndex={headingRef ? -1 : undefined}>
+            {title}
+          </h2>
           {subtitle ? <p className="card__subtitle">{subtitle}</p> : null}
         </div>
         {actions ? <div className="card__actions">{actions}</div> : null}

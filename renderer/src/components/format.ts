@@ -36,9 +36,10 @@ export function formatPercent(fraction: number | null | undefined, digits = 1): 
   return `${(fraction * 100).toFixed(digits)}%`;
 }
 
+/** Grouped like the other counts on screen ("3,616.2", as `toLocaleString` writes "561,463"). */
 export function formatNumber(value: number | null | undefined, digits = 1): string {
   if (value == null || !Number.isFinite(value)) return '—';
-  return value.toFixed(digits);
+  return value.toLocaleString(undefined, { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
 export function formatDate(iso: string | null | undefined): string {

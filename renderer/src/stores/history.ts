@@ -12,6 +12,7 @@ interface HistoryState {
   zipPath: string;
   verifyReport: VerifyReport | null;
   verifyError: string | null;
+  verifying: boolean;
   refresh(): Promise<void>;
   setZipPath(path: string): void;
   /** Re-checks a result ZIP (hashes and re-scoring) by its path on the machine running the services. */
@@ -29,16 +30,20 @@ export const useHistory = create<HistoryState>((set, get) => ({
   zipPath: '',
   verifyReport: null,
   verifyError: null,
-  setZipPath: (zipPath) => set({ zipPath }),
+  verifying: false,
+  // A report is about the path it was asked for: it goes when the path changes, and so does a late reply.
+  setZipPath: (zipPath) => set({ zipPath, verifyReport: null, verifyError: null, verifying: false }),
   verifyZip: async () => {
     const path = get().zipPath.trim();
+    if (get().verifying) return;
     if (!path) {
       set({ verifyError: 'Enter the path of a result ZIP.', verifyReport: null });
       return;
     }
-    set({ verifyError: null, verifyReport: null });
+    set({ verifyError: null, verifyReport: null, verifying: true });
     const r = await call('export:verify', { path });
-    set(r.ok ? { verifyReport: r.value } : { verifyError: r.error.message });
+    if (get().zipPath.trim() !== path || !get().verifying) return;
+    set(r.ok ? { verifyReport: r.value, verifying: false } : { verifyError: r.error.message, verifying: false });
   },
   refresh: async () => {
     const r = await call('runs:list', undefined);

@@ -84,7 +84,8 @@ export const useModels = create<ModelsState>((set, get) => ({
   },
   setForm: (patch) => set({ form: { ...get().form, ...patch } }),
   prepare: async () => {
-    if (get().submitting) return;
+    // The button stays focusable while a job runs (so the keyboard focus is not lost), so the store refuses here.
+    if (get().submitting || get().job?.status === 'running') return;
     const { repo, revision, token } = get().form;
     const request: PrepareRequest = { repo: repo.trim(), revision: revision.trim(), ...(token ? { token } : {}) };
     set({ submitting: true });

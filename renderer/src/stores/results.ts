@@ -28,6 +28,8 @@ interface ResultsState {
   page: ResponsePage | null;
   selected: ResponseDetail | null;
   exported: ExportedZip | null;
+  /** The run as it was exported: it can be resumed afterwards, and the ZIP keeps what it had then. */
+  exportedRun: { status: string; done: number; total: number } | null;
   verify: VerifyReport | null;
   exporting: boolean;
   error: string | null;
@@ -51,6 +53,7 @@ export const useResults = create<ResultsState>((set, get) => ({
   page: null,
   selected: null,
   exported: null,
+  exportedRun: null,
   verify: null,
   exporting: false,
   error: null,
@@ -58,7 +61,7 @@ export const useResults = create<ResultsState>((set, get) => ({
     if (get().runId !== runId) {
       // Another run: its own instructions and responses, so the filters start over (the scoring mode is a view).
       const filters = { ...get().filters, instructionId: '', verdict: '' as const, text: '' };
-      set({ runId, detail: null, page: null, selected: null, offset: 0, filters, exported: null, verify: null, exporting: false, error: null });
+      set({ runId, detail: null, page: null, selected: null, offset: 0, filters, exported: null, exportedRun: null, verify: null, exporting: false, error: null });
     }
     await get().reload();
   },
@@ -99,9 +102,10 @@ export const useResults = create<ResultsState>((set, get) => ({
   },
   closeResponse: () => set({ selected: null }),
   exportZip: async () => {
-    const runId = get().runId;
-    if (!runId) return;
-    set({ exporting: true, exported: null, verify: null, error: null });
+    const { runId, detail, exporting } = get();
+    if (!runId || exporting) return;
+    const exportedRun = detail ? { status: detail.status, done: detail.done, total: detail.total } : null;
+    set({ exporting: true, exported: null, exportedRun, verify: null, error: null });
     // Another run opened meanwhile resets these; this export's outcome then belongs to no page.
     const r = await call('export:exportRun', { runId });
     if (get().runId !== runId) return;

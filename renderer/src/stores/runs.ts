@@ -25,7 +25,13 @@ interface RunsState {
   /** Newest first. */
   stream: readonly ResponseRow[];
   error: string | null;
+  /** A start, cancel or resume is on its way: the others wait (their buttons stay focusable, so they must). */
   busy: boolean;
+  /**
+   * The run's summary was read before its model loaded (its backend still "loading the model…"), and progress
+   * events do not carry the backend: it is read again once tokens flow.
+   */
+  rereadWhenGenerating: boolean;
   setForm(patch: Partial<RunForm>): void;
   start(): Promise<void>;
   cancel(): Promise<void>;
@@ -79,9 +85,11 @@ export const useRuns = create<RunsState>((set, get) => ({
   stream: [],
   error: null,
   busy: false,
+  rereadWhenGenerating: false,
   setForm: (patch) => set({ form: { ...get().form, ...patch } }),
   start: async () => {
     const { form } = get();
+    if (get().busy) return;
     if (!form.modelId) {
       set({ error: 'Choose a prepared model first.' });
       return;
@@ -109,7 +117,7 @@ export const useRuns = create<RunsState>((set, get) => ({
     const pending = r.ok ? early.get(r.value.id) : undefined;
     set(
       r.ok
-        ? { run: r.value, progress: null, stream: pending?.rows ?? [], busy: false }
+        ? { run: r.value, progress: null, stream: pending?.rows ?? [], busy: false, rereadWhenGenerating: true }
         : { error: r.error.message, busy: false },
     );
     if (pending?.progress) get().handleProgress(pending.progress);
@@ -117,7 +125,7 @@ export const useRuns = create<RunsState>((set, get) => ({
   },
   cancel: async () => {
     const run = get().run;
-    if (!run) return;
+    if (!run || get().busy) return;
     set({ busy: true });
     const r = await call('runs:cancel', { runId: run.id });
     if (!r.ok) return set({ busy: false, error: r.error.message });
@@ -128,24 +136,27 @@ export const useRuns = create<RunsState>((set, get) => ({
   },
   resume: async () => {
     const run = get().run;
-    if (!run) return;
+    if (!run || get().busy) return;
     set({ busy: true, error: null });
     const r = await call('runs:resume', { runId: run.id });
-    set(r.ok ? { busy: false, run: r.value } : { busy: false, error: r.error.message });
+    set(r.ok ? { busy: false, run: r.value, rereadWhenGenerating: true } : { busy: false, error: r.error.message });
   },
   attachActive: async () => {
     if (get().run) return;
     const r = await call('runs:list', undefined);
     const active = r.ok ? r.value.find((x) => x.status === 'running' || x.status === 'queued') : undefined;
-    if (active && !get().run) set({ run: active, form: { ...get().form, modelId: active.modelId } });
+    if (active && !get().run) set({ run: active, form: { ...get().form, modelId: active.modelId }, rereadWhenGenerating: true });
   },
   refresh: async () => {
     const run = get().run;
     if (!run) return;
     const r = await call('runs:get', { runId: run.id });
-    if (r.ok && get().run?.id === run.id) {
+    const now = get().run;
+    if (r.ok && now?.id === run.id) {
       const { policy: _p, byInstruction: _b, figures: _f, ...summary } = r.value;
-      set({ run: summary });
+      // Read while generating, the reply can be older than the progress that arrived meanwhile: the count never goes back.
+      const live = summary.status === 'running' || summary.status === 'queued';
+      set({ run: live ? { ...summary, status: now.status, done: Math.max(summary.done, now.done) } : summary });
     }
   },
   handleProgress: (p) => {
@@ -166,6 +177,10 @@ export const useRuns = create<RunsState>((set, get) => ({
       },
     });
     if (p.status !== run.status && p.status !== 'running' && p.status !== 'queued') void get().refresh();
+    else if (get().rereadWhenGenerating && p.status === 'running' && (p.partial !== undefined || p.done > run.done)) {
+      set({ rereadWhenGenerating: false });
+      void get().refresh();
+    }
   },
   handleResponse: (runId, row) => {
     if (get().run?.id !== runId) {

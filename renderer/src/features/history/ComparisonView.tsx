@@ -1,4 +1,5 @@
 import type { Accuracies, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
+import { BreakableId } from '../../components/BreakableId.js';
 import { Card } from '../../components/Card.js';
 import { deltaPoints, formatDelta, formatNumber, formatPercent, shortSha } from '../../components/format.js';
 import { Verdict } from '../../components/Verdict.js';
@@ -93,10 +94,10 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
               return (
                 <tr key={id}>
                   <th scope="row" className="mono">
-                    {id}
+                    <BreakableId id={id} />
                   </th>
-                  <td>{formatPercent(a, 0)}</td>
-                  <td>{formatPercent(b, 0)}</td>
+                  <td>{formatPercent(a)}</td>
+                  <td>{formatPercent(b)}</td>
                   <td className={deltaClass(a, b)}>{formatDelta(a, b)}</td>
                 </tr>
               );
@@ -106,13 +107,19 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
         {c.changed.length ? (
           <>
             <h3 className="section-title">Prompts whose verdict changed</h3>
-            <table className="table">
+            <table className="table table--fixed">
               <thead>
                 <tr>
-                  <th scope="col">Key</th>
+                  <th scope="col" className="col-key">
+                    Key
+                  </th>
                   <th scope="col">Prompt</th>
-                  <th scope="col">A</th>
-                  <th scope="col">B</th>
+                  <th scope="col" className="col-verdicts">
+                    A
+                  </th>
+                  <th scope="col" className="col-verdicts">
+                    B
+                  </th>
                 </tr>
               </thead>
               <tbody>

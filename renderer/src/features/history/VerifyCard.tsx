@@ -11,6 +11,7 @@ export function VerifyCard() {
   const zipPath = useHistory((s) => s.zipPath);
   const report = useHistory((s) => s.verifyReport);
   const error = useHistory((s) => s.verifyError);
+  const verifying = useHistory((s) => s.verifying);
   const { setZipPath, verifyZip } = useHistory.getState();
   return (
     <Card title="Verify a result ZIP" subtitle="Checks every file hash and re-scores the retained responses." testId="verify-card">
@@ -36,8 +37,8 @@ export function VerifyCard() {
             />
           }
         />
-        <button type="submit" className="btn">
-          Verify
+        <button type="submit" className="btn" aria-disabled={verifying || undefined}>
+          {verifying ? 'Verifying…' : 'Verify'}
         </button>
       </form>
       {error ? <Notice tone="error">{error}</Notice> : null}

@@ -32,13 +32,20 @@ export function AssetsCard() {
   const setPath = useModels((s) => s.setImportPath);
   const importAsset = useModels((s) => s.importAsset);
   const download = useModels((s) => s.downloadAssets);
+  const allReady = KINDS.every(({ kind }) => assets.find((a) => a.kind === kind)?.ready);
 
   return (
     <Card
       title="Evaluation assets"
       subtitle="Download the pinned files, or import copies you already have. Both are checked against their sha256."
       actions={
-        <button type="button" className="btn" onClick={() => void download()} disabled={job?.status === 'running'}>
+        <button
+          type="button"
+          className="btn"
+          onClick={() => void download()}
+          disabled={job?.status === 'running' || allReady}
+          title={allReady ? 'Both assets are present and verified.' : undefined}
+        >
           Download missing
         </button>
       }

@@ -57,7 +57,7 @@ export function ModelsPage() {
                   <td>
                     <span className="chip chip--muted">{m.weights.toUpperCase()}</span>
                   </td>
-                  <td>{formatBytes(m.sizeBytes)}</td>
+                  <td className="nowrap">{formatBytes(m.sizeBytes)}</td>
                   <td>{formatDate(m.preparedAt)}</td>
                   <td className="table__actions">
                     {m.ready ? (

@@ -1,7 +1,10 @@
+import { useRef } from 'react';
+
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, type PrepareStep } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { Notice } from '../../components/Notice.js';
+import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { useModels } from '../../stores/models.js';
 import { StepProgress } from './StepProgress.js';
 
@@ -20,6 +23,13 @@ export function PrepareCard() {
   const submitting = useModels((s) => s.submitting);
   const running = job?.status === 'running';
   const isDefault = form.repo === DEFAULT_MODEL_REPO && form.revision === DEFAULT_MODEL_REVISION;
+  // Only the same model picks up where the stopped job left off; another one is a new preparation.
+  const resumable =
+    (job?.status === 'failed' || job?.status === 'cancelled') &&
+    job.request.repo === form.repo.trim() &&
+    job.request.revision === form.revision.trim();
+  const prepareButton = useRef<HTMLButtonElement>(null);
+  useFocusFallback(prepareButton, job?.status);
 
   return (
     <Card
@@ -71,8 +81,8 @@ export function PrepareCard() {
               Cancel
             </button>
           ) : null}
-          <button type="submit" className="btn btn--primary" disabled={running || submitting}>
-            {job && job.status !== 'done' && !running ? 'Resume preparation' : 'Prepare'}
+          <button type="submit" className="btn btn--primary" aria-disabled={running || submitting || undefined} ref={prepareButton}>
+            {running ? 'Preparing…' : resumable ? 'Resume preparation' : 'Prepare'}
           </button>
         </div>
       </form>
@@ -84,6 +94,7 @@ export function PrepareCard() {
               label={label}
               progress={job.steps[step]}
               passed={job.status === 'done' || STEPS.slice(i + 1).some((s) => job.steps[s.step])}
+              stopped={job.status === 'failed' || job.status === 'cancelled'}
             />
           ))}
           {job.status === 'done' ? <Notice tone="ok">Ready: {job.modelId}</Notice> : null}

@@ -7,17 +7,21 @@ interface Props {
   progress: PrepareProgress | undefined;
   /** A later step has started, so this one is finished even if it reported nothing. */
   passed?: boolean;
+  /** The job ended (failed, cancelled): a step it never reached is not waiting for anything. */
+  stopped?: boolean;
 }
 
 /** One preparation step: its bar, bytes, rate and ETA. */
-export function StepProgress({ label, progress: p, passed = false }: Props) {
+export function StepProgress({ label, progress: p, passed = false, stopped = false }: Props) {
   const state =
     p?.status === 'failed' || p?.status === 'cancelled'
       ? p.status
       : passed || p?.status === 'done' || (p && p.totalBytes > 0 && p.doneBytes >= p.totalBytes)
         ? 'done'
         : p
-          ? 'running'
+          ? stopped
+            ? 'stopped'
+            : 'running'
           : 'pending';
   const done = state === 'done';
   return (
@@ -25,7 +29,7 @@ export function StepProgress({ label, progress: p, passed = false }: Props) {
       <div className="step__head">
         <span className="step__label">{label}</span>
         <span className="step__meta" title={p?.message}>
-          {state === 'failed' || state === 'cancelled' ? (
+          {state === 'failed' || state === 'cancelled' || state === 'stopped' ? (
             state
           ) : done && !(p && p.totalBytes > 0) ? (
             'done'
@@ -39,6 +43,8 @@ export function StepProgress({ label, progress: p, passed = false }: Props) {
                 </>
               ) : null}
             </>
+          ) : stopped ? (
+            'not started'
           ) : (
             'waiting'
           )}
@@ -48,6 +54,7 @@ export function StepProgress({ label, progress: p, passed = false }: Props) {
         label={`${label} progress`}
         value={done ? 1 : p && p.totalBytes > 0 ? p.doneBytes / p.totalBytes : 0}
         max={1}
+        valueText={p && p.totalBytes > 0 ? `${formatBytes(p.doneBytes)} of ${formatBytes(p.totalBytes)}` : done ? 'done' : undefined}
         tone={state === 'failed' ? 'bad' : done ? 'ok' : 'accent'}
       />
       {p?.file && !done ? <div className="step__file mono">{p.file}</div> : null}

@@ -52,14 +52,22 @@ export function ResponseBrowser() {
           />
         </div>
       </div>
-      <table className="table table--rows">
+      <table className="table table--rows table--fixed">
         <thead>
           <tr>
-            <th scope="col">Key</th>
+            <th scope="col" className="col-key">
+              Key
+            </th>
             <th scope="col">Prompt</th>
-            <th scope="col">Instructions</th>
-            <th scope="col">Strict</th>
-            <th scope="col">Loose</th>
+            <th scope="col" className="col-count">
+              Instructions
+            </th>
+            <th scope="col" className="col-verdict">
+              Strict
+            </th>
+            <th scope="col" className="col-verdict">
+              Loose
+            </th>
           </tr>
         </thead>
         <tbody>

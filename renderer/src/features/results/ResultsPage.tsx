@@ -17,6 +17,7 @@ export function ResultsPage() {
   const d = useResults((s) => s.detail);
   const error = useResults((s) => s.error);
   const exported = useResults((s) => s.exported);
+  const exportedRun = useResults((s) => s.exportedRun);
   const verify = useResults((s) => s.verify);
   const exporting = useResults((s) => s.exporting);
   const { open, exportZip, setFilters } = useResults.getState();
@@ -33,6 +34,8 @@ export function ResultsPage() {
   }, [runId, runs, open]);
 
   const href = exported ? downloadUrl(exported.path) : null;
+  // What the ZIP holds, from its manifest once verified: the run itself may have been resumed since.
+  const zipRun = verify?.run ? { status: verify.run.status, done: verify.run.responses, total: verify.run.total } : exportedRun;
   const generating = d?.status === 'running' || d?.status === 'queued';
 
   return (
@@ -68,7 +71,8 @@ export function ResultsPage() {
             type="button"
             className="btn btn--primary"
             onClick={() => void exportZip()}
-            disabled={!d || exporting || generating}
+            disabled={!d || generating}
+            aria-disabled={exporting || undefined}
             title={generating ? 'The run is still generating; export it once it has finished or been cancelled.' : undefined}
           >
             {exporting ? 'Exporting…' : 'Export ZIP'}
@@ -81,10 +85,10 @@ export function ResultsPage() {
           <div data-testid="export-status">
             {verify?.verified ? 'Exported and verified: ' : verify ? 'Exported, but verification failed: ' : 'Exported: '}
             <span className="mono">{exported.path}</span> ({formatBytes(exported.bytes)})
-            {d && d.status !== 'completed' ? (
+            {zipRun && zipRun.status !== 'completed' ? (
               <span data-testid="export-partial">
                 {' '}
-                · a {d.status} run: {d.done} of {d.total} prompts
+                · a {zipRun.status} run: {zipRun.done} of {zipRun.total} prompts
               </span>
             ) : null}
             {href ? (

@@ -1,4 +1,4 @@
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
@@ -8,6 +8,7 @@ import { Notice } from '../../components/Notice.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
 import { Stat } from '../../components/Stat.js';
 import { Verdict } from '../../components/Verdict.js';
+import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { useModels } from '../../stores/models.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
@@ -41,6 +42,19 @@ export function RunPage() {
 
   const running = run?.status === 'running' || run?.status === 'queued';
   const canResume = run?.status === 'cancelled' || run?.status === 'failed';
+  const liveHeading = useRef<HTMLHeadingElement>(null);
+  const liveProgress = useRef<HTMLDivElement>(null);
+  // The run this window just started: its card takes focus (the form is disabled under the keyboard, and at the
+  // minimum window size the card is below the fold).
+  const [startedId, setStartedId] = useState<string | null>(null);
+  useEffect(() => {
+    if (startedId && run?.id === startedId) {
+      liveHeading.current?.focus({ preventScroll: true });
+      liveProgress.current?.scrollIntoView({ block: 'nearest' });
+      setStartedId(null);
+    }
+  }, [startedId, run?.id]);
+  useFocusFallback(liveHeading, run?.status);
 
   return (
     <div className="page">
@@ -55,7 +69,11 @@ export function RunPage() {
           className="form"
           onSubmit={(e) => {
             e.preventDefault();
-            void start();
+            const before = useRuns.getState().run?.id;
+            void start().then(() => {
+              const id = useRuns.getState().run?.id;
+              if (id && id !== before) setStartedId(id);
+            });
           }}
         >
           <div className="form__row">
@@ -133,17 +151,23 @@ export function RunPage() {
                 Prepare a model
               </button>
             ) : null}
-            {running ? (
-              <button type="button" className="btn" onClick={() => void cancel()} disabled={busy}>
-                Cancel run
+            {/* One element for both, so that the focus stays on it as Cancel turns into Resume and back. */}
+            {running || canResume ? (
+              <button
+                type="button"
+                className="btn"
+                onClick={() => void (running ? cancel() : resume())}
+                aria-disabled={busy || undefined}
+              >
+                {running ? 'Cancel run' : 'Resume run'}
               </button>
             ) : null}
-            {canResume ? (
-              <button type="button" className="btn" onClick={() => void resume()} disabled={busy}>
-                Resume run
-              </button>
-            ) : null}
-            <button type="submit" className="btn btn--primary btn--large" disabled={running || busy || !form.modelId}>
+            <button
+              type="submit"
+              className="btn btn--primary btn--large"
+              disabled={running || !form.modelId}
+              aria-disabled={busy || undefined}
+            >
               Start run
             </button>
           </div>
@@ -154,6 +178,7 @@ export function RunPage() {
       {run ? (
         <Card
           title={`Run ${run.id}`}
+          headingRef={liveHeading}
           subtitle={`${run.modelRepo} · ${run.backendLabel} · ${run.batch} at a time`}
           testId="run-live"
           actions={
@@ -171,10 +196,13 @@ export function RunPage() {
             ) : null
           }
         >
-          <div className="run-progress">
+          <div className="run-progress" ref={liveProgress}>
             <div className="run-progress__head">
-              <span className={`status status--${run.status}`} data-testid="run-status">
-                {run.status}
+              <span role="status" aria-atomic="true">
+                <span className="sr-only">Run </span>
+                <span className={`status status--${run.status}`} data-testid="run-status">
+                  {run.status}
+                </span>
               </span>
               <span className="run-progress__count" data-testid="run-count">
                 {run.done} / {run.total} prompts
@@ -184,6 +212,7 @@ export function RunPage() {
               label="Run progress"
               value={run.done}
               max={run.total}
+              valueText={`${run.done} of ${run.total} prompts`}
               tone={run.status === 'failed' ? 'bad' : run.status === 'completed' ? 'ok' : 'accent'}
             />
           </div>
@@ -206,7 +235,8 @@ export function RunPage() {
           </div>
           {run.error ? <Notice tone="error">{run.error}</Notice> : null}
           {progress?.partial && running ? (
-            <div className="live" aria-live="polite">
+            // Not a live region: it changes with every token, which would drown a screen reader.
+            <div className="live">
               <div className="live__label">Generating prompt {progress.partial.key}</div>
               <pre className="live__text">
                 {progress.partial.text}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { deltaPoints, formatBytes, formatDelta, formatDuration, formatPercent } from '../../../../renderer/src/components/format.js';
+import { deltaPoints, formatBytes, formatDelta, formatDuration, formatNumber, formatPercent } from '../../../../renderer/src/components/format.js';
 
 describe('format', () => {
   it.each([
@@ -20,6 +20,13 @@ describe('format', () => {
     [null, '—'],
     [-1, '—'],
   ])('formatDuration(%s) = %s', (n, s) => expect(formatDuration(n)).toBe(s));
+
+  it('groups thousands in figures as in counts ("3,616.2 tok/s" beside "561,463 tokens")', () => {
+    // Whatever the locale's separators: a group separator, then one decimal.
+    expect(formatNumber(123456.78)).toMatch(/^123\D456\D8$/);
+    expect(formatNumber(42.04, 0)).toBe('42');
+    expect(formatNumber(null)).toBe('—');
+  });
 
   it('formats percentages and deltas in points', () => {
     expect(formatPercent(0.76852)).toBe('76.9%');

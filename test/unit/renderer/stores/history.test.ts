@@ -8,7 +8,7 @@ import { inProcessTransport, shared } from '../in-process-transport.js';
 
 describe('history store', () => {
   beforeEach(() =>
-    useHistory.setState({ runs: [], selected: [], comparison: null, error: null, zipPath: '', verifyReport: null, verifyError: null }),
+    useHistory.setState({ runs: [], selected: [], comparison: null, error: null, zipPath: '', verifyReport: null, verifyError: null, verifying: false }),
   );
 
   it('verifies a ZIP by path and asks for one when empty', async () => {
@@ -25,6 +25,31 @@ describe('history store', () => {
       unchecked: [],
       accuracies: null,
     });
+  });
+
+  it('verifies once while a check is on its way, and drops a report once the path changes', async () => {
+    const t = inProcessTransport();
+    setTransport({
+      ...t.transport,
+      invoke: (async (channel: string, payload: unknown) => {
+        if (channel === 'export:verify') await new Promise((res) => setTimeout(res, 30));
+        return (t.transport.invoke as (c: string, p: unknown) => Promise<unknown>)(channel, payload);
+      }) as typeof t.transport.invoke,
+    });
+    useHistory.getState().setZipPath('/tmp/a.zip');
+    const first = useHistory.getState().verifyZip();
+    expect(useHistory.getState().verifying).toBe(true);
+    await useHistory.getState().verifyZip();
+    await first;
+    expect(t.calls.filter((c) => c.channel === 'export:verify')).toHaveLength(1);
+    expect(useHistory.getState()).toMatchObject({ verifying: false, verifyReport: { problems: ['/tmp/a.zip: not a result ZIP'] } });
+    useHistory.getState().setZipPath('/tmp/b.zip');
+    expect(useHistory.getState().verifyReport).toBeNull();
+    // A reply for a path no longer in the field is not shown as that field's report.
+    const late = useHistory.getState().verifyZip();
+    useHistory.getState().setZipPath('/tmp/c.zip');
+    await late;
+    expect(useHistory.getState()).toMatchObject({ verifying: false, verifyReport: null, verifyError: null });
   });
 
   it('keeps at most two selections, oldest dropped, toggling off', () => {

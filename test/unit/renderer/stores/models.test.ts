@@ -40,6 +40,19 @@ describe('models store', () => {
     expect(useModels.getState().submitting).toBe(false);
   });
 
+  it('starts no second job while one runs (its button stays focusable)', async () => {
+    const t = inProcessTransport(20);
+    setTransport(t.transport);
+    const off = connectEvents();
+    await useModels.getState().prepare();
+    expect(useModels.getState().job?.status).toBe('running');
+    await useModels.getState().prepare();
+    expect(t.calls.filter((c) => c.channel === 'models:prepare')).toHaveLength(1);
+    await useModels.getState().cancel();
+    await vi.waitFor(() => expect(useModels.getState().job?.status).toBe('cancelled'));
+    off();
+  });
+
   it('passes a token when given and keeps it out of the job state', async () => {
     const t = inProcessTransport();
     setTransport(t.transport);

@@ -41,7 +41,7 @@ async function completedRun(limit: number, t = inProcessTransport(1)) {
 
 describe('results store', () => {
   beforeEach(() => {
-    useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, verify: null, error: null, offset: 0 });
+    useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, exportedRun: null, verify: null, exporting: false, error: null, offset: 0 });
     useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' } });
   });
 
@@ -91,6 +91,34 @@ describe('results store', () => {
     expect(useResults.getState().verify?.verified).toBe(true);
     const channels = calls.map((c) => c.channel);
     expect(channels.indexOf('export:verify')).toBeGreaterThan(channels.indexOf('export:exportRun'));
+  });
+
+  it('keeps what the ZIP holds when the run goes on after the export, and exports once for a double click', async () => {
+    const t = inProcessTransport(5);
+    const { api, calls } = await completedRun(1, t);
+    const models = await api.models.list();
+    const started = await api.runs.start({ modelId: models.ok ? models.value[0]!.id : '', limit: 300 });
+    if (!started.ok) throw new Error(started.error.message);
+    const live = started.value.id;
+    await expect.poll(async () => {
+      const r = await api.runs.get({ runId: live });
+      return r.ok ? r.value.done : 0;
+    }).toBeGreaterThan(2);
+    await api.runs.cancel({ runId: live });
+    await useResults.getState().open(live);
+    const done = useResults.getState().detail!.done;
+    await Promise.all([useResults.getState().exportZip(), useResults.getState().exportZip()]);
+    expect(calls.filter((c) => c.channel === 'export:exportRun')).toHaveLength(1);
+    expect(useResults.getState().exportedRun).toEqual({ status: 'cancelled', done, total: 300 });
+    expect(useResults.getState().verify?.run).toEqual({ status: 'cancelled', responses: done, total: 300 });
+    // Resumed, the run moves on; the ZIP and what is said about it do not.
+    await api.runs.resume({ runId: live });
+    await expect.poll(async () => {
+      await useResults.getState().reload();
+      return useResults.getState().detail!.done;
+    }).toBeGreaterThan(done);
+    expect(useResults.getState().verify?.run).toEqual({ status: 'cancelled', responses: done, total: 300 });
+    await api.runs.cancel({ runId: live });
   });
 
   it('starts over with the filters when another run opens (keeping the scoring mode)', async () => {

@@ -20,7 +20,7 @@ async function preparedFake() {
 
 describe('runs store', () => {
   beforeEach(() => {
-    useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
+    useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false, rereadWhenGenerating: false });
     useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' });
     useModels.setState({ job: null, models: [] });
   });
@@ -102,6 +102,37 @@ describe('runs store', () => {
     await useRuns.getState().resume();
     expect(useRuns.getState().run?.status).toBe('running');
     await vi.waitFor(() => expect(useRuns.getState().run!.done).toBeGreaterThan(doneAtCancel), { timeout: 10_000 });
+    await useRuns.getState().cancel();
+    off();
+  });
+
+  it('sends one start, cancel or resume while another is on its way', async () => {
+    const { off, calls } = await preparedFake();
+    useRuns.getState().setForm({ modelId: useModels.getState().models[0]!.id, limit: '300' });
+    await Promise.all([useRuns.getState().start(), useRuns.getState().start()]);
+    await Promise.all([useRuns.getState().cancel(), useRuns.getState().resume()]);
+    expect(calls.filter((c) => /^runs:(start|cancel|resume)$/.test(c.channel)).map((c) => c.channel)).toEqual(['runs:start', 'runs:cancel']);
+    await Promise.all([useRuns.getState().resume(), useRuns.getState().cancel()]);
+    expect(calls.filter((c) => /^runs:(cancel|resume)$/.test(c.channel)).map((c) => c.channel)).toEqual(['runs:cancel', 'runs:resume']);
+    await useRuns.getState().cancel();
+    off();
+  });
+
+  it('reads the run again once it generates: the start reply names no backend yet', async () => {
+    const { transport, off } = await preparedFake();
+    setTransport({
+      ...transport,
+      invoke: (async (channel: string, payload: unknown) => {
+        const reply = (await transport.invoke(channel as never, payload as never)) as { ok: boolean; value?: object };
+        // What the service answers before the runtime worker has loaded the model.
+        return channel === 'runs:start' && reply.ok ? { ...reply, value: { ...reply.value, backendLabel: 'loading the model…' } } : reply;
+      }) as typeof transport.invoke,
+    });
+    useRuns.getState().setForm({ modelId: useModels.getState().models[0]!.id, limit: '300' });
+    await useRuns.getState().start();
+    expect(useRuns.getState().run?.backendLabel).toBe('loading the model…');
+    // While it runs, not only once it has finished (when the summary is read again anyway).
+    await vi.waitFor(() => expect(useRuns.getState().run).toMatchObject({ backendLabel: 'CPU backend', status: 'running' }), { timeout: 5000 });
     await useRuns.getState().cancel();
     off();
   });

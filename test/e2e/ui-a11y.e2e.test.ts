@@ -1,0 +1,181 @@
+/**
+ * The renderer at the desktop app's minimum window size (900×600), driven from the keyboard over the fake services:
+ * where the focus goes after each action, what screen readers are told, what stays true after a cancel, a resume or
+ * a failure, and that no screen scrolls sideways. Screenshots go to test-results/e2e/fake/.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+
+import { FakeApp } from './fake-app.js';
+import { fullShot } from './launch-browser.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const shots = path.join(repoRoot, 'test-results', 'e2e', 'fake');
+
+/** The focused element's tag and accessible name as a test would look it up ('body' when none has it). */
+function focused(page: Page): Promise<string> {
+  return page.evaluate(`(() => {
+    const a = document.activeElement;
+    if (!a || a === document.body) return 'body';
+    return a.tagName.toLowerCase() + ': ' + (a.getAttribute('aria-label') ?? a.textContent ?? '').trim();
+  })()`);
+}
+
+/** What sticks out sideways: the page itself, or a card's content past its edge. */
+function overflow(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const doc = document.documentElement;
+    const out = [];
+    if (doc.scrollWidth > doc.clientWidth) out.push('page ' + doc.scrollWidth + ' > ' + doc.clientWidth);
+    for (const card of document.querySelectorAll('main .card')) {
+      if (card.scrollWidth > card.clientWidth + 1) out.push('card ' + card.getAttribute('aria-label') + ' ' + card.scrollWidth + ' > ' + card.clientWidth);
+    }
+    return out;
+  })()`);
+}
+
+describe('renderer at 900×600 by keyboard (fake services)', () => {
+  const app = new FakeApp();
+  let page: Page;
+  let stoppedAt = 0;
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    // A preparation of about 4 s and a 300-prompt run of about 24 s: the test must see them running (and the focus
+    // on them) and cancel before the end even on a loaded machine.
+    await app.open({ tickMs: 80, prepTickMs: 250 });
+    // Checking a ZIP takes a moment for real (hashes, re-scoring): long enough to press the button again.
+    const verify = app.api.export.verify;
+    app.api.export.verify = async (req) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return verify(req);
+    };
+    page = app.page;
+    await page.setViewportSize({ width: 900, height: 600 });
+  });
+
+  afterAll(() => app.close());
+
+  it('keeps the serve token and the focus through a failed and a real preparation, a run, a cancel and a resume', async () => {
+    await page.goto(app.server.url);
+    await expect.poll(() => page.getByTestId('backend').textContent()).toContain('CPU backend');
+    expect(await page.title()).toBe('System · Horizon RunMap');
+
+    // The skip link moves the focus without replacing the URL fragment, which holds the token a reload needs.
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('button', { name: 'System' }).focus();
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused(page)).toBe('a: Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('main');
+    expect(await page.evaluate('location.hash')).toMatch(/^#token=/);
+
+    await nav.getByRole('button', { name: 'Models' }).click();
+    await page.getByLabel('Repository').fill('missing/model');
+    await page.getByLabel('Revision').fill('main');
+    await page.getByLabel('Revision').press('Enter');
+    const steps = page.getByTestId('prepare-progress');
+    await expect.poll(() => steps.getByRole('alert').textContent()).toContain("model repo 'missing/model' not found");
+    // It failed while resolving the repo: the steps after it wait for nothing.
+    expect(await steps.locator('.step__meta').allTextContents()).toEqual(['not started', 'not started', 'not started']);
+    expect(await page.getByRole('button', { name: 'Resume preparation' }).count()).toBe(1);
+    // Another model is a new preparation, not a resume of the failed one.
+    await page.getByRole('button', { name: 'Use pinned default' }).click();
+    const prepare = page.getByRole('button', { name: 'Prepare', exact: true });
+    await prepare.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe('button: Preparing…');
+    expect(await page.getByRole('button', { name: 'Preparing…' }).getAttribute('aria-disabled')).toBe('true');
+    await expect.poll(() => steps.textContent(), { timeout: 30_000 }).toContain('Ready');
+    expect(await focused(page)).toBe('button: Prepare');
+    await app.importPrompts();
+
+    await nav.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByLabel('Prompts').fill('300');
+    await page.getByLabel('Prompts').press('Enter');
+    // The form is disabled under the focus: the new run's card takes it, scrolled into view.
+    await expect.poll(() => focused(page)).toBe('h2: Run run-1');
+    expect(await page.getByTestId('run-live').locator('.run-progress').isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole('progressbar', { name: 'Run progress' }).getAttribute('aria-valuetext')).toMatch(/^[1-9]\d* of 300 prompts$/);
+    expect(await nav.getByRole('button', { name: /^Run in progress: \d+\/300$/ }).count()).toBe(1);
+    // The run's status is announced; the text streaming in token by token is not.
+    expect(await page.getByRole('status').filter({ hasText: 'running' }).count()).toBe(1);
+    expect(await page.locator('.live[aria-live], .live [aria-live]').count()).toBe(0);
+
+    const cancel = page.getByRole('button', { name: 'Cancel run' });
+    await cancel.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
+    expect(await focused(page)).toBe('button: Resume run');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('running');
+    expect(await focused(page)).toBe('button: Cancel run');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
+    stoppedAt = Number((await page.getByTestId('run-count').textContent())?.split(' / ')[0]);
+    expect(stoppedAt).toBeGreaterThan(0);
+    expect(stoppedAt).toBeLessThan(300);
+    await page.screenshot({ path: path.join(shots, '900-run-cancelled.png') });
+    expect(app.consoleErrors).toEqual([]);
+  });
+
+  it('fits results, comparison and history in 900 pixels, and says what an exported ZIP holds after a resume', async () => {
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('button', { name: 'Results' }).click();
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe(`1–${Math.min(20, stoppedAt)} of ${stoppedAt}`);
+    expect(await overflow(page)).toEqual([]);
+    // The chart's text keeps its size in a narrow window, and its rows are buttons (not inside an image).
+    const label = page.getByTestId('instruction-chart').locator('.chart__label').first();
+    expect((await label.boundingBox())?.height).toBeGreaterThanOrEqual(11);
+    expect(await page.locator('[role=img] button, [role=img] [role=button]').count()).toBe(0);
+    await fullShot(page, path.join(shots, '900-results.png'));
+
+    await page.getByRole('button', { name: 'Export ZIP' }).click();
+    const status = page.getByTestId('export-status');
+    await expect.poll(() => status.textContent()).toContain('Exported and verified');
+    expect(await page.getByTestId('export-partial').textContent()).toBe(` · a cancelled run: ${stoppedAt} of 300 prompts`);
+    await nav.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByRole('button', { name: 'Resume run' }).click();
+    await expect.poll(() => page.getByTestId('run-count').textContent()).not.toBe(`${stoppedAt} / 300 prompts`);
+    await nav.getByRole('button', { name: /^Run\b/ }).click();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
+    await nav.getByRole('button', { name: 'Results' }).click();
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).not.toBe(`1–${Math.min(20, stoppedAt)} of ${stoppedAt}`);
+    // The run went on; the ZIP did not.
+    expect(await page.getByTestId('export-partial').textContent()).toBe(` · a cancelled run: ${stoppedAt} of 300 prompts`);
+    const zip = (await status.locator('.mono').textContent()) ?? '';
+
+    await nav.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByLabel('Prompts').fill('12');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('completed');
+    await nav.getByRole('button', { name: 'History' }).click();
+    await page.getByLabel('Select run run-1 for comparison').check();
+    await page.getByLabel('Select run run-2 for comparison').check();
+    await page.getByRole('button', { name: /Compare A and B/ }).click();
+    await expect.poll(() => page.getByTestId('comparison').textContent()).toMatch(/\d+ prompts scored in both runs/);
+    expect(await overflow(page)).toEqual([]);
+    // The runs table scrolls inside its card, from the keyboard too.
+    expect(await page.getByRole('region', { name: 'Runs table' }).getAttribute('tabindex')).toBe('0');
+    await fullShot(page, path.join(shots, '900-history.png'));
+
+    const card = page.getByTestId('verify-card');
+    await card.getByLabel('Result ZIP').fill(zip);
+    await card.getByRole('button', { name: 'Verify' }).focus();
+    await page.keyboard.press('Enter');
+    // While the check runs, pressing again starts no second one, and the focus stays on the button.
+    await expect.poll(() => focused(page)).toBe('button: Verifying…');
+    expect(await card.getByRole('button', { name: 'Verifying…' }).getAttribute('aria-disabled')).toBe('true');
+    await expect.poll(() => card.textContent()).toContain(`Verified. Prompt-level strict`);
+    expect(await card.textContent()).toContain(`A cancelled run: ${stoppedAt} of 300 prompts.`);
+    // A report is about the ZIP it checked: editing the path takes it away.
+    await card.getByLabel('Result ZIP').fill(`${zip}.bak`);
+    await expect.poll(() => card.textContent()).not.toContain('Verified.');
+    expect(app.consoleErrors).toEqual([]);
+  });
+});
