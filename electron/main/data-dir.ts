@@ -33,20 +33,37 @@ export const dataLayout = {
   exportsDir: (dataDir: string): string => path.join(dataDir, 'exports'),
 };
 
+/** The error of a run found running by a process that has just taken its data folder: the one running it stopped. */
+export const INTERRUPTED_RUN =
+  'the process running it (the app, horizon serve or horizon eval) stopped while it was in progress; resume it to continue';
+
 /**
  * Takes the data folder for this process and returns its release. One user at a time (the app, `horizon serve` or
  * `horizon eval`): each marks the runs it finds running as interrupted when it starts, which would fail another's
  * live run.
  */
 export function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
+  const lock = path.join(dataDir, '.runmap.lock');
   try {
-    return takeLockFile(path.join(dataDir, '.runmap.lock'));
+    mkdirSync(dataDir, { recursive: true });
+    return takeLockFile(lock);
   } catch (error) {
-    if (!(error instanceof LockBusyError)) throw error;
-    const who = error.holder === 'this process' ? 'this process' : `process ${error.holder}`;
-    throw new Error(`${dataDir} is in use by ${who} (the Horizon RunMap app, horizon serve or horizon eval); close it first`, {
-      cause: error,
-    });
+    if (error instanceof LockBusyError) {
+      const who = error.holder === 'this process' ? 'this process' : `process ${error.holder}`;
+      // A pid can outlive its lock: after a crash and a reboot another program may have it (where the system cannot
+      // tell, see lock-file.ts); the user is the one who can check.
+      const stale = error.holder === 'this process' ? '' : ` (if process ${error.holder} is none of these, delete ${lock})`;
+      throw new Error(`${dataDir} is in use by ${who} (the Horizon RunMap app, horizon serve or horizon eval); close it first${stale}`, {
+        cause: error,
+      });
+    }
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'EROFS' ? 'it is on a read-only medium' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : undefined;
+    if (!why && !code) throw error;
+    throw new Error(
+      `${dataDir}: cannot use this data folder (${why ? `${why}, ${code}` : (error as Error).message}); choose a writable one with ` +
+        '--data-dir or HORIZON_DATA_DIR',
+      { cause: error },
+    );
   }
 }

@@ -2,6 +2,7 @@
  * Writes that never leave a half-written file under its final name, even across a power loss: the bytes go to a
  * temporary file beside it, are flushed to the disk, and only then renamed into place.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -35,12 +36,13 @@ export async function renameDurably(tmp: string, file: string): Promise<void> {
 }
 
 /**
- * Writes `data` to `file` through a flushed temporary file `<file>.tmp-<pid>` and a rename (creating the folder); a
- * failed write removes its temporary file, and one left by a crash is for the folder's owner to sweep.
+ * Writes `data` to `file` through a flushed temporary file `<file>.<random>.tmp-<pid>` and a rename (creating the
+ * folder); a failed write removes its temporary file, and one left by a crash is for the folder's owner to sweep.
+ * Two writes of one file at once each go through their own temporary file: the last rename wins, whole.
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   await fs.promises.mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
+  const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp-${process.pid}`;
   try {
     const fh = await fs.promises.open(tmp, 'w');
     try {

@@ -1,6 +1,8 @@
 /**
  * Lock files holding the owner's pid: one owner at a time, in this process or another; a lock whose process has
- * died is taken over.
+ * died is taken over. Where the system says when a process started (Linux), the owner also leaves
+ * `<lock>.owner-<pid>` naming its boot and start time, so that a lock whose pid now belongs to another process (after
+ * a crash and a reboot, say) is known to be stale too.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -21,6 +23,36 @@ export class LockBusyError extends Error {
   ) {
     super(`${file} is held by ${holder === 'this process' ? holder : `process ${holder}`}`);
   }
+}
+
+/** This boot's id and the process's start time in clock ticks since boot; undefined where the system does not say. */
+export function processStartId(pid: number): string | undefined {
+  try {
+    const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 2, the command name, may hold spaces and parentheses; starttime is field 22, the 20th after its ')'.
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return boot && start && /^\d+$/.test(start) ? `${boot} ${start}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const ownerFile = (file: string, pid: number): string => `${file}.owner-${pid}`;
+
+/**
+ * Whether live `pid` is not the process that took the lock: the owner file it left names another start. Without an
+ * owner file (a system that does not say, or an older version's lock) the pid alone decides: the lock is held.
+ */
+function pidReused(file: string, pid: number): boolean {
+  let recorded: string;
+  try {
+    recorded = fs.readFileSync(ownerFile(file, pid), 'utf8').trim();
+  } catch {
+    return false;
+  }
+  const current = processStartId(pid);
+  return recorded !== '' && current !== undefined && recorded !== current;
 }
 
 /** Whether a process with this pid exists, this user's or another's. */
@@ -84,11 +116,22 @@ function create(temp: string, file: string): boolean {
   return true;
 }
 
+/** The lock file's inode, undefined when it is gone. */
+function inodeOf(file: string): bigint | undefined {
+  try {
+    return fs.statSync(file, { bigint: true }).ino;
+  } catch (error) {
+    if (errno(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
 /**
- * Removes the lock file naming the dead `pid`. It is first renamed aside, which only one process can do: when what
- * was moved names someone else, another process took the stale lock over after we read it, and its lock goes back.
+ * Removes the stale lock file `ino` naming `pid`. It is first renamed aside, which only one process can do: when what
+ * was moved is another file (a process took the stale lock over after we read it, possibly one with that very pid,
+ * reused) its lock goes back.
  */
-function removeStale(file: string, pid: number, token: string): void {
+function removeStale(file: string, ino: bigint, pid: number, token: string): void {
   const aside = `${file}.stale-${process.pid}-${token}`;
   try {
     fs.renameSync(file, aside);
@@ -96,8 +139,14 @@ function removeStale(file: string, pid: number, token: string): void {
     if (errno(error) === 'ENOENT') return;
     throw error;
   }
-  if (readPid(aside, false) === pid) fs.rmSync(aside, { force: true });
-  else fs.renameSync(aside, file);
+  if (inodeOf(aside) !== ino || readPid(aside, false) !== pid) {
+    fs.renameSync(aside, file);
+    return;
+  }
+  fs.rmSync(aside, { force: true });
+  // Ours was just written by this take. Removing a live process's fresh one by mistake is safe: without it, its lock
+  // counts as held while its pid lives.
+  if (pid !== process.pid) fs.rmSync(ownerFile(file, pid), { force: true });
 }
 
 /**
@@ -109,31 +158,37 @@ export function takeLockFile(file: string): () => void {
   if (held.has(file)) throw new LockBusyError(file, 'this process');
   const token = randomBytes(4).toString('hex');
   const temp = `${file}.${process.pid}.${token}`;
+  const owner = ownerFile(file, process.pid);
+  const startId = processStartId(process.pid);
   fs.writeFileSync(temp, String(process.pid));
+  let taken = false;
   try {
+    // Written before the lock exists, so that whoever reads our pid in the lock finds it.
+    if (startId !== undefined) fs.writeFileSync(owner, startId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (create(temp, file)) {
         const ino = fs.statSync(file, { bigint: true }).ino;
         held.add(file);
+        taken = true;
         return () => {
           if (!held.delete(file)) return;
           try {
-            if (fs.statSync(file, { bigint: true }).ino !== ino || readPid(file) !== process.pid) return;
-          } catch (error) {
-            if (errno(error) === 'ENOENT') return;
-            throw error;
+            if (inodeOf(file) === ino && readPid(file) === process.pid) fs.rmSync(file, { force: true });
+          } finally {
+            fs.rmSync(owner, { force: true });
           }
-          fs.rmSync(file, { force: true });
         };
       }
-      const pid = readPid(file);
-      if (pid === undefined) continue;
+      const ino = inodeOf(file);
+      const pid = ino === undefined ? undefined : readPid(file);
+      if (ino === undefined || pid === undefined) continue;
       // Our own pid here is a lock this process left without releasing (not held: checked above).
-      if (pid > 0 && pid !== process.pid && processAlive(pid)) throw new LockBusyError(file, pid);
-      removeStale(file, pid, token);
+      if (pid > 0 && pid !== process.pid && processAlive(pid) && !pidReused(file, pid)) throw new LockBusyError(file, pid);
+      removeStale(file, ino, pid, token);
     }
     throw new Error(`${file}: cannot take the lock; other processes keep taking it over`);
   } finally {
     fs.rmSync(temp, { force: true });
+    if (!taken) fs.rmSync(owner, { force: true });
   }
 }

@@ -1,8 +1,8 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
-import { dataLayout, defaultDataDir, lockDataDir } from '../../main/data-dir.js';
-import { openDatabase } from '../../main/db/open-database.js';
+import { dataLayout, defaultDataDir, INTERRUPTED_RUN, lockDataDir } from '../../main/data-dir.js';
+import { cannotOpenDatabase, openDatabase } from '../../main/db/open-database.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import type { RunFigureTotals } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
@@ -124,7 +124,16 @@ export async function run(args: string[]): Promise<number> {
   try {
     inputs = await loadEvalInputs(dataDir);
     for (const f of inputs.imported) console.log(`imported eval asset ${f}`);
-    db = openDatabase(dbFile);
+    const opened = openDatabase(dbFile);
+    try {
+      // As the app does when it starts: a run still marked running was left so by a process that stopped (this one
+      // holds the folder), and could be neither exported nor told apart from a live one until marked.
+      new RunRepo(opened).failInterrupted(INTERRUPTED_RUN);
+    } catch (e) {
+      opened.close();
+      throw cannotOpenDatabase(dbFile, e);
+    }
+    db = opened;
   } catch (e) {
     unlock();
     throw e;

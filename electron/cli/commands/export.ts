@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { dataLayout, defaultDataDir, INTERRUPTED_RUN, lockDataDir } from '../../main/data-dir.js';
 import { openDatabase } from '../../main/db/open-database.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
@@ -53,8 +53,20 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     if (stored.status === 'queued' || stored.status === 'running') {
-      console.error(`horizon export: run ${runId} is still ${stored.status}: export it once it has finished or been cancelled`);
-      return 1;
+      // Only a process holding the database's folder runs runs: when none does, this one was left so by one that
+      // stopped, and is marked as the app marks such runs when it starts.
+      let unlock: () => void;
+      try {
+        unlock = lockDataDir(path.dirname(dbFile));
+      } catch (e) {
+        console.error(`horizon export: run ${runId} is still ${stored.status}: export it once it has finished or been cancelled (${(e as Error).message})`);
+        return 1;
+      }
+      try {
+        runs.failInterrupted(INTERRUPTED_RUN);
+      } finally {
+        unlock();
+      }
     }
     const inputs = await loadEvalInputs(dataDir);
     const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));

@@ -103,6 +103,15 @@ interface VerdictRow {
   loose: number;
 }
 
+/**
+ * `s` with each lone UTF-16 surrogate replaced by U+FFFD, as UTF-8 (SQLite's text, the result ZIP's files) must hold
+ * it; well-formed text is returned as it is. Stored unreplaced, SQLite would keep the surrogate's invalid bytes and
+ * give back three U+FFFD for it.
+ */
+export function wellFormed(s: string): string {
+  return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
 /** The responses aggregate of a run: responses, their verdicts and the run's figure totals. */
 export class ResponseRepo {
   private readonly statements = new Map<string, Database.Statement>();
@@ -164,12 +173,12 @@ export class ResponseRepo {
       'INSERT INTO verdicts (run_id, key, idx, instruction_id, kwargs_json, strict, loose) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     const addTokens = this.sql('UPDATE run_figures SET generated_tokens = generated_tokens + ?, wall_ms = wall_ms + ? WHERE run_id = ?');
-    this.db.transaction(() => {
+    const store = this.db.transaction(() => {
       for (const r of responses) {
         const strictPass = r.verdicts.every((v) => v.strict) ? 1 : 0;
         const loosePass = r.verdicts.every((v) => v.loose) ? 1 : 0;
         insertResponse.run(
-          runId, r.key, r.position, r.prompt, r.response, r.tokens, r.finishReason,
+          runId, r.key, r.position, wellFormed(r.prompt), wellFormed(r.response), r.tokens, r.finishReason,
           r.ttftMs, r.decodeTokensPerSecond, strictPass, loosePass, now,
         );
         r.verdicts.forEach((v, i) =>
@@ -177,7 +186,15 @@ export class ResponseRepo {
         );
       }
       addTokens.run(added.generatedTokens, added.wallMs ?? 0, runId);
-    })();
+    });
+    try {
+      store();
+    } catch (e) {
+      // SQLite's messages ("database or disk is full") name no file; the run's error should say which.
+      const code = (e as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_')) throw e;
+      throw new Error(`${this.db.name}: ${(e as Error).message}`, { cause: e });
+    }
   }
 
   storedKeys(runId: string): Set<number> {

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 
 import type { Api, EmitEvent } from '../../common/ipc-contract.js';
-import { dataLayout, lockDataDir } from '../data-dir.js';
-import { openDatabase } from '../db/open-database.js';
+import { dataLayout, INTERRUPTED_RUN, lockDataDir } from '../data-dir.js';
+import { cannotOpenDatabase, openDatabase } from '../db/open-database.js';
 import { ResponseRepo } from '../db/response-repo.js';
 import { RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
@@ -45,16 +45,21 @@ export interface Services {
  */
 export function createServices(opts: ServicesOptions): Services {
   const unlock = lockDataDir(opts.dataDir);
-  let db: Database.Database;
+  const dbFile = opts.databaseFile ?? dataLayout.database(opts.dataDir);
+  let db: Database.Database | undefined;
+  let runRepo: RunRepo;
   try {
-    db = openDatabase(opts.databaseFile ?? dataLayout.database(opts.dataDir));
+    db = openDatabase(dbFile);
+    runRepo = new RunRepo(db);
+    // The first write: a database file that opened but cannot be written (read-only) fails here.
+    runRepo.failInterrupted(INTERRUPTED_RUN);
   } catch (error) {
+    const opened = db !== undefined;
+    db?.close();
     unlock();
-    throw error;
+    throw opened ? cannotOpenDatabase(dbFile, error) : error;
   }
-  const runRepo = new RunRepo(db);
   const responseRepo = new ResponseRepo(db);
-  runRepo.failInterrupted('the app stopped while this run was in progress; resume it to continue');
   const worker = new WorkerClient(opts.spawner);
   let inputs: Promise<EvalInputs> | undefined;
   const getInputs = (): Promise<EvalInputs> => {

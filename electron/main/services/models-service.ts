@@ -26,7 +26,7 @@ import {
 import { listPreparedModels } from '../prep/list-prepared-models.js';
 import { prepareModel } from '../prep/prepare-model.js';
 import type { PrepEvent } from '../prep/prep-events.js';
-import { toResult } from './service-result.js';
+import { appErrorCode, toResult } from './service-result.js';
 
 export interface ModelsServiceOptions {
   readonly dataDir: string;
@@ -157,7 +157,7 @@ export class ModelsService implements ModelsApi {
       },
       (e: unknown) => {
         const cancelled = controller.signal.aborted;
-        const code = String((e as { code?: unknown }).code ?? 'INTERNAL');
+        const code = appErrorCode(e, 'INTERNAL');
         const message = e instanceof Error ? e.message : String(e);
         this.progress({
           jobId,
@@ -195,7 +195,7 @@ export class ModelsService implements ModelsApi {
       () => this.progress({ jobId, step: 'assets', status: 'done', message: 'eval assets ready' }),
       (e: unknown) => {
         const message = e instanceof Error ? e.message : String(e);
-        const code = String((e as { code?: unknown }).code ?? 'NETWORK');
+        const code = appErrorCode(e, 'NETWORK');
         this.progress({
           jobId,
           step: 'assets',

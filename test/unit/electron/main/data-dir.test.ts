@@ -1,9 +1,10 @@
+import fs, { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 
-import { dataLayout, defaultDataDir } from '../../../../electron/main/data-dir.js';
+import { dataLayout, defaultDataDir, lockDataDir } from '../../../../electron/main/data-dir.js';
 
 describe('defaultDataDir', () => {
   it('prefers HORIZON_DATA_DIR on every platform', () => {
@@ -33,5 +34,38 @@ describe('dataLayout', () => {
     expect(dataLayout.punktDir('/d')).toBe('/d/assets/nltk/punkt_english');
     expect(dataLayout.database('/d')).toBe('/d/runmap.sqlite');
     expect(dataLayout.exportsDir('/d')).toBe('/d/exports');
+  });
+});
+
+describe('lockDataDir', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'horizon-data-dir-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('names the lock file to delete when its pid is a live process that may not be ours', () => {
+    const dir = path.join(root, 'busy');
+    mkdirSync(dir);
+    const lock = path.join(dir, '.runmap.lock');
+    writeFileSync(lock, String(process.ppid));
+    expect(() => lockDataDir(dir)).toThrow(
+      `${dir} is in use by process ${process.ppid} (the Horizon RunMap app, horizon serve or horizon eval); close it first ` +
+        `(if process ${process.ppid} is none of these, delete ${lock})`,
+    );
+    expect(readFileSync(lock, 'utf8')).toBe(String(process.ppid));
+  });
+
+  it('names the data folder and the problem when it cannot be written (a read-only medium)', () => {
+    const dir = path.join(root, 'read-only');
+    mkdirSync(dir);
+    const write = fs.writeFileSync;
+    vi.spyOn(fs, 'writeFileSync').mockImplementation((file, data, options) => {
+      if (String(file).startsWith(dir)) throw Object.assign(new Error(`EROFS: read-only file system, open '${String(file)}'`), { code: 'EROFS' });
+      write(file, data, options);
+    });
+    expect(() => lockDataDir(dir)).toThrow(
+      `${dir}: cannot use this data folder (it is on a read-only medium, EROFS); choose a writable one with --data-dir or HORIZON_DATA_DIR`,
+    );
   });
 });

@@ -2,12 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 
 import { renameDurably, syncFile, writeFileAtomic } from '../../../../electron/node/atomic-write.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'horizon-atomic-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('atomic writes', () => {
   it('creates the folder, replaces the old content and leaves no temporary file', async () => {
@@ -32,6 +35,29 @@ describe('atomic writes', () => {
     fs.mkdirSync(path.join(file, 'a folder in the way'), { recursive: true });
     await expect(writeFileAtomic(file, 'data')).rejects.toThrow(/E(ISDIR|NOTEMPTY|EXIST|PERM)/);
     expect(fs.readdirSync(root).filter((n) => n.startsWith('taken'))).toEqual(['taken']);
+  });
+
+  it('lets two writes of one file at once both succeed, leaving one of them whole', async () => {
+    const file = path.join(root, 'twice', 'input_data.jsonl');
+    const long = 'A'.repeat(200_000);
+    const short = 'B'.repeat(10);
+    for (let i = 0; i < 5; i++) {
+      await Promise.all([writeFileAtomic(file, long), writeFileAtomic(file, short)]);
+      expect([long, short]).toContain(fs.readFileSync(file, 'utf8'));
+    }
+    expect(fs.readdirSync(path.dirname(file))).toEqual(['input_data.jsonl']);
+  });
+
+  it('names its temporary file <file>.<random>.tmp-<pid>, which a sweep of dead processes\' files recognises', async () => {
+    const file = path.join(root, 'named', 'prepared.json');
+    const names: string[] = [];
+    const open = fs.promises.open;
+    vi.spyOn(fs.promises, 'open').mockImplementation((p, ...rest) => {
+      names.push(path.basename(String(p)));
+      return open(p, ...rest);
+    });
+    await writeFileAtomic(file, 'x');
+    expect(names[0]).toMatch(new RegExp(`^prepared\\.json\\.[0-9a-f]{8}\\.tmp-${process.pid}$`));
   });
 
   it('reports a missing temporary file as an error', async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 
-import { LockBusyError, takeLockFile } from '../../../../electron/node/lock-file.js';
+import { LockBusyError, processStartId, takeLockFile } from '../../../../electron/node/lock-file.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'horizon-lock-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -99,5 +99,36 @@ describe('takeLockFile', () => {
       return out;
     }) as typeof fs.readFileSync);
     expect(holderOf(() => takeLockFile(file))).toBe(process.ppid);
+  });
+
+  describe.skipIf(processStartId(process.pid) === undefined)('where the system says when a process started (Linux)', () => {
+    it('leaves an owner file naming its start beside the lock, and removes both on release', () => {
+      const { dir, file } = lockIn();
+      const release = takeLockFile(file);
+      expect(fs.readFileSync(`${file}.owner-${process.pid}`, 'utf8')).toBe(processStartId(process.pid));
+      expect(fs.readdirSync(dir).sort()).toEqual(['x.lock', `x.lock.owner-${process.pid}`]);
+      release();
+      expect(fs.readdirSync(dir)).toEqual([]);
+    });
+
+    it('takes over a lock whose pid now belongs to another live process (reused after a crash and a reboot)', () => {
+      const { dir, file } = lockIn();
+      fs.writeFileSync(file, String(process.ppid));
+      fs.writeFileSync(`${file}.owner-${process.ppid}`, '00000000-0000-0000-0000-000000000000 42');
+      const release = takeLockFile(file);
+      expect(fs.readFileSync(file, 'utf8')).toBe(String(process.pid));
+      expect(fs.readdirSync(dir).sort()).toEqual(['x.lock', `x.lock.owner-${process.pid}`]);
+      release();
+      expect(fs.readdirSync(dir)).toEqual([]);
+    });
+
+    it('refuses a live owner whose owner file names its start, and leaves both files alone', () => {
+      const { dir, file } = lockIn();
+      fs.writeFileSync(file, String(process.ppid));
+      fs.writeFileSync(`${file}.owner-${process.ppid}`, processStartId(process.ppid)!);
+      expect(holderOf(() => takeLockFile(file))).toBe(process.ppid);
+      expect(fs.readdirSync(dir).sort()).toEqual(['x.lock', `x.lock.owner-${process.ppid}`]);
+      expect(fs.readFileSync(file, 'utf8')).toBe(String(process.ppid));
+    });
   });
 });

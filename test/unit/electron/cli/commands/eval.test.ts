@@ -6,10 +6,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { main } from '../../../../../electron/cli/index.js';
+import { dataLayout, INTERRUPTED_RUN } from '../../../../../electron/main/data-dir.js';
+import { openDatabase } from '../../../../../electron/main/db/open-database.js';
+import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { formatFigures } from '../../../../../electron/cli/commands/eval.js';
 import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
+import { sampleRun } from '../../main/db/sample-run.js';
 import { captureConsole } from '../capture-console.js';
 
 const capture = (argv: string[]) => captureConsole(() => main(argv));
@@ -106,6 +110,20 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     expect(existsSync(path.join(dataDir, '.runmap.lock'))).toBe(false);
   });
 
+  it('marks a run another process left running as failed (resumable), as the app does when it starts', async () => {
+    const dataDir = path.join(root, 'left-running');
+    const db = openDatabase(dataLayout.database(dataDir));
+    const runs = new RunRepo(db);
+    runs.create(sampleRun('run-left'));
+    runs.markRunning('run-left');
+    db.close();
+    const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '1', '--max-new-tokens', '2', '--data-dir', dataDir]);
+    expect(r.code).toBe(0);
+    const after = openDatabase(dataLayout.database(dataDir));
+    expect(new RunRepo(after).require('run-left')).toMatchObject({ status: 'failed', error: INTERRUPTED_RUN });
+    after.close();
+  });
+
   it.skipIf(cudaDevicePresent())('refuses --backend cuda without a CUDA device before storing a run (skipped: this machine has one)', async () => {
     const dataDir = path.join(root, 'no-gpu');
     const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '1', '--backend', 'cuda', '--data-dir', dataDir]);
@@ -122,7 +140,8 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '1', '--data-dir', dataDir]);
     expect(r.code).toBe(1);
     expect(r.errOut).toBe(
-      `horizon eval: ${dataDir} is in use by process ${process.ppid} (the Horizon RunMap app, horizon serve or horizon eval); close it first`,
+      `horizon eval: ${dataDir} is in use by process ${process.ppid} (the Horizon RunMap app, horizon serve or horizon eval); close it first ` +
+        `(if process ${process.ppid} is none of these, delete ${lock})`,
     );
     expect(await readFile(lock, 'utf8')).toBe(String(process.ppid));
     expect(existsSync(path.join(dataDir, 'runmap.sqlite'))).toBe(false);
@@ -134,7 +153,12 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     await writeFile(path.join(appDir, '.runmap.lock'), String(process.ppid));
     const mine = path.join(root, 'mine');
     const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '1', '--data-dir', mine, '--db', path.join(appDir, 'runmap.sqlite')]);
-    expect(r).toMatchObject({ code: 1, errOut: `horizon eval: ${appDir} is in use by process ${process.ppid} (the Horizon RunMap app, horizon serve or horizon eval); close it first` });
+    expect(r).toMatchObject({
+      code: 1,
+      errOut:
+        `horizon eval: ${appDir} is in use by process ${process.ppid} (the Horizon RunMap app, horizon serve or horizon eval); close it first ` +
+        `(if process ${process.ppid} is none of these, delete ${path.join(appDir, '.runmap.lock')})`,
+    });
     expect(existsSync(path.join(mine, '.runmap.lock'))).toBe(false);
     expect(existsSync(path.join(appDir, 'runmap.sqlite'))).toBe(false);
   });

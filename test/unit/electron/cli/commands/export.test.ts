@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { run } from '../../../../../electron/cli/commands/export.js';
-import { dataLayout } from '../../../../../electron/main/data-dir.js';
+import { dataLayout, INTERRUPTED_RUN } from '../../../../../electron/main/data-dir.js';
 import { openDatabase } from '../../../../../electron/main/db/open-database.js';
+import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { storeRun } from '../../main/export/zip-fixtures.js';
@@ -32,10 +33,33 @@ describe('horizon export', () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it('refuses a run still running, writing nothing', async () => {
+  it('refuses a run still running in a live process, writing nothing', async () => {
+    const lock = path.join(dataDir, '.runmap.lock');
+    await writeFile(lock, String(process.ppid));
+    try {
+      const r = await capture(['run-live', '--data-dir', dataDir]);
+      expect(r).toMatchObject({
+        code: 1,
+        errOut: expect.stringMatching(
+          /^horizon export: run run-live is still running: export it once it has finished or been cancelled \(.* is in use by process \d+/,
+        ),
+      });
+      expect(existsSync(path.join(dataLayout.exportsDir(dataDir), 'run-live.zip'))).toBe(false);
+      expect(readFileSync(lock, 'utf8')).toBe(String(process.ppid));
+    } finally {
+      await rm(lock);
+    }
+  });
+
+  it('exports a run left running by a process that stopped (nothing holds the folder) as failed, and resumable', async () => {
     const r = await capture(['run-live', '--data-dir', dataDir]);
-    expect(r).toMatchObject({ code: 1, errOut: 'horizon export: run run-live is still running: export it once it has finished or been cancelled' });
-    expect(existsSync(path.join(dataLayout.exportsDir(dataDir), 'run-live.zip'))).toBe(false);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('note: run run-live is failed: the ZIP holds 1 of its 4 prompts');
+    expect(existsSync(path.join(dataLayout.exportsDir(dataDir), 'run-live.zip'))).toBe(true);
+    expect(existsSync(path.join(dataDir, '.runmap.lock'))).toBe(false);
+    const db = openDatabase(dataLayout.database(dataDir));
+    expect(new RunRepo(db).require('run-live')).toMatchObject({ status: 'failed', error: INTERRUPTED_RUN });
+    db.close();
   });
 
   it('names a run that is not in the database', async () => {

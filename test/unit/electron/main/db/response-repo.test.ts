@@ -101,6 +101,16 @@ describe('RunRepo + ResponseRepo', () => {
     expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 300, peakVramScope: 'device', batches: 6 });
   });
 
+  it('stores NUL characters as they are, and each lone surrogate as one U+FFFD (what UTF-8 can hold)', () => {
+    runs.create(sampleRun('r1'));
+    const texts = ['a\u0000b\u0000', 'x\uD800y', 'end\uDC00', '\uDC00\uD800', '😀 ok', 'plain'];
+    responses.insertResponses('r1', texts.map((t, i) => ({ ...resp(i, i, [true], [true], t), prompt: `p${t}` })), { generatedTokens: 6 });
+    const expected = ['a\u0000b\u0000', 'x\uFFFDy', 'end\uFFFD', '\uFFFD\uFFFD', '😀 ok', 'plain'];
+    expect(responses.all('r1').map((r) => r.response)).toEqual(expected);
+    expect(responses.all('r1').map((r) => r.prompt)).toEqual(expected.map((t) => `p${t}`));
+    expect(responses.page('r1', { text: 'B\u0000' }).items.map((r) => r.key)).toEqual([0]);
+  });
+
   it('rolls back the whole batch when one response is a duplicate', () => {
     runs.create(sampleRun('r1'));
     responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
@@ -109,6 +119,23 @@ describe('RunRepo + ResponseRepo', () => {
     ).toThrow(/UNIQUE constraint failed/);
     expect(responses.storedKeys('r1')).toEqual(new Set([1]));
     expect(responses.figures('r1').batches).toBe(1);
+  });
+
+  it('names the database file when a response cannot be stored (a full disk), storing nothing of it', () => {
+    runs.create(sampleRun('r1'));
+    // The database may not grow past its pages now: what SQLite says on a full disk.
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    const big = resp(1, 0, [true], [true], 'x'.repeat(64 * 1024));
+    let error: unknown;
+    try {
+      responses.insertResponses('r1', [big], { generatedTokens: 9 });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as Error).message).toBe(':memory:: database or disk is full');
+    expect(((error as Error).cause as { code?: string }).code).toBe('SQLITE_FULL');
+    expect(responses.count('r1')).toBe(0);
+    expect(responses.figures('r1').generatedTokens).toBe(0);
   });
 
   it('opens a file database in WAL mode at the latest schema', async () => {

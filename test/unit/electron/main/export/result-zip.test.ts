@@ -481,6 +481,15 @@ describe('result ZIP: write and verify', () => {
     });
   });
 
+  it('exports NUL characters and surrogate pairs as stored, a lone surrogate as U+FFFD, and verifies', async () => {
+    const answers = ['nul\u0000inside', 'lone \uD800 high', '😀 pair'];
+    const zip = await writeRun('run-text', inputText, 3, answers, tools, path.join(dir, 'text.zip'), 'completed');
+    const entries = await readZipEntries(zip);
+    const lines = entries.get('responses.jsonl')!.toString('utf8').trimEnd().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { response: string }).response)).toEqual(['nul\u0000inside', 'lone \uFFFD high', '😀 pair']);
+    expect(await verifyResultZip(zip, tools)).toMatchObject({ verified: true, problems: [] });
+  });
+
   it('refuses a running run, and counts only what it read while another connection adds responses', async () => {
     const file = path.join(dir, 'live', 'runmap.sqlite');
     const db = openDatabase(file);

@@ -1,12 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import type { EventMap, EventName } from '../../../../../electron/common/ipc-contract.js';
+import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import type { Services } from '../../../../../electron/main/services/create-services.js';
 import { createServices } from '../../../../../electron/main/services/create-services.js';
 import { createScriptedEngine } from '../../worker/scripted-engine.js';
@@ -297,5 +299,37 @@ describe('createServices (scripted worker, slow tokens)', () => {
     expect(both.filter((r) => r.ok)).toHaveLength(1);
     expect(both.find((r) => !r.ok)).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: 'another run is being started; wait for it' } });
     await services.runs.activeRun?.done;
+  });
+});
+
+describe('createServices on a database it cannot write', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('names the database file and why, closes it and releases the data folder', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-services-ro-'));
+    try {
+      const dbFile = path.join(dataDir, 'runmap.sqlite');
+      // A database file on a read-only mount opens, and fails on the first write (marking interrupted runs).
+      vi.spyOn(RunRepo.prototype, 'failInterrupted').mockImplementation(() => {
+        throw Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' });
+      });
+      const access = fs.accessSync;
+      vi.spyOn(fs, 'accessSync').mockImplementation((p, mode) => {
+        if (p === dbFile) throw Object.assign(new Error(`EROFS: read-only file system, access '${String(p)}'`), { code: 'EROFS' });
+        access(p, mode);
+      });
+      const open = () =>
+        createServices({ dataDir, hubUrl: 'http://localhost', spawner: inProcessWorkers(() => createScriptedEngine()).spawner, emit: () => undefined, appVersion: '9.9.9' });
+      expect(open).toThrow(
+        `${dbFile}: cannot open the database (the database file ${dbFile} is not writable (EROFS): copy the data folder to a writable place, or fix its permissions)`,
+      );
+      expect(fs.existsSync(path.join(dataDir, '.runmap.lock'))).toBe(false);
+      vi.restoreAllMocks();
+      await open().dispose();
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
