@@ -105,9 +105,11 @@ int max_dynamic_smem() {
 
 void rt_cuda_matmul_f16(const rt_cuda_f16_args & a, cudaStream_t stream) {
   if (a.rows <= 0 || a.n <= 0) return;
-  if (a.cols % 8 == 0) {
-    const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
-    const int tok_cap = std::max(1, std::min({RT_F16_TOKEN_TILE, a.n, max_dynamic_smem() / row_bytes}));
+  const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
+  // The fast kernel holds at least one padded activation row in shared memory; wider rows take the generic kernel.
+  const int smem_limit = a.cols % 8 == 0 ? max_dynamic_smem() : 0;
+  if (row_bytes <= smem_limit) {
+    const int tok_cap = std::max(1, std::min({RT_F16_TOKEN_TILE, a.n, smem_limit / row_bytes}));
     const int rows_per_block = R * RT_F16_WARPS;
     const int grid = (a.rows + rows_per_block - 1) / rows_per_block;
     const size_t smem = static_cast<size_t>(tok_cap) * row_bytes;

@@ -190,12 +190,13 @@ int max_dynamic_smem() {
 
 void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
   if (a.rows <= 0 || a.n_groups <= 0) return;
-  const bool fast = a.cols % 32 == 0 && a.group_size % 8 == 0;
-  if (fast) {
-    const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
+  const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
+  // The fast kernel holds at least one padded activation row in shared memory; wider rows take the generic kernel.
+  const int smem_limit = a.cols % 32 == 0 && a.group_size % 8 == 0 ? max_dynamic_smem() : 0;
+  if (row_bytes <= smem_limit) {
     int most = a.offsets == nullptr ? a.n_entries : (a.max_group_entries > 0 ? a.max_group_entries : RT_W4A16_TOKEN_TILE);
     most = std::max(1, std::min(most, RT_W4A16_TOKEN_TILE));
-    const int tok_cap = std::max(1, std::min(most, max_dynamic_smem() / row_bytes));
+    const int tok_cap = std::max(1, std::min(most, smem_limit / row_bytes));
     const int rows_per_block = R * RT_W4A16_WARPS;
     const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
     if (grid_rows <= 0) return;

@@ -24,7 +24,6 @@ __device__ __forceinline__ void router_warp_topk(const float * row, int n_expert
   }
   s = warp_sum(s);
   for (int e = lane; e < n_experts; e += 32) probs[e] /= s;
-  __syncwarp();
   float picked_sum = 0.0f;
   for (int j = 0; j < k; ++j) {
     float bv = -1.0f;
@@ -40,8 +39,10 @@ __device__ __forceinline__ void router_warp_topk(const float * row, int n_expert
     if (lane == 0) {
       ids[j] = bi;
       weights[j] = bv;
-      if (bi < n_experts) probs[bi] = -2.0f;  // no row to mark after NaN logits
     }
+    // Marked by the lane that reads it (e = lane + 32 i): probs stay lane-private, so no lane writes what another has
+    // just read with only shuffles in between (a race in CUDA's memory model, and a racecheck hazard).
+    if (bi < n_experts && (bi & 31) == lane) probs[bi] = -2.0f;  // no row to mark after NaN logits
     picked_sum += bv;
     __syncwarp();
   }

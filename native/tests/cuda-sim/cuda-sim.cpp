@@ -626,13 +626,36 @@ copy_totals totals() {
   return g_totals;
 }
 
+namespace {
+thread_local int * g_probed_bound = nullptr;  // set while a launch probes its kernel's __launch_bounds__
+}  // namespace
+
+bool kernel_prologue(int max_threads, int) {
+  if (g_probed_bound == nullptr) return false;
+  *g_probed_bound = max_threads;
+  return true;
+}
+
+int probe_launch_bounds(const std::function<void()> & call) {
+  int bound = 0;
+  g_probed_bound = &bound;
+  call();
+  g_probed_bound = nullptr;
+  return bound;
+}
+
 void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                    std::function<void()> body) {
+                    int max_threads, std::function<void()> body) {
   std::lock_guard<std::recursive_mutex> lock(g_mu);
   const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
   std::string bad;
+  cudaError_t refusal = cudaErrorInvalidValue;
   if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64) {
     bad = "block of " + std::to_string(block.x) + "x" + std::to_string(block.y) + "x" + std::to_string(block.z);
+  } else if (max_threads > 0 && threads > static_cast<uint64_t>(max_threads)) {
+    bad = "block of " + std::to_string(threads) + " threads for a kernel whose __launch_bounds__ allow " +
+          std::to_string(max_threads);
+    refusal = cudaErrorLaunchOutOfResources;
   } else if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) {
     bad = "grid of " + std::to_string(grid.x) + "x" + std::to_string(grid.y) + "x" + std::to_string(grid.z);
   } else if (smem > 48 * 1024) {
@@ -644,7 +667,7 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
   }
   if (!bad.empty()) {
     std::fprintf(stderr, "cuda-sim: launch of %s refused: %s\n", name, bad.c_str());
-    g_last_error = cudaErrorInvalidValue;
+    g_last_error = refusal;
     return;
   }
   if ((stream == nullptr || stream == cudaStreamLegacy) && g_capturing != 0) {
@@ -708,6 +731,7 @@ const char * cudaGetErrorString(cudaError_t e) {
     case cudaErrorNoDevice: return "no CUDA-capable device is detected (cuda-sim)";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle (cuda-sim)";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered (cuda-sim)";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch (cuda-sim)";
     default: return "cuda-sim error";
   }
 }

@@ -6,11 +6,12 @@
 //
 // What it models: every thread of a block is a fiber, so __syncthreads, __syncwarp and warp shuffles are real
 // rendezvous (a barrier some threads never reach is reported as a deadlock, a full-mask warp operation naming a lane
-// that exited or does not exist is reported as the undefined behaviour it is on a GPU); launch limits (block size, grid size,
-// dynamic shared memory above 48 KiB without the opt-in attribute); device, pinned and pageable memory as separate
-// spaces (a copy whose pointers do not match its kind, or that overruns its allocation, fails); streams run lazily,
-// only when something waits for them, so a missing synchronisation reads stale data; an event's first query
-// reports "not ready"; stream capture refuses the calls that CUDA refuses while a thread captures.
+// that exited or does not exist is reported as the undefined behaviour it is on a GPU); launch limits (block size,
+// grid size, a block larger than the kernel's __launch_bounds__, dynamic shared memory above 48 KiB without the opt-in
+// attribute); device, pinned and pageable memory as separate spaces (a copy whose pointers do not match its kind, or
+// that overruns its allocation, fails); streams run lazily, only when something waits for them, so a missing
+// synchronisation reads stale data; an event's first query reports "not ready"; stream capture refuses the calls that
+// CUDA refuses while a thread captures.
 // What it does not model: timing, the memory model of concurrent blocks (blocks run one after another), and
 // floating-point differences of the device's math library. It is never presented as GPU execution.
 // Environment: RT_CUDA_SIM_CC (compute capability, default 75: the smallest shared memory), RT_CUDA_SIM_MEMORY_MIB
@@ -37,6 +38,7 @@
 #define __host__
 #undef __forceinline__
 #define __forceinline__ inline
+// translate.cmake moves a kernel's __launch_bounds__ into the kernel_prologue call it puts first in its body.
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 // One block runs at a time on a host thread, so a function-local static per host thread is the block's shared memory.
@@ -56,7 +58,15 @@ uint64_t warp_exchange(unsigned mask, uint64_t bits, int src_lane);
 inline int lane() { return static_cast<int>(thread_index().x & 31u); }
 
 void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                    std::function<void()> body);
+                    int max_threads, std::function<void()> body);
+
+/**
+ * First statement of every kernel (translate.cmake puts it there), with the kernel's __launch_bounds__ (0: none).
+ * True only while a launch probes the kernel for that bound: the body then returns before doing anything.
+ */
+bool kernel_prologue(int max_threads, int min_blocks = 0);
+/** The bound `call` (a call of the kernel) reports through kernel_prologue. */
+int probe_launch_bounds(const std::function<void()> & call);
 
 struct launch {
   dim3 grid, block;
@@ -68,7 +78,9 @@ struct launch {
   void run(const char * name, void (*kernel)(P...), A &&... args) {
     // Kernel parameters are copied at launch, as CUDA does.
     std::tuple<std::decay_t<P>...> params(std::forward<A>(args)...);
-    enqueue_kernel(name, reinterpret_cast<const void *>(kernel), grid, block, smem, stream,
+    // A GPU refuses a block larger than the kernel's __launch_bounds__, which only its body names here.
+    const int max_threads = probe_launch_bounds([&kernel, &params]() { std::apply(kernel, params); });
+    enqueue_kernel(name, reinterpret_cast<const void *>(kernel), grid, block, smem, stream, max_threads,
                    [kernel, params]() { std::apply(kernel, params); });
   }
 };

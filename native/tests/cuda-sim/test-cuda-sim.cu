@@ -75,6 +75,8 @@ __global__ void block_order_kernel(float * first_read, int * position, int * cou
 
 __global__ void noop_kernel(int) {}
 
+__global__ void __launch_bounds__(64) bounded_kernel(int * p) { p[threadIdx.x] = 1; }
+
 // Half of a warp waits at __syncthreads while the other half waits to exchange a value with it.
 __global__ void divergent_rendezvous_kernel(int * out) {
   if ((threadIdx.x & 31) < 16) {
@@ -204,6 +206,16 @@ void test_launch_limits() {
              cudaErrorInvalidValue,
          "an opt-in above the device limit is refused");
   cudaGetLastError();
+  int * d = nullptr;
+  cudaMalloc(&d, 128 * sizeof(int));
+  cudaMemset(d, 0, 128 * sizeof(int));
+  bounded_kernel<<<1, 128>>>(d);
+  expect(cudaGetLastError() == cudaErrorLaunchOutOfResources, "a block above the kernel's __launch_bounds__ is refused");
+  bounded_kernel<<<1, 64>>>(d);
+  expect(cudaGetLastError() == cudaSuccess, "... and one within them runs");
+  const std::vector<int> h = host_copy(d, 128);
+  expect(h[63] == 1 && h[64] == 0, "... only the launch within the bounds ran");
+  cudaFree(d);
 }
 
 void test_memory_spaces() {
