@@ -112,8 +112,16 @@ app.on('web-contents-created', (_event, contents) => {
 
 app.on('window-all-closed', () => app.quit());
 
-app.on('will-quit', () => {
-  void appApi?.dispose();
+// Quit waits for the services to stop: a run is cancelled with its finished responses stored, the worker stops and
+// the data folder's lock is released (what a next start would otherwise clean up), for at most DISPOSE_MS.
+const DISPOSE_MS = 10_000;
+app.on('will-quit', (event) => {
+  const api = appApi;
+  if (!api) return;
+  appApi = null;
+  event.preventDefault();
+  const timeout = new Promise<void>((resolve) => setTimeout(resolve, DISPOSE_MS).unref());
+  void Promise.race([api.dispose().catch(() => undefined), timeout]).finally(() => app.quit());
 });
 
 void app.whenReady().then(async () => {

@@ -14,7 +14,7 @@ import { chatTemplateSource } from '../../node/chat-tokenizer.js';
 import { scorePrompt } from '../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { PromptRecord } from '../../../evals/ifeval/types.js';
-import type { ResponseRepo, StoredResponse, StoredResponseWithPass } from '../db/response-repo.js';
+import { wellFormed, type ResponseRepo, type StoredResponse, type StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
 import type { WorkerClient } from '../worker-client.js';
 import type { ModelSource } from './model-source.js';
@@ -495,12 +495,14 @@ function scoreItem(
 ): StoredResponse {
   const record = byItemId.get(item.itemId);
   if (!record) throw new Error(`the worker answered for unknown prompt key ${item.itemId}`);
-  const verdicts = scorePrompt(record, item.text, tools);
+  // Scored as stored, so that re-scoring the stored text (verify) gives the same verdicts.
+  const response = wellFormed(item.text);
+  const verdicts = scorePrompt(record, response, tools);
   return {
     key: record.key,
     position: positions.get(record.key) ?? 0,
     prompt: record.prompt,
-    response: item.text,
+    response,
     tokens: item.tokenIds.length,
     finishReason: item.finishReason,
     ttftMs: item.ttftMs >= 0 ? item.ttftMs : null,

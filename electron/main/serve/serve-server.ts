@@ -118,7 +118,7 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
       if (!originOk(req.headers.origin)) return sendResult(res, 403, err('PERMISSION', 'serve: cross-origin request'));
       const auth = req.headers.authorization;
       if (!sameToken(auth?.startsWith('Bearer ') ? auth.slice(7) : null, token)) {
-        return sendResult(res, 401, err('PERMISSION', 'serve: missing or wrong token'));
+        return sendResult(res, 401, err('PERMISSION', 'serve: missing or wrong token (open the URL `horizon serve` printed, which carries it; a restarted serve has a new one)'));
       }
       const [service = '', method = ''] = url.pathname.slice(5).split('/');
       const body = await readBody(req);
