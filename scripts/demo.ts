@@ -102,7 +102,7 @@ async function main(): Promise<number> {
     const final = await executeEvalRun(deps, runId, {
       onLoaded: (i) => console.log(`   loaded in the runtime worker on ${i.deviceLabel} (${i.residency})`),
       onProgress: (p) => {
-        if (p.partial || p.status !== 'running' || p.done === 0 || (p.done < p.total && performance.now() - lastPrint < 3000)) return;
+        if (p.partial || p.status !== 'running' || p.tokensPerSecond === null || (p.done < p.total && performance.now() - lastPrint < 3000)) return;
         lastPrint = performance.now();
         console.log(`   [${p.done}/${p.total}] ${p.tokensPerSecond.toFixed(0)} tok/s, ETA ${p.etaSeconds === null ? 'estimating' : `${Math.round(p.etaSeconds)} s`}`);
       },

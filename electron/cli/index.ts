@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   eval: () => import('./commands/eval.js'),
   verify: () => import('./commands/verify.js'),
   export: () => import('./commands/export.js'),
+  delete: () => import('./commands/delete.js'),
   serve: () => import('./commands/serve.js'),
 };
 

@@ -362,6 +362,22 @@ export interface RunComparison {
   readonly common: number;
 }
 
+export interface DeleteRunRequest {
+  readonly runId: string;
+  /** Also delete the run's result ZIPs in the data folder's exports/ (those `export:listZips` lists); default false. */
+  readonly deleteExport?: boolean;
+}
+
+export interface DeletedRun {
+  readonly runId: string;
+  /** Scored responses deleted with it. */
+  readonly responses: number;
+  /** Absolute paths of the result ZIPs deleted; empty unless `deleteExport` was asked for. */
+  readonly deletedFiles: readonly string[];
+  /** One line per result ZIP that could not be deleted (the run itself is deleted all the same). */
+  readonly fileErrors: readonly string[];
+}
+
 export interface RunsApi {
   /** Creates and starts a run; progress as `runs:onDidProgress`, each scored response as `runs:onDidResponse`. */
   start(req: StartRunRequest): Promise<Result<RunSummary>>;
@@ -375,6 +391,11 @@ export interface RunsApi {
   responses(req: ResponseQuery): Promise<Result<ResponsePage>>;
   response(req: ResponseRef): Promise<Result<ResponseDetail>>;
   compare(req: CompareRequest): Promise<Result<RunComparison>>;
+  /**
+   * Deletes a stored run with its responses, verdicts and figures in one transaction, and with `deleteExport` its
+   * result ZIPs in exports/. A queued or running run is refused (cancel it first).
+   */
+  delete(req: DeleteRunRequest): Promise<Result<DeletedRun>>;
 }
 
 //#endregion
@@ -390,6 +411,15 @@ export interface ExportedZip {
   readonly path: string;
   readonly bytes: number;
   readonly sha256: string;
+}
+
+/** A file in the data folder's exports/. */
+export interface ExportFile {
+  /** Absolute path on the machine running the services. */
+  readonly path: string;
+  /** The file's name in exports/, e.g. "20261202T174512-9fe751.zip". */
+  readonly name: string;
+  readonly bytes: number;
 }
 
 export interface VerifyRequest {
@@ -412,6 +442,8 @@ export interface VerifyReport {
 export interface ExportApi {
   exportRun(req: ExportRequest): Promise<Result<ExportedZip>>;
   verify(req: VerifyRequest): Promise<Result<VerifyReport>>;
+  /** The run's result ZIPs in the data folder's exports/, under the name `exportRun` gives them (`<runId>.zip`). */
+  listZips(req: RunRef): Promise<Result<readonly ExportFile[]>>;
 }
 
 //#endregion
@@ -422,11 +454,27 @@ export interface RunProgress {
   readonly status: RunStatus;
   readonly done: number;
   readonly total: number;
-  /** Decode tokens per second over the recent window. */
-  readonly tokensPerSecond: number;
+  /**
+   * Tokens generated in this session (since the run was started or last resumed, in-flight responses included) per
+   * second of this session's generating time: the speed now, whatever earlier sessions ran at. Null until this
+   * session has generated a token (the model still loading).
+   */
+  readonly tokensPerSecond: number | null;
   /** Seconds left; null when unknown. */
   readonly etaSeconds: number | null;
+  /**
+   * Generating time of the whole run, seconds: every earlier session's (stored with the run) plus this one's so far.
+   * Loading the model is not counted; on the final event it is the run's stored wall time (`RunFigures.wallSeconds`,
+   * performance.json's `wall_seconds`).
+   */
   readonly elapsedSeconds: number;
+  /**
+   * The backend as `RunSummary.backendLabel` words it ("CPU backend", "CUDA: NVIDIA H200"), on every event once
+   * this session's model has loaded; absent before (the run's stored label may be an earlier session's).
+   */
+  readonly backendLabel?: string;
+  /** Where the runtime keeps the weights (`RunDetail.residency`), with `backendLabel`. */
+  readonly residency?: string;
   /** Accuracies over the responses scored so far, when the engine sends them. */
   readonly accuracies?: Accuracies | null;
   /** Text generated so far for an in-flight prompt, for live streaming; absent between prompts. */

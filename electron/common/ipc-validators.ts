@@ -164,8 +164,10 @@ export const REQUEST_SCHEMAS = {
   }),
   'runs:response': object({ runId: id, key: int(0, Number.MAX_SAFE_INTEGER) }),
   'runs:compare': object({ runA: id, runB: id }),
+  'runs:delete': object({ runId: id, deleteExport: optional(bool()) }),
   'export:exportRun': object({ runId: id, path: optional(absPathOrRelative) }),
   'export:verify': object({ path: absPathOrRelative }),
+  'export:listZips': runRef,
 } as const satisfies Schemas;
 
 /** Every request channel, for allowlists. */

@@ -9,6 +9,7 @@ import type {
   Accuracies,
   Api,
   AssetKind,
+  ExportFile,
   AssetStatus,
   EmitEvent,
   GpuInfo,
@@ -40,7 +41,15 @@ interface FakeRun {
   maxNewTokens: number;
   batch: number;
   timer: NodeJS.Timeout | null;
-  startedAt: number;
+  /** The device the run "loaded" on, named in progress once generating. */
+  device: { backendLabel: string; residency: string };
+  /** Generating time of the sessions before this one, as the real run keeps it with its figures. */
+  wallMs: number;
+  /** When this session started generating; null between sessions. */
+  sessionStartedAt: number | null;
+  /** The generating time of the session that ended last (its speed stays on show). */
+  lastSessionMs: number;
+  sessionTokens: number;
 }
 
 export interface FakeApiOptions {
@@ -241,7 +250,8 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             modelRevision: model.revision,
             weights: model.weights,
             status: 'running',
-            backendLabel: gpus.length ? `CUDA: ${gpus.find((g) => g.index === (req.cudaDevice ?? gpus[0]?.index))?.name ?? '?'}` : 'CPU backend',
+            // As the real service answers: the device is known once the model has loaded, and progress then names it.
+            backendLabel: 'loading the model…',
             createdAt: new Date().toISOString(),
             finishedAt: null,
             done: 0,
@@ -255,7 +265,14 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           maxNewTokens: req.maxNewTokens ?? 1280,
           batch: req.batch ?? 8,
           timer: null,
-          startedAt: Date.now(),
+          device: {
+            backendLabel: gpus.length ? `CUDA: ${gpus.find((g) => g.index === (req.cudaDevice ?? gpus[0]?.index))?.name ?? '?'}` : 'CPU backend',
+            residency: 'host memory, fake engine',
+          },
+          wallMs: 0,
+          sessionStartedAt: Date.now(),
+          lastSessionMs: 0,
+          sessionTokens: 0,
         };
         runs.set(id, run);
         advance(run);
@@ -266,6 +283,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         if (!run) return err('NOT_FOUND', `runs:cancel: no run '${runId}'`);
         if (run.timer) clearTimeout(run.timer);
         run.timer = null;
+        endSession(run);
         run.summary = { ...run.summary, status: 'cancelled' };
         progress(run);
         return ok(undefined);
@@ -274,6 +292,8 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const run = runs.get(runId);
         if (!run) return err('NOT_FOUND', `runs:resume: no run '${runId}'`);
         run.summary = { ...run.summary, status: 'running' };
+        run.sessionStartedAt = Date.now();
+        run.sessionTokens = 0;
         advance(run);
         return ok(run.summary);
       },
@@ -325,13 +345,24 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         }
         return ok({ a: detail(a), b: detail(b), changed, common });
       },
+      delete: async ({ runId, deleteExport }) => {
+        const run = runs.get(runId);
+        if (!run) return err('NOT_FOUND', `run ${runId} not found`);
+        if (run.summary.status === 'running' || run.summary.status === 'queued') {
+          return err('BAD_INPUT', `run ${runId} is ${run.summary.status}: cancel it before deleting it`);
+        }
+        runs.delete(runId);
+        const deletedFiles = deleteExport ? runZips(runId).map((f) => f.path) : [];
+        for (const f of deletedFiles) zips.delete(f);
+        return ok({ runId, responses: run.responses.length, deletedFiles, fileErrors: [] });
+      },
     },
     export: {
       exportRun: async ({ runId, path: out }) => {
         const run = runs.get(runId);
         if (!run) return err('NOT_FOUND', `export: no run '${runId}'`);
         if (run.summary.status === 'running') return err('BAD_INPUT', `run ${runId} is still running: export it once it has finished or been cancelled`);
-        const zip = out ?? `${dataDir}/exports/${runId}.zip`;
+        const zip = out ?? defaultZip(runId);
         // A ZIP keeps the run as it was exported, whatever the run does afterwards (a resume).
         zips.set(zip, { status: run.summary.status, responses: [...run.responses], total: run.summary.total });
         return ok({ path: zip, bytes: 12_345, sha256: 'f'.repeat(64) });
@@ -348,8 +379,30 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           run: { status: held.status, responses: held.responses.length, total: held.total },
         });
       },
+      listZips: async ({ runId }) => ok(runZips(runId)),
     },
   };
+
+  function defaultZip(runId: string): string {
+    return `${dataDir}/exports/${runId}.zip`;
+  }
+
+  /** The run's ZIP in exports/, as the real service finds it by name. */
+  function runZips(runId: string): ExportFile[] {
+    const zip = defaultZip(runId);
+    return zips.has(zip) ? [{ path: zip, name: `${runId}.zip`, bytes: 12_345 }] : [];
+  }
+
+  /** Milliseconds this session has generated for so far. */
+  function sessionMs(run: FakeRun): number {
+    return run.sessionStartedAt === null ? 0 : Date.now() - run.sessionStartedAt;
+  }
+
+  function endSession(run: FakeRun): void {
+    run.lastSessionMs = sessionMs(run);
+    run.wallMs += run.lastSessionMs;
+    run.sessionStartedAt = null;
+  }
 
   function detail(run: FakeRun): RunDetail {
     const table = new Map<string, { count: number; strictPassed: number; loosePassed: number }>();
@@ -366,10 +419,10 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       .map(([instructionId, t]) => ({ instructionId, ...t }))
       .sort((x, y) => x.instructionId.localeCompare(y.instructionId));
     const tokens = run.responses.reduce((s, r) => s + r.row.tokens, 0);
-    const wall = (Date.now() - run.startedAt) / 1000;
+    const wall = (run.wallMs + sessionMs(run)) / 1000;
     return {
       ...run.summary,
-      residency: 'host memory, fake engine',
+      residency: run.summary.backendLabel === 'loading the model…' ? 'pending' : run.device.residency,
       policy: { maxNewTokens: run.maxNewTokens, batch: run.batch, greedy: true, total: run.prompts.length, expertBudgetBytes: null, cudaDevice: null },
       byInstruction,
       figures: {
@@ -386,16 +439,20 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
   }
 
   function progress(run: FakeRun, partial?: { key: number; text: string }): void {
-    const elapsed = (Date.now() - run.startedAt) / 1000;
+    // The model "loads" at once: every event names the device, and the run's summary does from then on.
+    run.summary = { ...run.summary, backendLabel: run.device.backendLabel };
+    const session = (run.sessionStartedAt === null ? run.lastSessionMs : sessionMs(run)) / 1000;
+    const elapsed = (run.wallMs + sessionMs(run)) / 1000;
     const left = run.summary.total - run.summary.done;
     emit('runs:onDidProgress', {
       runId: run.summary.id,
       status: run.summary.status,
       done: run.summary.done,
       total: run.summary.total,
-      tokensPerSecond: 118.5,
+      tokensPerSecond: run.sessionTokens > 0 && session > 0 ? run.sessionTokens / session : null,
       etaSeconds: run.summary.done ? (elapsed / run.summary.done) * left : null,
       elapsedSeconds: elapsed,
+      ...run.device,
       ...(partial ? { partial } : { accuracies: accuracies(run.responses) }),
     });
   }
@@ -440,8 +497,10 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         },
       };
       run.responses.push(stored);
+      run.sessionTokens += row.tokens;
       const done = run.summary.done + 1;
       const finished = done >= run.summary.total;
+      if (finished) endSession(run);
       run.summary = {
         ...run.summary,
         done,

@@ -25,6 +25,12 @@ function focused(page: Page): Promise<string> {
   })()`);
 }
 
+/** Seconds in a duration as the Run page writes it ("0.4s", "12s", "1m 05s"); NaN for anything else ("—"). */
+function seconds(text: string): number {
+  const m = /^(?:(\d+)m )?(\d+(?:\.\d)?)s$/.exec(text);
+  return m ? Number(m[1] ?? 0) * 60 + Number(m[2]) : NaN;
+}
+
 /** What sticks out sideways: the page itself, or a card's content past its edge. */
 function overflow(page: Page): Promise<string[]> {
   return page.evaluate(`(() => {
@@ -111,9 +117,14 @@ describe('renderer at 900×600 by keyboard (fake services)', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
     expect(await focused(page)).toBe('button: Resume run');
+    const elapsed = async () => seconds((await page.getByTestId('run-elapsed').locator('.stat__value').textContent()) ?? '');
+    const elapsedAtCancel = await elapsed();
+    expect(elapsedAtCancel).toBeGreaterThan(0);
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('running');
     expect(await focused(page)).toBe('button: Cancel run');
+    // Resumed, the run's elapsed time goes on from where it was (it does not start again from nothing).
+    expect(await elapsed()).toBeGreaterThanOrEqual(elapsedAtCancel);
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
     stoppedAt = Number((await page.getByTestId('run-count').textContent())?.split(' / ')[0]);
@@ -176,6 +187,78 @@ describe('renderer at 900×600 by keyboard (fake services)', () => {
     // A report is about the ZIP it checked: editing the path takes it away.
     await card.getByLabel('Result ZIP').fill(`${zip}.bak`);
     await expect.poll(() => card.textContent()).not.toContain('Verified.');
+    expect(app.consoleErrors).toEqual([]);
+  });
+
+  it('deletes runs from History after asking inside the page, by keyboard, with the ZIP when asked', async () => {
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('button', { name: 'History' }).click();
+    const table = page.getByRole('region', { name: 'Runs table' });
+    const row1 = table.locator('tr', { hasText: 'run-1' });
+    const done1 = Number((await row1.locator('td').nth(5).textContent())?.split('/')[0]);
+    expect(done1).toBeGreaterThan(stoppedAt);
+    expect(await page.getByTestId('comparison').count()).toBe(1);
+
+    // Asked, the question names the run and its responses, offers its ZIP, and takes the focus; Escape calls it off.
+    await page.getByRole('button', { name: 'Delete run run-1' }).focus();
+    await page.keyboard.press('Enter');
+    const confirm = page.getByTestId('delete-confirm');
+    await expect.poll(() => focused(page)).toBe('h3: Delete run run-1?');
+    expect(await confirm.getByTestId('delete-summary').textContent()).toMatch(
+      new RegExp(`^The cancelled run of \\S+ started .+ holds ${done1} scored responses of its 300 prompts\\.`),
+    );
+    const zipOption = confirm.getByRole('checkbox', { name: /^Also delete its exported ZIP: exports\/run-1\.zip \(12\.1 KiB\)$/ });
+    await expect.poll(() => zipOption.count()).toBe(1);
+    expect(await zipOption.isChecked()).toBe(false);
+    expect(await overflow(page)).toEqual([]);
+    await page.screenshot({ path: path.join(shots, '900-history-delete.png') });
+    await page.keyboard.press('Escape');
+    await expect.poll(() => confirm.count()).toBe(0);
+    expect(await focused(page)).toBe('button: Delete run run-1');
+    expect(await table.locator('tbody tr').count()).toBe(2);
+
+    // Again, this time with the ZIP: Tab to the option, Space, Tab past "Keep it" to "Delete run", Enter.
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe('h3: Delete run run-1?');
+    await expect.poll(() => zipOption.count()).toBe(1);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space');
+    expect(await zipOption.isChecked()).toBe(true);
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('button: Keep it');
+    await page.keyboard.press('Tab');
+    expect(await focused(page)).toBe('button: Delete run');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('delete-done').textContent()).toBe(`Deleted run run-1 and its ${done1} responses, and its result ZIP.`);
+    expect(await table.locator('tbody tr').count()).toBe(1);
+    // The focus goes to the row that is left; the comparison and the selection let go of the deleted run.
+    expect(await focused(page)).toBe('button: Delete run run-2');
+    expect(await page.getByTestId('comparison').count()).toBe(0);
+    expect(await page.getByLabel('Select run run-2 for comparison').isChecked()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Compare (1/2)' }).count()).toBe(1);
+    // Its ZIP is gone: the verifier no longer finds it.
+    const card = page.getByTestId('verify-card');
+    await card.getByLabel('Result ZIP').fill('/tmp/horizon-fake/exports/run-1.zip');
+    await card.getByRole('button', { name: 'Verify' }).click();
+    await expect.poll(() => card.textContent()).toContain('not a result ZIP');
+
+    // Results had the deleted run open: it shows the run that is left.
+    await nav.getByRole('button', { name: 'Results' }).click();
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–12 of 12');
+    expect(await page.getByRole('alert').count()).toBe(0);
+
+    // The last run, without a ZIP to offer: once it is gone the focus goes to the Runs heading, and the Run page
+    // lets go of it too.
+    await nav.getByRole('button', { name: 'History' }).click();
+    await page.getByRole('button', { name: 'Delete run run-2' }).click();
+    await expect.poll(() => confirm.textContent()).toContain("It has no exported ZIP in the data folder's exports/.");
+    expect(await confirm.getByTestId('delete-summary').textContent()).toMatch(/holds 12 scored responses of its 12 prompts/);
+    await confirm.getByRole('button', { name: 'Delete run', exact: true }).click();
+    await expect.poll(() => page.getByTestId('delete-done').textContent()).toBe('Deleted run run-2 and its 12 responses.');
+    expect(await focused(page)).toBe('h2: Runs');
+    expect(await page.getByTestId('history').textContent()).toContain('No runs yet.');
+    await nav.getByRole('button', { name: 'Run', exact: true }).click();
+    expect(await page.getByTestId('run-live').count()).toBe(0);
     expect(app.consoleErrors).toEqual([]);
   });
 });

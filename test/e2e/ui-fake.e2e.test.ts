@@ -136,7 +136,11 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await page.getByRole('button', { name: 'Start run' }).click();
     await expect.poll(() => page.getByTestId('run-live').textContent(), { timeout: 10_000 }).toContain('CUDA: RTX 4060');
 
-    // A run still generating cannot be exported (its ZIP would be out of date at once); a cancelled one can.
+    // A run still generating can be neither deleted nor exported (its ZIP would be out of date at once); a cancelled
+    // one can.
+    await page.getByRole('button', { name: 'History', exact: true }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Delete run run-1' }).isDisabled()).toBe(true);
+    expect(await page.getByTestId('history').textContent()).toContain('CUDA: RTX 4060');
     await page.getByRole('button', { name: 'Results', exact: true }).click();
     const exportButton = page.getByRole('button', { name: 'Export ZIP' });
     await expect.poll(() => page.getByTestId('accuracies').count()).toBe(1);

@@ -13,6 +13,7 @@ import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, n
 import { resolveModelSource } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
+import type { RunProgress } from '../../common/ipc-contract.js';
 import { probedDevice } from '../../common/worker-protocol.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
@@ -39,6 +40,15 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
 
 const fmtSeconds = (s: number | null) =>
   s === null ? 'estimating' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
+
+/**
+ * One progress line: this session's speed, the whole run's generating time (earlier sessions included, as the
+ * figures line and performance.json count it) and the time left.
+ */
+export function formatProgress(p: RunProgress): string {
+  const speed = p.tokensPerSecond === null ? '— tok/s' : `${p.tokensPerSecond.toFixed(1)} tok/s`;
+  return `  [${p.done}/${p.total}] ${speed}, elapsed ${fmtSeconds(p.elapsedSeconds)}, ETA ${fmtSeconds(p.etaSeconds)}`;
+}
 
 /** One line of a run's figures; GPU memory with what it measures. */
 export function formatFigures(f: RunFigureTotals, backend: string): string {
@@ -210,8 +220,9 @@ export async function run(args: string[]): Promise<number> {
       signal: cancel.signal,
       onLoaded: (i) => console.log(`  running on ${i.deviceLabel} (${i.backend}, ${i.residency})`),
       onProgress: (p) => {
-        if (p.partial || p.status !== 'running' || p.done === 0) return;
-        console.log(`  [${p.done}/${p.total}] ${p.tokensPerSecond.toFixed(1)} tok/s, elapsed ${fmtSeconds(p.elapsedSeconds)}, ETA ${fmtSeconds(p.etaSeconds)}`);
+        // A line per stored response of this session: before its first token (the model loading) there is no speed.
+        if (p.partial || p.status !== 'running' || p.tokensPerSecond === null) return;
+        console.log(formatProgress(p));
       },
       onResponse: (r) => {
         const text = r.response.replace(/\s+/g, ' ').slice(0, 80);

@@ -162,6 +162,27 @@ export class RunRepo {
       .run(reason).changes;
   }
 
+  /**
+   * Deletes a run with its responses, verdicts and figures in one transaction, which holds the write lock from the
+   * status check on: a run another process has just set running is not deleted under it. Says how many responses
+   * went, or why nothing did: no such run, or one queued or running (its job writes to it).
+   */
+  delete(id: string): { readonly deleted: true; readonly responses: number } | { readonly deleted: false; readonly status: 'missing' | 'queued' | 'running' } {
+    return this.db.transaction(() => {
+      const status = this.db.prepare('SELECT status FROM runs WHERE id = ?').pluck().get(id) as RunStatus | undefined;
+      if (status === undefined) return { deleted: false as const, status: 'missing' as const };
+      if (status === 'queued' || status === 'running') return { deleted: false as const, status };
+      const responses = this.db.prepare('SELECT COUNT(*) FROM responses WHERE run_id = ?').pluck().get(id) as number;
+      // The schema cascades these from runs; deleting them by name keeps a connection without foreign_keys = ON
+      // from leaving orphans.
+      this.db.prepare('DELETE FROM verdicts WHERE run_id = ?').run(id);
+      this.db.prepare('DELETE FROM responses WHERE run_id = ?').run(id);
+      this.db.prepare('DELETE FROM run_figures WHERE run_id = ?').run(id);
+      this.db.prepare('DELETE FROM runs WHERE id = ?').run(id);
+      return { deleted: true as const, responses };
+    }).immediate();
+  }
+
   /** Replaces the device fields when a run resumes on another device. */
   updateDevice(id: string, backend: string, deviceLabel: string, residency: string): void {
     this.db.prepare('UPDATE runs SET backend = ?, device_label = ?, residency = ? WHERE id = ?').run(backend, deviceLabel, residency, id);

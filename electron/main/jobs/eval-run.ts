@@ -17,6 +17,7 @@ import type { PromptRecord } from '../../../evals/ifeval/types.js';
 import { wellFormed, type ResponseRepo, type StoredResponse, type StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
 import type { WorkerClient } from '../worker-client.js';
+import { backendLabel } from './backend-label.js';
 import type { ModelSource } from './model-source.js';
 import { readStopTokenIds } from './model-source.js';
 import { runAccuracies } from './run-accuracies.js';
@@ -207,22 +208,6 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
   });
 }
 
-/** Tokens per second over the last few seconds of token events. */
-class RateWindow {
-  private readonly stamps: number[] = [];
-  constructor(private readonly windowMs = 5000) {}
-  add(now: number): void {
-    this.stamps.push(now);
-    while (this.stamps.length > 0 && (this.stamps[0] ?? 0) < now - this.windowMs) this.stamps.shift();
-  }
-  rate(now: number): number {
-    const recent = this.stamps.filter((t) => t >= now - this.windowMs);
-    if (recent.length < 2) return 0;
-    const span = Math.max(now - (recent[0] ?? now), 1);
-    return (recent.length / span) * 1000;
-  }
-}
-
 /**
  * Seconds left in a run, from the prompts finished since generation started (loading the model excluded). Under
  * continuous batching the first prompts finish while `wave` others are part done, so the rate is known only once a
@@ -252,16 +237,21 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   const todo = records.filter((r) => !stored.has(r.key));
   const todoByItemId = new Map(todo.map((r) => [String(r.key), r]));
   let done = stored.size;
-  const startedAt = performance.now();
   let doneThisSession = 0;
   let generatingSince: number | null = null;
   const wave = Math.min(run.policy.batch, todo.length);
-  const rate = new RateWindow();
+  // Elapsed is the run's generating time: what earlier sessions stored with it, plus this session's. Once this
+  // session's job has ended its time is what it stored, so that the last event says what the figures say.
+  const priorWallMs = responses.figures(runId).wallMs;
+  let sessionWallMs: number | null = null;
+  let sessionTokens = 0;
+  // Set once the model is loaded: every later event names the device it runs on.
+  let device: { backendLabel: string; residency: string } | undefined = undefined;
   const progress = (status: RunProgress['status'], extra: Partial<RunProgress> = {}): void => {
     const now = performance.now();
-    const elapsedSeconds = (now - startedAt) / 1000;
     const left = run.total - done;
     if (!hooks.onProgress) return;
+    const sessionMs = sessionWallMs ?? (generatingSince === null ? 0 : now - generatingSince);
     // The accuracies so far, with every event but the streamed partial texts (a live run shows them as they move).
     let accuracies: Accuracies | null | undefined;
     if (!extra.partial) {
@@ -276,14 +266,15 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       status,
       done,
       total: run.total,
-      tokensPerSecond: rate.rate(now),
+      tokensPerSecond: sessionTokens > 0 && sessionMs > 0 ? sessionTokens / (sessionMs / 1000) : null,
       etaSeconds: estimateEtaSeconds({
         left,
         finished: doneThisSession,
         wave,
         generatingSeconds: generatingSince === null ? null : (now - generatingSince) / 1000,
       }),
-      elapsedSeconds,
+      elapsedSeconds: (priorWallMs + sessionMs) / 1000,
+      ...(device ?? {}),
       ...(accuracies !== undefined ? { accuracies } : {}),
       ...extra,
     });
@@ -337,6 +328,8 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);
   }
   hooks.onLoaded?.(loaded.value);
+  device = { backendLabel: backendLabel(loaded.value.backend, loaded.value.deviceLabel), residency: loaded.value.residency };
+  progress('running');
 
   let currentJob: string | undefined;
   const onAbort = (): void => {
@@ -344,6 +337,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   };
   hooks.signal?.addEventListener('abort', onAbort);
   const inflight = new Map<string, number[]>();
+  const stopIds = new Set(run.policy.stopTokenIds);
   let lastPartial = 0;
   let decoding = false;
   let lastActivity = performance.now();
@@ -352,7 +346,8 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     if (e.jobId !== currentJob) return;
     const now = performance.now();
     lastActivity = now;
-    rate.add(now);
+    // As the stored figures count: a stop token ends a response without being part of it.
+    if (!stopIds.has(e.tokenId)) sessionTokens += 1;
     const ids = inflight.get(e.itemId);
     ids?.push(e.tokenId);
     if (!hooks.onProgress || decoding || now - lastPartial < (hooks.partialIntervalMs ?? 500) || !ids) return;
@@ -460,6 +455,13 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
         responses.addJobFigures(runId, { wallMs: wallSinceStored(), peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
       } catch {
         // the database is what failed; the run is already failing for it
+      }
+    }
+    if (generatingSince !== null) {
+      try {
+        sessionWallMs = Math.max(0, responses.figures(runId).wallMs - priorWallMs);
+      } catch {
+        // as above; the events go on with main's own measure
       }
     }
     stopTokens();

@@ -3,11 +3,20 @@ import path from 'node:path';
 
 import { OFFICIAL_INPUT_SHA256 } from '../../../evals/ifeval/dataset.js';
 
-import type { ExportApi, ExportedZip, ExportRequest, VerifyReport, VerifyRequest } from '../../common/ipc-contract.js';
+import type {
+  ExportApi,
+  ExportedZip,
+  ExportFile,
+  ExportRequest,
+  RunRef,
+  VerifyReport,
+  VerifyRequest,
+} from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo } from '../db/response-repo.js';
 import type { RunRepo } from '../db/run-repo.js';
+import { runExportFiles } from '../export/run-export-files.js';
 import { verifyResultZip } from '../export/verify-result-zip.js';
 import { writeResultZip } from '../export/write-result-zip.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
@@ -64,6 +73,10 @@ export class ExportService implements ExportApi {
       const out = req.path ?? path.join(dataLayout.exportsDir(this.opts.dataDir), `${req.runId}.zip`);
       return writeResultZip({ runs: this.opts.runs, responses: this.opts.responses, inputDataText: inputs.inputDataText }, req.runId, out);
     });
+  }
+
+  listZips(req: RunRef): Promise<Result<readonly ExportFile[]>> {
+    return toResult(() => runExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId));
   }
 
   verify(req: VerifyRequest): Promise<Result<VerifyReport>> {

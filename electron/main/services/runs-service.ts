@@ -1,5 +1,7 @@
 import type {
   CompareRequest,
+  DeletedRun,
+  DeleteRunRequest,
   EmitEvent,
   ResponseDetail,
   ResponsePage,
@@ -15,11 +17,14 @@ import type {
 } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
 import { err, ok } from '../../common/result.js';
+import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import type { RuntimeClient } from '../jobs/eval-run.js';
+import { deleteRunExportFiles } from '../export/run-export-files.js';
 import { autoBatchForRun } from '../jobs/auto-batch.js';
+import { backendLabel } from '../jobs/backend-label.js';
 import { createEvalRun, executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { resolveModelSource } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
@@ -62,6 +67,8 @@ export class RunsService implements RunsApi {
   private active: { runId: string; controller: AbortController; done: Promise<RunRecord> } | undefined;
   /** A start or resume between its check and its launch (they await the model list, the inputs, the worker). */
   private starting = false;
+  /** The run a resume in `starting` is about to launch. */
+  private resuming: string | undefined;
 
   constructor(private readonly opts: RunsServiceOptions) {}
 
@@ -79,7 +86,7 @@ export class RunsService implements RunsApi {
       modelRevision: run.modelRevision,
       weights: run.weights,
       status: run.status,
-      backendLabel: run.backend === 'CPU' ? 'CPU backend' : run.backend === 'pending' ? 'loading the model…' : `CUDA: ${run.deviceLabel}`,
+      backendLabel: backendLabel(run.backend, run.deviceLabel),
       createdAt: run.createdAt,
       finishedAt: run.finishedAt,
       done: counts.prompts,
@@ -139,29 +146,33 @@ export class RunsService implements RunsApi {
       const message = `the run stopped on an internal error: ${(error as Error).message}`;
       let total = 0;
       let stored = 0;
+      let wallMs = 0;
       try {
         total = this.opts.runs.require(runId).total;
         stored = this.opts.responses.count(runId);
+        wallMs = this.opts.responses.figures(runId).wallMs;
         this.opts.runs.finish(runId, 'failed', message);
       } catch {
         // The database is what failed; the next start of the app marks the run as interrupted.
       }
       this.opts.emit('runs:onDidProgress', {
-        runId, status: 'failed', done: stored, total, tokensPerSecond: 0, etaSeconds: null, elapsedSeconds: 0, error: message,
+        runId, status: 'failed', done: stored, total, tokensPerSecond: null, etaSeconds: null, elapsedSeconds: wallMs / 1000, error: message,
       });
     });
     this.active = { runId, controller, done };
   }
 
   /** Claims the one run slot before the first await, so that two starts (or resumes) cannot both pass the check. */
-  private async claimRunSlot<T>(body: () => Promise<T>): Promise<T> {
+  private async claimRunSlot<T>(body: () => Promise<T>, resuming?: string): Promise<T> {
     if (this.active) throw new ServiceError('BAD_INPUT', `run ${this.active.runId} is still running; cancel it first`);
     if (this.starting) throw new ServiceError('BAD_INPUT', 'another run is being started; wait for it');
     this.starting = true;
+    this.resuming = resuming;
     try {
       return await body();
     } finally {
       this.starting = false;
+      this.resuming = undefined;
     }
   }
 
@@ -222,7 +233,22 @@ export class RunsService implements RunsApi {
       }
       this.launch(run.id, inputs);
       return this.summary(this.opts.runs.require(run.id));
-    }));
+    }, req.runId));
+  }
+
+  delete(req: DeleteRunRequest): Promise<Result<DeletedRun>> {
+    return toResult(async () => {
+      const live = this.active?.runId === req.runId || this.resuming === req.runId;
+      const outcome = live ? ({ deleted: false, status: 'running' } as const) : this.opts.runs.delete(req.runId);
+      if (!outcome.deleted) {
+        if (outcome.status === 'missing') throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
+        throw new ServiceError('BAD_INPUT', `run ${req.runId} is ${outcome.status}: cancel it before deleting it`);
+      }
+      const files = req.deleteExport
+        ? await deleteRunExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId)
+        : { deleted: [], errors: [] };
+      return { runId: req.runId, responses: outcome.responses, deletedFiles: files.deleted, fileErrors: files.errors };
+    });
   }
 
   list(): Promise<Result<readonly RunSummary[]>> {

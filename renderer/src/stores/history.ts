@@ -1,7 +1,21 @@
 import { create } from 'zustand';
 
-import type { RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
+import type { DeletedRun, ExportFile, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
 import { call } from '../api.js';
+import { useResults } from './results.js';
+import { useRuns } from './runs.js';
+
+/** A deletion being confirmed on the History page. */
+export interface PendingDeletion {
+  readonly run: RunSummary;
+  /** The run's result ZIPs in exports/; null while they are being looked up. */
+  readonly zips: readonly ExportFile[] | null;
+  /** Delete the ZIPs too (offered only when there are some). */
+  readonly deleteZips: boolean;
+  /** The delete is on its way. */
+  readonly busy: boolean;
+  readonly error: string | null;
+}
 
 interface HistoryState {
   runs: readonly RunSummary[];
@@ -20,6 +34,18 @@ interface HistoryState {
   toggle(runId: string): void;
   compare(): Promise<void>;
   clearComparison(): void;
+  /** The deletion being confirmed, if any. */
+  deletion: PendingDeletion | null;
+  /** What the last deletion did. */
+  deleted: DeletedRun | null;
+  /** Opens the confirmation for a run and looks up its result ZIPs. */
+  askDelete(runId: string): Promise<void>;
+  setDeleteZips(on: boolean): void;
+  cancelDelete(): void;
+  /** Deletes the run being confirmed; true when it was deleted. */
+  confirmDelete(): Promise<boolean>;
+  /** Forgets what the last deletion did (the page is left). */
+  dismissDeleted(): void;
 }
 
 export const useHistory = create<HistoryState>((set, get) => ({
@@ -31,6 +57,8 @@ export const useHistory = create<HistoryState>((set, get) => ({
   verifyReport: null,
   verifyError: null,
   verifying: false,
+  deletion: null,
+  deleted: null,
   // A report is about the path it was asked for: it goes when the path changes, and so does a late reply.
   setZipPath: (zipPath) => set({ zipPath, verifyReport: null, verifyError: null, verifying: false }),
   verifyZip: async () => {
@@ -65,4 +93,45 @@ export const useHistory = create<HistoryState>((set, get) => ({
     set(r.ok ? { comparison: r.value, error: null } : { error: r.error.message });
   },
   clearComparison: () => set({ comparison: null }),
+  askDelete: async (runId) => {
+    const run = get().runs.find((r) => r.id === runId);
+    if (!run || get().deletion?.busy) return;
+    set({ deletion: { run, zips: null, deleteZips: false, busy: false, error: null }, deleted: null });
+    const r = await call('export:listZips', { runId });
+    const now = get().deletion;
+    if (now?.run.id !== runId) return;
+    // Not knowing the ZIPs (an unreadable exports/ folder) leaves them where they are: the run can still be deleted.
+    set({ deletion: { ...now, zips: r.ok ? r.value : [] } });
+  },
+  setDeleteZips: (on) => {
+    const d = get().deletion;
+    if (d && !d.busy) set({ deletion: { ...d, deleteZips: on } });
+  },
+  cancelDelete: () => {
+    if (!get().deletion?.busy) set({ deletion: null });
+  },
+  confirmDelete: async () => {
+    const d = get().deletion;
+    if (!d || d.busy) return false;
+    set({ deletion: { ...d, busy: true, error: null } });
+    const runId = d.run.id;
+    const r = await call('runs:delete', { runId, ...(d.deleteZips && d.zips?.length ? { deleteExport: true } : {}) });
+    if (!r.ok) {
+      set({ deletion: { ...d, busy: false, error: r.error.message } });
+      return false;
+    }
+    const { runs, selected, comparison } = get();
+    set({
+      deletion: null,
+      deleted: r.value,
+      runs: runs.filter((x) => x.id !== runId),
+      selected: selected.filter((id) => id !== runId),
+      comparison: comparison && (comparison.a.id === runId || comparison.b.id === runId) ? null : comparison,
+    });
+    useResults.getState().forget(runId);
+    useRuns.getState().forget(runId);
+    void get().refresh();
+    return true;
+  },
+  dismissDeleted: () => set({ deleted: null }),
 }));

@@ -40,6 +40,8 @@ interface ResultsState {
   openResponse(key: number): Promise<void>;
   closeResponse(): void;
   exportZip(): Promise<void>;
+  /** Lets go of a run that was deleted, when it is the one open (the page then opens the newest run left). */
+  forget(runId: string): void;
 }
 
 /** Numbers each reload: only the latest one's answer is shown (an older, slower one must not overwrite it). */
@@ -114,5 +116,9 @@ export const useResults = create<ResultsState>((set, get) => ({
     const v = await call('export:verify', { path: r.value.path });
     if (get().runId !== runId) return;
     set(v.ok ? { verify: v.value, exporting: false } : { exporting: false, error: v.error.message });
+  },
+  forget: (runId) => {
+    if (get().runId !== runId) return;
+    set({ runId: null, detail: null, page: null, selected: null, offset: 0, exported: null, exportedRun: null, verify: null, exporting: false, error: null });
   },
 }));

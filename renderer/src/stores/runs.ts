@@ -27,11 +27,6 @@ interface RunsState {
   error: string | null;
   /** A start, cancel or resume is on its way: the others wait (their buttons stay focusable, so they must). */
   busy: boolean;
-  /**
-   * The run's summary was read before its model loaded (its backend still "loading the model…"), and progress
-   * events do not carry the backend: it is read again once tokens flow.
-   */
-  rereadWhenGenerating: boolean;
   setForm(patch: Partial<RunForm>): void;
   start(): Promise<void>;
   cancel(): Promise<void>;
@@ -42,6 +37,8 @@ interface RunsState {
   refresh(): Promise<void>;
   handleProgress(p: RunProgress): void;
   handleResponse(runId: string, row: ResponseRow): void;
+  /** Lets go of a run that was deleted, when it is the one shown. */
+  forget(runId: string): void;
 }
 
 /** Parses an optional positive integer field; returns an error message for bad input. */
@@ -85,7 +82,6 @@ export const useRuns = create<RunsState>((set, get) => ({
   stream: [],
   error: null,
   busy: false,
-  rereadWhenGenerating: false,
   setForm: (patch) => set({ form: { ...get().form, ...patch } }),
   start: async () => {
     const { form } = get();
@@ -117,7 +113,7 @@ export const useRuns = create<RunsState>((set, get) => ({
     const pending = r.ok ? early.get(r.value.id) : undefined;
     set(
       r.ok
-        ? { run: r.value, progress: null, stream: pending?.rows ?? [], busy: false, rereadWhenGenerating: true }
+        ? { run: r.value, progress: null, stream: pending?.rows ?? [], busy: false }
         : { error: r.error.message, busy: false },
     );
     if (pending?.progress) get().handleProgress(pending.progress);
@@ -139,13 +135,13 @@ export const useRuns = create<RunsState>((set, get) => ({
     if (!run || get().busy) return;
     set({ busy: true, error: null });
     const r = await call('runs:resume', { runId: run.id });
-    set(r.ok ? { busy: false, run: r.value, rereadWhenGenerating: true } : { busy: false, error: r.error.message });
+    set(r.ok ? { busy: false, run: r.value } : { busy: false, error: r.error.message });
   },
   attachActive: async () => {
     if (get().run) return;
     const r = await call('runs:list', undefined);
     const active = r.ok ? r.value.find((x) => x.status === 'running' || x.status === 'queued') : undefined;
-    if (active && !get().run) set({ run: active, form: { ...get().form, modelId: active.modelId }, rereadWhenGenerating: true });
+    if (active && !get().run) set({ run: active, form: { ...get().form, modelId: active.modelId } });
   },
   refresh: async () => {
     const run = get().run;
@@ -174,13 +170,11 @@ export const useRuns = create<RunsState>((set, get) => ({
         total: p.total,
         error: p.error ?? run.error,
         accuracies: p.accuracies === undefined ? run.accuracies : p.accuracies,
+        // Named by every event once the model has loaded: a summary read before ("loading the model…") catches up.
+        backendLabel: p.backendLabel ?? run.backendLabel,
       },
     });
     if (p.status !== run.status && p.status !== 'running' && p.status !== 'queued') void get().refresh();
-    else if (get().rereadWhenGenerating && p.status === 'running' && (p.partial !== undefined || p.done > run.done)) {
-      set({ rereadWhenGenerating: false });
-      void get().refresh();
-    }
   },
   handleResponse: (runId, row) => {
     if (get().run?.id !== runId) {
@@ -189,5 +183,8 @@ export const useRuns = create<RunsState>((set, get) => ({
       return;
     }
     set({ stream: [row, ...get().stream].slice(0, STREAM_LIMIT) });
+  },
+  forget: (runId) => {
+    if (get().run?.id === runId) set({ run: null, progress: null, stream: [], error: null });
   },
 }));

@@ -47,6 +47,8 @@ describe('styles.css contrast', () => {
     ['accent', 'accent-soft'],
     ['accent', 'surface'],
     ['#ffffff', 'accent'],
+    // The Delete run button.
+    ['#ffffff', 'bad'],
     ['side-text', 'side'],
   ])('%s on %s is at least 4.5:1', (fg, bg) => {
     expect(contrast(fg, bg)).toBeGreaterThanOrEqual(4.5);

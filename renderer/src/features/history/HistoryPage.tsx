@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
 import { Card } from '../../components/Card.js';
 import { formatDate, formatPercent, shortSha } from '../../components/format.js';
@@ -8,20 +8,64 @@ import { useHistory } from '../../stores/history.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
 import { ComparisonView } from './ComparisonView.js';
+import { DeleteRunPanel } from './DeleteRunPanel.js';
 import { VerifyCard } from './VerifyCard.js';
+
+const isLive = (status: string) => status === 'running' || status === 'queued';
 
 export function HistoryPage() {
   const runs = useHistory((s) => s.runs);
   const selected = useHistory((s) => s.selected);
   const comparison = useHistory((s) => s.comparison);
   const error = useHistory((s) => s.error);
-  const { refresh, toggle, compare } = useHistory.getState();
+  const deletion = useHistory((s) => s.deletion);
+  const deleted = useHistory((s) => s.deleted);
+  const { refresh, toggle, compare, askDelete, cancelDelete, confirmDelete } = useHistory.getState();
   const go = useNav((s) => s.go);
   const openResults = useResults((s) => s.open);
 
   useEffect(() => {
     void refresh();
+    return () => useHistory.getState().dismissDeleted();
   }, [refresh]);
+
+  // Focus after a deletion is confirmed or called off: a run's Delete button (or, when it has none to take it, the
+  // run's link), or the Runs heading when no run is left. Applied once the table shows the change.
+  const runsHeading = useRef<HTMLHeadingElement>(null);
+  const rowButtons = useRef(new Map<string, { del: HTMLButtonElement | null; link: HTMLButtonElement | null }>());
+  const [focusAfter, setFocusAfter] = useState<{ runId: string | null } | null>(null);
+  useEffect(() => {
+    if (!focusAfter) return;
+    const row = focusAfter.runId === null ? undefined : rowButtons.current.get(focusAfter.runId);
+    const target = row ? (row.del && !row.del.disabled ? row.del : row.link) : runsHeading.current;
+    target?.focus();
+    setFocusAfter(null);
+  }, [focusAfter, runs, deletion]);
+  const buttonsOf = (runId: string) => {
+    let b = rowButtons.current.get(runId);
+    if (!b) {
+      b = { del: null, link: null };
+      rowButtons.current.set(runId, b);
+    }
+    return b;
+  };
+
+  const onCancelDelete = () => {
+    const runId = deletion?.run.id ?? null;
+    cancelDelete();
+    setFocusAfter({ runId });
+  };
+  const onConfirmDelete = async () => {
+    const runId = deletion?.run.id;
+    if (!runId) return;
+    // The row that takes the deleted one's place, else the one above it.
+    const i = runs.findIndex((r) => r.id === runId);
+    const neighbour = runs[i + 1] ?? runs[i - 1];
+    if (await confirmDelete()) {
+      rowButtons.current.delete(runId);
+      setFocusAfter({ runId: neighbour?.id ?? null });
+    }
+  };
 
   return (
     <div className="page">
@@ -35,7 +79,29 @@ export function HistoryPage() {
         </button>
       </header>
       {error ? <Notice tone="error">{error}</Notice> : null}
-      <Card title="Runs" testId="history">
+      <Card title="Runs" testId="history" headingRef={runsHeading}>
+        {deleted ? (
+          <div className="confirm-done" data-testid="delete-done">
+            <Notice tone="ok">
+              Deleted run {deleted.runId} and its {deleted.responses} {deleted.responses === 1 ? 'response' : 'responses'}
+              {deleted.deletedFiles.length
+                ? `, and ${deleted.deletedFiles.length === 1 ? 'its result ZIP' : `its ${deleted.deletedFiles.length} result ZIPs`}`
+                : ''}
+              .
+            </Notice>
+            {deleted.fileErrors.length ? (
+              <Notice tone="error">
+                Not every result ZIP could be deleted:
+                <ul>
+                  {deleted.fileErrors.map((e) => (
+                    <li key={e}>{e}</li>
+                  ))}
+                </ul>
+              </Notice>
+            ) : null}
+          </div>
+        ) : null}
+        {deletion ? <DeleteRunPanel deletion={deletion} onConfirm={() => void onConfirmDelete()} onCancel={onCancelDelete} /> : null}
         {runs.length ? (
           <TableScroll label="Runs table">
             <table className="table">
@@ -52,6 +118,9 @@ export function HistoryPage() {
                   <th scope="col">Prompt strict</th>
                   <th scope="col">Prompt loose</th>
                   <th scope="col">Started</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -72,6 +141,7 @@ export function HistoryPage() {
                         <button
                           type="button"
                           className="link mono nowrap"
+                          ref={(el) => void (buttonsOf(r.id).link = el)}
                           onClick={() => {
                             void openResults(r.id);
                             go('results');
@@ -96,6 +166,19 @@ export function HistoryPage() {
                       <td>{formatPercent(r.accuracies?.promptStrict)}</td>
                       <td>{formatPercent(r.accuracies?.promptLoose)}</td>
                       <td>{formatDate(r.createdAt)}</td>
+                      <td>
+                        <button
+                          type="button"
+                          className="btn btn--small"
+                          ref={(el) => void (buttonsOf(r.id).del = el)}
+                          aria-label={`Delete run ${r.id}`}
+                          disabled={isLive(r.status)}
+                          title={isLive(r.status) ? 'The run is still generating; cancel it before deleting it.' : undefined}
+                          onClick={() => void askDelete(r.id)}
+                        >
+                          Delete
+                        </button>
+                      </td>
                     </tr>
                   );
                 })}

@@ -217,8 +217,9 @@ export function RunPage() {
             />
           </div>
           <div className="stats">
-            <Stat label="Tokens / s" value={formatNumber(progress?.tokensPerSecond)} />
-            <Stat label="Elapsed" value={formatDuration(progress?.elapsedSeconds)} />
+            {/* After a resume: the speed is this session's, the time the whole run's (see RunProgress). */}
+            <Stat label="Tokens / s" value={formatNumber(progress?.tokensPerSecond)} hint="this session" testId="run-speed" />
+            <Stat label="Elapsed" value={formatDuration(progress?.elapsedSeconds)} hint="generating, all sessions" testId="run-elapsed" />
             <Stat
               label="ETA"
               value={

@@ -32,6 +32,11 @@ describe('validateRequest', () => {
     ['models:downloadAssets', { kinds: ['ifeval', 'x'] }, 'request.kinds[1] must be one of ifeval, punkt'],
     ['runs:get', { runId: '../../etc' }, 'request.runId has an invalid format'],
     ['system:check', { anything: 1 }, 'request must be empty'],
+    ['runs:delete', { runId: '../../etc' }, 'request.runId has an invalid format'],
+    ['runs:delete', { runId: 'r1', deleteExport: 'yes' }, 'request.deleteExport must be true or false'],
+    ['runs:delete', { runId: 'r1', path: '/tmp/x.zip' }, 'request.path is not an allowed field'],
+    ['runs:delete', {}, 'request.runId must be a string'],
+    ['export:listZips', { runId: 'a/../../b' }, 'request.runId has an invalid format'],
   ] as const)('%s rejects %j', (channel, payload, message) => {
     const r = validateRequest(channel, payload);
     expect(r.ok).toBe(false);
@@ -39,6 +44,12 @@ describe('validateRequest', () => {
       expect(r.error.code).toBe('BAD_INPUT');
       expect(r.error.message).toContain(`${channel}: ${message}`);
     }
+  });
+
+  it('accepts a deletion with or without its ZIPs', () => {
+    expect(validateRequest('runs:delete', { runId: '20261202T174512-9fe751' })).toEqual({ ok: true, value: { runId: '20261202T174512-9fe751' } });
+    expect(validateRequest('runs:delete', { runId: 'r1', deleteExport: true }).ok).toBe(true);
+    expect(validateRequest('export:listZips', { runId: 'r1' }).ok).toBe(true);
   });
 
   it('treats undefined optional fields as absent', () => {
@@ -54,6 +65,7 @@ describe('validateRequest', () => {
     expect(new Set(CHANNELS).size).toBe(CHANNELS.length);
     for (const c of CHANNELS) expect(c).toMatch(/^(system|models|runs|export):[a-zA-Z]+$/);
     expect(CHANNELS).toContain('runs:compare');
+    expect(CHANNELS).toEqual(expect.arrayContaining(['runs:delete', 'export:listZips']));
     expect(isChannel('runs:compare')).toBe(true);
     expect(isChannel('runs:__proto__')).toBe(false);
     expect(isChannel('toString')).toBe(false);

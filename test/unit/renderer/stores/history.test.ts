@@ -4,11 +4,39 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import { setTransport } from '../../../../renderer/src/api.js';
 import { useHistory } from '../../../../renderer/src/stores/history.js';
+import { useResults } from '../../../../renderer/src/stores/results.js';
 import { inProcessTransport, shared } from '../in-process-transport.js';
+
+/** The fake services with a prepared model, the prompts imported and runs of `limits` prompts each, completed. */
+async function withRuns(limits: readonly number[]) {
+  const t = inProcessTransport(1);
+  setTransport(t.transport);
+  await t.api.models.prepare({ repo: 'o/m', revision: 'main' });
+  await expect.poll(async () => {
+    const m = await t.api.models.list();
+    return m.ok ? m.value.length : 0;
+  }).toBe(1);
+  await t.api.models.importAssets({ kind: 'ifeval', path: path.join(shared, 'ifeval', 'input_data.jsonl') });
+  const models = await t.api.models.list();
+  const ids: string[] = [];
+  for (const limit of limits) {
+    const r = await t.api.runs.start({ modelId: models.ok ? models.value[0]!.id : '', limit });
+    if (!r.ok) throw new Error(r.error.message);
+    ids.push(r.value.id);
+    await expect.poll(async () => {
+      const g = await t.api.runs.get({ runId: r.value.id });
+      return g.ok && g.value.status;
+    }).toBe('completed');
+  }
+  return { ...t, ids };
+}
 
 describe('history store', () => {
   beforeEach(() =>
-    useHistory.setState({ runs: [], selected: [], comparison: null, error: null, zipPath: '', verifyReport: null, verifyError: null, verifying: false }),
+    useHistory.setState({
+      runs: [], selected: [], comparison: null, error: null, zipPath: '', verifyReport: null, verifyError: null, verifying: false,
+      deletion: null, deleted: null,
+    }),
   );
 
   it('verifies a ZIP by path and asks for one when empty', async () => {
@@ -64,25 +92,7 @@ describe('history store', () => {
   });
 
   it('drops a comparison shown once the runs picked change', async () => {
-    const t = inProcessTransport(1);
-    setTransport(t.transport);
-    await t.api.models.prepare({ repo: 'o/m', revision: 'main' });
-    await expect.poll(async () => {
-      const m = await t.api.models.list();
-      return m.ok ? m.value.length : 0;
-    }).toBe(1);
-    await t.api.models.importAssets({ kind: 'ifeval', path: path.join(shared, 'ifeval', 'input_data.jsonl') });
-    const models = await t.api.models.list();
-    const ids: string[] = [];
-    for (const limit of [2, 2]) {
-      const r = await t.api.runs.start({ modelId: models.ok ? models.value[0]!.id : '', limit });
-      if (!r.ok) throw new Error(r.error.message);
-      ids.push(r.value.id);
-      await expect.poll(async () => {
-        const g = await t.api.runs.get({ runId: r.value.id });
-        return g.ok && g.value.status;
-      }).toBe('completed');
-    }
+    const { ids } = await withRuns([2, 2]);
     const { toggle } = useHistory.getState();
     toggle(ids[0]!);
     toggle(ids[1]!);
@@ -103,5 +113,67 @@ describe('history store', () => {
     await useHistory.getState().compare();
     expect(t.calls.at(-1)).toEqual({ channel: 'runs:compare', payload: { runA: 'x', runB: 'y' } });
     expect(useHistory.getState().error).toBe("runs:compare: no run 'x'");
+  });
+
+  it('deletes a run after asking, with its ZIP when asked, and lets go of it everywhere', async () => {
+    const t = await withRuns([2, 3]);
+    const [a, b] = t.ids as [string, string];
+    expect((await t.api.export.exportRun({ runId: b })).ok).toBe(true);
+    await useHistory.getState().refresh();
+    useHistory.getState().toggle(a);
+    useHistory.getState().toggle(b);
+    await useHistory.getState().compare();
+    expect(useHistory.getState().comparison).not.toBeNull();
+    await useResults.getState().open(b);
+
+    await useHistory.getState().askDelete(b);
+    expect(t.calls.at(-1)).toEqual({ channel: 'export:listZips', payload: { runId: b } });
+    expect(useHistory.getState().deletion).toMatchObject({
+      run: { id: b, done: 3 }, zips: [{ name: `${b}.zip`, bytes: 12_345 }], deleteZips: false, busy: false, error: null,
+    });
+    useHistory.getState().setDeleteZips(true);
+    expect(await useHistory.getState().confirmDelete()).toBe(true);
+    expect(t.calls.find((c) => c.channel === 'runs:delete')?.payload).toEqual({ runId: b, deleteExport: true });
+    expect(useHistory.getState()).toMatchObject({
+      deletion: null,
+      deleted: { runId: b, responses: 3, deletedFiles: [`/tmp/horizon-fake/exports/${b}.zip`], fileErrors: [] },
+      selected: [a],
+      comparison: null,
+    });
+    expect(useHistory.getState().runs.map((r) => r.id)).toEqual([a]);
+    expect(useResults.getState().runId).toBeNull();
+    expect(await t.api.export.listZips({ runId: b })).toEqual({ ok: true, value: [] });
+    expect(await t.api.runs.get({ runId: b })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+  });
+
+  it('keeps the ZIP unless asked, and says nothing of ZIPs for a run without one', async () => {
+    const t = await withRuns([2]);
+    const [a] = t.ids as [string];
+    await useHistory.getState().refresh();
+    await useHistory.getState().askDelete(a);
+    expect(useHistory.getState().deletion).toMatchObject({ zips: [], deleteZips: false });
+    // Nothing to offer: asking for the ZIPs too sends no deleteExport.
+    useHistory.getState().setDeleteZips(true);
+    expect(await useHistory.getState().confirmDelete()).toBe(true);
+    expect(t.calls.find((c) => c.channel === 'runs:delete')?.payload).toEqual({ runId: a });
+  });
+
+  it('calls a deletion off, and keeps the question open with the error when the service refuses', async () => {
+    const t = await withRuns([2]);
+    const [a] = t.ids as [string];
+    await useHistory.getState().refresh();
+    await useHistory.getState().askDelete(a);
+    useHistory.getState().cancelDelete();
+    expect(useHistory.getState().deletion).toBeNull();
+    expect(t.calls.filter((c) => c.channel === 'runs:delete')).toEqual([]);
+
+    // Resumed elsewhere (another window) after the list was read: the service refuses a running run.
+    const resumed = await t.api.runs.resume({ runId: a });
+    expect(resumed.ok).toBe(true);
+    await useHistory.getState().askDelete(a);
+    expect(await useHistory.getState().confirmDelete()).toBe(false);
+    expect(useHistory.getState().deletion).toMatchObject({ busy: false, error: `run ${a} is running: cancel it before deleting it` });
+    expect(useHistory.getState().runs.map((r) => r.id)).toEqual([a]);
+    await t.api.runs.cancel({ runId: a });
   });
 });

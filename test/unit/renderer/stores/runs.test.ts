@@ -20,7 +20,7 @@ async function preparedFake() {
 
 describe('runs store', () => {
   beforeEach(() => {
-    useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false, rereadWhenGenerating: false });
+    useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
     useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' });
     useModels.setState({ job: null, models: [] });
   });
@@ -118,23 +118,52 @@ describe('runs store', () => {
     off();
   });
 
-  it('reads the run again once it generates: the start reply names no backend yet', async () => {
-    const { transport, off } = await preparedFake();
-    setTransport({
-      ...transport,
-      invoke: (async (channel: string, payload: unknown) => {
-        const reply = (await transport.invoke(channel as never, payload as never)) as { ok: boolean; value?: object };
-        // What the service answers before the runtime worker has loaded the model.
-        return channel === 'runs:start' && reply.ok ? { ...reply, value: { ...reply.value, backendLabel: 'loading the model…' } } : reply;
-      }) as typeof transport.invoke,
-    });
+  it('takes the backend from progress once the model has loaded, without reading the run again', async () => {
+    const { calls, off } = await preparedFake();
     useRuns.getState().setForm({ modelId: useModels.getState().models[0]!.id, limit: '300' });
     await useRuns.getState().start();
+    // What the service answers before the runtime worker has loaded the model.
     expect(useRuns.getState().run?.backendLabel).toBe('loading the model…');
     // While it runs, not only once it has finished (when the summary is read again anyway).
     await vi.waitFor(() => expect(useRuns.getState().run).toMatchObject({ backendLabel: 'CPU backend', status: 'running' }), { timeout: 5000 });
+    expect(useRuns.getState().progress).toMatchObject({ backendLabel: 'CPU backend', residency: 'host memory, fake engine' });
+    expect(calls.filter((c) => c.channel === 'runs:get')).toEqual([]);
+    // An event without the label (one sent before the model loaded) keeps the one known.
+    const run = useRuns.getState().run!;
+    useRuns.getState().handleProgress({ runId: run.id, status: 'running', done: run.done, total: run.total, tokensPerSecond: null, etaSeconds: null, elapsedSeconds: 1 });
+    expect(useRuns.getState().run?.backendLabel).toBe('CPU backend');
     await useRuns.getState().cancel();
     off();
+  });
+
+  it("shows the whole run's elapsed time after a resume, and this session's speed once it generates", async () => {
+    const { off } = await preparedFake();
+    useRuns.getState().setForm({ modelId: useModels.getState().models[0]!.id, limit: '300' });
+    await useRuns.getState().start();
+    await vi.waitFor(() => expect(useRuns.getState().run!.done).toBeGreaterThan(2), { timeout: 10_000 });
+    await useRuns.getState().cancel();
+    const before = useRuns.getState().progress!;
+    expect(before.status).toBe('cancelled');
+    expect(before.elapsedSeconds).toBeGreaterThan(0);
+    await useRuns.getState().resume();
+    await vi.waitFor(() => expect(useRuns.getState().progress?.status).toBe('running'), { timeout: 5000 });
+    const after = useRuns.getState().progress!;
+    expect(after.elapsedSeconds).toBeGreaterThanOrEqual(before.elapsedSeconds);
+    await vi.waitFor(() => expect(useRuns.getState().progress?.tokensPerSecond).toBeGreaterThan(0), { timeout: 5000 });
+    await useRuns.getState().cancel();
+    off();
+  });
+
+  it('lets go of a deleted run it shows, and of no other', () => {
+    const run = {
+      id: 'a', modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4' as const, status: 'completed' as const,
+      backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 3, total: 3, batch: 2, accuracies: null, error: null,
+    };
+    useRuns.setState({ run });
+    useRuns.getState().forget('b');
+    expect(useRuns.getState().run?.id).toBe('a');
+    useRuns.getState().forget('a');
+    expect(useRuns.getState()).toMatchObject({ run: null, progress: null, stream: [] });
   });
 
   it('attaches to a run already in progress', async () => {

@@ -9,7 +9,7 @@ import { main } from '../../../../../electron/cli/index.js';
 import { dataLayout, INTERRUPTED_RUN } from '../../../../../electron/main/data-dir.js';
 import { openDatabase } from '../../../../../electron/main/db/open-database.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
-import { formatFigures } from '../../../../../electron/cli/commands/eval.js';
+import { formatFigures, formatProgress } from '../../../../../electron/cli/commands/eval.js';
 import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
@@ -179,5 +179,15 @@ describe('formatFigures', () => {
     expect(formatFigures({ ...base, peakVramBytes: 0, peakVramScope: null, meanTtftMs: null }, 'CPU')).toBe(
       'figures: 1000 tokens in 4.0 s (250.0 tok/s overall), mean decode 77.3 tok/s',
     );
+  });
+});
+
+describe('formatProgress', () => {
+  const p = { runId: 'r', status: 'running' as const, done: 120, total: 541, etaSeconds: 400, elapsedSeconds: 95 };
+  it("gives this session's speed and the whole run's generating time", () => {
+    expect(formatProgress({ ...p, tokensPerSecond: 312.26 })).toBe('  [120/541] 312.3 tok/s, elapsed 1m35s, ETA 6m40s');
+  });
+  it('says no speed before this session has generated (a resumed run loading its model)', () => {
+    expect(formatProgress({ ...p, tokensPerSecond: null, etaSeconds: null })).toBe('  [120/541] — tok/s, elapsed 1m35s, ETA estimating');
   });
 });

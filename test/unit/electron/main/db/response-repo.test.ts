@@ -85,6 +85,61 @@ describe('RunRepo + ResponseRepo', () => {
     for (const text of ['école', 'ÉCOLE', 'ÜBER', 'αβγ']) expect(responses.page('r1', { text }).items.map((r) => r.key)).toEqual([1007]);
   });
 
+  describe('deleting a run', () => {
+    const rowsOf = (d: Database.Database, id: string) =>
+      ['runs', 'run_figures', 'responses', 'verdicts'].map(
+        (t) => d.prepare(`SELECT COUNT(*) FROM ${t} WHERE ${t === 'runs' ? 'id' : 'run_id'} = ?`).pluck().get(id) as number,
+      );
+    const storeTwo = (r: RunRepo, s: ResponseRepo, id: string) => {
+      r.create(sampleRun(id));
+      s.insertBatch(id, [resp(1, 0, [true, false], [true, true]), resp(2, 1, [true], [true])], {
+        generatedTokens: 10, wallMs: 100, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0,
+      });
+      r.finish(id, 'completed');
+    };
+
+    it('deletes the run, its figures, responses and verdicts, and no other run\'s', () => {
+      storeTwo(runs, responses, 'r1');
+      storeTwo(runs, responses, 'r2');
+      expect(rowsOf(db, 'r1')).toEqual([1, 1, 2, 3]);
+      expect(runs.delete('r1')).toEqual({ deleted: true, responses: 2 });
+      expect(rowsOf(db, 'r1')).toEqual([0, 0, 0, 0]);
+      expect(rowsOf(db, 'r2')).toEqual([1, 1, 2, 3]);
+      expect(db.pragma('foreign_key_check')).toEqual([]);
+      expect(runs.get('r1')).toBeUndefined();
+      expect(runs.delete('r1')).toEqual({ deleted: false, status: 'missing' });
+    });
+
+    it('leaves no orphans on a connection without foreign keys (nothing cascades there)', () => {
+      const bare = new Database(':memory:');
+      bare.pragma('foreign_keys = OFF');
+      migrate(bare);
+      const r = new RunRepo(bare);
+      storeTwo(r, new ResponseRepo(bare), 'r1');
+      expect(r.delete('r1')).toEqual({ deleted: true, responses: 2 });
+      expect(rowsOf(bare, 'r1')).toEqual([0, 0, 0, 0]);
+    });
+
+    it('refuses a queued or running run, deleting nothing', () => {
+      runs.create(sampleRun('r1'));
+      expect(runs.delete('r1')).toEqual({ deleted: false, status: 'queued' });
+      runs.markRunning('r1');
+      responses.insertResponses('r1', [resp(1, 0, [true], [true])], { generatedTokens: 1 });
+      expect(runs.delete('r1')).toEqual({ deleted: false, status: 'running' });
+      expect(rowsOf(db, 'r1')).toEqual([1, 1, 1, 1]);
+      runs.finish('r1', 'cancelled');
+      expect(runs.delete('r1')).toEqual({ deleted: true, responses: 1 });
+    });
+
+    it('is one transaction: a failure part-way keeps the whole run', () => {
+      storeTwo(runs, responses, 'r1');
+      db.exec(`CREATE TEMP TRIGGER keep_runs BEFORE DELETE ON runs BEGIN SELECT RAISE(ABORT, 'runs are kept'); END`);
+      expect(() => runs.delete('r1')).toThrow('runs are kept');
+      expect(rowsOf(db, 'r1')).toEqual([1, 1, 2, 3]);
+      expect(responses.all('r1').map((x) => x.verdicts.length)).toEqual([2, 1]);
+    });
+  });
+
   it("keeps the scope of the job whose figure is the run's peak", () => {
     runs.create(sampleRun('r1'));
     const job = (peakVramBytes: number, peakVramScope: 'process' | 'device' | null) =>

@@ -28,7 +28,7 @@ describe('dispatchRequest', () => {
 
   it('rejects unknown channels and prototype keys', async () => {
     const { api } = createFakeApi({ sharedDir: shared });
-    for (const channel of ['runs:delete', 'constructor', '__proto__:x', 42]) {
+    for (const channel of ['runs:drop', 'constructor', '__proto__:x', 42]) {
       const r = await dispatchRequest(api, channel, {});
       expect(r.ok).toBe(false);
       if (!r.ok) expect(r.error.message).toMatch(/^unknown channel/);

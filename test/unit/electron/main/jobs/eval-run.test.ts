@@ -145,16 +145,27 @@ describe('eval-run job', () => {
       expect(s.finishReason).toBe('stop');
       expect(['short answer', 'yes, with a comma']).toContain(s.response);
     }
-    // Stored one by one as each finishes, from one generate job running at most `batch` (2) prompts at once.
+    // Stored one by one as each finishes, from one generate job running at most `batch` (2) prompts at once; the
+    // second event says the model has loaded.
     const done = events.filter((e) => e.status === 'running').map((e) => e.done);
-    expect(done).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(done).toEqual([0, 0, 1, 2, 3, 4, 5]);
+    // The device is named from the model's load on: no re-reading of the run needed.
+    expect(events.map((e) => e.backendLabel ?? null)).toEqual([null, ...Array<string>(events.length - 1).fill('CPU backend')]);
+    expect(events.map((e) => e.residency ?? null)).toEqual([null, ...Array<string>(events.length - 1).fill('host')]);
     expect(events.at(-1)).toMatchObject({ status: 'completed', done: 5, total: 5, etaSeconds: 0 });
     // Each event carries the accuracies so far: none before the first response, the run's own at the end.
     expect(events[0]?.accuracies).toBeNull();
     expect(events.filter((e) => e.done > 0).every((e) => e.accuracies && e.accuracies.promptStrict >= 0)).toBe(true);
     expect(events.at(-1)?.accuracies).toEqual(runAccuracies(deps.responses, 'r1'));
     // No estimate until a whole wave of `batch` (2) prompts has finished.
-    expect(events.filter((e) => e.status === 'running').map((e) => e.etaSeconds === null)).toEqual([true, true, false, false, false, false]);
+    expect(events.filter((e) => e.status === 'running').map((e) => e.etaSeconds === null)).toEqual([true, true, true, false, false, false, false]);
+    // No speed before a token; the whole run's generating time never goes back, and ends as the figures say.
+    expect(events.slice(0, 2).map((e) => [e.tokensPerSecond, e.elapsedSeconds])).toEqual([[null, 0], [null, 0]]);
+    expect(events.slice(2).every((e) => e.tokensPerSecond !== null && e.tokensPerSecond > 0)).toBe(true);
+    const f = deps.responses.figures('r1');
+    for (let i = 1; i < events.length - 1; i++) expect(events[i]!.elapsedSeconds).toBeGreaterThanOrEqual(events[i - 1]!.elapsedSeconds);
+    expect(events.at(-1)?.elapsedSeconds).toBe(f.wallMs / 1000);
+    expect(events.at(-1)?.tokensPerSecond).toBeCloseTo(f.generatedTokens / (f.wallMs / 1000), 6);
     expect(concurrency).toEqual([2]);
     expect(generated).toHaveLength(5);
     expect(deps.responses.figures('r1')).toMatchObject({ batches: 1 });
@@ -312,6 +323,45 @@ describe('eval-run job', () => {
       expect(resumed.status).toBe('completed');
       expect(deps.responses.count('r2')).toBe(5);
       expect(generated).toHaveLength(5 + 5 - kept);
+    } finally {
+      tokenDelayMs = 0;
+    }
+  });
+
+  it('after a resume: elapsed goes on from the time stored by earlier sessions, the speed is this session\'s', async () => {
+    tokenDelayMs = 2;
+    try {
+      await newRun('r-resume-time');
+      const controller = new AbortController();
+      const first: RunProgress[] = [];
+      const cancelled = await executeEvalRun(deps, 'r-resume-time', {
+        signal: controller.signal,
+        onProgress: (p) => first.push(p),
+        onResponse: () => controller.abort(),
+      });
+      expect(cancelled.status).toBe('cancelled');
+      const stored = deps.responses.figures('r-resume-time');
+      expect(stored.wallMs).toBeGreaterThan(0);
+      // The cancelled session's last event: its time as stored, its own speed (not 0 for being over).
+      expect(first.at(-1)).toMatchObject({ status: 'cancelled', elapsedSeconds: stored.wallMs / 1000 });
+      expect(first.at(-1)?.tokensPerSecond).toBeGreaterThan(0);
+
+      const second: RunProgress[] = [];
+      const resumed = await executeEvalRun(deps, 'r-resume-time', { onProgress: (p) => second.push(p) });
+      expect(resumed.status).toBe('completed');
+      // Before this session has generated (the model loading): the earlier time, and no speed yet.
+      expect(second.slice(0, 2).map((e) => [e.status, e.elapsedSeconds, e.tokensPerSecond])).toEqual([
+        ['running', stored.wallMs / 1000, null],
+        ['running', stored.wallMs / 1000, null],
+      ]);
+      for (const e of second.slice(2)) expect(e.elapsedSeconds).toBeGreaterThan(stored.wallMs / 1000);
+      const end = deps.responses.figures('r-resume-time');
+      expect(second.at(-1)).toMatchObject({ status: 'completed', elapsedSeconds: end.wallMs / 1000 });
+      // This session's tokens over this session's time.
+      expect(second.at(-1)?.tokensPerSecond).toBeCloseTo(
+        (end.generatedTokens - stored.generatedTokens) / ((end.wallMs - stored.wallMs) / 1000),
+        6,
+      );
     } finally {
       tokenDelayMs = 0;
     }

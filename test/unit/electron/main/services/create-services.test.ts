@@ -102,6 +102,11 @@ describe('createServices (scripted worker)', () => {
     const progress = events.filter((e) => e.name === 'runs:onDidProgress').map((e) => e.payload as EventMap['runs:onDidProgress']);
     expect(progress.at(-1)).toMatchObject({ runId, status: 'completed', done: 4 });
     expect(events.filter((e) => e.name === 'runs:onDidResponse')).toHaveLength(4);
+    // The device is in progress from the model's load on, before the first response: the UI need not read the run.
+    const named = events.findIndex((e) => e.name === 'runs:onDidProgress' && (e.payload as EventMap['runs:onDidProgress']).backendLabel);
+    expect(events[named]?.payload).toMatchObject({ runId, status: 'running', done: 0, backendLabel: 'CPU backend', residency: 'host' });
+    expect(named).toBeLessThan(events.findIndex((e) => e.name === 'runs:onDidResponse'));
+    expect(progress.at(-1)).toMatchObject({ backendLabel: 'CPU backend', elapsedSeconds: detail.value.figures.wallSeconds });
 
     const page = await services.api.runs.responses({ runId, limit: 2, offset: 1 });
     expect(page.ok && [page.value.total, page.value.items.length, page.value.offset]).toEqual([4, 2, 1]);
@@ -144,6 +149,51 @@ describe('createServices (scripted worker)', () => {
     expect(await services.api.models.importAssets({ kind: 'ifeval', path: fifo })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: `${fifo}: not a regular file` } });
     const again = await services.api.export.exportRun({ runId, path: zip.value.path });
     expect(again.ok).toBe(true);
+  });
+
+  it('deletes a finished run with its responses, and its result ZIP in exports/ only when asked', async () => {
+    const run = async (limit: number) => {
+      const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit, batch: 2, maxNewTokens: 16 });
+      if (!r.ok) throw new Error(r.error.message);
+      await services.runs.activeRun?.done;
+      return r.value.id;
+    };
+    const exports = path.join(dataDir, 'exports');
+    const [a, b, c] = [await run(2), await run(3), await run(1)];
+    for (const id of [a, b]) expect((await services.api.export.exportRun({ runId: id })).ok).toBe(true);
+    // Files that are not the run's ZIP: another name, a copy, and (for c) a link named as its ZIP, to a file outside.
+    await writeFile(path.join(exports, `${a}.zip.bak`), 'copy');
+    await writeFile(path.join(exports, 'notes.zip'), 'mine');
+    const outside = path.join(dataDir, 'outside.zip');
+    await writeFile(outside, 'not in exports');
+    fs.symlinkSync(outside, path.join(exports, `${c}.zip`));
+
+    const zipA = path.join(exports, `${a}.zip`);
+    expect(await services.api.export.listZips({ runId: a })).toEqual({ ok: true, value: [{ path: zipA, name: `${a}.zip`, bytes: fs.statSync(zipA).size }] });
+    expect(await services.api.export.listZips({ runId: c })).toEqual({ ok: true, value: [] });
+
+    // Not asked: the ZIP stays.
+    expect(await services.api.runs.delete({ runId: a })).toEqual({ ok: true, value: { runId: a, responses: 2, deletedFiles: [], fileErrors: [] } });
+    expect(await services.api.runs.get({ runId: a })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    for (const t of ['runs', 'run_figures', 'responses', 'verdicts']) {
+      expect(services.db.prepare(`SELECT COUNT(*) FROM ${t} WHERE ${t === 'runs' ? 'id' : 'run_id'} = ?`).pluck().get(a)).toBe(0);
+    }
+    expect(fs.existsSync(zipA)).toBe(true);
+    expect(await services.api.runs.delete({ runId: a })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND', message: `run ${a} not found` } });
+
+    const zipB = path.join(exports, `${b}.zip`);
+    expect(await services.api.runs.delete({ runId: b, deleteExport: true })).toEqual({
+      ok: true, value: { runId: b, responses: 3, deletedFiles: [zipB], fileErrors: [] },
+    });
+    expect(fs.existsSync(zipB)).toBe(false);
+    expect(await services.api.runs.delete({ runId: c, deleteExport: true })).toEqual({
+      ok: true, value: { runId: c, responses: 1, deletedFiles: [], fileErrors: [] },
+    });
+    expect(fs.readFileSync(outside, 'utf8')).toBe('not in exports');
+    expect(fs.lstatSync(path.join(exports, `${c}.zip`)).isSymbolicLink()).toBe(true);
+    for (const kept of [`${a}.zip`, `${a}.zip.bak`, 'notes.zip']) expect(fs.existsSync(path.join(exports, kept))).toBe(true);
+    const left = await services.api.runs.list();
+    expect(left.ok && left.value.map((r) => r.id).filter((id) => [a, b, c].includes(id))).toEqual([]);
   });
 
   it('refuses a second set of services on the same data folder while the first is open', () => {
@@ -291,6 +341,25 @@ describe('createServices (scripted worker, slow tokens)', () => {
     await services.runs.activeRun?.done;
     const detail = await services.api.runs.get({ runId });
     expect(detail.ok && [detail.value.status, detail.value.done]).toEqual(['completed', 12]);
+  });
+
+  it('refuses to delete the run in progress, and deletes it once cancelled', async () => {
+    const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 12, batch: 2, maxNewTokens: 64 });
+    if (!started.ok) throw new Error(started.error.message);
+    const runId = started.value.id;
+    expect(await services.api.runs.delete({ runId, deleteExport: true })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: `run ${runId} is running: cancel it before deleting it` },
+    });
+    expect(await services.api.runs.cancel({ runId })).toEqual({ ok: true, value: undefined });
+    // Asked while a resume of it is on its way (before the resume has marked it running): refused too.
+    const [resumed, refused] = await Promise.all([services.api.runs.resume({ runId }), services.api.runs.delete({ runId })]);
+    expect(resumed.ok).toBe(true);
+    expect(refused).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: `run ${runId} is running: cancel it before deleting it` } });
+    expect(await services.api.runs.cancel({ runId })).toEqual({ ok: true, value: undefined });
+    const deleted = await services.api.runs.delete({ runId });
+    expect(deleted.ok && deleted.value.runId).toBe(runId);
+    expect(await services.api.runs.resume({ runId })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
   });
 
   it('starts one of two runs asked for at once and refuses the other', async () => {

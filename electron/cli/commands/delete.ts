@@ -1,0 +1,80 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+import { dataLayout, defaultDataDir, INTERRUPTED_RUN, lockDataDir } from '../../main/data-dir.js';
+import { openDatabase } from '../../main/db/open-database.js';
+import { RunRepo } from '../../main/db/run-repo.js';
+import { deleteRunExportFiles, runExportFiles } from '../../main/export/run-export-files.js';
+import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
+
+export const summary = 'delete a stored run with its responses (and, with --delete-export, its result ZIP)';
+
+const USAGE = `usage: horizon delete RUN_ID [--delete-export] [--db FILE] [--data-dir DIR]
+  RUN_ID           a stored run that is not running (horizon export --list lists them)
+  --delete-export  also delete its result ZIP in <data dir>/exports/ (<run id>.zip, the name export gives it)
+  --db             SQLite file (default <data dir>/runmap.sqlite)
+  --data-dir       data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
+
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseCommandArgs(
+    'delete',
+    USAGE,
+    args,
+    { 'delete-export': { type: 'boolean' }, db: { type: 'string' }, 'data-dir': { type: 'string' } },
+    { positionals: true },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) return usageError('delete', USAGE, 'give one RUN_ID (see horizon export --list)');
+  const runId = positionals[0] ?? '';
+  const dataDir = dataDirOption(values, defaultDataDir);
+  const exportsDir = dataLayout.exportsDir(dataDir);
+  // As export: a mistyped --db or --data-dir must not create an empty database and say the run is not there.
+  const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
+  if (!existsSync(dbFile)) {
+    console.error(`horizon delete: no database at ${dbFile} (no run was stored there; check --db or --data-dir)`);
+    return 1;
+  }
+  const db = openDatabase(dbFile);
+  let unlock: (() => void) | undefined;
+  try {
+    const runs = new RunRepo(db);
+    const stored = runs.get(runId);
+    if (!stored) {
+      console.error(`horizon delete: run ${runId} not found in ${dbFile} (see horizon export --list)`);
+      return 1;
+    }
+    if (stored.status === 'queued' || stored.status === 'running') {
+      // As export: only a process holding the database's folder runs runs. When none does, this one was left so by
+      // one that stopped, and is marked as the app marks such runs when it starts; held, the folder stays ours
+      // until the run is deleted.
+      try {
+        unlock = lockDataDir(path.dirname(dbFile));
+      } catch (e) {
+        console.error(`horizon delete: run ${runId} is still ${stored.status}: cancel it before deleting it (${(e as Error).message})`);
+        return 1;
+      }
+      runs.failInterrupted(INTERRUPTED_RUN);
+    }
+    const outcome = runs.delete(runId);
+    if (!outcome.deleted) {
+      console.error(`horizon delete: run ${runId} is ${outcome.status === 'missing' ? 'no longer in the database' : `${outcome.status}: cancel it before deleting it`}`);
+      return 1;
+    }
+    console.log(`deleted run ${runId} (${outcome.responses} ${outcome.responses === 1 ? 'response' : 'responses'}) from ${dbFile}`);
+    if (!values['delete-export']) {
+      for (const f of await runExportFiles(exportsDir, runId).catch(() => [])) {
+        console.log(`kept its result ZIP ${f.path} (--delete-export deletes it)`);
+      }
+      return 0;
+    }
+    const files = await deleteRunExportFiles(exportsDir, runId);
+    for (const f of files.deleted) console.log(`deleted ${f}`);
+    if (files.deleted.length === 0 && files.errors.length === 0) console.log(`no result ZIP of run ${runId} in ${exportsDir}`);
+    for (const e of files.errors) console.error(`horizon delete: ${e}`);
+    return files.errors.length > 0 ? 1 : 0;
+  } finally {
+    db.close();
+    unlock?.();
+  }
+}

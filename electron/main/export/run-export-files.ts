@@ -1,0 +1,58 @@
+import { lstat, readdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+import type { ExportFile } from '../../common/ipc-contract.js';
+
+/**
+ * The result ZIPs of run `runId` in `exportsDir`: the file export writes there for it (`<runId>.zip`, the app's and
+ * `horizon export`'s and `horizon eval`'s default name). Names are matched against the folder's own listing, so a
+ * run id can never reach a subfolder or a path outside it, and only regular files count: a link (to anywhere) or a
+ * folder under that name is left alone. No folder: none.
+ */
+export async function runExportFiles(exportsDir: string, runId: string): Promise<ExportFile[]> {
+  let names: string[];
+  try {
+    names = await readdir(exportsDir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    throw e;
+  }
+  const wanted = `${runId}.zip`;
+  const out: ExportFile[] = [];
+  for (const name of names) {
+    if (name !== wanted) continue;
+    const file = path.join(exportsDir, name);
+    const info = await lstat(file).catch(() => null);
+    if (info?.isFile()) out.push({ path: file, name, bytes: info.size });
+  }
+  return out;
+}
+
+/**
+ * Deletes the files `runExportFiles` lists for the run; `unlink` removes a name, never what a link (swapped in
+ * meanwhile) points to. Returns the paths deleted and one line per file that could not be.
+ */
+export async function deleteRunExportFiles(
+  exportsDir: string,
+  runId: string,
+): Promise<{ deleted: string[]; errors: string[] }> {
+  const deleted: string[] = [];
+  const errors: string[] = [];
+  let files: ExportFile[];
+  try {
+    files = await runExportFiles(exportsDir, runId);
+  } catch (e) {
+    return { deleted, errors: [`${exportsDir}: not read, nothing in it deleted (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`] };
+  }
+  for (const f of files) {
+    try {
+      await unlink(f.path);
+      deleted.push(f.path);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') continue;
+      errors.push(`${f.path}: not deleted (${code ?? (e as Error).message})`);
+    }
+  }
+  return { deleted, errors };
+}
