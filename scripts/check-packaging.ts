@@ -40,13 +40,21 @@ function readFuses(binary: string): Record<string, boolean> {
   return Object.fromEntries(FUSE_NAMES.slice(0, length).map((name, i) => [name, bytes[wire + 2 + i] === 0x31]));
 }
 
-/** The electronFuses block of electron-builder.yml (flat `key: true|false` lines). */
-function configuredFuses(): Record<string, boolean> {
-  const yml = readFileSync(path.join(root, 'electron-builder.yml'), 'utf8');
-  const block = /^electronFuses:\n((?:[ \t]+\S.*\n)+)/m.exec(yml);
+/**
+ * The electronFuses block of electron-builder.yml (flat `key: true|false` lines, comments allowed). A line it cannot
+ * read is an error rather than a fuse left unchecked.
+ */
+export function configuredFuses(yml: string): Record<string, boolean> {
+  const block = /^electronFuses:[ \t]*(?:#.*)?\r?\n((?:(?:[ \t]+\S.*|[ \t]*)(?:\r?\n|$))+)/m.exec(yml);
   if (!block) throw new Error('electron-builder.yml: no electronFuses block');
   const fuses: Record<string, boolean> = {};
-  for (const m of block[1]!.matchAll(/^\s+(\w+):\s*(true|false)\s*$/gm)) fuses[m[1]!] = m[2] === 'true';
+  for (const line of block[1]!.split(/\r?\n/)) {
+    const text = line.replace(/(^|\s)#.*$/, '').trim();
+    if (text === '') continue;
+    const m = /^(\w+):\s*(true|false)$/.exec(text);
+    if (!m) throw new Error(`electron-builder.yml: electronFuses line '${line.trim()}' is not 'name: true|false'`);
+    fuses[m[1]!] = m[2] === 'true';
+  }
   return fuses;
 }
 
@@ -96,7 +104,7 @@ function main(): number {
     if (!existsSync(path.join(resources, 'app.asar.unpacked', 'resources', 'icon.png'))) problems.push('resources/icon.png is not unpacked');
     const packageName = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { name: string }).name;
     const fuses = readFuses(path.join(out, 'linux-unpacked', packageName));
-    const wanted = configuredFuses();
+    const wanted = configuredFuses(readFileSync(path.join(root, 'electron-builder.yml'), 'utf8'));
     if (Object.keys(wanted).length === 0) problems.push('electron-builder.yml sets no fuses');
     for (const [name, on] of Object.entries(wanted)) {
       if (fuses[name] !== on) problems.push(`fuse ${name} is ${String(fuses[name])} in the packaged binary, electron-builder.yml says ${String(on)}`);
@@ -114,4 +122,4 @@ function main(): number {
   }
 }
 
-process.exitCode = main();
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = main();

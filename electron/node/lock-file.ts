@@ -9,10 +9,15 @@ import fs from 'node:fs';
 
 const held = new Set<string>();
 
-/** link(2) errors of file systems without hard links (FAT, exFAT), where the lock is created with O_EXCL instead. */
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+/**
+ * link(2) errors of file systems without hard links (FAT, exFAT), where the lock is created with O_EXCL instead.
+ * EISDIR is Windows' ERROR_INVALID_FUNCTION as libuv names it: CreateHardLink's answer on FAT and exFAT.
+ */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EISDIR']);
 /** How long an empty lock file is given to receive its pid (an O_EXCL writer between open and write). */
 const EMPTY_GRACE_MS = 50;
+/** An empty (or unreadable) lock file older than this is stale whatever its file id: no writer takes that long. */
+const EMPTY_STALE_MS = 5000;
 const MAX_ATTEMPTS = 5;
 
 /** The lock is held: by this process, or by the live process with that pid. */
@@ -53,6 +58,14 @@ function pidReused(file: string, pid: number): boolean {
   }
   const current = processStartId(pid);
   return recorded !== '' && current !== undefined && recorded !== current;
+}
+
+/**
+ * Whether a lock file naming `pid` (0: none) has no owner: no pid, ours (a lock this process left without releasing;
+ * the caller has checked it does not hold it), a pid no process has, or one that another process has now.
+ */
+function ownerGone(file: string, pid: number): boolean {
+  return pid <= 0 || pid === process.pid || !processAlive(pid) || pidReused(file, pid);
 }
 
 /** Whether a process with this pid exists, this user's or another's. */
@@ -126,10 +139,26 @@ function inodeOf(file: string): bigint | undefined {
   }
 }
 
+/** Whether the file moved `aside` is still a stale lock naming `pid`: the one read as inode `ino`, or one as stale. */
+function stillStale(file: string, aside: string, ino: bigint, pid: number): boolean {
+  if (readPid(aside, false) !== pid) return false;
+  // A pid is judged again rather than by the inode alone: FAT and exFAT under Windows give a file another id when it
+  // is renamed to a longer name, and a lock another process took over meanwhile (one with that very pid, reused, say)
+  // names a live owner.
+  if (pid > 0) return ownerGone(file, pid);
+  if (inodeOf(aside) === ino) return true;
+  try {
+    return Date.now() - fs.statSync(aside).mtimeMs > EMPTY_STALE_MS;
+  } catch (error) {
+    if (errno(error) === 'ENOENT') return false;
+    throw error;
+  }
+}
+
 /**
  * Removes the stale lock file `ino` naming `pid`. It is first renamed aside, which only one process can do: when what
- * was moved is another file (a process took the stale lock over after we read it, possibly one with that very pid,
- * reused) its lock goes back.
+ * was moved is no longer stale (a process took the stale lock over after we read it, possibly one with that very
+ * pid, reused) its lock goes back.
  */
 function removeStale(file: string, ino: bigint, pid: number, token: string): void {
   const aside = `${file}.stale-${process.pid}-${token}`;
@@ -139,7 +168,7 @@ function removeStale(file: string, ino: bigint, pid: number, token: string): voi
     if (errno(error) === 'ENOENT') return;
     throw error;
   }
-  if (inodeOf(aside) !== ino || readPid(aside, false) !== pid) {
+  if (!stillStale(file, aside, ino, pid)) {
     fs.renameSync(aside, file);
     return;
   }
@@ -183,7 +212,7 @@ export function takeLockFile(file: string): () => void {
       const pid = ino === undefined ? undefined : readPid(file);
       if (ino === undefined || pid === undefined) continue;
       // Our own pid here is a lock this process left without releasing (not held: checked above).
-      if (pid > 0 && pid !== process.pid && processAlive(pid) && !pidReused(file, pid)) throw new LockBusyError(file, pid);
+      if (!ownerGone(file, pid)) throw new LockBusyError(file, pid);
       removeStale(file, ino, pid, token);
     }
     throw new Error(`${file}: cannot take the lock; other processes keep taking it over`);

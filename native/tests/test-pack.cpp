@@ -6,7 +6,10 @@
 #include <unistd.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <functional>
 
 #include "core/mapped-file.h"
@@ -75,6 +78,19 @@ int main() {
   CHECK(!pack(root / "src", root / "g32", 32, err) && err.find("group size 32") != std::string::npos, "32 does not divide 48: %s", err.c_str());
   CHECK(!pack(root / "src", root / "g3", 3, err) && err.find("even") != std::string::npos, "odd group refused: %s", err.c_str());
 
+  {  // The metadata goes with the pack, chat_template.jinja included: the packed folder alone renders the same prompt.
+    const std::string jinja = "{% for m in messages %}<|user|>{{ m.content }}{% endfor %}<|assistant|>";
+    test_util::write_file(root / "src" / "chat_template.jinja", jinja);
+    pack_result pr;
+    CHECK(pack(root / "src", root / "with-jinja", 0, err, nullptr, nullptr, &pr), "pack with a template: %s", err.c_str());
+    std::ifstream in(root / "with-jinja" / "chat_template.jinja", std::ios::binary);
+    const std::string copied((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(copied == jinja, "chat_template.jinja copied into the packed folder (got %zu bytes)", copied.size());
+    const auto has = [](const std::vector<std::string> & v, const char * n) { return std::find(v.begin(), v.end(), n) != v.end(); };
+    CHECK(has(pr.source_files, "chat_template.jinja") && has(pr.output_files, "chat_template.jinja"),
+          "chat_template.jinja is among the sources read and the files written");
+    fs::remove(root / "src" / "chat_template.jinja");
+  }
   {  // Cancel after the first tensor: nothing half-written stays behind.
     std::atomic<bool> cancel{false};
     int calls = 0;

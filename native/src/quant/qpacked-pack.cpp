@@ -290,7 +290,10 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
   std::vector<uint8_t>().swap(qbuf);
   std::vector<uint16_t>().swap(hbuf);
 
-  for (const char * name : {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json"}) {
+  // The checkpoint's metadata, so that the packed folder runs on its own: chat_template.jinja too, which the chat
+  // tokenizer prefers to tokenizer_config.json's template (as Transformers does).
+  for (const char * name : {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json",
+                            "chat_template.jinja"}) {
     const fs::path from = src / name;
     if (!fs::exists(from)) continue;
     std::string text;

@@ -69,7 +69,8 @@ describe('takeLockFile', () => {
     expect(fs.readdirSync(dir)).toEqual(['x.lock']);
   });
 
-  it.each(['EPERM', 'ENOTSUP'])('creates the lock with O_EXCL where link() fails with %s (FAT, exFAT)', (code) => {
+  // EISDIR: Windows' ERROR_INVALID_FUNCTION, CreateHardLink's answer on FAT and exFAT, as libuv names it.
+  it.each(['EPERM', 'ENOTSUP', 'EISDIR'])('creates the lock with O_EXCL where link() fails with %s (FAT, exFAT)', (code) => {
     const { dir, file } = lockIn();
     vi.spyOn(fs, 'linkSync').mockImplementation(() => {
       throw Object.assign(new Error(`${code}: operation not permitted, link`), { code });
@@ -84,6 +85,43 @@ describe('takeLockFile', () => {
     takeLockFile(file)();
     fs.writeFileSync(file, String(process.ppid));
     expect(holderOf(() => takeLockFile(file))).toBe(process.ppid);
+  });
+
+  /** Makes stat give a file moved aside another id, as FAT and exFAT under Windows do on a rename to a longer name. */
+  function idsChangeOnRename(): void {
+    const realStatSync = fs.statSync;
+    vi.spyOn(fs, 'statSync').mockImplementation(((p: fs.PathLike, o?: fs.StatSyncOptions) => {
+      const st = realStatSync(p, o) as fs.Stats | fs.BigIntStats | undefined;
+      if (!st || !String(p).includes('.stale-')) return st;
+      const moved = Object.create(Object.getPrototypeOf(st) as object) as typeof st;
+      Object.assign(moved, st, { ino: typeof st.ino === 'bigint' ? st.ino + 1000n : st.ino + 1000 });
+      return moved;
+    }) as typeof fs.statSync);
+  }
+
+  it('takes over a dead process\'s lock where a rename gives the file another id (FAT, exFAT under Windows)', () => {
+    const { dir, file } = lockIn();
+    fs.writeFileSync(file, deadPid());
+    idsChangeOnRename();
+    const release = takeLockFile(file);
+    expect(fs.readFileSync(file, 'utf8')).toBe(String(process.pid));
+    release();
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('takes over an old empty lock file there too, and puts back a fresh one (an O_EXCL writer about to fill it)', () => {
+    const { dir, file } = lockIn();
+    fs.writeFileSync(file, '');
+    const old = (Date.now() - 60_000) / 1000;
+    fs.utimesSync(file, old, old);
+    idsChangeOnRename();
+    const release = takeLockFile(file);
+    expect(fs.readFileSync(file, 'utf8')).toBe(String(process.pid));
+    release();
+    fs.writeFileSync(file, '');
+    expect(() => takeLockFile(file)).toThrow(/cannot take the lock/);
+    expect(fs.readdirSync(dir)).toEqual(['x.lock']);
+    expect(fs.readFileSync(file, 'utf8')).toBe('');
   });
 
   it('waits for the pid of a lock file that is still empty (an O_EXCL writer between open and write)', () => {
@@ -120,6 +158,33 @@ describe('takeLockFile', () => {
       expect(fs.readdirSync(dir).sort()).toEqual(['x.lock', `x.lock.owner-${process.pid}`]);
       release();
       expect(fs.readdirSync(dir)).toEqual([]);
+    });
+
+    it('puts back a lock that the live process with the reused pid took between our read and our takeover', () => {
+      const { dir, file } = lockIn();
+      fs.writeFileSync(file, String(process.ppid));
+      const owner = `${file}.owner-${process.ppid}`;
+      fs.writeFileSync(owner, '00000000-0000-0000-0000-000000000000 42');
+      // The parent, whose pid the stale lock names, takes it over as takeLockFile does: its pid in a temporary file and
+      // its owner file first, then the stale lock removed and the temporary file linked in its place.
+      let theirs: bigint | undefined;
+      const realRenameSync = fs.renameSync;
+      vi.spyOn(fs, 'renameSync').mockImplementation((from: fs.PathLike, to: fs.PathLike) => {
+        if (from === file && theirs === undefined) {
+          const t = `${file}.theirs`;
+          fs.writeFileSync(t, String(process.ppid));
+          fs.writeFileSync(owner, processStartId(process.ppid)!);
+          fs.rmSync(file);
+          fs.linkSync(t, file);
+          fs.rmSync(t);
+          theirs = fs.statSync(file, { bigint: true }).ino;
+        }
+        realRenameSync(from, to);
+      });
+      expect(holderOf(() => takeLockFile(file))).toBe(process.ppid);
+      vi.restoreAllMocks();
+      expect(fs.statSync(file, { bigint: true }).ino).toBe(theirs);
+      expect(fs.readdirSync(dir).sort()).toEqual(['x.lock', `x.lock.owner-${process.ppid}`]);
     });
 
     it('refuses a live owner whose owner file names its start, and leaves both files alone', () => {
