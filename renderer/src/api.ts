@@ -15,8 +15,11 @@ export interface Transport {
   readonly kind: 'electron' | 'http';
   readonly invoke: Invoke;
   on<E extends EventName>(event: E, listener: (payload: EventMap[E]) => void): () => void;
-  /** A URL the browser can download a file under the export folder from; null in Electron (files are local). */
-  downloadUrl(filePath: string): string | null;
+  /**
+   * Saves a file of the export folder through the browser (the token goes in a header, not a link); null in
+   * Electron, where the files are local.
+   */
+  readonly download: ((filePath: string) => Promise<Result<void>>) | null;
 }
 
 declare global {
@@ -43,7 +46,7 @@ export function createPreloadTransport(bridge: PreloadApi): Transport {
       }
     }) as Invoke,
     on: (event, listener) => bridge.on(event, listener as (payload: unknown) => void),
-    downloadUrl: () => null,
+    download: null,
   };
 }
 
@@ -54,6 +57,33 @@ export interface HttpTransportOptions {
   readonly fetchImpl?: typeof fetch;
   /** Omit to skip events (tests). */
   readonly WebSocketImpl?: typeof WebSocket;
+  /** Hands a fetched file to the browser as a download (default: a temporary link to an object URL). */
+  readonly saveBlob?: (blob: Blob, name: string) => void;
+}
+
+/** The event socket's subprotocols (see serve-server.ts): the token rides in the second. */
+export function eventProtocols(token: string): string[] {
+  return ['horizon-events', `token.${token}`];
+}
+
+/** The little of the DOM saveBlobWithLink uses; typed here so Node-side tests type-check this file too. */
+interface LinkDocument {
+  createElement(tag: 'a'): { href: string; download: string; hidden: boolean; click(): void; remove(): void };
+  body: { append(node: unknown): void };
+}
+
+function saveBlobWithLink(blob: Blob, name: string): void {
+  const document = (globalThis as unknown as { document: LinkDocument }).document;
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.hidden = true;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // Revoked once the click's navigation has taken the blob; revoking at once can cancel the download.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 export function createHttpTransport(opts: HttpTransportOptions): Transport {
@@ -65,8 +95,7 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
   function connect(): void {
     const Ws = opts.WebSocketImpl;
     if (!Ws || socket) return;
-    const wsUrl = `${opts.origin.replace(/^http/, 'ws')}/events?token=${encodeURIComponent(opts.token)}`;
-    const ws = new Ws(wsUrl);
+    const ws = new Ws(`${opts.origin.replace(/^http/, 'ws')}/events`, eventProtocols(opts.token));
     socket = ws;
     ws.onopen = () => {
       retryMs = 250;
@@ -112,9 +141,16 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
         set.delete(l);
       };
     },
-    downloadUrl: (filePath) => {
+    download: async (filePath) => {
       const name = filePath.split(/[\\/]/).pop() ?? '';
-      return `${opts.origin}/files/${encodeURIComponent(name)}?token=${encodeURIComponent(opts.token)}`;
+      try {
+        const res = await fetchImpl(`${opts.origin}/files/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${opts.token}` } });
+        if (!res.ok) return err(res.status === 404 ? 'NOT_FOUND' : 'PERMISSION', `${name}: the server answered HTTP ${res.status}`);
+        (opts.saveBlob ?? saveBlobWithLink)(await res.blob(), name);
+        return { ok: true, value: undefined };
+      } catch (e) {
+        return err('NETWORK', `${name}: the local server did not answer (${e instanceof Error ? e.message : String(e)})`);
+      }
     },
   };
 }
@@ -163,8 +199,9 @@ export function onEvent<E extends EventName>(event: E, listener: (payload: Event
   return current().on(event, listener);
 }
 
-export function downloadUrl(filePath: string): string | null {
-  return current().downloadUrl(filePath);
+/** Saves an exported file through the browser; null where files are local (Electron). */
+export function downloader(): Transport['download'] {
+  return current().download;
 }
 
 export function transportKind(): Transport['kind'] {

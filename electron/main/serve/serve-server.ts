@@ -22,7 +22,7 @@ export interface ServeOptions {
   readonly port?: number;
   /** Random when omitted; every API call and the event socket must present it. */
   readonly token?: string;
-  /** Folder whose files `GET /files/<name>?token=` may download (result ZIPs); none when omitted. */
+  /** Folder whose files `GET /files/<name>` (with the token) may download (result ZIPs); none when omitted. */
   readonly downloadDir?: string;
 }
 
@@ -44,6 +44,20 @@ function sameToken(given: string | null | undefined, token: string): boolean {
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+/** The token of an `Authorization: Bearer <token>` header. */
+function bearer(req: http.IncomingMessage): string | null {
+  const auth = req.headers.authorization;
+  return auth?.startsWith('Bearer ') ? auth.slice(7) : null;
+}
+
+/**
+ * The event socket's subprotocols: browsers cannot set headers on a WebSocket, so the token travels as a second
+ * offered subprotocol (`token.<token>`; base64url is a valid protocol token) rather than in the URL, where it would
+ * reach logs and history. The server answers with EVENTS_PROTOCOL only.
+ */
+export const EVENTS_PROTOCOL = 'horizon-events';
+const TOKEN_PROTOCOL_PREFIX = 'token.';
 
 function send(res: http.ServerResponse, status: number, body: string, type = 'application/json'): void {
   res.writeHead(status, {
@@ -116,8 +130,7 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
     if (url.pathname.startsWith('/api/')) {
       if (req.method !== 'POST') return sendResult(res, 405, err('BAD_INPUT', 'serve: API calls use POST'));
       if (!originOk(req.headers.origin)) return sendResult(res, 403, err('PERMISSION', 'serve: cross-origin request'));
-      const auth = req.headers.authorization;
-      if (!sameToken(auth?.startsWith('Bearer ') ? auth.slice(7) : null, token)) {
+      if (!sameToken(bearer(req), token)) {
         return sendResult(res, 401, err('PERMISSION', 'serve: missing or wrong token (open the URL `horizon serve` printed, which carries it; a restarted serve has a new one)'));
       }
       const [service = '', method = ''] = url.pathname.slice(5).split('/');
@@ -138,7 +151,7 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed', 'text/plain');
 
     if (url.pathname.startsWith('/files/')) {
-      if (!downloadDir || !sameToken(url.searchParams.get('token'), token)) return send(res, 401, 'unauthorized', 'text/plain');
+      if (!downloadDir || !sameToken(bearer(req), token)) return send(res, 401, 'unauthorized', 'text/plain');
       // Only a result ZIP directly in the exports folder, and a real file there: never a subfolder or a link out.
       const name = decodeURIComponent(url.pathname.slice(7));
       const file = DOWNLOAD_NAME.test(name) ? path.join(downloadDir, name) : null;
@@ -160,14 +173,21 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
     return send(res, 404, 'not found', 'text/plain');
   }
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 4096,
+    handleProtocols: (offered) => (offered.has(EVENTS_PROTOCOL) ? EVENTS_PROTOCOL : false),
+  });
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    const given = offered.find((p) => p.startsWith(TOKEN_PROTOCOL_PREFIX))?.slice(TOKEN_PROTOCOL_PREFIX.length);
     if (
       url.pathname !== '/events' ||
       !hostOk(req.headers.host) ||
       !originOk(req.headers.origin) ||
-      !sameToken(url.searchParams.get('token'), token)
+      !offered.includes(EVENTS_PROTOCOL) ||
+      !sameToken(given, token)
     ) {
       socket.write('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\n\r\n');
       socket.destroy();

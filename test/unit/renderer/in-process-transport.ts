@@ -29,7 +29,7 @@ export function inProcessTransport(tickMs = 5, pickPaths?: Readonly<Record<strin
       set.add(listener as (p: unknown) => void);
       return () => void set.delete(listener as (p: unknown) => void);
     },
-    downloadUrl: (p) => `http://x/files/${p}`,
+    download: null,
   };
   return { transport, calls, api: fake.api };
 }

@@ -5,9 +5,10 @@ import { formatBytes, formatDate, formatDuration, formatNumber, formatPercent, s
 import { Notice } from '../../components/Notice.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
 import { Stat } from '../../components/Stat.js';
-import { downloadUrl } from '../../api.js';
+import { downloader } from '../../api.js';
 import { useHistory } from '../../stores/history.js';
 import { useResults } from '../../stores/results.js';
+import { DownloadButton } from './DownloadButton.js';
 import { InstructionChart } from './InstructionChart.js';
 import { ResponseBrowser } from './ResponseBrowser.js';
 import { ResponseView } from './ResponseView.js';
@@ -33,7 +34,7 @@ export function ResultsPage() {
     else if (runId) void open(runId);
   }, [runId, runs, open]);
 
-  const href = exported ? downloadUrl(exported.path) : null;
+  const download = downloader();
   // What the ZIP holds, from its manifest once verified: the run itself may have been resumed since.
   const zipRun = verify?.run ? { status: verify.run.status, done: verify.run.responses, total: verify.run.total } : exportedRun;
   const generating = d?.status === 'running' || d?.status === 'queued';
@@ -91,12 +92,10 @@ export function ResultsPage() {
                 · a {zipRun.status} run: {zipRun.done} of {zipRun.total} prompts
               </span>
             ) : null}
-            {href ? (
+            {exported && download ? (
               <>
                 {' · '}
-                <a href={href} download>
-                  Download
-                </a>
+                <DownloadButton path={exported.path} download={download} />
               </>
             ) : null}
             {verify && !verify.verified ? (

@@ -81,7 +81,7 @@ describe('models store', () => {
         return { ok: true, value: { jobId: 'fast-job' } };
       }) as never,
       on: () => () => {},
-      downloadUrl: () => null,
+      download: null,
     });
     await useModels.getState().prepare();
     expect(useModels.getState().job).toMatchObject({ jobId: 'fast-job', status: 'done', modelId: 'o--m@1234567/int4-g32' });

@@ -119,27 +119,40 @@ describe('startServeServer', () => {
     expect(encoded.body).not.toContain('secret');
   });
 
-  it('downloads exports only with the token', async () => {
+  it('downloads exports only with the token in the Authorization header', async () => {
+    const auth = { authorization: 'Bearer tok-123' };
     expect((await request(server.port, { path: '/files/run-1.zip' })).status).toBe(401);
-    const ok = await request(server.port, { path: '/files/run-1.zip?token=tok-123' });
+    // A token in the URL (logs, history) is not accepted.
+    expect((await request(server.port, { path: '/files/run-1.zip?token=tok-123' })).status).toBe(401);
+    expect((await request(server.port, { path: '/files/run-1.zip', headers: { authorization: 'Bearer tok-124' } })).status).toBe(401);
+    const ok = await request(server.port, { path: '/files/run-1.zip', headers: auth });
     expect(ok.status).toBe(200);
     expect(ok.headers['content-disposition']).toContain('run-1.zip');
-    expect((await request(server.port, { path: '/files/%2e%2e%2fsecret.txt?token=tok-123' })).status).toBe(404);
+    expect((await request(server.port, { path: '/files/%2e%2e%2fsecret.txt', headers: auth })).status).toBe(404);
     for (const name of ['link.zip', 'sub/inner.zip', 'sub%2finner.zip', '%C3%BC.zip', 'run-1.txt']) {
-      const r = await request(server.port, { path: `/files/${name}?token=tok-123` });
+      const r = await request(server.port, { path: `/files/${name}`, headers: auth });
       expect([name, r.status, r.body]).toEqual([name, 404, 'not found']);
     }
   });
 
   it('pushes events over the WebSocket to token holders only', async () => {
-    const refused = new WebSocket(`ws://127.0.0.1:${server.port}/events?token=nope`);
-    const refusedResult = await new Promise<string>((resolve) => {
-      refused.on('open', () => resolve('open'));
-      refused.on('error', () => resolve('error'));
-    });
-    expect(refusedResult).toBe('error');
+    const attempt = (url: string, protocols?: string[]): Promise<string> =>
+      new Promise<string>((resolve) => {
+        const s = new WebSocket(url, protocols);
+        s.on('open', () => {
+          resolve(`open ${s.protocol}`);
+          s.close();
+        });
+        s.on('error', () => resolve('error'));
+      });
+    const events = `ws://127.0.0.1:${server.port}/events`;
+    expect(await attempt(events, ['horizon-events', 'token.nope'])).toBe('error');
+    expect(await attempt(events)).toBe('error');
+    expect(await attempt(`${events}?token=tok-123`)).toBe('error');
+    expect(await attempt(events, ['token.tok-123'])).toBe('error');
+    expect(await attempt(events, ['horizon-events', 'token.tok-123'])).toBe('open horizon-events');
 
-    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/events?token=tok-123`);
+    const ws = new WebSocket(events, ['horizon-events', 'token.tok-123']);
     await new Promise((resolve) => ws.on('open', resolve));
     const got = new Promise<{ event: string; payload: { jobId: string } }>((resolve) =>
       ws.on('message', (data) => resolve(JSON.parse(String(data)))),
