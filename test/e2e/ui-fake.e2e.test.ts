@@ -63,7 +63,7 @@ describe('renderer over horizon serve (fake services)', () => {
     await expect.poll(() => page.getByLabel('Instruction', { exact: true }).inputValue()).toBe(barName);
     await page.getByLabel('Instruction', { exact: true }).selectOption('');
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
-    await page.getByLabel('Verdict').selectOption('fail');
+    await page.getByLabel('Verdict').selectOption('fail:strict');
     await expect.poll(() => page.getByTestId('pager-status').textContent()).not.toBe('1–10 of 10');
     await page.getByLabel('Verdict').selectOption('');
     await fullShot(page, path.join(shots, '4-results.png'));

@@ -32,14 +32,20 @@ export function ResponseBrowser() {
             </option>
           ))}
         </SelectField>
-        <SelectField label="Verdict" value={filters.verdict} onValue={(v) => void setFilters({ verdict: v as '' | 'pass' | 'fail' })}>
+        {/* One control for both: which scoring a verdict filter uses means nothing without a verdict to filter on. */}
+        <SelectField
+          label="Verdict"
+          value={filters.verdict ? `${filters.verdict}:${filters.mode}` : ''}
+          onValue={(v) => {
+            const [verdict = '', mode = 'strict'] = v.split(':') as ['' | 'pass' | 'fail', 'strict' | 'loose'];
+            void setFilters(verdict ? { verdict, mode } : { verdict: '' });
+          }}
+        >
           <option value="">Pass or fail</option>
-          <option value="pass">Pass</option>
-          <option value="fail">Fail</option>
-        </SelectField>
-        <SelectField label="Scoring" value={filters.mode} onValue={(v) => void setFilters({ mode: v as 'strict' | 'loose' })}>
-          <option value="strict">Strict</option>
-          <option value="loose">Loose</option>
+          <option value="pass:strict">Pass (strict)</option>
+          <option value="fail:strict">Fail (strict)</option>
+          <option value="pass:loose">Pass (loose)</option>
+          <option value="fail:loose">Fail (loose)</option>
         </SelectField>
         <div className="field field--grow">
           <label htmlFor="f-text">Search</label>
