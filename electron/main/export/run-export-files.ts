@@ -2,6 +2,7 @@ import { lstat, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { ExportFile } from '../../common/ipc-contract.js';
+import { processAlive } from '../../node/lock-file.js';
 
 /**
  * The result ZIPs of run `runId` in `exportsDir`: the file export writes there for it (`<runId>.zip`, the app's and
@@ -28,9 +29,23 @@ export async function runExportFiles(exportsDir: string, runId: string): Promise
   return out;
 }
 
+/** What an export of the run that never finished leaves: write-result-zip's `<runId>.zip.<pid>.<ms>.tmp`, its writer dead. */
+async function abandonedExportTemps(exportsDir: string, runId: string): Promise<string[]> {
+  const names = await readdir(exportsDir).catch(() => [] as string[]);
+  const prefix = `${runId}.zip.`;
+  return names
+    .filter((n) => {
+      if (!n.startsWith(prefix)) return false;
+      const m = /^(\d+)\.\d+\.tmp$/.exec(n.slice(prefix.length));
+      return m !== null && !processAlive(Number(m[1]));
+    })
+    .map((n) => path.join(exportsDir, n));
+}
+
 /**
- * Deletes the files `runExportFiles` lists for the run; `unlink` removes a name, never what a link (swapped in
- * meanwhile) points to. Returns the paths deleted and one line per file that could not be.
+ * Deletes the files `runExportFiles` lists for the run, and what its interrupted exports left behind; `unlink`
+ * removes a name, never what a link (swapped in meanwhile) points to. Returns the paths deleted and one line per file
+ * that could not be.
  */
 export async function deleteRunExportFiles(
   exportsDir: string,
@@ -44,14 +59,15 @@ export async function deleteRunExportFiles(
   } catch (e) {
     return { deleted, errors: [`${exportsDir}: not read, nothing in it deleted (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`] };
   }
-  for (const f of files) {
+  const temps = await abandonedExportTemps(exportsDir, runId);
+  for (const f of [...files.map((x) => x.path), ...temps]) {
     try {
-      await unlink(f.path);
-      deleted.push(f.path);
+      await unlink(f);
+      deleted.push(f);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') continue;
-      errors.push(`${f.path}: not deleted (${code ?? (e as Error).message})`);
+      errors.push(`${f}: not deleted (${code ?? (e as Error).message})`);
     }
   }
   return { deleted, errors };
