@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -217,10 +218,17 @@ void start_job(Napi::Env env, const std::shared_ptr<Job> & job, Napi::Function c
     job->cancel->store(true);
     if (job->thread.joinable() && job->thread.get_id() != std::this_thread::get_id()) job->thread.join();
   });
-  job->thread = std::thread([job, work] {
-    work();
+  try {
+    job->thread = std::thread([job, work] {
+      work();
+      job->tsfn.Release();
+    });
+  } catch (const std::system_error & e) {
+    // No thread (the process or container is at its thread limit). Nothing else would release the function, which
+    // would keep the event loop alive forever, and the C++ exception would end the process: a JS error instead.
     job->tsfn.Release();
-  });
+    throw Napi::Error::New(env, std::string("cannot start a native thread for ") + name + ": " + e.what());
+  }
 }
 
 // Queues `ev` to JS; when Node is closing the function (the environment going away) the event is dropped and the

@@ -2,6 +2,7 @@
 // tokens, cancellation, the context limit, SIMD vs scalar kernels, and INT4 (packed by rt_qpacked_pack) against the
 // same model with the dequantised experts written as F32. To add a case, add a function and call it from main().
 #include <atomic>
+#include <stdexcept>
 
 #include "core/backend.h"
 #include "core/safetensors.h"
@@ -137,6 +138,30 @@ static void continuous_batching(model & m, const std::vector<std::vector<int32_t
         "a prompt that stops early frees its place");
 }
 
+// A request that ends by an exception (here its token callback; a backend's bad_alloc alike) frees its sequences: the
+// CPU backend's peak counts the KV caches of every sequence still allocated, so one left behind raises the next peak.
+static void exception_frees_sequences(model & m) {
+  generate_request r;
+  r.prompts = {{3, 17, 42}, {5, 9}};
+  r.max_new_tokens = 4;
+  std::vector<generate_result> res;
+  generate_stats before, after;
+  std::string err;
+  CHECK(rt_model_generate(m, r, nullptr, nullptr, res, before, err), "generate: %s", err.c_str());
+  bool thrown = false;
+  try {
+    rt_model_generate(m, r, nullptr, [](int, int32_t, const generate_result *) { throw std::runtime_error("callback"); }, res,
+                      after, err);
+  } catch (const std::runtime_error &) {
+    thrown = true;
+  }
+  CHECK(thrown, "the callback's exception reaches the caller");
+  CHECK(rt_model_generate(m, r, nullptr, nullptr, res, after, err), "generate after an exception: %s", err.c_str());
+  CHECK(after.peak_memory_bytes == before.peak_memory_bytes,
+        "sequences left allocated by the request that threw: peak %llu bytes, %llu before",
+        static_cast<unsigned long long>(after.peak_memory_bytes), static_cast<unsigned long long>(before.peak_memory_bytes));
+}
+
 static void generation(const fs::path & dir) {
   auto m = load(dir, "bf16");
   if (!m) return;
@@ -179,6 +204,7 @@ static void generation(const fs::path & dir) {
     CHECK(lim[0].finish_reason == "length" && lim[0].tokens.size() == 3, "context limit: %zu tokens", lim[0].tokens.size());
   }
   continuous_batching(*m, prompts, batched[1].tokens[2]);
+  exception_frees_sequences(*m);
   // SIMD vs scalar kernels.
   std::vector<std::vector<float>> a, b;
   std::string err;

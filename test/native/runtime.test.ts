@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -186,6 +186,105 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
       })();`;
     const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
     expect(out.trim()).toBe(`alive ${tiny.config.vocab_size}`);
+  });
+
+  it('survives a worker thread terminated while its loadModel and logits wait on the libuv pool', () => {
+    // The generate holds the model for its whole request, so the logits calls (and the load queued behind them on
+    // the pool's four threads) are still running when the worker is terminated: they complete while its
+    // environment is torn down, when no JS can run.
+    const addon = process.env.HORIZON_NATIVE_ADDON ?? join(REPO, 'native', 'build', 'Release', 'horizon_runtime.node');
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      const src = \`
+        const b = require(${JSON.stringify(addon)});
+        const { parentPort } = require('node:worker_threads');
+        const opts = { dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 };
+        (async () => {
+          const m = await b.loadModel(opts);
+          let first = true;
+          m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => {
+            if (!first) return;
+            first = false;
+            for (let i = 0; i < 5; i++) m.logits(Int32Array.from([5, 6, 7]));
+            b.loadModel(opts);
+            parentPort.postMessage('queued');
+          });
+        })();\`;
+      (async () => {
+        for (let i = 0; i < 3; i++) {
+          const w = new Worker(src, { eval: true });
+          await new Promise((r) => w.once('message', r));
+          await w.terminate();
+        }
+        const m = await require(${JSON.stringify(addon)}).loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
+        console.log('alive', m.info().vocabSize);
+      })();`;
+    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(out.trim()).toBe(`alive ${tiny.config.vocab_size}`);
+  });
+
+  it('survives a worker thread terminated while its token callback runs', () => {
+    // The callback is busy for 3 ms a token, so the termination stops it mid-call: the call's failure is then an error
+    // that cannot be thrown into the stopping JS.
+    const addon = process.env.HORIZON_NATIVE_ADDON ?? join(REPO, 'native', 'build', 'Release', 'horizon_runtime.node');
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      const src = \`
+        const b = require(${JSON.stringify(addon)});
+        const { parentPort } = require('node:worker_threads');
+        (async () => {
+          const m = await b.loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
+          let first = true;
+          m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => {
+            if (first) parentPort.postMessage('streaming');
+            first = false;
+            const t = Date.now();
+            while (Date.now() - t < 3) {}
+          });
+        })();\`;
+      (async () => {
+        for (let i = 0; i < 5; i++) {
+          const w = new Worker(src, { eval: true });
+          await new Promise((r) => w.once('message', r));
+          await w.terminate();
+        }
+        console.log('alive');
+      })();`;
+    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(out.trim()).toBe('alive');
+  });
+
+  // RLIMIT_NPROC binds only an unprivileged user, so root runs the script as nobody under a limit of 40 threads
+  // (Node needs about a dozen): some of the 64 generate calls find no thread to run on.
+  const canLimitThreads = process.platform === 'linux' && process.getuid?.() === 0 && ['/usr/bin/setpriv', '/usr/bin/prlimit'].every((p) => existsSync(p));
+  it.skipIf(!canLimitThreads)('turns a generate that gets no native thread into a JS error, and still exits', () => {
+    chmodSync(root, 0o755);
+    const addon = process.env.HORIZON_NATIVE_ADDON ?? join(REPO, 'native', 'build', 'Release', 'horizon_runtime.node');
+    const script = `
+      const b = require(${JSON.stringify(addon)});
+      (async () => {
+        const m = await b.loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
+        const jobs = [];
+        let error = 'none';
+        try {
+          for (let i = 0; i < 64; i++) {
+            jobs.push(m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => {}));
+          }
+        } catch (e) {
+          error = e.message;
+        }
+        for (const j of jobs) j.cancel();
+        await Promise.all(jobs.map((j) => j.promise));
+        console.log(JSON.stringify({ error, started: jobs.length }));
+      })();`;
+    const out = execFileSync(
+      '/usr/bin/setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', '/usr/bin/prlimit', '--nproc=40', process.execPath, '-e', script],
+      { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const { error, started } = JSON.parse(out.trim()) as { error: string; started: number };
+    expect(error).toMatch(/^cannot start a native thread for horizon-generate: /);
+    expect(started).toBeGreaterThan(0);
   });
 
   it('packs with --progress-json, hashes every file in the manifest, and runs int4', async () => {

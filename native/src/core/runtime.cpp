@@ -3,6 +3,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "core/backend.h"
 #include "cpu/cpu-kernels.h"
@@ -25,6 +26,20 @@ using clock_type = std::chrono::steady_clock;
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
+
+// Runs `fn` when the scope ends, also by an exception (a backend's bad_alloc, a token callback that throws): a
+// request's sequences left allocated would hold their KV caches for as long as the model lives.
+template <typename Fn>
+class scope_exit {
+ public:
+  explicit scope_exit(Fn fn) : fn_(std::move(fn)) {}
+  ~scope_exit() { fn_(); }
+  scope_exit(const scope_exit &) = delete;
+  scope_exit & operator=(const scope_exit &) = delete;
+
+ private:
+  Fn fn_;
+};
 
 void add_counters(generate_stats & s, const backend_counters & c) {
   s.expert_hits = c.expert_hits;
@@ -112,13 +127,12 @@ bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector
   }
   const int seq = m.be->seq_create(error);
   if (seq < 0) return false;
+  const scope_exit free_seq([&] { m.be->seq_free(seq); });
   std::vector<batch_entry> batch(1);
   batch[0].seq_id = seq;
   batch[0].tokens = tokens;
   std::vector<std::vector<float>> out;
-  const bool ok = m.be->forward(batch, true, out, error);
-  m.be->seq_free(seq);
-  if (!ok) return false;
+  if (!m.be->forward(batch, true, out, error)) return false;
   const size_t V = static_cast<size_t>(m.weights->config.vocab_size);
   logits.assign(tokens.size(), {});
   for (size_t t = 0; t < tokens.size(); ++t) logits[t].assign(out[0].begin() + t * V, out[0].begin() + (t + 1) * V);
@@ -155,9 +169,9 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     if (seqs[i] >= 0) m.be->seq_free(seqs[i]);
     seqs[i] = -1;
   };
-  auto free_all = [&] {
+  const scope_exit free_all([&] {
     for (size_t i = 0; i < n; ++i) release(i);
-  };
+  });
   std::vector<clock_type::time_point> admitted(n), first(n), last(n);
   std::vector<int> length(n, 0);
   auto is_stop = [&](int32_t t) { return std::find(req.stop_tokens.begin(), req.stop_tokens.end(), t) != req.stop_tokens.end(); };
@@ -229,7 +243,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     bool prefilled = false;
     while (next < n && active < max_active && (!prefilled || prefill_tokens + req.prompts[next].size() <= kPrefillTokens)) {
       seqs[next] = m.be->seq_create(error);
-      if (seqs[next] < 0) { free_all(); return false; }
+      if (seqs[next] < 0) return false;
       admitted[next] = step0;
       batch_entry e;
       e.seq_id = seqs[next];
@@ -244,7 +258,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       prefilled = true;
     }
     if (step.empty()) break;
-    if (!m.be->forward_greedy(step, next_tokens, error)) { free_all(); return false; }
+    if (!m.be->forward_greedy(step, next_tokens, error)) return false;
     (prefilled ? stats.prefill_ms : stats.decode_ms) += ms_since(step0);
     consume(step, step_owner);
   }
@@ -256,7 +270,6 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     }
   }
   add_counters(stats, m.be->counters());
-  free_all();
   return true;
 }
 
