@@ -3,15 +3,14 @@
  * it from the loopback Hub fixture and prepares it like a real model (resolve, verified download, INT4 pack,
  * prepared.json), runs IFEval through the runtime worker (chat template, greedy, batched, scored as it goes) into
  * SQLite, writes the result ZIP, verifies it, and prints the four accuracies and where everything is.
- * Options: --data-dir DIR (default <repo>/.horizon-data/demo), --limit N, --max-new-tokens N, --batch N.
+ * Options: see DEMO_USAGE (scripts/lib/demo-args.ts); a bad flag or value exits 2 with the usage, as horizon's do.
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 
-import { dataLayout } from '../electron/main/data-dir.js';
+import { dataLayout, lockDataDir } from '../electron/main/data-dir.js';
 import { openDatabase } from '../electron/main/db/open-database.js';
 import { ResponseRepo } from '../electron/main/db/response-repo.js';
 import { RunRepo } from '../electron/main/db/run-repo.js';
@@ -26,34 +25,30 @@ import { prepareModel } from '../electron/main/prep/prepare-model.js';
 import { toolVersion } from '../electron/node/app-root.js';
 import { WorkerClient, forkSpawner } from '../electron/main/worker-client.js';
 import { startHubServer } from '../test/fixtures/hub-server.js';
+import { DEMO_USAGE, DemoUsageError, parseDemoArgs } from './lib/demo-args.js';
 import { makeTinyModel } from './make-tiny-model.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEMO_REPO = 'horizon-demo/tiny-olmoe';
-/** Sized so the whole demo takes about a minute on two CPU cores. */
-const DEFAULTS = { limit: 541, maxNewTokens: 32, batch: 16 };
-
 const seconds = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
 
-function positive(name: string, v: string | undefined, fallback: number): number {
-  if (v === undefined) return fallback;
-  if (!/^[1-9]\d*$/.test(v)) throw new Error(`--${name} must be a positive integer, got '${v}'`);
-  return Number(v);
+async function main(): Promise<number> {
+  const args = parseDemoArgs(process.argv.slice(2));
+  if (args === 'help') {
+    console.log(DEMO_USAGE);
+    return 0;
+  }
+  const dataDir = path.resolve(args.dataDir ?? path.join(REPO_ROOT, '.horizon-data', 'demo'));
+  // The app, horizon serve and horizon eval take the folder one at a time; the demo writes its database too.
+  const unlock = lockDataDir(dataDir);
+  try {
+    return await demo(dataDir, args);
+  } finally {
+    unlock();
+  }
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      'data-dir': { type: 'string' },
-      limit: { type: 'string' },
-      'max-new-tokens': { type: 'string' },
-      batch: { type: 'string' },
-    },
-  });
-  const limit = positive('limit', values.limit, DEFAULTS.limit);
-  const maxNewTokens = positive('max-new-tokens', values['max-new-tokens'], DEFAULTS.maxNewTokens);
-  const batch = positive('batch', values.batch, DEFAULTS.batch);
-  const dataDir = path.resolve(values['data-dir'] ?? path.join(REPO_ROOT, '.horizon-data', 'demo'));
+async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: number; maxNewTokens: number; batch: number }): Promise<number> {
   const t0 = performance.now();
   console.log(`Horizon RunMap demo: tiny OLMoE on the CPU backend`);
   console.log(`  data folder ${dataDir}`);
@@ -136,6 +131,11 @@ main().then(
   },
   (e: unknown) => {
     const message = e instanceof Error ? e.message : String(e);
+    if (e instanceof DemoUsageError) {
+      console.error(`demo: ${message}\n${DEMO_USAGE}`);
+      process.exitCode = 2;
+      return;
+    }
     console.error(`demo: ${message}`);
     if (/not built|is not a function/.test(message)) console.error(`demo: the native runtime looks missing or stale; run 'npm run build:native'`);
     process.exitCode = 1;

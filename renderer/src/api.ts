@@ -145,7 +145,8 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
       const name = filePath.split(/[\\/]/).pop() ?? '';
       try {
         const res = await fetchImpl(`${opts.origin}/files/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${opts.token}` } });
-        if (!res.ok) return err(res.status === 404 ? 'NOT_FOUND' : 'PERMISSION', `${name}: the server answered HTTP ${res.status}`);
+        if (res.status === 404) return err('NOT_FOUND', `${name}: not in the data folder's exports/ any more (deleted since it was exported?); export it again`);
+        if (!res.ok) return err('PERMISSION', `${name}: the server answered HTTP ${res.status}`);
         (opts.saveBlob ?? saveBlobWithLink)(await res.blob(), name);
         return { ok: true, value: undefined };
       } catch (e) {

@@ -27,6 +27,7 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
                    [--resume RUN_ID]
   --model           a prepared model folder (prepared.json) or a checkpoint folder (config.json, int4-gN/ for int4)
   --weights         int4 (default) or bf16
+  --backend         auto (default: CUDA when a device is found, else the CPU), cpu or cuda
   --limit           first N of the 541 prompts (default all)
   --batch           prompts generated together (default: on a GPU the most whose KV cache fits beside the model,
                     up to 64; ${DEFAULT_BATCH} on the CPU)
@@ -36,7 +37,8 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --db              SQLite file (default <data dir>/runmap.sqlite)
   --data-dir        data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --out             result ZIP (default <data dir>/exports/<run id>.zip)
-  --resume          continue a cancelled or failed run, skipping stored responses (--model etc. come from the run)`;
+  --resume          continue a cancelled or failed run, skipping stored responses (with --db, --data-dir, --out only:
+                    the model and settings are the run's)`;
 
 const fmtSeconds = (s: number | null) =>
   s === null ? 'estimating' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
@@ -63,11 +65,15 @@ export function formatFigures(f: RunFigureTotals, backend: string): string {
   return `figures: ${parts.join(', ')}`;
 }
 
+/** What a run is created with and a resume takes from the stored run. */
+const RUN_SETTINGS = ['model', 'weights', 'backend', 'limit', 'batch', 'max-new-tokens', 'expert-budget', 'device'] as const;
+
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('eval', USAGE, args, {
     model: { type: 'string' },
-    weights: { type: 'string', default: 'int4' },
-    backend: { type: 'string', default: 'auto' },
+    // No parseArgs defaults for these two: --resume must tell a flag the user gave from one it would have by default.
+    weights: { type: 'string' },
+    backend: { type: 'string' },
     limit: { type: 'string' },
     batch: { type: 'string' },
     'max-new-tokens': { type: 'string' },
@@ -80,8 +86,16 @@ export async function run(args: string[]): Promise<number> {
   });
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
-  const weights = values.weights;
-  const backend = values.backend;
+  if (values.resume !== undefined) {
+    // A resumed run keeps the model and policy it was created with: a flag that would change them is refused, not
+    // silently ignored.
+    const fromRun = RUN_SETTINGS.filter((f) => values[f] !== undefined).map((f) => `--${f}`);
+    if (fromRun.length) {
+      return usageError('eval', USAGE, `${fromRun.join(', ')} cannot be combined with --resume (a resumed run keeps its own settings)`);
+    }
+  }
+  const weights = values.weights ?? 'int4';
+  const backend = values.backend ?? 'auto';
   if (weights !== 'int4' && weights !== 'bf16') return usageError('eval', USAGE, '--weights must be int4 or bf16');
   if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') return usageError('eval', USAGE, '--backend must be auto, cpu or cuda');
   if (!values.model && !values.resume) return usageError('eval', USAGE, '--model (or --resume RUN_ID) is required');

@@ -12,7 +12,11 @@ import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js'
 export const summary = 'write the result ZIP of a stored run (or list the runs)';
 
 const USAGE = `usage: horizon export RUN_ID [--out RESULT.zip] [--db FILE] [--data-dir DIR]
-       horizon export --list [--db FILE] [--data-dir DIR]`;
+       horizon export --list [--db FILE] [--data-dir DIR]
+  RUN_ID      a stored run (--list lists them: id, status, responses, model, backend, start)
+  --out       result ZIP (default <data dir>/exports/<run id>.zip)
+  --db        SQLite file (default <data dir>/runmap.sqlite)
+  --data-dir  data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(

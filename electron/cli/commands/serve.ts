@@ -12,7 +12,11 @@ import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError 
 
 export const summary = 'serve the app UI to a browser on 127.0.0.1 (HTTP + WebSocket, token in the URL)';
 
-const USAGE = 'usage: horizon serve [--port P] [--data-dir DIR] [--hub-url URL] [--static DIR]';
+const USAGE = `usage: horizon serve [--port P] [--data-dir DIR] [--hub-url URL] [--static DIR]
+  --port      port on 127.0.0.1 (default 0: a free one)
+  --data-dir  data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
+  --hub-url   the Hugging Face Hub endpoint the Models page prepares from (default https://huggingface.co)
+  --static    the built renderer folder (default <app>/out/renderer, built with vite when it is missing)`;
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('serve', USAGE, args, {

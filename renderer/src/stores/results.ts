@@ -33,6 +33,8 @@ interface ResultsState {
   verify: VerifyReport | null;
   exporting: boolean;
   error: string | null;
+  /** The run that was open until it turned out deleted elsewhere (another window, `horizon delete`). */
+  gone: string | null;
   open(runId: string): Promise<void>;
   reload(): Promise<void>;
   setFilters(patch: Partial<ResponseFilters>): Promise<void>;
@@ -42,6 +44,8 @@ interface ResultsState {
   exportZip(): Promise<void>;
   /** Lets go of a run that was deleted, when it is the one open (the page then opens the newest run left). */
   forget(runId: string): void;
+  /** Forgets `gone` (the page is left). */
+  dismissGone(): void;
 }
 
 /** Numbers each reload: only the latest one's answer is shown (an older, slower one must not overwrite it). */
@@ -59,6 +63,7 @@ export const useResults = create<ResultsState>((set, get) => ({
   verify: null,
   exporting: false,
   error: null,
+  gone: null,
   open: async (runId) => {
     if (get().runId !== runId) {
       // Another run: its own instructions and responses, so the filters start over (the scoring mode is a view).
@@ -83,6 +88,11 @@ export const useResults = create<ResultsState>((set, get) => ({
       }),
     ]);
     if (mine !== reloadSeq || get().runId !== runId) return;
+    if (!detail.ok && detail.error.code === 'NOT_FOUND') {
+      // Deleted since it was opened: its figures and ZIP notice would describe nothing; the page opens the newest run.
+      get().forget(runId);
+      return set({ gone: runId, error: detail.error.message });
+    }
     if (!detail.ok) return set({ error: detail.error.message });
     if (!page.ok) return set({ error: page.error.message, detail: detail.value });
     set({ detail: detail.value, page: page.value, error: null });
@@ -121,4 +131,5 @@ export const useResults = create<ResultsState>((set, get) => ({
     if (get().runId !== runId) return;
     set({ runId: null, detail: null, page: null, selected: null, offset: 0, exported: null, exportedRun: null, verify: null, exporting: false, error: null });
   },
+  dismissGone: () => set({ gone: null }),
 }));

@@ -42,7 +42,7 @@ describe('createHttpTransport', () => {
     await expect.poll(() => saved).toEqual([{ name: 'run 1.zip', text: 'PK-zip' }]);
     expect(await t.download!('C:\\data\\exports\\gone.zip')).toEqual({
       ok: false,
-      error: { code: 'NOT_FOUND', message: 'gone.zip: the server answered HTTP 404' },
+      error: { code: 'NOT_FOUND', message: "gone.zip: not in the data folder's exports/ any more (deleted since it was exported?); export it again" },
     });
   });
 

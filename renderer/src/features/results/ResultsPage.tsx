@@ -21,18 +21,24 @@ export function ResultsPage() {
   const exportedRun = useResults((s) => s.exportedRun);
   const verify = useResults((s) => s.verify);
   const exporting = useResults((s) => s.exporting);
+  const gone = useResults((s) => s.gone);
   const { open, exportZip, setFilters } = useResults.getState();
   const runs = useHistory((s) => s.runs);
   const refreshRuns = useHistory((s) => s.refresh);
 
   useEffect(() => {
     void refreshRuns();
+    return () => useResults.getState().dismissGone();
   }, [refreshRuns]);
+  // A run deleted elsewhere may still be in a list read before: read it again, and never open that run.
   useEffect(() => {
-    const latest = runs[0];
+    if (gone) void refreshRuns();
+  }, [gone, refreshRuns]);
+  useEffect(() => {
+    const latest = runs.find((r) => r.id !== gone);
     if (!runId && latest) void open(latest.id);
     else if (runId) void open(runId);
-  }, [runId, runs, open]);
+  }, [runId, runs, gone, open]);
 
   const download = downloader();
   // What the ZIP holds, from its manifest once verified: the run itself may have been resumed since.
@@ -80,6 +86,12 @@ export function ResultsPage() {
           </button>
         </div>
       </header>
+      {gone ? (
+        <Notice tone="info">
+          Run <span className="mono">{gone}</span> is no longer in the database: it was deleted in another window or by{' '}
+          <span className="mono">horizon delete</span>.{runId ? ' Showing the newest run.' : ''}
+        </Notice>
+      ) : null}
       {error ? <Notice tone="error">{error}</Notice> : null}
       {exported ? (
         <Notice tone={verify?.verified ? 'ok' : verify ? 'error' : 'info'}>

@@ -41,7 +41,7 @@ async function completedRun(limit: number, t = inProcessTransport(1)) {
 
 describe('results store', () => {
   beforeEach(() => {
-    useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, exportedRun: null, verify: null, exporting: false, error: null, offset: 0 });
+    useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, exportedRun: null, verify: null, exporting: false, error: null, gone: null, offset: 0 });
     useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' } });
   });
 
@@ -67,6 +67,19 @@ describe('results store', () => {
     for (const row of page.items) expect(row.loosePass).toBe(false);
     await useResults.getState().setFilters({ verdict: '', text: '', instructionId: 'punctuation:no_comma' });
     for (const row of useResults.getState().page!.items) expect(row.instructionIds).toContain('punctuation:no_comma');
+  });
+
+  it('lets go of a run deleted elsewhere: no figures or ZIP of it stay, and it is named as gone', async () => {
+    const { runId, api } = await completedRun(3);
+    await useResults.getState().open(runId);
+    await useResults.getState().exportZip();
+    expect(useResults.getState().exported).not.toBeNull();
+    // Another window (or horizon delete) deletes it; this page reloads (a filter changed).
+    expect((await api.runs.delete({ runId })).ok).toBe(true);
+    await useResults.getState().setFilters({ verdict: 'pass', mode: 'strict' });
+    expect(useResults.getState()).toMatchObject({ runId: null, detail: null, page: null, exported: null, verify: null, gone: runId });
+    useResults.getState().dismissGone();
+    expect(useResults.getState().gone).toBeNull();
   });
 
   it('opens one response with its per-instruction verdicts', async () => {

@@ -50,6 +50,20 @@ describe('horizon eval / verify / export: usage', () => {
     });
   });
 
+  it('refuses a flag a resumed run would ignore (its model and settings are the stored run\'s)', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-resume-flags-'));
+    try {
+      const dataDir = path.join(root, 'data');
+      for (const extra of [['--limit', '5'], ['--batch', '1'], ['--weights', 'int4'], ['--backend', 'cpu'], ['--model', root]]) {
+        const r = await capture(['eval', '--resume', 'some-run', '--data-dir', dataDir, ...extra]);
+        expect(r).toMatchObject({ code: 2, errOut: expect.stringContaining(`horizon eval: ${extra[0]} cannot be combined with --resume`) });
+      }
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('names a folder that is not a model and writes nothing to the data folder', async () => {
     const root = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-bad-model-'));
     try {

@@ -42,6 +42,18 @@ describe('usage errors', () => {
     expect([err.mock.calls.length, String(out.mock.calls[0]?.[0])]).toEqual([0, expect.stringMatching(/^usage: horizon <command>/)]);
   });
 
+  // README: "`npx horizon <command> --help` gives each one's flags and defaults".
+  it.each([
+    ['serve', ['--port', '--data-dir', '--hub-url', '--static']],
+    ['export', ['--out', '--db', '--data-dir']],
+    ['eval', ['--weights', '--backend', '--limit', '--batch', '--max-new-tokens', '--db', '--data-dir', '--out']],
+  ])('%s --help explains each flag with its default', async (command, flags) => {
+    const out = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    expect(await main([command, '--help'])).toBe(0);
+    const lines = out.mock.calls.map((c) => String(c[0])).join('\n').split('\n');
+    for (const flag of flags) expect(lines.find((l) => l.trimStart().startsWith(`${flag} `)), flag).toMatch(/\(default/);
+  });
+
   it('names the flag whose token list is bad', () => {
     expect(() => parseTokenList('x', '--stop')).toThrow("--stop must be comma-separated token ids, got 'x'");
     expect(() => parseTokenList('1,-2')).toThrow("--tokens must be comma-separated token ids, got '1,-2'");
