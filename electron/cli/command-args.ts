@@ -102,6 +102,8 @@ export function parseCommandArgs<O extends OptionsConfig, R extends keyof O & st
 export interface SignalAbort {
   /** Aborted on the first of the signals. */
   signal: AbortSignal;
+  /** Aborts as the first signal would, without onAbort (another cause of stopping). */
+  abort(): void;
   /** Removes the signal listeners. */
   dispose(): void;
 }
@@ -117,6 +119,36 @@ export interface AbortOnSignalsOptions {
 }
 
 /** An AbortSignal aborted by the first of `signals` sent to this process. */
+let closedStdoutHandler: (() => void) | null = null;
+let stdoutGone = false;
+
+/**
+ * For the entry points: a reader that stops early (`horizon verify X | head -1`) is not an error of the command, which
+ * ends quietly — unless a long command asked to stop as on Ctrl-C (whenStdoutCloses), so that it is not cut off with a
+ * run left "running" and exit status 0.
+ */
+export function endQuietlyOnClosedStdout(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    if (stdoutGone) return;
+    const handler = closedStdoutHandler;
+    if (handler) {
+      stdoutGone = true;
+      handler();
+      return;
+    }
+    process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+  });
+}
+
+/** Calls `fn` once if the reader of stdout goes away (with endQuietlyOnClosedStdout in place); returns the undo. */
+export function whenStdoutCloses(fn: () => void): () => void {
+  closedStdoutHandler = fn;
+  return () => {
+    if (closedStdoutHandler === fn) closedStdoutHandler = null;
+  };
+}
+
 export function abortOnSignals(signals: readonly NodeJS.Signals[], { onAbort, onRepeat }: AbortOnSignalsOptions = {}): SignalAbort {
   const controller = new AbortController();
   const listener = (signal: NodeJS.Signals): void => {
@@ -133,6 +165,9 @@ export function abortOnSignals(signals: readonly NodeJS.Signals[], { onAbort, on
   }
   return {
     signal: controller.signal,
+    abort: () => {
+      if (!controller.signal.aborted) controller.abort();
+    },
     dispose: () => {
       for (const s of signals) process.off(s, listener);
     },

@@ -2,6 +2,8 @@
  * The `horizon` command line. To add a command: write `commands/<name>.ts` exporting
  * `run(args: string[]): Promise<number>` and a one-line `summary`, then add it to COMMANDS.
  */
+export { endQuietlyOnClosedStdout } from './command-args.js';
+
 type CommandModule = { run(args: string[]): Promise<number>; summary: string };
 
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
@@ -18,14 +20,6 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   delete: () => import('./commands/delete.js'),
   serve: () => import('./commands/serve.js'),
 };
-
-/** For the entry points: a reader that stops early (`horizon verify X | head -1`) is not an error of the command. */
-export function endQuietlyOnClosedStdout(): void {
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
-    process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
-  });
-}
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

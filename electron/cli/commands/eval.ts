@@ -16,7 +16,7 @@ import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunProgress } from '../../common/ipc-contract.js';
 import { probedDevice } from '../../common/worker-protocol.js';
 import { toolVersion } from '../../node/app-root.js';
-import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
+import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError, whenStdoutCloses } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
 import { parseExpertBudget } from '../expert-budget.js';
 
@@ -177,6 +177,11 @@ export async function run(args: string[]): Promise<number> {
       }
     },
   });
+  // Piped into a reader that stops early (`| head`): the run is cancelled as on Ctrl-C (resumable, exit 130).
+  const undoStdoutWatch = whenStdoutCloses(() => {
+    console.error('horizon eval: the output was closed; cancelling (finished responses are kept; --resume continues)');
+    cancel.abort();
+  });
   try {
     const runs = new RunRepo(db);
     const responses = new ResponseRepo(db);
@@ -266,5 +271,6 @@ export async function run(args: string[]): Promise<number> {
     unlock();
     // Last: until here a second Ctrl-C must reach onRepeat, not Node's default (which would skip the unlock).
     cancel.dispose();
+    undoStdoutWatch();
   }
 }
