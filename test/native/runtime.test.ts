@@ -34,6 +34,34 @@ const PROMPTS = [
   [100],
 ];
 
+/**
+ * Runs `workerSrc` (the body of an async function with `b` the addon, `parentPort`, and `opts` the load options of the
+ * model in `modelDir`) in `times` worker threads one after another, terminating each at its first message; then the
+ * main thread loads a model of its own (the workers loaded the addon too: one constructor each). What it printed.
+ */
+function afterTerminatedWorkers(modelDir: string, workerSrc: string, times: number): string {
+  const addon = process.env.HORIZON_NATIVE_ADDON ?? join(REPO, 'native', 'build', 'Release', 'horizon_runtime.node');
+  const opts = `{ dir: ${JSON.stringify(modelDir)}, weights: 'bf16', backend: 'cpu', threads: 1 }`;
+  const src = `
+    const b = require(${JSON.stringify(addon)});
+    const { parentPort } = require('node:worker_threads');
+    const opts = ${opts};
+    (async () => {${workerSrc}
+    })();`;
+  const script = `
+    const { Worker } = require('node:worker_threads');
+    (async () => {
+      for (let i = 0; i < ${times}; i++) {
+        const w = new Worker(${JSON.stringify(src)}, { eval: true });
+        await new Promise((r) => w.once('message', r));
+        await w.terminate();
+      }
+      const m = await require(${JSON.stringify(addon)}).loadModel(${opts});
+      console.log('alive', m.info().vocabSize);
+    })();`;
+  return execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
 describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lacks loadModel: run npm run build:native)', () => {
   let root: string;
   let tiny: TinyModel;
@@ -163,95 +191,43 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
   });
 
   it('survives a worker thread terminated while its generate and its pack run on native threads', () => {
-    const addon = process.env.HORIZON_NATIVE_ADDON ?? join(REPO, 'native', 'build', 'Release', 'horizon_runtime.node');
-    const script = `
-      const { Worker } = require('node:worker_threads');
-      const src = \`
-        const b = require(${JSON.stringify(addon)});
-        const { parentPort } = require('node:worker_threads');
-        (async () => {
-          b.pack({ src: ${JSON.stringify(tiny.dir)}, dst: ${JSON.stringify(join(root, 'wt-pack'))}, threads: 1 }, () => {});
-          const m = await b.loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
-          m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => parentPort.postMessage('token'));
-        })();\`;
-      (async () => {
-        for (let i = 0; i < 3; i++) {
-          const w = new Worker(src, { eval: true });
-          await new Promise((r) => w.once('message', r));
-          await w.terminate();
-        }
-        // The main thread loads a model of its own after the workers loaded the addon too (one constructor each).
-        const m = await require(${JSON.stringify(addon)}).loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
-        console.log('alive', m.info().vocabSize);
-      })();`;
-    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
-    expect(out.trim()).toBe(`alive ${tiny.config.vocab_size}`);
+    const workerSrc = `
+      b.pack({ src: ${JSON.stringify(tiny.dir)}, dst: ${JSON.stringify(join(root, 'wt-pack'))}, threads: 1 }, () => {});
+      const m = await b.loadModel(opts);
+      m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => parentPort.postMessage('token'));`;
+    expect(afterTerminatedWorkers(tiny.dir, workerSrc, 3)).toBe(`alive ${tiny.config.vocab_size}`);
   });
 
   it('survives a worker thread terminated while its loadModel and logits wait on the libuv pool', () => {
     // The generate holds the model for its whole request, so the logits calls (and the load queued behind them on
     // the pool's four threads) are still running when the worker is terminated: they complete while its
     // environment is torn down, when no JS can run.
-    const addon = process.env.HORIZON_NATIVE_ADDON ?? join(REPO, 'native', 'build', 'Release', 'horizon_runtime.node');
-    const script = `
-      const { Worker } = require('node:worker_threads');
-      const src = \`
-        const b = require(${JSON.stringify(addon)});
-        const { parentPort } = require('node:worker_threads');
-        const opts = { dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 };
-        (async () => {
-          const m = await b.loadModel(opts);
-          let first = true;
-          m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => {
-            if (!first) return;
-            first = false;
-            for (let i = 0; i < 5; i++) m.logits(Int32Array.from([5, 6, 7]));
-            b.loadModel(opts);
-            parentPort.postMessage('queued');
-          });
-        })();\`;
-      (async () => {
-        for (let i = 0; i < 3; i++) {
-          const w = new Worker(src, { eval: true });
-          await new Promise((r) => w.once('message', r));
-          await w.terminate();
-        }
-        const m = await require(${JSON.stringify(addon)}).loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
-        console.log('alive', m.info().vocabSize);
-      })();`;
-    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
-    expect(out.trim()).toBe(`alive ${tiny.config.vocab_size}`);
+    const workerSrc = `
+      const m = await b.loadModel(opts);
+      let first = true;
+      m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => {
+        if (!first) return;
+        first = false;
+        for (let i = 0; i < 5; i++) m.logits(Int32Array.from([5, 6, 7]));
+        b.loadModel(opts);
+        parentPort.postMessage('queued');
+      });`;
+    expect(afterTerminatedWorkers(tiny.dir, workerSrc, 3)).toBe(`alive ${tiny.config.vocab_size}`);
   });
 
   it('survives a worker thread terminated while its token callback runs', () => {
     // The callback is busy for 3 ms a token, so the termination stops it mid-call: the call's failure is then an error
     // that cannot be thrown into the stopping JS.
-    const addon = process.env.HORIZON_NATIVE_ADDON ?? join(REPO, 'native', 'build', 'Release', 'horizon_runtime.node');
-    const script = `
-      const { Worker } = require('node:worker_threads');
-      const src = \`
-        const b = require(${JSON.stringify(addon)});
-        const { parentPort } = require('node:worker_threads');
-        (async () => {
-          const m = await b.loadModel({ dir: ${JSON.stringify(tiny.dir)}, weights: 'bf16', backend: 'cpu', threads: 1 });
-          let first = true;
-          m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => {
-            if (first) parentPort.postMessage('streaming');
-            first = false;
-            const t = Date.now();
-            while (Date.now() - t < 3) {}
-          });
-        })();\`;
-      (async () => {
-        for (let i = 0; i < 5; i++) {
-          const w = new Worker(src, { eval: true });
-          await new Promise((r) => w.once('message', r));
-          await w.terminate();
-        }
-        console.log('alive');
-      })();`;
-    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
-    expect(out.trim()).toBe('alive');
+    const workerSrc = `
+      const m = await b.loadModel(opts);
+      let first = true;
+      m.generate({ prompts: [Int32Array.from([5, 6, 7])], maxNewTokens: 100000, stopTokens: new Int32Array(0) }, () => {
+        if (first) parentPort.postMessage('streaming');
+        first = false;
+        const t = Date.now();
+        while (Date.now() - t < 3) {}
+      });`;
+    expect(afterTerminatedWorkers(tiny.dir, workerSrc, 5)).toBe(`alive ${tiny.config.vocab_size}`);
   });
 
   // RLIMIT_NPROC binds only an unprivileged user, so root runs the script as nobody under a limit of 40 threads
