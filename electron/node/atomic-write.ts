@@ -29,9 +29,44 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** Renames a finished, flushed temporary file into place and flushes the folder. */
-export async function renameDurably(tmp: string, file: string): Promise<void> {
-  await fs.promises.rename(tmp, file);
+/**
+ * Rename errors that on Windows mean another process has one of the two files open for a moment (an antivirus scan of
+ * the file just written, the Search indexer, a viewer of the file being replaced): the rename succeeds once it lets go.
+ */
+const TRANSIENT_RENAME_ERRORS = new Set(['EPERM', 'EACCES', 'EBUSY']);
+/** How long a rename keeps retrying those (graceful-fs waits up to 60 s; a held-open file rarely needs more than seconds). */
+export const RENAME_RETRY_MS = 10_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `fs.promises.rename`, retried with a growing delay for up to `retryMs` while Windows answers EPERM, EACCES or EBUSY
+ * (not when the destination is a folder: that answer is final). Elsewhere those answers are final and come at once.
+ */
+export async function renameRetrying(
+  from: string,
+  to: string,
+  opts: { platform?: NodeJS.Platform; retryMs?: number } = {},
+): Promise<void> {
+  const platform = opts.platform ?? process.platform;
+  const deadline = Date.now() + (opts.retryMs ?? RENAME_RETRY_MS);
+  for (let delay = 10; ; delay = Math.min(delay * 2, 500)) {
+    try {
+      await fs.promises.rename(from, to);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? '';
+      if (platform !== 'win32' || !TRANSIENT_RENAME_ERRORS.has(code) || Date.now() + delay > deadline) throw error;
+      const dest = await fs.promises.stat(to).catch(() => undefined);
+      if (dest?.isDirectory()) throw error;
+      await sleep(delay);
+    }
+  }
+}
+
+/** Renames a finished, flushed temporary file into place (retrying while Windows reports it held open) and flushes the folder. */
+export async function renameDurably(tmp: string, file: string, opts: { platform?: NodeJS.Platform; retryMs?: number } = {}): Promise<void> {
+  await renameRetrying(tmp, file, opts);
   await syncDir(path.dirname(file));
 }
 

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 import type { EmitEvent } from '../../common/ipc-contract.js';
@@ -17,6 +18,13 @@ const USAGE = `usage: horizon serve [--port P] [--data-dir DIR] [--hub-url URL] 
   --data-dir  data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --hub-url   the Hugging Face Hub endpoint the Models page prepares from (default https://huggingface.co)
   --static    the built renderer folder (default <app>/out/renderer, built with vite when it is missing)`;
+
+/** The vite CLI script of this checkout's node_modules. */
+function viteBin(): string {
+  const pkgFile = createRequire(path.join(repoRoot, 'package.json')).resolve('vite/package.json');
+  const bin = (JSON.parse(readFileSync(pkgFile, 'utf8')) as { bin: { vite: string } }).bin.vite;
+  return path.join(path.dirname(pkgFile), bin);
+}
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('serve', USAGE, args, {
@@ -41,7 +49,8 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     console.log('horizon serve: building the renderer (vite build)…');
-    execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], {
+    // Vite's own script under this Node: `npx` is `npx.cmd` on Windows, which execFile cannot start without a shell.
+    execFileSync(process.execPath, [viteBin(), 'build', '--logLevel', 'warn'], {
       cwd: repoRoot,
       stdio: 'inherit',
       env: { ...process.env, NODE_ENV: 'production' },

@@ -2,10 +2,11 @@
  * `packModel`: the native qpacked-v1 packer, then sha256 of every source and output file (streamed), then
  * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete.
  */
-import { existsSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 import { toolVersion } from '../../node/app-root.js';
+import { writeFileAtomic } from '../../node/atomic-write.js';
 import { hashFile } from '../../node/file-hasher.js';
 import { packNative } from './binding.js';
 
@@ -94,9 +95,7 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
     outputs,
     created_at: new Date().toISOString(),
   };
-  const target = path.join(dst, MANIFEST_NAME);
-  const tmp = `${target}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(manifest, null, 2)}\n`);
-  renameSync(tmp, target);
+  // Flushed and renamed into place last (retried while Windows reports the file held open): its presence means done.
+  await writeFileAtomic(path.join(dst, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }
