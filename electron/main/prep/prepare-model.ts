@@ -301,7 +301,8 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
       if (packDone && unverified(packDone.sources).length > 0) packDone = undefined;
       const packOnce = async (): Promise<PackContents> => {
         if (kept?.pack?.dir === path.basename(packedDir)) await dropKept();
-        await fs.promises.rm(packedDir, { recursive: true, force: true });
+        // maxRetries: on Windows a file of the old pack that a scanner holds a moment (EBUSY/EPERM) is retried.
+        await fs.promises.rm(packedDir, { recursive: true, force: true, maxRetries: 5 });
         const packMeter = new RateMeter();
         let lastPackEmit = 0;
         await runPacker({
