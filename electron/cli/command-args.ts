@@ -118,7 +118,6 @@ export interface AbortOnSignalsOptions {
   onRepeat?: (signal: NodeJS.Signals) => void;
 }
 
-/** An AbortSignal aborted by the first of `signals` sent to this process. */
 let closedStdoutHandler: (() => void) | null = null;
 let stdoutGone = false;
 
@@ -149,6 +148,7 @@ export function whenStdoutCloses(fn: () => void): () => void {
   };
 }
 
+/** An AbortSignal aborted by the first of `signals` sent to this process. */
 export function abortOnSignals(signals: readonly NodeJS.Signals[], { onAbort, onRepeat }: AbortOnSignalsOptions = {}): SignalAbort {
   const controller = new AbortController();
   const listener = (signal: NodeJS.Signals): void => {
