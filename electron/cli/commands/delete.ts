@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { dataLayout, defaultDataDir, INTERRUPTED_RUN, lockDataDir } from '../../main/data-dir.js';
-import { openDatabase } from '../../main/db/open-database.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { deleteRunExportFiles, runExportFiles } from '../../main/export/run-export-files.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
+import { claimLeftRunning, openStoredRuns } from '../stored-runs.js';
 
 export const summary = 'delete a stored run with its responses (and, with --delete-export, its result ZIP)';
 
@@ -29,13 +28,9 @@ export async function run(args: string[]): Promise<number> {
   const runId = positionals[0] ?? '';
   const dataDir = dataDirOption(values, defaultDataDir);
   const exportsDir = dataLayout.exportsDir(dataDir);
-  // As export: a mistyped --db or --data-dir must not create an empty database and say the run is not there.
   const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
-  if (!existsSync(dbFile)) {
-    console.error(`horizon delete: no database at ${dbFile} (no run was stored there; check --db or --data-dir)`);
-    return 1;
-  }
-  const db = openDatabase(dbFile);
+  const db = openStoredRuns('delete', dbFile);
+  if (!db) return 1;
   let unlock: (() => void) | undefined;
   try {
     const runs = new RunRepo(db);
@@ -45,16 +40,13 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     if (stored.status === 'queued' || stored.status === 'running') {
-      // As export: only a process holding the database's folder runs runs. When none does, this one was left so by
-      // one that stopped, and is marked as the app marks such runs when it starts; held, the folder stays ours
-      // until the run is deleted.
-      try {
-        unlock = lockDataDir(path.dirname(dbFile));
-      } catch (e) {
-        console.error(`horizon delete: run ${runId} is still ${stored.status}: cancel it before deleting it (${(e as Error).message})`);
+      const claim = claimLeftRunning(runs, dbFile);
+      if ('busy' in claim) {
+        console.error(`horizon delete: run ${runId} is still ${stored.status}: cancel it before deleting it (${claim.busy})`);
         return 1;
       }
-      runs.failInterrupted(INTERRUPTED_RUN);
+      // Held until the run is deleted: no process may start it meanwhile.
+      unlock = claim.release;
     }
     const outcome = runs.delete(runId);
     if (!outcome.deleted) {

@@ -1,13 +1,12 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { dataLayout, defaultDataDir, INTERRUPTED_RUN, lockDataDir } from '../../main/data-dir.js';
-import { openDatabase } from '../../main/db/open-database.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
+import { claimLeftRunning, openStoredRuns } from '../stored-runs.js';
 
 export const summary = 'write the result ZIP of a stored run (or list the runs)';
 
@@ -32,13 +31,9 @@ export async function run(args: string[]): Promise<number> {
   if (values.list ? positionals.length > 0 : positionals.length !== 1) {
     return usageError('export', USAGE, values.list ? '--list takes no RUN_ID' : 'give one RUN_ID (see --list)');
   }
-  // Reading runs must not create a database: a mistyped --db or --data-dir would list nothing and exit 0.
   const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
-  if (!existsSync(dbFile)) {
-    console.error(`horizon export: no database at ${dbFile} (no run was stored there; check --db or --data-dir)`);
-    return 1;
-  }
-  const db = openDatabase(dbFile);
+  const db = openStoredRuns('export', dbFile);
+  if (!db) return 1;
   try {
     const runs = new RunRepo(db);
     const responses = new ResponseRepo(db);
@@ -57,20 +52,12 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     if (stored.status === 'queued' || stored.status === 'running') {
-      // Only a process holding the database's folder runs runs: when none does, this one was left so by one that
-      // stopped, and is marked as the app marks such runs when it starts.
-      let unlock: () => void;
-      try {
-        unlock = lockDataDir(path.dirname(dbFile));
-      } catch (e) {
-        console.error(`horizon export: run ${runId} is still ${stored.status}: export it once it has finished or been cancelled (${(e as Error).message})`);
+      const claim = claimLeftRunning(runs, dbFile);
+      if ('busy' in claim) {
+        console.error(`horizon export: run ${runId} is still ${stored.status}: export it once it has finished or been cancelled (${claim.busy})`);
         return 1;
       }
-      try {
-        runs.failInterrupted(INTERRUPTED_RUN);
-      } finally {
-        unlock();
-      }
+      claim.release();
     }
     const inputs = await loadEvalInputs(dataDir);
     const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
