@@ -42,11 +42,21 @@ export async function resolveRuntimeDir(dir: string, weights?: WeightsFormat): P
     if (weights === 'int4' && !packed) throw new Error(`${abs}: prepared without INT4 packing; use --weights bf16 or prepare it again`);
     return packed && weights !== 'bf16' ? { dir: packed, weights: 'int4' } : { dir: path.join(abs, manifest.source.dir), weights: 'bf16' };
   }
+  return checkpointRuntimeDir(abs, weights);
+}
+
+/**
+ * For a folder without prepared.json: a packed folder on its own (it carries the checkpoint's config and tokenizer
+ * files, so it runs as it is), or a checkpoint folder with its int4-gN/ pack, else its BF16 weights.
+ */
+async function checkpointRuntimeDir(abs: string, weights?: WeightsFormat): Promise<{ dir: string; weights: WeightsFormat }> {
   if (!existsSync(path.join(abs, 'config.json'))) {
     throw new Error(`${abs}: not a model folder (neither ${PREPARED_MANIFEST} nor config.json)`);
   }
   if (existsSync(path.join(abs, PACKED_MANIFEST))) {
-    if (weights === 'bf16') throw new Error(`${abs}: an INT4 packed folder (${PACKED_MANIFEST}) holds no BF16 weights; give its checkpoint folder`);
+    if (weights === 'bf16') {
+      throw new Error(`${abs}: an INT4 packed folder (${PACKED_MANIFEST}) holds no BF16 weights; use --weights int4 or give its checkpoint folder`);
+    }
     return { dir: abs, weights: 'int4' };
   }
   const packed = await findPackedDir(abs);
@@ -83,16 +93,8 @@ export async function resolveModelSource(dir: string, weights: WeightsFormat): P
       manifestSha256: sha256(text),
     };
   }
-  if (!existsSync(path.join(abs, 'config.json'))) {
-    throw new Error(`${abs}: not a model folder (neither ${PREPARED_MANIFEST} nor config.json)`);
-  }
-  // A packed folder on its own: it carries the checkpoint's config and tokenizer files, so it runs as it is.
-  const packedItself = existsSync(path.join(abs, PACKED_MANIFEST));
-  if (packedItself && weights === 'bf16') {
-    throw new Error(`${abs}: an INT4 packed folder (${PACKED_MANIFEST}) holds no BF16 weights; use --weights int4 or give its checkpoint folder`);
-  }
-  const packedDir = packedItself ? abs : await findPackedDir(abs);
-  if (weights === 'int4' && !packedDir) throw new Error(`${abs}: no int4-gN/ packed folder; pack it first or use --weights bf16`);
+  const runtime = await checkpointRuntimeDir(abs, weights);
+  const packedDir = runtime.weights === 'int4' ? runtime.dir : null;
   const files: { path: string; size: number; sha256: string }[] = [];
   const walk = async (d: string): Promise<void> => {
     for (const e of (await readdir(d, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -109,11 +111,11 @@ export async function resolveModelSource(dir: string, weights: WeightsFormat): P
   const manifestJson = `${JSON.stringify({ format: 'horizon-local-v1', dir: abs, files }, null, 2)}\n`;
   const name = path.basename(abs);
   return {
-    modelId: `local:${name}/${weights === 'int4' && packedDir ? path.basename(packedDir) : 'bf16'}`,
+    modelId: `local:${name}/${packedDir ? path.basename(packedDir) : 'bf16'}`,
     repo: `local/${name}`,
     revision: sha256(manifestJson).slice(0, 40),
     modelDir: abs,
-    packedDir: weights === 'int4' ? packedDir : null,
+    packedDir,
     weights,
     manifestJson,
     manifestSha256: sha256(manifestJson),
