@@ -4,20 +4,23 @@ import path from 'node:path';
 import type { ExportFile } from '../../common/ipc-contract.js';
 import { processAlive } from '../../node/lock-file.js';
 
-/**
- * The result ZIPs of run `runId` in `exportsDir`: the file export writes there for it (`<runId>.zip`, the app's and
- * `horizon export`'s and `horizon eval`'s default name). Names are matched against the folder's own listing, so a
- * run id can never reach a subfolder or a path outside it, and only regular files count: a link (to anywhere) or a
- * folder under that name is left alone. No folder: none.
- */
-export async function runExportFiles(exportsDir: string, runId: string): Promise<ExportFile[]> {
-  let names: string[];
+/** The names in the exports folder; none when there is no folder. */
+async function exportNames(exportsDir: string): Promise<string[]> {
   try {
-    names = await readdir(exportsDir);
+    return await readdir(exportsDir);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
     throw e;
   }
+}
+
+/**
+ * The result ZIPs of run `runId` among `names` of `exportsDir`: the file export writes there for it (`<runId>.zip`,
+ * the app's and `horizon export`'s and `horizon eval`'s default name). Names are matched against the folder's own
+ * listing, so a run id can never reach a subfolder or a path outside it, and only regular files count: a link (to
+ * anywhere) or a folder under that name is left alone.
+ */
+async function zipsAmong(exportsDir: string, names: readonly string[], runId: string): Promise<ExportFile[]> {
   const wanted = `${runId}.zip`;
   const out: ExportFile[] = [];
   for (const name of names) {
@@ -29,9 +32,13 @@ export async function runExportFiles(exportsDir: string, runId: string): Promise
   return out;
 }
 
+/** The result ZIPs of run `runId` in `exportsDir` (see zipsAmong). No folder: none. */
+export async function runExportFiles(exportsDir: string, runId: string): Promise<ExportFile[]> {
+  return zipsAmong(exportsDir, await exportNames(exportsDir), runId);
+}
+
 /** What an export of the run that never finished leaves: write-result-zip's `<runId>.zip.<pid>.<ms>.tmp`, its writer dead. */
-async function abandonedExportTemps(exportsDir: string, runId: string): Promise<string[]> {
-  const names = await readdir(exportsDir).catch(() => [] as string[]);
+function abandonedExportTemps(exportsDir: string, names: readonly string[], runId: string): string[] {
   const prefix = `${runId}.zip.`;
   return names
     .filter((n) => {
@@ -53,14 +60,15 @@ export async function deleteRunExportFiles(
 ): Promise<{ deleted: string[]; errors: string[] }> {
   const deleted: string[] = [];
   const errors: string[] = [];
+  let names: string[];
   let files: ExportFile[];
   try {
-    files = await runExportFiles(exportsDir, runId);
+    names = await exportNames(exportsDir);
+    files = await zipsAmong(exportsDir, names, runId);
   } catch (e) {
     return { deleted, errors: [`${exportsDir}: not read, nothing in it deleted (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`] };
   }
-  const temps = await abandonedExportTemps(exportsDir, runId);
-  for (const f of [...files.map((x) => x.path), ...temps]) {
+  for (const f of [...files.map((x) => x.path), ...abandonedExportTemps(exportsDir, names, runId)]) {
     try {
       await unlink(f);
       deleted.push(f);
