@@ -176,6 +176,14 @@ export interface ModelsApi {
 
 export type RunStatus = 'queued' | 'running' | 'cancelled' | 'failed' | 'completed';
 
+/** The statuses of a run whose job still writes to it. */
+export type LiveRunStatus = Extract<RunStatus, 'queued' | 'running'>;
+
+/** True for a run that is queued or running: it still changes, so it is neither exported nor deleted. */
+export function isLiveStatus(status: RunStatus): status is LiveRunStatus {
+  return status === 'queued' || status === 'running';
+}
+
 export interface StartRunRequest {
   readonly modelId: string;
   /** First N prompts of IFEval (1..541); all when omitted. */
@@ -393,7 +401,8 @@ export interface RunsApi {
   compare(req: CompareRequest): Promise<Result<RunComparison>>;
   /**
    * Deletes a stored run with its responses, verdicts and figures in one transaction, and with `deleteExport` its
-   * result ZIPs in exports/. A queued or running run is refused (cancel it first).
+   * result ZIPs in exports/. A queued or running run is refused (cancel it first). Every UI is told as
+   * `runs:onDidDelete`.
    */
   delete(req: DeleteRunRequest): Promise<Result<DeletedRun>>;
 }
@@ -487,16 +496,30 @@ export interface RunResponseEvent {
   readonly row: ResponseRow;
 }
 
+/** A stored run was deleted (`runs:delete`, from any window or browser tab). */
+export interface RunDeletedEvent {
+  readonly runId: string;
+}
+
 /** Event name → payload, pushed from the services to every UI. */
 export interface EventMap {
   'models:onDidProgress': PrepareProgress;
   'runs:onDidProgress': RunProgress;
   'runs:onDidResponse': RunResponseEvent;
+  'runs:onDidDelete': RunDeletedEvent;
 }
 
 export type EventName = keyof EventMap;
 
-export const EVENT_NAMES: readonly EventName[] = ['models:onDidProgress', 'runs:onDidProgress', 'runs:onDidResponse'];
+const EVENTS: { readonly [E in EventName]: true } = {
+  'models:onDidProgress': true,
+  'runs:onDidProgress': true,
+  'runs:onDidResponse': true,
+  'runs:onDidDelete': true,
+};
+
+/** Every event name: the ones the preload lets a window subscribe to. */
+export const EVENT_NAMES: readonly EventName[] = Object.keys(EVENTS) as EventName[];
 
 /** How a service publishes an event; the host (Electron main or `horizon serve`) fans it out. */
 export type EmitEvent = <E extends EventName>(event: E, payload: EventMap[E]) => void;

@@ -20,6 +20,7 @@ import type {
   RunDetail,
   RunSummary,
 } from '../../electron/common/ipc-contract.js';
+import { isLiveStatus } from '../../electron/common/ipc-contract.js';
 import { err, ok } from '../../electron/common/result.js';
 
 interface Prompt {
@@ -348,10 +349,11 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       delete: async ({ runId, deleteExport }) => {
         const run = runs.get(runId);
         if (!run) return err('NOT_FOUND', `run ${runId} not found`);
-        if (run.summary.status === 'running' || run.summary.status === 'queued') {
+        if (isLiveStatus(run.summary.status)) {
           return err('BAD_INPUT', `run ${runId} is ${run.summary.status}: cancel it before deleting it`);
         }
         runs.delete(runId);
+        emit('runs:onDidDelete', { runId });
         const deletedFiles = deleteExport ? runZips(runId).map((f) => f.path) : [];
         for (const f of deletedFiles) zips.delete(f);
         return ok({ runId, responses: run.responses.length, deletedFiles, fileErrors: [] });

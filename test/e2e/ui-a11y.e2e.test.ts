@@ -165,6 +165,56 @@ describe('renderer at 900×600 by keyboard (fake services)', () => {
     await page.getByLabel('Prompts').fill('12');
     await page.getByRole('button', { name: 'Start run' }).click();
     await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('completed');
+    // The chart's rows (of the run just completed) are one Tab stop: the arrow keys, Home and End move between them,
+    // Enter and Space pick one.
+    await nav.getByRole('button', { name: 'Results' }).click();
+    await page.getByLabel('Run', { exact: true }).selectOption('run-2');
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–12 of 12');
+    const chart = page.getByRole('toolbar', { name: 'Show the responses of an instruction type' });
+    expect(await chart.getAttribute('aria-orientation')).toBe('vertical');
+    const bars = chart.getByRole('button');
+    const last = (await bars.count()) - 1;
+    expect(last).toBeGreaterThan(2);
+    expect(await chart.locator('[tabindex="0"]').count()).toBe(1);
+    const bar = async (i: number) => `button: ${await bars.nth(i).getAttribute('aria-label')}`;
+    const barId = async (i: number) => /^Show the responses with (\S+) /.exec((await bars.nth(i).getAttribute('aria-label')) ?? '')?.[1];
+    const instructionFilter = page.getByLabel('Instruction', { exact: true });
+    await instructionFilter.focus();
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused(page)).toBe(await bar(0));
+    await page.keyboard.press('ArrowUp');
+    expect(await focused(page)).toBe(await bar(0));
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    expect(await focused(page)).toBe(await bar(2));
+    await page.keyboard.press('ArrowUp');
+    expect(await focused(page)).toBe(await bar(1));
+    await page.keyboard.press('End');
+    expect(await focused(page)).toBe(await bar(last));
+    await page.keyboard.press('ArrowDown');
+    expect(await focused(page)).toBe(await bar(last));
+    await page.keyboard.press('Home');
+    expect(await focused(page)).toBe(await bar(0));
+    await page.keyboard.press('ArrowDown');
+    // Tab leaves the chart from any row; Shift+Tab comes back to the row it left.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.id')).toBe(await instructionFilter.getAttribute('id'));
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused(page)).toBe(await bar(1));
+    expect(await chart.locator('[tabindex="0"]').count()).toBe(1);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => instructionFilter.inputValue()).toBe(await barId(1));
+    expect(await focused(page)).toBe(await bar(1));
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Space');
+    await expect.poll(() => instructionFilter.inputValue()).toBe(await barId(2));
+    expect(await focused(page)).toBe(await bar(2));
+    await instructionFilter.selectOption('');
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–12 of 12');
+    await page.getByLabel('Run', { exact: true }).selectOption('run-1');
+    await expect.poll(() => page.locator('.stats--small').textContent()).toContain('/ 300');
+
+
     await nav.getByRole('button', { name: 'History' }).click();
     await page.getByLabel('Select run run-1 for comparison').check();
     await page.getByLabel('Select run run-2 for comparison').check();
@@ -198,6 +248,20 @@ describe('renderer at 900×600 by keyboard (fake services)', () => {
     const done1 = Number((await row1.locator('td').nth(5).textContent())?.split('/')[0]);
     expect(done1).toBeGreaterThan(stoppedAt);
     expect(await page.getByTestId('comparison').count()).toBe(1);
+
+    // Two more tabs of the app: one with run-1's results and a response of it open, one with History. Neither is
+    // reloaded: they learn of the deletion below from its event.
+    const resultsTab = await app.browser.context.newPage();
+    const historyTab = await app.browser.context.newPage();
+    for (const tab of [resultsTab, historyTab]) await tab.goto(app.server.url);
+    await historyTab.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'History' }).click();
+    const otherTable = historyTab.getByRole('region', { name: 'Runs table' });
+    await expect.poll(() => otherTable.locator('tbody tr').count()).toBe(2);
+    await resultsTab.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Results' }).click();
+    await resultsTab.getByLabel('Run', { exact: true }).selectOption('run-1');
+    await expect.poll(() => resultsTab.getByTestId('pager-status').textContent()).toBe(`1–${Math.min(20, done1)} of ${done1}`);
+    await resultsTab.getByRole('button', { name: /^Open response / }).first().click();
+    await expect.poll(() => resultsTab.getByTestId('response-detail').count()).toBe(1);
 
     // Asked, the question names the run and its responses, offers its ZIP, and takes the focus; Escape calls it off.
     await page.getByRole('button', { name: 'Delete run run-1' }).focus();
@@ -236,6 +300,17 @@ describe('renderer at 900×600 by keyboard (fake services)', () => {
     expect(await page.getByTestId('comparison').count()).toBe(0);
     expect(await page.getByLabel('Select run run-2 for comparison').isChecked()).toBe(true);
     expect(await page.getByRole('button', { name: 'Compare (1/2)' }).count()).toBe(1);
+    // The other tabs were told: History drops the row; Results closes the response, says why, and shows the run left.
+    await expect.poll(() => otherTable.locator('tbody tr').count()).toBe(1);
+    expect(await otherTable.textContent()).not.toContain('run-1');
+    await expect.poll(() => resultsTab.getByTestId('response-detail').count()).toBe(0);
+    await expect.poll(() => resultsTab.getByTestId('pager-status').textContent()).toBe('1–12 of 12');
+    expect(await resultsTab.getByRole('status').filter({ hasText: 'no longer in the database' }).textContent()).toContain(
+      'Run run-1 is no longer in the database: it was deleted in another window',
+    );
+    expect(await resultsTab.evaluate('document.activeElement?.tagName')).toBe('H1');
+    await resultsTab.close();
+    await historyTab.close();
     // Its ZIP is gone: the verifier no longer finds it.
     const card = page.getByTestId('verify-card');
     await card.getByLabel('Result ZIP').fill('/tmp/horizon-fake/exports/run-1.zip');

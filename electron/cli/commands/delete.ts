@@ -1,5 +1,6 @@
 import path from 'node:path';
 
+import { isLiveStatus } from '../../common/ipc-contract.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { deleteRunExportFiles, runExportFiles } from '../../main/export/run-export-files.js';
@@ -39,7 +40,7 @@ export async function run(args: string[]): Promise<number> {
       console.error(`horizon delete: run ${runId} not found in ${dbFile} (see horizon export --list)`);
       return 1;
     }
-    if (stored.status === 'queued' || stored.status === 'running') {
+    if (isLiveStatus(stored.status)) {
       const claim = claimLeftRunning(runs, dbFile);
       if ('busy' in claim) {
         console.error(`horizon delete: run ${runId} is still ${stored.status}: cancel it before deleting it (${claim.busy})`);

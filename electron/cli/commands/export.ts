@@ -1,5 +1,6 @@
 import path from 'node:path';
 
+import { isLiveStatus } from '../../common/ipc-contract.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
@@ -51,7 +52,7 @@ export async function run(args: string[]): Promise<number> {
       console.error(`horizon export: run ${runId} not found in ${dbFile} (see --list)`);
       return 1;
     }
-    if (stored.status === 'queued' || stored.status === 'running') {
+    if (isLiveStatus(stored.status)) {
       const claim = claimLeftRunning(runs, dbFile);
       if ('busy' in claim) {
         console.error(`horizon export: run ${runId} is still ${stored.status}: export it once it has finished or been cancelled (${claim.busy})`);

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import type { RunStatus, WeightsFormat } from '../../common/ipc-contract.js';
+import { isLiveStatus, type LiveRunStatus, type RunStatus, type WeightsFormat } from '../../common/ipc-contract.js';
 
 /** The generation policy recorded with a run. */
 export interface RunPolicy {
@@ -167,11 +167,11 @@ export class RunRepo {
    * status check on: a run another process has just set running is not deleted under it. Says how many responses
    * went, or why nothing did: no such run, or one queued or running (its job writes to it).
    */
-  delete(id: string): { readonly deleted: true; readonly responses: number } | { readonly deleted: false; readonly status: 'missing' | 'queued' | 'running' } {
+  delete(id: string): { readonly deleted: true; readonly responses: number } | { readonly deleted: false; readonly status: 'missing' | LiveRunStatus } {
     return this.db.transaction(() => {
       const status = this.db.prepare('SELECT status FROM runs WHERE id = ?').pluck().get(id) as RunStatus | undefined;
       if (status === undefined) return { deleted: false as const, status: 'missing' as const };
-      if (status === 'queued' || status === 'running') return { deleted: false as const, status };
+      if (isLiveStatus(status)) return { deleted: false as const, status };
       const responses = this.db.prepare('SELECT COUNT(*) FROM responses WHERE run_id = ?').pluck().get(id) as number;
       // The schema cascades these from runs; deleting them by name keeps a connection without foreign_keys = ON
       // from leaving orphans.

@@ -12,6 +12,7 @@ import { formatEvalResults } from '../../../evals/ifeval/eval-results.js';
 import { renameDurably, syncFile } from '../../node/atomic-write.js';
 import { summarize } from '../../../evals/ifeval/summary.js';
 import type { EvalResultRow, InstructionId } from '../../../evals/ifeval/types.js';
+import { isLiveStatus } from '../../common/ipc-contract.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
 
@@ -136,7 +137,7 @@ export function buildResultFiles(
 ): { run: RunRecord; files: Map<string, Buffer>; datasetRows: number; included: IncludedInput; responses: number } {
   const read = () => {
     const run = opts.runs.require(runId);
-    if (run.status === 'queued' || run.status === 'running') {
+    if (isLiveStatus(run.status)) {
       throw new Error(`run ${runId} is still ${run.status}: export it once it has finished or been cancelled`);
     }
     return { run, stored: opts.responses.all(runId), figures: opts.responses.figures(runId) };

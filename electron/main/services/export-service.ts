@@ -12,6 +12,7 @@ import type {
   VerifyReport,
   VerifyRequest,
 } from '../../common/ipc-contract.js';
+import { isLiveStatus } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo } from '../db/response-repo.js';
@@ -64,7 +65,7 @@ export class ExportService implements ExportApi {
       if (!run) throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
       // A ZIP of a run still generating would be out of date as soon as it is written; a cancelled or failed run
       // exports what it has (the ZIP records its status and the verifier re-scores what is there).
-      if (run.status === 'queued' || run.status === 'running') {
+      if (isLiveStatus(run.status)) {
         throw new ServiceError('BAD_INPUT', `run ${req.runId} is still ${run.status}: export it once it has finished or been cancelled`);
       }
       if (req.path !== undefined && !path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `export path must be absolute: ${req.path}`);

@@ -244,6 +244,7 @@ export class RunsService implements RunsApi {
         if (outcome.status === 'missing') throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
         throw new ServiceError('BAD_INPUT', `run ${req.runId} is ${outcome.status}: cancel it before deleting it`);
       }
+      this.opts.emit('runs:onDidDelete', { runId: req.runId });
       const files = req.deleteExport
         ? await deleteRunExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId)
         : { deleted: [], errors: [] };

@@ -21,6 +21,7 @@ export function connectEvents(): () => void {
       }
     }),
     onEvent('runs:onDidResponse', (e) => useRuns.getState().handleResponse(e.runId, e.row)),
+    onEvent('runs:onDidDelete', (e) => useHistory.getState().handleDeleted(e.runId)),
   ];
   return () => {
     for (const off of offs) off();

@@ -46,6 +46,8 @@ interface HistoryState {
   confirmDelete(): Promise<boolean>;
   /** Forgets what the last deletion did (the page is left). */
   dismissDeleted(): void;
+  /** A run was deleted (`runs:onDidDelete`): every store lets go of it, unless this window's own delete is on its way. */
+  handleDeleted(runId: string): void;
 }
 
 export const useHistory = create<HistoryState>((set, get) => ({
@@ -134,4 +136,17 @@ export const useHistory = create<HistoryState>((set, get) => ({
     return true;
   },
   dismissDeleted: () => set({ deleted: null }),
+  handleDeleted: (runId) => {
+    const { runs, selected, comparison, deletion } = get();
+    // confirmDelete lets go of it once its reply says what was deleted (the event can arrive before the reply).
+    if (deletion?.busy && deletion.run.id === runId) return;
+    set({
+      runs: runs.filter((x) => x.id !== runId),
+      selected: selected.filter((id) => id !== runId),
+      comparison: comparison && (comparison.a.id === runId || comparison.b.id === runId) ? null : comparison,
+      ...(deletion?.run.id === runId ? { deletion: null } : {}),
+    });
+    useResults.getState().handleDeleted(runId);
+    useRuns.getState().forget(runId);
+  },
 }));

@@ -44,6 +44,8 @@ interface ResultsState {
   exportZip(): Promise<void>;
   /** Lets go of a run that was deleted, when it is the one open (the page then opens the newest run left). */
   forget(runId: string): void;
+  /** A run was deleted in another window or tab: lets go of it, when open, and names it as gone. */
+  handleDeleted(runId: string): void;
   /** Forgets `gone` (the page is left). */
   dismissGone(): void;
 }
@@ -130,6 +132,11 @@ export const useResults = create<ResultsState>((set, get) => ({
   forget: (runId) => {
     if (get().runId !== runId) return;
     set({ runId: null, detail: null, page: null, selected: null, offset: 0, exported: null, exportedRun: null, verify: null, exporting: false, error: null });
+  },
+  handleDeleted: (runId) => {
+    if (get().runId !== runId) return;
+    get().forget(runId);
+    set({ gone: runId });
   },
   dismissGone: () => set({ gone: null }),
 }));

@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-import type { ResponseRow, RunProgress, RunSummary } from '../../../electron/common/ipc-contract.js';
+import { isLiveStatus, type ResponseRow, type RunProgress, type RunSummary } from '../../../electron/common/ipc-contract.js';
 import { call } from '../api.js';
 
 const STREAM_LIMIT = 50;
@@ -140,7 +140,7 @@ export const useRuns = create<RunsState>((set, get) => ({
   attachActive: async () => {
     if (get().run) return;
     const r = await call('runs:list', undefined);
-    const active = r.ok ? r.value.find((x) => x.status === 'running' || x.status === 'queued') : undefined;
+    const active = r.ok ? r.value.find((x) => isLiveStatus(x.status)) : undefined;
     if (active && !get().run) set({ run: active, form: { ...get().form, modelId: active.modelId } });
   },
   refresh: async () => {
@@ -151,7 +151,7 @@ export const useRuns = create<RunsState>((set, get) => ({
     if (r.ok && now?.id === run.id) {
       const { policy: _p, byInstruction: _b, figures: _f, ...summary } = r.value;
       // Read while generating, the reply can be older than the progress that arrived meanwhile: the count never goes back.
-      const live = summary.status === 'running' || summary.status === 'queued';
+      const live = isLiveStatus(summary.status);
       set({ run: live ? { ...summary, status: now.status, done: Math.max(summary.done, now.done) } : summary });
     }
   },
@@ -174,7 +174,7 @@ export const useRuns = create<RunsState>((set, get) => ({
         backendLabel: p.backendLabel ?? run.backendLabel,
       },
     });
-    if (p.status !== run.status && p.status !== 'running' && p.status !== 'queued') void get().refresh();
+    if (p.status !== run.status && !isLiveStatus(p.status)) void get().refresh();
   },
   handleResponse: (runId, row) => {
     if (get().run?.id !== runId) {

@@ -1,17 +1,17 @@
 import { useEffect, useRef, useState } from 'react';
 
+import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { formatDate, formatPercent, shortSha } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { TableScroll } from '../../components/TableScroll.js';
+import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { useHistory } from '../../stores/history.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
 import { ComparisonView } from './ComparisonView.js';
 import { DeleteRunPanel } from './DeleteRunPanel.js';
 import { VerifyCard } from './VerifyCard.js';
-
-const isLive = (status: string) => status === 'running' || status === 'queued';
 
 export function HistoryPage() {
   const runs = useHistory((s) => s.runs);
@@ -41,6 +41,8 @@ export function HistoryPage() {
     target?.focus();
     setFocusAfter(null);
   }, [focusAfter, runs, deletion]);
+  // A run deleted in another window takes its row (or its open question) away, and the focus with it.
+  useFocusFallback(runsHeading, `${runs.map((r) => r.id).join(' ')}|${deletion?.run.id ?? ''}`);
   const buttonsOf = (runId: string) => {
     let b = rowButtons.current.get(runId);
     if (!b) {
@@ -172,8 +174,8 @@ export function HistoryPage() {
                           className="btn btn--small"
                           ref={(el) => void (buttonsOf(r.id).del = el)}
                           aria-label={`Delete run ${r.id}`}
-                          disabled={isLive(r.status)}
-                          title={isLive(r.status) ? 'The run is still generating; cancel it before deleting it.' : undefined}
+                          disabled={isLiveStatus(r.status)}
+                          title={isLiveStatus(r.status) ? 'The run is still generating; cancel it before deleting it.' : undefined}
                           onClick={() => void askDelete(r.id)}
                         >
                           Delete

@@ -1,3 +1,5 @@
+import { useRef, useState, type KeyboardEvent } from 'react';
+
 import type { InstructionTypeRow } from '../../../../electron/common/ipc-contract.js';
 import { BreakableId } from '../../components/BreakableId.js';
 
@@ -34,11 +36,63 @@ function RowContent({ row: r }: { row: InstructionTypeRow }) {
   );
 }
 
+const MOVES: Readonly<Record<string, (i: number, last: number) => number>> = {
+  ArrowDown: (i, last) => Math.min(i + 1, last),
+  ArrowUp: (i) => Math.max(i - 1, 0),
+  Home: () => 0,
+  End: (_i, last) => last,
+};
+
 /**
  * Strict and loose accuracy per instruction type as horizontal bars. HTML rather than a scaled SVG, so that the text
- * keeps its size in a narrow window and each row can be a real button.
+ * keeps its size in a narrow window and each row can be a real button. With `onPick` the rows are a vertical toolbar:
+ * one Tab stop, the arrow keys (and Home, End) move between the rows.
  */
 export function InstructionChart({ rows, onPick }: Props) {
+  // The row that holds the Tab stop, by id: rows of a run still generating come and go as it scores more.
+  const [current, setCurrent] = useState<string | null>(null);
+  const buttons = useRef(new Map<string, HTMLButtonElement>());
+  const tabStop = rows.some((r) => r.instructionId === current) ? current : (rows[0]?.instructionId ?? null);
+
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    const move = MOVES[e.key];
+    if (!move || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    e.preventDefault();
+    const next = rows[move(Math.max(0, rows.findIndex((r) => r.instructionId === tabStop)), rows.length - 1)];
+    if (!next) return;
+    setCurrent(next.instructionId);
+    buttons.current.get(next.instructionId)?.focus();
+  };
+
+  const list = (
+    <ul className="chart__rows" data-testid="instruction-chart">
+      {rows.map((r) => (
+        <li key={r.instructionId}>
+          {onPick ? (
+            <button
+              type="button"
+              className="chart__row chart__row--link"
+              aria-label={`Show the responses with ${r.instructionId} (strict ${r.strictPassed} of ${r.count}, loose ${r.loosePassed} of ${r.count})`}
+              tabIndex={r.instructionId === tabStop ? 0 : -1}
+              ref={(el) => {
+                if (el) buttons.current.set(r.instructionId, el);
+                else buttons.current.delete(r.instructionId);
+              }}
+              onFocus={() => setCurrent(r.instructionId)}
+              onClick={() => onPick(r.instructionId)}
+            >
+              <RowContent row={r} />
+            </button>
+          ) : (
+            <div className="chart__row">
+              <RowContent row={r} />
+            </div>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+
   return (
     <figure className="chart">
       <figcaption className="chart__legend">
@@ -47,26 +101,13 @@ export function InstructionChart({ rows, onPick }: Props) {
           <span className="chart__key chart__key--loose" /> loose <span className="chart__key chart__key--strict" /> strict
         </span>
       </figcaption>
-      <ul className="chart__rows" data-testid="instruction-chart">
-        {rows.map((r) => (
-          <li key={r.instructionId}>
-            {onPick ? (
-              <button
-                type="button"
-                className="chart__row chart__row--link"
-                aria-label={`Show the responses with ${r.instructionId} (strict ${r.strictPassed} of ${r.count}, loose ${r.loosePassed} of ${r.count})`}
-                onClick={() => onPick(r.instructionId)}
-              >
-                <RowContent row={r} />
-              </button>
-            ) : (
-              <div className="chart__row">
-                <RowContent row={r} />
-              </div>
-            )}
-          </li>
-        ))}
-      </ul>
+      {onPick ? (
+        <div role="toolbar" aria-orientation="vertical" aria-label="Show the responses of an instruction type" onKeyDown={onKeyDown}>
+          {list}
+        </div>
+      ) : (
+        list
+      )}
     </figure>
   );
 }

@@ -1,10 +1,12 @@
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 
+import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
 import { Stat } from '../../components/Stat.js';
+import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { downloader } from '../../api.js';
 import { useHistory } from '../../stores/history.js';
 import { useResults } from '../../stores/results.js';
@@ -39,17 +41,22 @@ export function ResultsPage() {
     if (!runId && latest) void open(latest.id);
     else if (runId) void open(runId);
   }, [runId, runs, gone, open]);
+  // A run deleted in another window closes with its open response, and the focus goes with them.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useFocusFallback(heading, gone);
 
   const download = downloader();
   // What the ZIP holds, from its manifest once verified: the run itself may have been resumed since.
   const zipRun = verify?.run ? { status: verify.run.status, done: verify.run.responses, total: verify.run.total } : exportedRun;
-  const generating = d?.status === 'running' || d?.status === 'queued';
+  const generating = d !== null && isLiveStatus(d.status);
 
   return (
     <div className="page">
       <header className="page__header">
         <div>
-          <h1>Results</h1>
+          <h1 ref={heading} tabIndex={-1}>
+            Results
+          </h1>
           <p className="page__lede">
             {d ? (
               <>

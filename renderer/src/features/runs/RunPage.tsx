@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 
+import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { SelectField } from '../../components/SelectField.js';
@@ -40,7 +41,7 @@ export function RunPage() {
     if (!form.modelId && first) setForm({ modelId: first.id });
   }, [models, form.modelId, setForm]);
 
-  const running = run?.status === 'running' || run?.status === 'queued';
+  const running = run !== null && isLiveStatus(run.status);
   const canResume = run?.status === 'cancelled' || run?.status === 'failed';
   const liveHeading = useRef<HTMLHeadingElement>(null);
   const liveProgress = useRef<HTMLDivElement>(null);

@@ -50,4 +50,12 @@ describe('preload', () => {
     expect(subscribed.has(EVENT_NAMES[0]!)).toBe(false);
     expect(() => api.on('ipc:anything', () => {})).toThrow(/not a contract event/);
   });
+
+  it('lets a window hear of a run deleted in another', () => {
+    const got: unknown[] = [];
+    const off = api.on('runs:onDidDelete', (p) => got.push(p));
+    subscribed.get('runs:onDidDelete')?.({ sender: 'ipc-event' }, { runId: 'r1' });
+    expect(got).toEqual([{ runId: 'r1' }]);
+    off();
+  });
 });

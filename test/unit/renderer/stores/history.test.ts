@@ -3,8 +3,10 @@ import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { setTransport } from '../../../../renderer/src/api.js';
+import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { useHistory } from '../../../../renderer/src/stores/history.js';
 import { useResults } from '../../../../renderer/src/stores/results.js';
+import { useRuns } from '../../../../renderer/src/stores/runs.js';
 import { inProcessTransport, shared } from '../in-process-transport.js';
 
 /** The fake services with a prepared model, the prompts imported and runs of `limits` prompts each, completed. */
@@ -144,6 +146,51 @@ describe('history store', () => {
     expect(useResults.getState().runId).toBeNull();
     expect(await t.api.export.listZips({ runId: b })).toEqual({ ok: true, value: [] });
     expect(await t.api.runs.get({ runId: b })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+  });
+
+  it('lets go of a run deleted in another window as soon as it is told, everywhere it is shown', async () => {
+    const t = await withRuns([2, 3, 1]);
+    const [a, b, c] = t.ids as [string, string, string];
+    const off = connectEvents();
+    try {
+      await useHistory.getState().refresh();
+      useHistory.getState().toggle(a);
+      useHistory.getState().toggle(b);
+      await useHistory.getState().compare();
+      await useResults.getState().open(b);
+      await useResults.getState().openResponse(useResults.getState().page!.items[0]!.key);
+      expect(useResults.getState().selected?.runId).toBe(b);
+      const summaryB = useHistory.getState().runs.find((r) => r.id === b)!;
+      useRuns.setState({ run: summaryB, progress: null, stream: [], error: null, busy: false });
+      // This window was about to ask to delete it too.
+      await useHistory.getState().askDelete(b);
+      const listed = t.calls.filter((c) => c.channel === 'runs:list').length;
+
+      // Another window (here: the services directly) deletes it.
+      expect((await t.api.runs.delete({ runId: b })).ok).toBe(true);
+      expect(useHistory.getState()).toMatchObject({ selected: [a], comparison: null, deletion: null, deleted: null });
+      expect(useHistory.getState().runs.map((r) => r.id)).toEqual([c, a]);
+      expect(useResults.getState()).toMatchObject({ runId: null, detail: null, page: null, selected: null, gone: b, error: null });
+      expect(useRuns.getState().run).toBeNull();
+      // Told, it needs no new list.
+      expect(t.calls.filter((c) => c.channel === 'runs:list')).toHaveLength(listed);
+
+      // Its own delete (the event can come before the reply): said as deleted here, not as gone elsewhere.
+      useResults.getState().dismissGone();
+      await useResults.getState().open(a);
+      await useHistory.getState().askDelete(a);
+      expect(await useHistory.getState().confirmDelete()).toBe(true);
+      expect(useHistory.getState().deleted).toMatchObject({ runId: a });
+      expect(useResults.getState()).toMatchObject({ runId: null, gone: null });
+      expect(useHistory.getState().runs.map((r) => r.id)).toEqual([c]);
+
+      // A run not shown anywhere only leaves the list.
+      await useResults.getState().open(c);
+      expect((await t.api.runs.delete({ runId: 'run-nope' })).ok).toBe(false);
+      expect(useResults.getState().runId).toBe(c);
+    } finally {
+      off();
+    }
   });
 
   it('keeps the ZIP unless asked, and says nothing of ZIPs for a run without one', async () => {

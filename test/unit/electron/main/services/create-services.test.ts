@@ -5,10 +5,14 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 
+import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WebSocket } from 'ws';
 
-import type { EventMap, EventName } from '../../../../../electron/common/ipc-contract.js';
+import type { EmitEvent, EventMap, EventName } from '../../../../../electron/common/ipc-contract.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
+import { createEventFanout, registerIpc } from '../../../../../electron/main/ipc/register-ipc.js';
+import { startServeServer } from '../../../../../electron/main/serve/serve-server.js';
 import type { Services } from '../../../../../electron/main/services/create-services.js';
 import { createServices } from '../../../../../electron/main/services/create-services.js';
 import { createScriptedEngine } from '../../worker/scripted-engine.js';
@@ -48,6 +52,8 @@ describe('createServices (scripted worker)', () => {
   let dataDir: string;
   let services: Services;
   const events: { name: EventName; payload: EventMap[EventName] }[] = [];
+  /** Where events also go: a host's fan-out (Electron windows, `horizon serve` sockets) while a test installs one. */
+  let forward: EmitEvent | undefined;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-services-'));
@@ -57,7 +63,10 @@ describe('createServices (scripted worker)', () => {
       dataDir,
       hubUrl: 'http://localhost',
       spawner: workers.spawner,
-      emit: (name, payload) => events.push({ name, payload }),
+      emit: (name, payload) => {
+        events.push({ name, payload });
+        forward?.(name, payload);
+      },
       appVersion: '9.9.9',
       sharedAssetsDir: shared,
     });
@@ -160,6 +169,8 @@ describe('createServices (scripted worker)', () => {
     };
     const exports = path.join(dataDir, 'exports');
     const [a, b, c] = [await run(2), await run(3), await run(1)];
+    const deletions = () => events.filter((e) => e.name === 'runs:onDidDelete').map((e) => e.payload);
+    const announced = deletions().length;
     for (const id of [a, b]) expect((await services.api.export.exportRun({ runId: id })).ok).toBe(true);
     // Files that are not the run's ZIP: another name, a copy, and (for c) a link named as its ZIP, to a file outside.
     await writeFile(path.join(exports, `${a}.zip.bak`), 'copy');
@@ -194,6 +205,66 @@ describe('createServices (scripted worker)', () => {
     for (const kept of [`${a}.zip`, `${a}.zip.bak`, 'notes.zip']) expect(fs.existsSync(path.join(exports, kept))).toBe(true);
     const left = await services.api.runs.list();
     expect(left.ok && left.value.map((r) => r.id).filter((id) => [a, b, c].includes(id))).toEqual([]);
+    // Each deletion is announced once; the refused second delete of a is not.
+    expect(deletions().slice(announced)).toEqual([{ runId: a }, { runId: b }, { runId: c }]);
+  });
+
+  it('announces a deleted run to every window over IPC and to every `horizon serve` client, and a refused delete to none', async () => {
+    const finished = async () => {
+      const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 1, batch: 1, maxNewTokens: 16 });
+      if (!r.ok) throw new Error(r.error.message);
+      await services.runs.activeRun?.done;
+      return r.value.id;
+    };
+    const [viaIpc, viaServe] = [await finished(), await finished()];
+
+    // Electron: the IPC handlers, and the fan-out main gives the services, to two windows.
+    const handlers = new Map<string, (event: IpcMainInvokeEvent, payload: unknown) => unknown>();
+    const ipcMain = { handle: (ch: string, h: never) => handlers.set(ch, h), removeHandler: (ch: string) => handlers.delete(ch) };
+    const off = registerIpc(ipcMain as unknown as IpcMain, services.api, () => true);
+    const sent: string[] = [];
+    const window = (name: string) =>
+      ({ isDestroyed: () => false, send: (ch: string, payload: unknown) => sent.push(`${name} ${ch} ${JSON.stringify(payload)}`) }) as unknown as WebContents;
+    forward = createEventFanout(() => [window('w1'), window('w2')]);
+    const sender = { senderFrame: { url: 'app://renderer/index.html' } } as unknown as IpcMainInvokeEvent;
+    try {
+      expect(await handlers.get('runs:delete')!(sender, { runId: 'no-such-run' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+      expect(sent).toEqual([]);
+      expect(await handlers.get('runs:delete')!(sender, { runId: viaIpc })).toMatchObject({ ok: true });
+      expect(sent).toEqual([`w1 runs:onDidDelete {"runId":"${viaIpc}"}`, `w2 runs:onDidDelete {"runId":"${viaIpc}"}`]);
+    } finally {
+      off();
+      forward = undefined;
+    }
+
+    // `horizon serve`: the delete route, and the event to every open tab's socket.
+    const server = await startServeServer({ api: services.api, staticDir: dataDir, token: 'tok' });
+    forward = server.emit;
+    try {
+      const tab = async () => {
+        const ws = new WebSocket(`ws://127.0.0.1:${server.port}/events`, ['horizon-events', 'token.tok']);
+        await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+        const messages: unknown[] = [];
+        ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+        return { ws, messages };
+      };
+      const tabs = [await tab(), await tab()];
+      const del = (runId: string) =>
+        fetch(`http://127.0.0.1:${server.port}/api/runs/delete`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer tok' },
+          body: JSON.stringify({ runId }),
+        }).then((r) => r.json());
+      expect(await del(viaIpc)).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+      expect(await del(viaServe)).toMatchObject({ ok: true, value: { runId: viaServe } });
+      for (const t of tabs) {
+        await expect.poll(() => t.messages).toEqual([{ event: 'runs:onDidDelete', payload: { runId: viaServe } }]);
+        t.ws.close();
+      }
+    } finally {
+      forward = undefined;
+      await server.close();
+    }
   });
 
   it('refuses a second set of services on the same data folder while the first is open', () => {
