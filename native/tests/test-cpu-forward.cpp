@@ -61,6 +61,10 @@ static void kv_cache_matches_recompute(const fs::path & dir, const char * label)
   const int full = be->seq_create(err);
   std::vector<std::vector<float>> out;
   CHECK(be->forward({{full, TOKENS, 0}}, true, out, err), "%s full: %s", label, err.c_str());
+  // Every token runs top_k experts in every layer.
+  const uint64_t routed = TOKENS.size() * static_cast<uint64_t>(w->config.num_experts_per_tok * w->config.num_hidden_layers);
+  CHECK(be->counters().expert_hits == routed, "%s: %llu expert hits, want %llu", label,
+        static_cast<unsigned long long>(be->counters().expert_hits), static_cast<unsigned long long>(routed));
   const int inc = be->seq_create(err);
   std::vector<std::vector<float>> step;
   CHECK(be->forward({{inc, std::vector<int32_t>(TOKENS.begin(), TOKENS.begin() + 5), 0}}, true, step, err), "%s prefix", label);
@@ -80,6 +84,14 @@ static void kv_cache_matches_recompute(const fs::path & dir, const char * label)
   CHECK(rw <= MAX_ABS_ERR_KV_CACHE, "%s: rewind differs by %g", label, rw);
   CHECK(!be->forward({{inc, {V + 5}, 4}}, false, step, err) && err.find("vocabulary") != std::string::npos, "%s: bad token rejected", label);
   CHECK(!be->forward({{inc, {1}, 4}, {inc, {2}, 5}}, false, step, err) && err.find("twice") != std::string::npos, "%s: duplicate sequence rejected", label);
+  CHECK(!be->forward({{full, {1}, 12}, {inc, {1}, 4}, {inc, {2}, 5}}, false, step, err) && err.find("twice") != std::string::npos,
+        "%s: duplicate after another sequence rejected", label);
+  CHECK(be->seq_length(full) == static_cast<int>(TOKENS.size()) && be->seq_length(-1) == -1 && be->seq_length(inc + 1) == -1,
+        "%s: seq_length of the first, a negative and an unknown id", label);
+  // Both caches hold 64 positions (the smallest allocation): K and V, every layer, every KV head, FP32.
+  const uint64_t kv = 2ull * 64 * 2 * w->config.num_hidden_layers * w->config.num_key_value_heads * w->config.head_dim * 4;
+  CHECK(be->counters().peak_memory_bytes >= kv, "%s: peak %llu bytes below the KV caches' %llu", label,
+        static_cast<unsigned long long>(be->counters().peak_memory_bytes), static_cast<unsigned long long>(kv));
   std::printf("%s: kv-cache max diff %g\n", label, worst);
 }
 
@@ -311,11 +323,75 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
   CHECK(max_diff(a, b) <= MAX_REL_ERR_INT4_VS_DEQUANT * max_abs(b), "int4 vs dequantised: %g (scale %g)", max_diff(a, b), max_abs(b));
   std::printf("int4 vs dequantised F32: max diff %g (scale %g)\n", max_diff(a, b), max_abs(b));
   CHECK(rt_model_info(*mi).weights == "int4" && rt_model_info(*mi).backend == std::string("cpu"), "info labels");
+  {
+    const model_info info = rt_model_info(*mi);
+    CHECK(info.group_size == 16 && info.hidden_size == 32 && info.intermediate_size == 16 && info.num_hidden_layers == 2 &&
+              info.num_attention_heads == 4 && info.num_key_value_heads == 4 && info.head_dim == 8 && info.num_experts == 8 &&
+              info.num_experts_per_tok == 2 && info.vocab_size == 72 && info.max_context == 256 &&
+              info.eos_token_ids == std::vector<int>({71}),
+          "info reports the config");
+    CHECK(info.dir == packed.string() && info.threads == 2 && info.simd == cpu_kernels_simd() && info.device == -1 &&
+              info.device_expert_slots == 0 && info.device_bytes == 0 && info.fault.empty(),
+          "info reports the CPU run");
+    uint64_t bytes = 0;
+    for (const auto & f : pr.output_files) {
+      if (f.find("model-qpacked-") != 0) continue;
+      auto mf = mapped_file::open((packed / f).string(), err);
+      safetensors_header h;
+      if (mf && safetensors_parse(mf->data(), mf->size(), f, h, err))
+        for (const auto & t : h.tensors) bytes += t.end - t.begin;
+    }
+    CHECK(info.weight_bytes == bytes && bytes > 0, "weight_bytes %llu, the packed tensors hold %llu",
+          static_cast<unsigned long long>(info.weight_bytes), static_cast<unsigned long long>(bytes));
+  }
+  std::vector<std::vector<float>> none;
+  CHECK(!rt_model_logits(*mi, {}, none, err) && err == "logits: no tokens", "logits of no tokens refused: %s", err.c_str());
+  {
+    generate_request r;
+    r.prompts = {{1, 2}, {}};
+    r.max_new_tokens = 2;
+    std::vector<generate_result> res;
+    generate_stats st;
+    CHECK(!rt_model_generate(*mi, r, nullptr, nullptr, res, st, err) && err == "generate: prompt 1 is empty",
+          "an empty prompt is refused: %s", err.c_str());
+  }
   std::string e2;
   model_load_options bad;
   bad.dir = packed.string();
   bad.weights = "bf16";
   CHECK(!rt_model_load(bad, e2) && e2.find("qpacked") != std::string::npos, "bf16 on a packed folder is refused: %s", e2.c_str());
+}
+
+// Router ties go to the lowest expert index: with an all-zero router every expert scores the same, so only experts
+// 0..top_k-1 may run, and replacing every other expert's weights leaves the logits bit for bit unchanged.
+static void router_ties(const fs::path & root) {
+  for (bool norm : {false, true}) {
+    test_util::tiny_config c;
+    c.norm_topk = norm;
+    const std::string tag = norm ? "norm" : "plain";
+    std::vector<std::vector<std::vector<float>>> logits;
+    for (int variant = 0; variant < 2; ++variant) {
+      auto ts = test_util::tiny_tensors(c, 21);
+      test_util::rng r(99);
+      for (auto & t : ts) {
+        if (t.name.find("mlp.gate.weight") != std::string::npos) std::fill(t.bytes.begin(), t.bytes.end(), 0);
+        const size_t at = t.name.find(".mlp.experts.");
+        if (variant == 1 && at != std::string::npos && std::atoi(t.name.c_str() + at + 13) >= c.top_k)
+          t = test_util::make_tensor(t.name, t.shape, r, 0.5f);
+      }
+      const fs::path d = root / ("ties-" + tag + "-" + std::to_string(variant));
+      fs::create_directories(d);
+      test_util::write_file(d / "config.json", test_util::config_json(c));
+      test_util::write_file(d / "model.safetensors", test_util::safetensors_bytes(ts));
+      auto m = load(d, "bf16");
+      std::vector<std::vector<float>> out;
+      std::string err;
+      CHECK(m && rt_model_logits(*m, TOKENS, out, err), "%s ties logits: %s", tag.c_str(), err.c_str());
+      logits.push_back(out);
+    }
+    CHECK(!logits[0].empty() && logits[0] == logits[1], "%s: a tie picks experts 0..top_k-1 (max diff %g)", tag.c_str(),
+          max_diff(logits[0], logits[1]));
+  }
 }
 
 int main() {
@@ -335,6 +411,7 @@ int main() {
   kv_cache_matches_recompute(root / "tied", "tied");
   generation(root / "mha");
   int4_vs_dequantised(root / "mha", root);
+  router_ties(root);
   fs::remove_all(root);
   return test_util::finish("test-cpu-forward");
 }

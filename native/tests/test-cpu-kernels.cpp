@@ -85,5 +85,33 @@ int main() {
     }
   }
   cpu_kernels_set_simd(true);
+
+  // cpu_row_to_f32 widens exactly one row of each dtype (U8 rows read as zeros) and writes nothing past it.
+  {
+    const int cols = 5;
+    std::vector<float> wf(static_cast<size_t>(2 * cols));
+    for (float & v : wf) v = rng.uniform();
+    std::vector<uint16_t> wb(wf.size()), wh(wf.size());
+    for (size_t i = 0; i < wf.size(); ++i) {
+      wb[i] = test_util::bf16_from_f32(wf[i]);
+      wh[i] = fp16_from_f32(wf[i]);
+    }
+    const std::vector<uint8_t> wu(wf.size(), 0x77);
+    const tensor_view rows_of[] = {view(dtype::f32, 2, cols, wf.data(), 4), view(dtype::bf16, 2, cols, wb.data(), 2),
+                                   view(dtype::f16, 2, cols, wh.data(), 2), view(dtype::u8, 2, cols, wu.data(), 1)};
+    for (const tensor_view & t : rows_of) {
+      std::vector<float> out(static_cast<size_t>(cols + 1), 42.0f);
+      cpu_row_to_f32(t, 1, out.data());
+      int bad = 0;
+      for (int i = 0; i < cols; ++i) {
+        const size_t at = static_cast<size_t>(cols + i);
+        const float want = t.type == dtype::f32 ? wf[at] : t.type == dtype::bf16 ? f32_from_bf16(wb[at])
+                                                        : t.type == dtype::f16 ? f32_from_fp16(wh[at]) : 0.0f;
+        bad += bits_differ(out[static_cast<size_t>(i)], want);
+      }
+      CHECK(bad == 0, "dtype %d: %d elements of row 1 differ", static_cast<int>(t.type), bad);
+      CHECK(out[static_cast<size_t>(cols)] == 42.0f, "dtype %d: written past the row", static_cast<int>(t.type));
+    }
+  }
   return test_util::finish("test-cpu-kernels");
 }

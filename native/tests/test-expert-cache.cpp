@@ -146,6 +146,11 @@ void test_publication_after_completion() {
   CHECK(cache.slot_generation(1, l.slots[1]) == l.generation, "lease generation covers all its slots");
   CHECK(cache.copies_in_flight() == 0, "nothing in flight after finish");
   for (const auto & r : eng.requests) CHECK(r.bytes == 1000 && r.layer == 1, "request carries layer and bytes");
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(eng.requests[i].expert == l.experts[i] && eng.requests[i].slot == l.slots[i],
+          "request names the expert and the slot the lease reads it from");
+  }
+  CHECK(eng.requests[0].ticket != eng.requests[1].ticket, "each copy has its own ticket");
 
   // A second group asking for an expert whose copy is in flight waits for that copy, it does not copy again.
   rt::expert_lease a;
@@ -197,6 +202,8 @@ void test_plan_stages() {
   CHECK(stages.size() == 3, "7 experts over 3 slots = 3 stages");
   CHECK(std::count(stages[0].begin(), stages[0].end(), 6) == 1 && std::count(stages[0].begin(), stages[0].end(), 7) == 1,
         "resident experts run in the first stage");
+  CHECK(stages[0] == std::vector<int>({6, 7, 0}) && stages[1] == std::vector<int>({2, 5, 1}) && stages[2] == std::vector<int>({3}),
+        "resident experts first, then the missing ones, each in first-routed order");
   // Running every stage leaves D2H at zero and computes each routed expert exactly once.
   std::map<int, int> computed;
   for (const auto & s : stages) {
@@ -214,9 +221,23 @@ void test_startup_errors() {
   CHECK(rt::expert_cache_slots_for_budget(int64_t(10) * 1000, 1000, 2, 8) == 5, "budget to slots");
   CHECK(rt::expert_cache_slots_for_budget(int64_t(1) << 40, 1000, 2, 8) == 8, "budget capped at all experts");
   CHECK(rt::expert_cache_slots_for_budget(1999, 1000, 2, 8) == 0, "budget below one slot per layer");
+  CHECK(rt::expert_cache_slots_for_budget(-5000, 1000, 2, 8) == 0, "negative budget gives no slot");
+  CHECK(rt::expert_cache_slots_for_budget(5000, 0, 2, 8) == 0, "experts of 0 bytes give no slot");
+  CHECK(rt::expert_cache_slots_for_budget(5000, 1000, 0, 8) == 0, "no layers give no slot");
+  for (int field = 0; field < 3; ++field) {
+    auto none = small_config(2, 1);
+    if (field == 0) none.n_layers = 0;
+    if (field == 1) none.n_experts = 0;
+    if (field == 2) none.expert_bytes = 0;
+    CHECK(rt::expert_cache_check_config(none).find("no routed experts") != std::string::npos, "model without experts named");
+  }
+  CHECK(rt::expert_cache_check_config(small_config(1, 1)).empty(), "one slot per layer is enough");
   auto c = small_config(0, 1);
   std::string m = rt::expert_cache_check_config(c);
   CHECK(m.find("0 GPU expert slots") != std::string::npos, "zero slots named");
+  c.expert_bytes = size_t(3) << 19;
+  m = rt::expert_cache_check_config(c);
+  CHECK(m.find("(3.0 MiB for 2 layers)") != std::string::npos, "one slot per layer's size in MiB");
   c = small_config(2, 0);
   m = rt::expert_cache_check_config(c);
   CHECK(m.find("staging") != std::string::npos, "missing staging named");
@@ -268,6 +289,9 @@ void test_fault_in_start_copy() {
   CHECK(cache.slot_of(0, 7) >= 0, "a copy published before the fault stays readable");
   CHECK(cache.copies_in_flight() == 0, "no copy is waited for after the fault");
   CHECK(cache.fault() == "device fault in start_copy", "the fault is recorded");
+  const auto after = cache.plan_stages(0, {3, 1, 2, 7});
+  CHECK(after.size() == 1 && after[0] == std::vector<int>({7, 3, 1, 2}),
+        "the discarded copies of 1 and 2 no longer count as resident");
   const size_t started = eng.requests.size();
   CHECK(!cache.begin_acquire(0, {3}, l, error), "no load after a fault");
   CHECK(error.find("after a failed copy") != std::string::npos && error.find("start_copy") != std::string::npos,
@@ -310,6 +334,91 @@ void test_fault_in_wait_copy() {
         "no load after the fault");
 }
 
+
+// Expert ids outside 0..n_experts-1 are refused like repeated ones, before any slot or copy is touched.
+void test_invalid_expert_refused() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(4, 2), eng);
+  rt::expert_lease l;
+  std::string error;
+  for (int bad : {-1, 8}) {
+    error.clear();
+    CHECK(!cache.begin_acquire(0, {1, bad}, l, error), "expert id outside the layer refused");
+    CHECK(error.find("invalid or repeated expert " + std::to_string(bad)) != std::string::npos, "error names the id");
+  }
+  CHECK(!cache.begin_acquire(2, {1}, l, error) && error.find("layer 2 is out of range") != std::string::npos,
+        "layer past the last refused");
+  CHECK(!cache.begin_acquire(-1, {1}, l, error) && error.find("layer -1 is out of range") != std::string::npos,
+        "negative layer refused");
+  CHECK(eng.requests.empty() && cache.counters().misses == 0, "refused groups start no copy and count nothing");
+  for (int s = 0; s < 4; ++s) CHECK(cache.slot_leases(0, s) == 0, "refused groups lease no slot");
+}
+
+// A layer's lookup sees only its own slots: an expert resident in the next layer is a miss here.
+void test_layer_slots_disjoint() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(2, 1), eng);
+  rt::expert_lease l;
+  CHECK(acquire(cache, 1, {3}, l), "expert 3 resident in layer 1");
+  cache.release(l);
+  CHECK(cache.slot_of(1, 3) == 0, "layer 1 holds expert 3 in its first slot");
+  CHECK(cache.slot_of(0, 3) == -1, "layer 0 does not see layer 1's expert 3");
+  const auto stages = cache.plan_stages(0, {3, 5});
+  CHECK(stages.size() == 1 && stages[0] == std::vector<int>({3, 5}), "expert 3 is not resident in layer 0");
+  CHECK(acquire(cache, 0, {3}, l), "layer 0 group");
+  CHECK(eng.requests.size() == 2 && eng.requests[1].layer == 0 && cache.counters().misses == 2,
+        "expert 3 is copied again for layer 0");
+  cache.release(l);
+  // Layer 1's expert 3 is now the least recently used slot of the cache, yet a miss in layer 0 evicts within layer 0.
+  CHECK(acquire(cache, 0, {4}, l), "fill layer 0");
+  cache.release(l);
+  CHECK(acquire(cache, 0, {6}, l), "miss in a full layer 0");
+  CHECK(l.slots[0] >= 0 && l.slots[0] < 2, "the victim is one of layer 0's slots");
+  CHECK(cache.slot_of(1, 3) == 0 && cache.slot_of(0, 3) == -1, "layer 1 keeps expert 3; layer 0 evicted its own LRU");
+  cache.release(l);
+}
+
+// Eviction forgets the old expert at once: while the new copy runs the slot has no generation and neither expert
+// is readable from it.
+void test_evicted_slot_unpublished_while_loading() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(2, 2), eng);
+  rt::expert_lease l;
+  CHECK(acquire(cache, 0, {1, 2}, l), "fill both slots");
+  cache.release(l);
+  rt::expert_lease m;
+  std::string error;
+  CHECK(cache.begin_acquire(0, {5}, m, error), "miss that evicts");
+  const int s = m.slots[0];
+  CHECK(cache.slot_generation(0, s) == 0, "the victim slot has no generation while its new copy runs");
+  CHECK(cache.slot_of(0, 1) == -1 && cache.slot_of(0, 5) == -1, "neither the old nor the new expert is readable");
+  cache.finish_acquire(m);
+  CHECK(cache.slot_of(0, 5) == s && cache.slot_generation(0, s) == m.generation, "published after the copy");
+  cache.release(m);
+}
+
+// Recency counts from the end of a lease: of two overlapping leases the one released first is evicted first.
+void test_lru_counts_release() {
+  fake_engine eng;
+  rt::expert_cache cache(small_config(2, 2), eng);
+  rt::expert_lease a;
+  rt::expert_lease b;
+  CHECK(acquire(cache, 0, {0}, a), "a reads expert 0");
+  CHECK(acquire(cache, 0, {1}, b), "b reads expert 1");
+  CHECK(a.id != 0 && b.id != 0 && a.id != b.id, "each lease has its own id");
+  cache.release(b);
+  cache.release(a);
+  rt::expert_lease c;
+  CHECK(acquire(cache, 0, {2}, c), "miss");
+  CHECK(cache.slot_of(0, 1) == -1 && cache.slot_of(0, 0) >= 0, "expert 1, released first, is the victim");
+  cache.release(c);
+  cache.release(c);
+  CHECK(cache.slot_leases(0, c.slots[0]) == 0, "releasing a lease twice leaves no negative count");
+  rt::expert_lease d;
+  CHECK(acquire(cache, 0, {2}, d) && cache.slot_leases(0, c.slots[0]) == 1, "the slot is leased once again");
+  cache.release(d);
+}
+
 }  // namespace
 
 int main() {
@@ -321,6 +430,10 @@ int main() {
   test_startup_errors();
   test_fault_in_start_copy();
   test_fault_in_wait_copy();
+  test_invalid_expert_refused();
+  test_layer_slots_disjoint();
+  test_evicted_slot_unpublished_while_loading();
+  test_lru_counts_release();
   if (failures != 0) {
     std::fprintf(stderr, "test-expert-cache: %d failure(s)\n", failures);
     return 1;

@@ -83,6 +83,13 @@ static const parse_case PARSE_CASES[] = {
     {"\"\xe2\x82\"", nullptr, "invalid UTF-8"},             // truncated
     {"\"\x80\"", nullptr, "invalid UTF-8"},                 // a lone continuation byte
     {"{\"k\xe9y\": 1}", nullptr, "invalid UTF-8"},          // in a key too
+    {"\"\xc2\xa9 \xdf\xbf \xf0\x90\x80\x80\"", "\"\xc2\xa9 \xdf\xbf \xf0\x90\x80\x80\"", nullptr},  // lowest and highest leads
+    {"\"\xc1\xbf\"", nullptr, "invalid UTF-8"},         // overlong 2-byte form
+    {"\"\xf5\x80\x80\x80\"", nullptr, "invalid UTF-8"},  // lead past U+10FFFF
+    {"\"a\xff", nullptr, "offset 2: invalid UTF-8 in string"},  // invalid byte, then the end of the input
+    {"tru", nullptr, "offset 0: invalid literal"},
+    {"[fals]", nullptr, "offset 1: invalid literal"},
+    {"nul", nullptr, "offset 0: invalid literal"},
     // Duplicate keys are kept in order (get() reads the last, below).
     {"{\"a\": 1, \"a\": 2}", "{\"a\":1,\"a\":2}", nullptr},
 };
@@ -111,6 +118,15 @@ int main() {
       CHECK(!ok, "%s: accepted as %s", tc.input, dump(v).c_str());
       CHECK(err.find(tc.error) != std::string::npos, "%s: error '%s' lacks '%s'", tc.input, err.c_str(), tc.error);
     }
+  }
+  // Every short escape decodes to its character.
+  const std::pair<const char *, const char *> escapes[] = {{"\"\\t\"", "\t"}, {"\"\\n\"", "\n"}, {"\"\\r\"", "\r"},
+                                                           {"\"\\b\"", "\b"}, {"\"\\f\"", "\f"}, {"\"\\/\"", "/"},
+                                                           {"\"\\\\\"", "\\"}, {"\"\\\"\"", "\""}};
+  for (const auto & [input, want] : escapes) {
+    json_value v;
+    std::string err;
+    CHECK(json_parse(input, v, err) && v.is_string() && v.str == want, "%s: %s", input, err.c_str());
   }
   for (const get_case & tc : GET_CASES) {
     json_value v;

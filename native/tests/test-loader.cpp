@@ -91,6 +91,14 @@ static void config_values() {
       {"\"rms_norm_eps\":1e-06", {}},
       {"\"max_position_embeddings\":0", {"config.json", "'max_position_embeddings' is 0"}},
       {"\"rope_theta\":1e999", {"config.json", "number out of range"}},
+      {"\"num_attention_heads\":5,\"num_key_value_heads\":5", {"config.json", "hidden_size is not a multiple of num_attention_heads"}},
+      {"\"hidden_size\":0", {"config.json", "sizes must be positive"}},
+      {"\"intermediate_size\":0", {"config.json", "sizes must be positive"}},
+      {"\"num_hidden_layers\":0", {"config.json", "sizes must be positive"}},
+      {"\"num_attention_heads\":0", {"config.json", "sizes must be positive"}},
+      {"\"num_key_value_heads\":0", {"config.json", "sizes must be positive"}},
+      {"\"num_experts\":0", {"config.json", "sizes must be positive"}},
+      {"\"vocab_size\":0", {"config.json", "sizes must be positive"}},
   };
   for (const config_case & tc : cases) {
     model_config mc;
@@ -103,6 +111,26 @@ static void config_values() {
     CHECK(!ok, "%s: accepted", tc.extra);
     for (const auto & n : tc.needles) CHECK(err.find(n) != std::string::npos, "%s: message '%s' lacks '%s'", tc.extra, err.c_str(), n.c_str());
   }
+}
+
+// Only the required fields: the optional ones take their defaults; given ones are read.
+static void config_defaults() {
+  const std::string minimal = "{\"model_type\":\"olmoe\",\"hidden_size\":32,\"intermediate_size\":16,\"num_hidden_layers\":2,"
+                              "\"num_attention_heads\":4,\"num_experts\":8,\"num_experts_per_tok\":2,\"vocab_size\":64";
+  model_config mc;
+  std::string err;
+  CHECK(model_config_parse(minimal + "}", "/m/config.json", mc, err), "minimal config: %s", err.c_str());
+  CHECK(mc.num_key_value_heads == 4 && mc.head_dim == 8 && mc.max_position_embeddings == 4096, "kv heads %d, head_dim %d, max positions %d",
+        mc.num_key_value_heads, mc.head_dim, mc.max_position_embeddings);
+  CHECK(!mc.norm_topk_prob && !mc.tie_word_embeddings && mc.clip_qkv == 0.0f && mc.eos_token_ids.empty(), "flags off by default");
+  CHECK(mc.rope_theta == 10000.0f && mc.rms_norm_eps == 1e-5f, "rope_theta %g, rms_norm_eps %g", mc.rope_theta, mc.rms_norm_eps);
+  CHECK(model_config_parse(minimal + ",\"norm_topk_prob\":true,\"tie_word_embeddings\":true,\"clip_qkv\":8,\"head_dim\":16,"
+                                     "\"num_key_value_heads\":2,\"eos_token_id\":[7,9]}",
+                           "/m/config.json", mc, err),
+        "full config: %s", err.c_str());
+  CHECK(mc.norm_topk_prob && mc.tie_word_embeddings && mc.clip_qkv == 8.0f && mc.head_dim == 16 && mc.num_key_value_heads == 2 &&
+            mc.eos_token_ids == std::vector<int>({7, 9}),
+        "given fields read");
 }
 
 // Safetensors headers the parser must refuse although their byte counts add up.
@@ -118,6 +146,20 @@ static void safetensors_headers() {
        "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "tensor 'a' is listed twice"},
       {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0.9,4.9]}}", 5, "tensor 'a' has bad data_offsets"},
       {"{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4.5]}}", 4, "tensor 'a' has bad data_offsets"},
+      {"{\"a\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "tensor 'a' lacks dtype/shape/data_offsets"},
+      {"{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", 4, "tensor 'a' lacks dtype/shape/data_offsets"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, "tensor 'a' lacks dtype/shape/data_offsets"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4]}}", 4, "tensor 'a' lacks dtype/shape/data_offsets"},
+      {"{\"a\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "tensor 'a' lacks dtype/shape/data_offsets"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":1,\"data_offsets\":[0,4]}}", 4, "tensor 'a' lacks dtype/shape/data_offsets"},
+      {"{\"a\":[0,4]}", 4, "tensor 'a' lacks dtype/shape/data_offsets"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, "tensor 'a' has a bad shape"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, "tensor 'a' spans 4 bytes but its shape and dtype need 8"},
+      {"{\"__metadata__\":{\"format\":\"pt\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, nullptr},
+      {"[]", 0, "the header is not a JSON object"},
+      {"{\"a\":{\"dtype\":\"U8\",\"shape\":[1125899906842624,16],\"data_offsets\":[0,4]}}", 4, "tensor 'a' has a shape too large to address"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[67108864,67108864],\"data_offsets\":[0,4]}}", 4,
+       "tensor 'a' has a shape too large to address"},  // 2^52 elements: addressable, but not their 2^54 bytes
   };
   for (const header_case & tc : cases) {
     std::string h = tc.header;
@@ -182,12 +224,112 @@ static void misaligned_tensors(const fs::path & root) {
   }
 }
 
+// Replaces `from` by `to` in the JSON header of a safetensors file (re-padded to 8 bytes; data offsets are relative
+// to the header's end, so the tensors stay valid).
+static void edit_header(const fs::path & file, const std::string & from, const std::string & to) {
+  const std::string bytes = read_all(file);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
+  std::string header = bytes.substr(8, static_cast<size_t>(n));
+  const size_t at = header.find(from);
+  CHECK(at != std::string::npos, "%s: header lacks %s", file.string().c_str(), from.c_str());
+  if (at == std::string::npos) return;
+  header.replace(at, from.size(), to);
+  while (header.size() % 8) header += ' ';
+  std::string out(8, '\0');
+  for (int b = 0; b < 8; ++b) out[static_cast<size_t>(b)] = static_cast<char>((header.size() >> (8 * b)) & 0xff);
+  test_util::write_file(file, out + header + bytes.substr(8 + static_cast<size_t>(n)));
+}
+
+// A qpacked-v1 folder whose metadata or INT4 tensors are wrong fails to load with a message naming the shard and
+// the problem. Each case packs the tiny model (one shard, group 16) afresh and breaks one thing.
+static void qpacked_reader(const fs::path & root) {
+  test_util::tiny_config c;
+  const fs::path src = root / "int4-src";
+  test_util::write_tiny_model(src, c, 4);
+  const fs::path d = root / "int4";
+  const std::string shard = "model-qpacked-00001-of-00001.safetensors";
+  auto pack_fresh = [&]() {
+    fs::remove_all(d);
+    pack_options o;
+    o.src_dir = src.string();
+    o.dst_dir = d.string();
+    o.threads = 1;
+    o.group_size = 16;
+    pack_result r;
+    std::string err;
+    CHECK(rt_qpacked_pack(o, nullptr, nullptr, r, err) && r.group_size == 16, "pack: %s", err.c_str());
+  };
+  pack_fresh();
+  {
+    std::string err;
+    auto w = model_weights_load(d.string(), weights_kind::int4, err);
+    CHECK(w && w->kind == weights_kind::int4 && w->group_size == 16, "the packed folder loads as int4: %s", err.c_str());
+    if (w) CHECK(w->layers.size() == 2 && w->layers[1].expert_down_scales.size() == 8, "int4 layer views");
+    expect_error(d, weights_kind::bf16, {"qpacked-v1", "int4"}, "bf16 requested on a packed folder");
+  }
+  struct reader_case {
+    const char * what;
+    std::string from, to;
+    std::vector<std::string> needles;
+    std::string meta_to;  // when not empty, the group_size metadata is changed to this too
+  };
+  const std::string gate0 = "model.layers.0.mlp.experts.0.gate_proj.scales";
+  const reader_case cases[] = {
+      {"group_size metadata disagrees", "\"group_size\":\"16\"", "\"group_size\":\"8\"",
+       {shard, "__metadata__ group_size 8 disagrees with tensor '" + gate0 + "' (group 16)"}},
+      {"group_size metadata not a number", "\"group_size\":\"16\"", "\"group_size\":\"16x\"",
+       {shard, "__metadata__ group_size \"16x\" is not a positive integer"}},
+      {"group_size metadata zero", "\"group_size\":\"16\"", "\"group_size\":\"0\"", {shard, "group_size \"0\" is not a positive integer"}},
+      {"group_size metadata negative", "\"group_size\":\"16\"", "\"group_size\":\"-16\"",
+       {shard, "group_size \"-16\" is not a positive integer"}},
+      {"scales of the wrong dtype", "\"model.layers.1.mlp.experts.3.down_proj.scales\":{\"dtype\":\"F16\"",
+       "\"model.layers.1.mlp.experts.3.down_proj.scales\":{\"dtype\":\"BF16\"",
+       {shard, "tensor 'model.layers.1.mlp.experts.3.down_proj.scales' has dtype BF16, expected F16"}},
+      {"qweight of the wrong shape", "\"model.layers.1.mlp.experts.5.up_proj.qweight\":{\"dtype\":\"U8\",\"shape\":[16,16]",
+       "\"model.layers.1.mlp.experts.5.up_proj.qweight\":{\"dtype\":\"U8\",\"shape\":[32,8]",
+       {shard, "tensor 'model.layers.1.mlp.experts.5.up_proj.qweight' has shape [32,8], expected [16,16]"}},
+      {"first scales not a matrix", "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[16,2]",
+       "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[32]", {shard, "missing or mis-shaped tensor '" + gate0 + "'"}},
+      {"first scales give a group that does not divide the expert width", "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[16,2]",
+       "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[32,1]", {shard, "group size 32 does not divide intermediate_size"},
+       "\"group_size\":\"32\""},
+  };
+  for (const reader_case & tc : cases) {
+    pack_fresh();
+    edit_header(d / shard, tc.from, tc.to);
+    if (!tc.meta_to.empty()) edit_header(d / shard, "\"group_size\":\"16\"", tc.meta_to);
+    expect_error(d, weights_kind::int4, tc.needles, tc.what);
+  }
+  // Experts 64 wide (first scales [64,2]): the same bytes as scales 64 wide, which does not divide hidden_size 32, or
+  // 32 wide, which makes a group of 1.
+  c.inter = 64;
+  test_util::write_tiny_model(src, c, 4);
+  const reader_case wide_cases[] = {
+      {"first scales wider than hidden_size", "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[64,2]",
+       "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[2,64]", {shard, "missing or mis-shaped tensor '" + gate0 + "'"}},
+      {"first scales give an odd group", "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[64,2]",
+       "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[4,32]", {shard, "group size 1 does not divide intermediate_size or is odd"},
+       "\"group_size\":\"1\""},
+      {"first scales of three dimensions", "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[64,2]",
+       "\"" + gate0 + "\":{\"dtype\":\"F16\",\"shape\":[64,2,1]", {shard, "missing or mis-shaped tensor '" + gate0 + "'"}},
+  };
+  for (const reader_case & tc : wide_cases) {
+    pack_fresh();
+    edit_header(d / shard, tc.from, tc.to);
+    if (!tc.meta_to.empty()) edit_header(d / shard, "\"group_size\":\"16\"", tc.meta_to);
+    expect_error(d, weights_kind::int4, tc.needles, tc.what);
+  }
+}
+
 int main() {
   const fs::path root = test_util::temp_dir("loader");
   test_util::tiny_config c;
   config_values();
+  config_defaults();
   safetensors_headers();
   misaligned_tensors(root);
+  qpacked_reader(root);
 
   {  // A valid sharded model loads, with the config fields read.
     const fs::path d = root / "ok";
@@ -199,6 +341,9 @@ int main() {
       CHECK(w->config.hidden_size == 32 && w->config.num_experts == 8 && w->config.head_dim == 8, "config fields");
       CHECK(w->layers.size() == 2 && w->layers[1].expert_down.size() == 8, "layer views");
       CHECK(w->files.size() == 3, "three shards mapped");
+      size_t want_bytes = 0;
+      for (const auto & t : test_util::tiny_tensors(c, 1)) want_bytes += t.bytes.size();
+      CHECK(w->total_bytes == want_bytes, "total_bytes %zu is the bytes of every tensor (%zu)", w->total_bytes, want_bytes);
     }
     expect_error(d, weights_kind::int4, {"qpacked"}, "int4 requested on a source folder");
   }
@@ -222,6 +367,16 @@ int main() {
     test_util::write_tiny_model(d, c, 1);
     test_util::write_file(d / "model.safetensors", std::string("\xff\xff\x00\x00\x00\x00\x00\x00{}", 10));
     expect_error(d, weights_kind::bf16, {"model.safetensors", "header length"}, "header length past the end");
+  }
+  {  // A header length above 100 MiB is refused before it is read (a sparse file, so nothing is written).
+    const fs::path d = root / "hugeheader";
+    test_util::write_tiny_model(d, c, 1);
+    const uint64_t n = (100ull << 20) + 8;
+    std::string len(8, '\0');
+    for (int b = 0; b < 8; ++b) len[static_cast<size_t>(b)] = static_cast<char>((n >> (8 * b)) & 0xff);
+    test_util::write_file(d / "model.safetensors", len);
+    fs::resize_file(d / "model.safetensors", n + 8);
+    expect_error(d, weights_kind::bf16, {"model.safetensors", "header length 104857608 is implausibly large"}, "huge header length");
   }
   {  // Wrong shape of one tensor.
     const fs::path d = root / "shape";
@@ -320,7 +475,8 @@ int main() {
     std::string cfg = test_util::config_json(llama);
     cfg.replace(cfg.find("OlmoeForCausalLM"), 16, "LlamaForCausalLM");
     test_util::write_file(d / "config.json", cfg);
-    expect_error(d, weights_kind::bf16, {"config.json", "llama", "olmoe"}, "wrong model_type");
+    expect_error(d, weights_kind::bf16, {"config.json", "(model_type 'llama', architecture 'LlamaForCausalLM')", "olmoe"},
+                 "wrong model_type");
   }
   {  // A config whose layer count the tensors do not back fails at the first missing layer, sizing nothing by it.
     const fs::path d = root / "huge-layers";

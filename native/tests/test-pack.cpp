@@ -78,6 +78,14 @@ int main() {
   CHECK(!pack(root / "src", root / "g32", 32, err) && err.find("group size 32") != std::string::npos, "32 does not divide 48: %s", err.c_str());
   CHECK(!pack(root / "src", root / "g3", 3, err) && err.find("even") != std::string::npos, "odd group refused: %s", err.c_str());
 
+  {  // A shard that cannot be created (a folder holds its temp name) fails the pack, naming it; no index is written.
+    const fs::path blocked = root / "blocked";
+    const std::string first = r.output_files.empty() ? std::string("none") : r.output_files[0];
+    fs::create_directories(blocked / (first + ".tmp"));
+    CHECK(!pack(root / "src", blocked, 8, err) && err.find(first + ".tmp: cannot create") != std::string::npos,
+          "uncreatable shard: %s", err.c_str());
+    CHECK(!fs::exists(blocked / "model.safetensors.index.json") && !fs::exists(blocked / first), "nothing published");
+  }
   {  // The metadata goes with the pack, chat_template.jinja included: the packed folder alone renders the same prompt.
     const std::string jinja = "{% for m in messages %}<|user|>{{ m.content }}{% endfor %}<|assistant|>";
     test_util::write_file(root / "src" / "chat_template.jinja", jinja);
@@ -133,6 +141,26 @@ int main() {
       for (const auto & e : fs::directory_iterator(root / "bad-out"))
         CHECK(e.path().extension() != ".tmp", "temp file left: %s", e.path().string().c_str());
     }
+  }
+  {  // The largest magnitudes each format holds pack: 65504 as FP16, 7 x 65504 in an INT4 group (scale 65504).
+    std::vector<test_util::raw_tensor> ts = test_util::tiny_tensors(c, 3);
+    for (auto & t : ts) {
+      t = test_util::to_f32(t);
+      const float v = t.name == "model.layers.0.self_attn.q_proj.weight" ? -65504.0f
+                      : t.name == "model.layers.0.mlp.experts.1.up_proj.weight" ? 458528.0f : 0.0f;
+      if (v != 0.0f) std::memcpy(t.bytes.data() + 4 * 3, &v, 4);
+    }
+    const fs::path lim = root / "limits-src";
+    fs::remove_all(lim);
+    fs::create_directories(lim);
+    test_util::write_file(lim / "config.json", test_util::config_json(c));
+    test_util::write_file(lim / "model.safetensors", test_util::safetensors_bytes(ts));
+    CHECK(pack(lim, root / "limits-out", 0, err), "values at the format limits pack: %s", err.c_str());
+    auto w = model_weights_load((root / "limits-out").string(), weights_kind::int4, err);
+    const tensor_view * q = w ? w->find("model.layers.0.self_attn.q_proj.weight") : nullptr;
+    const tensor_view * s = w ? w->find("model.layers.0.mlp.experts.1.up_proj.scales") : nullptr;
+    CHECK(q && s && static_cast<const uint16_t *>(q->data)[3] == 0xFBFF && static_cast<const uint16_t *>(s->data)[0] == 0x7BFF,
+          "-65504 packs to 0xFBFF and the INT4 group's scale to 65504 (%s)", err.c_str());
   }
   {  // A stale copy in a shard the index does not point to is not packed: the indexed one is, once.
     auto ts = test_util::tiny_tensors(c, 3);
@@ -197,6 +225,12 @@ int main() {
                        ts.push_back(test_util::make_tensor("model.layers.0.mlp.experts.99.gate_proj.weight", {1, 2}, r, 1.0f));
                        write_source(d, c, {{"model.safetensors", ts}}, {});
                      }, {"model.safetensors", "'model.layers.0.mlp.experts.99.gate_proj.weight'", "odd number of INT4 bytes"}});
+    cases.push_back({"an expert that is not a matrix", 0, [&](const fs::path & d) {
+                       auto ts = test_util::tiny_tensors(c, 3);
+                       test_util::rng r(6);
+                       ts.push_back(test_util::make_tensor("model.layers.0.mlp.experts.99.gate_proj.weight", {48}, r, 1.0f));
+                       write_source(d, c, {{"model.safetensors", ts}}, {});
+                     }, {"model.safetensors", "expert tensor 'model.layers.0.mlp.experts.99.gate_proj.weight' is not a matrix"}});
 #ifndef _WIN32
     cases.push_back({"a FIFO as tokenizer.json", 0, [&](const fs::path & d) {
                        write_source(d, c, {{"model.safetensors", test_util::tiny_tensors(c, 3)}}, {});

@@ -3,6 +3,7 @@
 // matrix below and its hand-computed bytes/scales.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "cpu/cpu-kernels.h"
 #include "quant/qpacked.h"
@@ -24,9 +25,12 @@ static void golden() {
                                 {0xF0, 0x5B, 0x8B, 0x79, 0x1F, 0xAC, 0x48, 0x89}};
   const uint16_t want_s[2][2] = {{0x3C00, 0x0000}, {0x0001, 0x3092}};
   for (int r = 0; r < 2; ++r) {
-    uint8_t q[8];
-    uint16_t sc[2];
+    uint8_t q[9];
+    uint16_t sc[3];
+    q[8] = 0xA5;
+    sc[2] = 0x1234;
     qpacked_quantize_row(m[r], 16, 8, q, sc);
+    CHECK(q[8] == 0xA5 && sc[2] == 0x1234, "row %d: bytes past the row's cols/2 and cols/group are not written", r);
     for (int j = 0; j < 8; ++j) CHECK(q[j] == want_q[r][j], "row %d byte %d: got 0x%02X want 0x%02X", r, j, q[j], want_q[r][j]);
     for (int g = 0; g < 2; ++g) CHECK(sc[g] == want_s[r][g], "row %d scale %d: got 0x%04X want 0x%04X", r, g, sc[g], want_s[r][g]);
     float back[16];
@@ -57,6 +61,26 @@ static void fp16_edges() {
     if (test_util::g_failures > 10) break;
   }
   CHECK(f32_from_bf16(0x3F80) == 1.0f, "bf16 1.0");
+  // Outside the finite range, signs, and the subnormal boundaries.
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(fp16_from_f32(inf) == 0x7C00 && fp16_from_f32(-inf) == 0xFC00, "infinities keep their sign");
+  const uint16_t nan_bits = fp16_from_f32(std::numeric_limits<float>::quiet_NaN());
+  CHECK((nan_bits & 0x7C00) == 0x7C00 && (nan_bits & 0x3FF) != 0, "NaN stays NaN (0x%04X)", nan_bits);
+  CHECK(fp16_from_f32(-std::numeric_limits<float>::quiet_NaN()) & 0x8000, "NaN keeps its sign");
+  CHECK(fp16_from_f32(1e10f) == 0x7C00 && fp16_from_f32(-1e10f) == 0xFC00, "overflow to signed infinity");
+  CHECK(fp16_from_f32(65519.0f) == 0x7BFF, "just below the tie above max rounds down");
+  CHECK(fp16_from_f32(-0.0f) == 0x8000 && fp16_from_f32(-std::ldexp(1.0f, -30)) == 0x8000, "negative zero and underflow");
+  CHECK(fp16_from_f32(std::nextafter(std::ldexp(1.0f, -25), 1.0f)) == 0x0001, "just above half the smallest subnormal");
+  CHECK(fp16_from_f32(std::ldexp(1.5f, -26)) == 0x0000, "below half the smallest subnormal");
+  CHECK(fp16_from_f32(-std::ldexp(3.0f, -24)) == 0x8003, "negative subnormal");
+  CHECK(fp16_from_f32(std::ldexp(1023.5f, -24)) == 0x0400, "largest subnormal tie carries into the smallest normal");
+  CHECK(fp16_from_f32(std::ldexp(1.0f, -14)) == 0x0400, "smallest normal");
+  CHECK(fp16_from_f32(std::ldexp(1.0f, 15)) == 0x7800, "2^15");
+  CHECK(f32_from_fp16(0x7C00) == inf && f32_from_fp16(0xFC00) == -inf, "binary16 infinities");
+  CHECK(std::isnan(f32_from_fp16(0x7E00)) && std::isnan(f32_from_fp16(0x7C01)), "binary16 NaNs");
+  CHECK(f32_from_fp16(0x8001) == -std::ldexp(1.0f, -24) && f32_from_fp16(0x83FF) == -std::ldexp(1023.0f, -24), "negative subnormals");
+  CHECK(std::signbit(f32_from_fp16(0x8000)) && f32_from_fp16(0x8000) == 0.0f, "negative zero");
+  CHECK(f32_from_fp16(0xC000) == -2.0f && f32_from_fp16(0x7BFF) == 65504.0f, "normals");
 }
 
 static void dot_kernels() {
@@ -97,6 +121,16 @@ static void dot_kernels() {
   CHECK(qpacked_default_group_size(24, 24) == 8, "24 -> 8");
   CHECK(qpacked_is_expert_weight("model.layers.3.mlp.experts.12.down_proj.weight"), "expert name");
   CHECK(!qpacked_is_expert_weight("model.layers.3.mlp.gate.weight"), "router is not an expert");
+  CHECK(qpacked_is_expert_weight("model.layers.0.mlp.experts.0.gate_proj.weight") &&
+            qpacked_is_expert_weight("model.layers.0.mlp.experts.7.up_proj.weight"),
+        "gate and up expert names");
+  CHECK(!qpacked_is_expert_weight("model.layers.0.mlp.experts.0.gate_proj.qweight") &&
+            !qpacked_is_expert_weight("model.layers.0.mlp.experts.0.up_proj.weight.bak") &&
+            !qpacked_is_expert_weight("model.layers.0.self_attn.q_proj.weight") &&
+            !qpacked_is_expert_weight("x.model.layers.0.mlp.experts.0.gate_proj.weight"),
+        "packed tensors, other suffixes, attention and other prefixes are not expert matrices");
+  CHECK(qpacked_default_group_size(64, 128) == 64 && qpacked_default_group_size(16, 48) == 16, "largest common group");
+  CHECK(qpacked_default_group_size(12, 16) == 0 && qpacked_default_group_size(8, 4) == 0, "no group of 128..8 divides");
 }
 
 // The spec read literally (std::round = half away from zero), to check the vectorisable quantiser against.
