@@ -125,8 +125,17 @@ const DOTTED_I_FAMILY = 'iI\u0130\u0131';
 const IN_DOTTED_I_FAMILY = /[iI\u0130\u0131]/u;
 const DOTTED_I_CODES = [0x49, 0x69, 0x130, 0x131];
 
+/** `raw` with its `\xhh`, `\uhhhh` and `\Uhhhhhhhh` escapes replaced by the characters they stand for. */
+function decodeHexEscapes(raw: string): string {
+  return raw.replace(/\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|[\s\S])/gu, (m, x?: string, u?: string, U?: string) => {
+    const hex = x ?? u ?? U;
+    return hex === undefined ? m : String.fromCodePoint(parseInt(hex, 16));
+  });
+}
+
 /** Whether a Python class body (between the brackets) names one of the four letters, itself or inside a range. */
-function classHasDottedI(raw: string): boolean {
+function classHasDottedI(rawBody: string): boolean {
+  const raw = decodeHexEscapes(rawBody);
   if (IN_DOTTED_I_FAMILY.test(raw)) return true;
   for (const m of raw.matchAll(/([^\\])-([^\\\]])/gu)) {
     const lo = m[1]!.codePointAt(0)!;
@@ -146,7 +155,7 @@ function escapeOutsideClass(kind: string, ignoreCase: boolean): string | undefin
     case 'w':
       return w;
     case 'W':
-      return `(?!${w})[\\s\\S]`;
+      return `(?:(?!${w})[\\s\\S])`;
     case 's':
       return `[${WS_CLASS_BODY}]`;
     case 'S':
@@ -208,7 +217,8 @@ export function translatePyPattern(pattern: string, flags: PyReFlags = {}): stri
         continue;
       }
       const plain = plainEscape(pattern, i + 1);
-      out += plain.out;
+      const dottedI = flags.ignoreCase === true && IN_DOTTED_I_FAMILY.test(decodeHexEscapes(pattern.slice(i, plain.next)));
+      out += dottedI ? `[${DOTTED_I_FAMILY}]` : plain.out;
       i = plain.next;
       continue;
     }
@@ -322,17 +332,27 @@ export function pyRegex(pattern: string, flags: PyReFlags = {}): RegExp {
   return re;
 }
 
+// V8 can report an empty match between the two halves of a surrogate pair (a lookaround at that position sees no
+// character), a position Python strings do not have: `\Z`, `$` or `\B` would match once more per astral character.
+function isEmptyMatchInsidePair(s: string, m: RegExpMatchArray): boolean {
+  const i = m.index!;
+  if (m[0] !== '' || i === 0 || i >= s.length) return false;
+  const before = s.charCodeAt(i - 1);
+  const after = s.charCodeAt(i);
+  return before >= 0xd800 && before <= 0xdbff && after >= 0xdc00 && after <= 0xdfff;
+}
+
 /** `re.search(pattern, s, flags) is not None`. */
 export function pySearch(pattern: string, s: string, flags: PyReFlags = {}): boolean {
-  const re = pyRegex(pattern, flags);
-  const found = re.test(s);
-  re.lastIndex = 0;
-  return found;
+  for (const m of s.matchAll(pyRegex(pattern, flags))) if (!isEmptyMatchInsidePair(s, m)) return true;
+  return false;
 }
 
 /** `re.findall(pattern, s, flags)` for a pattern without groups: the matched substrings. */
 export function pyFindAll(pattern: string, s: string, flags: PyReFlags = {}): string[] {
-  return Array.from(s.matchAll(pyRegex(pattern, flags)), (m) => m[0]);
+  const out: string[] = [];
+  for (const m of s.matchAll(pyRegex(pattern, flags))) if (!isEmptyMatchInsidePair(s, m)) out.push(m[0]);
+  return out;
 }
 
 /** `re.split(pattern, s, flags)` for a pattern without groups that cannot match the empty string. */

@@ -7,6 +7,8 @@ import {
   pyIsJson,
   pyIsLower,
   pyIsUpper,
+  pyLStrip,
+  pyRStrip,
   pySearch,
   pySplit,
   pySplitWhitespace,
@@ -57,9 +59,13 @@ describe('whitespace', () => {
     expect(pyStrip(' \x1c a \x85')).toBe('a');
     expect(pyStrip('\ufeffa')).toBe('\ufeffa');
     expect(pySplitWhitespace('a\x1cb\u3000c\ufeffd')).toEqual(['a', 'b', 'c\ufeffd']);
+    expect(pySplitWhitespace(' a  b ')).toEqual(['a', 'b']);
     expect(pyStrip('**x**', '*')).toBe('x');
     expect(pyStrip('\u{1F600}a\u{1F600}', '\u{1F600}')).toBe('a');
     expect(pyStrip('\u2000\u200a x\u3000')).toBe('x');
+    expect(pyStrip('\v\f\r a \r\f\v')).toBe('a');
+    expect(pyLStrip('ab\u{1F600}', '\u{1F600}')).toBe('ab\u{1F600}');
+    expect(pyRStrip('\u{1F600}', '\u{1F600}')).toBe('');
   });
 });
 
@@ -76,13 +82,36 @@ describe('regex translation', () => {
     expect(pySearch('\\bcaf\\b', 'café')).toBe(false);
     expect(pySearch('a\\sb', 'a\x1cb')).toBe(true);
     expect(pySearch('a\\sb', 'a\ufeffb')).toBe(false);
+    expect(pySearch('x.\\d', 'xa\u0663')).toBe(true);
+    expect(pySearch('^\\d', '\u0663')).toBe(true);
+    expect(pySearch('a$\\Z', 'a')).toBe(true);
+    // A quantifier after \W repeats the whole non-word character, lookahead included.
+    expect(pySearch('a\\W*b', 'ab')).toBe(true);
+    expect(pyFindAll('\\W+', 'a, b!')).toEqual([', ', '!']);
+    expect(pyFindAll('\\W{2}', 'a, b!?')).toEqual([', ', '!?']);
   });
 
   it('escapes text that JavaScript would read as syntax and keeps Python quantifiers', () => {
     expect(pySearch("it's {x}", "IT'S {X}", { ignoreCase: true })).toBe(true);
     expect(pySearch('a{,2}b', 'aab')).toBe(true);
+    expect(pySearch('2\\^3 \\+ 1', 'is 2^3 + 1')).toBe(true);
+    expect(pySearch('\\x41\\u00e9!\\U0001F600', 'A\u00e9!\u{1F600}')).toBe(true);
+    expect(pyFindAll('[^a]', 'a^[')).toEqual(['^', '[']);
+    expect(pyFindAll('[\\d\\s]x', '1x \u0663x ax')).toEqual(['1x', '\u0663x']);
+    expect(pyFindAll('[\\bx]', 'x\bb')).toEqual(['x', '\b']);
     expect(translatePyPattern('(?P<n>a)')).toBe('(?<n>a)');
     expect(() => translatePyPattern('(?i)a')).toThrow(/unsupported/);
+  });
+});
+
+describe('empty matches and astral characters', () => {
+  it('finds no empty match between the halves of a surrogate pair, a position Python strings lack', () => {
+    expect(pySearch('\\A\\Z', '\u{1F600}')).toBe(false);
+    expect(pyFindAll('\\Z', 'a\u{1F600}')).toEqual(['']);
+    expect(pyFindAll('$', 'a\u{1F600}b')).toEqual(['']);
+    expect(pyFindAll('^', 'a\n\u{1F600}b', { multiline: true })).toEqual(['', '']);
+    expect(pyFindAll('\\B', '\u{1F600}')).toEqual(['', '']);
+    expect(pyFindAll('(?:)', 'a\u{1F600}b')).toEqual(['', '', '', '']);
   });
 });
 
@@ -94,6 +123,7 @@ describe('pyIsJson (json.loads)', () => {
     ['"NaN"', true],
     ['1NaN', false],
     ['[-NaN]', false],
+    ['["", NaN, "x"]', true],
     ["{'a': 1}", false],
     ['{"a": 1,}', false],
     ['', false],

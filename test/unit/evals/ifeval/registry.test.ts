@@ -29,6 +29,11 @@ describe('registry', () => {
     expect(() => buildChecker(id, kwargs)).toThrow(message);
   });
 
+  it('accepts a zero count (upstream draws a random one only below zero)', () => {
+    expect(buildChecker('detectable_content:number_placeholders', { num_placeholders: 0 }).check('none', fakeTextTools())).toBe(true);
+    expect(buildChecker('length_constraints:number_words', { num_words: 0, relation: 'less than' }).check('a', fakeTextTools())).toBe(false);
+  });
+
   it('drops null-valued kwargs (the Hugging Face copy lists every kwarg of every instruction)', () => {
     const kwargs = { num_highlights: 1, keywords: null, relation: null, language: null };
     expect(buildChecker('detectable_format:number_highlighted_sections', kwargs).check('*x*', fakeTextTools())).toBe(true);

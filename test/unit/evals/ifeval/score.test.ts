@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 
 import { formatEvalResultRow } from '../../../../evals/ifeval/eval-results.js';
 import { looseVariants, scorePrompt, scoreResponses } from '../../../../evals/ifeval/score.js';
-import type { PromptRecord } from '../../../../evals/ifeval/types.js';
+import { summarize } from '../../../../evals/ifeval/summary.js';
+import type { EvalResultRow, PromptRecord } from '../../../../evals/ifeval/types.js';
 import { fakeTextTools } from './fake-text-tools.js';
 
 const tools = fakeTextTools();
@@ -63,6 +64,9 @@ describe('scoreResponses', () => {
     expect(report.keys).toEqual([10, 11]);
     expect(report.strict.map((r) => r.follow_instruction_list)).toEqual([[true], [true, false]]);
     expect(report.loose.map((r) => r.follow_instruction_list)).toEqual([[true], [true, true]]);
+    // evaluation_lib: follow_all_instructions=all(is_following_list).
+    expect(report.strict.map((r) => r.follow_all_instructions)).toEqual([true, false]);
+    expect(report.loose.map((r) => r.follow_all_instructions)).toEqual([true, true]);
     expect(report.summary.missing).toEqual([{ key: 12, prompt: 'never answered' }]);
     expect(report.summary.unmatchedResponsePrompts).toEqual(['a prompt not in the dataset']);
   });
@@ -80,6 +84,23 @@ describe('scoreResponses', () => {
       ['detectable_format', 1, 1, 1],
       ['punctuation', 2, 1, 2],
     ]);
+  });
+});
+
+describe('summarize', () => {
+  const resultRow = (list: boolean[]): EvalResultRow => ({
+    follow_all_instructions: list.every(Boolean),
+    follow_instruction_list: list,
+    instruction_id_list: ['punctuation:no_comma', 'startend:quotation'],
+    prompt: 'p',
+    response: 'r',
+  });
+
+  it('counts a prompt only when all of its instructions are followed, strict and loose alike (print_report)', () => {
+    const s = summarize([resultRow([false, false])], [resultRow([true, false])]);
+    expect([s.promptsFollowedStrict, s.promptsFollowedLoose]).toEqual([0, 0]);
+    expect([s.instructionsFollowedStrict, s.instructionsFollowedLoose]).toEqual([0, 1]);
+    expect(s.instructionLevelLooseAccuracy).toBe(0.5);
   });
 });
 

@@ -12,6 +12,8 @@ describe('detectable_content:number_placeholders', () => {
     ],
     ['My [adjective] [noun] is [adjective] [noun]. I [verb] and [verb].', 7, false],
     ['[a\nb] [c]', 2, false],
+    // `\[.*?\]` is lazy: two placeholders on one line count twice.
+    ['Dear [name], see you at [place].', 2, true],
   ])('%#', (response, num_placeholders, expected) => {
     expect(check('detectable_content:number_placeholders', { num_placeholders }, response)).toBe(expected);
   });
@@ -34,6 +36,17 @@ describe('detectable_content:postscript', () => {
     [m4, 'P.P.S', true],
     [m5, 'P.S.', true],
     ['no postscript here', 'P.S.', false],
+    // The marker may open the response, end its line, and have at most one space after each dot.
+    ['P.P.S. Call me.', 'P.P.S', true],
+    ['Bye.\nP.P.S', 'P.P.S', true],
+    ['P. P. S. Call me.', 'P.P.S', true],
+    ['P.  P. S. Call me.', 'P.P.S', false],
+    ['P. P.  S. Call me.', 'P.P.S', false],
+    ['P.S. Call me.', 'P.S.', true],
+    ['Bye.\nP.S.', 'P.S.', true],
+    ['P.  S. Call me.', 'P.S.', false],
+    ['Note: call me.', 'Note:', true],
+    ['Bye.\nnote:', 'Note:', true],
   ])('%#: marker %j -> %s', (response, postscript_marker, expected) => {
     expect(check('detectable_content:postscript', { postscript_marker }, response)).toBe(expected);
   });

@@ -45,6 +45,8 @@ describe('detectable_format:number_bullet_lists', () => {
     [BULLET_4, 3, true],
     [BULLET_5, 1, true],
     [BULLET_3, 2, false],
+    // A bullet needs only one character after `*`, and none after `-`.
+    ['*a\n-', 2, true],
   ])('%#: %s bullets -> %s', (response, num_bullets, expected) => {
     expect(check('detectable_format:number_bullet_lists', { num_bullets }, response)).toBe(expected);
   });
@@ -88,6 +90,12 @@ describe('detectable_format:number_highlighted_sections', () => {
     [h2, 2, false],
     [h3, 4, true],
     ['** ** * *', 1, false],
+    // `\*[^\n\*]*\*` first takes the empty `**`, so "**bold**" is one highlight, not two.
+    ['**bold**', 2, false],
+    ['**bold**', 1, true],
+    // The double pattern takes the empty `****` first, so the trailing "x**" is no double highlight.
+    ['****x**', 1, false],
+    ['**x**', 1, true],
   ])('%#: at least %s -> %s', (response, num_highlights, expected) => {
     expect(check('detectable_format:number_highlighted_sections', { num_highlights }, response)).toBe(expected);
   });
@@ -110,6 +118,8 @@ describe('detectable_format:multiple_sections', () => {
     [s2, 'SECTION', 2, true],
     [s2, 'Section', 1, false],
     ['Day 1 walk Day 2 rest Day 3 go', ' Day ', 3, true],
+    // At most one whitespace character between the splitter and the number (`\s?`).
+    ['Section  1 a Section  2 b', 'Section', 1, false],
   ])('%#: %j x%s -> %s', (response, section_spliter, num_sections, expected) => {
     expect(check('detectable_format:multiple_sections', { section_spliter, num_sections }, response)).toBe(expected);
   });
@@ -123,6 +133,9 @@ describe('detectable_format:json_format', () => {
     ['  ```\n"text"\n```  ', true],
     ['Here is JSON: {"a": 1}', false],
     ['```json\n{"a": 1,}\n```', false],
+    // Only the three backticks come off the end; the text left is stripped of Python whitespace, which JSON lacks.
+    ['[1]```', true],
+    ['```\f[1]\f```', true],
   ])('%j -> %s', (response, expected) => {
     expect(check('detectable_format:json_format', {}, response)).toBe(expected);
   });

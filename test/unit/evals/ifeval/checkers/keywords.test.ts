@@ -55,6 +55,11 @@ describe('keywords:existence', () => {
     ['BİLİM', ['b[^i]lim'], false],
     ['İnternet', ['[a-z]nternet'], true],
     ['İnternet', ['[^a-z]nternet'], false],
+    // The same holds for the letters written as \x, \u or \U escapes.
+    ['The İnternet is huge.', ['\\x49nternet'], true],
+    ['Bılım', ['b[\\u0130]l[\\U00000069]m'], true],
+    ['BİLİM', ['b[^\\x69]lim'], false],
+    ['ok \\x49', ['\\\\x49'], true],
   ])('%j with %j -> %s', (response, keywords, expected) => {
     expect(check('keywords:existence', { keywords }, response)).toBe(expected);
   });
@@ -87,6 +92,9 @@ describe('keywords:forbidden_words', () => {
     // Python's \b is Unicode: "é" is a word character, so "caf" is not a whole word in "café".
     ['un café noir', ['caf'], true],
     ['un café noir', ['café'], false],
+    // A boundary on both sides: "cat" is not a whole word in "concat" or "cathode".
+    ['a concat op', ['cat'], true],
+    ['a cathode', ['cat'], true],
     ['We live İn a house.', ['in'], false],
     // U+0345 is a combining mark: not a word character for Python, so "cat" still ends at a word boundary.
     ['the cat\u0345', ['cat'], false],

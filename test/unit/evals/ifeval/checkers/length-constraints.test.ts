@@ -65,6 +65,11 @@ describe('length_constraints:nth_paragraph_first_word', () => {
     [t4, 5, 5, 'haha', true],
     [t5, 5, 3, 'Really', true],
     [t6, 5, 3, 'Really', false],
+    [t1, 3, 1, 'paragraph', true],
+    // Fewer non-blank paragraphs than nth: not followed (and no index past the split).
+    ['only one', 2, 2, 'x', false],
+    // Blank parts do not count, but nth still indexes the raw "\n\n" split: paragraph 2 here is the blank one.
+    ['a\n\n \n\nb', 2, 2, 'b', false],
   ])('%#', (response, num_paragraphs, nth_paragraph, first_word, expected) => {
     expect(
       check('length_constraints:nth_paragraph_first_word', { num_paragraphs, nth_paragraph, first_word }, response),
@@ -74,6 +79,9 @@ describe('length_constraints:nth_paragraph_first_word', () => {
   it('rejects nth_paragraph outside 1..num_paragraphs (upstream would draw a random one)', () => {
     expect(() =>
       check('length_constraints:nth_paragraph_first_word', { num_paragraphs: 2, nth_paragraph: 3, first_word: 'a' }, 'a'),
+    ).toThrow(/nth_paragraph/);
+    expect(() =>
+      check('length_constraints:nth_paragraph_first_word', { num_paragraphs: 2, nth_paragraph: 0, first_word: 'a' }, 'a'),
     ).toThrow(/nth_paragraph/);
   });
 });
@@ -95,6 +103,8 @@ describe('split_into_sentences', () => {
       'They went.',
     ]);
     expect(splitIntoSentences('The U.K. It is. Acme Co. However it was...')).toEqual(['The U.K.', 'It is.', 'Acme Co', 'However it was...']);
+    // Two dots already make an ellipsis; a last part without a stop is kept.
+    expect(splitIntoSentences('Hmm.. ok. Fine')).toEqual(['Hmm..', 'ok.', 'Fine']);
     expect(splitIntoSentences('')).toEqual([]);
   });
 });

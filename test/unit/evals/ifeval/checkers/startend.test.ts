@@ -20,6 +20,7 @@ describe('startend:quotation', () => {
     ['\n  "This message is wrapped in double quotation marks." But not everything.\n  ', false],
     ['"', false],
     ['""', true],
+    ['He said "no"', false],
   ])('%j -> %s', (response, expected) => {
     expect(check('startend:quotation', {}, response)).toBe(expected);
   });

@@ -38,6 +38,17 @@ describe('PunktSentenceTokenizer.tokenize (NLTK 3.8 English)', () => {
     ['Line one\n\nLine two. Line three.', ['Line one\n\nLine two.', 'Line three.']],
     ['First sentence.\u00a0Second sentence.\u2009Third.', ['First sentence.', 'Second sentence.', 'Third.']],
     ['One.\u0085Two.\u001cThree.', ['One.\u0085Two.', 'Three.']],
+    // Orthographic-context flags (number or initial before a word seen only lower-case sentence-initially, etc.),
+    // the Python `\s+` of the period context, type_no_period and "non-" abbreviations.
+    ['It was 3. recently he left.', ['It was 3. recently he left.']],
+    ['It was 3. administrators left.', ['It was 3.', 'administrators left.']],
+    ['I met J. R-revised here.', ['I met J.', 'R-revised here.']],
+    ['gunshots U.S. ORIGINATED lufthansa.', ['gunshots U.S.', 'ORIGINATED lufthansa.']],
+    ['e.g!? ', ['e.g!', '?']],
+    ['result b.v. S.A. Breakdowns.', ['result b.v. S.A.', 'Breakdowns.']],
+    ['Iraqi non-fla. gluts fear.', ['Iraqi non-fla. gluts fear.']],
+    // A text that opens with two sentence-end characters: the first has an empty previous word.
+    ['!? Yes.', ['!', '?', 'Yes.']],
     ['Mr. & Mrs. Smith went home. They slept.', ['Mr. & Mrs. Smith went home.', 'They slept.']],
     ['This is e.g. this one. And that.', ['This is e.g.', 'this one.', 'And that.']],
     ['Is it? Yes! No.', ['Is it?', 'Yes!', 'No.']],
