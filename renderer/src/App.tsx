@@ -26,11 +26,22 @@ function Screen({ page }: { page: Page }) {
   }
 }
 
+/** Its own component: App (and the page under it) must not render again on each progress event of a live run. */
+function RunBadge() {
+  const count = useRuns((s) => (s.run?.status === 'running' ? `${s.run.done}/${s.run.total}` : null));
+  if (count === null) return null;
+  return (
+    <span className="nav__badge">
+      <span className="sr-only">in progress: </span>
+      {count}
+    </span>
+  );
+}
+
 export function App() {
   const page = useNav((s) => s.page);
   const go = useNav((s) => s.go);
   const backend = useSystem((s) => (s.info ? (s.info.backend === 'cpu' ? 'CPU backend' : (s.info.gpus[0]?.name ?? 'CUDA')) : null));
-  const run = useRuns((s) => s.run);
 
   useEffect(() => connectEvents(), []);
   // A run already in progress (a reload, another window) shows in the sidebar before its page is visited.
@@ -74,12 +85,7 @@ export function App() {
                   onClick={() => go(p.id)}
                 >
                   {p.label}
-                  {p.id === 'run' && run?.status === 'running' ? (
-                    <span className="nav__badge">
-                      <span className="sr-only">in progress: </span>
-                      {run.done}/{run.total}
-                    </span>
-                  ) : null}
+                  {p.id === 'run' ? <RunBadge /> : null}
                 </button>
               </li>
             ))}

@@ -50,6 +50,49 @@ interface HistoryState {
   handleDeleted(runId: string): void;
 }
 
+/** Numbers each `runs:list` request; the newest one whose reply has been shown. */
+let listAsked = 0;
+let listShown = 0;
+/** Runs deleted while list requests were on their way: run id → the newest request sent before the deletion. */
+const deletedWhileListing = new Map<string, number>();
+
+function noteDeleted(runId: string): void {
+  deletedWhileListing.set(runId, listAsked);
+}
+
+function sameAccuracies(a: RunSummary['accuracies'], b: RunSummary['accuracies']): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  return (
+    a.promptStrict === b.promptStrict &&
+    a.promptLoose === b.promptLoose &&
+    a.instructionStrict === b.instructionStrict &&
+    a.instructionLoose === b.instructionLoose
+  );
+}
+
+function sameSummary(a: RunSummary, b: RunSummary): boolean {
+  const keys = Object.keys(b) as (keyof RunSummary)[];
+  if (Object.keys(a).length !== keys.length) return false;
+  return keys.every((k) => (k === 'accuracies' ? sameAccuracies(a.accuracies, b.accuracies) : a[k] === b[k]));
+}
+
+/**
+ * The new list, keeping the previous objects of unchanged runs, and the previous array itself when nothing changed:
+ * a live run refreshes the list twice a second, and only its own row should render again.
+ */
+export function mergeRuns(prev: readonly RunSummary[], next: readonly RunSummary[]): readonly RunSummary[] {
+  const byId = new Map(prev.map((r) => [r.id, r]));
+  let changed = prev.length !== next.length;
+  const merged = next.map((r, i) => {
+    const old = byId.get(r.id);
+    const keep = old !== undefined && sameSummary(old, r) ? old : r;
+    if (keep !== prev[i]) changed = true;
+    return keep;
+  });
+  return changed ? merged : prev;
+}
+
 export const useHistory = create<HistoryState>((set, get) => ({
   runs: [],
   selected: [],
@@ -76,8 +119,15 @@ export const useHistory = create<HistoryState>((set, get) => ({
     set(r.ok ? { verifyReport: r.value, verifying: false } : { verifyError: r.error.message, verifying: false });
   },
   refresh: async () => {
+    const mine = ++listAsked;
     const r = await call('runs:list', undefined);
-    set(r.ok ? { runs: r.value, error: null } : { error: r.error.message });
+    if (mine < listShown) return;
+    listShown = mine;
+    for (const [runId, before] of deletedWhileListing) if (before < mine) deletedWhileListing.delete(runId);
+    if (!r.ok) return set({ error: r.error.message });
+    // A reply asked for before a deletion can still list the deleted run.
+    const runs = r.value.filter((x) => !deletedWhileListing.has(x.id));
+    set({ runs: mergeRuns(get().runs, runs), error: null });
   },
   toggle: (runId) => {
     const sel = get().selected;
@@ -122,6 +172,7 @@ export const useHistory = create<HistoryState>((set, get) => ({
       set({ deletion: { ...d, busy: false, error: r.error.message } });
       return false;
     }
+    noteDeleted(runId);
     const { runs, selected, comparison } = get();
     set({
       deletion: null,
@@ -137,6 +188,7 @@ export const useHistory = create<HistoryState>((set, get) => ({
   },
   dismissDeleted: () => set({ deleted: null }),
   handleDeleted: (runId) => {
+    noteDeleted(runId);
     const { runs, selected, comparison, deletion } = get();
     // confirmDelete lets go of it once its reply says what was deleted (the event can arrive before the reply).
     if (deletion?.busy && deletion.run.id === runId) return;

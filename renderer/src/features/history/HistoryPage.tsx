@@ -1,6 +1,6 @@
-import { useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 
-import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
+import { isLiveStatus, type RunSummary } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { formatDate, formatPercent, shortSha } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
@@ -20,9 +20,7 @@ export function HistoryPage() {
   const error = useHistory((s) => s.error);
   const deletion = useHistory((s) => s.deletion);
   const deleted = useHistory((s) => s.deleted);
-  const { refresh, toggle, compare, askDelete, cancelDelete, confirmDelete } = useHistory.getState();
-  const go = useNav((s) => s.go);
-  const openResults = useResults((s) => s.open);
+  const { refresh, compare, cancelDelete, confirmDelete } = useHistory.getState();
 
   useEffect(() => {
     void refresh();
@@ -32,7 +30,7 @@ export function HistoryPage() {
   // Focus after a deletion is confirmed or called off: a run's Delete button (or, when it has none to take it, the
   // run's link), or the Runs heading when no run is left. Applied once the table shows the change.
   const runsHeading = useRef<HTMLHeadingElement>(null);
-  const rowButtons = useRef(new Map<string, { del: HTMLButtonElement | null; link: HTMLButtonElement | null }>());
+  const rowButtons = useRef(new Map<string, RowButtons>());
   const [focusAfter, setFocusAfter] = useState<{ runId: string | null } | null>(null);
   useEffect(() => {
     if (!focusAfter) return;
@@ -126,64 +124,9 @@ export function HistoryPage() {
                 </tr>
               </thead>
               <tbody>
-                {runs.map((r) => {
-                  const idx = selected.indexOf(r.id);
-                  return (
-                    <tr key={r.id} className={idx >= 0 ? 'is-selected' : undefined}>
-                      <td>
-                        <input
-                          type="checkbox"
-                          checked={idx >= 0}
-                          onChange={() => toggle(r.id)}
-                          aria-label={`Select run ${r.id} for comparison`}
-                        />
-                        {idx >= 0 ? <span className="pick">{idx === 0 ? 'A' : 'B'}</span> : null}
-                      </td>
-                      <td>
-                        <button
-                          type="button"
-                          className="link mono nowrap"
-                          ref={(el) => void (buttonsOf(r.id).link = el)}
-                          onClick={() => {
-                            void openResults(r.id);
-                            go('results');
-                          }}
-                        >
-                          {r.id}
-                        </button>
-                      </td>
-                      <td>
-                        {r.modelRepo} <span className="mono muted">{shortSha(r.modelRevision)}</span>
-                      </td>
-                      <td>{r.backendLabel}</td>
-                      <td>
-                        <span className={`status status--${r.status}`} title={r.error ?? undefined}>
-                          {r.status}
-                        </span>
-                        {r.error ? <div className="muted history__error">{r.error}</div> : null}
-                      </td>
-                      <td>
-                        {r.done}/{r.total}
-                      </td>
-                      <td>{formatPercent(r.accuracies?.promptStrict)}</td>
-                      <td>{formatPercent(r.accuracies?.promptLoose)}</td>
-                      <td>{formatDate(r.createdAt)}</td>
-                      <td>
-                        <button
-                          type="button"
-                          className="btn btn--small"
-                          ref={(el) => void (buttonsOf(r.id).del = el)}
-                          aria-label={`Delete run ${r.id}`}
-                          disabled={isLiveStatus(r.status)}
-                          title={isLiveStatus(r.status) ? 'The run is still generating; cancel it before deleting it.' : undefined}
-                          onClick={() => void askDelete(r.id)}
-                        >
-                          Delete
-                        </button>
-                      </td>
-                    </tr>
-                  );
-                })}
+                {runs.map((r) => (
+                  <HistoryRow key={r.id} run={r} pick={selected.indexOf(r.id)} buttons={buttonsOf(r.id)} />
+                ))}
               </tbody>
             </table>
           </TableScroll>
@@ -196,3 +139,70 @@ export function HistoryPage() {
     </div>
   );
 }
+
+interface RowButtons {
+  del: HTMLButtonElement | null;
+  link: HTMLButtonElement | null;
+}
+
+/** A live run refreshes the list twice a second; the store keeps unchanged runs' objects, so their rows skip rendering. */
+const HistoryRow = memo(function HistoryRow({ run: r, pick, buttons }: { run: RunSummary; pick: number; buttons: RowButtons }) {
+  const { toggle, askDelete } = useHistory.getState();
+  const go = useNav((s) => s.go);
+  const openResults = useResults((s) => s.open);
+  return (
+    <tr className={pick >= 0 ? 'is-selected' : undefined}>
+      <td>
+        <input
+          type="checkbox"
+          checked={pick >= 0}
+          onChange={() => toggle(r.id)}
+          aria-label={`Select run ${r.id} for comparison`}
+        />
+        {pick >= 0 ? <span className="pick">{pick === 0 ? 'A' : 'B'}</span> : null}
+      </td>
+      <td>
+        <button
+          type="button"
+          className="link mono nowrap"
+          ref={(el) => void (buttons.link = el)}
+          onClick={() => {
+            void openResults(r.id);
+            go('results');
+          }}
+        >
+          {r.id}
+        </button>
+      </td>
+      <td>
+        {r.modelRepo} <span className="mono muted">{shortSha(r.modelRevision)}</span>
+      </td>
+      <td>{r.backendLabel}</td>
+      <td>
+        <span className={`status status--${r.status}`} title={r.error ?? undefined}>
+          {r.status}
+        </span>
+        {r.error ? <div className="muted history__error">{r.error}</div> : null}
+      </td>
+      <td>
+        {r.done}/{r.total}
+      </td>
+      <td>{formatPercent(r.accuracies?.promptStrict)}</td>
+      <td>{formatPercent(r.accuracies?.promptLoose)}</td>
+      <td>{formatDate(r.createdAt)}</td>
+      <td>
+        <button
+          type="button"
+          className="btn btn--small"
+          ref={(el) => void (buttons.del = el)}
+          aria-label={`Delete run ${r.id}`}
+          disabled={isLiveStatus(r.status)}
+          title={isLiveStatus(r.status) ? 'The run is still generating; cancel it before deleting it.' : undefined}
+          onClick={() => void askDelete(r.id)}
+        >
+          Delete
+        </button>
+      </td>
+    </tr>
+  );
+});

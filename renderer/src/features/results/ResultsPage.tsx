@@ -36,10 +36,15 @@ export function ResultsPage() {
   useEffect(() => {
     if (gone) void refreshRuns();
   }, [gone, refreshRuns]);
+  // The run open when the page is shown is read again; the run list changes with every refresh while a run is live,
+  // and the live run's results are reloaded by the events (stores/events.ts), not here.
+  useEffect(() => {
+    const shown = useResults.getState().runId;
+    if (shown) void useResults.getState().open(shown);
+  }, []);
   useEffect(() => {
     const latest = runs.find((r) => r.id !== gone);
     if (!runId && latest) void open(latest.id);
-    else if (runId) void open(runId);
   }, [runId, runs, gone, open]);
   // A run deleted in another window closes with its open response, and the focus goes with them.
   const heading = useRef<HTMLHeadingElement>(null);

@@ -1,6 +1,6 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useEffect, useMemo, useRef, useState, type RefObject } from 'react';
 
-import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
+import { isLiveStatus, type ResponseRow } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { SelectField } from '../../components/SelectField.js';
@@ -21,16 +21,14 @@ export function RunPage() {
   const models = useMemo(() => allModels.filter((m) => m.ready), [allModels]);
   const refreshModels = useModels((s) => s.refresh);
   const form = useRuns((s) => s.form);
-  const run = useRuns((s) => s.run);
-  const progress = useRuns((s) => s.progress);
-  const stream = useRuns((s) => s.stream);
+  const runId = useRuns((s) => s.run?.id);
+  const status = useRuns((s) => s.run?.status);
   const error = useRuns((s) => s.error);
   const busy = useRuns((s) => s.busy);
   const { setForm, start, cancel, resume } = useRuns.getState();
   const go = useNav((s) => s.go);
   const onCpu = useSystem((s) => s.info?.backend === 'cpu');
   const gpus = useSystem((s) => s.info?.gpus);
-  const openResults = useResults((s) => s.open);
 
   useEffect(() => {
     void refreshModels();
@@ -41,21 +39,21 @@ export function RunPage() {
     if (!form.modelId && first) setForm({ modelId: first.id });
   }, [models, form.modelId, setForm]);
 
-  const running = run !== null && isLiveStatus(run.status);
-  const canResume = run?.status === 'cancelled' || run?.status === 'failed';
+  const running = status !== undefined && isLiveStatus(status);
+  const canResume = status === 'cancelled' || status === 'failed';
   const liveHeading = useRef<HTMLHeadingElement>(null);
   const liveProgress = useRef<HTMLDivElement>(null);
   // The run this window just started: its card takes focus (the form is disabled under the keyboard, and at the
   // minimum window size the card is below the fold).
   const [startedId, setStartedId] = useState<string | null>(null);
   useEffect(() => {
-    if (startedId && run?.id === startedId) {
+    if (startedId && runId === startedId) {
       liveHeading.current?.focus({ preventScroll: true });
       liveProgress.current?.scrollIntoView({ block: 'nearest' });
       setStartedId(null);
     }
-  }, [startedId, run?.id]);
-  useFocusFallback(liveHeading, run?.status);
+  }, [startedId, runId]);
+  useFocusFallback(liveHeading, status);
 
   return (
     <div className="page">
@@ -176,97 +174,116 @@ export function RunPage() {
         {error ? <Notice tone="error">{error}</Notice> : null}
       </Card>
 
-      {run ? (
-        <Card
-          title={`Run ${run.id}`}
-          headingRef={liveHeading}
-          subtitle={`${run.modelRepo} · ${run.backendLabel} · ${run.batch} at a time`}
-          testId="run-live"
-          actions={
-            run.done > 0 ? (
-              <button
-                type="button"
-                className="btn btn--primary"
-                onClick={() => {
-                  void openResults(run.id);
-                  go('results');
-                }}
-              >
-                View results
-              </button>
-            ) : null
-          }
-        >
-          <div className="run-progress" ref={liveProgress}>
-            <div className="run-progress__head">
-              <span role="status" aria-atomic="true">
-                <span className="sr-only">Run </span>
-                <span className={`status status--${run.status}`} data-testid="run-status">
-                  {run.status}
-                </span>
-              </span>
-              <span className="run-progress__count" data-testid="run-count">
-                {run.done} / {run.total} prompts
-              </span>
-            </div>
-            <ProgressBar
-              label="Run progress"
-              value={run.done}
-              max={run.total}
-              valueText={`${run.done} of ${run.total} prompts`}
-              tone={run.status === 'failed' ? 'bad' : run.status === 'completed' ? 'ok' : 'accent'}
-            />
-          </div>
-          <div className="stats">
-            {/* After a resume: the speed is this session's, the time the whole run's (see RunProgress). */}
-            <Stat label="Tokens / s" value={formatNumber(progress?.tokensPerSecond)} hint="this session" testId="run-speed" />
-            <Stat label="Elapsed" value={formatDuration(progress?.elapsedSeconds)} hint="generating, all sessions" testId="run-elapsed" />
-            <Stat
-              label="ETA"
-              value={
-                run.status === 'completed'
-                  ? 'done'
-                  : !running
-                    ? '—'
-                    : progress?.etaSeconds == null
-                      ? 'estimating…'
-                      : formatDuration(progress?.etaSeconds)
-              }
-            />
-            <Stat label="Prompt-level strict" value={formatPercent(run.accuracies?.promptStrict)} />
-          </div>
-          {run.error ? <Notice tone="error">{run.error}</Notice> : null}
-          {progress?.partial && running ? (
-            // Not a live region: it changes with every token, which would drown a screen reader.
-            <div className="live">
-              <div className="live__label">Generating prompt {progress.partial.key}</div>
-              <pre className="live__text">
-                {progress.partial.text}
-                <span className="caret" aria-hidden="true" />
-              </pre>
-            </div>
-          ) : null}
-          <h3 className="section-title">Latest responses</h3>
-          {stream.length ? (
-            <ol className="stream" data-testid="run-stream">
-              {stream.map((r) => (
-                <li key={r.key} className="stream__item">
-                  <div className="stream__meta">
-                    <span className="mono">#{r.key}</span>
-                    <Verdict pass={r.strictPass} label="strict" />
-                    <Verdict pass={r.loosePass} label="loose" />
-                    <span className="muted">{r.tokens} tokens</span>
-                  </div>
-                  <div className="stream__prompt">{r.promptPreview}</div>
-                  <div className="stream__response">{r.responsePreview}</div>
-                </li>
-              ))}
-            </ol>
-          ) : (
-            <p className="muted">Responses appear here as they are scored.</p>
-          )}
-        </Card>
-      ) : null}
+      {runId ? <LiveRun headingRef={liveHeading} progressRef={liveProgress} /> : null}
     </div>
   );
 }
+
+/** The live run's card: it alone renders again on each progress event and streamed response. */
+function LiveRun({ headingRef, progressRef }: { headingRef: RefObject<HTMLHeadingElement | null>; progressRef: RefObject<HTMLDivElement | null> }) {
+  const run = useRuns((s) => s.run);
+  const progress = useRuns((s) => s.progress);
+  const stream = useRuns((s) => s.stream);
+  const go = useNav((s) => s.go);
+  const openResults = useResults((s) => s.open);
+  if (!run) return null;
+  const running = isLiveStatus(run.status);
+  return (
+    <Card
+      title={`Run ${run.id}`}
+      headingRef={headingRef}
+      subtitle={`${run.modelRepo} · ${run.backendLabel} · ${run.batch} at a time`}
+      testId="run-live"
+      actions={
+        run.done > 0 ? (
+          <button
+            type="button"
+            className="btn btn--primary"
+            onClick={() => {
+              void openResults(run.id);
+              go('results');
+            }}
+          >
+            View results
+          </button>
+        ) : null
+      }
+    >
+      <div className="run-progress" ref={progressRef}>
+        <div className="run-progress__head">
+          <span role="status" aria-atomic="true">
+            <span className="sr-only">Run </span>
+            <span className={`status status--${run.status}`} data-testid="run-status">
+              {run.status}
+            </span>
+          </span>
+          <span className="run-progress__count" data-testid="run-count">
+            {run.done} / {run.total} prompts
+          </span>
+        </div>
+        <ProgressBar
+          label="Run progress"
+          value={run.done}
+          max={run.total}
+          valueText={`${run.done} of ${run.total} prompts`}
+          tone={run.status === 'failed' ? 'bad' : run.status === 'completed' ? 'ok' : 'accent'}
+        />
+      </div>
+      <div className="stats">
+        {/* After a resume: the speed is this session's, the time the whole run's (see RunProgress). */}
+        <Stat label="Tokens / s" value={formatNumber(progress?.tokensPerSecond)} hint="this session" testId="run-speed" />
+        <Stat label="Elapsed" value={formatDuration(progress?.elapsedSeconds)} hint="generating, all sessions" testId="run-elapsed" />
+        <Stat
+          label="ETA"
+          value={
+            run.status === 'completed'
+              ? 'done'
+              : !running
+                ? '—'
+                : progress?.etaSeconds == null
+                  ? 'estimating…'
+                  : formatDuration(progress?.etaSeconds)
+          }
+        />
+        <Stat label="Prompt-level strict" value={formatPercent(run.accuracies?.promptStrict)} />
+      </div>
+      {run.error ? <Notice tone="error">{run.error}</Notice> : null}
+      {progress?.partial && running ? (
+        // Not a live region: it changes with every token, which would drown a screen reader.
+        <div className="live">
+          <div className="live__label">Generating prompt {progress.partial.key}</div>
+          <pre className="live__text">
+            {progress.partial.text}
+            <span className="caret" aria-hidden="true" />
+          </pre>
+        </div>
+      ) : null}
+      <h3 className="section-title">Latest responses</h3>
+      {stream.length ? (
+        <ol className="stream" data-testid="run-stream">
+          {stream.map((r) => (
+            <StreamItem key={r.key} row={r} />
+          ))}
+        </ol>
+      ) : (
+        <p className="muted">Responses appear here as they are scored.</p>
+      )}
+    </Card>
+  );
+}
+
+/** Rows keep their objects as the stream moves on: only the newest one renders. */
+const StreamItem = memo(function StreamItem({ row: r }: { row: ResponseRow }) {
+  return (
+    <li className="stream__item">
+      <div className="stream__meta">
+        <span className="mono">#{r.key}</span>
+        <Verdict pass={r.strictPass} label="strict" />
+        <Verdict pass={r.loosePass} label="loose" />
+        <span className="muted">{r.tokens} tokens</span>
+      </div>
+      <div className="stream__prompt">{r.promptPreview}</div>
+      <div className="stream__response">{r.responsePreview}</div>
+    </li>
+  );
+});

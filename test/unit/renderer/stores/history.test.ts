@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
-import { useHistory } from '../../../../renderer/src/stores/history.js';
+import { mergeRuns, useHistory } from '../../../../renderer/src/stores/history.js';
 import { useResults } from '../../../../renderer/src/stores/results.js';
 import { useRuns } from '../../../../renderer/src/stores/runs.js';
 import { inProcessTransport, shared } from '../in-process-transport.js';
@@ -222,5 +222,73 @@ describe('history store', () => {
     expect(useHistory.getState().deletion).toMatchObject({ busy: false, error: `run ${a} is running: cancel it before deleting it` });
     expect(useHistory.getState().runs.map((r) => r.id)).toEqual([a]);
     await t.api.runs.cancel({ runId: a });
+  });
+
+  it('keeps a run deleted meanwhile out of a list reply asked for before the deletion, and drops older replies', async () => {
+    const t = await withRuns([1, 1]);
+    const [a, b] = t.ids as [string, string];
+    // runs:list replies as read at once, handed over only when released.
+    const held: (() => void)[] = [];
+    setTransport({
+      ...t.transport,
+      invoke: (async (channel: string, payload: unknown) => {
+        const reply = await (t.transport.invoke as (c: string, p: unknown) => Promise<unknown>)(channel, payload);
+        if (channel === 'runs:list') await new Promise<void>((res) => held.push(res));
+        return reply;
+      }) as typeof t.transport.invoke,
+    });
+    const off = connectEvents();
+    try {
+      const late = useHistory.getState().refresh();
+      await expect.poll(() => held.length).toBe(1);
+      // Deleted in another window while that reply is on its way.
+      expect((await t.api.runs.delete({ runId: a })).ok).toBe(true);
+      expect(useHistory.getState().runs.map((r) => r.id)).toEqual([]);
+      held.shift()!();
+      await late;
+      expect(useHistory.getState().runs.map((r) => r.id)).toEqual([b]);
+
+      // Of two replies, the older one arriving last is not shown over the newer.
+      const older = useHistory.getState().refresh();
+      const newer = useHistory.getState().refresh();
+      await expect.poll(() => held.length).toBe(2);
+      const [releaseOlder, releaseNewer] = held.splice(0) as [() => void, () => void];
+      expect((await t.api.runs.delete({ runId: b })).ok).toBe(true);
+      releaseNewer();
+      await newer;
+      releaseOlder();
+      await older;
+      expect(useHistory.getState().runs).toEqual([]);
+
+      // A list asked for after the deletion is shown as it is.
+      const fresh = useHistory.getState().refresh();
+      await expect.poll(() => held.length).toBe(1);
+      held.shift()!();
+      await fresh;
+      expect(useHistory.getState().runs).toEqual([]);
+    } finally {
+      off();
+    }
+  });
+
+  it('keeps the same list, and the same objects of unchanged runs, when a refresh changes nothing of them', async () => {
+    const t = await withRuns([1, 2]);
+    const [a, b] = t.ids as [string, string];
+    await useHistory.getState().refresh();
+    const first = useHistory.getState().runs;
+    await useHistory.getState().refresh();
+    // Replies are fresh objects (JSON); the list shown stays the one rendered.
+    expect(useHistory.getState().runs).toBe(first);
+
+    const before = first.find((r) => r.id === a)!;
+    const other = first.find((r) => r.id === b)!;
+    const changed = { ...other, done: other.done + 1 };
+    const merged = mergeRuns(first, first.map((r) => (r.id === b ? changed : { ...r, accuracies: r.accuracies && { ...r.accuracies } })));
+    expect(merged).not.toBe(first);
+    expect(merged.find((r) => r.id === a)).toBe(before);
+    expect(merged.find((r) => r.id === b)).toBe(changed);
+    // Order and membership count as changes too.
+    expect(mergeRuns(first, [...first].reverse())).not.toBe(first);
+    expect(mergeRuns(first, first.slice(1))).toEqual(first.slice(1));
   });
 });
