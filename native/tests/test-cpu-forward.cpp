@@ -394,6 +394,40 @@ static void router_ties(const fs::path & root) {
   }
 }
 
+// A NaN in a logits row (one damaged lm_head row, or every logit through the final norm) fails generation, naming
+// the prompt, instead of decoding an arbitrary token.
+static void nan_logits(const fs::path & root) {
+  test_util::tiny_config c;
+  for (const char * tensor : {"lm_head.weight", "model.norm.weight"}) {
+    auto ts = test_util::tiny_tensors(c, 31);
+    for (auto & t : ts) {
+      if (t.name != tensor) continue;
+      const size_t at = t.name == "lm_head.weight" ? static_cast<size_t>(7 * c.hidden + 3) * 2 : 6;
+      t.bytes[at] = 0xC0;
+      t.bytes[at + 1] = 0x7F;  // BF16 quiet NaN
+    }
+    const fs::path d = root / (std::string("nan-") + tensor);
+    fs::create_directories(d);
+    test_util::write_file(d / "config.json", test_util::config_json(c));
+    test_util::write_file(d / "model.safetensors", test_util::safetensors_bytes(ts));
+    auto m = load(d, "bf16");
+    CHECK(m != nullptr, "%s: load", tensor);
+    if (!m) continue;
+    generate_request req;
+    req.prompts = {{3, 17, 42}, {5, 9}};
+    req.max_new_tokens = 4;
+    std::vector<generate_result> results;
+    generate_stats stats;
+    std::string err;
+    const bool ok = rt_model_generate(*m, req, nullptr, nullptr, results, stats, err);
+    CHECK(!ok && err.find("prompt 0") != std::string::npos && err.find("NaN") != std::string::npos,
+          "%s: generate refuses NaN logits (ok=%d, error '%s')", tensor, ok, err.c_str());
+    std::vector<std::vector<float>> logits;
+    CHECK(rt_model_logits(*m, {3, 17, 42}, logits, err) && std::isnan(logits.back()[7]),
+          "%s: the logits tool still returns the NaN logits", tensor);
+  }
+}
+
 int main() {
   const fs::path root = test_util::temp_dir("forward");
   test_util::tiny_config c;
@@ -412,6 +446,7 @@ int main() {
   generation(root / "mha");
   int4_vs_dequantised(root / "mha", root);
   router_ties(root);
+  nan_logits(root);
   fs::remove_all(root);
   return test_util::finish("test-cpu-forward");
 }

@@ -4,6 +4,7 @@
 //
 // To add a backend: implement `backend`, add a factory like `cpu_backend_create`, and select it by name in
 // core/runtime.cpp (`backend_create`). The generation loop (core/generate.cpp) only talks to this interface.
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -84,8 +85,8 @@ class backend {
                        std::vector<std::vector<float>> & logits, std::string & error) = 0;
 
   /**
-   * Greedy variant of `forward`: next[i] = argmax of entry i's last-position logits (ties to the lowest id).
-   * Backends may override it to avoid copying logits back; the default calls `forward`.
+   * Greedy variant of `forward`: next[i] = argmax of entry i's last-position logits (ties to the lowest id), or -1
+   * when that row holds a NaN. Backends may override it to avoid copying logits back; the default calls `forward`.
    */
   virtual bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, std::string & error) {
     std::vector<std::vector<float>> logits;
@@ -93,8 +94,9 @@ class backend {
     next.assign(batch.size(), 0);
     for (size_t i = 0; i < logits.size(); ++i) {
       int32_t best = 0;
-      for (size_t v = 1; v < logits[i].size(); ++v) {
-        if (logits[i][v] > logits[i][static_cast<size_t>(best)]) best = static_cast<int32_t>(v);
+      for (size_t v = 0; v < logits[i].size() && best >= 0; ++v) {
+        if (std::isnan(logits[i][v])) best = -1;
+        else if (logits[i][v] > logits[i][static_cast<size_t>(best)]) best = static_cast<int32_t>(v);
       }
       next[i] = best;
     }

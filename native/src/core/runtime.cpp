@@ -204,6 +204,13 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       const size_t i = step_owner[b];
       const int32_t tok = next_tokens[b];
       generate_result & r = results[i];
+      if (tok < 0) {
+        // Greedy decoding would otherwise go on with an arbitrary token and the run would score garbage.
+        error = "generate: prompt " + std::to_string(i) + ": the logits for generated token " +
+                std::to_string(r.tokens.size() + 1) +
+                " are not numbers (NaN): an activation overflowed FP16 or the weights are damaged";
+        return false;
+      }
       r.tokens.push_back(tok);
       if (r.tokens.size() == 1) first[i] = now;
       last[i] = now;
@@ -225,6 +232,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       batch.push_back(std::move(e));
       owner.push_back(i);
     }
+    return true;
   };
   // Each step decodes one token of every active prompt and prefills the prompts admitted to the free places, at most
   // this many prompt tokens (always at least one prompt) to bound scratch memory: one forward instead of a separate
@@ -260,7 +268,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     if (step.empty()) break;
     if (!m.be->forward_greedy(step, next_tokens, error)) return false;
     (prefilled ? stats.prefill_ms : stats.decode_ms) += ms_since(step0);
-    consume(step, step_owner);
+    if (!consume(step, step_owner)) return false;
   }
   if (was_cancelled) {
     for (size_t i = 0; i < n; ++i) {
