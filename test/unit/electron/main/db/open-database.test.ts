@@ -85,6 +85,33 @@ describe('openDatabase', () => {
 describe('migrate', () => {
   const step3 = (up: Migration['up']): Migration => ({ version: latest + 1, name: 'test', up });
 
+  it('stops at the target version', () => {
+    const db = new Database(':memory:');
+    expect(migrate(db, allMigrations, 1)).toBe(1);
+    expect(db.pragma('user_version', { simple: true })).toBe(1);
+    expect(migrate(db)).toBe(latest);
+  });
+
+  it('refuses a list of steps with a gap in its versions', () => {
+    const db = new Database(':memory:');
+    const gap: Migration = { version: 3, name: 'gap', up: () => undefined };
+    expect(() => migrate(db, [allMigrations[0]!, gap])).toThrow('migration 3-gap does not follow version 1');
+    expect(db.pragma('user_version', { simple: true })).toBe(1);
+  });
+
+  it('refuses a database one version newer than the last step', () => {
+    const db = new Database(':memory:');
+    db.pragma(`user_version = ${latest + 1}`);
+    expect(() => migrate(db)).toThrow(`schema version ${latest + 1} is newer than this app knows (${latest})`);
+  });
+
+  it('opens with foreign keys on and a busy timeout for another process holding the write lock', () => {
+    const db = openDatabase(':memory:');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    db.close();
+  });
+
   it('leaves the schema and version as they were when a step fails', () => {
     const db = new Database(':memory:');
     migrate(db);

@@ -51,6 +51,49 @@ describe('RunRepo + ResponseRepo', () => {
     expect(() => runs.require('nope')).toThrow(/run nope not found/);
   });
 
+  it('creates the run and its figures row together: a failed figures insert leaves no run', () => {
+    db.exec(`CREATE TEMP TRIGGER no_figures BEFORE INSERT ON run_figures BEGIN SELECT RAISE(ABORT, 'no figures'); END`);
+    expect(() => runs.create(sampleRun('r1'))).toThrow('no figures');
+    expect(runs.get('r1')).toBeUndefined();
+  });
+
+  it('lists runs newest first, the later of two created in the same instant first', () => {
+    runs.create(sampleRun('old'), '2026-01-01T00:00:00.000Z');
+    runs.create(sampleRun('same-a'), '2026-01-02T00:00:00.000Z');
+    runs.create(sampleRun('same-b'), '2026-01-02T00:00:00.000Z');
+    expect(runs.list().map((r) => r.id)).toEqual(['same-b', 'same-a', 'old']);
+  });
+
+  it('resuming clears the last error and finish time but keeps the first start', () => {
+    runs.create(sampleRun('r1'), '2026-01-01T00:00:00.000Z');
+    runs.markRunning('r1', '2026-01-01T00:00:01.000Z');
+    runs.finish('r1', 'failed', 'worker crashed', '2026-01-01T00:00:05.000Z');
+    expect(runs.require('r1')).toMatchObject({ status: 'failed', error: 'worker crashed', finishedAt: '2026-01-01T00:00:05.000Z' });
+    runs.markRunning('r1', '2026-01-01T00:01:00.000Z');
+    expect(runs.require('r1')).toMatchObject({ status: 'running', error: null, startedAt: '2026-01-01T00:00:01.000Z', finishedAt: null });
+  });
+
+  it('ends an interrupted run at its last stored response, and leaves finished runs alone', () => {
+    runs.create(sampleRun('r1'), '2026-01-01T00:00:00.000Z');
+    runs.markRunning('r1', '2026-01-01T00:00:01.000Z');
+    responses.insertResponses('r1', [resp(1, 0, [true], [true])], { generatedTokens: 1 }, '2026-01-01T00:00:03.000Z');
+    responses.insertResponses('r1', [resp(2, 1, [true], [true])], { generatedTokens: 1 }, '2026-01-01T00:00:02.000Z');
+    runs.create(sampleRun('queued'), '2026-01-01T00:00:00.000Z');
+    runs.create(sampleRun('done'), '2026-01-01T00:00:00.000Z');
+    runs.finish('done', 'completed', null, '2026-01-01T00:00:09.000Z');
+    expect(runs.failInterrupted('app closed')).toBe(2);
+    expect(runs.require('r1')).toMatchObject({ status: 'failed', error: 'app closed', finishedAt: '2026-01-01T00:00:03.000Z' });
+    // Never started: its creation is the last sign of it.
+    expect(runs.require('queued')).toMatchObject({ status: 'failed', error: 'app closed', finishedAt: '2026-01-01T00:00:00.000Z' });
+    expect(runs.require('done')).toMatchObject({ status: 'completed', error: null, finishedAt: '2026-01-01T00:00:09.000Z' });
+  });
+
+  it('replaces the device fields each into its own column', () => {
+    runs.create(sampleRun('r1'));
+    runs.updateDevice('r1', 'CUDA', 'NVIDIA H200', 'resident');
+    expect(runs.require('r1')).toMatchObject({ backend: 'CUDA', deviceLabel: 'NVIDIA H200', residency: 'resident' });
+  });
+
   it('stores batches with verdicts and figures, and answers queries over them', () => {
     runs.create(sampleRun('r1'));
     responses.insertBatch('r1', [resp(1001, 0, [true, true], [true, true]), resp(1005, 2, [false, true], [true, true])], {
@@ -174,6 +217,36 @@ describe('RunRepo + ResponseRepo', () => {
     ).toThrow(/UNIQUE constraint failed/);
     expect(responses.storedKeys('r1')).toEqual(new Set([1]));
     expect(responses.figures('r1').batches).toBe(1);
+  });
+
+  it('counts passes and finds text in prompts too; a run without responses counts zeros', () => {
+    runs.create(sampleRun('r1'));
+    expect(responses.passCounts('r1')).toEqual({ prompts: 0, promptsStrict: 0, promptsLoose: 0, instructions: 0, instructionsStrict: 0, instructionsLoose: 0 });
+    responses.insertResponses('r1', [{ ...resp(1, 0, [true], [true]), prompt: 'Write about OWLS' }, resp(2, 1, [true], [true])], { generatedTokens: 2 });
+    expect(responses.page('r1', { text: 'owls' }).items.map((r) => r.key)).toEqual([1]);
+  });
+
+  it('gives every response in dataset order, not key order', () => {
+    runs.create(sampleRun('r1'));
+    responses.insertResponses('r1', [resp(3, 1, [true], [true]), resp(9, 0, [true], [true]), resp(1, 2, [true], [true])], { generatedTokens: 3 });
+    expect(responses.all('r1').map((r) => r.key)).toEqual([9, 3, 1]);
+  });
+
+  it('passes on an error that is not SQLite\'s as it is', () => {
+    runs.create(sampleRun('r1'));
+    const bad = { ...resp(1, 0, [true], [true]), verdicts: [{ instructionId: 'x', kwargs: { n: 1n }, strict: true, loose: true }] };
+    expect(() => responses.insertResponses('r1', [bad], { generatedTokens: 1 })).toThrow(/^Do not know how to serialize a BigInt$/);
+    expect(responses.count('r1')).toBe(0);
+  });
+
+  it("rolls back a batch's responses when adding its job figures fails", () => {
+    runs.create(sampleRun('r1'));
+    db.exec(`CREATE TEMP TRIGGER no_jobs BEFORE UPDATE OF batches ON run_figures BEGIN SELECT RAISE(ABORT, 'no job figures'); END`);
+    expect(() =>
+      responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 4, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 }),
+    ).toThrow('no job figures');
+    expect(responses.count('r1')).toBe(0);
+    expect(responses.figures('r1')).toMatchObject({ generatedTokens: 0, batches: 0 });
   });
 
   it('names the database file when a response cannot be stored (a full disk), storing nothing of it', () => {

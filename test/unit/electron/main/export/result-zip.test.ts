@@ -96,6 +96,35 @@ describe('result ZIP: write and verify', () => {
     expect(perf).toMatchObject({ backend: 'CPU', generated_tokens: 28, overall_tokens_per_second: 28, peak_vram_bytes: null });
   });
 
+  it("writes each mode's own verdicts, the figures in seconds, and a model manifest that is not JSON as text", async () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const runs = new RunRepo(db);
+    const responses = new ResponseRepo(db);
+    const rec = parsePromptRecords(inputText, 'input')[0]!;
+    runs.create({ ...sampleRun('run-modes'), manifestJson: 'not json', total: 1, datasetSha256: sha256(inputText) });
+    responses.insertBatch('run-modes', [{
+      key: rec.key, position: 0, prompt: rec.prompt, response: 'r', tokens: 3, finishReason: 'stop', ttftMs: 1, decodeTokensPerSecond: 1,
+      verdicts: rec.instruction_id_list.map((id) => ({ instructionId: id, kwargs: {}, strict: false, loose: true })),
+    }], { generatedTokens: 3, wallMs: 1500, peakVramBytes: 9, peakVramScope: 'process', h2dBytes: 9 });
+    runs.finish('run-modes', 'completed');
+    const opts = { runs, responses, inputDataText: inputText };
+    await expect(writeResultZip({ ...opts, inputDataText: `${inputText}\n` }, 'run-modes', path.join(dir, 'modes-bad.zip'))).rejects.toThrow(
+      /^run run-modes used input_data\.jsonl with sha256 [0-9a-f]{64}, but the one given has [0-9a-f]{64}$/,
+    );
+    const out = path.join(dir, 'modes.zip');
+    await writeResultZip(opts, 'run-modes', out);
+    const entries = await readZipEntries(out);
+    const row = (name: string) => JSON.parse(entries.get(name)!.toString().split('\n')[0]!) as { follow_all_instructions: boolean; follow_instruction_list: boolean[] };
+    expect(row('eval_results_strict.jsonl')).toMatchObject({ follow_all_instructions: false });
+    expect(row('eval_results_strict.jsonl').follow_instruction_list.every((v) => !v)).toBe(true);
+    expect(row('eval_results_loose.jsonl')).toMatchObject({ follow_all_instructions: true });
+    expect(row('eval_results_loose.jsonl').follow_instruction_list.every((v) => v)).toBe(true);
+    expect(JSON.parse(entries.get('performance.json')!.toString())).toMatchObject({ wall_seconds: 1.5, peak_vram_bytes: null, peak_vram_scope: null, h2d_bytes: null });
+    expect(JSON.parse(entries.get('manifest.json')!.toString())).toMatchObject({ model: { manifest: 'not json' } });
+    db.close();
+  });
+
   it('reads back clean with unzip -t', () => {
     let out: string;
     try {
@@ -455,6 +484,69 @@ describe('result ZIP: write and verify', () => {
     const key0 = String(parsePromptRecords(inputText, 'input')[0]!.key);
     expect(r.problems).toContain(expected.replace('KEY0', key0));
     expect(r.problems.filter((p) => /invalid JSON|^undefined/.test(p))).toEqual([]);
+  });
+
+  const editJson = (e: Map<string, Buffer>, name: string, edit: (v: Record<string, unknown>) => void): void => {
+    const v = JSON.parse(e.get(name)!.toString()) as Record<string, unknown>;
+    edit(v);
+    e.set(name, Buffer.from(JSON.stringify(v)));
+    setManifestHash(e, name);
+  };
+  const editLines = (e: Map<string, Buffer>, name: string, edit: (lines: string[]) => string[]): void => {
+    e.set(name, Buffer.from(`${edit(e.get(name)!.toString().trimEnd().split('\n')).join('\n')}\n`));
+    setManifestHash(e, name);
+  };
+  it.each<[string, (e: Map<string, Buffer>) => void, RegExp]>([
+    ['another format', (e) => setManifest(e, { ...manifestOf(e), format: 'horizon-result-v0' } as Manifest),
+      /^manifest\.json: format is "horizon-result-v0", expected horizon-result-v1$/],
+    ['a wrong size', (e) => {
+      const m = manifestOf(e);
+      m.files.find((f) => f.name === 'performance.json')!.bytes += 1;
+      setManifest(e, m);
+    }, /^performance\.json: \d+ bytes, manifest\.json says \d+$/],
+    ['a sha256 with a character too many', (e) => {
+      const m = manifestOf(e);
+      m.files[0]!.sha256 += 'a';
+      setManifest(e, m);
+    }, /^manifest\.json: files\[0\] needs a string name, an integer bytes and a sha256$/],
+    ['a file left out of the list', (e) => setManifest(e, { ...manifestOf(e), files: manifestOf(e).files.filter((f) => f.name !== 'summary.json') }),
+      /^manifest\.json: files has no entry for summary\.json$/],
+    ['an unlisted file in the ZIP', (e) => setManifest(e, { ...manifestOf(e), files: manifestOf(e).files.filter((f) => f.name !== 'summary.json') }),
+      /^summary\.json: in the ZIP but not listed in manifest\.json$/],
+    ['a status that is not a string', (e) => setManifest(e, { ...manifestOf(e), run: { ...manifestOf(e).run, status: 5 } }),
+      /^manifest\.json: run\.status is 5, not a string$/],
+    ['a negative response count', (e) => setManifest(e, { ...manifestOf(e), run: { ...manifestOf(e).run, responses: -1 } }),
+      /^manifest\.json: run\.responses is -1, not a count$/],
+    ['an included file of another name', (e) => {
+      const m = manifestOf(e);
+      setManifest(e, { ...m, run: { ...m.run, included: { ...(m.run.included as object), file: 'other.jsonl' } } });
+    }, /^manifest\.json: run\.included\.file is "other\.jsonl", expected "input_data\.jsonl"$/],
+    ['a dataset row count that is not a count', (e) => setManifest(e, { ...manifestOf(e), run: { ...manifestOf(e).run, datasetRows: 'many' } }),
+      /^manifest\.json: run\.datasetRows is not a row count$/],
+    ['a response given twice', (e) => editLines(e, 'responses.jsonl', (l) => [...l, l[0]!]), /^responses\.jsonl line 5: key \d+ answered twice$/],
+    ['a response to another prompt', (e) => editLines(e, 'responses.jsonl', (l) => [JSON.stringify({ ...(JSON.parse(l[0]!) as object), prompt: 'other' }), ...l.slice(1)]),
+      /^responses\.jsonl line 1: key \d+ prompt differs from input_data\.jsonl$/],
+    ['an eval results row dropped', (e) => editLines(e, 'eval_results_strict.jsonl', (l) => l.slice(0, -1)),
+      /^eval_results_strict\.jsonl: 3 rows, re-scoring the responses gives 4$/],
+    ['a summary row with an extra field', (e) => editJson(e, 'summary.json', (v) => {
+      (v.perInstruction as Record<string, unknown>[])[0]!.extra = 1;
+    }), /^summary\.json: perInstruction \S+ has an unexpected field extra$/],
+    ['a summary row listed twice', (e) => editJson(e, 'summary.json', (v) => {
+      const rows = v.perInstruction as unknown[];
+      rows.push(rows[0]);
+    }), /^summary\.json: perInstruction lists \S+ twice$/],
+    ['a summary row no prompt has', (e) => editJson(e, 'summary.json', (v) => {
+      const rows = v.perInstruction as Record<string, unknown>[];
+      rows.push({ ...rows[0], id: 'bogus:id' });
+    }), /^summary\.json: perInstruction lists bogus:id, which no scored prompt has$/],
+  ])('fails a ZIP with %s, naming it', async (what, tamper, expected) => {
+    const entries = await readZipEntries(good);
+    tamper(entries);
+    const bad = path.join(dir, `tampered-${what.replace(/\W+/g, '-')}.zip`);
+    await rezip(entries, bad);
+    const r = await verifyResultZip(bad, tools);
+    expect(r.verified).toBe(false);
+    expect(r.problems).toContainEqual(expect.stringMatching(expected));
   });
 
   it('refuses an entry larger than a result can hold before inflating it, and names the entry of a corrupt one', async () => {

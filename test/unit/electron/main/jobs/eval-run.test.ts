@@ -403,6 +403,50 @@ describe('eval-run job', () => {
     expect(deps.responses.count('r10')).toBe(5);
   });
 
+  it('marks the run started, and stores each response at its dataset position with its prompt\'s kwargs', async () => {
+    await newRun('r-rows');
+    const final = await executeEvalRun(deps, 'r-rows');
+    expect(final).toMatchObject({ status: 'completed', error: null });
+    expect(final.startedAt).not.toBeNull();
+    for (const s of deps.responses.all('r-rows')) {
+      const i = records.findIndex((r) => r.key === s.key);
+      expect(s.position).toBe(i);
+      expect(s.verdicts.map((v) => v.kwargs)).toEqual(records[i]!.kwargs);
+    }
+  });
+
+  it('resuming a run with every response stored completes it without loading or generating', async () => {
+    await newRun('r-all');
+    expect((await executeEvalRun(deps, 'r-all')).status).toBe('completed');
+    deps.runs.finish('r-all', 'failed', 'app closed');
+    const [loaded, made] = [loads.length, generated.length];
+    expect(await executeEvalRun(deps, 'r-all')).toMatchObject({ status: 'completed', error: null });
+    expect([loads.length, generated.length]).toEqual([loaded, made]);
+  });
+
+  it('fails the run when a response cannot be stored, keeping those stored; a resume completes it', async () => {
+    await newRun('r-store');
+    db.exec(`CREATE TEMP TRIGGER no_third BEFORE INSERT ON responses WHEN (SELECT COUNT(*) FROM responses) >= 2
+      BEGIN SELECT RAISE(ABORT, 'disk trouble'); END`);
+    const failed = await executeEvalRun(deps, 'r-store');
+    expect(failed).toMatchObject({ status: 'failed', error: 'eval-run: storing a response failed: :memory:: disk trouble' });
+    expect(deps.responses.count('r-store')).toBe(2);
+    db.exec('DROP TRIGGER no_third');
+    expect((await executeEvalRun(deps, 'r-store')).status).toBe('completed');
+    expect(deps.responses.count('r-store')).toBe(5);
+  });
+
+  it('refuses a limit, batch or token budget out of range, and records the limit', async () => {
+    const make = (o: { limit?: number; batch?: number; maxNewTokens?: number }) =>
+      createEvalRun(deps, { runId: `r-range-${JSON.stringify(o)}`, source, appVersion: '0.1.0', datasetSha256: 'x', ...o });
+    await expect(make({ limit: records.length + 1 })).rejects.toThrow(`limit must be an integer in 1..${records.length}`);
+    await expect(make({ batch: 257 })).rejects.toThrow('batch must be an integer in 1..256');
+    await expect(make({ batch: 1.5 })).rejects.toThrow('batch must be an integer in 1..256');
+    await expect(make({ maxNewTokens: 0 })).rejects.toThrow('max new tokens must be an integer in 1..65536');
+    expect(await make({ limit: 3 })).toMatchObject({ total: 3, policy: { limit: 3 } });
+    expect(await make({})).toMatchObject({ total: records.length, policy: { limit: null } });
+  });
+
   it('after a load that failed (the worker drops its model first), the next run loads its model again', async () => {
     await newRun('r6', 2);
     expect((await executeEvalRun(deps, 'r6')).status).toBe('completed');

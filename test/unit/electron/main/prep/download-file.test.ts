@@ -46,6 +46,36 @@ describe('downloadFile', () => {
     expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
   });
 
+  it.each<[string, (u: string) => Record<string, unknown>, { size: number; sha256?: string }]>([
+    ['size', (u) => ({ url: u, size: BLOB.length + 1, sha256: SHA, gitSha1: null }), { size: BLOB.length, sha256: SHA }],
+    ['git sha1', (u) => ({ url: u, size: BLOB.length, sha256: SHA, gitSha1: '0'.repeat(40) }), { size: BLOB.length, sha256: SHA }],
+    ['URL, for a file without a pinned hash', (u) => ({ url: `${u}?old`, size: BLOB.length, sha256: null, gitSha1: null }), { size: BLOB.length }],
+  ])('discards a .part whose sidecar records another %s', async (_what, sidecar, expected) => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, Buffer.alloc(5000, 1));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ ...sidecar(url()), etag: null }));
+    await downloadFile({ url: url(), dest, label: 'blob.bin', expected });
+    expect(requestsFor().at(-1)?.range).toBeUndefined();
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
+  });
+
+  it('resumes a .part of a pinned file from another URL (a mirror), and takes a complete one without a request', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, BLOB.subarray(0, 1000));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: `${url()}?mirror`, size: BLOB.length, sha256: SHA, gitSha1: null, etag: null }));
+    await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA } });
+    expect(requestsFor().at(-1)?.range).toBe('bytes=1000-');
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
+
+    const whole = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${whole}.part`, BLOB);
+    fs.writeFileSync(`${whole}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: SHA, gitSha1: null, etag: null }));
+    const before = requestsFor().length;
+    expect(await downloadFile({ url: url(), dest: whole, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA } })).toMatchObject({ sha256: SHA });
+    expect(requestsFor()).toHaveLength(before);
+    expect(fs.readFileSync(whole).equals(BLOB)).toBe(true);
+  });
+
   it('starts over when the server ignores Range and sends the whole file', async () => {
     const dest = path.join(tempDir('dl'), 'blob.bin');
     fs.writeFileSync(`${dest}.part`, BLOB.subarray(0, 1000));
@@ -113,6 +143,46 @@ describe('downloadFile', () => {
     expect(e?.code).toBe('NETWORK');
     expect(e?.message).toMatch(/blob\.bin: network error after 3 retries \(the server answered the resume with another range/);
     expect(calls).toBe(4);
+  });
+
+  it('deletes the part of a download whose sha256 does not verify, leaving no file under the name', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    const e = await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: '0'.repeat(64) } })
+      .then(() => undefined, (x: unknown) => x as PrepError);
+    expect(e?.code).toBe('HASH_MISMATCH');
+    expect(e?.message).toBe(`blob.bin: downloaded file does not verify (sha256 ${SHA}, expected ${'0'.repeat(64)}); the partial download was deleted`);
+    expect([dest, `${dest}.part`, `${dest}.part.json`].filter((f) => fs.existsSync(f))).toEqual([]);
+
+    const g = await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, gitSha1: '0'.repeat(40) } })
+      .then(() => undefined, (x: unknown) => x as PrepError);
+    expect(g?.message).toBe(`blob.bin: downloaded file does not verify (git sha1 ${GIT}, expected ${'0'.repeat(40)}); the partial download was deleted`);
+    expect(fs.existsSync(dest)).toBe(false);
+  });
+
+  it('doubles the wait between retries', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    const delays: number[] = [];
+    const down: typeof fetch = async () => new Response('busy', { status: 503 });
+    const e = await downloadFile({
+      url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length }, fetch: down, retries: 3, backoffMs: 5,
+      onRetry: (_attempt, delay) => void delays.push(delay),
+    }).then(() => undefined, (x: unknown) => x as PrepError);
+    expect(e?.code).toBe('NETWORK');
+    expect(delays).toEqual([5, 10, 20]);
+  });
+
+  it.each<[number, string, RegExp]>([
+    [403, 'PERMISSION', /^blob\.bin: the repository is gated or private \(HTTP 403\)/],
+    [404, 'NOT_FOUND', /^blob\.bin: not found at .* \(HTTP 404\)$/],
+    [500, 'NETWORK', /^blob\.bin: network error after 0 retries \(HTTP 500\)/],
+    [429, 'NETWORK', /^blob\.bin: network error after 0 retries \(HTTP 429\)/],
+  ])('answers HTTP %i with %s', async (status, code, message) => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    const answer: typeof fetch = async () => new Response('no', { status });
+    const e = await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length }, fetch: answer, retries: 0 })
+      .then(() => undefined, (x: unknown) => x as PrepError);
+    expect(e?.code).toBe(code);
+    expect(e?.message).toMatch(message);
   });
 
   it('downloads a zero-byte file', async () => {
