@@ -42,6 +42,18 @@ export function countLoadedAsFree(
   };
 }
 
+/**
+ * The runtime names a prompt of a generate job by its position ("generate: prompt 3: ..."); the caller knows it by
+ * its item id, so the error names that instead. Other errors pass through.
+ */
+export function withItemId(e: unknown, items: readonly { readonly itemId: string }[]): unknown {
+  if (!(e instanceof Error) || e instanceof WorkerError) return e;
+  const m = /^generate: prompt (\d+)(?=[: ])/.exec(e.message);
+  const item = m ? items[Number(m[1])] : undefined;
+  if (!m || !item) return e;
+  return new Error(`generate: item ${item.itemId}${e.message.slice(m[0].length)}`);
+}
+
 interface Loaded {
   readonly info: LoadedModelInfo;
   readonly model: EngineModel;
@@ -172,7 +184,7 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
       };
     } catch (e) {
       const fault = model.fault();
-      if (fault === '') throw e;
+      if (fault === '') throw withItemId(e, request.items);
       // Nothing more can run on this device context; unloading frees what it can, and main restarts the worker.
       if (loaded?.model === model) loaded = undefined;
       model.dispose();

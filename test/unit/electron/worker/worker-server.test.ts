@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DeviceProbe, WorkerMessage, WorkerRequest } from '../../../../electron/common/worker-protocol.js';
 import type { InferenceEngine } from '../../../../electron/worker/runtime/inference-engine.js';
-import { countLoadedAsFree, serveWorker } from '../../../../electron/worker/worker-server.js';
+import { WorkerError, countLoadedAsFree, serveWorker, withItemId } from '../../../../electron/worker/worker-server.js';
 import { createScriptedEngine } from './scripted-engine.js';
 import { writeTinyTokenizer } from './tiny-tokenizer.js';
 
@@ -37,6 +37,27 @@ function servedWorker(engine: InferenceEngine): (request: WorkerRequest) => Prom
       handler({ seq, request });
     });
 }
+
+describe('withItemId', () => {
+  const items = [{ itemId: 'ifeval-1000' }, { itemId: 'ifeval-1001' }];
+  const nan = ': the logits for generated token 4 are not numbers (NaN): an activation overflowed FP16';
+  it.each([
+    [`generate: prompt 1${nan}`, `generate: item ifeval-1001${nan}`],
+    ['generate: prompt 0 has 5000 tokens, more than the context limit 4096', 'generate: item ifeval-1000 has 5000 tokens, more than the context limit 4096'],
+    ['generate: prompt 7 is empty', 'generate: prompt 7 is empty'],
+    ['generate: prompt 10 is empty', 'generate: prompt 10 is empty'],
+    ['loading failed: generate: prompt 0: x', 'loading failed: generate: prompt 0: x'],
+  ])('%s', (message, expected) => {
+    const out = withItemId(new Error(message), items);
+    expect(out).toBeInstanceOf(Error);
+    expect((out as Error).message).toBe(expected);
+  });
+  it('passes worker errors and non-errors through unchanged', () => {
+    const w = new WorkerError('BAD_INPUT', 'generate: prompt 0: x');
+    expect(withItemId(w, items)).toBe(w);
+    expect(withItemId('generate: prompt 0: x', items)).toBe('generate: prompt 0: x');
+  });
+});
 
 describe('countLoadedAsFree', () => {
   it.each([
