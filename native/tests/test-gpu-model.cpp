@@ -243,9 +243,17 @@ void full_vs_partial(const fs::path & dir, const char * label, int n_experts, in
   auto full = make(*w, "cuda", 0);
   const auto lf = full ? all_logits(*full, PROMPT_A) : std::vector<std::vector<float>>{};
   const auto gf = full ? greedy(*full, {PROMPT_A, PROMPT_B}, 12) : std::vector<std::vector<int32_t>>{};
+  const uint64_t layers = static_cast<uint64_t>(w->config.num_hidden_layers);
+  struct run_counts {
+    int slots;
+    uint64_t bytes_at_start;
+    backend_counters c;
+  };
+  std::vector<run_counts> runs;
   for (int slots : {1, top_k, n_experts - 1}) {
     auto part = make(*w, "cuda", slots);
     if (!part) continue;
+    const uint64_t bytes_at_start = part->device_bytes();
     part->counters_reset();
     const auto lp = all_logits(*part, PROMPT_A);
     const float d = max_diff(lf, lp);
@@ -261,6 +269,35 @@ void full_vs_partial(const fs::path & dir, const char * label, int n_experts, in
     CHECK(c.expert_misses > 0 && c.h2d_bytes > 0 && c.h2d_bytes % c.expert_misses == 0,
           "%s: %d slots: misses copy whole experts", label, slots);
     if (slots < top_k) CHECK(c.expert_evictions > 0, "%s: %d slots: staged layers evict", label, slots);
+    // A miss fills an empty slot (each layer has `slots`) or evicts a ready expert; one slot per layer is empty only
+    // until its layer's first miss.
+    CHECK(c.expert_evictions <= c.expert_misses && c.expert_evictions + layers * slots >= c.expert_misses,
+          "%s: %d slots: %llu evictions for %llu misses", label, slots,
+          static_cast<unsigned long long>(c.expert_evictions), static_cast<unsigned long long>(c.expert_misses));
+    if (slots == 1) {
+      CHECK(c.expert_evictions + layers == c.expert_misses, "%s: 1 slot: every miss after a layer's first evicts",
+            label);
+    }
+    runs.push_back({slots, bytes_at_start, c});
+    part->counters_reset();
+    const backend_counters z = part->counters();
+    CHECK(z.expert_hits == 0 && z.expert_misses == 0 && z.expert_evictions == 0 && z.h2d_bytes == 0,
+          "%s: %d slots: counters_reset zeroes the cache counters", label, slots);
+  }
+  // Every configuration routes the same tokens to the same experts, so each looks up as many experts (a hit or a
+  // miss each); a miss copies one slot's worth of bytes, which the slot allocations' difference measures.
+  if (runs.size() == 3) {
+    const uint64_t expert_bytes = (runs[1].bytes_at_start - runs[0].bytes_at_start) /
+                                  (layers * static_cast<uint64_t>(runs[1].slots - runs[0].slots));
+    for (const run_counts & r : runs) {
+      CHECK(r.c.expert_hits + r.c.expert_misses == runs[0].c.expert_hits + runs[0].c.expert_misses,
+            "%s: %d slots: %llu hits + %llu misses, as many lookups as with 1 slot", label, r.slots,
+            static_cast<unsigned long long>(r.c.expert_hits), static_cast<unsigned long long>(r.c.expert_misses));
+      CHECK(expert_bytes > 0 && r.c.h2d_bytes == r.c.expert_misses * expert_bytes,
+            "%s: %d slots: %llu H2D bytes for %llu misses of %llu bytes", label, r.slots,
+            static_cast<unsigned long long>(r.c.h2d_bytes), static_cast<unsigned long long>(r.c.expert_misses),
+            static_cast<unsigned long long>(expert_bytes));
+    }
   }
   // A budget too small for one slot per layer is a clear startup error.
   backend_options o;
@@ -300,12 +337,31 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   // so that the batch shrinks from 3 to 2 mid-way.
   const std::vector<std::vector<int32_t>> three = {PROMPT_A, PROMPT_B, {4, 4, 8}};
   const auto plain3 = greedy(*without, three, 10);
+  // Full residency counts a hit per routed assignment, whether the step ran plainly, was captured or was replayed.
+  with->counters_reset();
   const auto graph3 = greedy(*with, three, 10);
   CHECK(graph3 == plain3, "%s: batched CUDA graph decode equals plain batched decode", label);
+  const uint64_t step_tokens = PROMPT_A.size() + PROMPT_B.size() + 3 + 9 * 3;
+  const uint64_t want_hits =
+      step_tokens * static_cast<uint64_t>(w->config.num_experts_per_tok) * static_cast<uint64_t>(w->config.num_hidden_layers);
+  CHECK(with->counters().expert_hits == want_hits, "%s: graph decode counts %llu hits (want %llu)", label,
+        static_cast<unsigned long long>(with->counters().expert_hits), static_cast<unsigned long long>(want_hits));
   const auto shrinking = greedy(*with, three, 10, 4);
   CHECK(shrinking.size() == 3 && shrinking[0] == plain3[0] && shrinking[1] == plain3[1] &&
             std::vector<int32_t>(plain3[2].begin(), plain3[2].begin() + 4) == shrinking[2],
         "%s: graph decode while the batch shrinks equals plain decode", label);
+  // A step larger than the scratch so far reallocates it; the decode graphs captured before named the old buffers.
+  {
+    std::vector<int32_t> long_a(40), long_b(40);
+    for (size_t i = 0; i < long_a.size(); ++i) {
+      long_a[i] = PROMPT_A[i % PROMPT_A.size()];
+      long_b[i] = PROMPT_B[i % PROMPT_B.size()];
+    }
+    const auto grown_plain = greedy(*without, {long_a, long_b}, 2);
+    const auto grown_graph = greedy(*with, {long_a, long_b}, 2);
+    CHECK(grown_graph == grown_plain, "%s: a step that grows the scratch", label);
+    CHECK(greedy(*with, {PROMPT_A}, 16) == a, "%s: graph decode after the scratch grew equals plain decode", label);
+  }
   // Errors are reported, not thrown: unknown sequence and context overflow.
   std::vector<batch_entry> bad(1);
   bad[0].seq_id = 999;
@@ -315,8 +371,12 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   bad[0].seq_id = with->seq_create(err);
   std::vector<batch_entry> twice = {bad[0], bad[0]};
   CHECK(!with->forward_greedy(twice, next, err) && err.find("twice") != std::string::npos, "duplicate sequence error");
+  bad[0].tokens = {static_cast<int32_t>(w->config.vocab_size)};
+  CHECK(!with->forward_greedy(bad, next, err) && err.find("vocabulary") != std::string::npos, "token id past the vocabulary");
   bad[0].tokens.assign(65, 1);
   CHECK(!with->forward_greedy(bad, next, err) && err.find("context") != std::string::npos, "context overflow error");
+  bad[0].tokens.assign(64, 1);
+  CHECK(with->forward_greedy(bad, next, err), "a step that fills the context exactly: %s", err.c_str());
 }
 
 }  // namespace

@@ -185,9 +185,10 @@ void test_w4a16_plain(int rows, int cols, int group, int n, const char * label, 
 }
 
 // Grouped W4A16 as the MoE uses it: entries sorted by expert, x rows by token, y rows by assignment, one skipped
-// group (null weights) whose outputs must stay untouched, and accumulate mode.
-void test_w4a16_grouped(bool with_active) {
-  const int rows = 200, cols = 256, group = 32, experts = 6, tokens = 23, k = 2;
+// group (null weights) whose outputs must stay untouched, and accumulate mode. 256 columns in groups of 32 take the
+// fast kernel, 48 in groups of 16 the generic one.
+void test_w4a16_grouped(bool with_active, int cols = 256, int group = 32) {
+  const int rows = 200, experts = 6, tokens = 23, k = 2;
   rng r(99);
   std::vector<packed_matrix> mats;
   for (int e = 0; e < experts; ++e) mats.push_back(random_packed(r, rows, cols, group, 0.02f));
@@ -263,8 +264,10 @@ void test_w4a16_grouped(bool with_active) {
                           one.data());
     for (int i = 0; i < rows; ++i) ref[static_cast<size_t>(as) * rows + i] += one[static_cast<size_t>(i)];
   }
-  expect_close(with_active ? "w4a16 grouped (active list)" : "w4a16 grouped (skip + accumulate)", dy.get(), ref,
-               MAX_ABS_ERR_W4A16_GEMM);
+  char name[96];
+  std::snprintf(name, sizeof name, "w4a16 grouped %dx%d g%d (%s)", rows, cols, group,
+                with_active ? "active list" : "skip + accumulate");
+  expect_close(name, dy.get(), ref, MAX_ABS_ERR_W4A16_GEMM);
 }
 
 // Down projection with the SwiGLU fused into the activation load: equals swiglu -> FP16 -> W4A16.
@@ -380,9 +383,10 @@ void test_rope() {
 }
 
 // Two sequences: sequence 0 prefilled with 6 tokens in one call, then a mixed call with one decode token of
-// sequence 0 (position 6) and a 3-token prefill of sequence 1; GQA with 4 query heads over 2 KV heads.
-void test_attention() {
-  const int nh = 4, nkv = 2, hd = 64, max_ctx = 16, ld = (nh + 2 * nkv) * hd;
+// sequence 0 (position 6) and a 3-token prefill of sequence 1; GQA with 4 query heads over 2 KV heads. A head_dim
+// that is not a multiple of 8 takes the kernel's __half2 reads of K instead of 16-byte ones.
+void test_attention(int hd) {
+  const int nh = 4, nkv = 2, max_ctx = 16, ld = (nh + 2 * nkv) * hd;
   const int kv_dim = nkv * hd;
   rng r(7);
   dev<uint16_t> kc0(static_cast<size_t>(max_ctx) * kv_dim), vc0(static_cast<size_t>(max_ctx) * kv_dim);
@@ -394,7 +398,8 @@ void test_attention() {
   std::vector<std::vector<float>> vh = kh;
   std::vector<float> ws(rt_cuda_attention_workspace_floats(nh, hd, max_ctx, 4));
   dev<float> dws(ws);
-  auto run = [&](const std::vector<int> & slot, const std::vector<int> & pos, bool split, const char * name) {
+  auto run = [&](const std::vector<int> & slot, const std::vector<int> & pos, bool split, const char * label,
+                 int split_len = 4) {
     const int n = static_cast<int>(slot.size());
     std::vector<float> qkv(static_cast<size_t>(n) * ld);
     for (auto & v : qkv) v = 2.0f * r.uniform();
@@ -417,7 +422,7 @@ void test_attention() {
     a.max_context = max_ctx;
     a.out = reinterpret_cast<__half *>(dout.p);
     a.workspace = split ? dws.p : nullptr;
-    a.split_len = 4;
+    a.split_len = split_len;
     rt_cuda_attention(a, nullptr);
     for (int t = 0; t < n; ++t) {
       for (int i = 0; i < kv_dim; ++i) {
@@ -439,14 +444,27 @@ void test_attention() {
                                 ref.data() + (static_cast<size_t>(t) * nh + h) * hd);
       }
     }
+    char name[96];
+    std::snprintf(name, sizeof name, "%s hd%d", label, hd);
     expect_close(name, halves_to_floats(dout.get()), ref, MAX_ABS_ERR_ATTENTION);
   };
   run({0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5}, false, "attention prefill (causal)");
   run({0, 1, 1, 1}, {6, 0, 1, 2}, true, "attention mixed, split positions");
   run({0, 1}, {7, 3}, false, "attention decode, one block");
   run({1, 0}, {4, 8}, true, "attention decode, split positions");
+  // The last position of the last cache: a read past a head's head_dim would leave the allocation.
+  run({1}, {max_ctx - 1}, true, "attention decode at the last position");
+  // A split as long as the context: one block per head, no combine.
+  run({0, 1}, {9, 5}, true, "attention decode, split_len = max_context", max_ctx);
+  // More tokens than a split step takes (the workspace holds RT_ATTENTION_SPLIT_MAX_TOKENS): no split.
+  std::vector<int> slots9, pos9;
+  for (int i = 0; i <= RT_ATTENTION_SPLIT_MAX_TOKENS; ++i) {
+    slots9.push_back(1);
+    pos9.push_back(i);
+  }
+  run(slots9, pos9, true, "attention prefill past the split batch");
   std::vector<float> k0 = halves_to_floats(kc0.get());
-  expect_close("attention kv cache store", k0, kh[0], 0.0f);
+  expect_close(hd == 64 ? "attention kv cache store" : "attention kv cache store hd" + std::to_string(hd), k0, kh[0], 0.0f);
 }
 
 // The fused prologue equals rmsnorm(q), rmsnorm(k), rope(q), rope(k) and the K/V store, per token (GQA shapes).
@@ -525,6 +543,9 @@ void test_router(bool norm) {
   std::vector<float> logits(static_cast<size_t>(tokens) * experts);
   for (auto & v : logits) v = 4.0f * r.uniform();
   logits[3] = logits[5];  // a tie inside the top-k goes to the lower index
+  // A confident router: every probability but one underflows to 0, and the top-k still names k experts (the lowest
+  // indices among the zeros, as the reference picks them).
+  logits[static_cast<size_t>(1) * experts + experts - 1] = 200.0f;
   dev<float> dl(logits);
   dev<int> dids(static_cast<size_t>(tokens) * k);
   dev<float> dw(static_cast<size_t>(tokens) * k);
@@ -734,6 +755,8 @@ int main() {
   test_w4a16_swiglu(40, 48, 16, 2);
   test_w4a16_grouped(false);
   test_w4a16_grouped(true);
+  test_w4a16_grouped(false, 48, 16);
+  test_w4a16_grouped(true, 48, 16);
   test_f16(2048, 2048, 1, false, "f16 gemv");
   test_f16(1001, 512, 11, true, "f16 gemm gather");
   test_f16(50, 12, 4, false, "f16 generic");
@@ -742,7 +765,8 @@ int main() {
   test_f16(20, 16384, 2, false, "f16 wide rows", MAX_ABS_ERR_WIDE_ROWS);
   test_rmsnorm();
   test_rope();
-  test_attention();
+  test_attention(64);
+  test_attention(36);
   test_qk_norm_rope();
   test_router(false);
   test_router(true);
@@ -754,6 +778,9 @@ int main() {
   test_route_and_group(40, 300, 6, true);
   expect(!rt_cuda_route_and_group_fits(RT_ROUTE_AND_GROUP_MAX_TOKENS + 1, 64, 8), "route and group refuses a prefill-sized step");
   expect(!rt_cuda_route_and_group_fits(1, RT_ROUTER_MAX_EXPERTS, 8), "route and group refuses what needs over 48 KiB of shared memory");
+  // 400 experts need 53 KiB: more than a launch may use without opting in.
+  expect(!rt_cuda_route_and_group_fits(1, 400, 8), "route and group refuses 48-64 KiB of shared memory");
+  expect(!rt_cuda_route_and_group_fits(0, 64, 8), "route and group refuses an empty step");
   test_swiglu_reduce_embed_argmax();
   if (count > 1) {
     // Function attributes (the opt-in to more than 48 KiB of shared memory) are per device: the launches above
