@@ -4,14 +4,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { loadLangdetectData } from '../../../../../../evals/ifeval/node/load-text-tools.js';
+import type { LangdetectData } from '../../../../../../evals/ifeval/text/langdetect/langdetect-data.js';
 import { LanguageDetector } from '../../../../../../evals/ifeval/text/langdetect/language-detector.js';
 import { LangDetectError } from '../../../../../../evals/ifeval/text/text-tools.js';
 import { loadGolden } from '../golden/golden.js';
 
+let data: LangdetectData;
 let detector: LanguageDetector;
 
 beforeAll(async () => {
-  detector = new LanguageDetector(await loadLangdetectData());
+  data = await loadLangdetectData();
+  detector = new LanguageDetector(data);
 });
 
 describe('LanguageDetector (langdetect 1.0.9, seed 0)', () => {
@@ -60,6 +63,43 @@ describe('LanguageDetector (langdetect 1.0.9, seed 0)', () => {
     ['x', [['so', 0.9999996971461435]]],
   ])('short text %j', (text, expected) => {
     expect(detector.getProbabilities(text).map((l) => [l.lang, l.prob])).toEqual(expected);
+  });
+
+  // Boundaries of cleaning_text, the URL/e-mail filters, the 10000-character cap and the 0.1 threshold.
+  it.each<[string, string, Array<[string, number]>]>([
+    ['latin count includes A (2 Latin vs 4 non-Latin keeps Latin)', 'Ab прив', [['bg', 0.9999927763380406]]],
+    ['latin count includes z', 'yz прив', [['mk', 0.9909553542730758]]],
+    ['U+0300 counts as non-Latin', 'ab прив \u0300', [['bg', 0.999995548248681]]],
+    ['U+02FF counts as neither', 'ab прив \u02ff', [['bg', 0.99999372081415]]],
+    ['Latin Extended Additional counts as non-Latin', 'ab ẠẠẠẠẠ', [['vi', 0.9999999999999998]]],
+    ['A is dropped from non-Latin text', 'Привет мир A', [['bg', 0.9999923068865866]]],
+    ['URL with ~', 'Voir http://example.com/~user/page pour les détails', [['fr', 0.9999987593653901]]],
+    ['every URL is removed', 'see http://a.com/x and https://b.org/yy now', [['en', 0.9999961028172235]]],
+    ['URL is cut after 2076 characters', `http://${'q'.repeat(2072)}hello world`, [['en', 0.5714257638216416], ['pl', 0.2857129145086053], ['cy', 0.14285729124921134]]],
+    ['e-mail local part is cut after 64 characters', `bonjour${'x'.repeat(64)}@example.com merci`, [['sq', 0.8571410184849879], ['fr', 0.1428571226841575]]],
+    ['every e-mail is removed', 'contact a.b@c.org or d.e@f.net today', [['en', 0.7142846836966827], ['es', 0.285715315546935]]],
+    ['URLs are removed before e-mails', 'see http://user@host.example.org/path now', [['en', 0.9999965613538353]]],
+    ['a single feature', 'ь', [['uk', 0.9999957692760152]]],
+    ['uniform start probabilities', 'dia', [['id', 0.6035576750939303], ['it', 0.3964423249060696]]],
+    ['a language just under 0.1 is dropped', 'Ic', [['it', 0.9056244769160904]]],
+    ['a language just over 0.1 is kept', 'pv', [['lt', 0.8901367268167019], ['lv', 0.10986327283395354]]],
+    // Only "q" is within the first 10000 characters ("q" -> sq, "qu" -> ca, "qué" -> fr).
+    ['only the first 10000 characters count', `${'1'.repeat(9998)} qué`, [['sq', 0.9999925168148965]]],
+  ])('%s', (_label, text, expected) => {
+    expect(detector.getProbabilities(text).map((l) => [l.lang, l.prob])).toEqual(expected);
+  });
+
+  it('returns "unknown" when no language passes 0.1 (11 identical profiles)', () => {
+    const profile = (name: string) => ({ name, freq: { a: 5, b: 3, ab: 2 }, n_words: [8, 2, 1] });
+    const names = Array.from({ length: 11 }, (_, i) => `l${String(i).padStart(2, '0')}`);
+    const small = new LanguageDetector({ ...data, profiles: names.map(profile) });
+    expect(small.getProbabilities('ab ba')).toEqual([]);
+    expect(small.detect('ab ba')).toBe('unknown');
+  });
+
+  it('rejects duplicate language profiles', () => {
+    const profile = (name: string) => ({ name, freq: { a: 1 }, n_words: [1, 1, 1] });
+    expect(() => new LanguageDetector({ ...data, profiles: [profile('xa'), profile('xb'), profile('xa')] })).toThrow(/duplicate language profile xa/);
   });
 
   it.each([[''], ['   '], ['12345 !!!'], ['http://example.com/x'], ['a@b.co']])('%j has no features', (text) => {
