@@ -724,12 +724,14 @@ void test_swiglu_reduce_embed_argmax() {
   lg[static_cast<size_t>(0) * cols + 50000] = 5.0f;  // tie: lower index wins
   lg[static_cast<size_t>(1) * cols + 50303] = 9.0f;
   lg[static_cast<size_t>(2) * cols + 10] = NAN;
+  lg[static_cast<size_t>(3) * cols + cols - 1] = NAN;  // read by the last warp
   dev<float> dlg(lg);
   dev<int> dam(arows);
   rt_cuda_argmax(dlg.p, arows, cols, cols, dam.p, nullptr);
   std::vector<int> aref(arows);
   for (int i = 0; i < arows; ++i) aref[static_cast<size_t>(i)] = rt::ref::argmax(lg.data() + static_cast<size_t>(i) * cols, cols);
-  expect(dam.get() == aref && aref[0] == 777 && aref[1] == 50303, "argmax (ties low, NaN never wins)");
+  expect(dam.get() == aref && aref[0] == 777 && aref[1] == 50303 && aref[2] == -1 && aref[3] == -1,
+         "argmax (ties low; a row with a NaN gives -1)");
 }
 
 }  // namespace

@@ -156,12 +156,12 @@ void swiglu(const float * gate, const float * up, int n, float * out) {
 }
 
 int argmax(const float * x, int n) {
-  int best = -1;
+  int best = 0;
   for (int i = 0; i < n; ++i) {
-    if (std::isnan(x[i])) continue;
-    if (best < 0 || x[i] > x[best]) best = i;
+    if (std::isnan(x[i])) return -1;
+    if (x[i] > x[best]) best = i;
   }
-  return best < 0 ? 0 : best;
+  return best;
 }
 
 }  // namespace rt::ref

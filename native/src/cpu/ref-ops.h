@@ -26,7 +26,7 @@ void attention_head(const float * q, const float * keys, const float * values, i
 void router_topk(const float * logits, int n_experts, int k, bool norm, int * ids, float * weights);
 /** out[i] = silu(gate[i]) * up[i]. */
 void swiglu(const float * gate, const float * up, int n, float * out);
-/** Index of the largest value; ties to the lowest index; NaN never wins. */
+/** Index of the largest value, ties to the lowest index; -1 when a value is NaN (greedy decoding must not go on). */
 int argmax(const float * x, int n);
 
 }  // namespace rt::ref

@@ -7,30 +7,38 @@ namespace {
 __global__ void __launch_bounds__(RT_ARGMAX_THREADS) argmax_kernel(const float * logits, int n_cols, int ld, int * out) {
   __shared__ float sv[32];
   __shared__ int si[32];
+  __shared__ int sn[32];
   const float * row = logits + static_cast<size_t>(blockIdx.x) * ld;
   float bv = -INFINITY;
   int bi = n_cols;
+  int nan = 0;
   for (int i = threadIdx.x; i < n_cols; i += blockDim.x) {
     const float v = row[i];
-    if (!isnan(v) && rt_cuda::argmax_better(v, i, bv, bi)) {
+    if (isnan(v)) {
+      nan = 1;
+    } else if (rt_cuda::argmax_better(v, i, bv, bi)) {
       bv = v;
       bi = i;
     }
   }
   rt_cuda::warp_argmax(bv, bi);
+  for (int o = 16; o > 0; o >>= 1) nan |= __shfl_xor_sync(0xffffffffu, nan, o);
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
   if (lane == 0) {
     sv[warp] = bv;
     si[warp] = bi;
+    sn[warp] = nan;
   }
   __syncthreads();
   if (warp == 0) {
     const int n_warps = blockDim.x >> 5;
     bv = lane < n_warps ? sv[lane] : -INFINITY;
     bi = lane < n_warps ? si[lane] : n_cols;
+    nan = lane < n_warps ? sn[lane] : 0;
     rt_cuda::warp_argmax(bv, bi);
-    if (lane == 0) out[blockIdx.x] = bi < n_cols ? bi : 0;
+    for (int o = 16; o > 0; o >>= 1) nan |= __shfl_xor_sync(0xffffffffu, nan, o);
+    if (lane == 0) out[blockIdx.x] = nan ? -1 : (bi < n_cols ? bi : 0);
   }
 }
 
