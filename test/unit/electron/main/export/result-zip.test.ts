@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ZipFile } from 'yazl';
 
 import { migrate, openDatabase } from '../../../../../electron/main/db/open-database.js';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
@@ -562,6 +563,95 @@ describe('result ZIP: write and verify', () => {
     await expect(verifyResultZip(huge, tools)).rejects.toThrow(
       `${huge}: reading the ZIP failed (responses.jsonl: more than ${cap} bytes uncompressed, more than a result ZIP's responses.jsonl holds)`,
     );
+  });
+
+  it('refuses a ZIP holding one name twice, and an entry of another name over 1 MiB, closing the file either way', async () => {
+    const entries = await readZipEntries(good);
+    const zip = new ZipFile();
+    for (const [name, b] of entries) zip.addBuffer(b, name);
+    zip.addBuffer(Buffer.from('{}\n'), 'responses.jsonl');
+    zip.end();
+    const chunks: Buffer[] = [];
+    for await (const c of zip.outputStream) chunks.push(c as Buffer);
+    const twice = path.join(dir, 'twice-entry.zip');
+    await writeFile(twice, Buffer.concat(chunks));
+    await expect(verifyResultZip(twice, tools)).rejects.toThrow(`${twice}: reading the ZIP failed (responses.jsonl: in the ZIP twice)`);
+
+    entries.set('notes.txt', Buffer.from('x'));
+    const plain = path.join(dir, 'other-entry.zip');
+    await rezip(entries, plain);
+    const other = path.join(dir, 'other-entry-large.zip');
+    await writeFile(other, declareSize(readFileSync(plain), 'notes.txt', 2 ** 20 + 1));
+    await expect(verifyResultZip(other, tools)).rejects.toThrow(
+      `${other}: reading the ZIP failed (notes.txt: more than ${2 ** 20} bytes uncompressed, and not a file of a result ZIP)`,
+    );
+    if (process.platform === 'linux') {
+      const open = () => readdirSync('/proc/self/fd').flatMap((fd) => {
+        try {
+          return [readlinkSync(`/proc/self/fd/${fd}`)];
+        } catch {
+          return [];
+        }
+      });
+      await vi.waitFor(() => expect(open().filter((f) => f === twice || f === other)).toEqual([]));
+    }
+  });
+
+  it('skips directory entries and reads on past them', async () => {
+    const entries = await readZipEntries(good);
+    const zip = new ZipFile();
+    zip.addEmptyDirectory('extra/');
+    for (const [name, b] of entries) zip.addBuffer(b, name);
+    zip.end();
+    const chunks: Buffer[] = [];
+    for await (const c of zip.outputStream) chunks.push(c as Buffer);
+    const withDir = path.join(dir, 'with-dir.zip');
+    await writeFile(withDir, Buffer.concat(chunks));
+    expect([...(await readZipEntries(withDir)).keys()]).toEqual([...entries.keys()]);
+    expect(await verifyResultZip(withDir, tools)).toMatchObject({ verified: true, problems: [] });
+  });
+
+  it('reports a ZIP without responses.jsonl as a problem, without throwing', async () => {
+    const entries = await readZipEntries(good);
+    entries.delete('responses.jsonl');
+    const bad = path.join(dir, 'no-responses.zip');
+    await rezip(entries, bad);
+    expect((await verifyResultZip(bad, tools)).problems).toEqual(['responses.jsonl: listed in manifest.json but missing from the ZIP']);
+  });
+
+  it('uses only the dataset rows for a run of more prompts than the dataset has', async () => {
+    const zip = await writeRun('run-over', inputText, 10, ['One answer.'], tools, path.join(dir, 'over.zip'));
+    expect(manifestOf(await readZipEntries(zip)).run).toMatchObject({ total: 10, datasetRows: 6, included: { rows: 6 } });
+    expect(await verifyResultZip(zip, tools)).toMatchObject({ verified: true, problems: [], unchecked: [] });
+  });
+
+  it('fails an official-set manifest claiming another row count', async () => {
+    const official = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8');
+    const zip = await writeRun('run-rows', official, 20, ['One answer.'], tools, path.join(dir, 'rows.zip'));
+    const entries = await readZipEntries(zip);
+    setManifest(entries, { ...manifestOf(entries), run: { ...manifestOf(entries).run, datasetRows: 20 } });
+    const bad = path.join(dir, 'rows-claimed.zip');
+    await rezip(entries, bad);
+    expect((await verifyResultZip(bad, tools, { officialInputText: official })).problems).toEqual([
+      'manifest.json: run.datasetRows is 20, but run.datasetSha256 is the official IFEval set of 541 rows',
+    ]);
+  });
+
+  it.each<[string, (row: Record<string, unknown>) => Record<string, unknown>, string]>([
+    ['its prompt', (r) => ({ ...r, prompt: 'other' }), 'prompt differs from input_data.jsonl'],
+    ['follow_all_instructions', (r) => ({ ...r, follow_all_instructions: !r.follow_all_instructions }), 'follow_all_instructions is '],
+    ['instruction_id_list', (r) => ({ ...r, instruction_id_list: ['bogus:id'] }), 'instruction_id_list differs from input_data.jsonl'],
+    ['only its formatting', (r) => r, 'not in the reference format (formatting differs)'],
+  ])('fails an eval results row with %s changed, naming that field alone', async (what, edit, expected) => {
+    const entries = await readZipEntries(good);
+    const key0 = String(parsePromptRecords(inputText, 'input')[0]!.key);
+    editLines(entries, 'eval_results_strict.jsonl', (l) => [JSON.stringify(edit(JSON.parse(l[0]!) as Record<string, unknown>)), ...l.slice(1)]);
+    const bad = path.join(dir, `eval-row-${what.replace(/\W+/g, '-')}.zip`);
+    await rezip(entries, bad);
+    const r = await verifyResultZip(bad, tools);
+    expect(r.problems).toHaveLength(1);
+    expect(r.problems[0]).toMatch(new RegExp(`^eval_results_strict\\.jsonl line 1 \\(key ${key0}\\): `));
+    expect(r.problems[0]).toContain(expected);
   });
 
   it('says no prompts were scored for a run with no response, rather than 0%', async () => {

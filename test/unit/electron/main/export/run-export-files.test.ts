@@ -43,4 +43,27 @@ describe('run export files', () => {
     expect(r.deleted.sort()).toEqual([path.join(dir, 'r1.zip'), path.join(dir, dead)].sort());
     expect(readdirSync(dir).sort()).toEqual([live, `r10.zip.${DEAD_PID}.1.tmp`, 'r10.zip', 'r1.zip.notes.tmp'].sort());
   });
+
+  it("leaves another run's dead temporary files whose name is as long as the run's prefix", async () => {
+    const other = `ab.zip.${DEAD_PID}.1.tmp`;
+    const dir = exportsDir([other, `r1.zip.${DEAD_PID}.1.tmp`]);
+    expect(await deleteRunExportFiles(dir, 'r1')).toEqual({ deleted: [path.join(dir, `r1.zip.${DEAD_PID}.1.tmp`)], errors: [] });
+    expect(readdirSync(dir)).toEqual([other]);
+  });
+
+  it('finds nothing, and deletes nothing, where the exports folder is a file', async () => {
+    const dir = exportsDir(['r1.zip']);
+    const file = path.join(dir, 'r1.zip');
+    await expect(runExportFiles(file, 'r1')).resolves.toEqual([]);
+    await expect(deleteRunExportFiles(file, 'r1')).resolves.toEqual({ deleted: [], errors: [] });
+  });
+
+  it('takes a file another deletion removed first as deleted, not as an error', async () => {
+    const temps = Array.from({ length: 20 }, (_, i) => `r1.zip.${DEAD_PID}.${i}.tmp`);
+    const dir = exportsDir(['r1.zip', ...temps]);
+    const [a, b] = await Promise.all([deleteRunExportFiles(dir, 'r1'), deleteRunExportFiles(dir, 'r1')]);
+    expect([a.errors, b.errors]).toEqual([[], []]);
+    expect([...a.deleted, ...b.deleted].sort()).toEqual(['r1.zip', ...temps].map((f) => path.join(dir, f)).sort());
+    expect(readdirSync(dir)).toEqual([]);
+  });
 });

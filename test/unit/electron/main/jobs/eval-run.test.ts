@@ -4,13 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import type { RunProgress } from '../../../../../electron/common/ipc-contract.js';
+import type { Result } from '../../../../../electron/common/result.js';
+import { err, ok } from '../../../../../electron/common/result.js';
+import type { GenerationBatchResult, GenerationItemResult, ItemEvent, TokenEvent, WorkerRequest } from '../../../../../electron/common/worker-protocol.js';
 import { migrate } from '../../../../../electron/main/db/open-database.js';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
-import type { EvalRunDeps } from '../../../../../electron/main/jobs/eval-run.js';
+import type { EvalRunDeps, RuntimeClient } from '../../../../../electron/main/jobs/eval-run.js';
 import { createEvalRun, estimateEtaSeconds, executeEvalRun } from '../../../../../electron/main/jobs/eval-run.js';
 import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
 import { runAccuracies } from '../../../../../electron/main/jobs/run-accuracies.js';
@@ -538,6 +541,304 @@ describe('eval-run job', () => {
     );
     expect(loads).toEqual([]);
     expect(deps.responses.count('r-long')).toBe(0);
+  });
+});
+
+type Emit = { token(jobId: string, itemId: string): void; item(jobId: string, item: GenerationItemResult): void };
+
+/**
+ * A RuntimeClient whose generate job is a script: it reports what it likes (items, tokens, nothing) and replies what it
+ * likes. Loads answer on the CPU with `residency`.
+ */
+function scriptedRuntime(o: {
+  generate: (job: { jobId: string; itemIds: string[] }, emit: Emit) => Promise<Result<GenerationBatchResult>>;
+  restart?: (emit: Emit) => Promise<Result<void>>;
+  encodeFails?: boolean;
+  residency?: string;
+}) {
+  const tokenListeners = new Set<(e: TokenEvent) => void>();
+  const itemListeners = new Set<(e: ItemEvent) => void>();
+  const emit: Emit = {
+    token: (jobId, itemId) => tokenListeners.forEach((h) => h({ event: 'token', jobId, itemId, tokenId: 65, count: 1 })),
+    item: (jobId, item) => itemListeners.forEach((h) => h({ event: 'item', jobId, item })),
+  };
+  const fake = {
+    restarts: 0,
+    cancels: [] as string[],
+    listeners: () => tokenListeners.size + itemListeners.size,
+    state: 'ready' as const,
+    generation: 1,
+    onToken: (h: (e: TokenEvent) => void) => {
+      tokenListeners.add(h);
+      return () => tokenListeners.delete(h);
+    },
+    onItem: (h: (e: ItemEvent) => void) => {
+      itemListeners.add(h);
+      return () => itemListeners.delete(h);
+    },
+    restart: (): Promise<Result<void>> => {
+      fake.restarts++;
+      return o.restart ? o.restart(emit) : Promise.resolve(ok(undefined));
+    },
+    request: (async (req: WorkerRequest): Promise<Result<unknown>> => {
+      switch (req.type) {
+        case 'load':
+          return ok({
+            modelDir: req.modelDir, packedDir: req.packedDir, weights: req.weights, backend: 'CPU', deviceLabel: 'CPU',
+            residency: o.residency ?? 'host', eosTokenIds: [EOS_ID], vocabSize: 257, maxContext: req.maxContext ?? 4096,
+          });
+        case 'encode-chat':
+          return o.encodeFails ? err('INTERNAL', 'no template') : ok(req.prompts.map((p) => ({ text: p, tokenIds: [1, 2] })));
+        case 'generate':
+          return o.generate({ jobId: req.jobId, itemIds: req.items.map((i) => i.itemId) }, emit);
+        case 'cancel':
+          fake.cancels.push(req.jobId);
+          return ok(true);
+        default:
+          return ok('');
+      }
+    }) as RuntimeClient['request'],
+  };
+  return fake;
+}
+
+const itemOf = (itemId: string, text = 'short answer'): GenerationItemResult => ({
+  itemId, tokenIds: [65, 66, 67], text, finishReason: 'stop', ttftMs: 5, decodeTokensPerSecond: 40,
+});
+const batchOf = (itemIds: readonly string[], wallMs = 10): GenerationBatchResult => ({
+  items: itemIds.map((id) => itemOf(id)), wallMs, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0,
+});
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('eval-run job with a scripted runtime', () => {
+  let dir: string;
+  let records: PromptRecord[];
+  let tools: TextTools;
+  let source: ModelSource;
+  let db: Database.Database;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-evalrun-scripted-'));
+    await writeTinyTokenizer(dir);
+    const lines = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8').split('\n').filter(Boolean);
+    records = parsePromptRecords(lines.slice(0, 40).join('\n'), 'input_data.jsonl')
+      .filter((r) => !r.instruction_id_list.includes('language:response_language'))
+      .slice(0, 7);
+    tools = await loadTextTools({ punktDir: path.join(shared, 'nltk', 'punkt_english') });
+    source = {
+      modelId: 'local:tiny/int4-g32', repo: 'local/tiny', revision: 'r', modelDir: dir, packedDir: path.join(dir, 'int4-g32'),
+      weights: 'int4', manifestJson: '{}', manifestSha256: '0'.repeat(64),
+    };
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+  beforeEach(() => {
+    db = new Database(':memory:');
+    migrate(db);
+  });
+
+  const depsWith = (runtime: RuntimeClient): EvalRunDeps => ({ runs: new RunRepo(db), responses: new ResponseRepo(db), runtime, records, tools });
+  const newRun = (runtime: RuntimeClient, runId: string, limit = 5, batch = 2) =>
+    createEvalRun(depsWith(runtime), { runId, source, limit, batch, maxNewTokens: 32, appVersion: '0.1.0', datasetSha256: 'x' });
+
+  it('fails a run whose worker finished prompts without reporting them, keeping the one it reported', async () => {
+    const rt = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        emit.item(jobId, itemOf(itemIds[0]!));
+        return ok(batchOf(itemIds));
+      },
+    });
+    await newRun(rt, 'm-missing');
+    const final = await executeEvalRun(depsWith(rt), 'm-missing');
+    expect(final).toMatchObject({ status: 'failed', error: 'eval-run: the worker finished 4 prompts without reporting them' });
+    expect(new ResponseRepo(db).count('m-missing')).toBe(1);
+  });
+
+  it('ends a cancel whose job the worker ended by crashing as cancelled, not failed', async () => {
+    const controller = new AbortController();
+    const rt = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        emit.item(jobId, itemOf(itemIds[0]!));
+        controller.abort();
+        return err('WORKER_CRASHED', 'the runtime worker stopped unexpectedly (signal SIGKILL)');
+      },
+    });
+    await newRun(rt, 'm-cancel-crash');
+    const final = await executeEvalRun(depsWith(rt), 'm-cancel-crash', { signal: controller.signal });
+    expect(final).toMatchObject({ status: 'cancelled', error: null });
+    expect(rt.cancels).toHaveLength(1);
+    expect(new ResponseRepo(db).count('m-cancel-crash')).toBe(1);
+  });
+
+  it('stores no timing the worker did not measure, and scores each mode with its own verdicts', async () => {
+    const strictFails = 'Sure, here it is.\nAn answer without any commas';
+    const rec = records.findIndex((r) => {
+      const v = scorePrompt(r, strictFails, tools);
+      return v.strict.some((x, i) => x !== v.loose[i]);
+    });
+    expect(rec).toBeGreaterThanOrEqual(0);
+    const rt = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        for (const id of itemIds) emit.item(jobId, { ...itemOf(id, strictFails), ttftMs: -1, decodeTokensPerSecond: 0 });
+        return ok(batchOf(itemIds));
+      },
+    });
+    await newRun(rt, 'm-items', records.length, 8);
+    expect((await executeEvalRun(depsWith(rt), 'm-items')).status).toBe('completed');
+    const stored = new ResponseRepo(db).all('m-items');
+    for (const s of stored) expect(s).toMatchObject({ ttftMs: null, decodeTokensPerSecond: null });
+    const v = scorePrompt(records[rec]!, strictFails, tools);
+    const row = stored.find((s) => s.key === records[rec]!.key)!;
+    expect(row.verdicts.map((x) => [x.strict, x.loose])).toEqual(v.strict.map((x, i) => [x, v.loose[i]]));
+  });
+
+  it("stores each response's time since the one before, and the job's wall time as the worker measured it in all", async () => {
+    const rt = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        for (const id of itemIds) {
+          await sleep(30);
+          emit.item(jobId, itemOf(id));
+        }
+        return ok(batchOf(itemIds, 1_000_000));
+      },
+    });
+    await newRun(rt, 'm-wall', 3);
+    const responses = new ResponseRepo(db);
+    const seen: { wallMs: number; elapsed: number }[] = [];
+    const started = performance.now();
+    const final = await executeEvalRun(depsWith(rt), 'm-wall', {
+      onResponse: () => seen.push({ wallMs: responses.figures('m-wall').wallMs, elapsed: performance.now() - started }),
+    });
+    expect(final.status).toBe('completed');
+    expect(seen).toHaveLength(3);
+    for (const s of seen) expect(s.wallMs).toBeLessThanOrEqual(s.elapsed);
+    expect(responses.figures('m-wall')).toMatchObject({ batches: 1, wallMs: 1_000_000 });
+
+    // A worker measuring less than main stored keeps main's measure rather than taking time back.
+    const short = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        for (const id of itemIds) {
+          await sleep(20);
+          emit.item(jobId, itemOf(id));
+        }
+        return ok(batchOf(itemIds, 0));
+      },
+    });
+    await newRun(short, 'm-wall-short', 3);
+    const last: number[] = [];
+    await executeEvalRun(depsWith(short), 'm-wall-short', { onResponse: () => last.push(responses.figures('m-wall-short').wallMs) });
+    expect(last.at(-1)).toBeGreaterThan(0);
+    expect(responses.figures('m-wall-short')).toMatchObject({ batches: 1, wallMs: last.at(-1) });
+  });
+
+  it("adds main's measure of a job that ended without the worker's figures, and no figures for a job never started", async () => {
+    const rt = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        emit.item(jobId, itemOf(itemIds[0]!));
+        await sleep(60);
+        return err('INTERNAL', 'out of luck');
+      },
+    });
+    await newRun(rt, 'm-err');
+    const responses = new ResponseRepo(db);
+    let atItem = -1;
+    const failed = await executeEvalRun(depsWith(rt), 'm-err', { onResponse: () => (atItem = responses.figures('m-err').wallMs) });
+    expect(failed).toMatchObject({ status: 'failed', error: 'generation failed: INTERNAL: out of luck' });
+    expect(responses.figures('m-err').batches).toBe(1);
+    expect(responses.figures('m-err').wallMs).toBeGreaterThanOrEqual(atItem + 50);
+
+    const noEncode = scriptedRuntime({ encodeFails: true, generate: () => Promise.reject(new Error('not reached')) });
+    await newRun(noEncode, 'm-encode');
+    expect(await executeEvalRun(depsWith(noEncode), 'm-encode')).toMatchObject({
+      status: 'failed', error: 'tokenizing prompts failed: INTERNAL: no template',
+    });
+    expect(responses.figures('m-encode')).toMatchObject({ batches: 0, wallMs: 0 });
+  });
+
+  it('leaves no listener on the runtime or the abort signal once it ends', async () => {
+    const rt = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        for (const id of itemIds) emit.item(jobId, itemOf(id));
+        return ok(batchOf(itemIds));
+      },
+    });
+    await newRun(rt, 'm-listeners');
+    const controller = new AbortController();
+    const added = vi.spyOn(controller.signal, 'addEventListener');
+    const removed = vi.spyOn(controller.signal, 'removeEventListener');
+    expect((await executeEvalRun(depsWith(rt), 'm-listeners', { signal: controller.signal })).status).toBe('completed');
+    expect(rt.listeners()).toBe(0);
+    expect(added.mock.calls.length).toBeGreaterThan(0);
+    for (const [, fn] of added.mock.calls) expect(removed.mock.calls.some(([, f]) => f === fn)).toBe(true);
+  });
+
+  it('restarts a hung worker once, promptly, and stores nothing reported after the job ended', async () => {
+    let crash: (() => void) | undefined;
+    let job = '';
+    const rt = scriptedRuntime({
+      generate: ({ jobId }) => {
+        job = jobId;
+        return new Promise((resolve) => (crash = () => resolve(err('WORKER_CRASHED', 'killed'))));
+      },
+      restart: async (emit) => {
+        crash?.();
+        await sleep(80);
+        emit.item(job, itemOf(String(records[0]!.key)));
+        return ok(undefined);
+      },
+    });
+    await newRun(rt, 'm-hang');
+    const started = performance.now();
+    const failed = await executeEvalRun(depsWith(rt), 'm-hang', { stallMs: 40 });
+    expect(failed).toMatchObject({ status: 'failed', error: expect.stringMatching(/^generation stopped: no token for 0 s/) });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(rt.restarts).toBe(1);
+    expect(new ResponseRepo(db).count('m-hang')).toBe(0);
+  });
+
+  it('does not take a worker sending tokens as hung', async () => {
+    const rt = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        // 400 ms of tokens 10 ms apart: longer than stallMs in all, far shorter between two (CI machines are loaded).
+        for (let i = 0; i < 40; i++) {
+          await sleep(10);
+          emit.token(jobId, itemIds[0]!);
+        }
+        for (const id of itemIds) emit.item(jobId, itemOf(id));
+        return ok(batchOf(itemIds));
+      },
+    });
+    await newRun(rt, 'm-busy');
+    expect(await executeEvalRun(depsWith(rt), 'm-busy', { stallMs: 200 })).toMatchObject({ status: 'completed', error: null });
+    expect(rt.restarts).toBe(0);
+  });
+
+  it('records a change of residency alone on the same device', async () => {
+    const rt = scriptedRuntime({
+      residency: 'all on GPU',
+      generate: async ({ jobId, itemIds }, emit) => {
+        for (const id of itemIds) emit.item(jobId, itemOf(id));
+        return ok(batchOf(itemIds));
+      },
+    });
+    await newRun(rt, 'm-residency');
+    new RunRepo(db).updateDevice('m-residency', 'CPU', 'CPU', 'host');
+    expect(await executeEvalRun(depsWith(rt), 'm-residency')).toMatchObject({ status: 'completed', backend: 'CPU', residency: 'all on GPU' });
+  });
+
+  it('after a resume, counts the prompts left from all stored responses: none left at the end', async () => {
+    let failAfter = 2;
+    const rt = scriptedRuntime({
+      generate: async ({ jobId, itemIds }, emit) => {
+        for (const id of itemIds.slice(0, failAfter)) emit.item(jobId, itemOf(id));
+        return failAfter < itemIds.length ? err('INTERNAL', 'stop here') : ok(batchOf(itemIds));
+      },
+    });
+    await newRun(rt, 'm-eta', 5, 1);
+    expect((await executeEvalRun(depsWith(rt), 'm-eta')).status).toBe('failed');
+    failAfter = Infinity;
+    const events: RunProgress[] = [];
+    expect((await executeEvalRun(depsWith(rt), 'm-eta', { onProgress: (p) => events.push(p) })).status).toBe('completed');
+    expect(events.at(-1)).toMatchObject({ status: 'completed', done: 5, etaSeconds: 0 });
   });
 });
 

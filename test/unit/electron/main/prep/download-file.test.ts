@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { downloadFile } from '../../../../../electron/main/prep/download-file.js';
 import { toPrepError, type PrepError } from '../../../../../electron/main/prep/prep-error.js';
@@ -143,6 +143,130 @@ describe('downloadFile', () => {
     expect(e?.code).toBe('NETWORK');
     expect(e?.message).toMatch(/blob\.bin: network error after 3 retries \(the server answered the resume with another range/);
     expect(calls).toBe(4);
+  });
+
+  /**
+   * A fetch answering from BLOB as `answer` says for each request: its status, its ETag, and how many of the bytes
+   * asked for it sends before the connection drops (all when omitted).
+   */
+  const scripted = (answer: (n: number, from: number) => { status?: number; etag?: string; bytes?: number }) => {
+    const ranges: (string | undefined)[] = [];
+    const f: typeof fetch = async (_url, init) => {
+      const range = (init?.headers as Record<string, string>).Range;
+      ranges.push(range);
+      const from = range ? Number(/^bytes=(\d+)-$/.exec(range)![1]) : 0;
+      const a = answer(ranges.length, from);
+      const status = a.status ?? (range ? 206 : 200);
+      const headers = new Headers(a.etag ? { etag: `"${a.etag}"` } : {});
+      if (status === 206) headers.set('content-range', `bytes ${from}-${BLOB.length - 1}/${BLOB.length}`);
+      if (status !== 200 && status !== 206) return new Response(null, { status, headers });
+      const body = BLOB.subarray(from, a.bytes === undefined ? BLOB.length : from + a.bytes);
+      const drop = a.bytes !== undefined;
+      let sent = body.length === 0;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(c) {
+            if (!sent) {
+              sent = true;
+              c.enqueue(new Uint8Array(body));
+            } else if (drop) c.error(new TypeError('terminated'));
+            else c.close();
+          },
+        }),
+        { status, headers },
+      );
+    };
+    return { fetch: f, ranges };
+  };
+
+  it('restarts the file on HTTP 416 for the resume offset, and fails a 416 for the whole file', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, BLOB.subarray(0, 1000));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: SHA, gitSha1: null, etag: null }));
+    const s = scripted((n) => (n === 1 ? { status: 416 } : {}));
+    expect(await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA }, fetch: s.fetch, backoffMs: 1 }))
+      .toMatchObject({ sha256: SHA, size: BLOB.length });
+    expect(s.ranges).toEqual(['bytes=1000-', undefined]);
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
+
+    const fresh = path.join(tempDir('dl'), 'blob.bin');
+    const always = scripted(() => ({ status: 416 }));
+    const e = await downloadFile({ url: url(), dest: fresh, label: 'blob.bin', expected: { size: BLOB.length }, fetch: always.fetch, backoffMs: 1 })
+      .then(() => undefined, (x: unknown) => x as PrepError);
+    expect(e).toMatchObject({ code: 'NETWORK', message: `blob.bin: unexpected HTTP 416 from ${url()}` });
+    expect(always.ranges).toEqual([undefined]);
+  });
+
+  it('restarts an unpinned file whose ETag changed since the part was written, and resumes a pinned one regardless', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, Buffer.alloc(1000, 0xee));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: null, gitSha1: null, etag: 'v1' }));
+    const s = scripted(() => ({ etag: 'v2' }));
+    await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length }, fetch: s.fetch, backoffMs: 1 });
+    expect(s.ranges).toEqual(['bytes=1000-', undefined]);
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
+
+    const pinned = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${pinned}.part`, BLOB.subarray(0, 1000));
+    fs.writeFileSync(`${pinned}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: SHA, gitSha1: null, etag: 'v1' }));
+    const p = scripted(() => ({ etag: 'v2' }));
+    await downloadFile({ url: url(), dest: pinned, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA }, fetch: p.fetch, backoffMs: 1 });
+    expect(p.ranges).toEqual(['bytes=1000-']);
+    expect(fs.readFileSync(pinned).equals(BLOB)).toBe(true);
+  });
+
+  it("records the new target and the server's ETag in the sidecar before the first byte, so a later start can tell", async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${dest}.part`, Buffer.alloc(5000, 1));
+    fs.writeFileSync(`${dest}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: '0'.repeat(64), gitSha1: null, etag: 'old' }));
+    const s = scripted(() => ({ etag: 'v7', bytes: 2000 }));
+    const e = await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA }, fetch: s.fetch, retries: 0 })
+      .then(() => undefined, (x: unknown) => x as PrepError);
+    expect(e?.code).toBe('NETWORK');
+    expect(JSON.parse(fs.readFileSync(`${dest}.part.json`, 'utf8'))).toEqual({ url: url(), size: BLOB.length, sha256: SHA, gitSha1: null, etag: 'v7' });
+    expect(fs.readFileSync(`${dest}.part`).equals(BLOB.subarray(0, 2000))).toBe(true);
+
+    const noEtag = path.join(tempDir('dl'), 'blob.bin');
+    fs.writeFileSync(`${noEtag}.part.json`, JSON.stringify({ url: url(), size: BLOB.length, sha256: '0'.repeat(64), gitSha1: null, etag: null }));
+    const n = scripted(() => ({ bytes: 2000 }));
+    await downloadFile({ url: url(), dest: noEtag, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA }, fetch: n.fetch, retries: 0 })
+      .catch(() => undefined);
+    expect(JSON.parse(fs.readFileSync(`${noEtag}.part.json`, 'utf8'))).toEqual({ url: url(), size: BLOB.length, sha256: SHA, gitSha1: null, etag: null });
+  });
+
+  it('forgives failed attempts that got further than any before, and only those', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    const s = scripted(() => ({ bytes: 50_000 }));
+    await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA }, fetch: s.fetch, retries: 1, backoffMs: 1 });
+    expect(fs.readFileSync(dest).equals(BLOB)).toBe(true);
+    expect(s.ranges).toHaveLength(6);
+
+    // Progress once, then none: the retries run out (a 404 ends a download that would retry for ever).
+    const stuck = path.join(tempDir('dl'), 'blob.bin');
+    const t = scripted((k) => (k > 10 ? { status: 404 } : { bytes: k === 1 ? 50_000 : 0 }));
+    const e = await downloadFile({ url: url(), dest: stuck, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA }, fetch: t.fetch, retries: 2, backoffMs: 1 })
+      .then(() => undefined, (x: unknown) => x as PrepError);
+    expect(e?.code).toBe('NETWORK');
+    expect(t.ranges).toEqual([undefined, 'bytes=50000-', 'bytes=50000-']);
+  });
+
+  it('fails at once, as a full disk, when writing the part finds no space', async () => {
+    const dest = path.join(tempDir('dl'), 'blob.bin');
+    const open = fs.promises.open.bind(fs.promises);
+    const spy = vi.spyOn(fs.promises, 'open').mockImplementation(async (...args: Parameters<typeof fs.promises.open>) => {
+      const fh = await open(...args);
+      fh.write = (() => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))) as typeof fh.write;
+      return fh;
+    });
+    try {
+      const s = scripted(() => ({}));
+      const e = await downloadFile({ url: url(), dest, label: 'blob.bin', expected: { size: BLOB.length, sha256: SHA }, fetch: s.fetch, backoffMs: 1 })
+        .then(() => undefined, (x: unknown) => x as PrepError);
+      expect(e?.code).toBe('DISK_FULL');
+      expect(s.ranges).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('deletes the part of a download whose sha256 does not verify, leaving no file under the name', async () => {
