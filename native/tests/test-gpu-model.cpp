@@ -336,6 +336,30 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   const auto one_b = greedy(*without, {PROMPT_B}, 16);
   const auto batched = greedy(*without, {PROMPT_A, PROMPT_B}, 16);
   CHECK(batched.size() == 2 && batched[0] == a[0] && batched[1] == one_b[0], "%s: batched decode equals one-by-one", label);
+  {
+    // A batch may list its sequences in any order: each step here lists them the other way round from the last.
+    std::vector<batch_entry> b(2);
+    b[0].tokens = PROMPT_A;
+    b[1].tokens = PROMPT_B;
+    for (batch_entry & e : b) e.seq_id = with->seq_create(err);
+    const int id_a = b[0].seq_id;
+    std::vector<std::vector<int32_t>> got(2);
+    for (int s = 0; s < 16; ++s) {
+      std::vector<int32_t> next;
+      if (!with->forward_greedy(b, next, err)) {
+        CHECK(false, "%s: reordered batch: %s", label, err.c_str());
+        break;
+      }
+      for (size_t i = 0; i < b.size(); ++i) {
+        got[b[i].seq_id == id_a ? 0 : 1].push_back(next[i]);
+        b[i].start_pos += static_cast<int>(b[i].tokens.size());
+        b[i].tokens = {next[i]};
+      }
+      std::swap(b[0], b[1]);
+    }
+    CHECK(got[0] == a[0] && got[1] == one_b[0], "%s: batched decode with the sequences reordered each step", label);
+    for (const batch_entry & e : b) with->seq_free(e.seq_id);
+  }
   // Batched decode steps are replayed as graphs too (one per batch size); three sequences, one of which stops early
   // so that the batch shrinks from 3 to 2 mid-way.
   const std::vector<std::vector<int32_t>> three = {PROMPT_A, PROMPT_B, {4, 4, 8}};
@@ -382,12 +406,11 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   CHECK(with->forward_greedy(bad, next, err), "a step that fills the context exactly: %s", err.c_str());
 }
 
-// A NaN in the final norm (written into the packed folder: the packer refuses one in a checkpoint) stands for an
-// activation that overflowed FP16: greedy decoding on either backend gives -1, which generation turns into an error.
-void nan_logits(const fs::path & packed, const fs::path & root) {
-  const fs::path dir = root / "nan-int4";
-  fs::copy(packed, dir, fs::copy_options::recursive);
-  bool written = false;
+// Writes an FP16 NaN over the first element of each FP16 tensor of the packed folder `dir` that `pick` names (the
+// packer refuses a NaN in a checkpoint); returns how many it wrote.
+template <typename Pick>
+int write_nan(const fs::path & dir, Pick pick) {
+  int written = 0;
   for (const auto & f : fs::directory_iterator(dir)) {
     if (f.path().extension() != ".safetensors") continue;
     std::string bytes;
@@ -398,14 +421,25 @@ void nan_logits(const fs::path & packed, const fs::path & root) {
     safetensors_header h;
     std::string err;
     if (!safetensors_parse(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size(), f.path().string(), h, err)) continue;
+    int here = 0;
     for (const auto & t : h.tensors) {
-      if (t.name != "model.norm.weight" || t.type != dtype::f16) continue;
-      bytes[t.begin + 6] = 0x00;
-      bytes[t.begin + 7] = 0x7E;  // FP16 quiet NaN
-      std::ofstream(f.path(), std::ios::binary | std::ios::trunc) << bytes;
-      written = true;
+      if (!pick(t.name) || t.type != dtype::f16) continue;
+      bytes[t.begin] = 0x00;
+      bytes[t.begin + 1] = 0x7E;  // FP16 quiet NaN
+      ++here;
     }
+    if (here > 0) std::ofstream(f.path(), std::ios::binary | std::ios::trunc) << bytes;
+    written += here;
   }
+  return written;
+}
+
+// A NaN in the final norm stands for an activation that overflowed FP16: greedy decoding on either backend gives -1,
+// which generation turns into an error.
+void nan_logits(const fs::path & packed, const fs::path & root) {
+  const fs::path dir = root / "nan-int4";
+  fs::copy(packed, dir, fs::copy_options::recursive);
+  const bool written = write_nan(dir, [](const std::string & name) { return name == "model.norm.weight"; }) == 1;
   CHECK(written, "nan: an FP16 model.norm.weight in the packed folder");
   std::string err;
   auto w = model_weights_load(dir.string(), weights_kind::int4, err);
@@ -424,6 +458,32 @@ void nan_logits(const fs::path & packed, const fs::path & root) {
           kind, err.c_str());
     for (const auto & e : b) be->seq_free(e.seq_id);
   }
+}
+
+// NaN router logits (a NaN in every layer's router weights) pick no valid expert in any layer: partial residency
+// then brings in none, not the id one past a layer's last expert that the top-k kernel reports for such a row.
+void nan_router_partial(const fs::path & packed, const fs::path & root, int layers) {
+  const fs::path dir = root / "nan-router-int4";
+  fs::copy(packed, dir, fs::copy_options::recursive);
+  const int written = write_nan(dir, [](const std::string & name) {
+    return name.size() > 16 && name.compare(name.size() - 16, 16, ".mlp.gate.weight") == 0;
+  });
+  CHECK(written == layers, "nan router: %d FP16 router weights in the packed folder (want %d)", written, layers);
+  std::string err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  CHECK(w != nullptr, "nan router: %s", err.c_str());
+  if (!w || written != layers) return;
+  auto be = make(*w, "cuda", 1);
+  if (!be) return;
+  std::vector<batch_entry> b(1);
+  b[0].seq_id = be->seq_create(err);
+  b[0].tokens = PROMPT_A;
+  std::vector<int32_t> next;
+  CHECK(be->forward_greedy(b, next, err), "nan router: forward: %s", err.c_str());
+  const backend_counters c = be->counters();
+  CHECK(c.expert_misses == 0 && c.h2d_bytes == 0, "nan router: %llu misses, %llu H2D bytes (want none)",
+        static_cast<unsigned long long>(c.expert_misses), static_cast<unsigned long long>(c.h2d_bytes));
+  be->seq_free(b[0].seq_id);
 }
 
 }  // namespace
@@ -451,6 +511,7 @@ int main() {
   long_context_decode(mha, "tiny mha", c.vocab);
   peak_memory_scope(mha, "tiny mha");
   nan_logits(mha, root);
+  nan_router_partial(mha, root, c.layers);
 
   test_util::tiny_config g;
   g.hidden = 128;

@@ -360,6 +360,9 @@ void test_rmsnorm() {
     rt::ref::rmsnorm(x.data() + static_cast<size_t>(i) * ld, wf.data(), 1e-5f, n, ref.data() + static_cast<size_t>(i) * n);
   }
   expect_close("rmsnorm fp16 out", halves_to_floats(dy16.get()), ref, MAX_ABS_ERR_RMSNORM_F16);
+  dev<float> dy32(static_cast<size_t>(n_rows) * n);
+  rt_cuda_rmsnorm(dx.p, ld, reinterpret_cast<const __half *>(dw.p), 1e-5f, n_rows, n, nullptr, dy32.p, n, nullptr);
+  expect_close("rmsnorm fp32 out, packed rows from strided ones", dy32.get(), ref, MAX_ABS_ERR_RMSNORM_F32);
   // In place on FP32 strided rows (the q/k norm case); the padding columns must not change.
   rt_cuda_rmsnorm(dx.p, ld, reinterpret_cast<const __half *>(dw.p), 1e-5f, n_rows, n, nullptr, dx.p, ld, nullptr);
   std::vector<float> got = dx.get();
@@ -717,21 +720,24 @@ void test_swiglu_reduce_embed_argmax() {
   }
   expect_close("embedding gather", de.get(), eref, 0.0f);
 
-  const int arows = 4, cols = 50304;
+  const int arows = 5, cols = 50304;
   std::vector<float> lg(static_cast<size_t>(arows) * cols);
   for (auto & v : lg) v = r.uniform();
   lg[static_cast<size_t>(0) * cols + 777] = 5.0f;
   lg[static_cast<size_t>(0) * cols + 50000] = 5.0f;  // tie: lower index wins
   lg[static_cast<size_t>(1) * cols + 50303] = 9.0f;
   lg[static_cast<size_t>(2) * cols + 10] = NAN;
-  lg[static_cast<size_t>(3) * cols + cols - 1] = NAN;  // read by the last warp
+  const int last_warp_col = 195 * RT_ARGMAX_THREADS + RT_ARGMAX_THREADS - 1;  // read by the block's last warp
+  lg[static_cast<size_t>(3) * cols + last_warp_col] = NAN;
+  lg[static_cast<size_t>(4) * cols + last_warp_col] = 7.0f;
   dev<float> dlg(lg);
   dev<int> dam(arows);
   rt_cuda_argmax(dlg.p, arows, cols, cols, dam.p, nullptr);
   std::vector<int> aref(arows);
   for (int i = 0; i < arows; ++i) aref[static_cast<size_t>(i)] = rt::ref::argmax(lg.data() + static_cast<size_t>(i) * cols, cols);
-  expect(dam.get() == aref && aref[0] == 777 && aref[1] == 50303 && aref[2] == -1 && aref[3] == -1,
-         "argmax (ties low; a row with a NaN gives -1)");
+  expect(dam.get() == aref && aref[0] == 777 && aref[1] == 50303 && aref[2] == -1 && aref[3] == -1 &&
+             aref[4] == last_warp_col,
+         "argmax (ties low; a row with a NaN gives -1; the block's last warp counts)");
 }
 
 }  // namespace
@@ -762,6 +768,7 @@ int main() {
   test_f16(2048, 2048, 1, false, "f16 gemv");
   test_f16(1001, 512, 11, true, "f16 gemm gather");
   test_f16(50, 12, 4, false, "f16 generic");
+  test_f16(50, 12, 4, true, "f16 generic gather");
   // One padded activation row of these is 72 KiB, more than sm_75 gives a block (64 KiB): the generic kernel there.
   test_w4a16_plain(20, 16384, 128, 2, "w4a16 wide rows", MAX_ABS_ERR_WIDE_ROWS);
   test_f16(20, 16384, 2, false, "f16 wide rows", MAX_ABS_ERR_WIDE_ROWS);
