@@ -32,6 +32,22 @@ const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '
 /** Replies that pass some checks and fail others: a comma fails punctuation:no_comma. */
 const reply = (ids: readonly number[]) => (ids.length % 2 === 0 ? 'short answer' : 'yes, with a comma');
 
+/** A temporary model folder with the tiny tokenizer, seven IFEval prompts (no language checks) and the text tools. */
+async function fixture(prefix: string): Promise<{ dir: string; records: PromptRecord[]; tools: TextTools; source: ModelSource }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  await writeTinyTokenizer(dir);
+  const lines = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const records = parsePromptRecords(lines.slice(0, 40).join('\n'), 'input_data.jsonl')
+    .filter((r) => !r.instruction_id_list.includes('language:response_language'))
+    .slice(0, 7);
+  const tools = await loadTextTools({ punktDir: path.join(shared, 'nltk', 'punkt_english') });
+  const source: ModelSource = {
+    modelId: 'local:tiny/int4-g32', repo: 'local/tiny', revision: 'r', modelDir: dir, packedDir: path.join(dir, 'int4-g32'),
+    weights: 'int4', manifestJson: '{}', manifestSha256: '0'.repeat(64),
+  };
+  return { dir, records, tools, source };
+}
+
 describe('eval-run job', () => {
   let dir: string;
   let records: PromptRecord[];
@@ -60,17 +76,7 @@ describe('eval-run job', () => {
   let deps: EvalRunDeps & { client: WorkerClient; workers: ReturnType<typeof inProcessWorkers> };
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-evalrun-'));
-    await writeTinyTokenizer(dir);
-    const lines = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8').split('\n').filter(Boolean);
-    records = parsePromptRecords(lines.slice(0, 40).join('\n'), 'input_data.jsonl')
-      .filter((r) => !r.instruction_id_list.includes('language:response_language'))
-      .slice(0, 7);
-    tools = await loadTextTools({ punktDir: path.join(shared, 'nltk', 'punkt_english') });
-    source = {
-      modelId: 'local:tiny/int4-g32', repo: 'local/tiny', revision: 'r', modelDir: dir, packedDir: path.join(dir, 'int4-g32'),
-      weights: 'int4', manifestJson: '{}', manifestSha256: '0'.repeat(64),
-    };
+    ({ dir, records, tools, source } = await fixture('horizon-evalrun-'));
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -618,17 +624,7 @@ describe('eval-run job with a scripted runtime', () => {
   let db: Database.Database;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-evalrun-scripted-'));
-    await writeTinyTokenizer(dir);
-    const lines = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8').split('\n').filter(Boolean);
-    records = parsePromptRecords(lines.slice(0, 40).join('\n'), 'input_data.jsonl')
-      .filter((r) => !r.instruction_id_list.includes('language:response_language'))
-      .slice(0, 7);
-    tools = await loadTextTools({ punktDir: path.join(shared, 'nltk', 'punkt_english') });
-    source = {
-      modelId: 'local:tiny/int4-g32', repo: 'local/tiny', revision: 'r', modelDir: dir, packedDir: path.join(dir, 'int4-g32'),
-      weights: 'int4', manifestJson: '{}', manifestSha256: '0'.repeat(64),
-    };
+    ({ dir, records, tools, source } = await fixture('horizon-evalrun-scripted-'));
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
   beforeEach(() => {
