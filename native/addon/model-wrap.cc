@@ -3,6 +3,7 @@
 // so the result always arrives after the last token.
 #include "model-wrap.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -121,9 +122,17 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
   Napi::Value logits(const Napi::CallbackInfo & ci);
   Napi::Value generate(const Napi::CallbackInfo & ci);
   Napi::Value close(const Napi::CallbackInfo & ci) {
-    model.reset();  // running requests keep their own reference until they finish
+    // Running generations end "cancelled" at their next step and drop their reference to the model then, which
+    // frees it; a logits call is one forward and finishes.
+    for (const auto & c : generations_) {
+      if (auto flag = c.lock()) flag->store(true);
+    }
+    generations_.clear();
+    model.reset();
     return ci.Env().Undefined();
   }
+
+  std::vector<std::weak_ptr<std::atomic<bool>>> generations_;  // cancel flags of this handle's generate calls
 };
 
 class load_worker : public Napi::AsyncWorker {
@@ -273,6 +282,8 @@ Napi::Object result_object(Napi::Env env, const generate_job & job) {
   Napi::Object s = Napi::Object::New(env);
   s.Set("prefillMs", job.stats.prefill_ms);
   s.Set("decodeMs", job.stats.decode_ms);
+  s.Set("prefillSteps", static_cast<double>(job.stats.prefill_steps));
+  s.Set("decodeSteps", static_cast<double>(job.stats.decode_steps));
   s.Set("expertHits", static_cast<double>(job.stats.expert_hits));
   s.Set("expertMisses", static_cast<double>(job.stats.expert_misses));
   s.Set("h2dBytes", static_cast<double>(job.stats.h2d_bytes));
@@ -353,6 +364,10 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
     });
   });
 
+  generations_.erase(std::remove_if(generations_.begin(), generations_.end(),
+                                    [](const std::weak_ptr<std::atomic<bool>> & c) { return c.expired(); }),
+                     generations_.end());
+  generations_.push_back(job->cancel);
   return job_handle(env, job->deferred.Promise(), job->cancel);
 }
 

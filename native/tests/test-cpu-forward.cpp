@@ -3,6 +3,7 @@
 // same model with the dequantised experts written as F32. To add a case, add a function and call it from main().
 #include <atomic>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/backend.h"
 #include "core/safetensors.h"
@@ -179,16 +180,49 @@ static void generation(const fs::path & dir) {
   if (!m) return;
   const std::vector<std::vector<int32_t>> prompts = {{3, 17, 42}, {5, 9, 60, 11, 2, 33, 48}, {7}};
   auto batched = gen(*m, prompts, 8);
-  {
+  // 11 prompt tokens fill ceil(11 / budget) prefill steps; prompt 2 enters in the last of them and then decodes its
+  // other 7 tokens in steps of their own.
+  for (const auto & [budget, prefill_steps, decode_steps] : std::vector<std::tuple<int, uint64_t, uint64_t>>{{4, 3, 7}, {2, 6, 7}}) {
     generate_request r;
     r.prompts = prompts;
     r.max_new_tokens = 8;
-    r.prefill_token_budget = 4;  // one prompt per prefill step
+    r.prefill_token_budget = budget;
     std::vector<generate_result> res;
     generate_stats st;
     std::string err;
     CHECK(rt_model_generate(*m, r, nullptr, nullptr, res, st, err), "chunked prefill: %s", err.c_str());
-    for (size_t i = 0; i < prompts.size(); ++i) CHECK(res[i].tokens == batched[i].tokens, "prompt %zu: chunked prefill differs", i);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      CHECK(res[i].tokens == batched[i].tokens, "budget %d, prompt %zu: chunked prefill differs", budget, i);
+      CHECK(res[i].prompt_tokens == static_cast<int>(prompts[i].size()), "budget %d: prompt tokens", budget);
+    }
+    CHECK(st.prefill_steps == prefill_steps && st.decode_steps == decode_steps,
+          "budget %d: %llu prefill and %llu decode steps, expected %llu and %llu", budget,
+          static_cast<unsigned long long>(st.prefill_steps), static_cast<unsigned long long>(st.decode_steps),
+          static_cast<unsigned long long>(prefill_steps), static_cast<unsigned long long>(decode_steps));
+  }
+  {
+    // Scratch follows the step, so a long prompt fed in chunks peaks lower than fed whole.
+    std::vector<int32_t> long_prompt;
+    for (int t = 0; t < 48; ++t) long_prompt.push_back(3 + (t * 7) % 50);
+    uint64_t peak[2] = {0, 0};
+    std::vector<int32_t> out[2];
+    for (int k = 0; k < 2; ++k) {
+      generate_request r;
+      r.prompts = {long_prompt};
+      r.max_new_tokens = 3;
+      r.prefill_token_budget = k == 0 ? 4096 : 5;
+      std::vector<generate_result> res;
+      generate_stats st;
+      std::string err;
+      CHECK(rt_model_generate(*m, r, nullptr, nullptr, res, st, err), "long prompt: %s", err.c_str());
+      peak[k] = st.peak_memory_bytes;
+      if (!res.empty()) out[k] = res[0].tokens;
+      CHECK(st.prefill_steps == (k == 0 ? 1u : 10u), "long prompt, budget %d: %llu prefill steps", r.prefill_token_budget,
+            static_cast<unsigned long long>(st.prefill_steps));
+    }
+    CHECK(out[0] == out[1] && out[0].size() == 3, "a long prompt fed in chunks generates what it does fed whole");
+    CHECK(peak[1] < peak[0], "chunked prefill peaks at %llu bytes, not below the whole prompt's %llu",
+          static_cast<unsigned long long>(peak[1]), static_cast<unsigned long long>(peak[0]));
   }
   for (size_t i = 0; i < prompts.size(); ++i) {
     auto single = gen(*m, {prompts[i]}, 8);

@@ -36,6 +36,12 @@ static const float MAX_REL_ERR_MODEL_LOGITS = 3e-2f;
  */
 static const float MAX_ABS_ERR_FULL_VS_PARTIAL = 1e-4f;
 
+/**
+ * A prompt prefilled in chunks attends to the chunks before it through the FP16 KV cache, as it does whole; chunks of
+ * a few tokens take the decode-sized W4A16 kernels instead of the tiled ones, which sum in another order.
+ */
+static const float MAX_REL_ERR_CHUNKED_PREFILL = 1e-2f;
+
 static const std::vector<int32_t> PROMPT_A = {3, 17, 42, 5, 9, 60, 11, 2, 33, 48, 7, 21};
 static const std::vector<int32_t> PROMPT_B = {8, 1, 64, 30, 12};
 
@@ -309,6 +315,55 @@ void full_vs_partial(const fs::path & dir, const char * label, int n_experts, in
   CHECK(none == nullptr && err.find("slot") != std::string::npos, "%s: tiny budget error: %s", label, err.c_str());
 }
 
+// The runtime feeds a prompt longer than its prefill budget in chunks, in the same steps as other sequences' decode
+// tokens: each chunk lands at its start position and attends to the earlier ones; only the last chunk's logits count.
+void chunked_prefill(const fs::path & dir, const char * label, int slots) {
+  std::string err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  if (!w) return;
+  auto be = make(*w, "cuda", slots);
+  if (!be) return;
+  const auto whole = all_logits(*be, PROMPT_A);
+  if (whole.empty() || whole[0].size() != PROMPT_A.size() * static_cast<size_t>(w->config.vocab_size)) {
+    CHECK(false, "%s: the whole prompt's logits have the wrong size", label);
+    return;
+  }
+  const int a = be->seq_create(err);
+  const int b = be->seq_create(err);
+  CHECK(a >= 0 && b >= 0, "%s: seq_create: %s", label, err.c_str());
+  std::vector<int32_t> b_tokens = PROMPT_B;
+  std::vector<float> last;
+  for (size_t at = 0; at < PROMPT_A.size(); at += 5) {
+    std::vector<batch_entry> step(2);
+    step[0].seq_id = a;
+    step[0].tokens.assign(PROMPT_A.begin() + static_cast<std::ptrdiff_t>(at),
+                          PROMPT_A.begin() + static_cast<std::ptrdiff_t>(std::min(at + 5, PROMPT_A.size())));
+    step[0].start_pos = static_cast<int>(at);
+    step[1].seq_id = b;
+    step[1].start_pos = at == 0 ? 0 : static_cast<int>(b_tokens.size()) - 1;
+    step[1].tokens = at == 0 ? b_tokens : std::vector<int32_t>{b_tokens.back()};
+    std::vector<std::vector<float>> out;
+    if (!be->forward(step, false, out, err)) {
+      CHECK(false, "%s: chunk at %zu: %s", label, at, err.c_str());
+      break;
+    }
+    last = out[0];
+    b_tokens.push_back(static_cast<int32_t>(1 + at % 50));
+  }
+  CHECK(be->seq_length(a) == static_cast<int>(PROMPT_A.size()), "%s: the chunks fill the sequence (%d tokens)", label,
+        be->seq_length(a));
+  const size_t V = static_cast<size_t>(w->config.vocab_size);
+  const std::vector<float> whole_last(whole[0].end() - static_cast<std::ptrdiff_t>(V), whole[0].end());
+  const float scale = std::max(1e-6f, max_abs({whole_last}));
+  const float d = max_diff({whole_last}, {last}) / scale;
+  std::printf("%s, %d slots: chunked vs whole prefill, last logits rel diff %g (tol %g)\n", label, slots, d,
+              MAX_REL_ERR_CHUNKED_PREFILL);
+  CHECK(d <= MAX_REL_ERR_CHUNKED_PREFILL, "%s, %d slots: chunked prefill's last logits differ from the whole prompt's by %g "
+        "(relative)", label, slots, d);
+  be->seq_free(a);
+  be->seq_free(b);
+}
+
 // The launches of a one-sequence decode step (what batch-1 decode pays per token beside the bytes it reads), by
 // the plan in cuda_backend::step under full residency. Per layer: QKV projection, q/k norm + RoPE + K/V store,
 // attention, output projection, post-attention norm, router projection, top-k with grouping, gate-up, down with
@@ -508,6 +563,8 @@ int main() {
   cuda_matches_cpu(mha, "tiny mha (g16, generic down kernel)");
   full_vs_partial(mha, "tiny mha", c.experts, c.top_k);
   graphs_and_batching(mha, "tiny mha");
+  chunked_prefill(mha, "tiny mha", 0);
+  chunked_prefill(mha, "tiny mha", 1);
   long_context_decode(mha, "tiny mha", c.vocab);
   peak_memory_scope(mha, "tiny mha");
   nan_logits(mha, root);
@@ -526,6 +583,7 @@ int main() {
   const fs::path gqa = pack(root / "gqa", root / "gqa-int4");
   cuda_matches_cpu(gqa, "small gqa+norm_topk (fast kernels)");
   full_vs_partial(gqa, "small gqa", g.experts, g.top_k);
+  chunked_prefill(gqa, "small gqa", 0);
   fs::remove_all(root);
   return test_util::finish("test-gpu-model");
 }

@@ -139,6 +139,31 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
     expect(none.results[0]).toMatchObject({ finishReason: 'cancelled', tokens: [] });
   });
 
+  it('close() ends running generations as cancelled; later calls throw', async () => {
+    const own = await loadModel({ dir: tiny.dir, weights: 'bf16', backend: 'cpu', threads: 1 });
+    let seen = 0;
+    const running = own.generate({ prompts: [PROMPTS[0]!, PROMPTS[1]!], maxNewTokens: 3000 }, () => {
+      if (++seen === 4) own.close();
+    });
+    const out = await running;
+    expect(out.results.map((r) => r.finishReason)).toEqual(['cancelled', 'cancelled']);
+    // Tokens reach JS behind the generating thread, which stops at the first step after close().
+    for (const r of out.results) {
+      expect(r.tokens.length).toBeGreaterThanOrEqual(2);
+      expect(r.tokens.length).toBeLessThan(3000);
+    }
+    expect(() => own.info()).toThrow(/closed/);
+    await expect(own.generate({ prompts: [PROMPTS[0]!], maxNewTokens: 2 })).rejects.toThrow(/closed/);
+  });
+
+  it('feeds a prompt longer than the prefill budget in chunks, generating the same tokens', async () => {
+    const whole = await model.generate({ prompts: PROMPTS, maxNewTokens: 4 });
+    const chunked = await model.generate({ prompts: PROMPTS, maxNewTokens: 4, prefillTokenBudget: 2 });
+    expect(chunked.results.map((r) => r.tokens)).toEqual(whole.results.map((r) => r.tokens));
+    // 11 prompt tokens, 2 a step; the last prompt enters in the sixth step and needs three more.
+    expect([whole.stats.prefillSteps, chunked.stats.prefillSteps, chunked.stats.decodeSteps]).toEqual([1, 6, 3]);
+  });
+
   it('rejects bad folders with messages naming the file', async () => {
     await expect(loadModel({ dir: join(root, 'nope'), weights: 'bf16', backend: 'cpu' })).rejects.toThrow(/nope/);
     await expect(loadModel({ dir: tiny.dir, weights: 'int4', backend: 'cpu' })).rejects.toThrow(/qpacked/);

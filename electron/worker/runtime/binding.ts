@@ -90,7 +90,7 @@ export interface GenerateRequest {
   readonly maxNewTokens: number;
   /** A prompt stops after emitting one of these (the stop token is included in `tokens`). */
   readonly stopTokens?: readonly number[];
-  /** Prompts are prefilled in steps of at most this many tokens (at least one prompt per step); default 4096. */
+  /** Prompt tokens one step feeds at most (a longer prompt is prefilled in chunks over several steps); default 4096. */
   readonly prefillTokenBudget?: number;
   /**
    * At most this many prompts generate at once; the next (in order) starts as soon as one ends, so a long response
@@ -116,6 +116,9 @@ export interface GenerateResult {
 export interface GenerateStats {
   readonly prefillMs: number;
   readonly decodeMs: number;
+  /** Forwards that fed prompt tokens (a prompt longer than prefillTokenBudget takes several) and that only decoded. */
+  readonly prefillSteps: number;
+  readonly decodeSteps: number;
   readonly expertHits: number;
   readonly expertMisses: number;
   readonly h2dBytes: number;
@@ -149,7 +152,10 @@ export interface NativeModel {
   logits(tokens: readonly number[]): Promise<Float32Array[]>;
   /** Greedy generation for a batch; aborting `signal` ends every prompt with finishReason 'cancelled'. */
   generate(request: GenerateRequest, onToken?: TokenCallback, signal?: AbortSignal): Promise<GenerateOutput>;
-  /** Releases the model; requests already running finish first. Further calls throw. */
+  /**
+   * Releases the model: generations still running end 'cancelled' at their next step, a logits call still running
+   * finishes, and the memory is freed when the last of them returns. Further calls throw.
+   */
   close(): void;
 }
 

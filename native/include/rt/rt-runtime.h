@@ -57,7 +57,7 @@ struct generate_request {
   std::vector<std::vector<int32_t>> prompts;
   int max_new_tokens = 256;
   std::vector<int32_t> stop_tokens;  // generation of a prompt ends after emitting one of these
-  int prefill_token_budget = 4096;   // prompts are prefilled in batches of at most this many tokens (>= 1 prompt)
+  int prefill_token_budget = 4096;   // prompt tokens a step feeds at most; a longer prompt is prefilled in chunks
   int max_active = 0;                // at most this many prompts generate at once, the next starting as one ends; 0 = all
 };
 
@@ -74,6 +74,7 @@ struct generate_result {
 struct generate_stats {
   double prefill_ms = 0;  // steps that prefilled admitted prompts (they also decode the prompts already active)
   double decode_ms = 0;   // steps that only decoded
+  uint64_t prefill_steps = 0, decode_steps = 0;  // forwards of each kind
   uint64_t expert_hits = 0, expert_misses = 0, h2d_bytes = 0, d2h_bytes = 0, peak_memory_bytes = 0;
   uint64_t expert_evictions = 0;  // CUDA partial residency
   std::string peak_memory_scope;  // "estimate" | "process" | "device": see backend_counters
@@ -87,8 +88,9 @@ using token_callback = std::function<void(int index, int32_t token, const genera
 
 /**
  * Continuous batching: each step decodes one token of every active prompt and prefills, in the same forward, the
- * prompts admitted (in order) to the free places, at most prefill_token_budget of their tokens a step; a prompt's
- * sequence is freed as soon as it stops, reaches max_new_tokens or the context limit, so the next can start.
+ * prompts admitted (in order) to the free places, at most prefill_token_budget of their tokens a step (a prompt the
+ * budget cuts short goes on first in the next step); a prompt's sequence is freed as soon as it stops, reaches
+ * max_new_tokens or the context limit, so the next can start.
  * `cancel` is checked before every step; prompts not finished by then end "cancelled". Calls on one model are
  * serialised.
  */

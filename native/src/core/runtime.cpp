@@ -198,9 +198,11 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   std::vector<size_t> owner;
   std::vector<int32_t> next_tokens;
   size_t active = 0;
-  auto consume = [&](const std::vector<batch_entry> & step, const std::vector<size_t> & step_owner) {
+  auto consume = [&](const std::vector<batch_entry> & step, const std::vector<size_t> & step_owner,
+                     const std::vector<char> & emits) {
     const auto now = clock_type::now();
     for (size_t b = 0; b < step.size(); ++b) {
+      if (!emits[b]) continue;  // a prompt chunk before its last: its logits predict a token the prompt already has
       const size_t i = step_owner[b];
       const int32_t tok = next_tokens[b];
       generate_result & r = results[i];
@@ -234,10 +236,13 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     }
     return true;
   };
-  // Each step decodes one token of every active prompt and prefills the prompts admitted to the free places, at most
-  // this many prompt tokens (always at least one prompt) to bound scratch memory: one forward instead of a separate
-  // prefill step whenever a prompt ends.
+  // Each step decodes one token of every active prompt and feeds at most this many prompt tokens: first the rest of
+  // a prompt the previous step's budget cut short, then prompts admitted to the free places, the last of them cut to
+  // what is left. Scratch memory is then bounded by the budget and not by the longest prompt, and a long prompt does
+  // not stall the others' decoding for one huge step.
   const size_t kPrefillTokens = static_cast<size_t>(std::max(1, req.prefill_token_budget));
+  std::vector<size_t> fed(n, 0);  // prompt tokens already in each prompt's sequence
+  size_t partial = n;             // the prompt whose prefill is unfinished; n = none
   bool was_cancelled = false;
   size_t next = 0;
   for (;;) {
@@ -246,29 +251,38 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     std::vector<size_t> step_owner;
     step.swap(batch);
     step_owner.swap(owner);
+    std::vector<char> emits(step.size(), 1);
     const auto step0 = clock_type::now();
-    size_t prefill_tokens = 0;
-    bool prefilled = false;
-    while (next < n && active < max_active && (!prefilled || prefill_tokens + req.prompts[next].size() <= kPrefillTokens)) {
+    size_t budget = kPrefillTokens;
+    auto feed = [&](size_t i) {
+      const std::vector<int32_t> & p = req.prompts[i];
+      const size_t take = std::min(p.size() - fed[i], budget);
+      batch_entry e;
+      e.seq_id = seqs[i];
+      e.tokens.assign(p.begin() + static_cast<std::ptrdiff_t>(fed[i]), p.begin() + static_cast<std::ptrdiff_t>(fed[i] + take));
+      e.start_pos = static_cast<int>(fed[i]);
+      fed[i] += take;
+      budget -= take;
+      length[i] = static_cast<int>(fed[i]);
+      step.push_back(std::move(e));
+      step_owner.push_back(i);
+      emits.push_back(fed[i] == p.size() ? 1 : 0);
+      partial = fed[i] < p.size() ? i : n;
+    };
+    if (partial < n) feed(partial);
+    while (budget > 0 && partial == n && next < n && active < max_active) {
       seqs[next] = m.be->seq_create(error);
       if (seqs[next] < 0) return false;
       admitted[next] = step0;
-      batch_entry e;
-      e.seq_id = seqs[next];
-      e.tokens = req.prompts[next];
-      e.start_pos = 0;
-      prefill_tokens += e.tokens.size();
-      length[next] = static_cast<int>(e.tokens.size());
-      step.push_back(std::move(e));
-      step_owner.push_back(next);
       ++active;
-      ++next;
-      prefilled = true;
+      feed(next++);
     }
     if (step.empty()) break;
+    const bool prefilled = budget < kPrefillTokens;
     if (!m.be->forward_greedy(step, next_tokens, error)) return false;
     (prefilled ? stats.prefill_ms : stats.decode_ms) += ms_since(step0);
-    if (!consume(step, step_owner)) return false;
+    ++(prefilled ? stats.prefill_steps : stats.decode_steps);
+    if (!consume(step, step_owner, emits)) return false;
   }
   if (was_cancelled) {
     for (size_t i = 0; i < n; ++i) {
