@@ -402,7 +402,7 @@ export interface RunsApi {
   /**
    * Deletes a stored run with its responses, verdicts and figures in one transaction, and with `deleteExport` its
    * result ZIPs in exports/. A queued or running run is refused (cancel it first). Every UI is told as
-   * `runs:onDidDelete`.
+   * `runs:onDidDelete`, as it is of a run another process (`horizon delete`) deleted, within seconds.
    */
   delete(req: DeleteRunRequest): Promise<Result<DeletedRun>>;
 }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import type { Api, EmitEvent } from '../../common/ipc-contract.js';
+import type { Api, EmitEvent, EventMap } from '../../common/ipc-contract.js';
 import { dataLayout, INTERRUPTED_RUN, lockDataDir } from '../data-dir.js';
 import { cannotOpenDatabase, openDatabase } from '../db/open-database.js';
 import { ResponseRepo } from '../db/response-repo.js';
@@ -10,6 +10,7 @@ import { loadEvalInputs } from '../jobs/eval-inputs.js';
 import { WorkerClient } from '../worker-client.js';
 import type { WorkerSpawner } from '../worker-client.js';
 import { ExportService } from './export-service.js';
+import { type ExternalDeletions, watchExternalDeletions } from './external-deletions.js';
 import { ModelsService } from './models-service.js';
 import { RunsService } from './runs-service.js';
 import { SystemService, type SystemServiceOptions } from './system-service.js';
@@ -28,6 +29,8 @@ export interface ServicesOptions {
   readonly pickPath?: SystemServiceOptions['pickPath'];
   /** How long a cancelled run's worker may take to stop before it is restarted (RunsService's default otherwise). */
   readonly cancelGraceMs?: number;
+  /** How often to look for runs another process deleted (EXTERNAL_CHECK_MS otherwise). */
+  readonly externalCheckMs?: number;
 }
 
 export interface Services {
@@ -35,6 +38,8 @@ export interface Services {
   readonly db: Database.Database;
   readonly worker: WorkerClient;
   readonly runs: RunsService;
+  /** Announces runs another process (`horizon delete`) deleted; its timer calls check() every externalCheckMs. */
+  readonly external: ExternalDeletions;
   /** Cancels the active run, waits for it, stops the worker and closes the database. */
   dispose(): Promise<void>;
 }
@@ -60,6 +65,11 @@ export function createServices(opts: ServicesOptions): Services {
     throw opened ? cannotOpenDatabase(dbFile, error) : error;
   }
   const responseRepo = new ResponseRepo(db);
+  const external = watchExternalDeletions(db, opts.emit, opts.externalCheckMs);
+  const emit: EmitEvent = (event, payload) => {
+    if (event === 'runs:onDidDelete') external.forget((payload as EventMap['runs:onDidDelete']).runId);
+    opts.emit(event, payload);
+  };
   const worker = new WorkerClient(opts.spawner);
   let inputs: Promise<EvalInputs> | undefined;
   const getInputs = (): Promise<EvalInputs> => {
@@ -75,7 +85,7 @@ export function createServices(opts: ServicesOptions): Services {
     runtime: worker,
     dataDir: opts.dataDir,
     appVersion: opts.appVersion,
-    emit: opts.emit,
+    emit,
     inputs: getInputs,
     ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),
   });
@@ -93,12 +103,14 @@ export function createServices(opts: ServicesOptions): Services {
     db,
     worker,
     runs,
+    external,
     async dispose() {
       const active = runs.activeRun;
       if (active) {
         await runs.cancel({ runId: active.runId });
         await active.done.catch(() => undefined);
       }
+      external.stop();
       worker.dispose();
       db.close();
       unlock();

@@ -267,6 +267,28 @@ describe('createServices (scripted worker)', () => {
     }
   });
 
+  it('announces a run `horizon delete` deleted from another process while the app is open, once', async () => {
+    const finished = async () => {
+      const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 1, batch: 1, maxNewTokens: 16 });
+      if (!r.ok) throw new Error(r.error.message);
+      await services.runs.activeRun?.done;
+      return r.value.id;
+    };
+    const [elsewhere, here] = [await finished(), await finished()];
+    const deletions = () => events.filter((e) => e.name === 'runs:onDidDelete').map((e) => e.payload);
+    const before = deletions().length;
+    services.external.check();
+    expect(deletions().length).toBe(before);
+    const cli = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'scripts', 'horizon.mjs');
+    const out = execFileSync(process.execPath, [cli, 'delete', elsewhere, '--data-dir', dataDir], { encoding: 'utf8' });
+    expect(out).toContain(`deleted run ${elsewhere}`);
+    // Its own deletion in the same interval is announced by the delete itself, not a second time by the check.
+    expect(await services.api.runs.delete({ runId: here })).toMatchObject({ ok: true });
+    services.external.check();
+    services.external.check();
+    expect(deletions().slice(before)).toEqual([{ runId: here }, { runId: elsewhere }]);
+  });
+
   it('refuses a second set of services on the same data folder while the first is open', () => {
     expect(() =>
       createServices({ dataDir, hubUrl: 'http://localhost', spawner: inProcessWorkers(() => createScriptedEngine()).spawner, emit: () => undefined, appVersion: '9.9.9' }),
