@@ -76,6 +76,14 @@ describe('createServices (scripted worker)', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  /** Runs the first `limit` prompts to the end; the run's id. */
+  const finishedRun = async (limit = 1, batch = 1): Promise<string> => {
+    const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit, batch, maxNewTokens: 16 });
+    if (!r.ok) throw new Error(r.error.message);
+    await services.runs.activeRun?.done;
+    return r.value.id;
+  };
+
   it('reports the CPU backend and the asset state', async () => {
     const r = await services.api.system.check();
     if (!r.ok) throw new Error(r.error.message);
@@ -161,14 +169,8 @@ describe('createServices (scripted worker)', () => {
   });
 
   it('deletes a finished run with its responses, and its result ZIP in exports/ only when asked', async () => {
-    const run = async (limit: number) => {
-      const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit, batch: 2, maxNewTokens: 16 });
-      if (!r.ok) throw new Error(r.error.message);
-      await services.runs.activeRun?.done;
-      return r.value.id;
-    };
     const exports = path.join(dataDir, 'exports');
-    const [a, b, c] = [await run(2), await run(3), await run(1)];
+    const [a, b, c] = [await finishedRun(2, 2), await finishedRun(3, 2), await finishedRun(1, 2)];
     const deletions = () => events.filter((e) => e.name === 'runs:onDidDelete').map((e) => e.payload);
     const announced = deletions().length;
     for (const id of [a, b]) expect((await services.api.export.exportRun({ runId: id })).ok).toBe(true);
@@ -210,13 +212,7 @@ describe('createServices (scripted worker)', () => {
   });
 
   it('announces a deleted run to every window over IPC and to every `horizon serve` client, and a refused delete to none', async () => {
-    const finished = async () => {
-      const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 1, batch: 1, maxNewTokens: 16 });
-      if (!r.ok) throw new Error(r.error.message);
-      await services.runs.activeRun?.done;
-      return r.value.id;
-    };
-    const [viaIpc, viaServe] = [await finished(), await finished()];
+    const [viaIpc, viaServe] = [await finishedRun(), await finishedRun()];
 
     // Electron: the IPC handlers, and the fan-out main gives the services, to two windows.
     const handlers = new Map<string, (event: IpcMainInvokeEvent, payload: unknown) => unknown>();
@@ -268,13 +264,7 @@ describe('createServices (scripted worker)', () => {
   });
 
   it('announces a run `horizon delete` deleted from another process while the app is open, once', async () => {
-    const finished = async () => {
-      const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 1, batch: 1, maxNewTokens: 16 });
-      if (!r.ok) throw new Error(r.error.message);
-      await services.runs.activeRun?.done;
-      return r.value.id;
-    };
-    const [elsewhere, here] = [await finished(), await finished()];
+    const [elsewhere, here] = [await finishedRun(), await finishedRun()];
     const deletions = () => events.filter((e) => e.name === 'runs:onDidDelete').map((e) => e.payload);
     const before = deletions().length;
     services.external.check();
