@@ -162,10 +162,36 @@ export function tokenFromHash(hash: string): string | null {
 }
 
 /** The browser globals the transport choice reads; typed here so Node-side tests type-check this file too. */
-interface BrowserGlobals {
+export interface BrowserGlobals {
   api?: PreloadApi;
-  location?: { hash: string; origin: string };
+  location?: { hash: string; origin: string; pathname: string; search: string };
+  history?: { replaceState(data: unknown, unused: string, url?: string): void };
+  sessionStorage?: { getItem(key: string): string | null; setItem(key: string, value: string): void };
   WebSocket?: typeof WebSocket;
+}
+
+/** Where a `horizon serve` tab keeps its token once it is out of the address bar. */
+export const SERVE_TOKEN_KEY = 'horizon-serve-token';
+
+/**
+ * The `horizon serve` token: the `#token=…` the server printed, on the first load, is kept in this tab's
+ * sessionStorage and taken out of the address bar (where a shared screen, a copied link or the history would show
+ * it); a reload of the tab finds it there. '' when neither has one.
+ */
+export function takeServeToken(g: BrowserGlobals): string {
+  const fromHash = tokenFromHash(g.location?.hash ?? '');
+  let stored: string | null;
+  try {
+    if (fromHash) g.sessionStorage?.setItem(SERVE_TOKEN_KEY, fromHash);
+    stored = g.sessionStorage?.getItem(SERVE_TOKEN_KEY) ?? null;
+  } catch {
+    // Storage disabled: the token stays in the address bar, where a reload still finds it.
+    return fromHash ?? '';
+  }
+  if (fromHash && stored === fromHash && g.location && g.history) {
+    g.history.replaceState(null, '', `${g.location.pathname}${g.location.search}`);
+  }
+  return fromHash ?? stored ?? '';
 }
 
 function pickTransport(): Transport {
@@ -173,7 +199,7 @@ function pickTransport(): Transport {
   if (g.api) return createPreloadTransport(g.api);
   return createHttpTransport({
     origin: g.location?.origin ?? 'http://127.0.0.1',
-    token: tokenFromHash(g.location?.hash ?? '') ?? '',
+    token: takeServeToken(g),
     WebSocketImpl: g.WebSocket,
   });
 }

@@ -82,6 +82,10 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
   it('prepares the tiny model, runs 10 prompts, shows verdicts and exports a verified ZIP', async () => {
     await page.goto(url);
     await expect.poll(() => page.getByTestId('backend').textContent(), { timeout: 30_000 }).toMatch(/CPU/);
+    // The token leaves the address bar for the tab's sessionStorage, where a reload finds it.
+    expect(page.url()).not.toContain('token');
+    await page.reload();
+    await expect.poll(() => page.getByTestId('backend').textContent(), { timeout: 30_000 }).toMatch(/CPU/);
     await fullShot(page, path.join(shots, '1-system.png'));
 
     await page.getByRole('button', { name: 'Models' }).click();
