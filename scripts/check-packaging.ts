@@ -89,7 +89,7 @@ function main(): number {
     const resources = path.join(out, 'linux-unpacked', 'resources');
     const inAsar = new Set(asar.listPackage(path.join(resources, 'app.asar')).map((p) => p.replaceAll('\\', '/')));
     const problems: string[] = [];
-    for (const f of ['/package.json', '/out/renderer/index.html', '/out/preload/index.cjs', '/out/electron/main/index.js', '/out/electron/worker/index.js']) {
+    for (const f of ['/package.json', '/out/renderer/index.html', '/out/preload/index.cjs', '/out/electron/main/index.js', '/out/electron/worker/index.js', '/out/electron/cli/bin.js']) {
       if (!inAsar.has(f)) problems.push(`app.asar lacks ${f}`);
     }
     const addons = [...inAsar].filter((p) => p.endsWith('.node'));

@@ -14,6 +14,7 @@ import { defaultDataDir } from './data-dir.js';
 import { isExternalLinkAllowed } from './external-links.js';
 import { createAppApi, type AppApi } from './ipc/create-app-api.js';
 import { createEventFanout, registerIpc } from './ipc/register-ipc.js';
+import { utilityProcessPacker } from './prep/pack-model.js';
 import { contentSecurityPolicy } from './serve/content-security-policy.js';
 import { utilityProcessSpawner } from './worker-client.js';
 
@@ -23,6 +24,7 @@ const outDir = path.resolve(here, '..', '..');
 const rendererDir = path.join(outDir, 'renderer');
 const preloadPath = path.join(outDir, 'preload', 'index.cjs');
 const workerEntry = path.join(outDir, 'electron', 'worker', 'index.js');
+const cliEntry = path.join(outDir, 'electron', 'cli', 'bin.js');
 
 let appApi: AppApi | null = null;
 
@@ -137,6 +139,7 @@ void app.whenReady().then(async () => {
       emit,
       appVersion: app.getVersion(),
       pickPath,
+      packer: utilityProcessPacker(utilityProcess, cliEntry),
     });
   } catch (error) {
     // The data folder in use by `horizon serve`, say, or a database that cannot be opened: say why, then quit.

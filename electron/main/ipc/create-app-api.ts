@@ -14,6 +14,8 @@ export interface AppApiOptions {
   readonly appVersion: string;
   /** The desktop shell's native file dialog; `horizon serve` has none and the UI asks for typed paths. */
   readonly pickPath?: ServicesOptions['pickPath'];
+  /** How preparation starts the INT4 packer (the desktop shell: a utilityProcess). */
+  readonly packer?: ServicesOptions['packer'];
 }
 
 export interface AppApi {
@@ -31,6 +33,7 @@ export async function createAppApi(opts: AppApiOptions): Promise<AppApi> {
     emit: opts.emit,
     appVersion: opts.appVersion,
     ...(opts.pickPath ? { pickPath: opts.pickPath } : {}),
+    ...(opts.packer ? { packer: opts.packer } : {}),
   });
   return { api: services.api, dispose: () => services.dispose() };
 }

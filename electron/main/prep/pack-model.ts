@@ -9,15 +9,92 @@ import { PrepError } from './prep-error.js';
 /** The program and leading arguments that run `horizon`; `pack --model … --progress-json` is appended. */
 export type PackerCommand = { readonly command: string; readonly args: readonly string[]; readonly env?: Record<string, string> };
 
-/**
- * The `horizon` CLI of this app: `scripts/horizon.mjs` (TypeScript sources through tsx) in a checkout, else the
- * compiled `out/electron/cli/bin.js` that a packaged app ships. Under Electron, ELECTRON_RUN_AS_NODE makes the
- * binary act as Node.
- */
-export function defaultPackerCommand(root: string = REPO_ROOT): PackerCommand {
+/** A started packer as runPacker sees it: a Node child process, or an Electron utilityProcess in the app. */
+export interface PackerProcess {
+  readonly stdout: NodeJS.ReadableStream;
+  readonly stderr: NodeJS.ReadableStream;
+  /** Once the process has exited and its output has been read to the end: the exit code, or the signal. */
+  onClose(handler: (code: number | null, signal: string | null) => void): void;
+  /** The process could not be started. */
+  onError(handler: (error: Error) => void): void;
+  kill(): void;
+}
+
+/** Starts the `horizon` CLI with these arguments (`pack --model … --progress-json`). */
+export type PackerLauncher = (args: readonly string[]) => PackerProcess;
+
+/** The CLI this app runs the packer from: the TypeScript sources of a checkout, else the compiled `bin.js`. */
+export function packerEntry(root: string = REPO_ROOT): string {
   const sources = path.join(root, 'scripts', 'horizon.mjs');
-  const entry = fs.existsSync(sources) ? sources : path.join(root, 'out', 'electron', 'cli', 'bin.js');
-  return { command: process.execPath, args: [entry], env: { ELECTRON_RUN_AS_NODE: '1' } };
+  return fs.existsSync(sources) ? sources : path.join(root, 'out', 'electron', 'cli', 'bin.js');
+}
+
+/**
+ * The packer as a Node child process of `process.execPath` (the CLI and `horizon serve`, which run under Node). Under
+ * Electron that binary is the app itself (its runAsNode fuse is off): the shell passes utilityProcessPacker instead.
+ */
+export function defaultPackerCommand(root: string = REPO_ROOT, versions: NodeJS.ProcessVersions = process.versions): PackerCommand {
+  if (versions.electron) throw new Error('under Electron the packer runs as a utilityProcess (utilityProcessPacker)');
+  return { command: process.execPath, args: [packerEntry(root)] };
+}
+
+/** Launches a PackerCommand as a child process. */
+export function commandPacker(packer: PackerCommand): PackerLauncher {
+  return (args) => {
+    const child = spawn(packer.command, [...packer.args, ...args], {
+      env: { ...process.env, ...packer.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return {
+      stdout: child.stdout,
+      stderr: child.stderr,
+      onClose: (h) => void child.once('close', (code, signal) => h(code, signal)),
+      onError: (h) => void child.once('error', h),
+      kill: () => void child.kill('SIGTERM'),
+    };
+  };
+}
+
+/** The subset of Electron's `utilityProcess` the packer uses, so this file does not import electron. */
+export interface PackerUtilityProcess {
+  fork(
+    modulePath: string,
+    args?: string[],
+    options?: { serviceName?: string; stdio?: 'pipe' },
+  ): {
+    readonly stdout: NodeJS.ReadableStream | null;
+    readonly stderr: NodeJS.ReadableStream | null;
+    once(event: 'exit', listener: (code: number) => void): unknown;
+    kill(): boolean;
+  };
+}
+
+/**
+ * Launches the packer as an Electron utilityProcess: Node in a child of the app without ELECTRON_RUN_AS_NODE, so the
+ * packaged binary's runAsNode fuse can stay off. Its exit may come before its last output is read, so the close is
+ * reported once both have happened.
+ */
+export function utilityProcessPacker(utilityProcess: PackerUtilityProcess, entry: string): PackerLauncher {
+  return (args) => {
+    const child = utilityProcess.fork(entry, [...args], { serviceName: 'Horizon packer', stdio: 'pipe' });
+    const { stdout, stderr } = child;
+    if (!stdout || !stderr) throw new Error(`utilityProcess ${entry} has no output pipes`);
+    const ended = (stream: NodeJS.ReadableStream) =>
+      new Promise<void>((resolve) => {
+        stream.once('end', resolve);
+        stream.once('close', resolve);
+        stream.once('error', () => resolve());
+      });
+    const exited = new Promise<number>((resolve) => void child.once('exit', resolve));
+    const closed = Promise.all([exited, ended(stdout), ended(stderr)]).then(([code]) => code);
+    return {
+      stdout,
+      stderr,
+      onClose: (h) => void closed.then((code) => h(code, null)),
+      onError: () => undefined,
+      kill: () => void child.kill(),
+    };
+  };
 }
 
 export type PackProgress = { readonly phase: 'pack' | 'hash'; readonly doneBytes: number; readonly totalBytes: number };
@@ -31,7 +108,8 @@ export type RunPackerOptions = {
   readonly groupSize?: number;
   readonly signal?: AbortSignal;
   readonly onProgress?: (p: PackProgress) => void;
-  readonly packer?: PackerCommand;
+  /** How to start the packer (a command, or an Electron utilityProcess); the Node CLI of this checkout by default. */
+  readonly packer?: PackerCommand | PackerLauncher;
 };
 
 /**
@@ -40,8 +118,8 @@ export type RunPackerOptions = {
  */
 export async function runPacker(opts: RunPackerOptions): Promise<void> {
   const packer = opts.packer ?? defaultPackerCommand();
+  const launch = typeof packer === 'function' ? packer : commandPacker(packer);
   const args = [
-    ...packer.args,
     'pack',
     '--model', opts.source,
     '--out', opts.out,
@@ -51,7 +129,13 @@ export async function runPacker(opts: RunPackerOptions): Promise<void> {
     ...(opts.groupSize !== undefined ? ['--group-size', String(opts.groupSize)] : []),
   ];
   if (opts.signal?.aborted) throw new PrepError('CANCELLED', `pack ${opts.out}: cancelled`);
-  const child = spawn(packer.command, args, { env: { ...process.env, ...packer.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const what = typeof packer === 'function' ? 'the packer' : packer.command;
+  let child: PackerProcess;
+  try {
+    child = launch(args);
+  } catch (error) {
+    throw new PrepError('INTERNAL', `pack: cannot run ${what}: ${(error as Error).message}`, { cause: error });
+  }
   let stderrTail = '';
   let sawDone = false;
   child.stderr.setEncoding('utf8');
@@ -71,14 +155,12 @@ export async function runPacker(opts: RunPackerOptions): Promise<void> {
       opts.onProgress?.({ phase: msg.phase, doneBytes: Number(msg.doneBytes) || 0, totalBytes: Number(msg.totalBytes) || 0 });
     }
   });
-  const onAbort = (): void => {
-    child.kill('SIGTERM');
-  };
+  const onAbort = (): void => child.kill();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const [code, signalName] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('close', (c, s) => resolve([c, s]));
+    const [code, signalName] = await new Promise<[number | null, string | null]>((resolve, reject) => {
+      child.onError(reject);
+      child.onClose((c, sig) => resolve([c, sig]));
     });
     if (opts.signal?.aborted) throw new PrepError('CANCELLED', `pack ${opts.out}: cancelled (the next start packs again)`);
     if (code !== 0 || !sawDone) {
@@ -90,7 +172,7 @@ export async function runPacker(opts: RunPackerOptions): Promise<void> {
     }
   } catch (error) {
     if (error instanceof PrepError) throw error;
-    throw new PrepError('INTERNAL', `pack: cannot run ${packer.command}: ${(error as Error).message}`, { cause: error });
+    throw new PrepError('INTERNAL', `pack: cannot run ${what}: ${(error as Error).message}`, { cause: error });
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
   }

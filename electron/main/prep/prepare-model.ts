@@ -11,7 +11,7 @@ import { assertFreeSpace } from './disk-space.js';
 import { downloadFile } from './download-file.js';
 import { findCachedFile, hfCacheDir } from './hf-cache.js';
 import { checkAllExpertTensors, checkMoeTensorShapes, defaultGroupSize, parseOlmoeConfig, type OlmoeConfig } from './olmoe-config.js';
-import { runPacker, type PackerCommand } from './pack-model.js';
+import { runPacker, type PackerCommand, type PackerLauncher } from './pack-model.js';
 import { PrepError, throwIfAborted, toPrepError } from './prep-error.js';
 import { acquirePrepLock } from './prep-lock.js';
 import { RateMeter, type PrepEvent } from './prep-events.js';
@@ -61,7 +61,7 @@ export type PrepareModelOptions = {
   readonly hfCacheDir?: string | null;
   /** Re-hash files already in the data dir instead of trusting their size. */
   readonly verify?: boolean;
-  readonly packer?: PackerCommand;
+  readonly packer?: PackerCommand | PackerLauncher;
   readonly fetch?: typeof fetch;
   /** Network retries per file before failing (default 5) and the first backoff in ms (default 1000). */
   readonly retries?: number;

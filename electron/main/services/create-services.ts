@@ -7,6 +7,7 @@ import { ResponseRepo } from '../db/response-repo.js';
 import { RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import { loadEvalInputs } from '../jobs/eval-inputs.js';
+import type { PackerLauncher } from '../prep/pack-model.js';
 import { WorkerClient } from '../worker-client.js';
 import type { WorkerSpawner } from '../worker-client.js';
 import { ExportService } from './export-service.js';
@@ -29,6 +30,8 @@ export interface ServicesOptions {
   readonly pickPath?: SystemServiceOptions['pickPath'];
   /** How long a cancelled run's worker may take to stop before it is restarted (RunsService's default otherwise). */
   readonly cancelGraceMs?: number;
+  /** How preparation starts the INT4 packer (the desktop shell: a utilityProcess); a Node child process otherwise. */
+  readonly packer?: PackerLauncher;
   /** How often to look for runs another process deleted (EXTERNAL_CHECK_MS otherwise). */
   readonly externalCheckMs?: number;
 }
@@ -94,7 +97,9 @@ export function createServices(opts: ServicesOptions): Services {
       worker, dataDir: opts.dataDir, hubUrl: opts.hubUrl, appVersion: opts.appVersion,
       ...(opts.pickPath ? { pickPath: opts.pickPath } : {}),
     }),
-    models: new ModelsService({ dataDir: opts.dataDir, hubUrl: opts.hubUrl, emit: opts.emit }),
+    models: new ModelsService({
+      dataDir: opts.dataDir, hubUrl: opts.hubUrl, emit: opts.emit, ...(opts.packer ? { packer: opts.packer } : {}),
+    }),
     runs,
     export: new ExportService({ runs: runRepo, responses: responseRepo, dataDir: opts.dataDir, inputs: getInputs }),
   };

@@ -25,6 +25,7 @@ import {
 } from '../prep/eval-assets.js';
 import { listPreparedModels } from '../prep/list-prepared-models.js';
 import { prepareModel } from '../prep/prepare-model.js';
+import type { PackerLauncher } from '../prep/pack-model.js';
 import type { PrepEvent } from '../prep/prep-events.js';
 import { appErrorCode, toResult } from './service-result.js';
 
@@ -32,6 +33,8 @@ export interface ModelsServiceOptions {
   readonly dataDir: string;
   readonly hubUrl: string;
   readonly emit: EmitEvent;
+  /** How preparation starts the INT4 packer (Electron: a utilityProcess); a Node child process by default. */
+  readonly packer?: PackerLauncher;
   /** Replaces prepareModel (tests). */
   readonly prepare?: typeof prepareModel;
 }
@@ -148,6 +151,7 @@ export class ModelsService implements ModelsApi {
       pack: req.pack ?? true,
       signal: controller.signal,
       onEvent,
+      ...(this.opts.packer ? { packer: this.opts.packer } : {}),
     }).then(
       async (r) => {
         // The model is prepared whatever the listing says; a listing that fails only leaves the id out.

@@ -44,6 +44,23 @@ describe('ModelsService', () => {
     expect(last).toMatchObject({ status: 'done', jobId: r.ok ? r.value.jobId : '' });
   });
 
+  it("hands preparation the shell's packer launcher, and none when the service has none", async () => {
+    const launcher = () => {
+      throw new Error('not started in this test');
+    };
+    const seen: Parameters<Prepare>[0][] = [];
+    const fake: Prepare = async (opts) => {
+      seen.push(opts);
+      return { modelDir: path.join(dataDir, 'm'), commit: 'c'.repeat(40), manifestPath: '', packedDir: null, manifest: {} as never };
+    };
+    const events: PrepareProgress[] = [];
+    const withPacker = new ModelsService({ dataDir, hubUrl: 'http://hub', emit: (_n, p) => events.push(p as PrepareProgress), prepare: fake, packer: launcher });
+    await withPacker.prepare({ repo: 'o/n', revision: 'main' });
+    await settled(events);
+    await service(fake, []).prepare({ repo: 'o/n', revision: 'main' });
+    expect(seen.map((o) => o.packer)).toEqual([launcher, undefined]);
+  });
+
   it('reports a failure with its code, and a cancel as cancelled', async () => {
     const failing: PrepareProgress[] = [];
     await service(async () => {
