@@ -2,7 +2,8 @@
  * Static against continuous batching on the tiny model (CPU backend): 48 prompts whose responses end at different
  * lengths (stop tokens picked from their own greedy outputs), generated 8 at a time either as 6 separate batches
  * (each runs until its longest response ends) or as one job whose free places are refilled at once (`maxActive`).
- * Prints decode steps, wall time and their ratios; asserts nothing but that both give the same tokens.
+ * Prints decode steps, wall time and their ratios; asserts nothing but that both give the same tokens. Then chunked
+ * prefill: how long short prompts wait at most for a token beside a long prompt fed whole or in chunks.
  * Run alone with `npx tsx scripts/bench/continuous-batching.bench.ts`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +21,8 @@ type Row = { what: string; value: string; note: string };
 const PROMPTS = 48;
 const BATCH = 8;
 const MAX_NEW = 96;
+const LONG_PROMPT = 2048;
+const CHUNK = 128;
 
 /** Deterministic pseudo-random integers in [lo, hi]. */
 function lcg(seed: number): (lo: number, hi: number) => number {
@@ -72,6 +75,31 @@ export async function bench(): Promise<Row[]> {
       rows.push({ what: 'static batches', value: `${(staticMs / 1000).toFixed(2)} s`, note: `${staticSteps(lengths)} decode steps (each batch waits for its longest response)` });
       rows.push({ what: 'continuous batching', value: `${(continuousMs / 1000).toFixed(2)} s`, note: `at least ${fewest} decode steps` });
       rows.push({ what: 'wall ratio static / continuous', value: `${(staticMs / continuousMs).toFixed(2)}x`, note: 'same tokens for every prompt' });
+
+      // Chunked prefill: four short prompts start together with a long one; how long the short ones wait at most
+      // for a token when the long prompt is fed whole in the first step or in chunks of CHUNK tokens.
+      const long = Array.from({ length: LONG_PROMPT }, () => rand(3, vocab - 1));
+      const shorts = prompts.slice(0, 4);
+      const longestWait = async (budget: number) => {
+        const t0 = performance.now();
+        const last = shorts.map(() => t0);
+        let worst = 0;
+        const out = await model.generate({ prompts: [...shorts, long], maxNewTokens: 32, stopTokens: [], prefillTokenBudget: budget }, (i) => {
+          if (i >= shorts.length) return;
+          const now = performance.now();
+          worst = Math.max(worst, now - last[i]!);
+          last[i] = now;
+        });
+        return { worst, ms: performance.now() - t0, out };
+      };
+      const whole = await longestWait(4096);
+      const chunked = await longestWait(CHUNK);
+      if (chunked.out.results.some((r, i) => r.tokens.join() !== whole.out.results[i]?.tokens.join())) {
+        throw new Error('chunked prefill gave other tokens than whole prefill');
+      }
+      rows.push({ what: 'longest wait, whole prefill', value: `${whole.worst.toFixed(0)} ms`, note: `a short prompt's longest wait for a token beside a ${LONG_PROMPT}-token prompt fed in ${whole.out.stats.prefillSteps} step; ${(whole.ms / 1000).toFixed(2)} s in all` });
+      rows.push({ what: `longest wait, chunks of ${CHUNK}`, value: `${chunked.worst.toFixed(0)} ms`, note: `${chunked.out.stats.prefillSteps} prefill steps; ${(chunked.ms / 1000).toFixed(2)} s in all; same tokens` });
+      rows.push({ what: 'longest wait whole / chunked', value: `${(whole.worst / chunked.worst).toFixed(2)}x`, note: `wall time chunked / whole ${(chunked.ms / whole.ms).toFixed(2)}x` });
     } finally {
       model.close();
     }
