@@ -388,6 +388,16 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
     generate_stats st;
     CHECK(!rt_model_generate(*mi, r, nullptr, nullptr, res, st, err) && err == "generate: prompt 1 is empty",
           "an empty prompt is refused: %s", err.c_str());
+    // A token id past the vocabulary fails the request as itself, also when it is already cancelled.
+    const int32_t V = static_cast<int32_t>(rt_model_info(*mi).vocab_size);
+    for (const int32_t bad_id : {V, -1}) {
+      r.prompts = {{1, 2}, {3, bad_id}};
+      const std::atomic<bool> cancelled{true};
+      const std::string want = "generate: prompt 1: token id " + std::to_string(bad_id) + " is outside the vocabulary (0.." +
+                               std::to_string(V - 1) + ")";
+      CHECK(!rt_model_generate(*mi, r, &cancelled, nullptr, res, st, err) && err == want, "token id %d: %s", bad_id,
+            err.c_str());
+    }
   }
   std::string e2;
   model_load_options bad;

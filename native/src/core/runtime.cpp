@@ -152,6 +152,14 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       error = "generate: prompt " + std::to_string(i) + " is empty";
       return false;
     }
+    for (const int32_t t : req.prompts[i]) {
+      // Checked before any step and before the cancel flag, so a bad request fails as itself even when cancelled.
+      if (t < 0 || t >= m.weights->config.vocab_size) {
+        error = "generate: prompt " + std::to_string(i) + ": token id " + std::to_string(t) +
+                " is outside the vocabulary (0.." + std::to_string(m.weights->config.vocab_size - 1) + ")";
+        return false;
+      }
+    }
     if (static_cast<int>(req.prompts[i].size()) > max_ctx) {
       error = "generate: prompt " + std::to_string(i) + " has " + std::to_string(req.prompts[i].size()) +
               " tokens, more than the context limit " + std::to_string(max_ctx);
