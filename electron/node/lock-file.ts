@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 
-const held = new Set<string>();
+/** The locks this process holds: file → the token of the take holding it (so that a stale release is a no-op). */
+const held = new Map<string, string>();
 
 /**
  * link(2) errors of file systems without hard links (FAT, exFAT), where the lock is created with O_EXCL instead.
@@ -197,10 +198,12 @@ export function takeLockFile(file: string): () => void {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (create(temp, file)) {
         const ino = fs.statSync(file, { bigint: true }).ino;
-        held.add(file);
+        held.set(file, token);
         taken = true;
         return () => {
-          if (!held.delete(file)) return;
+          // A second call, or one after the lock was released and taken again, must not release the later take.
+          if (held.get(file) !== token) return;
+          held.delete(file);
           try {
             if (inodeOf(file) === ino && readPid(file) === process.pid) fs.rmSync(file, { force: true });
           } finally {

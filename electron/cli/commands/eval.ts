@@ -40,8 +40,16 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --resume          continue a cancelled or failed run, skipping stored responses (with --db, --data-dir, --out only:
                     the model and settings are the run's)`;
 
-const fmtSeconds = (s: number | null) =>
-  s === null ? 'estimating' : s >= 3600 ? `${Math.floor(s / 3600)}h${Math.round((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${Math.round(s % 60)}s` : `${Math.round(s)}s`;
+/** Rounded before it is split, so that no part rounds up to a whole next unit ("1m60s", "1h60m"). */
+function fmtSeconds(s: number | null): string {
+  if (s === null) return 'estimating';
+  const whole = Math.round(s);
+  if (whole >= 3600) {
+    const minutes = Math.round(whole / 60);
+    return `${Math.floor(minutes / 60)}h${minutes % 60}m`;
+  }
+  return whole >= 60 ? `${Math.floor(whole / 60)}m${whole % 60}s` : `${whole}s`;
+}
 
 /**
  * One progress line: this session's speed, the whole run's generating time (earlier sessions included, as the

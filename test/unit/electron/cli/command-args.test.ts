@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 
-import { abortOnSignals, intOption, parseCommandArgs, requiredMessage, usageError } from '../../../../electron/cli/command-args.js';
+import path from 'node:path';
+
+import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, requiredMessage, usageError } from '../../../../electron/cli/command-args.js';
 
 const USAGE = 'usage: horizon demo --model DIR --out F [--json] [--weights W]';
 const OPTIONS = {
@@ -121,6 +123,21 @@ describe('abortOnSignals', () => {
     expect(listeners('SIGINT')).toBe(before);
   });
 
+  it('abort() aborts as a signal would, without onAbort, and only once', () => {
+    const before = listeners('SIGTERM');
+    const onAbort = vi.fn();
+    const a = abortOnSignals(['SIGTERM'], { onAbort });
+    const aborted = vi.fn();
+    a.signal.addEventListener('abort', aborted);
+    a.abort();
+    a.abort();
+    expect(a.signal.aborted).toBe(true);
+    expect(aborted).toHaveBeenCalledTimes(1);
+    expect(onAbort).not.toHaveBeenCalled();
+    a.dispose();
+    expect(listeners('SIGTERM')).toBe(before);
+  });
+
   it('dispose() before any signal leaves the signal unaborted', () => {
     const before = listeners('SIGTERM');
     const a = abortOnSignals(['SIGTERM']);
@@ -143,5 +160,90 @@ describe('intOption', () => {
 
   it.each(['', ' 7', '7 ', '-1', '1e3', '0x10', '2.0', '65536', 'seven'])('refuses %j, naming the flag and the range', (value) => {
     expect(() => intOption('port', value, 0, 65535)).toThrow(`--port must be an integer from 0 to 65535, got '${value}'`);
+  });
+});
+
+describe('dataDirOption', () => {
+  const fallback = vi.fn(() => '/default/data');
+  afterEach(() => fallback.mockClear());
+
+  it('resolves --data-dir, else --dir, else the default', () => {
+    expect(dataDirOption({ 'data-dir': 'rel/a' }, fallback)).toBe(path.resolve('rel/a'));
+    expect(dataDirOption({ dir: 'rel/b' }, fallback)).toBe(path.resolve('rel/b'));
+    expect(fallback).not.toHaveBeenCalled();
+    expect(dataDirOption({}, fallback)).toBe('/default/data');
+  });
+
+  it('takes both spellings when they name one folder, however written', () => {
+    expect(dataDirOption({ 'data-dir': '/tmp/d/', dir: '/tmp/x/../d' }, fallback)).toBe('/tmp/d');
+    expect(dataDirOption({ 'data-dir': path.resolve('rel'), dir: 'rel' }, fallback)).toBe(path.resolve('rel'));
+  });
+
+  it('refuses both spellings naming different folders', () => {
+    expect(() => dataDirOption({ 'data-dir': '/tmp/a', dir: '/tmp/b' }, fallback)).toThrow(
+      "--data-dir and --dir name different folders ('/tmp/a', '/tmp/b'); give one",
+    );
+  });
+});
+
+describe('endQuietlyOnClosedStdout / whenStdoutCloses', () => {
+  /** A fresh copy of the module (its state is per process) and the stdout 'error' listener it installed. */
+  async function install() {
+    vi.resetModules();
+    const mod = await import('../../../../electron/cli/command-args.js');
+    const before = process.stdout.listeners('error');
+    mod.endQuietlyOnClosedStdout();
+    const listener = process.stdout.listeners('error').find((l) => !before.includes(l)) as (e: NodeJS.ErrnoException) => void;
+    process.stdout.off('error', listener);
+    const exit = vi.spyOn(process, 'exit').mockImplementation(() => undefined as never);
+    const epipe = () => listener(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    return { mod, listener, exit, epipe };
+  }
+  const savedExitCode = process.exitCode;
+  afterEach(() => {
+    process.exitCode = savedExitCode;
+  });
+
+  it('ends the process with its exit status so far when the reader goes away', async () => {
+    const { exit, epipe } = await install();
+    epipe();
+    expect(exit).toHaveBeenLastCalledWith(0);
+    process.exitCode = 3;
+    epipe();
+    expect(exit).toHaveBeenLastCalledWith(3);
+  });
+
+  it('rethrows a stdout error that is not EPIPE', async () => {
+    const { listener, exit } = await install();
+    const error = Object.assign(new Error('write EIO'), { code: 'EIO' });
+    expect(() => listener(error)).toThrow(error);
+    expect(exit).not.toHaveBeenCalled();
+  });
+
+  it('calls the handler of a long command instead, once', async () => {
+    const { mod, exit, epipe } = await install();
+    const handler = vi.fn();
+    mod.whenStdoutCloses(handler);
+    epipe();
+    epipe();
+    expect(handler).toHaveBeenCalledTimes(1);
+    expect(exit).not.toHaveBeenCalled();
+  });
+
+  it("an earlier command's undo leaves a later command's handler in place; its own undo removes it", async () => {
+    const { mod, exit, epipe } = await install();
+    const first = vi.fn();
+    const second = vi.fn();
+    const undoFirst = mod.whenStdoutCloses(first);
+    const undoSecond = mod.whenStdoutCloses(second);
+    undoFirst();
+    undoSecond();
+    epipe();
+    expect(exit).toHaveBeenCalledTimes(1);
+    mod.whenStdoutCloses(second);
+    undoFirst();
+    epipe();
+    expect(second).toHaveBeenCalledTimes(1);
+    expect(first).not.toHaveBeenCalled();
   });
 });

@@ -9,8 +9,13 @@ describe('parseExpertBudget', () => {
     ['2g', { expertBudget: 2 * 1024 ** 3 }],
     ['16slots', { expertSlots: 16 }],
     ['1 slot', { expertSlots: 1 }],
+    [' 2 GiB ', { expertBudget: 2 * 1024 ** 3 }],
+    // A fraction of a GiB is whole bytes.
+    ['0.1', { expertBudget: Math.floor(0.1 * 1024 ** 3) }],
   ])('%s', (text, expected) => {
     expect(parseExpertBudget(text)).toEqual(expected);
+    const { expertBudget } = parseExpertBudget(text);
+    if (expertBudget !== undefined) expect(Number.isInteger(expertBudget)).toBe(true);
   });
 
   it('gives the backend default when the flag is absent', () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -69,6 +69,23 @@ describe('ChatTokenizer loading edge cases', () => {
     await writeFile(file, JSON.stringify(config));
     return dir;
   };
+
+  it('names tokenizer_config.json when it holds JSON that is not an object', async () => {
+    const dir = await folder();
+    await writeFile(path.join(dir, 'tokenizer_config.json'), '[]');
+    await expect(ChatTokenizer.load(dir)).rejects.toThrow(`${path.join(dir, 'tokenizer_config.json')}: invalid JSON (not a JSON object)`);
+  });
+
+  it('refuses a "default" template entry without its text', async () => {
+    const dir = await folder((c) => (c.chat_template = [{ name: 'default' }, { name: 'tool_use', template: 'x' }]));
+    await expect(ChatTokenizer.load(dir)).rejects.toThrow(`${path.join(dir, 'tokenizer_config.json')}: chat_template's entry named "default" has no template text`);
+  });
+
+  it('names chat_template.jinja when it is there but cannot be read', async () => {
+    const dir = await folder();
+    await mkdir(path.join(dir, 'chat_template.jinja'));
+    await expect(ChatTokenizer.load(dir)).rejects.toThrow(`${path.join(dir, 'chat_template.jinja')}: cannot read`);
+  });
 
   it('names tokenizer.json when it is JSON but not a tokenizer', async () => {
     const dir = await folder();

@@ -197,3 +197,40 @@ describe('takeLockFile', () => {
     });
   });
 });
+
+describe('takeLockFile: owners', () => {
+  it('names the holder in its message', () => {
+    expect(new LockBusyError('/d/x.lock', 'this process').message).toBe('/d/x.lock is held by this process');
+    expect(new LockBusyError('/d/x.lock', 42).message).toBe('/d/x.lock is held by process 42');
+  });
+
+  it('takes over a lock naming this process that this process does not hold (left without a release)', () => {
+    const { file } = lockIn();
+    fs.writeFileSync(file, String(process.pid));
+    const release = takeLockFile(file);
+    expect(fs.readFileSync(file, 'utf8')).toBe(String(process.pid));
+    release();
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
+  it('counts a live owner whose owner file is empty as the holder (nothing says its pid was reused)', () => {
+    const { file } = lockIn();
+    lockByParent(file);
+    fs.writeFileSync(`${file}.owner-${process.ppid}`, '');
+    expect(holderOf(() => takeLockFile(file))).toBe(process.ppid);
+    expect(fs.readFileSync(file, 'utf8')).toBe(String(process.ppid));
+  });
+
+  it('a second release of a lock does nothing to the lock taken after it', () => {
+    const { file } = lockIn();
+    const first = takeLockFile(file);
+    first();
+    const second = takeLockFile(file);
+    first();
+    expect(fs.readFileSync(file, 'utf8')).toBe(String(process.pid));
+    if (processStartId(process.pid) !== undefined) expect(fs.existsSync(`${file}.owner-${process.pid}`)).toBe(true);
+    expect(holderOf(() => takeLockFile(file))).toBe('this process');
+    second();
+    expect(fs.existsSync(file)).toBe(false);
+  });
+});

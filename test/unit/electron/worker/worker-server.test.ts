@@ -175,3 +175,174 @@ describe('an unload sent while a load runs', () => {
     expect(await ask({ type: 'encode-chat', prompts: ['a'] })).toMatchObject({ ok: false, error: { code: 'MODEL_NOT_FOUND' } });
   });
 });
+
+/** servedWorker, also keeping the events (token, item) the worker sends. */
+function servedWorkerWithEvents(engine: InferenceEngine): { ask: (request: WorkerRequest) => Promise<WorkerMessage>; events: WorkerMessage[]; raw: (m: unknown) => Promise<WorkerMessage> } {
+  let handler: (m: unknown) => void = () => {};
+  const events: WorkerMessage[] = [];
+  const waiting: ((m: WorkerMessage) => void)[] = [];
+  const bySeq = new Map<number, (m: WorkerMessage) => void>();
+  serveWorker(
+    {
+      send: (m) => {
+        if ('seq' in m) (bySeq.get(m.seq) ?? waiting.shift())?.(m);
+        else events.push(m);
+      },
+      onMessage: (h) => void (handler = h),
+    },
+    engine,
+  );
+  let seq = 0;
+  return {
+    events,
+    ask: (request) =>
+      new Promise<WorkerMessage>((resolve) => {
+        bySeq.set(++seq, resolve);
+        handler({ seq, request });
+      }),
+    raw: (m) =>
+      new Promise<WorkerMessage>((resolve) => {
+        waiting.push(resolve);
+        handler(m);
+      }),
+  };
+}
+
+describe('the worker answers each request', () => {
+  let root: string;
+  const policy = { decoding: 'greedy', maxNewTokens: 64, stopTokenIds: [256] } as const;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'horizon-ws-requests-'));
+    await writeTinyTokenizer(root);
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+  const load = { type: 'load', modelDir: '', packedDir: null, weights: 'bf16', backend: 'cpu' } as const;
+
+  it('answers a message that is not a request with BAD_INPUT, under its seq when it has one', async () => {
+    const { raw } = servedWorkerWithEvents(createScriptedEngine());
+    expect(await raw({ seq: 7, request: { type: 'bogus' } })).toMatchObject({ seq: 7, ok: false, error: { code: 'BAD_INPUT' } });
+    expect(await raw('garbage')).toMatchObject({ seq: -1, ok: false, error: { code: 'BAD_INPUT' } });
+    expect(await raw({ seq: 1.5, request: { type: 'probe' } })).toMatchObject({ seq: -1, ok: false, error: { code: 'BAD_INPUT' } });
+  });
+
+  it('streams numbered tokens and each finished item, and answers with every item', async () => {
+    const { ask, events } = servedWorkerWithEvents(createScriptedEngine({ reply: (ids) => (ids.length === 1 ? 'ab' : 'xyz') }));
+    await ask({ ...load, modelDir: root });
+    const items = [{ itemId: 'one', tokenIds: [1] }, { itemId: 'two', tokenIds: [1, 2] }];
+    const answer = await ask({ type: 'generate', jobId: 'j', items, policy });
+    expect(answer).toMatchObject({
+      ok: true,
+      value: {
+        items: [
+          { itemId: 'one', tokenIds: [97, 98], text: 'ab', finishReason: 'stop' },
+          { itemId: 'two', tokenIds: [120, 121, 122], text: 'xyz', finishReason: 'stop' },
+        ],
+        peakVramBytes: 0,
+        peakVramScope: null,
+        h2dBytes: 0,
+      },
+    });
+    const tokens = events.filter((e) => 'event' in e && e.event === 'token');
+    expect(tokens.filter((e) => 'itemId' in e && e.itemId === 'two').map((e) => 'count' in e && e.count)).toEqual([1, 2, 3, 4]);
+    const finished = events.filter((e) => 'event' in e && e.event === 'item');
+    expect(finished).toEqual([
+      expect.objectContaining({ jobId: 'j', item: expect.objectContaining({ itemId: 'one', text: 'ab', finishReason: 'stop' }) }),
+      expect.objectContaining({ jobId: 'j', item: expect.objectContaining({ itemId: 'two', text: 'xyz', finishReason: 'stop' }) }),
+    ]);
+  });
+
+  it('refuses a second job under a running job id, takes the id again once it ended, and cancels only a running job', async () => {
+    const { ask, events } = servedWorkerWithEvents(createScriptedEngine({ tokenDelayMs: 20, reply: () => 'x'.repeat(60) }));
+    await ask({ ...load, modelDir: root });
+    const items = [{ itemId: 'k', tokenIds: [1] }];
+    const first = ask({ type: 'generate', jobId: 'j', items, policy });
+    expect(await ask({ type: 'generate', jobId: 'j', items, policy })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: 'job j is already running' },
+    });
+    expect(await ask({ type: 'cancel', jobId: 'other' })).toMatchObject({ ok: true, value: false });
+    expect(await ask({ type: 'cancel', jobId: 'j' })).toMatchObject({ ok: true, value: true });
+    expect(await first).toMatchObject({ ok: true, value: { items: [{ itemId: 'k', finishReason: 'cancelled' }] } });
+    // A cancelled prompt is not a finished item.
+    expect(events.some((e) => 'event' in e && e.event === 'item')).toBe(false);
+    expect(await ask({ type: 'cancel', jobId: 'j' })).toMatchObject({ ok: true, value: false });
+    const again = await ask({ type: 'generate', jobId: 'j', items, policy: { ...policy, maxNewTokens: 2 } });
+    expect(again).toMatchObject({ ok: true, value: { items: [{ itemId: 'k', text: 'xx', finishReason: 'length' }] } });
+  });
+
+  it('decodes a prefix without the character still incomplete, and a whole response with it', async () => {
+    const { ask } = servedWorkerWithEvents(createScriptedEngine());
+    await ask({ ...load, modelDir: root });
+    const ids = [0x61, 0xc3]; // 'a' and the first byte of 'é'
+    expect(await ask({ type: 'decode', tokenIds: ids, prefix: true })).toMatchObject({ ok: true, value: 'a' });
+    expect(await ask({ type: 'decode', tokenIds: ids, prefix: false })).toMatchObject({ ok: true, value: 'a\uFFFD' });
+  });
+
+  it('refuses an engine answer that does not hold every prompt', async () => {
+    const engine = createScriptedEngine();
+    const { ask } = servedWorkerWithEvents({
+      probe: engine.probe,
+      load: async (req) => {
+        const m = await engine.load(req);
+        return { ...m, generate: async (...a) => ({ ...(await m.generate(...a)), items: [] }) };
+      },
+    });
+    await ask({ ...load, modelDir: root });
+    expect(await ask({ type: 'generate', jobId: 'j', items: [{ itemId: 'a', tokenIds: [1] }], policy })).toMatchObject({
+      ok: false,
+      error: { code: 'INTERNAL', message: 'engine returned 0 results for 1 prompts' },
+    });
+  });
+
+  it('sends no finished item for a prompt that ended cancelled', async () => {
+    const engine = createScriptedEngine();
+    const { ask, events } = servedWorkerWithEvents({
+      probe: engine.probe,
+      load: async (req) => ({
+        ...(await engine.load(req)),
+        generate: (_prompts, _policy, onToken) => {
+          const end = (finishReason: 'stop' | 'cancelled') => ({ tokenIds: [97], finishReason, ttftMs: 1, decodeTokensPerSecond: 0 });
+          onToken(0, 97, end('stop'));
+          onToken(1, 97, end('cancelled'));
+          return Promise.resolve({ items: [end('stop'), end('cancelled')], peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+        },
+      }),
+    });
+    await ask({ ...load, modelDir: root });
+    const items = [{ itemId: 'done', tokenIds: [1] }, { itemId: 'stopped', tokenIds: [1] }];
+    expect(await ask({ type: 'generate', jobId: 'j', items, policy })).toMatchObject({ ok: true });
+    expect(events.filter((e) => 'event' in e && e.event === 'item')).toEqual([
+      expect.objectContaining({ item: expect.objectContaining({ itemId: 'done', text: 'a', finishReason: 'stop' }) }),
+    ]);
+    expect(events.filter((e) => 'event' in e && e.event === 'token')).toHaveLength(2);
+  });
+
+  it('names the item a runtime error is about, and unloads a model whose device faulted', async () => {
+    const engine = createScriptedEngine();
+    let fault = '';
+    let disposed = 0;
+    const { ask } = servedWorkerWithEvents({
+      probe: engine.probe,
+      load: async (req) => ({
+        ...(await engine.load(req)),
+        generate: () => Promise.reject(new Error('generate: prompt 1: the logits are not numbers')),
+        fault: () => fault,
+        dispose: () => void disposed++,
+      }),
+    });
+    await ask({ ...load, modelDir: root });
+    const items = [{ itemId: 'a', tokenIds: [1] }, { itemId: 'b', tokenIds: [1] }];
+    expect(await ask({ type: 'generate', jobId: 'j1', items, policy })).toMatchObject({
+      ok: false,
+      error: { code: 'INTERNAL', message: 'generate: item b: the logits are not numbers' },
+    });
+    expect(disposed).toBe(0);
+    fault = 'CUDA error: an illegal memory access was encountered';
+    expect(await ask({ type: 'generate', jobId: 'j2', items, policy })).toMatchObject({
+      ok: false,
+      error: { code: 'DEVICE_FAULT', message: `${fault} (the model was unloaded; the runtime worker must be restarted)` },
+    });
+    expect(disposed).toBe(1);
+    expect(await ask({ type: 'encode-chat', prompts: ['a'] })).toMatchObject({ ok: false, error: { code: 'MODEL_NOT_FOUND' } });
+  });
+});

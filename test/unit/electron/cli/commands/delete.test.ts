@@ -95,6 +95,30 @@ describe('horizon delete', () => {
     expect(stored('run-link')).toBe(false);
   });
 
+  it('with --delete-export exits 1 naming a file it could not delete, after deleting the run', async () => {
+    const other = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-delete-undeletable-'));
+    try {
+      const tools = await loadTextTools({ punktDir: path.join(SHARED, 'nltk', 'punkt_english') });
+      const official = readFileSync(path.join(SHARED, 'ifeval', 'input_data.jsonl'), 'utf8');
+      const db = openDatabase(dataLayout.database(other));
+      storeRun(db, 'run-x', official, 2, ['One answer.'], tools, 'completed');
+      db.close();
+      // What looks like the temporary file of an interrupted export (its writer, pid 999999999, long gone), but is a
+      // folder: unlink refuses it.
+      const temp = path.join(dataLayout.exportsDir(other), 'run-x.zip.999999999.1.tmp');
+      await mkdir(temp, { recursive: true });
+      const r = await capture(['run-x', '--delete-export', '--data-dir', other]);
+      expect(r).toEqual({
+        code: 1,
+        out: `deleted run run-x (1 response) from ${dataLayout.database(other)}`,
+        errOut: expect.stringMatching(new RegExp(`^horizon delete: ${temp.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not deleted \\((EISDIR|EPERM)\\)$`)),
+      });
+      expect(existsSync(temp)).toBe(true);
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a run still running in a live process, and deletes one a stopped process left running', async () => {
     const lock = path.join(dataDir, '.runmap.lock');
     await writeFile(lock, String(process.ppid));

@@ -44,10 +44,37 @@ describe('horizon eval / verify / export: usage', () => {
     expect(await capture(['eval', '--model', 'x', '--expert-budget', '4slots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget for eval is a size in GiB/) });
     expect(await capture(['eval', '--model', 'x', '--expert-budget', 'lots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget must be <GiB>/) });
     expect(await capture(['verify'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/give exactly one RESULT\.zip/) });
+    expect(await capture(['verify', 'a.zip', 'b.zip'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/give exactly one RESULT\.zip/) });
     expect(await capture(['eval', '--model', 'x', '--backend', 'cpu', '--device', '1'])).toMatchObject({
       code: 2,
       errOut: expect.stringMatching(/--device applies to the CUDA backend, not --backend cpu/),
     });
+    expect(await capture(['eval', '--model', 'x', '--backend', 'cpu', '--expert-budget', '2'])).toMatchObject({
+      code: 2,
+      errOut: expect.stringMatching(/--expert-budget applies to the CUDA backend, not --backend cpu/),
+    });
+    expect(await capture(['eval', '--model', 'x', '--backend', 'rocm'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--backend must be auto, cpu or cuda/) });
+  });
+
+  it('refuses to resume a run made with another input_data.jsonl than the data folder has', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-resume-dataset-'));
+    try {
+      const dataDir = path.join(root, 'data');
+      const db = openDatabase(dataLayout.database(dataDir));
+      const runs = new RunRepo(db);
+      runs.create(sampleRun('run-other-set'));
+      runs.markRunning('run-other-set');
+      runs.finish('run-other-set', 'cancelled');
+      db.close();
+      const r = await capture(['eval', '--resume', 'run-other-set', '--data-dir', dataDir]);
+      expect(r).toMatchObject({
+        code: 1,
+        errOut: expect.stringMatching(new RegExp(`^horizon eval: run run-other-set used input_data.jsonl ${'c'.repeat(64)}, the data folder has [0-9a-f]{64}$`)),
+      });
+      expect(r.out).not.toMatch(/resuming/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('refuses a flag a resumed run would ignore (its model and settings are the stored run\'s)', async () => {
@@ -95,6 +122,9 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/4 prompts, batch 3, max new tokens 8, greedy/);
     expect(r.out).toMatch(/run \S+ completed \(4\/4 responses\)/);
+    // A progress line per stored response, with this session's speed (none before the first token).
+    expect(r.out).toMatch(/^ {2}\[\d\/4\] \d+\.\d tok\/s, elapsed /m);
+    expect(r.out).not.toMatch(/— tok\/s/);
     expect(r.out).toMatch(/prompt-level: {6}strict \d+\.\d\d% {2}loose \d+\.\d\d%/);
     // The CPU run's figures, without a GPU memory figure.
     expect(r.out).toMatch(/^figures: \d+ tokens in \d+\.\d s \(\d+\.\d tok\/s overall\), mean TTFT \d+ ms, mean decode \d+\.\d tok\/s$/m);
@@ -189,6 +219,11 @@ describe('formatFigures', () => {
       `figures: 1000 tokens in 4.0 s (250.0 tok/s overall), mean TTFT 42 ms, mean decode 77.3 tok/s, ${tail}`,
     );
   });
+  it('gives no overall speed without generating time, and no GPU memory figure the backend did not measure', () => {
+    expect(formatFigures({ ...base, generatedTokens: 0, wallMs: 0, peakVramBytes: 0, peakVramScope: null, meanTtftMs: null, meanDecodeTokensPerSecond: null }, 'CUDA')).toBe(
+      'figures: 0 tokens in 0.0 s (— tok/s overall)',
+    );
+  });
   it('gives no GPU figures for the CPU backend', () => {
     expect(formatFigures({ ...base, peakVramBytes: 0, peakVramScope: null, meanTtftMs: null }, 'CPU')).toBe(
       'figures: 1000 tokens in 4.0 s (250.0 tok/s overall), mean decode 77.3 tok/s',
@@ -200,6 +235,20 @@ describe('formatProgress', () => {
   const p = { runId: 'r', status: 'running' as const, done: 120, total: 541, etaSeconds: 400, elapsedSeconds: 95 };
   it("gives this session's speed and the whole run's generating time", () => {
     expect(formatProgress({ ...p, tokensPerSecond: 312.26 })).toBe('  [120/541] 312.3 tok/s, elapsed 1m35s, ETA 6m40s');
+  });
+  it.each([
+    [59, '59s'],
+    [60, '1m0s'],
+    [3599, '59m59s'],
+    [3600, '1h0m'],
+    [3690, '1h2m'],
+    [5400, '1h30m'],
+    // Rounded as a whole, not part by part (which gave "60s", "1m60s" and "1h60m").
+    [59.6, '1m0s'],
+    [119.6, '2m0s'],
+    [7170, '2h0m'],
+  ])('writes %j seconds as %j', (seconds, text) => {
+    expect(formatProgress({ ...p, tokensPerSecond: 1, elapsedSeconds: seconds })).toBe(`  [120/541] 1.0 tok/s, elapsed ${text}, ETA 6m40s`);
   });
   it('says no speed before this session has generated (a resumed run loading its model)', () => {
     expect(formatProgress({ ...p, tokensPerSecond: null, etaSeconds: null })).toBe('  [120/541] — tok/s, elapsed 1m35s, ETA estimating');

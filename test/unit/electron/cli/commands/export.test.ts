@@ -69,6 +69,22 @@ describe('horizon export', () => {
     });
   });
 
+  it('lists the runs, one line each, and says so when there is none', async () => {
+    const r = await capture(['--list', '--data-dir', dataDir]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^run-part {2}cancelled 2\/3 {2}\S+ {2}\S+ {2}\S+$/m);
+    // Statuses padded to one width (the run another process left running is failed by now).
+    expect(r.out).toMatch(/^run-live {2}failed {4}1\/4 {2}/m);
+    expect(await capture(['--list', 'run-part', '--data-dir', dataDir])).toMatchObject({ code: 2, errOut: expect.stringMatching(/^horizon export: --list takes no RUN_ID/) });
+    const empty = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-export-empty-'));
+    try {
+      openDatabase(dataLayout.database(empty)).close();
+      expect(await capture(['--list', '--data-dir', empty])).toEqual({ code: 0, out: `no runs in ${dataLayout.database(empty)}`, errOut: '' });
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
   it('exports a cancelled run, saying how many of its prompts the ZIP holds', async () => {
     const r = await capture(['run-part', '--data-dir', dataDir]);
     expect(r.code).toBe(0);

@@ -56,6 +56,19 @@ describe('horizon prepare / assets', () => {
     expect(json.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
       expect.objectContaining({ type: 'model', repo: TEST_REPO, commit, ready: true }),
     ]);
+    // A file changed since: not ready, and the listing exits 1.
+    fs.appendFileSync(path.join(dir, 'models', 'test-org--tiny-olmoe', commit, 'source', 'model-00001-of-00002.safetensors'), 'x');
+    const changed = await horizon(['prepare', '--list', '--data-dir', dir, '--verify']);
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toMatch(new RegExp(`^not ready ${TEST_REPO}@${commit} .* \\(.+\\)$`, 'm'));
+    const changedJson = await horizon(['prepare', '--list', '--data-dir', dir, '--verify', '--json']);
+    expect(changedJson.code).toBe(1);
+    expect(JSON.parse(changedJson.stdout.trim())).toMatchObject({ type: 'model', repo: TEST_REPO, ready: false });
+    expect(await horizon(['prepare', '--list', '--data-dir', tempDir('cli-empty')])).toMatchObject({ code: 0, stdout: 'no prepared models\n' });
+    // --json prints events only: every line is one.
+    const again = await horizon(['prepare', '--model', `${TEST_REPO}@main`, '--dir', dir, '--hub-url', hub.url, '--no-pack', '--json']);
+    expect(again.code).toBe(0);
+    expect(again.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type)).toContain('done');
   });
 
   it('exits 1 with a clear message for an unknown repo', async () => {

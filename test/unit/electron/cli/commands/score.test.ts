@@ -23,7 +23,12 @@ describe('horizon score', () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     const out = path.join(tmp, 'out');
     expect(await run(['--input', input, '--responses', responses, '--out', out])).toBe(0);
+    const printed = log.mock.calls.map((c) => String(c[0])).join('\n');
     log.mockRestore();
+    expect(printed).toMatch(/^scored 20 prompts, \d+ instructions\nprompt-level: {6}strict \d+\.\d\d% {2}loose \d+\.\d\d%\ninstruction-level: strict \d+\.\d\d% {2}loose \d+\.\d\d%\n/);
+    expect(printed).toContain('responses whose prompt is not in the input (521, ignored)');
+    expect(printed).not.toContain('missing responses');
+    expect(printed).toContain(`wrote ${path.join(out, 'eval_results_strict.jsonl')}`);
     expect(readdirSync(out).sort()).toEqual(['eval_results_loose.jsonl', 'eval_results_strict.jsonl', 'summary.json']);
     const strict = readFileSync(path.join(out, 'eval_results_strict.jsonl'), 'utf8').trimEnd().split('\n');
     expect(strict).toHaveLength(20);
@@ -51,6 +56,35 @@ describe('horizon score', () => {
     expect(printed).toContain('scored 0 prompts');
     expect(printed).toContain('no prompts scored: no accuracies (not 0%)');
     expect(printed).not.toMatch(/strict 0\.00%/);
+  });
+
+  it('names the prompts that have no response', async () => {
+    const some = path.join(tmp, 'some.jsonl');
+    const rows = readFileSync(input, 'utf8').split('\n').slice(0, 18).map((l) => JSON.parse(l) as { key: number; prompt: string });
+    writeFileSync(some, rows.map((r) => JSON.stringify({ prompt: r.prompt, response: 'ok' })).join('\n'));
+    const keys = readFileSync(input, 'utf8').split('\n').slice(18).map((l) => (JSON.parse(l) as { key: number }).key);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(await run(['--input', input, '--responses', some, '--out', path.join(tmp, 'out-some')])).toBe(0);
+    const printed = log.mock.calls.map((c) => String(c[0])).join('\n');
+    log.mockRestore();
+    expect(printed).toContain(`scored 18 prompts`);
+    expect(printed).toContain(`missing responses (2, not scored): keys ${keys.join(', ')}`);
+    expect(printed).not.toContain('responses whose prompt is not in the input');
+  });
+
+  it('scores an edited 541-row input only with --no-official-check', async () => {
+    const lines = readFileSync(path.join(SHARED, 'ifeval', 'input_data.jsonl'), 'utf8').trimEnd().split('\n');
+    const first = JSON.parse(lines[0]!) as { prompt: string };
+    lines[0] = JSON.stringify({ ...first, prompt: `${first.prompt} (edited)` });
+    const edited = path.join(tmp, 'edited.jsonl');
+    writeFileSync(edited, `${lines.join('\n')}\n`);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      await expect(run(['--input', edited, '--responses', responses, '--out', path.join(tmp, 'out-edited')])).rejects.toThrow();
+      expect(await run(['--input', edited, '--responses', responses, '--out', path.join(tmp, 'out-edited'), '--no-official-check'])).toBe(0);
+    } finally {
+      log.mockRestore();
+    }
   });
 
   it('answers a usage error with status 2', async () => {

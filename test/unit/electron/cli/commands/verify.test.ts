@@ -56,6 +56,12 @@ describe('horizon verify', () => {
     expect(r.out).not.toContain('%');
   });
 
+  it('reads the Punkt parameters from --punkt when given', async () => {
+    const zip = await zipOf('punkt', 3, ['One.'], 'cancelled');
+    await expect(capture([zip, '--punkt', path.join(dir, 'no-punkt-here')])).rejects.toThrow(/no-punkt-here/);
+    expect(await capture([zip, '--punkt', path.join(SHARED, 'nltk', 'punkt_english')])).toMatchObject({ code: 0 });
+  });
+
   it('fails a cancelled run whose manifest says it completed every prompt', async () => {
     const entries = await readZipEntries(await zipOf('claims', 3, ['One.', 'Two.'], 'cancelled'));
     const m = manifestOf(entries);
@@ -64,6 +70,7 @@ describe('horizon verify', () => {
     await rezip(entries, bad);
     const r = await capture([bad]);
     expect(r.code).toBe(1);
+    expect(r.out.split('\n')[0]).toBe(`NOT verified ${bad}: ${r.out.split('\n').filter((l) => l.startsWith('  - ')).length} problems`);
     expect(r.out).toContain('  - responses.jsonl: 2 rows, manifest.json run.responses says 3');
   });
 
@@ -77,6 +84,7 @@ describe('horizon verify', () => {
     await rezip(entries, bad);
     const r = await capture([bad]);
     expect(r.code).toBe(1);
+    expect(r.out.split('\n')[0]).toBe(`NOT verified ${bad}: 1 problem`);
     expect(r.out).toContain('  - input_data.jsonl line 10: differs from row 10 of the official IFEval input_data.jsonl');
   });
 });
