@@ -1,4 +1,5 @@
 import { loadNativeBinding } from '../../worker/runtime/binding.js';
+import { driverString } from '../../worker/runtime/native-engine.js';
 import { parseCommandArgs } from '../command-args.js';
 
 export const summary = 'list CUDA devices (the CPU backend is used when there is none)';
@@ -13,7 +14,7 @@ export async function run(args: string[]): Promise<number> {
   }
   for (const d of probe.devices) {
     const gib = (d.totalMemoryBytes / 2 ** 30).toFixed(1);
-    console.log(`cuda:${d.index} ${d.name} ${gib} GiB, compute ${d.computeCapability}, driver ${d.driverVersion}`);
+    console.log(`cuda:${d.index} ${d.name} ${gib} GiB, compute ${d.computeCapability}, driver ${driverString(d.driverVersion)}`);
   }
   return 0;
 }

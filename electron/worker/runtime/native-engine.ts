@@ -4,7 +4,8 @@ import { loadModel, loadNativeBinding } from './binding.js';
 import type { BackendKind, GenerateResult, NativeModelInfo } from './binding.js';
 import type { EngineItemResult, EngineModel, InferenceEngine } from './inference-engine.js';
 
-function driverString(v: number): string {
+/** A CUDA driver API version as people write it ("12.8"), 'unknown' for 0. */
+export function driverString(v: number): string {
   // CUDA encodes the driver API version as 1000 * major + 10 * minor.
   return v > 0 ? `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}` : 'unknown';
 }

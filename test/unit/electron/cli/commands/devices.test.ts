@@ -25,8 +25,8 @@ describe('horizon devices', () => {
     expect(r).toMatchObject({ code: 0, errOut: '' });
     const lines = r.out.split('\n');
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^cuda:0 NVIDIA H200 139\.8 GiB, compute 9\.0, driver \S+$/);
-    expect(lines[1]).toMatch(/^cuda:1 RTX 4090 24\.0 GiB, compute 8\.9, driver \S+$/);
+    // The driver as the app shows it (CUDA's 1000 * major + 10 * minor written out).
+    expect(lines).toEqual(['cuda:0 NVIDIA H200 139.8 GiB, compute 9.0, driver 12.8', 'cuda:1 RTX 4090 24.0 GiB, compute 8.9, driver 12.8']);
   });
 
   it.each([
