@@ -9,8 +9,8 @@ export function formatBytes(bytes: number | null | undefined): string {
     v /= 1024;
     i++;
   }
-  // 1023.96 MiB would print as "1024.0 MiB": that is 1.0 GiB.
-  if (i > 0 && i < units.length - 1 && Math.abs(Number(v.toFixed(1))) >= 1024) {
+  // 1023.96 MiB would print as "1024.0 MiB", and a rate of 1023.6 B/s as "1024 B/s": that is 1.0 GiB, 1.0 KiB/s.
+  if (i < units.length - 1 && Math.abs(Number(v.toFixed(i === 0 ? 0 : 1))) >= 1024) {
     v /= 1024;
     i++;
   }

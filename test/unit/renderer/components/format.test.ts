@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 
-import { deltaPoints, formatBytes, formatDelta, formatDuration, formatNumber, formatPercent } from '../../../../renderer/src/components/format.js';
+import {
+  deltaPoints,
+  formatBytes,
+  formatDate,
+  formatDelta,
+  formatDuration,
+  formatNumber,
+  formatPercent,
+  formatRate,
+  shortSha,
+} from '../../../../renderer/src/components/format.js';
 
 describe('format', () => {
   it.each([
@@ -37,5 +47,51 @@ describe('format', () => {
     expect(formatDelta(0.5, 0.4996)).toBe('±0.0 pp');
     expect(deltaPoints(0.5, 0.4996)).toBe(0);
     expect(formatDelta(0.5, 0.4994)).toBe('−0.1 pp');
+  });
+
+  it.each([
+    [1024, '1.0 KiB'],
+    [Infinity, '—'],
+    [NaN, '—'],
+    [-1536, '-1.5 KiB'],
+    [-(2 ** 30 - 1), '-1.0 GiB'],
+    // TiB is the largest unit: nothing rolls over past it.
+    [2 ** 50, '1024.0 TiB'],
+    [1023.96 * 2 ** 40, '1024.0 TiB'],
+  ])('formatBytes(%s) = %s, at the edges', (n, s) => expect(formatBytes(n)).toBe(s));
+
+  it('formats rates, and no rate when nothing moves', () => {
+    expect(formatRate(1536)).toBe('1.5 KiB/s');
+    // A fraction of a byte per second that rounds to 1024 B/s is 1.0 KiB/s.
+    expect(formatRate(1023.6)).toBe('1.0 KiB/s');
+    expect(formatRate(1023.4)).toBe('1023 B/s');
+    expect(formatRate(0)).toBe('—');
+  });
+
+  it.each([
+    [0.5, '0.5s'],
+    [59.4, '59s'],
+    [59.6, '1m 00s'],
+    [60, '1m 00s'],
+    [3600, '1h 00m'],
+    [Infinity, '—'],
+  ])('formatDuration(%s) = %s, at the edges', (n, s) => expect(formatDuration(n)).toBe(s));
+
+  it('writes no figure for what is not a number, and as many decimals as asked', () => {
+    expect(formatPercent(NaN)).toBe('—');
+    expect(formatPercent(0.5, 0)).toBe('50%');
+    expect(formatNumber(Infinity)).toBe('—');
+    expect(deltaPoints(0.5, null)).toBeNull();
+    expect(formatDelta(0.5, undefined)).toBe('—');
+    expect(shortSha('7f1c97f0123456789')).toBe('7f1c97f');
+  });
+
+  it('writes a date in the local format, and an unreadable one as it came', () => {
+    expect(formatDate('')).toBe('—');
+    expect(formatDate(null)).toBe('—');
+    expect(formatDate('not a date')).toBe('not a date');
+    const shown = formatDate('2024-05-06T07:08:09Z');
+    expect(shown).not.toBe('2024-05-06T07:08:09Z');
+    expect(shown).toContain('2024');
   });
 });

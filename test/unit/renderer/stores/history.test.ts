@@ -2,6 +2,7 @@ import path from 'node:path';
 
 import { beforeEach, describe, expect, it } from 'vitest';
 
+import type { RunComparison, RunSummary, VerifyReport } from '../../../../electron/common/ipc-contract.js';
 import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { mergeRuns, useHistory } from '../../../../renderer/src/stores/history.js';
@@ -290,5 +291,241 @@ describe('history store', () => {
     // Order and membership count as changes too.
     expect(mergeRuns(first, [...first].reverse())).not.toBe(first);
     expect(mergeRuns(first, first.slice(1))).toEqual(first.slice(1));
+  });
+});
+
+/** A transport whose replies `reply` scripts (none: an INTERNAL error); every call is recorded. */
+function scripted(reply: (channel: string, payload: unknown) => unknown) {
+  const calls: { channel: string; payload: unknown }[] = [];
+  setTransport({
+    kind: 'http',
+    invoke: (async (channel: string, payload: unknown) => {
+      calls.push({ channel, payload });
+      return (await reply(channel, payload)) ?? { ok: false, error: { code: 'INTERNAL', message: `${channel}: not scripted` } };
+    }) as never,
+    on: () => () => {},
+    download: null,
+  });
+  return calls;
+}
+
+function summary(id: string, over: Partial<RunSummary> = {}): RunSummary {
+  return {
+    id, modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4', status: 'completed',
+    backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 3, total: 3, batch: 2,
+    accuracies: { promptStrict: 0.5, promptLoose: 0.6, instructionStrict: 0.7, instructionLoose: 0.8 }, error: null,
+    ...over,
+  };
+}
+
+const comparisonOf = (a: string, b: string) => ({ a: { id: a }, b: { id: b }, changed: [], common: 3 }) as unknown as RunComparison;
+
+describe('history store: the edges', () => {
+  beforeEach(() =>
+    useHistory.setState({
+      runs: [], selected: [], comparison: null, error: null, zipPath: '', verifyReport: null, verifyError: null, verifying: false,
+      deletion: null, deleted: null,
+    }),
+  );
+
+  it('counts a change in any accuracy, a missing one, or a key only one summary has as a change of that run', () => {
+    const prev = [summary('a'), summary('b')];
+    for (const k of ['promptStrict', 'promptLoose', 'instructionStrict', 'instructionLoose'] as const) {
+      const next = [summary('a', { accuracies: { ...prev[0]!.accuracies!, [k]: 0.1 } }), summary('b')];
+      const merged = mergeRuns(prev, next);
+      expect(merged[0]).toBe(next[0]);
+      expect(merged[1]).toBe(prev[1]);
+    }
+    const unscored = [summary('a', { accuracies: null }), summary('b')];
+    expect(mergeRuns(prev, unscored)[0]).toBe(unscored[0]);
+    expect(mergeRuns(unscored, prev)[0]).toBe(prev[0]);
+    const unscoredAgain = [summary('a', { accuracies: null }), summary('b')];
+    expect(mergeRuns(unscored, unscoredAgain)).toBe(unscored);
+    const extra = [{ ...summary('a'), residency: 'host memory' } as RunSummary, summary('b')];
+    expect(mergeRuns(extra, [summary('a'), summary('b')])[0]).not.toBe(extra[0]);
+  });
+
+  it("shows why a list or a ZIP check failed, and clears that once one succeeds", async () => {
+    let failing = true;
+    scripted((channel, payload) => {
+      if (failing) return undefined;
+      if (channel === 'runs:list') return { ok: true, value: [summary('a')] };
+      if (channel === 'export:verify') return { ok: true, value: { verified: true, problems: [], unchecked: [], accuracies: null, path: (payload as { path: string }).path } };
+      return undefined;
+    });
+    await useHistory.getState().refresh();
+    expect(useHistory.getState().error).toBe('runs:list: not scripted');
+    useHistory.getState().setZipPath('/x/a.zip');
+    await useHistory.getState().verifyZip();
+    expect(useHistory.getState()).toMatchObject({ verifyReport: null, verifyError: 'export:verify: not scripted', verifying: false });
+    useHistory.getState().setZipPath('/x/b.zip');
+    expect(useHistory.getState().verifyError).toBeNull();
+    failing = false;
+    await useHistory.getState().refresh();
+    expect(useHistory.getState()).toMatchObject({ error: null, runs: [{ id: 'a' }] });
+    await useHistory.getState().verifyZip();
+    expect(useHistory.getState().verifyReport).toMatchObject({ verified: true });
+    // A second check of the same path starts blank; an empty path takes the last report away.
+    failing = true;
+    const again = useHistory.getState().verifyZip();
+    expect(useHistory.getState()).toMatchObject({ verifying: true, verifyReport: null, verifyError: null });
+    await again;
+    failing = false;
+    await useHistory.getState().verifyZip();
+    useHistory.getState().setZipPath('  ');
+    useHistory.setState({ verifyReport: { verified: true, problems: [], unchecked: [], accuracies: null } as unknown as VerifyReport });
+    await useHistory.getState().verifyZip();
+    expect(useHistory.getState()).toMatchObject({ verifyReport: null, verifyError: 'Enter the path of a result ZIP.' });
+  });
+
+  it('drops a comparison when a third run is picked, clears a comparison error, and takes a comparison away when asked', async () => {
+    scripted((channel, payload) => {
+      const { runA, runB } = payload as { runA: string; runB: string };
+      return channel === 'runs:compare' ? { ok: true, value: comparisonOf(runA, runB) } : undefined;
+    });
+    await useHistory.getState().compare();
+    expect(useHistory.getState().error).toBe('Pick two runs to compare.');
+    useHistory.getState().toggle('a');
+    useHistory.getState().toggle('b');
+    await useHistory.getState().compare();
+    expect(useHistory.getState()).toMatchObject({ error: null, comparison: { a: { id: 'a' }, b: { id: 'b' } } });
+    useHistory.getState().toggle('c');
+    expect(useHistory.getState()).toMatchObject({ selected: ['b', 'c'], comparison: null });
+    await useHistory.getState().compare();
+    useHistory.getState().clearComparison();
+    expect(useHistory.getState().comparison).toBeNull();
+  });
+
+  it("asks about one deletion at a time, and each question gets its own run's ZIPs", async () => {
+    const held = new Map<string, () => void>();
+    const calls = scripted((channel, payload) => {
+      const { runId } = payload as { runId: string };
+      if (channel !== 'export:listZips') return undefined;
+      if (runId === 'broken') return { ok: false, error: { code: 'PERMISSION', message: 'exports/: EACCES' } };
+      return new Promise((resolve) => held.set(runId, () => resolve({ ok: true, value: [{ name: `${runId}.zip`, path: `/x/${runId}.zip`, bytes: 1 }] })));
+    });
+    useHistory.setState({ runs: [summary('a'), summary('b'), summary('broken')], deleted: { runId: 'z', responses: 1, deletedFiles: [], fileErrors: [] } });
+    const askA = useHistory.getState().askDelete('a');
+    expect(useHistory.getState()).toMatchObject({ deleted: null, deletion: { run: { id: 'a' }, zips: null } });
+    const askB = useHistory.getState().askDelete('b');
+    await expect.poll(() => held.size).toBe(2);
+    held.get('a')!();
+    await askA;
+    expect(useHistory.getState().deletion).toMatchObject({ run: { id: 'b' }, zips: null });
+    held.get('b')!();
+    await askB;
+    expect(useHistory.getState().deletion).toMatchObject({ run: { id: 'b' }, zips: [{ name: 'b.zip' }] });
+
+    // Not knowing the ZIPs does not keep the question waiting for them.
+    await useHistory.getState().askDelete('broken');
+    expect(useHistory.getState().deletion).toMatchObject({ run: { id: 'broken' }, zips: [] });
+
+    // While a delete is on its way, nothing about the question changes and no second delete goes.
+    useHistory.setState({ deletion: { run: summary('b'), zips: [], deleteZips: false, busy: true, error: null } });
+    await useHistory.getState().askDelete('a');
+    useHistory.getState().setDeleteZips(true);
+    useHistory.getState().cancelDelete();
+    expect(await useHistory.getState().confirmDelete()).toBe(false);
+    expect(useHistory.getState().deletion).toEqual({ run: summary('b'), zips: [], deleteZips: false, busy: true, error: null });
+    expect(calls.map((c) => c.payload)).toEqual([{ runId: 'a' }, { runId: 'b' }, { runId: 'broken' }]);
+  });
+
+  it('after its own delete, keeps a comparison of other runs, lists again, and forgets what it did when asked', async () => {
+    const calls = scripted((channel, payload) => {
+      const { runId } = (payload ?? {}) as { runId?: string };
+      if (channel === 'runs:delete') return { ok: true, value: { runId, responses: 3, deletedFiles: [], fileErrors: [] } };
+      if (channel === 'runs:list') return { ok: true, value: [summary('b'), summary('c')] };
+      return undefined;
+    });
+    useHistory.setState({
+      runs: [summary('a'), summary('b'), summary('c')], selected: ['b', 'c'], comparison: comparisonOf('b', 'c'),
+      deletion: { run: summary('a'), zips: [], deleteZips: false, busy: false, error: null },
+    });
+    useRuns.setState({ run: summary('a'), progress: null, stream: [], error: null, busy: false });
+    expect(await useHistory.getState().confirmDelete()).toBe(true);
+    expect(useHistory.getState().comparison).toEqual(comparisonOf('b', 'c'));
+    expect(useRuns.getState().run).toBeNull();
+    expect(calls.map((c) => c.channel)).toEqual(['runs:delete', 'runs:list']);
+    await expect.poll(() => useHistory.getState().runs.map((r) => r.id)).toEqual(['b', 'c']);
+    useHistory.getState().dismissDeleted();
+    expect(useHistory.getState().deleted).toBeNull();
+
+    // A comparison with the deleted run as its A goes.
+    useHistory.setState({ comparison: comparisonOf('b', 'c'), deletion: { run: summary('b'), zips: [], deleteZips: false, busy: false, error: null } });
+    expect(await useHistory.getState().confirmDelete()).toBe(true);
+    expect(useHistory.getState().comparison).toBeNull();
+  });
+
+  it('keeps a list reply asked for before its own delete from showing the deleted run again', async () => {
+    const held: (() => void)[] = [];
+    scripted((channel, payload) => {
+      const { runId } = (payload ?? {}) as { runId?: string };
+      if (channel === 'runs:delete') return { ok: true, value: { runId, responses: 3, deletedFiles: [], fileErrors: [] } };
+      if (channel === 'runs:list') return new Promise((resolve) => held.push(() => resolve({ ok: true, value: [summary('a'), summary('b')] })));
+      return undefined;
+    });
+    useHistory.setState({ runs: [summary('a'), summary('b')], deletion: { run: summary('a'), zips: [], deleteZips: false, busy: false, error: null } });
+    const listing = useHistory.getState().refresh();
+    await expect.poll(() => held.length).toBe(1);
+    expect(await useHistory.getState().confirmDelete()).toBe(true);
+    held[0]!();
+    await listing;
+    expect(useHistory.getState().runs.map((r) => r.id)).toEqual(['b']);
+  });
+
+  it("lets go of a run deleted elsewhere while its own delete of another run is on its way, keeping that question and other runs' comparison", () => {
+    scripted(() => undefined);
+    const question = { run: summary('a'), zips: [], deleteZips: false, busy: true, error: null };
+    useHistory.setState({ runs: [summary('a'), summary('b'), summary('c'), summary('d')], selected: ['c', 'd'], comparison: comparisonOf('c', 'd'), deletion: question });
+    useHistory.getState().handleDeleted('b');
+    expect(useHistory.getState().runs.map((r) => r.id)).toEqual(['a', 'c', 'd']);
+    expect(useHistory.getState()).toMatchObject({ deletion: question, comparison: comparisonOf('c', 'd') });
+    // Deleted elsewhere: the run a comparison has as its A.
+    useHistory.getState().handleDeleted('c');
+    expect(useHistory.getState()).toMatchObject({ selected: ['d'], comparison: null, deletion: question });
+  });
+
+  it('counts runs gone from the end of the list as a change', () => {
+    const prev = [summary('a'), summary('b')];
+    expect(mergeRuns(prev, [summary('a')])).toEqual([prev[0]]);
+    expect(mergeRuns(prev, [])).toEqual([]);
+  });
+
+  it('never shows an older list reply over a newer one', async () => {
+    const held: (() => void)[] = [];
+    let done = 1;
+    scripted((channel) => {
+      if (channel !== 'runs:list') return undefined;
+      const value = [summary('live', { status: 'running', done: done++ })];
+      return new Promise((resolve) => held.push(() => resolve({ ok: true, value })));
+    });
+    const older = useHistory.getState().refresh();
+    const newer = useHistory.getState().refresh();
+    await expect.poll(() => held.length).toBe(2);
+    held[1]!();
+    await newer;
+    held[0]!();
+    await older;
+    expect(useHistory.getState().runs.map((r) => r.done)).toEqual([2]);
+  });
+
+  it("shows the report of the path in the field when an earlier path's check answers after a new check started", async () => {
+    const held = new Map<string, () => void>();
+    scripted((channel, payload) => {
+      const { path } = payload as { path: string };
+      return new Promise((resolve) =>
+        held.set(path, () => resolve({ ok: true, value: { verified: path === '/x/new.zip', problems: [], unchecked: [], accuracies: null } })));
+    });
+    useHistory.getState().setZipPath('/x/old.zip');
+    const first = useHistory.getState().verifyZip();
+    useHistory.getState().setZipPath('/x/new.zip');
+    const second = useHistory.getState().verifyZip();
+    await expect.poll(() => held.size).toBe(2);
+    held.get('/x/old.zip')!();
+    await first;
+    expect(useHistory.getState()).toMatchObject({ verifying: true, verifyReport: null });
+    held.get('/x/new.zip')!();
+    await second;
+    expect(useHistory.getState()).toMatchObject({ verifying: false, verifyReport: { verified: true } });
   });
 });

@@ -137,3 +137,127 @@ describe('models store', () => {
     expect(useSystem.getState().loading).toBe(false);
   });
 });
+
+/** The fake services with some replies replaced: `answer` returns the reply for a channel, or undefined to let the fake answer. */
+function answering(answer: (channel: string, payload: unknown) => unknown) {
+  const t = inProcessTransport();
+  const calls: string[] = [];
+  setTransport({
+    ...t.transport,
+    invoke: (async (channel: string, payload: unknown) => {
+      calls.push(channel);
+      return answer(channel, payload) ?? (t.transport.invoke as (c: string, p: unknown) => Promise<unknown>)(channel, payload);
+    }) as typeof t.transport.invoke,
+  });
+  return { ...t, calls };
+}
+
+describe('models store: errors, cancels and assets', () => {
+  const base = { doneBytes: 0, totalBytes: 0, bytesPerSecond: 0, etaSeconds: null, message: 'x' };
+  const idle = { jobId: 'j1', request: { repo: 'a/b', revision: 'r' }, steps: {}, status: 'running' as const, error: null, modelId: null };
+
+  beforeEach(() => {
+    useModels.setState({ job: null, assetsJob: null, submitting: false, models: [], error: null, assetMessage: {}, importPaths: { ifeval: '', punkt: '' } });
+    useModels.getState().setForm({ repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION, token: '' });
+  });
+
+  it('shows why the model list could not be read, and clears that once it is read', async () => {
+    let failing = true;
+    answering((channel) => (failing && channel === 'models:list' ? { ok: false, error: { code: 'PERMISSION', message: 'models:list: EACCES' } } : undefined));
+    await useModels.getState().refresh();
+    expect(useModels.getState().error).toBe('models:list: EACCES');
+    failing = false;
+    await useModels.getState().refresh();
+    expect(useModels.getState()).toMatchObject({ error: null, models: [] });
+  });
+
+  it('trims the revision, and prepares again once a refused request is corrected', async () => {
+    const t = inProcessTransport();
+    setTransport(t.transport);
+    useModels.getState().setForm({ repo: 'not a repo' });
+    await useModels.getState().prepare();
+    expect(useModels.getState()).toMatchObject({ submitting: false, job: null });
+    expect(useModels.getState().error).toMatch(/invalid format/);
+    useModels.getState().setForm({ repo: 'o/m', revision: ' main ' });
+    await useModels.getState().prepare();
+    expect(t.calls.filter((c) => c.channel === 'models:prepare').map((c) => c.payload)).toEqual([
+      { repo: 'not a repo', revision: DEFAULT_MODEL_REVISION },
+      { repo: 'o/m', revision: 'main' },
+    ]);
+    expect(useModels.getState()).toMatchObject({ error: null, job: { status: 'running', request: { repo: 'o/m', revision: 'main' } } });
+    await useModels.getState().cancel();
+  });
+
+  it('keeps every step of the events that arrive before the prepare reply', async () => {
+    answering((channel) => {
+      if (channel !== 'models:prepare') return undefined;
+      useModels.getState().handleProgress({ ...base, jobId: 'early-steps', step: 'resolve', status: 'running' });
+      useModels.getState().handleProgress({ ...base, jobId: 'early-steps', step: 'download', status: 'running', file: 'model.safetensors' });
+      return { ok: true, value: { jobId: 'early-steps' } };
+    });
+    await useModels.getState().prepare();
+    expect(Object.keys(useModels.getState().job!.steps).sort()).toEqual(['download', 'resolve']);
+  });
+
+  it('shows a job as cancelled once the service says so, and why a cancel failed', async () => {
+    let refuse = false;
+    const { calls } = answering((channel) => {
+      if (channel !== 'models:cancel') return undefined;
+      return refuse ? { ok: false, error: { code: 'INTERNAL', message: 'models:cancel: busy' } } : { ok: true, value: null };
+    });
+    await useModels.getState().cancel();
+    expect(calls).toEqual([]);
+    useModels.setState({ job: idle });
+    refuse = true;
+    await useModels.getState().cancel();
+    expect(useModels.getState()).toMatchObject({ job: { status: 'running' }, error: 'models:cancel: busy' });
+    refuse = false;
+    await useModels.getState().cancel();
+    // No progress event comes from this cancel: the reply alone says it.
+    expect(useModels.getState().job).toMatchObject({ jobId: 'j1', status: 'cancelled' });
+  });
+
+  it("imports a trimmed path, keeps each asset's own message, and shows the service's refusal", async () => {
+    const t = inProcessTransport();
+    setTransport(t.transport);
+    useModels.getState().setImportPath('ifeval', `  ${path.join(shared, 'ifeval', 'input_data.jsonl')}  `);
+    useModels.getState().setImportPath('punkt', '   ');
+    expect(useModels.getState().importPaths.ifeval).toContain('input_data.jsonl');
+    await useModels.getState().importAsset('punkt');
+    expect(useModels.getState().assetMessage.punkt).toEqual({ ok: false, text: 'Enter a path first.' });
+    await useModels.getState().importAsset('ifeval');
+    expect(t.calls.find((c) => c.channel === 'models:importAssets')?.payload).toEqual({
+      kind: 'ifeval', path: path.join(shared, 'ifeval', 'input_data.jsonl'),
+    });
+    useModels.getState().setImportPath('punkt', '/nowhere/punkt');
+    await useModels.getState().importAsset('punkt');
+    expect(useModels.getState().assetMessage).toEqual({
+      ifeval: { ok: true, text: 'Imported: 541 prompts, sha256 ok' },
+      punkt: { ok: false, text: expect.stringMatching(/^import punkt: \/nowhere\/punkt: /) as unknown as string },
+    });
+  });
+
+  it('shows why the assets could not be downloaded', async () => {
+    setTransport(inProcessTransport().transport);
+    await useModels.getState().downloadAssets();
+    expect(useModels.getState()).toMatchObject({ assetsJob: null, error: 'fake: downloads are not available offline; import instead' });
+  });
+
+  it('follows an asset download, with the events that came before its reply, and checks the system once done', async () => {
+    const { calls } = answering((channel) => {
+      if (channel !== 'models:downloadAssets') return undefined;
+      useModels.getState().handleProgress({ ...base, jobId: 'assets-1', step: 'download', status: 'running', file: 'input_data.jsonl' });
+      return { ok: true, value: { jobId: 'assets-1' } };
+    });
+    useModels.setState({ error: 'an earlier error' });
+    await useModels.getState().downloadAssets();
+    expect(useModels.getState()).toMatchObject({ error: null, job: null, assetsJob: { jobId: 'assets-1', status: 'running' } });
+    expect(Object.keys(useModels.getState().assetsJob!.steps)).toEqual(['download']);
+    useModels.getState().handleProgress({ ...base, jobId: 'assets-1', step: 'verify', status: 'done' });
+    expect(useModels.getState().assetsJob).toMatchObject({ status: 'done' });
+    expect(calls.filter((c) => c === 'system:check')).toHaveLength(1);
+    // The model list is not what an asset download changes.
+    expect(calls.filter((c) => c === 'models:list')).toHaveLength(0);
+    await vi.waitFor(() => expect(useSystem.getState().info).not.toBeNull());
+  });
+});

@@ -177,3 +177,162 @@ describe('results store', () => {
     expect(useResults.getState().error).toBe("runs:get: no run 'missing'");
   });
 });
+
+/** A transport whose replies `reply` scripts (none: an INTERNAL error); every call is recorded. */
+function scripted(reply: (channel: string, payload: unknown) => unknown) {
+  const calls: { channel: string; payload: unknown }[] = [];
+  setTransport({
+    kind: 'http',
+    invoke: (async (channel: string, payload: unknown) => {
+      calls.push({ channel, payload });
+      return (await reply(channel, payload)) ?? { ok: false, error: { code: 'INTERNAL', message: `${channel}: not scripted` } };
+    }) as never,
+    on: () => () => {},
+    download: null,
+  });
+  return calls;
+}
+
+/** Scripted replies of runs `ids`: a detail naming the run, a page of one response, one response, a ZIP and its report. */
+function scriptedRuns(over: (channel: string, payload: { runId?: string }) => unknown = () => undefined) {
+  return scripted((channel, payload) => {
+    const p = payload as { runId?: string; offset?: number; path?: string; key?: number };
+    const mine = over(channel, p);
+    if (mine !== undefined) return mine;
+    switch (channel) {
+      case 'runs:get': return { ok: true, value: { id: p.runId, status: 'completed', done: 3, total: 3 } };
+      case 'runs:responses': return { ok: true, value: { total: 3, items: [{ key: p.offset ?? 0 }] } };
+      case 'runs:response': return { ok: true, value: { runId: p.runId, key: p.key } };
+      case 'export:exportRun': return { ok: true, value: { path: `/x/${p.runId}.zip` } };
+      case 'export:verify': return { ok: true, value: { verified: true, zip: p.path } };
+      default: return undefined;
+    }
+  });
+}
+
+const fail = (code: string, message: string) => ({ ok: false, error: { code, message } });
+
+describe('results store: the edges', () => {
+  beforeEach(() => {
+    useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, exportedRun: null, verify: null, exporting: false, error: null, gone: null, offset: 0 });
+    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' } });
+  });
+
+  it('opened again, a run keeps its filters, page and response; another run starts over and is blank while it loads', async () => {
+    const calls = scriptedRuns();
+    await useResults.getState().open('a');
+    await useResults.getState().setFilters({ verdict: 'fail' });
+    await useResults.getState().setFilters({ text: 'comma' });
+    await useResults.getState().setOffset(20);
+    await useResults.getState().openResponse(20);
+    await useResults.getState().open('a');
+    expect(useResults.getState()).toMatchObject({
+      offset: 20, filters: { verdict: 'fail', text: 'comma', mode: 'strict' }, selected: { runId: 'a', key: 20 },
+    });
+    expect(calls.at(-1)?.payload).toEqual({ runId: 'a', verdict: 'fail', mode: 'strict', text: 'comma', offset: 20, limit: PAGE_SIZE });
+
+    useResults.setState({ error: 'runs:response: gone' });
+    const opening = useResults.getState().open('b');
+    expect(useResults.getState()).toMatchObject({ runId: 'b', detail: null, page: null, selected: null, offset: 0, error: null });
+    await opening;
+    expect(calls.at(-1)?.payload).toEqual({ runId: 'b', offset: 0, limit: PAGE_SIZE });
+  });
+
+  it('asks for nothing without a run, and never for a page before the first', async () => {
+    const calls = scriptedRuns();
+    await useResults.getState().reload();
+    await useResults.getState().openResponse(1);
+    await useResults.getState().exportZip();
+    expect(calls).toEqual([]);
+    await useResults.getState().open('a');
+    await useResults.getState().setOffset(-20);
+    expect(useResults.getState().offset).toBe(0);
+    expect(calls.at(-1)?.payload).toMatchObject({ offset: 0 });
+  });
+
+  it("keeps a run that could not be read for another reason than being deleted, and shows the detail when only the page failed", async () => {
+    let broken: 'get' | 'responses' | null = 'get';
+    scriptedRuns((channel) =>
+      broken === 'get' && channel === 'runs:get' ? fail('INTERNAL', 'runs:get: database is locked')
+      : broken === 'responses' && channel === 'runs:responses' ? fail('INTERNAL', 'runs:responses: database is locked')
+      : undefined);
+    await useResults.getState().open('a');
+    expect(useResults.getState()).toMatchObject({ runId: 'a', gone: null, detail: null, error: 'runs:get: database is locked' });
+    broken = 'responses';
+    await useResults.getState().reload();
+    expect(useResults.getState()).toMatchObject({ runId: 'a', detail: { id: 'a' }, page: null, error: 'runs:responses: database is locked' });
+    broken = null;
+    await useResults.getState().reload();
+    expect(useResults.getState()).toMatchObject({ detail: { id: 'a' }, page: { total: 3 }, error: null });
+  });
+
+  it('drops a reload answered after its run was deleted elsewhere', async () => {
+    scriptedRuns();
+    await useResults.getState().open('a');
+    const held: (() => void)[] = [];
+    scriptedRuns((channel) =>
+      channel === 'runs:get'
+        ? new Promise((resolve) => held.push(() => resolve({ ok: true, value: { id: 'a', status: 'completed', done: 3, total: 3 } })))
+        : undefined);
+    const reloading = useResults.getState().reload();
+    await expect.poll(() => held.length).toBe(1);
+    useResults.getState().handleDeleted('a');
+    held[0]!();
+    await reloading;
+    expect(useResults.getState()).toMatchObject({ runId: null, detail: null, page: null, gone: 'a' });
+  });
+
+  it("shows why a response could not be opened, and clears that once one opens", async () => {
+    let refuse = true;
+    scriptedRuns((channel) => (refuse && channel === 'runs:response' ? fail('NOT_FOUND', 'runs:response: no response 7') : undefined));
+    await useResults.getState().open('a');
+    await useResults.getState().openResponse(7);
+    expect(useResults.getState()).toMatchObject({ selected: null, error: 'runs:response: no response 7' });
+    refuse = false;
+    await useResults.getState().openResponse(8);
+    expect(useResults.getState()).toMatchObject({ selected: { key: 8 }, error: null });
+  });
+
+  it("shows why an export or its check failed, and forgets the last export's ZIP and report when exporting again", async () => {
+    let failing: 'export' | 'verify' | null = null;
+    scriptedRuns((channel) =>
+      failing === 'export' && channel === 'export:exportRun' ? fail('DISK_FULL', 'export: no space left')
+      : failing === 'verify' && channel === 'export:verify' ? fail('INTERNAL', 'export:verify: unreadable')
+      : undefined);
+    await useResults.getState().open('a');
+    await useResults.getState().exportZip();
+    expect(useResults.getState()).toMatchObject({ exported: { path: '/x/a.zip' }, verify: { verified: true }, exporting: false, error: null });
+    failing = 'export';
+    const again = useResults.getState().exportZip();
+    expect(useResults.getState()).toMatchObject({ exporting: true, exported: null, verify: null });
+    await again;
+    expect(useResults.getState()).toMatchObject({ exporting: false, exported: null, error: 'export: no space left' });
+    failing = 'verify';
+    await useResults.getState().exportZip();
+    expect(useResults.getState()).toMatchObject({ exporting: false, exported: { path: '/x/a.zip' }, verify: null, error: 'export:verify: unreadable' });
+  });
+
+  it("drops an export's check answered after another run opened", async () => {
+    const held: (() => void)[] = [];
+    scriptedRuns((channel) =>
+      channel === 'export:verify' ? new Promise((resolve) => held.push(() => resolve({ ok: true, value: { verified: true } }))) : undefined);
+    await useResults.getState().open('a');
+    const exporting = useResults.getState().exportZip();
+    await expect.poll(() => held.length).toBe(1);
+    await useResults.getState().open('b');
+    held[0]!();
+    await exporting;
+    expect(useResults.getState()).toMatchObject({ runId: 'b', exported: null, verify: null, exporting: false });
+  });
+
+  it('keeps the run open when another run is deleted or let go of', async () => {
+    scriptedRuns();
+    await useResults.getState().open('a');
+    useResults.getState().forget('b');
+    useResults.getState().handleDeleted('b');
+    expect(useResults.getState()).toMatchObject({ runId: 'a', detail: { id: 'a' }, gone: null });
+    useResults.setState({ error: 'runs:response: no response 7' });
+    useResults.getState().handleDeleted('a');
+    expect(useResults.getState()).toMatchObject({ runId: null, gone: 'a', error: null });
+  });
+});

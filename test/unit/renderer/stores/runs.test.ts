@@ -2,10 +2,11 @@ import path from 'node:path';
 
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
+import type { Accuracies, ResponseRow, RunProgress, RunSummary } from '../../../../electron/common/ipc-contract.js';
 import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { useModels } from '../../../../renderer/src/stores/models.js';
-import { parseCount, useRuns } from '../../../../renderer/src/stores/runs.js';
+import { parseCount, parseGiBToMiB, useRuns } from '../../../../renderer/src/stores/runs.js';
 import { inProcessTransport, shared } from '../in-process-transport.js';
 
 async function preparedFake() {
@@ -187,5 +188,211 @@ describe('runs store', () => {
     useRuns.getState().handleResponse('b', { key: 1, promptPreview: '', responsePreview: '', instructionIds: [], strictPass: true, loosePass: true, tokens: 1 });
     expect(useRuns.getState().run?.done).toBe(0);
     expect(useRuns.getState().stream).toEqual([]);
+  });
+});
+
+/** A transport whose replies `reply` scripts (none: an INTERNAL error); every call is recorded. */
+function scripted(reply: (channel: string, payload: unknown) => unknown) {
+  const calls: { channel: string; payload: unknown }[] = [];
+  setTransport({
+    kind: 'http',
+    invoke: (async (channel: string, payload: unknown) => {
+      calls.push({ channel, payload });
+      return (await reply(channel, payload)) ?? { ok: false, error: { code: 'INTERNAL', message: `${channel}: not scripted` } };
+    }) as never,
+    on: () => () => {},
+    download: null,
+  });
+  return calls;
+}
+
+function summary(over: Partial<RunSummary> = {}): RunSummary {
+  return {
+    id: 'a', modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4', status: 'running',
+    backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 0, total: 10, batch: 2, accuracies: null, error: null,
+    ...over,
+  };
+}
+
+const progressOf = (over: Partial<RunProgress> = {}): RunProgress => ({
+  runId: 'a', status: 'running', done: 1, total: 10, tokensPerSecond: 1, etaSeconds: 1, elapsedSeconds: 1, ...over,
+});
+
+const row = (key: number): ResponseRow => ({ key, promptPreview: '', responsePreview: '', instructionIds: [], strictPass: true, loosePass: true, tokens: 1 });
+const acc = (x: number): Accuracies => ({ promptStrict: x, promptLoose: x, instructionStrict: x, instructionLoose: x });
+
+describe('runs store: the edges', () => {
+  beforeEach(() => {
+    useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
+    useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' });
+  });
+
+  it('accepts the bounds themselves, and GiB as whole MiB, rounded', () => {
+    expect(parseCount('Prompts', '1', 1, 541)).toBe(1);
+    expect(parseCount('Prompts', '541', 1, 541)).toBe(541);
+    expect(parseCount('Prompts', '542', 1, 541)).toMatch(/whole number/);
+    expect(parseGiBToMiB('GPU expert memory', ' ', 0.25, 1024)).toBeUndefined();
+    expect(parseGiBToMiB('GPU expert memory', '0.25', 0.25, 1024)).toBe(256);
+    expect(parseGiBToMiB('GPU expert memory', '1024', 0.25, 1024)).toBe(1024 * 1024);
+    expect(parseGiBToMiB('GPU expert memory', '1024.5', 0.25, 1024)).toMatch(/from 0.25 to 1024/);
+    expect(parseGiBToMiB('GPU expert memory', '1.9999', 0.25, 1024)).toBe(2048);
+    expect(parseGiBToMiB('GPU expert memory', 'lots', 0.25, 1024)).toBe('GPU expert memory must be a number of GiB from 0.25 to 1024, or empty for automatic.');
+  });
+
+  it("sends each field's extreme accepted values, and keeps the other fields when one changes", async () => {
+    const calls = scripted((channel) => (channel === 'runs:start' ? { ok: true, value: summary() } : undefined));
+    useRuns.getState().setForm({ modelId: 'm', limit: '541', batch: '64', maxNewTokens: '4096' });
+    useRuns.getState().setForm({ expertBudgetGiB: '1024', cudaDevice: '0' });
+    await useRuns.getState().start();
+    expect(calls[0]).toEqual({
+      channel: 'runs:start',
+      payload: { modelId: 'm', limit: 541, batch: 64, maxNewTokens: 4096, expertBudgetMiB: 1024 * 1024, cudaDevice: 0 },
+    });
+  });
+
+  it("shows why a start was refused, lets the next start go, and leaves the previous run's progress and responses", async () => {
+    let refuse = true;
+    scripted((channel) =>
+      channel !== 'runs:start' ? undefined
+      : refuse ? { ok: false, error: { code: 'MODEL_NOT_FOUND', message: "runs:start: no prepared model 'm'" } }
+      : { ok: true, value: summary({ id: 'b' }) });
+    useRuns.setState({ run: summary({ status: 'completed', done: 10 }), progress: progressOf({ status: 'completed' }), stream: [row(1)] });
+    useRuns.getState().setForm({ modelId: 'm' });
+    await useRuns.getState().start();
+    expect(useRuns.getState()).toMatchObject({ busy: false, error: "runs:start: no prepared model 'm'", run: { id: 'a' } });
+    refuse = false;
+    await useRuns.getState().start();
+    expect(useRuns.getState()).toMatchObject({ busy: false, error: null, run: { id: 'b' }, progress: null, stream: [] });
+  });
+
+  it('applies the progress that arrived before the start reply', async () => {
+    scripted((channel) => {
+      if (channel !== 'runs:start') return undefined;
+      useRuns.getState().handleProgress(progressOf({ runId: 'early', done: 3, backendLabel: 'CUDA: H200' }));
+      return { ok: true, value: summary({ id: 'early', backendLabel: 'loading the model…' }) };
+    });
+    useRuns.getState().setForm({ modelId: 'm' });
+    await useRuns.getState().start();
+    expect(useRuns.getState().run).toMatchObject({ id: 'early', done: 3, backendLabel: 'CUDA: H200' });
+    expect(useRuns.getState().progress).toMatchObject({ runId: 'early', done: 3 });
+  });
+
+  it('shows why a cancel or a resume failed, and clears that on the next resume', async () => {
+    let refuse = true;
+    scripted((channel) =>
+      refuse ? undefined
+      : channel === 'runs:resume' ? { ok: true, value: summary({ status: 'running' }) }
+      : undefined);
+    useRuns.setState({ run: summary() });
+    await useRuns.getState().cancel();
+    expect(useRuns.getState()).toMatchObject({ busy: false, error: 'runs:cancel: not scripted', run: { status: 'running' } });
+    useRuns.setState({ run: summary({ status: 'cancelled' }) });
+    await useRuns.getState().resume();
+    expect(useRuns.getState()).toMatchObject({ busy: false, error: 'runs:resume: not scripted', run: { status: 'cancelled' } });
+    refuse = false;
+    await useRuns.getState().resume();
+    expect(useRuns.getState()).toMatchObject({ busy: false, error: null, run: { status: 'running' } });
+  });
+
+  it('after a cancel, reads the run again, and leaves a run shown instead meanwhile as it is', async () => {
+    const calls = scripted((channel) => {
+      if (channel === 'runs:cancel') return { ok: true, value: null };
+      if (channel === 'runs:get') return { ok: true, value: { ...summary({ status: 'cancelled', done: 4, error: 'cancelled by you' }), residency: '', policy: {}, byInstruction: [], figures: {} } };
+      return undefined;
+    });
+    useRuns.setState({ run: summary({ done: 2 }) });
+    await useRuns.getState().cancel();
+    expect(calls.map((c) => c.channel)).toEqual(['runs:cancel', 'runs:get']);
+    expect(useRuns.getState().run).toMatchObject(summary({ status: 'cancelled', done: 4, error: 'cancelled by you' }));
+
+    // Another run is shown by the time the cancel answers (the first was deleted, another attached).
+    scripted((channel) => {
+      if (channel !== 'runs:cancel') return undefined;
+      useRuns.setState({ run: summary({ id: 'b' }) });
+      return { ok: true, value: null };
+    });
+    useRuns.setState({ run: summary() });
+    await useRuns.getState().cancel();
+    expect(useRuns.getState().run).toMatchObject({ id: 'b', status: 'running' });
+  });
+
+  it('attaches to a live run only when none is shown, taking its model into the form', async () => {
+    const live = summary({ id: 'live', modelId: 'm-live' });
+    const calls = scripted((channel) => (channel === 'runs:list' ? { ok: true, value: [summary({ id: 'old', status: 'completed' }), live] } : undefined));
+    useRuns.setState({ run: summary({ id: 'shown', status: 'completed' }) });
+    await useRuns.getState().attachActive();
+    expect(calls).toEqual([]);
+    expect(useRuns.getState().run?.id).toBe('shown');
+    useRuns.setState({ run: null });
+    await useRuns.getState().attachActive();
+    expect(useRuns.getState().run).toEqual(live);
+    expect(useRuns.getState().form.modelId).toBe('m-live');
+
+    // A run started in this window while the list was on its way stays the one shown.
+    scripted((channel) => {
+      if (channel !== 'runs:list') return undefined;
+      useRuns.setState({ run: summary({ id: 'mine' }) });
+      return { ok: true, value: [live] };
+    });
+    useRuns.setState({ run: null });
+    await useRuns.getState().attachActive();
+    expect(useRuns.getState().run?.id).toBe('mine');
+  });
+
+  it('reads a live run again without moving it back, takes a finished one as read, and drops a reply for another run', async () => {
+    let reply = summary({ status: 'running', done: 3, backendLabel: 'CPU backend' });
+    scripted((channel) => (channel === 'runs:get' ? { ok: true, value: { ...reply, residency: '', policy: {}, byInstruction: [], figures: {} } } : undefined));
+    // Progress said 5 done and queued→running; the summary was read before.
+    useRuns.setState({ run: summary({ status: 'queued', done: 5 }) });
+    await useRuns.getState().refresh();
+    expect(useRuns.getState().run).toMatchObject({ status: 'queued', done: 5 });
+    useRuns.setState({ run: summary({ status: 'running', done: 1 }) });
+    await useRuns.getState().refresh();
+    expect(useRuns.getState().run).toMatchObject({ status: 'running', done: 3 });
+    reply = summary({ status: 'completed', done: 10, accuracies: acc(0.5) });
+    await useRuns.getState().refresh();
+    expect(useRuns.getState().run).toMatchObject(reply);
+
+    scripted((channel) => {
+      if (channel !== 'runs:get') return undefined;
+      useRuns.setState({ run: summary({ id: 'b' }) });
+      return { ok: true, value: { ...summary({ status: 'completed' }), residency: '', policy: {}, byInstruction: [], figures: {} } };
+    });
+    await useRuns.getState().refresh();
+    expect(useRuns.getState().run).toEqual(summary({ id: 'b' }));
+  });
+
+  it("takes progress's counts, errors and accuracies, keeping what an event leaves out, and reads a run that ends once", async () => {
+    const calls = scripted(() => undefined);
+    useRuns.setState({ run: summary({ error: 'earlier warning', accuracies: acc(0.4) }) });
+    useRuns.getState().handleProgress(progressOf({ done: 2, total: 12 }));
+    expect(useRuns.getState().run).toMatchObject({ done: 2, total: 12, error: 'earlier warning', accuracies: acc(0.4) });
+    useRuns.getState().handleProgress(progressOf({ done: 3, accuracies: acc(0.6), error: 'slow' }));
+    expect(useRuns.getState().run).toMatchObject({ done: 3, error: 'slow', accuracies: acc(0.6) });
+    // Resumed from nothing scored: the engine says so with null.
+    useRuns.getState().handleProgress(progressOf({ done: 3, accuracies: null }));
+    expect(useRuns.getState().run?.accuracies).toBeNull();
+    expect(calls).toEqual([]);
+    useRuns.getState().handleProgress(progressOf({ status: 'failed', done: 3, error: 'worker crashed' }));
+    useRuns.getState().handleProgress(progressOf({ status: 'failed', done: 3, error: 'worker crashed' }));
+    expect(calls.map((c) => c.channel)).toEqual(['runs:get']);
+  });
+
+  it('keeps the newest 50 streamed responses, also of a run not adopted yet', async () => {
+    scripted((channel) => (channel === 'runs:start' ? { ok: true, value: summary({ id: 'b' }) } : undefined));
+    for (let k = 0; k < 60; k++) useRuns.getState().handleResponse('b', row(k));
+    useRuns.getState().setForm({ modelId: 'm' });
+    await useRuns.getState().start();
+    expect(useRuns.getState().stream.map((r) => r.key)).toEqual(Array.from({ length: 50 }, (_, i) => 59 - i));
+    for (let k = 60; k < 70; k++) useRuns.getState().handleResponse('b', row(k));
+    expect(useRuns.getState().stream).toHaveLength(50);
+    expect(useRuns.getState().stream[0]?.key).toBe(69);
+    expect(useRuns.getState().stream.at(-1)?.key).toBe(20);
+  });
+
+  it("clears a deleted run's error with it", () => {
+    useRuns.setState({ run: summary(), error: 'runs:cancel: busy' });
+    useRuns.getState().forget('a');
+    expect(useRuns.getState().error).toBeNull();
   });
 });

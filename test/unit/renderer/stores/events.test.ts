@@ -1,0 +1,77 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+import type { EventName, RunProgress } from '../../../../electron/common/ipc-contract.js';
+import { setTransport } from '../../../../renderer/src/api.js';
+import { connectEvents } from '../../../../renderer/src/stores/events.js';
+import { useResults } from '../../../../renderer/src/stores/results.js';
+import { useRuns } from '../../../../renderer/src/stores/runs.js';
+
+/** A transport that records calls (answering each with an error) and lets the test emit events to its listeners. */
+function eventTransport() {
+  const calls: { channel: string; payload: unknown }[] = [];
+  const listeners = new Map<EventName, Set<(p: unknown) => void>>();
+  setTransport({
+    kind: 'http',
+    invoke: (async (channel: string, payload: unknown) => {
+      calls.push({ channel, payload });
+      return { ok: false, error: { code: 'INTERNAL', message: `${channel}: not here` } };
+    }) as never,
+    on: (event, listener) => {
+      const set = listeners.get(event) ?? new Set();
+      listeners.set(event, set);
+      set.add(listener as (p: unknown) => void);
+      return () => void set.delete(listener as (p: unknown) => void);
+    },
+    download: null,
+  });
+  const emit = (event: EventName, payload: unknown) => {
+    for (const l of listeners.get(event) ?? []) l(payload);
+  };
+  const listening = () => [...listeners.values()].reduce((n, s) => n + s.size, 0);
+  return { calls, emit, listening };
+}
+
+const progress = (runId: string, done: number): RunProgress => ({
+  runId, status: 'running', done, total: 10, tokensPerSecond: 1, etaSeconds: 1, elapsedSeconds: 1,
+});
+
+describe('service events', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
+    useResults.setState({ runId: null });
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it('refreshes the run list at most twice a second while a run progresses, and the results only of the run they show', () => {
+    const { calls, emit } = eventTransport();
+    const off = connectEvents();
+    const channels = () => calls.map((c) => c.channel);
+    useResults.setState({ runId: 'shown' });
+    emit('runs:onDidProgress', progress('other', 1));
+    emit('runs:onDidProgress', progress('other', 2));
+    vi.advanceTimersByTime(499);
+    expect(channels()).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(channels()).toEqual(['runs:list']);
+    emit('runs:onDidProgress', progress('shown', 1));
+    emit('runs:onDidProgress', progress('shown', 2));
+    vi.advanceTimersByTime(500);
+    expect(channels().sort()).toEqual(['runs:get', 'runs:list', 'runs:list', 'runs:responses']);
+    expect(calls.find((c) => c.channel === 'runs:get')?.payload).toEqual({ runId: 'shown' });
+    off();
+  });
+
+  it('stops listening, and drops a refresh still waiting, once disconnected', () => {
+    const { calls, emit, listening } = eventTransport();
+    const off = connectEvents();
+    expect(listening()).toBe(4);
+    emit('runs:onDidProgress', progress('r', 1));
+    off();
+    expect(listening()).toBe(0);
+    vi.advanceTimersByTime(1000);
+    emit('runs:onDidProgress', progress('r', 2));
+    vi.advanceTimersByTime(1000);
+    expect(calls).toEqual([]);
+  });
+});
