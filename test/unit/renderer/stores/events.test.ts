@@ -1,33 +1,25 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import type { EventName, RunProgress } from '../../../../electron/common/ipc-contract.js';
+import type { RunProgress } from '../../../../electron/common/ipc-contract.js';
 import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { useResults } from '../../../../renderer/src/stores/results.js';
 import { useRuns } from '../../../../renderer/src/stores/runs.js';
+import { eventListeners } from '../in-process-transport.js';
 
 /** A transport that records calls (answering each with an error) and lets the test emit events to its listeners. */
 function eventTransport() {
   const calls: { channel: string; payload: unknown }[] = [];
-  const listeners = new Map<EventName, Set<(p: unknown) => void>>();
+  const { on, emit, listening } = eventListeners();
   setTransport({
     kind: 'http',
     invoke: (async (channel: string, payload: unknown) => {
       calls.push({ channel, payload });
       return { ok: false, error: { code: 'INTERNAL', message: `${channel}: not here` } };
     }) as never,
-    on: (event, listener) => {
-      const set = listeners.get(event) ?? new Set();
-      listeners.set(event, set);
-      set.add(listener as (p: unknown) => void);
-      return () => void set.delete(listener as (p: unknown) => void);
-    },
+    on,
     download: null,
   });
-  const emit = (event: EventName, payload: unknown) => {
-    for (const l of listeners.get(event) ?? []) l(payload);
-  };
-  const listening = () => [...listeners.values()].reduce((n, s) => n + s.size, 0);
   return { calls, emit, listening };
 }
 

@@ -8,7 +8,7 @@ import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { mergeRuns, useHistory } from '../../../../renderer/src/stores/history.js';
 import { useResults } from '../../../../renderer/src/stores/results.js';
 import { useRuns } from '../../../../renderer/src/stores/runs.js';
-import { inProcessTransport, shared } from '../in-process-transport.js';
+import { inProcessTransport, scripted, shared } from '../in-process-transport.js';
 
 /** The fake services with a prepared model, the prompts imported and runs of `limits` prompts each, completed. */
 async function withRuns(limits: readonly number[]) {
@@ -293,21 +293,6 @@ describe('history store', () => {
     expect(mergeRuns(first, first.slice(1))).toEqual(first.slice(1));
   });
 });
-
-/** A transport whose replies `reply` scripts (none: an INTERNAL error); every call is recorded. */
-function scripted(reply: (channel: string, payload: unknown) => unknown) {
-  const calls: { channel: string; payload: unknown }[] = [];
-  setTransport({
-    kind: 'http',
-    invoke: (async (channel: string, payload: unknown) => {
-      calls.push({ channel, payload });
-      return (await reply(channel, payload)) ?? { ok: false, error: { code: 'INTERNAL', message: `${channel}: not scripted` } };
-    }) as never,
-    on: () => () => {},
-    download: null,
-  });
-  return calls;
-}
 
 function summary(id: string, over: Partial<RunSummary> = {}): RunSummary {
   return {

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import { setTransport } from '../../../../renderer/src/api.js';
 import { PAGE_SIZE, useResults } from '../../../../renderer/src/stores/results.js';
-import { inProcessTransport, shared } from '../in-process-transport.js';
+import { inProcessTransport, scripted, shared } from '../in-process-transport.js';
 
 /** Wraps the transport so that calls `slow` picks answer `ms` later (to make an earlier request finish last). */
 function delaying(t: ReturnType<typeof inProcessTransport>, slow: (channel: string, payload: unknown) => boolean, ms = 60) {
@@ -177,21 +177,6 @@ describe('results store', () => {
     expect(useResults.getState().error).toBe("runs:get: no run 'missing'");
   });
 });
-
-/** A transport whose replies `reply` scripts (none: an INTERNAL error); every call is recorded. */
-function scripted(reply: (channel: string, payload: unknown) => unknown) {
-  const calls: { channel: string; payload: unknown }[] = [];
-  setTransport({
-    kind: 'http',
-    invoke: (async (channel: string, payload: unknown) => {
-      calls.push({ channel, payload });
-      return (await reply(channel, payload)) ?? { ok: false, error: { code: 'INTERNAL', message: `${channel}: not scripted` } };
-    }) as never,
-    on: () => () => {},
-    download: null,
-  });
-  return calls;
-}
 
 /** Scripted replies of runs `ids`: a detail naming the run, a page of one response, one response, a ZIP and its report. */
 function scriptedRuns(over: (channel: string, payload: { runId?: string }) => unknown = () => undefined) {

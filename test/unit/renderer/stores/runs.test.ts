@@ -7,7 +7,7 @@ import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { useModels } from '../../../../renderer/src/stores/models.js';
 import { parseCount, parseGiBToMiB, useRuns } from '../../../../renderer/src/stores/runs.js';
-import { inProcessTransport, shared } from '../in-process-transport.js';
+import { inProcessTransport, scripted, shared } from '../in-process-transport.js';
 
 async function preparedFake() {
   const t = inProcessTransport(2);
@@ -190,21 +190,6 @@ describe('runs store', () => {
     expect(useRuns.getState().stream).toEqual([]);
   });
 });
-
-/** A transport whose replies `reply` scripts (none: an INTERNAL error); every call is recorded. */
-function scripted(reply: (channel: string, payload: unknown) => unknown) {
-  const calls: { channel: string; payload: unknown }[] = [];
-  setTransport({
-    kind: 'http',
-    invoke: (async (channel: string, payload: unknown) => {
-      calls.push({ channel, payload });
-      return (await reply(channel, payload)) ?? { ok: false, error: { code: 'INTERNAL', message: `${channel}: not scripted` } };
-    }) as never,
-    on: () => () => {},
-    download: null,
-  });
-  return calls;
-}
 
 function summary(over: Partial<RunSummary> = {}): RunSummary {
   return {

@@ -5,21 +5,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { AssetKind, AssetStatus } from '../../../../electron/common/ipc-contract.js';
 import { setTransport } from '../../../../renderer/src/api.js';
 import { useSystem } from '../../../../renderer/src/stores/system.js';
-import { inProcessTransport, shared } from '../in-process-transport.js';
+import { holdSystemChecks, inProcessTransport, shared } from '../in-process-transport.js';
 
 /** The fake services with each system check's reply (as read when asked) held until released: real checks are slow. */
 function heldChecks() {
   const t = inProcessTransport();
-  const held: (() => void)[] = [];
-  setTransport({
-    ...t.transport,
-    invoke: (async (channel: string, payload: unknown) => {
-      const reply = await (t.transport.invoke as (c: string, p: unknown) => Promise<unknown>)(channel, payload);
-      if (channel === 'system:check') await new Promise<void>((release) => held.push(release));
-      return reply;
-    }) as typeof t.transport.invoke,
-  });
-  return { ...t, held };
+  return { ...t, held: holdSystemChecks(t) };
 }
 
 const asset = (kind: AssetKind) => useSystem.getState().info?.assets.find((a) => a.kind === kind);
