@@ -17,8 +17,10 @@ export function contentTypeFor(file: string): string {
   return MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
-/** Resolves the URL path `rel` inside `root` (an absolute folder), or null when it would escape it. */
+/** Resolves the URL path `rel` inside the folder `root`, or null when it would escape it. */
 export function insideFolder(root: string, rel: string): string | null {
-  const full = path.resolve(root, '.' + path.posix.normalize('/' + rel));
-  return full === root || full.startsWith(root + path.sep) ? full : null;
+  // Resolved first: a root given with a trailing separator or dots would match no path at all.
+  const base = path.resolve(root);
+  const full = path.resolve(base, '.' + path.posix.normalize('/' + rel));
+  return full === base || full.startsWith(base + path.sep) ? full : null;
 }

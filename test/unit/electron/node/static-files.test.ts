@@ -30,4 +30,11 @@ describe('insideFolder', () => {
   ])('%j -> %j', (rel, full) => {
     expect(insideFolder(root, rel)).toBe(full);
   });
+
+  it('takes a root with a trailing separator or dots as the same folder', () => {
+    for (const spelled of [root + path.sep, path.join(root, 'assets', '..') + path.sep]) {
+      expect(insideFolder(spelled, 'index.html')).toBe(path.join(root, 'index.html'));
+      expect(insideFolder(spelled, '')).toBe(root);
+    }
+  });
 });
