@@ -11,7 +11,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 describe('configuredFuses (check-packaging)', () => {
   it("reads electron-builder.yml's fuses", () => {
     expect(configuredFuses(readFileSync(path.join(root, 'electron-builder.yml'), 'utf8'))).toEqual({
-      runAsNode: true,
+      runAsNode: false,
       enableCookieEncryption: true,
       enableNodeOptionsEnvironmentVariable: false,
       enableNodeCliInspectArguments: false,
