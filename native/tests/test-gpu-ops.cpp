@@ -727,7 +727,7 @@ void test_swiglu_reduce_embed_argmax() {
   lg[static_cast<size_t>(0) * cols + 50000] = 5.0f;  // tie: lower index wins
   lg[static_cast<size_t>(1) * cols + 50303] = 9.0f;
   lg[static_cast<size_t>(2) * cols + 10] = NAN;
-  const int last_warp_col = 195 * RT_ARGMAX_THREADS + RT_ARGMAX_THREADS - 1;  // read by the block's last warp
+  const int last_warp_col = (cols / RT_ARGMAX_THREADS - 1) * RT_ARGMAX_THREADS + RT_ARGMAX_THREADS - 1;  // the last warp's
   lg[static_cast<size_t>(3) * cols + last_warp_col] = NAN;
   lg[static_cast<size_t>(4) * cols + last_warp_col] = 7.0f;
   dev<float> dlg(lg);

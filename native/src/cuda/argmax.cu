@@ -12,13 +12,27 @@ __global__ void __launch_bounds__(RT_ARGMAX_THREADS) argmax_kernel(const float *
   float bv = -INFINITY;
   int bi = n_cols;
   int nan = 0;
-  for (int i = threadIdx.x; i < n_cols; i += blockDim.x) {
-    const float v = row[i];
-    if (isnan(v)) {
-      nan = 1;
-    } else if (rt_cuda::argmax_better(v, i, bv, bi)) {
-      bv = v;
-      bi = i;
+  // One block a row (a batch-1 step has one row): four independent loads in flight per thread, since a loop of one
+  // load at a time waits out the memory latency once per element (81 us for OLMoE's 50,304 logits with 256 threads).
+  constexpr int UNROLL = 4;
+  const int stride = blockDim.x * UNROLL;
+  for (int base = threadIdx.x; base < n_cols; base += stride) {
+    float v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int i = base + u * static_cast<int>(blockDim.x);
+      v[u] = i < n_cols ? row[i] : -INFINITY;
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int i = base + u * static_cast<int>(blockDim.x);
+      if (i >= n_cols) continue;
+      if (isnan(v[u])) {
+        nan = 1;
+      } else if (rt_cuda::argmax_better(v[u], i, bv, bi)) {
+        bv = v[u];
+        bi = i;
+      }
     }
   }
   rt_cuda::warp_argmax(bv, bi);

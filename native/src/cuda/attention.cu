@@ -49,6 +49,8 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
     float s = 0.0f;
     if (vec) {
       const uint4 * krow = reinterpret_cast<const uint4 *>(kbase + static_cast<size_t>(j) * kv_dim);
+      // Unrolled so a row's loads are in flight together (one at a time, a decode step waits for each).
+#pragma unroll 16
       for (int d8 = 0; d8 < hd / 8; ++d8) {
         const uint4 raw = krow[d8];
         const __half2 * kh = reinterpret_cast<const __half2 *>(&raw);
@@ -85,6 +87,7 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
   float acc[MAX_PER_LANE];
 #pragma unroll
   for (int i = 0; i < MAX_PER_LANE; ++i) acc[i] = 0.0f;
+#pragma unroll 4
   for (int j = j0 + warp; j < n; j += WARPS) {
     const float p = scores[j - j0];
     const __half * vrow = vbase + static_cast<size_t>(j) * kv_dim;

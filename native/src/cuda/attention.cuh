@@ -10,7 +10,7 @@ constexpr int RT_ATTENTION_MAX_HEAD_DIM = 256;
 /** Decode steps of at most this many tokens split each sequence's positions over several blocks (flash-decoding). */
 constexpr int RT_ATTENTION_SPLIT_MAX_TOKENS = 8;
 /** Positions per block when split. */
-constexpr int RT_ATTENTION_SPLIT_LEN = 256;
+constexpr int RT_ATTENTION_SPLIT_LEN = 128;
 
 /** Arguments of rt_cuda_attention; every pointer is device memory. */
 struct rt_cuda_attention_args {

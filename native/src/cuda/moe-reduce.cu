@@ -16,6 +16,8 @@ __global__ void __launch_bounds__(RT_RMSNORM_THREADS)
   float ss = 0.0f;
   for (int c = threadIdx.x; c < hidden; c += blockDim.x) {
     float s = 0.0f;
+    // Unrolled so the k loads are in flight together rather than one memory latency after another.
+#pragma unroll 8
     for (int j = 0; j < k; ++j) s = fmaf(weights[t * k + j], z[(static_cast<size_t>(t) * k + j) * hidden + c], s);
     const float v = xr[c] + s;
     xr[c] = v;

@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-constexpr int RT_QK_NORM_ROPE_THREADS = 256;
+constexpr int RT_QK_NORM_ROPE_THREADS = 1024;
 
 /** Arguments of rt_cuda_qk_norm_rope; every pointer is device memory. */
 struct rt_cuda_qk_norm_rope_args {

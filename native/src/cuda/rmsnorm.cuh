@@ -4,7 +4,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-constexpr int RT_RMSNORM_THREADS = 256;
+constexpr int RT_RMSNORM_THREADS = 1024;
 
 /** Normalises n_rows rows of n columns; writes y_f16 (FP16) or y_f32 (FP32, may alias x); row strides ldx, ldy. */
 void rt_cuda_rmsnorm(const float * x, int ldx, const __half * w, float eps, int n_rows, int n, __half * y_f16,
