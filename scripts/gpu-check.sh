@@ -4,6 +4,7 @@
 # OLMoE-1B-7B-shaped model with random weights (full residency and a partial expert budget).
 # Then, in the time left, compute-sanitizer's memcheck, racecheck and synccheck over the kernel tests (test-gpu-ops):
 # what the CPU simulator cannot show (shared-memory races between warps that run at once, barriers in divergent code).
+# Then, when Nsight Compute is there, the time of each kernel of a batch-1 decode step ($OUT/gpu-kernels.txt).
 # Writes $OUT/gpu-check.json (benchmark figures) and $OUT/gpu-check.log when $OUT is set.
 # Env: GPU_CHECK_ARCHS (CMake CUDA architectures; default: the first GPU's compute capability),
 #      GPU_CHECK_QUICK=1 (fewer benchmark steps), GPU_CHECK_PARTIAL_SLOTS (default 16 of 64 experts per layer),
@@ -94,6 +95,25 @@ if [ -n "$SANITIZER" ] && [ -x "$BUILD/test-gpu-ops" ]; then
   done
 else
   say "compute-sanitizer: not found, not run"; SAN_RC=1
+fi
+# Where a batch-1 decode step's time goes, kernel by kernel (informational: it never fails the check). The launches
+# skipped are the warm-up and the 512-token prefill; the 900 profiled cover the 128-token prefill before the batch-1
+# decode (its launches are the 8-token-tile and FP16 GEMM kernels) and about four decode steps.
+NCU=$(command -v ncu 2>/dev/null)
+[ -z "$NCU" ] && [ -x /usr/local/cuda/bin/ncu ] && NCU=/usr/local/cuda/bin/ncu
+LEFT=$(( 470 - ($(date +%s) - START) ))
+if [ -n "$NCU" ] && [ "$LEFT" -ge 60 ]; then
+  KERNELS="${OUT:-${TMPDIR:-/tmp}}/gpu-kernels.txt"
+  timeout -k 10 $(( LEFT < 150 ? LEFT : 150 )) "$NCU" --clock-control none --metrics gpu__time_duration.sum \
+    --launch-skip 1500 --launch-count 900 --print-summary per-kernel "$BUILD/bench-gpu" --quick >"$KERNELS.raw" 2>&1
+  grep -v '^==PROF==' "$KERNELS.raw" | grep -E 'Invocations|gpu__time_duration' | paste - - |
+    sed -E 's/Device [0-9]+, CC [0-9.]+, //; s/\([^()]*_args[^()]*\)//; s/\(const [^()]*\)//; s/gpu__time_duration.sum +//; s/ +/ /g' \
+    >"$KERNELS"
+  rm -f "$KERNELS.raw"
+  say "batch-1 decode kernels by ncu (name, grid x block, launches; min max avg): $KERNELS"
+  cat "$KERNELS" | tee -a "$LOG"
+else
+  say "ncu: $([ -z "$NCU" ] && echo 'not found' || echo 'no time left'), kernel times not taken"
 fi
 say "total $(( $(date +%s) - START )) s"
 [ "$TEST_RC" = "0" ] && [ "$BENCH_RC" = "0" ] && [ "$SAN_RC" = "0" ]
