@@ -146,5 +146,17 @@ describe('ChatTokenizer loading edge cases', () => {
     expect([1, 2, 3, 4].map((k) => tok.decodePrefix(euro.slice(0, k)))).toEqual(['x', 'x', 'x', 'x€']);
     expect(tok.decode(euro.slice(0, 2))).toBe('x\uFFFD'); // a finished response keeps what the model generated
     expect(tok.decodePrefix([])).toBe('');
+    // An invalid byte and an unfinished character: both replacement characters are left out.
+    const twice = [...Buffer.from('x', 'utf8'), 0xe2, 0xe2];
+    expect(tok.decode(twice)).toBe('x\uFFFD\uFFFD');
+    expect(tok.decodePrefix(twice)).toBe('x');
+  });
+
+  it('passes additional_special_tokens to the template as a list of their contents', async () => {
+    const dir = await folder((c) => {
+      c.chat_template = "{{ additional_special_tokens | join(',') }}|{{ messages[0].content }}";
+      c.additional_special_tokens = ['<|a|>', { __type: 'AddedToken', content: '<|b|>', lstrip: false, rstrip: false }];
+    });
+    expect((await ChatTokenizer.load(dir)).renderChat('hi')).toBe('<|a|>,<|b|>|hi');
   });
 });
