@@ -206,12 +206,13 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   std::vector<size_t> owner;
   std::vector<int32_t> next_tokens;
   size_t active = 0;
-  auto consume = [&](const std::vector<batch_entry> & step, const std::vector<size_t> & step_owner,
-                     const std::vector<char> & emits) {
+  std::vector<size_t> fed(n, 0);  // prompt tokens already in each prompt's sequence
+  auto consume = [&](const std::vector<batch_entry> & step, const std::vector<size_t> & step_owner) {
     const auto now = clock_type::now();
     for (size_t b = 0; b < step.size(); ++b) {
-      if (!emits[b]) continue;  // a prompt chunk before its last: its logits predict a token the prompt already has
       const size_t i = step_owner[b];
+      // A prompt chunk before its last: its logits predict a token the prompt already has.
+      if (fed[i] < req.prompts[i].size()) continue;
       const int32_t tok = next_tokens[b];
       generate_result & r = results[i];
       if (tok < 0) {
@@ -249,8 +250,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   // what is left. Scratch memory is then bounded by the budget and not by the longest prompt, and a long prompt does
   // not stall the others' decoding for one huge step.
   const size_t kPrefillTokens = static_cast<size_t>(std::max(1, req.prefill_token_budget));
-  std::vector<size_t> fed(n, 0);  // prompt tokens already in each prompt's sequence
-  size_t partial = n;             // the prompt whose prefill is unfinished; n = none
+  size_t partial = n;  // the prompt whose prefill is unfinished; n = none
   bool was_cancelled = false;
   size_t next = 0;
   for (;;) {
@@ -259,7 +259,6 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     std::vector<size_t> step_owner;
     step.swap(batch);
     step_owner.swap(owner);
-    std::vector<char> emits(step.size(), 1);
     const auto step0 = clock_type::now();
     size_t budget = kPrefillTokens;
     auto feed = [&](size_t i) {
@@ -274,7 +273,6 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       length[i] = static_cast<int>(fed[i]);
       step.push_back(std::move(e));
       step_owner.push_back(i);
-      emits.push_back(fed[i] == p.size() ? 1 : 0);
       partial = fed[i] < p.size() ? i : n;
     };
     if (partial < n) feed(partial);
@@ -290,7 +288,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     if (!m.be->forward_greedy(step, next_tokens, error)) return false;
     (prefilled ? stats.prefill_ms : stats.decode_ms) += ms_since(step0);
     ++(prefilled ? stats.prefill_steps : stats.decode_steps);
-    if (!consume(step, step_owner, emits)) return false;
+    if (!consume(step, step_owner)) return false;
   }
   if (was_cancelled) {
     for (size_t i = 0; i < n; ++i) {
