@@ -59,16 +59,16 @@ export function scripted(reply: (channel: string, payload: unknown) => unknown) 
   return calls;
 }
 
-/** Installs `t`'s transport with each system check's reply (as read when asked) held until released; the releases. */
-export function holdSystemChecks(t: ReturnType<typeof inProcessTransport>): (() => void)[] {
-  const held: (() => void)[] = [];
+/** Installs `t`'s transport with each reply on `held` (as read when asked) held until released; the releases. */
+export function holdReplies(t: ReturnType<typeof inProcessTransport>, held: string): (() => void)[] {
+  const releases: (() => void)[] = [];
   setTransport({
     ...t.transport,
     invoke: (async (channel: string, payload: unknown) => {
       const reply = await (t.transport.invoke as (c: string, p: unknown) => Promise<unknown>)(channel, payload);
-      if (channel === 'system:check') await new Promise<void>((release) => held.push(release));
+      if (channel === held) await new Promise<void>((release) => releases.push(release));
       return reply;
     }) as typeof t.transport.invoke,
   });
-  return held;
+  return releases;
 }

@@ -8,7 +8,7 @@ import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { mergeRuns, useHistory } from '../../../../renderer/src/stores/history.js';
 import { useResults } from '../../../../renderer/src/stores/results.js';
 import { useRuns } from '../../../../renderer/src/stores/runs.js';
-import { inProcessTransport, scripted, shared } from '../in-process-transport.js';
+import { holdReplies, inProcessTransport, scripted, shared } from '../in-process-transport.js';
 
 /** The fake services with a prepared model, the prompts imported and runs of `limits` prompts each, completed. */
 async function withRuns(limits: readonly number[]) {
@@ -229,15 +229,7 @@ describe('history store', () => {
     const t = await withRuns([1, 1]);
     const [a, b] = t.ids as [string, string];
     // runs:list replies as read at once, handed over only when released.
-    const held: (() => void)[] = [];
-    setTransport({
-      ...t.transport,
-      invoke: (async (channel: string, payload: unknown) => {
-        const reply = await (t.transport.invoke as (c: string, p: unknown) => Promise<unknown>)(channel, payload);
-        if (channel === 'runs:list') await new Promise<void>((res) => held.push(res));
-        return reply;
-      }) as typeof t.transport.invoke,
-    });
+    const held = holdReplies(t, 'runs:list');
     const off = connectEvents();
     try {
       const late = useHistory.getState().refresh();

@@ -7,7 +7,7 @@ import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { useModels } from '../../../../renderer/src/stores/models.js';
 import { useSystem } from '../../../../renderer/src/stores/system.js';
-import { holdSystemChecks, inProcessTransport, shared } from '../in-process-transport.js';
+import { holdReplies, inProcessTransport, shared } from '../in-process-transport.js';
 
 describe('models store', () => {
   beforeEach(() => {
@@ -114,7 +114,7 @@ describe('models store', () => {
     const punktReady = () => useSystem.getState().info?.assets.find((a) => a.kind === 'punkt')?.ready;
     expect(punktReady()).toBe(false);
     // Each system check's reply is now held until released (the device probe makes real checks slow).
-    const held = holdSystemChecks(t);
+    const held = holdReplies(t, 'system:check');
     const stale = useSystem.getState().refresh(); // started before the import: its view of Punkt is older
     useModels.getState().setImportPath('punkt', path.join(shared, 'nltk', 'punkt_english'));
     const imported = useModels.getState().importAsset('punkt');

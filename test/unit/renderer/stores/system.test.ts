@@ -5,12 +5,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { AssetKind, AssetStatus } from '../../../../electron/common/ipc-contract.js';
 import { setTransport } from '../../../../renderer/src/api.js';
 import { useSystem } from '../../../../renderer/src/stores/system.js';
-import { holdSystemChecks, inProcessTransport, shared } from '../in-process-transport.js';
+import { holdReplies, inProcessTransport, shared } from '../in-process-transport.js';
 
 /** The fake services with each system check's reply (as read when asked) held until released: real checks are slow. */
 function heldChecks() {
   const t = inProcessTransport();
-  return { ...t, held: holdSystemChecks(t) };
+  return { ...t, held: holdReplies(t, 'system:check') };
 }
 
 const asset = (kind: AssetKind) => useSystem.getState().info?.assets.find((a) => a.kind === kind);
