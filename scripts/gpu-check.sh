@@ -23,15 +23,17 @@ if ! command -v nvcc >/dev/null 2>&1; then
 fi
 command -v nvcc >/dev/null 2>&1 || { say "nvcc not found"; exit 2; }
 command -v cmake >/dev/null 2>&1 || { say "cmake not found"; exit 2; }
-# compute-sanitizer ships beside nvcc in the toolkit, which need not be on PATH when nvcc is (a symlink elsewhere).
-SANITIZER=$(command -v compute-sanitizer 2>/dev/null)
-if [ -z "$SANITIZER" ]; then
-  NVCC_DIR=$(dirname "$(readlink -f "$(command -v nvcc)")")
-  for c in "$NVCC_DIR/compute-sanitizer" "$NVCC_DIR/../compute-sanitizer/compute-sanitizer" \
-           /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda-*/bin/compute-sanitizer; do
-    [ -x "$c" ] && SANITIZER="$c" && break
+# compute-sanitizer and ncu ship beside nvcc in the toolkit, which need not be on PATH when nvcc is (a symlink
+# elsewhere): the path of tool $1, or nothing.
+cuda_tool() {
+  command -v "$1" 2>/dev/null && return
+  local nvcc_dir c
+  nvcc_dir=$(dirname "$(readlink -f "$(command -v nvcc)")")
+  for c in "$nvcc_dir/$1" "$nvcc_dir/../$1/$1" /usr/local/cuda/bin/"$1" /usr/local/cuda-*/bin/"$1"; do
+    [ -x "$c" ] && echo "$c" && return
   done
-fi
+}
+SANITIZER=$(cuda_tool compute-sanitizer)
 
 ARCHS="${GPU_CHECK_ARCHS:-}"
 if [ -z "$ARCHS" ] && command -v nvidia-smi >/dev/null 2>&1; then
@@ -99,8 +101,7 @@ fi
 # Where a batch-1 decode step's time goes, kernel by kernel (informational: it never fails the check). The launches
 # skipped are the warm-up and the 512-token prefill; the 900 profiled cover the 128-token prefill before the batch-1
 # decode (its launches are the 8-token-tile and FP16 GEMM kernels) and about four decode steps.
-NCU=$(command -v ncu 2>/dev/null)
-[ -z "$NCU" ] && [ -x /usr/local/cuda/bin/ncu ] && NCU=/usr/local/cuda/bin/ncu
+NCU=$(cuda_tool ncu)
 LEFT=$(( 470 - ($(date +%s) - START) ))
 if [ -n "$NCU" ] && [ "$LEFT" -ge 60 ]; then
   KERNELS="${OUT:-${TMPDIR:-/tmp}}/gpu-kernels.txt"
@@ -111,7 +112,7 @@ if [ -n "$NCU" ] && [ "$LEFT" -ge 60 ]; then
     >"$KERNELS"
   rm -f "$KERNELS.raw"
   say "batch-1 decode kernels by ncu (name, grid x block, launches; min max avg): $KERNELS"
-  cat "$KERNELS" | tee -a "$LOG"
+  tee -a "$LOG" <"$KERNELS"
 else
   say "ncu: $([ -z "$NCU" ] && echo 'not found' || echo 'no time left'), kernel times not taken"
 fi
