@@ -1,5 +1,5 @@
 // GPU benchmark (not a test; run by scripts/gpu-check.sh): an OLMoE-1B-7B-shaped model with random weights built in
-// memory (FP16 non-routed tensors, qpacked-v1 experts with group 128), run through the CUDA backend with full
+// memory (FP16 non-routed tensors, qpacked-v2 experts with group 128), run through the CUDA backend with full
 // residency and with a partial expert budget. Prints a table; `--json PATH` also writes the figures as JSON.
 // Flags: --layers N (default 16), --partial-slots N (default 16 of 64), --quick (fewer steps), --small (a narrow
 // model and short prompts: a smoke run of every path, e.g. on the CUDA simulator; its figures mean nothing).

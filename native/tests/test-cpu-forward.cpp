@@ -313,9 +313,9 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
     auto mf = mapped_file::open((packed / f).string(), err);
     safetensors_header h;
     CHECK(mf && safetensors_parse(mf->data(), mf->size(), f, h, err), "parse %s", f.c_str());
-    bool fmt = false, gs = false;
-    for (const auto & kv : h.metadata) { fmt |= kv.first == "format" && kv.second == "qpacked-v1"; gs |= kv.first == "group_size" && kv.second == "16"; }
-    CHECK(fmt && gs, "%s metadata", f.c_str());
+    bool fmt = false, gs = false, cb = false;
+    for (const auto & kv : h.metadata) { fmt |= kv.first == "format" && kv.second == "qpacked-v2"; gs |= kv.first == "group_size" && kv.second == "16"; cb |= kv.first == "codebook" && kv.second == "hq4nl"; }
+    CHECK(fmt && gs && cb, "%s metadata", f.c_str());
   }
 
   // The same model with F16-rounded non-routed weights and dequantised experts, as F32.

@@ -1,4 +1,4 @@
-// Whole-model checks of the CUDA backend on tiny INT4 (qpacked-v1) models: logits against the CPU backend, full vs
+// Whole-model checks of the CUDA backend on tiny INT4 (qpacked-v2) models: logits against the CPU backend, full vs
 // partial expert residency (same greedy tokens, D2H always 0, staged layers when a step routes more experts than a
 // layer has slots), CUDA graphs on vs off, batched vs one-by-one decode. To add a case, add a function taking the
 // packed folder and call it from main(). Without a CUDA device it prints "SKIP: no CUDA device (<reason>)".

@@ -241,7 +241,7 @@ static void edit_header(const fs::path & file, const std::string & from, const s
   test_util::write_file(file, out + header + bytes.substr(8 + static_cast<size_t>(n)));
 }
 
-// A qpacked-v1 folder whose metadata or INT4 tensors are wrong fails to load with a message naming the shard and
+// A qpacked-v2 folder whose metadata or INT4 tensors are wrong fails to load with a message naming the shard and
 // the problem. Each case packs the tiny model (one shard, group 16) afresh and breaks one thing.
 static void qpacked_reader(const fs::path & root) {
   test_util::tiny_config c;
@@ -266,7 +266,7 @@ static void qpacked_reader(const fs::path & root) {
     auto w = model_weights_load(d.string(), weights_kind::int4, err);
     CHECK(w && w->kind == weights_kind::int4 && w->group_size == 16, "the packed folder loads as int4: %s", err.c_str());
     if (w) CHECK(w->layers.size() == 2 && w->layers[1].expert_down_scales.size() == 8, "int4 layer views");
-    expect_error(d, weights_kind::bf16, {"qpacked-v1", "int4"}, "bf16 requested on a packed folder");
+    expect_error(d, weights_kind::bf16, {"qpacked-v2", "int4"}, "bf16 requested on a packed folder");
   }
   struct reader_case {
     const char * what;
@@ -276,6 +276,11 @@ static void qpacked_reader(const fs::path & root) {
   };
   const std::string gate0 = "model.layers.0.mlp.experts.0.gate_proj.scales";
   const reader_case cases[] = {
+      {"a qpacked-v1 folder (the older uniform INT4 format)", "\"format\":\"qpacked-v2\"", "\"format\":\"qpacked-v1\"",
+       {shard, "packed as qpacked-v1", "re-pack the model"}},
+      {"another codebook", "\"codebook\":\"hq4nl\"", "\"codebook\":\"nf4\"", {shard, "codebook \"nf4\" is not hq4nl"}},
+      {"packed tensors without the format metadata", "\"format\":\"qpacked-v2\"", "\"format\":\"pt\"",
+       {"holds .qweight tensors but no shard says __metadata__ format \"qpacked-v2\"", "re-pack"}},
       {"group_size metadata disagrees", "\"group_size\":\"16\"", "\"group_size\":\"8\"",
        {shard, "__metadata__ group_size 8 disagrees with tensor '" + gate0 + "' (group 16)"}},
       {"group_size metadata not a number", "\"group_size\":\"16\"", "\"group_size\":\"16x\"",

@@ -1,4 +1,4 @@
-// The qpacked-v1 packer's edges: group size rules, cancellation (no temp or partial shard left, no index), sources it
+// The qpacked-v2 packer's edges: group size rules, cancellation (no temp or partial shard left, no index), sources it
 // must refuse, stale copies the index does not point to, and loading a packed folder with a missing INT4 tensor.
 // To add a case, add a block to main() (or a row to the refused sources).
 #ifndef _WIN32
@@ -116,7 +116,7 @@ int main() {
     struct bad_case { const char * tensor; float value; const char * expect; };
     const bad_case cases[] = {
         {"model.layers.1.mlp.experts.2.up_proj.weight", std::nanf(""), "is not a finite number"},
-        {"model.layers.0.mlp.experts.0.down_proj.weight", 1e6f, "too large for INT4"},
+        {"model.layers.0.mlp.experts.0.down_proj.weight", 5e6f, "too large for 4-bit codes"},
         {"model.layers.0.self_attn.q_proj.weight", 70000.0f, "outside the FP16 range"},
     };
     for (const bad_case & bc : cases) {
@@ -142,12 +142,12 @@ int main() {
         CHECK(e.path().extension() != ".tmp", "temp file left: %s", e.path().string().c_str());
     }
   }
-  {  // The largest magnitudes each format holds pack: 65504 as FP16, 7 x 65504 in an INT4 group (scale 65504).
+  {  // The largest magnitudes each format holds pack: 65504 as FP16, 64 x 65504 in a 4-bit group (a finite scale).
     std::vector<test_util::raw_tensor> ts = test_util::tiny_tensors(c, 3);
     for (auto & t : ts) {
       t = test_util::to_f32(t);
       const float v = t.name == "model.layers.0.self_attn.q_proj.weight" ? -65504.0f
-                      : t.name == "model.layers.0.mlp.experts.1.up_proj.weight" ? 458528.0f : 0.0f;
+                      : t.name == "model.layers.0.mlp.experts.1.up_proj.weight" ? 4192256.0f : 0.0f;
       if (v != 0.0f) std::memcpy(t.bytes.data() + 4 * 3, &v, 4);
     }
     const fs::path lim = root / "limits-src";
@@ -159,8 +159,11 @@ int main() {
     auto w = model_weights_load((root / "limits-out").string(), weights_kind::int4, err);
     const tensor_view * q = w ? w->find("model.layers.0.self_attn.q_proj.weight") : nullptr;
     const tensor_view * s = w ? w->find("model.layers.0.mlp.experts.1.up_proj.scales") : nullptr;
-    CHECK(q && s && static_cast<const uint16_t *>(q->data)[3] == 0xFBFF && static_cast<const uint16_t *>(s->data)[0] == 0x7BFF,
-          "-65504 packs to 0xFBFF and the INT4 group's scale to 65504 (%s)", err.c_str());
+    const tensor_view * u = w ? w->find("model.layers.0.mlp.experts.1.up_proj.qweight") : nullptr;
+    float back[16] = {};
+    if (s && u) qpacked_dequantize_row(static_cast<const uint8_t *>(u->data), static_cast<const uint16_t *>(s->data), 16, 16, back);
+    CHECK(q && s && u && static_cast<const uint16_t *>(q->data)[3] == 0xFBFF && std::fabs(back[3] - 4192256.0f) < 0.01f * 4192256.0f,
+          "-65504 packs to 0xFBFF and 4192256 to a 4-bit code within 1%% (%g; %s)", back[3], err.c_str());
   }
   {  // A stale copy in a shard the index does not point to is not packed: the indexed one is, once.
     auto ts = test_util::tiny_tensors(c, 3);
@@ -224,7 +227,7 @@ int main() {
                        test_util::rng r(5);
                        ts.push_back(test_util::make_tensor("model.layers.0.mlp.experts.99.gate_proj.weight", {1, 2}, r, 1.0f));
                        write_source(d, c, {{"model.safetensors", ts}}, {});
-                     }, {"model.safetensors", "'model.layers.0.mlp.experts.99.gate_proj.weight'", "odd number of INT4 bytes"}});
+                     }, {"model.safetensors", "'model.layers.0.mlp.experts.99.gate_proj.weight'", "odd number of 4-bit code bytes"}});
     cases.push_back({"an expert that is not a matrix", 0, [&](const fs::path & d) {
                        auto ts = test_util::tiny_tensors(c, 3);
                        test_util::rng r(6);

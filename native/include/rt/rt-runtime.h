@@ -1,6 +1,6 @@
 #pragma once
 // The public C++ API of the runtime used by the Node addon: load an OLMoE model folder on a backend, compute
-// logits, generate greedily for a batch of prompts, and pack a checkpoint to qpacked-v1.
+// logits, generate greedily for a batch of prompts, and pack a checkpoint to qpacked-v2.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -15,7 +15,7 @@ class model;
 /** What to load and where to run it. */
 struct model_load_options {
   std::string dir;
-  std::string weights = "bf16";  // "bf16" (source checkpoint, FP32 math) or "int4" (qpacked-v1 folder)
+  std::string weights = "bf16";  // "bf16" (source checkpoint, FP32 math) or "int4" (qpacked-v2 folder)
   std::string backend = "cpu";   // "cpu" or "cuda"
   int threads = 0;               // CPU threads; 0 = all cores
   int max_context = 0;           // tokens per sequence; 0 = max_position_embeddings
@@ -98,7 +98,7 @@ bool rt_model_generate(model & m, const generate_request & request, const std::a
                        const token_callback & on_token, std::vector<generate_result> & results,
                        generate_stats & stats, std::string & error);
 
-/** Options of the qpacked-v1 packer. */
+/** Options of the qpacked-v2 packer. */
 struct pack_options {
   std::string src_dir;
   std::string dst_dir;
@@ -119,7 +119,7 @@ struct pack_result {
 using pack_progress = std::function<void(uint64_t done, uint64_t total)>;
 
 /**
- * Packs a source OLMoE checkpoint to qpacked-v1 (everything but horizon-manifest.json), streaming tensor by
+ * Packs a source OLMoE checkpoint to qpacked-v2 (everything but horizon-manifest.json), streaming tensor by
  * tensor; each output is written under a temporary name and renamed when complete.
  */
 bool rt_qpacked_pack(const pack_options & options, const pack_progress & progress, const std::atomic<bool> * cancel,

@@ -12,6 +12,7 @@
 #include "core/mapped-file.h"
 #include "core/model-weights.h"
 #include "core/safetensors.h"
+#include "quant/qpacked.h"
 
 namespace fs = std::filesystem;
 
@@ -254,7 +255,16 @@ std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weigh
     safetensors_header h;
     if (!safetensors_parse(mf->data(), mf->size(), path, h, error)) return nullptr;
     for (const auto & kv : h.metadata) {
-      if (kv.first == "format" && kv.second == "qpacked-v1") qpacked_format = kv.second;
+      if (kv.first == "format" && kv.second == "qpacked-v1") {
+        error = path + ": packed as qpacked-v1 (uniform INT4, scale amax/7), a format this version no longer reads; "
+                "re-pack the model (horizon pack, or prepare it again) to get qpacked-v2";
+        return nullptr;
+      }
+      if (kv.first == "format" && kv.second == kQpackedFormat) qpacked_format = kv.second;
+      if (kv.first == "codebook" && kv.second != kQpackedCodebook) {
+        error = path + ": __metadata__ codebook " + json_quote(kv.second) + " is not " + kQpackedCodebook + ", the only one this version reads";
+        return nullptr;
+      }
       if (kv.first == "group_size") {
         const char * b = kv.second.data();
         const char * e = b + kv.second.size();
@@ -307,13 +317,18 @@ std::unique_ptr<model_weights> model_weights_load(const std::string & dir, weigh
     const std::string & n = kv.first;
     if (n.size() > 8 && n.compare(n.size() - 8, 8, ".qweight") == 0) { has_qweight = true; break; }
   }
-  w->kind = (has_qweight || !qpacked_format.empty()) ? weights_kind::int4 : weights_kind::bf16;
+  if (has_qweight && qpacked_format.empty()) {
+    error = dir + ": holds .qweight tensors but no shard says __metadata__ format \"" + kQpackedFormat +
+            "\"; re-pack the model (horizon pack)";
+    return nullptr;
+  }
+  w->kind = !qpacked_format.empty() ? weights_kind::int4 : weights_kind::bf16;
   if (want == weights_kind::int4 && w->kind != weights_kind::int4) {
-    error = dir + ": int4 weights need a qpacked-v1 folder (run 'horizon pack'); this folder holds source weights";
+    error = dir + ": int4 weights need a qpacked-v2 folder (run 'horizon pack'); this folder holds source weights";
     return nullptr;
   }
   if (want == weights_kind::bf16 && w->kind != weights_kind::bf16) {
-    error = dir + ": this is a qpacked-v1 (int4) folder; load it with weights 'int4' or use the source checkpoint for bf16";
+    error = dir + ": this is a qpacked-v2 (int4) folder; load it with weights 'int4' or use the source checkpoint for bf16";
     return nullptr;
   }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Backend-independent model description: the OLMoE config and read-only views of the weights as they lie in the
-// memory-mapped safetensors shards (source BF16/F16/F32, or qpacked-v1 F16 + U8/F16 expert tensors).
+// memory-mapped safetensors shards (source BF16/F16/F32, or qpacked-v2 F16 + U8/F16 expert tensors).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -50,7 +50,7 @@ struct tensor_view {
   int64_t numel() const;
 };
 
-/** Which weights were loaded: source precision (FP32 math over BF16/F16/F32) or qpacked-v1 INT4 experts. */
+/** Which weights were loaded: source precision (FP32 math over BF16/F16/F32) or qpacked-v2 INT4 experts. */
 enum class weights_kind { bf16, int4 };
 
 /** One layer's tensors. For int4, expert_* hold `.qweight` (U8) and expert_*_scales hold `.scales` (F16). */
@@ -90,7 +90,7 @@ struct model_weights {
 
 /**
  * Loads a model folder (config.json + *.safetensors, optionally model.safetensors.index.json).
- * `want` selects the precision: int4 requires a qpacked-v1 folder, bf16 a source checkpoint.
+ * `want` selects the precision: int4 requires a qpacked-v2 folder, bf16 a source checkpoint.
  * A tensor whose bytes are not aligned to its dtype in the file is copied to aligned memory; with `copy_misaligned`
  * false it is left in place, for a caller that only validates or reads bytes with memcpy.
  * On failure returns nullptr and sets `error` to a message naming the file and tensor at fault.

@@ -82,8 +82,8 @@ float scalar_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group
     float acc = 0.0f;
     for (int c = g0; c < g0 + group; c += 2) {
       const uint8_t b = q[c / 2];
-      acc += static_cast<float>(static_cast<int>(b & 0xf) - 8) * x[c];
-      acc += static_cast<float>(static_cast<int>(b >> 4) - 8) * x[c + 1];
+      acc += static_cast<float>(kHq4Codebook[b & 0xf]) * x[c];
+      acc += static_cast<float>(kHq4Codebook[b >> 4]) * x[c + 1];
     }
     s += acc * f32_from_fp16(scales[g0 / group]);
   }
@@ -114,9 +114,11 @@ RT_AVX2 float avx2_dot(const typename L::elem * w, const float * x, int n) {
   return s;
 }
 
+RT_AVX2 inline __m128i codebook_levels() { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook)); }
+
 RT_AVX2 float avx2_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x) {
   const __m128i mask = _mm_set1_epi8(0x0f);
-  const __m128i eight = _mm_set1_epi8(8);
+  const __m128i levels = codebook_levels();
   __m256 total = _mm256_setzero_ps();
   for (int g0 = 0; g0 < n; g0 += group) {
     __m256 acc = _mm256_setzero_ps();
@@ -124,7 +126,7 @@ RT_AVX2 float avx2_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int
       __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + c / 2));
       __m128i lo = _mm_and_si128(bytes, mask);
       __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
-      __m128i vals = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);  // columns c..c+15 in order, as q - 8
+      __m128i vals = _mm_shuffle_epi8(levels, _mm_unpacklo_epi8(lo, hi));  // columns c..c+15 in order, as K[u]
       __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(vals));
       __m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(vals, 8)));
       acc = _mm256_fmadd_ps(v0, _mm256_loadu_ps(x + c), acc);
@@ -160,7 +162,7 @@ RT_AVX2 void avx2_dot_x4(const typename L::elem * w, const float * x, int64_t ld
 RT_AVX2 void avx2_dot_q4_x4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x, int64_t ldx,
                             float * y, int64_t ldy) {
   const __m128i mask = _mm_set1_epi8(0x0f);
-  const __m128i eight = _mm_set1_epi8(8);
+  const __m128i levels = codebook_levels();
   __m256 total[4];
   for (int t = 0; t < 4; ++t) total[t] = _mm256_setzero_ps();
   for (int g0 = 0; g0 < n; g0 += group) {
@@ -170,7 +172,7 @@ RT_AVX2 void avx2_dot_q4_x4(const uint8_t * q, const uint16_t * scales, int n, i
       __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + c / 2));
       __m128i lo = _mm_and_si128(bytes, mask);
       __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
-      __m128i vals = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);
+      __m128i vals = _mm_shuffle_epi8(levels, _mm_unpacklo_epi8(lo, hi));
       const __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(vals));
       const __m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(vals, 8)));
       for (int t = 0; t < 4; ++t) {

@@ -1,5 +1,5 @@
 #pragma once
-// CPU kernels: row dot products over BF16/F16/F32 weights and qpacked-v1 INT4 rows (dequantised in the kernel),
+// CPU kernels: row dot products over BF16/F16/F32 weights and qpacked-v2 INT4 rows (dequantised in the kernel),
 // with an AVX2/FMA/F16C path chosen at run time and a scalar path that is the reference.
 #include <cstdint>
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "quant/qpacked.h"
+
 namespace rt::ref {
 
 float half_to_float(uint16_t h) {
@@ -56,7 +58,7 @@ void matmul_w4a16(const float * x, int n_tokens, const uint8_t * qweight, const 
         for (int c = g * group_size; c < (g + 1) * group_size; ++c) {
           const uint8_t b = qweight[static_cast<size_t>(r) * (cols / 2) + c / 2];
           const int u = (c & 1) ? (b >> 4) : (b & 0xF);
-          part += static_cast<float>(u - 8) * x[static_cast<size_t>(t) * cols + c];
+          part += static_cast<float>(kHq4Codebook[u]) * x[static_cast<size_t>(t) * cols + c];
         }
         acc += part * half_to_float(scales[static_cast<size_t>(r) * gpr + g]);
       }

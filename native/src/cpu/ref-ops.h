@@ -11,7 +11,7 @@ float half_to_float(uint16_t h);
 /** float -> binary16 bits, round to nearest even. */
 uint16_t float_to_half(float f);
 
-/** y[t][r] = sum_g scale[r][g] * sum_{c in g} (u[r][c] - 8) * x[t][c] (qpacked-v1 row layout). */
+/** y[t][r] = sum_g scale[r][g] * sum_{c in g} K[u[r][c]] * x[t][c] (qpacked-v2 row layout, K its codebook). */
 void matmul_w4a16(const float * x, int n_tokens, const uint8_t * qweight, const uint16_t * scales, int rows, int cols,
                   int group_size, float * y);
 /** y[t][r] = sum_c w[r][c] * x[t][c], w FP16 bits. */

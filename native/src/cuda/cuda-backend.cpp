@@ -1,4 +1,4 @@
-// The CUDA backend: qpacked-v1 INT4 experts read directly by W4A16 kernels, FP16 non-routed weights, FP16 KV caches
+// The CUDA backend: qpacked-v2 INT4 experts read directly by W4A16 kernels, FP16 non-routed weights, FP16 KV caches
 // and an FP32 residual stream. Experts are fully resident when the budget allows, otherwise served by
 // "resident-qpacked-cache-v1" (core/expert-cache.h): a complete host copy, a fixed number of GPU slots per layer,
 // host-to-device copies only, stages when a step routes more experts than a layer has slots.
@@ -476,7 +476,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
   cfg_ = w.config;
   const model_config & c = cfg_;
   if (w.kind != weights_kind::int4) {
-    error = "the CUDA backend runs qpacked-v1 INT4 models; load " + w.dir + " with weights 'int4' (a packed folder)";
+    error = "the CUDA backend runs qpacked-v2 INT4 models; load " + w.dir + " with weights 'int4' (a packed folder)";
     return false;
   }
   int count = 0;

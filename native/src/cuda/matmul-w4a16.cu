@@ -35,16 +35,22 @@ __device__ __forceinline__ float2 load_x2(const rt_cuda_w4a16_args & a, int xr, 
   return __half22float2(*reinterpret_cast<const __half2 *>(a.x + static_cast<size_t>(xr) * a.ldx + c));
 }
 
-// (u - 8) as float without an integer-to-float conversion: 2^23 + u has u in its low mantissa bits.
-__device__ __forceinline__ float nibble(uint32_t w, int i) {
-  return __int_as_float(0x4B000000u | ((w >> (4 * i)) & 0xFu)) - 8388616.0f;
+// The qpacked-v2 codebook as floats. A 16-entry shared table is read without bank conflicts (16 words, 16 banks).
+__constant__ float kLevels[16] = {-127.f, -100.f, -78.f, -61.f, -45.f, -32.f, -19.f, -8.f, 2.f, 12.f, 22.f, 35.f, 48.f, 64.f, 83.f, 109.f};
+
+__device__ __forceinline__ void load_levels(float * lut) {
+  if (threadIdx.x < 16) lut[threadIdx.x] = kLevels[threadIdx.x];
 }
+
+// K[u] of nibble i of w.
+__device__ __forceinline__ float level(const float * lut, uint32_t w, int i) { return lut[(w >> (4 * i)) & 0xFu]; }
 
 // Requires cols % 32 == 0 and group_size % 8 == 0: each lane reads 16 bytes (32 columns) per step. TB is the token
 // tile held in registers: 1 for decode (fewer registers, more resident warps) or RT_W4A16_TOKEN_TILE.
 template <int TB>
 __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int tok_cap) {
   extern __shared__ float4 smem4[];
+  __shared__ float lut[16];
   float * xs = reinterpret_cast<float *>(smem4);
   const int g = a.active != nullptr ? a.active[blockIdx.y] : static_cast<int>(blockIdx.y);
   if (g < 0) return;
@@ -53,6 +59,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
   const uint8_t * qw = a.qweight[g];
   const __half * sc = a.scales[g];
   if (begin >= end || qw == nullptr) return;
+  load_levels(lut);  // published by the first __syncthreads of the chunk loop
 
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
@@ -109,7 +116,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
         } else {
 #pragma unroll
           for (int k = 0; k < 4; ++k) {
-            q[r][k] = 0x88888888u;  // nibbles of 8 dequantise to 0
+            q[r][k] = 0x88888888u;  // any code: the zero scale makes it 0
             s[r][k] = 0.0f;
           }
         }
@@ -131,7 +138,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
         for (int r = 0; r < R; ++r) {
           float dq[8];
 #pragma unroll
-          for (int i = 0; i < 8; ++i) dq[i] = nibble(q[r][k], i);
+          for (int i = 0; i < 8; ++i) dq[i] = level(lut, q[r][k], i);
 #pragma unroll
           for (int j = 0; j < TB; ++j) {
             if (j < nt) {
@@ -158,6 +165,9 @@ __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
   const uint8_t * qw = a.qweight[g];
   const __half * sc = a.scales[g];
   if (qw == nullptr) return;
+  __shared__ float lut[16];
+  load_levels(lut);
+  __syncthreads();
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= a.rows) return;
   const int gpr = a.cols / a.group_size;
@@ -169,8 +179,8 @@ __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
       for (int c = gi * a.group_size; c < (gi + 1) * a.group_size; c += 2) {
         const uint8_t b = qw[static_cast<size_t>(row) * (a.cols / 2) + c / 2];
         const float2 xv = load_x2(a, xr, c);
-        part = fmaf(static_cast<float>(static_cast<int>(b & 0xF) - 8), xv.x, part);
-        part = fmaf(static_cast<float>(static_cast<int>(b >> 4) - 8), xv.y, part);
+        part = fmaf(lut[b & 0xF], xv.x, part);
+        part = fmaf(lut[b >> 4], xv.y, part);
       }
       acc = fmaf(part, __half2float(sc[static_cast<size_t>(row) * gpr + gi]), acc);
     }

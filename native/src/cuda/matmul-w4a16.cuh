@@ -1,6 +1,6 @@
 #pragma once
-// Grouped W4A16 matmul over qpacked-v1 experts: y[out_row] (=|+=) W_g · x[in_row] for every entry of every group g,
-// where W_g is an INT4 matrix (two columns per byte, low nibble first) with one FP16 scale per (row, group_size
+// Grouped W4A16 matmul over qpacked-v2 experts: y[out_row] (=|+=) W_g · x[in_row] for every entry of every group g,
+// where W_g is a 4-bit code matrix (two columns per byte, low nibble first; weight = codebook level x scale) with one FP16 scale per (row, group_size
 // columns). One token per entry is the decode GEMV; many entries per group is the prefill / multi-sequence GEMM.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// The qpacked-v1 packer: streams a source checkpoint tensor by tensor from the mapped shards into output shards
+// The qpacked-v2 packer: streams a source checkpoint tensor by tensor from the mapped shards into output shards
 // (planned up front so each header is written first), converting rows in parallel.
 #include <algorithm>
 #include <cmath>
@@ -65,10 +65,11 @@ std::string shape_json(const std::vector<int64_t> & s) {
   return o + "]";
 }
 
-// Largest magnitudes the packed formats hold: FP16 for non-routed tensors, and 7 x FP16 max for an INT4 group whose
-// scale is amax / 7 in FP16. Anything beyond (or NaN / infinite) would be written as inf or garbage without a word.
+// Largest magnitudes the packed formats hold: FP16 for non-routed tensors, and for a 4-bit group 64 x FP16 max (its
+// FP16 scale is about amax / 100, so this leaves a margin). Anything beyond (or NaN / infinite) would be written as
+// inf or garbage without a word.
 constexpr float kF16Max = 65504.0f;
-constexpr float kInt4Max = 7.0f * kF16Max;
+constexpr float kInt4Max = 64.0f * kF16Max;
 
 /** Throws naming the tensor and the element when `row` holds a value the target format cannot store. */
 void check_row(const float * row, int64_t cols, int64_t r, float limit, const std::string & path, const std::string & name) {
@@ -80,7 +81,7 @@ void check_row(const float * row, int64_t cols, int64_t r, float limit, const st
     const std::string where = path + ": tensor '" + name + "' [" + std::to_string(r) + ", " + std::to_string(c) + "] = " + value;
     if (!std::isfinite(v)) throw std::runtime_error(where + " is not a finite number; the checkpoint is damaged");
     throw std::runtime_error(where + (limit == kF16Max ? " is outside the FP16 range (|x| <= 65504) of the packed format"
-                                                       : " is too large for INT4 with FP16 group scales (|x| <= 458528)"));
+                                                       : " is too large for 4-bit codes with FP16 group scales (|x| <= 4192256)"));
   }
 }
 
@@ -134,8 +135,8 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
   int group = opt.group_size;
   auto divides_all = [&](int g) { for (int64_t in : ins) if (in % g != 0) return false; return true; };
   if (group == 0) {
-    for (int g : {128, 64, 32, 16, 8}) if (divides_all(g)) { group = g; break; }
-    if (group == 0) { error = opt.src_dir + ": no group size of 128, 64, 32, 16 or 8 divides every expert input width"; return false; }
+    for (int g : {32, 16, 8}) if (divides_all(g)) { group = g; break; }
+    if (group == 0) { error = opt.src_dir + ": no group size of 32, 16 or 8 divides every expert input width"; return false; }
   } else if (group < 2 || group % 2 != 0 || !divides_all(group)) {
     error = "group size " + std::to_string(group) + " must be even and divide every expert input width";
     return false;
@@ -152,8 +153,8 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
       const int64_t rows = e.shape[0], in = e.shape[1];
       if (rows * (in / 2) % 2 != 0) {
         error = source_paths[sources[i].file] + ": expert tensor '" + e.name + "' of shape " + shape_json(e.shape) +
-                " packs to an odd number of INT4 bytes (" + std::to_string(rows * (in / 2)) +
-                "), which would leave the FP16 tensor after it misaligned; qpacked-v1 needs an even row count or an "
+                " packs to an odd number of 4-bit code bytes (" + std::to_string(rows * (in / 2)) +
+                "), which would leave the FP16 tensor after it misaligned; qpacked-v2 needs an even row count or an "
                 "input width that is a multiple of 4";
         return false;
       }
@@ -190,7 +191,8 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
   for (size_t si = 0; si < shards.size(); ++si) {
     out_shard & sh = shards[si];
     sh.name = "model-qpacked-" + pad5(si + 1) + "-of-" + pad5(shards.size()) + ".safetensors";
-    std::string header = "{\"__metadata__\":{\"format\":\"qpacked-v1\",\"group_size\":\"" + std::to_string(group) + "\"}";
+    std::string header = std::string("{\"__metadata__\":{\"format\":\"") + kQpackedFormat + "\",\"group_size\":\"" +
+                         std::to_string(group) + "\",\"codebook\":\"" + kQpackedCodebook + "\"}";
     for (const auto & o : sh.tensors) {
       header += "," + json_quote(o.name) + ":{\"dtype\":\"" + dtype_name(o.type) + "\",\"shape\":" + shape_json(o.shape) +
                 ",\"data_offsets\":[" + std::to_string(o.offset) + "," + std::to_string(o.offset + o.nbytes) + "]}";
@@ -303,8 +305,8 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
     result.output_files.push_back(name);
   }
   if (has_index) result.source_files.push_back("model.safetensors.index.json");
-  const std::string index = "{\n  \"metadata\": {\"total_size\": " + std::to_string(total_size) + ", \"format\": \"qpacked-v1\", \"group_size\": " +
-                            std::to_string(group) + "},\n  \"weight_map\": {\n    " + weight_map + "\n  }\n}\n";
+  const std::string index = "{\n  \"metadata\": {\"total_size\": " + std::to_string(total_size) + ", \"format\": \"" + kQpackedFormat +
+                            "\", \"group_size\": " + std::to_string(group) + ", \"codebook\": \"" + kQpackedCodebook + "\"},\n  \"weight_map\": {\n    " + weight_map + "\n  }\n}\n";
   if (!write_atomic((dst / "model.safetensors.index.json").string(), index, error)) return false;
   result.output_files.push_back("model.safetensors.index.json");
   result.source_bytes = total;

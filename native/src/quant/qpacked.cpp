@@ -1,5 +1,6 @@
 #include "quant/qpacked.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -54,39 +55,79 @@ float f32_from_fp16(uint16_t h) {
 }
 
 int qpacked_default_group_size(int in_a, int in_b) {
-  for (int g : {128, 64, 32, 16, 8}) {
+  for (int g : {32, 16, 8}) {
     if (in_a % g == 0 && in_b % g == 0) return g;
   }
   return 0;
 }
 
+namespace {
+
+struct codebook_midpoints {
+  double mid[15];
+  codebook_midpoints() {
+    for (int j = 0; j < 15; ++j) mid[j] = (static_cast<double>(kHq4Codebook[j]) + kHq4Codebook[j + 1]) / 2.0;
+  }
+};
+const codebook_midpoints g_mid;
+
+// The number of midpoints strictly below t (a branch-free binary search over the 15 sorted midpoints).
+inline int code_of(double t) {
+  int k = g_mid.mid[7] < t ? 8 : 0;
+  k += g_mid.mid[k + 3] < t ? 4 : 0;
+  k += g_mid.mid[k + 1] < t ? 2 : 0;
+  k += g_mid.mid[k] < t ? 1 : 0;
+  return k;
+}
+
+}  // namespace
+
+int qpacked_code(double t) { return code_of(t); }
+
 void qpacked_quantize_row(const float * w, int cols, int group, uint8_t * qweight, uint16_t * scales) {
-  // Written so the compiler vectorises it: trunc + exact fraction test is round-half-away-from-zero.
-  std::vector<uint8_t> u(static_cast<size_t>(group));
+  std::vector<uint8_t> u(static_cast<size_t>(group)), best(static_cast<size_t>(group));
   for (int g0 = 0; g0 < cols; g0 += group) {
-    const float * wg = w + g0;
-    float amax = 0.0f;
-    for (int c = 0; c < group; ++c) {
-      const float v = std::fabs(wg[c]);
-      amax = v > amax ? v : amax;
+    const float * x = w + g0;
+    int imax = 0;
+    for (int c = 1; c < group; ++c) {
+      if (std::fabs(x[c]) > std::fabs(x[imax])) imax = c;
     }
-    const uint16_t sbits = fp16_from_f32(amax / 7.0f);
-    scales[g0 / group] = sbits;
-    const float scale = f32_from_fp16(sbits);
+    const double m = x[imax];
+    uint16_t best_h = 0;
+    std::fill(best.begin(), best.end(), static_cast<uint8_t>(8));
+    if (m != 0.0) {
+      double best_e = 0.0;
+      bool have = false;
+      for (int cand : kHq4Candidates) {
+        const double d0 = m / cand;
+        double num = 0.0, den = 0.0;
+        for (int c = 0; c < group; ++c) {
+          const double k = kHq4Codebook[code_of(x[c] / d0)];
+          num += k * x[c];
+          den += k * k;
+        }
+        const double d1 = den > 0.0 ? num / den : d0;
+        const uint16_t h = fp16_from_f32(static_cast<float>(d1));
+        const double dh = f32_from_fp16(h);
+        if (!std::isfinite(dh)) continue;
+        double e = 0.0;
+        for (int c = 0; c < group; ++c) {
+          const int v = dh == 0.0 ? 8 : code_of(x[c] / dh);
+          u[static_cast<size_t>(c)] = static_cast<uint8_t>(v);
+          const double diff = kHq4Codebook[v] * dh - x[c];
+          e += diff * diff;
+        }
+        if (!have || e < best_e) {
+          have = true;
+          best_e = e;
+          best_h = h;
+          best.swap(u);
+        }
+      }
+    }
+    scales[g0 / group] = best_h;
     uint8_t * out = qweight + g0 / 2;
-    if (scale == 0.0f) {
-      std::memset(out, 0x88, static_cast<size_t>(group / 2));
-      continue;
-    }
-    for (int c = 0; c < group; ++c) {
-      const float x = wg[c] / scale;
-      float t = std::trunc(x);
-      const float f = x - t;
-      t += f >= 0.5f ? 1.0f : (f <= -0.5f ? -1.0f : 0.0f);
-      t = t < -8.0f ? -8.0f : (t > 7.0f ? 7.0f : t);
-      u[static_cast<size_t>(c)] = static_cast<uint8_t>(static_cast<int>(t) + 8);
-    }
-    for (int j = 0; j < group / 2; ++j) out[j] = static_cast<uint8_t>(u[2 * j] | (u[2 * j + 1] << 4));
+    for (int j = 0; j < group / 2; ++j) out[j] = static_cast<uint8_t>(best[2 * j] | (best[2 * j + 1] << 4));
   }
 }
 
@@ -94,8 +135,8 @@ void qpacked_dequantize_row(const uint8_t * qweight, const uint16_t * scales, in
   for (int c = 0; c < cols; c += 2) {
     const float scale = f32_from_fp16(scales[c / group]);
     const uint8_t b = qweight[c / 2];
-    out[c] = static_cast<float>(static_cast<int>(b & 0xf) - 8) * scale;
-    out[c + 1] = static_cast<float>(static_cast<int>(b >> 4) - 8) * scale;
+    out[c] = static_cast<float>(kHq4Codebook[b & 0xf]) * scale;
+    out[c + 1] = static_cast<float>(kHq4Codebook[b >> 4]) * scale;
   }
 }
 

@@ -36,6 +36,8 @@
 #define __device__
 #undef __host__
 #define __host__
+#undef __constant__
+#define __constant__
 #undef __forceinline__
 #define __forceinline__ inline
 // translate.cmake moves a kernel's __launch_bounds__ into the kernel_prologue call it puts first in its body.
