@@ -6,7 +6,7 @@ Commands:
                                            writer and PRNG (numpy), in a shape the TS generator never makes
   logits --model DIR --tokens 1,2 --out F  FP32 logits of every position, {"tokens": [...], "logits": [[...]]},
                                            a forward pass written from transformers' modeling_olmoe.py
-  int4   --fixtures DIR                    re-derive test/fixtures/int4 golden bytes with a numpy qpacked-v1 packer
+  int4   --fixtures DIR                    re-derive test/fixtures/int4 golden bytes with a numpy qpacked-v2 packer
 
 Needs python3 and numpy only (Debian: python3, python3-numpy).
 """
@@ -78,17 +78,21 @@ def read_checkpoint(d):
     return w
 
 
+LEVELS = np.array([-127, -100, -78, -61, -45, -32, -19, -8, 2, 12, 22, 35, 48, 64, 83, 109], dtype=np.float64)
+CANDIDATES = [-136, -128, -120, -112, -104, 96, 104, 112, 120, 128]
+
+
 def dequant_experts(w):
-    """Turns qpacked-v1 qweight/scales pairs back into float32 `.weight` tensors: w' = (u - 8) * scale."""
+    """Turns qpacked-v2 qweight/scales pairs back into float32 `.weight` tensors: w' = LEVELS[u] * scale."""
     for name in [n for n in w if n.endswith(".qweight")]:
         base = name[: -len(".qweight")]
         q = w.pop(name)
         s = w.pop(base + ".scales").astype(np.float32)
-        u = np.empty((q.shape[0], q.shape[1] * 2), dtype=np.float32)
+        u = np.empty((q.shape[0], q.shape[1] * 2), dtype=np.int64)
         u[:, 0::2] = q & 0xF
         u[:, 1::2] = q >> 4
         g = u.shape[1] // s.shape[1]
-        w[base + ".weight"] = (u - 8) * np.repeat(s, g, axis=1)
+        w[base + ".weight"] = LEVELS.astype(np.float32)[u] * np.repeat(s, g, axis=1)
     return w
 
 
@@ -249,17 +253,41 @@ def cmd_logits(args):
 
 
 def quantize_q4(w, group):
+    """qpacked-v2 with numpy, written from the spec: sums in index order (a loop over columns, not np.sum)."""
     rows, cols = w.shape
-    g = w.reshape(rows, cols // group, group)
-    amax = np.max(np.abs(g), axis=-1)
-    scale16 = (amax / np.float32(7)).astype(np.float32).astype(np.float16)
-    scale = scale16.astype(np.float32)[..., None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = (g / scale).astype(np.float32)
-    q = np.sign(x) * np.floor(np.abs(x).astype(np.float64) + 0.5)
-    q = np.where(scale == 0, 0, np.clip(q, -8, 7)).astype(np.int32).reshape(rows, cols)
-    u = (q + 8).astype(np.uint8)
-    return (u[:, 0::2] | (u[:, 1::2] << 4)).astype(np.uint8), scale16
+    x = w.reshape(-1, group).astype(np.float64)
+    n = x.shape[0]
+    mids = (LEVELS[1:] + LEVELS[:-1]) / 2
+
+    def code(t):
+        return (mids[None, None, :] < t[..., None]).sum(-1)
+
+    m = x[np.arange(n), np.argmax(np.abs(x), axis=1)]  # argmax: the first index of the largest |x|
+    best_err = np.full(n, np.inf)
+    best_bits = np.zeros(n, dtype=np.float16)
+    best_codes = np.full((n, group), 8, dtype=np.int64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for c in CANDIDATES:
+            d0 = m / c
+            k = LEVELS[code(x / d0[:, None])]
+            num = np.zeros(n)
+            den = np.zeros(n)
+            for j in range(group):
+                num = num + k[:, j] * x[:, j]
+                den = den + k[:, j] * k[:, j]
+            h = np.where(den > 0, num / den, d0).astype(np.float32).astype(np.float16)
+            dh = h.astype(np.float64)
+            v = np.where(dh[:, None] == 0, 8, code(x / dh[:, None]))
+            err = np.zeros(n)
+            for j in range(group):
+                diff = LEVELS[v[:, j]] * dh - x[:, j]
+                err = err + diff * diff
+            take = (m != 0) & np.isfinite(dh) & (err < best_err)
+            best_err = np.where(take, err, best_err)
+            best_bits = np.where(take, h, best_bits)
+            best_codes = np.where(take[:, None], v, best_codes)
+    u = best_codes.reshape(rows, cols).astype(np.uint8)
+    return (u[:, 0::2] | (u[:, 1::2] << 4)).astype(np.uint8), best_bits.reshape(rows, cols // group)
 
 
 def cmd_int4(args):

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 import { encodeBf16 } from '../../scripts/lib/bf16.js';
 import { fillNormal, Prng } from '../../scripts/lib/prng.js';
-import { quantizeQ4, tensorToFloat32 } from './qpacked.js';
+import { LEVELS, quantizeQ4, tensorToFloat32 } from './qpacked.js';
 
 /** One golden case as described in cases.json. */
 export type Int4Case = {
@@ -27,22 +27,24 @@ export type Int4Case = {
 
 export const INT4_FIXTURE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'int4');
 
-const U = 2 ** -24;
+const LEVEL_CODES = [
+  [0, 1, 2, 3, 4, 5, 6, 7, 15, 14, 13, 12, 11, 10, 9, 8, 8, 8, 8, 8, 8, 8, 8, 8],
+  [15, 9, 3, 8, 12, 7, 1, 14, 8, 9, 10, 11, 12, 13, 14, 15, 7, 7, 7, 7, 7, 7, 7, 0],
+];
+const LEVEL_SCALES = [
+  [2 ** -7, -(2 ** -8), 0],
+  [2 ** -8, 1, 1],
+];
 
 const CASES: { name: string; description: string; rows: number; cols: number; groupSize: number; values: () => number[] }[] = [
   {
     name: 'hand',
     description:
-      'row 0: ties at .5 with scale exactly 1.0, then an all-zero group (scale 0, nibbles 8); row 1: a subnormal FP16 scale (1 ulp = 2^-24) that rounds down so 9.75 and -9.75 clamp to 7 and -8, then a group with scale fp16(1/7) = 0x3092',
+      'exact codebook multiples: row 0 codes 0..7 x 2^-7, codes 15..8 x -2^-8 (reached through a negative scale), an all-zero group (scale 0, codes 8); row 1 codes x 2^-8 with the largest at the +109 end, then two groups x 1',
     rows: 2,
-    cols: 16,
+    cols: 24,
     groupSize: 8,
-    values: () => [
-      ...[7, 2.5, -2.5, 0.5, -0.5, 1.5, -7, 0],
-      ...[0, 0, 0, 0, 0, 0, 0, 0],
-      ...[9.75, -9.75, 8.5, -8.5, 1, -1, 0.5, -0.5].map((v) => v * U),
-      ...[1, -0.3, 0.25, -1, 0.75, 0, 0.5, -0.125],
-    ],
+    values: () => LEVEL_CODES.flatMap((codes, r) => codes.map((u, c) => LEVELS[u]! * LEVEL_SCALES[r]![Math.floor(c / 8)]!)),
   },
   {
     name: 'random-g32',
@@ -59,14 +61,27 @@ const CASES: { name: string; description: string; rows: number; cols: number; gr
     },
   },
   {
-    name: 'random-g128',
-    description: '4x256 normal(0, 0.02) weights, group size 128 (the default for OLMoE widths)',
+    name: 'heavy-g32',
+    description: '4x256 normal(0, 0.02) weights with every 17th value six times larger (a heavy tail), group size 32 (the OLMoE default)',
     rows: 4,
     cols: 256,
-    groupSize: 128,
+    groupSize: 32,
     values: () => {
       const v = new Float32Array(4 * 256);
       fillNormal(new Prng(7), v, 0.02);
+      for (let i = 0; i < v.length; i += 17) v[i] = v[i]! * 6;
+      return Array.from(v);
+    },
+  },
+  {
+    name: 'random-g16',
+    description: '4x64 normal(0, 0.02) weights, group size 16',
+    rows: 4,
+    cols: 64,
+    groupSize: 16,
+    values: () => {
+      const v = new Float32Array(4 * 64);
+      fillNormal(new Prng(11), v, 0.02);
       return Array.from(v);
     },
   },
@@ -111,7 +126,7 @@ export function writeInt4Fixtures(dir = INT4_FIXTURE_DIR): Int4Case[] {
     writeAtomic(join(dir, entry.scales), u16le(scales));
     described.push(entry);
   }
-  writeAtomic(join(dir, 'cases.json'), `${JSON.stringify({ format: 'qpacked-v1', cases: described }, null, 2)}\n`);
+  writeAtomic(join(dir, 'cases.json'), `${JSON.stringify({ format: 'qpacked-v2', cases: described }, null, 2)}\n`);
   return described;
 }
 

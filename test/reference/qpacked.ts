@@ -1,6 +1,8 @@
 /**
- * Reference packer for qpacked-v1 (the lead's spec): per (row, group) symmetric INT4 with FP16 scales; byte j of a
- * row holds column 2j in the low nibble and 2j+1 in the high nibble. Bit-exact; slow is fine.
+ * Reference packer for qpacked-v2 (the spec in native/src/quant/qpacked.h): per (row, group) a signed FP16 scale and
+ * 4-bit codes into a 16-level codebook, the scale chosen by a least-squares search; byte j of a row holds column 2j
+ * in the low nibble and 2j+1 in the high nibble. Bit-exact with the C++ packer (JS numbers are the spec's doubles);
+ * slow is fine.
  */
 import type { RawTensor } from './safetensors.js';
 
@@ -70,10 +72,23 @@ export function tensorToFloat32(t: RawTensor): Float32Array {
   }
 }
 
-/** Routed expert weights, the only tensors qpacked-v1 quantises. */
+/** The codebook levels (hq4nl): a weight is LEVELS[u] * scale. */
+export const LEVELS: readonly number[] = [-127, -100, -78, -61, -45, -32, -19, -8, 2, 12, 22, 35, 48, 64, 83, 109];
+/** Divisors of a group's largest-magnitude value tried as first scales. */
+export const CANDIDATES: readonly number[] = [-136, -128, -120, -112, -104, 96, 104, 112, 120, 128];
+const MIDPOINTS = LEVELS.slice(1).map((v, i) => (LEVELS[i]! + v) / 2);
+
+/** The index of the level nearest to t, ties to the lower: the number of midpoints strictly below t. */
+export function nearestLevel(t: number): number {
+  let k = 0;
+  while (k < 15 && MIDPOINTS[k]! < t) k++;
+  return k;
+}
+
+/** Routed expert weights, the only tensors qpacked-v2 quantises. */
 export const EXPERT_WEIGHT = /^(model\.layers\.\d+\.mlp\.experts\.\d+\.(?:gate|up|down)_proj)\.weight$/;
 
-/** The spec's group size: `override` if it is even and divides every `in`, else 128/64/32/16/8, the largest dividing all. */
+/** The spec's group size: `override` if it is even and divides every `in`, else 32/16/8, the largest dividing all. */
 export function chooseGroupSize(inDims: readonly number[], override?: number): number {
   if (override !== undefined) {
     if (override <= 0 || override % 2 !== 0 || inDims.some((d) => d % override !== 0)) {
@@ -81,8 +96,8 @@ export function chooseGroupSize(inDims: readonly number[], override?: number): n
     }
     return override;
   }
-  for (const g of [128, 64, 32, 16, 8]) if (inDims.every((d) => d % g === 0)) return g;
-  throw new Error(`qpacked: no group size in 128/64/32/16/8 divides every expert input width (${[...new Set(inDims)].join(', ')})`);
+  for (const g of [32, 16, 8]) if (inDims.every((d) => d % g === 0)) return g;
+  throw new Error(`qpacked: no group size in 32/16/8 divides every expert input width (${[...new Set(inDims)].join(', ')})`);
 }
 
 /** Quantises a row-major [rows, cols] float32 matrix; returns qweight [rows, cols/2] and FP16 scale bits [rows, cols/G]. */
@@ -91,31 +106,53 @@ export function quantizeQ4(w: Float32Array, rows: number, cols: number, groupSiz
   const groups = cols / groupSize;
   const qweight = new Uint8Array((rows * cols) / 2);
   const scales = new Uint16Array(rows * groups);
+  const codes = new Array<number>(groupSize);
   for (let r = 0; r < rows; r++) {
     for (let g = 0; g < groups; g++) {
       const start = r * cols + g * groupSize;
-      let amax = 0;
-      for (let c = 0; c < groupSize; c++) amax = Math.max(amax, Math.abs(w[start + c]!));
-      const scaleBits = f32ToF16Bits(Math.fround(amax / 7));
-      scales[r * groups + g] = scaleBits;
-      const scale = f16BitsToF32(scaleBits);
-      for (let c = 0; c < groupSize; c++) {
-        let q = 0;
-        if (scale !== 0) {
-          const x = Math.fround(w[start + c]! / scale);
-          q = x < 0 ? -Math.floor(-x + 0.5) : Math.floor(x + 0.5);
-          q = Math.min(7, Math.max(-8, q));
+      const x = w.subarray(start, start + groupSize);
+      let m = 0;
+      for (let c = 0; c < groupSize; c++) if (Math.abs(x[c]!) > Math.abs(m)) m = x[c]!;
+      let best = new Array<number>(groupSize).fill(8);
+      let bestBits = 0;
+      let bestErr = Infinity;
+      if (m !== 0) {
+        for (const cand of CANDIDATES) {
+          const d0 = m / cand;
+          let num = 0;
+          let den = 0;
+          for (let c = 0; c < groupSize; c++) {
+            const k = LEVELS[nearestLevel(x[c]! / d0)]!;
+            num += k * x[c]!;
+            den += k * k;
+          }
+          const bits = f32ToF16Bits(Math.fround(den > 0 ? num / den : d0));
+          const dh = f16BitsToF32(bits);
+          if (!Number.isFinite(dh)) continue;
+          let err = 0;
+          for (let c = 0; c < groupSize; c++) {
+            codes[c] = dh === 0 ? 8 : nearestLevel(x[c]! / dh);
+            const diff = LEVELS[codes[c]!]! * dh - x[c]!;
+            err += diff * diff;
+          }
+          if (err < bestErr) {
+            bestErr = err;
+            bestBits = bits;
+            best = codes.slice();
+          }
         }
+      }
+      scales[r * groups + g] = bestBits;
+      for (let c = 0; c < groupSize; c++) {
         const col = g * groupSize + c;
-        const byte = (r * cols + col) >> 1;
-        qweight[byte]! |= (q + 8) << ((col & 1) * 4);
+        qweight[(r * cols + col) >> 1]! |= best[c]! << ((col & 1) * 4);
       }
     }
   }
   return { qweight, scales };
 }
 
-/** Dequantises qweight/scales back to float32: w' = (u - 8) * scale. */
+/** Dequantises qweight/scales back to float32: w' = LEVELS[u] * scale. */
 export function dequantizeQ4(qweight: Uint8Array, scales: Uint16Array | Uint8Array, rows: number, cols: number): Float32Array {
   const scaleBits =
     scales instanceof Uint16Array ? scales : new Uint16Array(Array.from({ length: scales.length / 2 }, (_, i) => scales[2 * i]! | (scales[2 * i + 1]! << 8)));
@@ -126,7 +163,7 @@ export function dequantizeQ4(qweight: Uint8Array, scales: Uint16Array | Uint8Arr
     for (let c = 0; c < cols; c++) {
       const byte = qweight[(r * cols + c) >> 1]!;
       const u = (c & 1) === 0 ? byte & 0xf : byte >> 4;
-      out[r * cols + c] = (u - 8) * f16BitsToF32(scaleBits[r * groups + Math.floor(c / groupSize)]!);
+      out[r * cols + c] = LEVELS[u]! * f16BitsToF32(scaleBits[r * groups + Math.floor(c / groupSize)]!);
     }
   }
   return out;
@@ -142,7 +179,7 @@ function f16Bytes(values: Float32Array): Uint8Array {
   return out;
 }
 
-/** Packs a checkpoint's tensors to qpacked-v1 (names, dtypes, shapes and bytes as the spec says). */
+/** Packs a checkpoint's tensors to qpacked-v2 (names, dtypes, shapes and bytes as the spec says). */
 export function packTensorsReference(tensors: ReadonlyMap<string, RawTensor>, groupSizeOverride?: number): { groupSize: number; tensors: Map<string, RawTensor> } {
   const inDims: number[] = [];
   for (const [name, t] of tensors) if (EXPERT_WEIGHT.test(name)) inDims.push(t.shape[1]!);
