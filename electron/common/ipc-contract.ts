@@ -92,7 +92,7 @@ export interface SystemApi {
 export type WeightsFormat = 'int4' | 'bf16';
 
 export interface PreparedModel {
-  /** Stable id used by runs, e.g. "allenai--OLMoE-1B-7B-0924-Instruct@7f1c97f/int4-g128". */
+  /** Stable id used by runs, e.g. "allenai--OLMoE-1B-7B-0924-Instruct@7f1c97f/int4-g32". */
   readonly id: string;
   readonly repo: string;
   /** The resolved commit sha (40 hex). */

@@ -120,7 +120,7 @@ export type WorkerRequest =
       readonly type: 'load';
       /** The Hugging Face checkpoint folder: config.json, tokenizer files and (for bf16) the safetensors. */
       readonly modelDir: string;
-      /** The qpacked-v1 INT4 folder; required when `weights` is int4. */
+      /** The qpacked-v2 INT4 folder; required when `weights` is int4. */
       readonly packedDir: string | null;
       readonly weights: WeightsKind;
       readonly backend: BackendChoice;

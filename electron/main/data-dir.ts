@@ -23,7 +23,7 @@ export const dataLayout = {
     path.join(dataDir, 'models', repo.split('/').join('--'), commit),
   /** The downloaded checkpoint, byte for byte as on the Hub. */
   sourceDir: (modelDir: string): string => path.join(modelDir, 'source'),
-  /** The qpacked-v1 INT4 folder with group size G. */
+  /** The qpacked-v2 INT4 folder with group size G. */
   packedDir: (modelDir: string, groupSize: number): string => path.join(modelDir, `int4-g${groupSize}`),
   /** Written last: the model is ready only when it verifies. */
   preparedManifest: (modelDir: string): string => path.join(modelDir, 'prepared.json'),

@@ -22,6 +22,10 @@ static const float MAX_ABS_ERR_KV_CACHE = 1e-5f;
 static const float MAX_REL_ERR_SIMD = 1e-4f;
 /** Max |int4 - dequantised F32 model| relative to the largest |logit| (same values, different rounding order). */
 static const float MAX_REL_ERR_INT4_VS_DEQUANT = 1e-4f;
+/** 8-bit activations against FP32 ones over the same INT4 weights (max |diff| / max |logit|), and that error as a
+ *  share of what INT4 weights cost against BF16 (measured on this chaotic tiny model: 1.4e-2, 0.07x). */
+static const float MAX_REL_ERR_Q8_VS_F32_ACTIVATIONS = 3e-2f;
+static const float MAX_Q8_SHARE_OF_INT4_ERR = 0.25f;
 
 static const std::vector<int32_t> TOKENS = {3, 17, 42, 5, 9, 60, 11, 2, 33, 48, 7, 21};
 
@@ -408,6 +412,42 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
 
 // Router ties go to the lowest expert index: with an all-zero router every expert scores the same, so only experts
 // 0..top_k-1 may run, and replacing every other expert's weights leaves the logits bit for bit unchanged.
+// 8-bit activations (the default for group-32 INT4 experts) against FP32 activations over the same INT4 weights,
+// set beside what INT4 itself costs against the BF16 source: logits and greedy tokens.
+static void q8_activations(const fs::path & root) {
+  test_util::tiny_config c;
+  c.hidden = 64;
+  c.inter = 32;
+  c.vocab = 96;
+  const fs::path src = root / "q8-src", packed = root / "q8-packed";
+  test_util::write_tiny_model(src, c, 21);
+  pack_options po;
+  po.src_dir = src.string();
+  po.dst_dir = packed.string();
+  po.threads = 1;
+  pack_result pr;
+  std::string err;
+  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err) && pr.group_size == 32, "pack at group 32: %s", err.c_str());
+  auto mi = load(packed, "int4");
+  auto mb = load(src, "bf16");
+  if (!mi || !mb) return;
+  std::vector<std::vector<float>> q8, f32, bf;
+  CHECK(cpu_kernels_q8_activations(), "8-bit activations are the default");
+  CHECK(rt_model_logits(*mi, TOKENS, q8, err), "q8 logits: %s", err.c_str());
+  cpu_kernels_set_q8_activations(false);
+  CHECK(rt_model_logits(*mi, TOKENS, f32, err), "f32-activation logits: %s", err.c_str());
+  auto g_f32 = gen(*mi, {TOKENS, {5, 6, 7}}, 12);
+  cpu_kernels_set_q8_activations(true);
+  auto g_q8 = gen(*mi, {TOKENS, {5, 6, 7}}, 12);
+  CHECK(rt_model_logits(*mb, TOKENS, bf, err), "bf16 logits: %s", err.c_str());
+  const float q8_err = max_diff(q8, f32) / max_abs(f32), int4_err = max_diff(f32, bf) / max_abs(bf);
+  std::printf("q8 vs f32 activations: %.3e of max |logit|; int4 vs bf16: %.3e\n", q8_err, int4_err);
+  CHECK(q8_err <= MAX_REL_ERR_Q8_VS_F32_ACTIVATIONS, "q8 activations move the logits by %g of their scale", q8_err);
+  CHECK(q8_err <= MAX_Q8_SHARE_OF_INT4_ERR * int4_err, "q8 error %g against the INT4 error %g", q8_err, int4_err);
+  for (size_t i = 0; i < g_q8.size(); ++i)
+    CHECK(g_q8[i].tokens == g_f32[i].tokens, "prompt %zu: greedy tokens with q8 and f32 activations agree", i);
+}
+
 static void router_ties(const fs::path & root) {
   for (bool norm : {false, true}) {
     test_util::tiny_config c;
@@ -489,6 +529,7 @@ int main() {
   kv_cache_matches_recompute(root / "tied", "tied");
   generation(root / "mha");
   int4_vs_dequantised(root / "mha", root);
+  q8_activations(root);
   router_ties(root);
   nan_logits(root);
   fs::remove_all(root);

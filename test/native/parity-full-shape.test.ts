@@ -1,6 +1,6 @@
 /**
  * Opt-in (HORIZON_PARITY_FULL=1; 6 min on a busy 2-core machine, ~2.5 GB temp disk): one full-width OLMoE-1B-7B layer (hidden 2048, 64 experts,
- * top-8, vocab 50304, group size 128) from make-tiny-model --full, native vs the TS reference in bf16 and int4.
+ * top-8, vocab 50304, group size 32) from make-tiny-model --full, native vs the TS reference in bf16 and int4.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -62,7 +62,7 @@ describe.skipIf(!RUN)('full-width single layer (opt-in: HORIZON_PARITY_FULL=1)',
     want.forEach((row, t) => expect(argmax(got[t]!), `position ${t}`).toBe(argmax(row)));
   }, 600_000);
 
-  it('packs with group size 128 to the reference bytes (sampled experts) and int4 logits agree', () => {
+  it('packs with group size 32 to the reference bytes (sampled experts) and int4 logits agree', () => {
     const src = join(root, 'src');
     const packed = join(root, 'packed');
     execFileSync(process.execPath, [join(REPO, 'scripts', 'horizon.mjs'), 'pack', '--model', src, '--out', packed], { stdio: 'pipe', timeout: 600_000 });
@@ -72,11 +72,11 @@ describe.skipIf(!RUN)('full-width single layer (opt-in: HORIZON_PARITY_FULL=1)',
     );
     const want = packTensorsReference(sample).tensors;
     const got = readCheckpoint(packed);
-    for (const meta of got.metadata) expect(meta).toEqual({ format: 'qpacked-v1', group_size: '128' });
+    for (const meta of got.metadata) expect(meta).toEqual({ format: 'qpacked-v2', group_size: '32', codebook: 'hq4nl' });
     const differing = [...want].filter(([n, t]) => !Buffer.from(t.bytes).equals(Buffer.from(got.tensors.get(n)?.bytes ?? []))).map(([n]) => n);
     expect(differing).toEqual([]);
     const config = JSON.parse(readFileSync(join(src, 'config.json'), 'utf8')) as ForwardConfig;
-    const ref = olmoeForward(config, weightSource(got.tensors), TOKENS).logits;
+    const ref = olmoeForward(config, weightSource(got.tensors), TOKENS, { q8ExpertActivations: true }).logits;
     const logits = nativeLogits(packed, 'int4', join(root, 'int4.json'));
     const rel = relErr(logits, ref);
     console.log(`parity full int4: rel err ${rel.toExponential(3)}`);

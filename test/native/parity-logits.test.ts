@@ -1,6 +1,6 @@
 /**
  * Native runtime vs the TS reference on a freshly generated tiny OLMoE: `horizon logits` (bf16 and int4) against
- * test/reference/olmoe-forward.ts, and `horizon pack` against the TS qpacked-v1 packer byte for byte.
+ * test/reference/olmoe-forward.ts, and `horizon pack` against the TS qpacked-v2 packer byte for byte.
  * Tolerances are fractions of the largest |logit| of the reference. To add a model variant, append to VARIANTS.
  */
 import { execFileSync } from 'node:child_process';
@@ -109,11 +109,11 @@ describe('native pack + int4 logits vs TS reference', () => {
       expect(readFileSync(join(packedDir, f)).equals(readFileSync(join(model.dir, f))), f).toBe(true);
     }
     const manifest = JSON.parse(readFileSync(join(packedDir, 'horizon-manifest.json'), 'utf8')) as Record<string, unknown>;
-    expect(manifest).toMatchObject({ format: 'qpacked-v1', group_size: 32 });
+    expect(manifest).toMatchObject({ format: 'qpacked-v2', group_size: 32, codebook: 'hq4nl' });
     expect(readdirSync(packedDir).some((f) => /^model-qpacked-\d{5}-of-\d{5}\.safetensors$/.test(f))).toBe(true);
 
     const packed = readCheckpoint(packedDir);
-    for (const meta of packed.metadata) expect(meta).toEqual({ format: 'qpacked-v1', group_size: '32' });
+    for (const meta of packed.metadata) expect(meta).toEqual({ format: 'qpacked-v2', group_size: '32', codebook: 'hq4nl' });
     const want = packTensorsReference(readCheckpoint(model.dir).tensors);
     expect([...packed.tensors.keys()].sort()).toEqual([...want.tensors.keys()].sort());
     const differing: string[] = [];
@@ -125,7 +125,7 @@ describe('native pack + int4 logits vs TS reference', () => {
     expect(differing).toEqual([]);
 
     const config = JSON.parse(readFileSync(join(model.dir, 'config.json'), 'utf8')) as ForwardConfig;
-    const ref = olmoeForward(config, weightSource(want.tensors), tokens).logits;
+    const ref = olmoeForward(config, weightSource(want.tensors), tokens, { q8ExpertActivations: want.groupSize === 32 }).logits;
     const got = nativeLogits(packedDir, tokens, 'int4', join(root, `${name}-int4.json`));
     const c = compare(got, ref);
     console.log(`parity int4 ${name}: max abs err ${c.maxAbs.toExponential(3)} (scale ${c.scale.toFixed(3)}, rel ${c.rel.toExponential(3)}), near-ties ${c.nearTies}/${tokens.length}`);

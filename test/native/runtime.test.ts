@@ -303,7 +303,7 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
     const lastHash = lines.filter((l) => l.phase === 'hash').at(-1)!;
     expect(lastHash.doneBytes).toBe(lastHash.totalBytes);
     const manifest = JSON.parse(readFileSync(join(out, 'horizon-manifest.json'), 'utf8')) as PackManifest;
-    expect(manifest).toMatchObject({ format: 'qpacked-v1', group_size: 32, tool: 'horizon-runmap', source: { repo: 'x/y', revision: 'abc' } });
+    expect(manifest).toMatchObject({ format: 'qpacked-v2', group_size: 32, tool: 'horizon-runmap', source: { repo: 'x/y', revision: 'abc' } });
     const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
     for (const f of manifest.outputs) expect(f.sha256, f.path).toBe(sha(join(out, f.path)));
     for (const f of manifest.source.files) expect(f.sha256, f.path).toBe(sha(join(tiny.dir, f.path)));

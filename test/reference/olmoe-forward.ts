@@ -90,7 +90,39 @@ function softmaxInPlace(v: Float64Array | Float32Array): void {
 export type Routing = { readonly experts: number[]; readonly weights: number[] };
 
 /** Logits for every position (each a Float32Array of vocab_size), plus the routing chosen per layer and token. */
-export function olmoeForward(config: ForwardConfig, weights: WeightSource, tokens: readonly number[]): { logits: Float32Array[]; routing: Routing[][] } {
+/**
+ * The runtime's 8-bit expert activations (qpacked-v2 at group 32): per block of 32, d = max|x| / 127 and x becomes
+ * round-half-even(x * (127 / max|x|)) * d.
+ */
+export function q8RoundTrip(x: Float32Array): Float32Array {
+  const out = new Float32Array(x.length);
+  for (let b = 0; b < x.length; b += 32) {
+    let amax = 0;
+    for (let c = b; c < b + 32; c++) amax = Math.max(amax, Math.abs(x[c]!));
+    const d = Math.fround(amax / 127);
+    const inv = amax > 0 ? Math.fround(127 / amax) : 0;
+    for (let c = b; c < b + 32; c++) {
+      const t = Math.fround(x[c]! * inv);
+      let r = Math.round(t);
+      if (r - t === 0.5 && r % 2 !== 0) r -= 1; // ties to even, as the runtime's nearbyint
+      out[c] = r * d;
+    }
+  }
+  return out;
+}
+
+export type ForwardOptions = {
+  /** Round the routed experts' inputs as the runtime's 8-bit activation kernels do (INT4 at group 32). */
+  readonly q8ExpertActivations?: boolean;
+};
+
+export function olmoeForward(
+  config: ForwardConfig,
+  weights: WeightSource,
+  tokens: readonly number[],
+  options: ForwardOptions = {},
+): { logits: Float32Array[]; routing: Routing[][] } {
+  const q8 = options.q8ExpertActivations === true ? q8RoundTrip : (x: Float32Array) => x;
   const h = config.hidden_size;
   const nH = config.num_attention_heads;
   const nKv = config.num_key_value_heads ?? nH;
@@ -182,13 +214,14 @@ export function olmoeForward(config: ForwardConfig, weights: WeightSource, token
       }
       layerRouting.push({ experts, weights: ws });
       const moe = new Float64Array(h);
+      const hq = q8(hn);
       experts.forEach((e, k) => {
         const q = `${p}.mlp.experts.${e}`;
-        const g = matVec(weights(`${q}.gate_proj.weight`), hn, config.intermediate_size);
-        const u = matVec(weights(`${q}.up_proj.weight`), hn, config.intermediate_size);
+        const g = matVec(weights(`${q}.gate_proj.weight`), hq, config.intermediate_size);
+        const u = matVec(weights(`${q}.up_proj.weight`), hq, config.intermediate_size);
         const act = new Float32Array(config.intermediate_size);
         for (let i = 0; i < act.length; i++) act[i] = Math.fround(g[i]! / (1 + Math.exp(-g[i]!))) * u[i]!;
-        const d = matVec(weights(`${q}.down_proj.weight`), act, h);
+        const d = matVec(weights(`${q}.down_proj.weight`), q8(act), h);
         for (let i = 0; i < h; i++) moe[i]! += Math.fround(d[i]! * ws[k]!);
       });
       const x2 = new Float32Array(h);
@@ -211,6 +244,7 @@ export function referenceLogits(
 ): { logits: Float32Array[]; routing: Routing[][] } {
   const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as ForwardConfig;
   const { tensors } = readCheckpoint(dir);
-  const source = mode === 'int4' ? packTensorsReference(tensors, groupSize).tensors : tensors;
-  return olmoeForward(config, weightSource(source), tokens);
+  if (mode === 'bf16') return olmoeForward(config, weightSource(tensors), tokens);
+  const packed = packTensorsReference(tensors, groupSize);
+  return olmoeForward(config, weightSource(packed.tensors), tokens, { q8ExpertActivations: packed.groupSize === 32 });
 }

@@ -2,13 +2,13 @@ import { packModel } from '../../worker/runtime/pack.js';
 import type { PackProgress } from '../../worker/runtime/pack.js';
 import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
-export const summary = 'pack an OLMoE checkpoint to qpacked-v1 INT4 experts (writes horizon-manifest.json last)';
+export const summary = 'pack an OLMoE checkpoint to qpacked-v2 INT4 experts (writes horizon-manifest.json last)';
 
 const USAGE =
   'usage: horizon pack --model SRC --out DST [--group-size G] [--threads N] [--repo R --revision SHA] [--progress-json]\n' +
   '  --model          source folder (config.json + BF16/F16/F32 *.safetensors)\n' +
   '  --out            output folder (created; an existing manifest is removed first)\n' +
-  '  --group-size     INT4 group size (default 128, else the largest of 64..8 dividing every expert width)\n' +
+  '  --group-size     INT4 group size (default 32, else 16 or 8: the largest dividing every expert width)\n' +
   '  --threads        packer threads (default all cores)\n' +
   '  --repo/--revision  recorded in the manifest source (null when not given)\n' +
   '  --progress-json  print {"type":"progress","phase":"pack"|"hash","doneBytes","totalBytes"} lines and a final {"type":"done"}';

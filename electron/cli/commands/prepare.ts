@@ -14,7 +14,7 @@ const USAGE = `usage: horizon prepare [--model REPO[@REV]] [--data-dir DIR] [--h
   --model        default ${DEFAULT_MODEL_REPO}@${DEFAULT_MODEL_REVISION}
   --data-dir     data folder (also --dir; default $HORIZON_DATA_DIR or the platform app-data folder)
   --hub-url      the Hugging Face Hub endpoint (default $HF_ENDPOINT, else https://huggingface.co)
-  --group-size   INT4 group size (default 128, else the largest of 64..8 dividing every expert width)
+  --group-size   INT4 group size (default 32, else 16 or 8: the largest dividing every expert width)
   --token        Hub access token for gated or private repos (default $HF_TOKEN)
   --no-pack      download and verify only; skip the INT4 pack
   --verify       re-hash files already present instead of trusting their sizes

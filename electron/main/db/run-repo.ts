@@ -28,7 +28,7 @@ export interface RunRecord {
   readonly modelRevision: string;
   /** The checkpoint folder (tokenizer, config, BF16 weights). */
   readonly modelDir: string;
-  /** The qpacked-v1 INT4 folder, null for BF16 runs. */
+  /** The qpacked-v2 INT4 folder, null for BF16 runs. */
   readonly packedDir: string | null;
   readonly weights: WeightsFormat;
   /** sha256 of the model's manifest file as written by preparation. */

@@ -10,13 +10,13 @@ import { PREPARED_MANIFEST, readPreparedManifest } from '../prep/prepared-manife
 
 /** Everything a run records about its model and needs to load it. */
 export interface ModelSource {
-  /** Stable id, e.g. "allenai--OLMoE-1B-7B-0924-Instruct@7f1c97f/int4-g128" or "local:tiny/int4-g32". */
+  /** Stable id, e.g. "allenai--OLMoE-1B-7B-0924-Instruct@7f1c97f/int4-g32" or "local:tiny/int4-g32". */
   readonly modelId: string;
   readonly repo: string;
   readonly revision: string;
   /** Checkpoint folder: config.json, tokenizer files, BF16 safetensors. */
   readonly modelDir: string;
-  /** qpacked-v1 folder for int4, null for bf16. */
+  /** qpacked-v2 folder for int4, null for bf16. */
   readonly packedDir: string | null;
   readonly weights: WeightsFormat;
   /** The manifest as JSON text: prepared.json, or a listing of the folder's files for an unprepared checkpoint. */
@@ -26,7 +26,7 @@ export interface ModelSource {
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-/** Written last into a qpacked-v1 folder by the packer. */
+/** Written last into a qpacked-v2 folder by the packer. */
 const PACKED_MANIFEST = 'horizon-manifest.json';
 
 /**

@@ -9,7 +9,7 @@ export type PreparedModel = {
   readonly commit: string;
   readonly modelDir: string;
   readonly sourceDir: string;
-  /** The qpacked-v1 folder, or null when the model was prepared without packing. */
+  /** The qpacked-v2 folder, or null when the model was prepared without packing. */
   readonly packedDir: string | null;
   readonly groupSize: number | null;
   /** True only when the manifest verified; `problems` says why not. */

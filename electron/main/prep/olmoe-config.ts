@@ -37,10 +37,10 @@ export function parseOlmoeConfig(text: string, label: string): OlmoeConfig {
   };
 }
 
-/** The qpacked-v1 default group size: 128 when it divides every expert input width, else the largest of 64, 32, 16, 8 that does. */
+/** The qpacked-v2 default group size: 32 when it divides every expert input width, else the largest of 16, 8 that does. */
 export function defaultGroupSize(config: OlmoeConfig): number {
-  for (const g of [128, 64, 32, 16, 8]) if (config.hiddenSize % g === 0 && config.intermediateSize % g === 0) return g;
-  throw new PrepError('MODEL_INVALID', `config.json: no INT4 group size (128..8) divides hidden_size ${config.hiddenSize} and intermediate_size ${config.intermediateSize}`);
+  for (const g of [32, 16, 8]) if (config.hiddenSize % g === 0 && config.intermediateSize % g === 0) return g;
+  throw new PrepError('MODEL_INVALID', `config.json: no INT4 group size (32, 16, 8) divides hidden_size ${config.hiddenSize} and intermediate_size ${config.intermediateSize}`);
 }
 
 const EXPERT_WEIGHT = /^model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight$/;

@@ -55,7 +55,7 @@ export type PrepareModelOptions = {
   readonly onEvent?: (event: PrepEvent) => void;
   /** Pack the routed experts to INT4 (default true). */
   readonly pack?: boolean;
-  /** qpacked-v1 group size; default 128, or the largest of 64..8 dividing the expert widths. */
+  /** qpacked-v2 group size; default 32, else 16 or 8: the largest dividing the expert widths. */
   readonly groupSize?: number;
   /** Where to look for an existing huggingface_hub cache; null disables the lookup. Default: HF_HUB_CACHE / HF_HOME. */
   readonly hfCacheDir?: string | null;
@@ -352,7 +352,7 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
           throw new PrepError('HASH_MISMATCH', `${packedDir}: the packer read source files that do not verify: ${bad.map((b) => b.problem).join('; ')}`);
         }
       }
-      packSection = { dir: path.basename(packedDir), format: 'qpacked-v1', groupSize, files: contents.files };
+      packSection = { dir: path.basename(packedDir), format: 'qpacked-v2', groupSize, files: contents.files };
     }
 
     emit({ type: 'phase', phase: 'manifest', message: 'writing prepared.json' });
@@ -530,13 +530,13 @@ async function completePack(
   signal?: AbortSignal,
 ): Promise<PackContents | undefined> {
   const manifestFile = path.join(packedDir, 'horizon-manifest.json');
-  let m: { format?: unknown; group_size?: unknown; source?: { revision?: unknown; files?: unknown }; outputs?: unknown };
+  let m: { format?: unknown; group_size?: unknown; codebook?: unknown; source?: { revision?: unknown; files?: unknown }; outputs?: unknown };
   try {
     m = JSON.parse(await fs.promises.readFile(manifestFile, 'utf8')) as typeof m;
   } catch {
     return undefined;
   }
-  if (m.format !== 'qpacked-v1' || Number(m.group_size) !== groupSize) return undefined;
+  if (m.format !== 'qpacked-v2' || m.codebook !== 'hq4nl' || Number(m.group_size) !== groupSize) return undefined;
   if (m.source?.revision != null && m.source.revision !== commit) return undefined;
   if (!Array.isArray(m.outputs)) return undefined;
   const isFile = (o: { path?: unknown; size?: unknown; sha256?: unknown }): o is PreparedFile =>

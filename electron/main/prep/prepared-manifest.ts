@@ -21,7 +21,7 @@ export type PreparedManifest = {
   /** Null when prepared with `--no-pack`. */
   readonly pack: {
     readonly dir: string;
-    readonly format: 'qpacked-v1';
+    readonly format: 'qpacked-v2';
     readonly groupSize: number;
     readonly files: readonly PreparedFile[];
   } | null;

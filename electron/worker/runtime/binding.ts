@@ -23,7 +23,7 @@ export interface NativeDeviceProbe {
   readonly devices: readonly NativeDeviceInfo[];
 }
 
-/** Precision of the loaded weights: the source checkpoint (FP32 math) or a qpacked-v1 folder (INT4 experts). */
+/** Precision of the loaded weights: the source checkpoint (FP32 math) or a qpacked-v2 folder (INT4 experts). */
 export type WeightsKind = 'bf16' | 'int4';
 /** Where the model runs; the CPU backend always reports 'cpu'. */
 export type BackendKind = 'cpu' | 'cuda';
@@ -170,7 +170,7 @@ export interface NativePackResult {
   readonly sourceBytes: number;
 }
 
-/** Options of the native qpacked-v1 packer. */
+/** Options of the native qpacked-v2 packer. */
 export interface NativePackOptions {
   readonly src: string;
   readonly dst: string;
@@ -284,7 +284,7 @@ export async function loadModel(options: LoadModelOptions): Promise<NativeModel>
   };
 }
 
-/** Runs the native qpacked-v1 packer off the JS thread; aborting `signal` stops it and removes partial shards. */
+/** Runs the native qpacked-v2 packer off the JS thread; aborting `signal` stops it and removes partial shards. */
 export function packNative(
   options: NativePackOptions,
   onProgress?: (doneBytes: number, totalBytes: number) => void,

@@ -1,5 +1,5 @@
 /**
- * `packModel`: the native qpacked-v1 packer, then sha256 of every source and output file (streamed), then
+ * `packModel`: the native qpacked-v2 packer, then sha256 of every source and output file (streamed), then
  * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete.
  */
 import { existsSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
@@ -17,10 +17,12 @@ export interface ManifestFile {
   readonly sha256: string;
 }
 
-/** horizon-manifest.json of a qpacked-v1 folder. */
+/** horizon-manifest.json of a qpacked-v2 folder. */
 export interface PackManifest {
-  readonly format: 'qpacked-v1';
+  readonly format: 'qpacked-v2';
   readonly group_size: number;
+  /** The 4-bit levels' table (native/src/quant/qpacked.h). */
+  readonly codebook: 'hq4nl';
   readonly tool: 'horizon-runmap';
   readonly tool_version: string;
   readonly source: { readonly repo: string | null; readonly revision: string | null; readonly files: readonly ManifestFile[] };
@@ -56,7 +58,7 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
   const { src, dst, onProgress, signal } = options;
   // The packed folder has its own config and index: written over the checkpoint, they would replace its own.
   const real = (p: string): string => (existsSync(p) ? realpathSync(p) : path.resolve(p));
-  if (real(src) === real(dst)) throw new Error(`pack: the output folder ${dst} is the checkpoint folder itself; choose another (e.g. ${path.join(dst, 'int4-g128')})`);
+  if (real(src) === real(dst)) throw new Error(`pack: the output folder ${dst} is the checkpoint folder itself; choose another (e.g. ${path.join(dst, 'int4-g32')})`);
   rmSync(path.join(dst, MANIFEST_NAME), { force: true });
   const packed = await packNative(
     { src, dst, groupSize: options.groupSize, threads: options.threads, shardBytes: options.shardBytes },
@@ -87,8 +89,9 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
     (e.out ? outputs : sourceFiles).push({ path: e.p.split(path.sep).join('/'), size: sizes[i]!, sha256 });
   }
   const manifest: PackManifest = {
-    format: 'qpacked-v1',
+    format: 'qpacked-v2',
     group_size: packed.groupSize,
+    codebook: 'hq4nl',
     tool: 'horizon-runmap',
     tool_version: toolVersion(),
     source: { repo: options.repo ?? null, revision: options.revision ?? null, files: sourceFiles },

@@ -9,6 +9,7 @@
 #include "core/backend.h"
 #include "core/thread-pool.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/q4-q8-dot.h"
 
 namespace rt {
 
@@ -17,7 +18,9 @@ namespace {
 // Forward-pass buffers kept across calls: resize() keeps their capacity, so steady decoding allocates nothing.
 struct cpu_scratch {
   std::vector<float> x, h, q, k, v, att, o, router, moe, xe, ge, ue, de, xr, out;
-  std::vector<std::vector<std::pair<int, float>>> by_expert;  // per expert: (token, routing weight)
+  std::vector<std::vector<std::pair<int, float>>> by_expert;
+  std::vector<int8_t> xq;  // 8-bit expert inputs (gate/up, then down), cpu_quantize_q8's layout
+  std::vector<float> xd;   // their block scales  // per expert: (token, routing weight)
   std::vector<int> order, active, tok, pos, seq_of, rows;
   std::vector<int64_t> first_row;
 };
@@ -347,6 +350,18 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     }
     const bool int4 = w_.kind == weights_kind::int4;
     const int G = w_.group_size;
+    // INT4 experts with 32-wide groups take 8-bit activations (integer dot products); other groups, and the
+    // FP32-activation reference switch, take float activations.
+    const bool q8 = int4 && G == kQ8Block && cpu_kernels_q8_activations();
+    auto & xq = ws_.xq;
+    auto & xd = ws_.xd;
+    if (q8) {
+      xq.resize(static_cast<size_t>(used) * std::max(H, I));
+      xd.resize(static_cast<size_t>(used) * std::max(H, I) / kQ8Block);
+      pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(xe.data() + r * H, H, xq.data() + r * H, xd.data() + r * (H / kQ8Block));
+      }, 4);
+    }
     pool_.parallel_for(static_cast<int64_t>(active.size()) * 2 * I, [&](int64_t r0, int64_t r1) {
       for (int64_t idx = r0; idx < r1; ++idx) {
         const size_t a = static_cast<size_t>(idx / (2 * I));
@@ -358,13 +373,25 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         float * dst = (up ? ue.data() : ge.data()) + first_row[a] * I + r;
         const float * xr = xe.data() + first_row[a] * H;
         const tensor_view & w = up ? *L.expert_up[e] : *L.expert_gate[e];
-        if (int4) cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
+        if (int4) {
+          const tensor_view & sc = up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e];
+          if (q8)
+            cpu_row_dot_q4q8_n(static_cast<const uint8_t *>(w.data) + r * (H / 2), static_cast<const uint16_t *>(sc.data) + r * (H / G), H,
+                               xq.data() + first_row[a] * H, xd.data() + first_row[a] * (H / kQ8Block), H, n, dst, I);
+          else
+            cpu_row_dot_q4_n(w, sc, G, r, xr, H, n, dst, I);
+        }
         else cpu_row_dot_n(w, r, xr, H, n, dst, I);
       }
     }, 16);
     for (size_t i = 0; i < ge.size(); ++i) {
       const float g = ge[i];
       ge[i] = (g / (1.0f + std::exp(-g))) * ue[i];
+    }
+    if (q8) {
+      pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(ge.data() + r * I, I, xq.data() + r * I, xd.data() + r * (I / kQ8Block));
+      }, 4);
     }
     pool_.parallel_for(static_cast<int64_t>(active.size()) * H, [&](int64_t r0, int64_t r1) {
       for (int64_t idx = r0; idx < r1; ++idx) {
@@ -374,7 +401,11 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         const int n = static_cast<int>(by_expert[e].size());
         const float * gr = ge.data() + first_row[a] * I;
         float * dst = de.data() + first_row[a] * H + r;
-        if (int4) cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
+        if (q8) {
+          cpu_row_dot_q4q8_n(static_cast<const uint8_t *>(L.expert_down[e]->data) + r * (I / 2),
+                             static_cast<const uint16_t *>(L.expert_down_scales[e]->data) + r * (I / G), I,
+                             xq.data() + first_row[a] * I, xd.data() + first_row[a] * (I / kQ8Block), I, n, dst, H);
+        } else if (int4) cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
         else cpu_row_dot_n(*L.expert_down[e], r, gr, I, n, dst, H);
       }
     }, 16);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu/q4-q8-dot.h"
 #include "quant/qpacked.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -209,7 +210,16 @@ float dot(const typename L::elem * w, const float * x, int n) {
 
 bool cpu_kernels_simd() { return g_simd; }
 
+namespace {
+bool g_q8 = true;
+}  // namespace
+
+bool cpu_kernels_q8_activations() { return g_q8; }
+void cpu_kernels_set_q8_activations(bool enabled) { g_q8 = enabled; }
+
 void cpu_kernels_set_simd(bool enabled) {
+  if (enabled) cpu_isa_reset();
+  else cpu_isa_force(cpu_isa::scalar);
 #ifdef RT_X86_SIMD
   g_simd = enabled && detect_simd();
 #else

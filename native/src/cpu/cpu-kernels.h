@@ -12,6 +12,9 @@ namespace rt {
 bool cpu_kernels_simd();
 /** Forces the scalar path (tests compare both paths). */
 void cpu_kernels_set_simd(bool enabled);
+/** Whether INT4 experts (group 32) take 8-bit activations (default) or FP32 ones (the numerics reference). */
+bool cpu_kernels_q8_activations();
+void cpu_kernels_set_q8_activations(bool enabled);
 
 float cpu_dot_f32(const float * w, const float * x, int n);
 float cpu_dot_bf16(const uint16_t * w, const float * x, int n);

@@ -56,8 +56,9 @@ for (let i = 1; i <= total; i++) {
 put('model-qpacked-00001-of-00001.safetensors', Buffer.from('fake packed weights'));
 console.log(JSON.stringify({ type: 'progress', phase: 'hash', doneBytes: 1, totalBytes: 1 }));
 const manifest = {
-  format: 'qpacked-v1',
+  format: 'qpacked-v2',
   group_size: groupSize,
+  codebook: 'hq4nl',
   tool: 'horizon-runmap',
   tool_version: 'fake',
   source: { repo: opt('--repo') ?? null, revision: opt('--revision') ?? null, files: sources },

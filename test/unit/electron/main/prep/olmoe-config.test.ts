@@ -7,10 +7,10 @@ import { RateMeter } from '../../../../../electron/main/prep/prep-events.js';
 const OLMOE = { architectures: ['OlmoeForCausalLM'], model_type: 'olmoe', hidden_size: 2048, intermediate_size: 1024, num_experts: 64, num_hidden_layers: 16 };
 
 describe('parseOlmoeConfig', () => {
-  it('accepts the OLMoE-1B-7B config and picks group size 128', () => {
+  it('accepts the OLMoE-1B-7B config and picks group size 32', () => {
     const cfg = parseOlmoeConfig(JSON.stringify(OLMOE), 'config.json');
     expect(cfg).toEqual({ hiddenSize: 2048, intermediateSize: 1024, numExperts: 64, numHiddenLayers: 16 });
-    expect(defaultGroupSize(cfg)).toBe(128);
+    expect(defaultGroupSize(cfg)).toBe(32);
   });
 
   it.each([
@@ -27,8 +27,9 @@ describe('parseOlmoeConfig', () => {
   it.each([
     [64, 32, 32],
     [96, 48, 16],
-    [2048, 1024, 128],
-    [192, 64, 64],
+    [2048, 1024, 32],
+    [192, 64, 32],
+    [48, 24, 8],
   ])('hidden %i, intermediate %i gives group size %i', (hiddenSize, intermediateSize, g) => {
     expect(defaultGroupSize({ hiddenSize, intermediateSize, numExperts: 1, numHiddenLayers: 1 })).toBe(g);
   });

@@ -50,7 +50,7 @@ describe.skipIf(skipReason !== undefined)(`prepare → pack → logits with the 
       group_size: number;
       source: { repo: string | null; revision: string | null };
     };
-    expect(hm).toMatchObject({ format: 'qpacked-v1', group_size: 32, source: { repo: TEST_REPO, revision: commit } });
+    expect(hm).toMatchObject({ format: 'qpacked-v2', group_size: 32, source: { repo: TEST_REPO, revision: commit } });
     const [model] = await listPreparedModels(dataDir, { verify: true });
     expect(model).toMatchObject({ ready: true, groupSize: 32, packedDir: result.packedDir });
     expect(model?.manifest?.pack?.files.some((f) => /^model-qpacked-\d{5}-of-\d{5}\.safetensors$/.test(f.path))).toBe(true);

@@ -42,7 +42,7 @@ async function writePreparedModel(dataDir: string, config: Record<string, unknow
   const manifest = {
     format: 'horizon-prepared-v1', repo: 'horizon/tiny', revision: 'main', commit: COMMIT, hubUrl: 'http://localhost',
     source: { dir: 'source', files: await fileList(path.join(modelDir, 'source')) },
-    pack: { dir: 'int4-g32', format: 'qpacked-v1', groupSize: 32, files: await fileList(path.join(modelDir, 'int4-g32')) },
+    pack: { dir: 'int4-g32', format: 'qpacked-v2', groupSize: 32, files: await fileList(path.join(modelDir, 'int4-g32')) },
     tool: 'horizon-runmap', toolVersion: '0.1.0', createdAt: '2026-01-01T00:00:00.000Z',
   };
   await writeFile(path.join(modelDir, 'prepared.json'), JSON.stringify(manifest));

@@ -1,0 +1,243 @@
+#include "cpu/q4-q8-dot.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string_view>
+
+#include "quant/qpacked.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define RT_Q8_X86 1
+#define RT_T_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define RT_T_AVXVNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
+#define RT_T_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#include <immintrin.h>
+#endif
+
+namespace rt {
+
+namespace {
+
+#ifdef RT_Q8_X86
+bool supported(cpu_isa isa) {
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  switch (isa) {
+    case cpu_isa::scalar: return true;
+    case cpu_isa::avx2: return avx2;
+    case cpu_isa::avx_vnni: return avx2 && __builtin_cpu_supports("avxvnni");
+    case cpu_isa::avx512_vnni:
+      return avx2 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
+  }
+  return false;
+}
+#else
+bool supported(cpu_isa isa) { return isa == cpu_isa::scalar; }
+#endif
+
+cpu_isa best() {
+  for (cpu_isa isa : {cpu_isa::avx512_vnni, cpu_isa::avx_vnni, cpu_isa::avx2})
+    if (supported(isa)) return isa;
+  return cpu_isa::scalar;
+}
+
+// HORIZON_CPU_ISA=scalar|avx2|avx-vnni|avx512-vnni caps the path (benchmarks compare them in one binary).
+cpu_isa initial() {
+  const cpu_isa b = best();
+  const char * env = std::getenv("HORIZON_CPU_ISA");
+  if (!env) return b;
+  for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni})
+    if (std::string_view(env) == cpu_isa_name(isa) && supported(isa)) return isa;
+  return b;
+}
+
+cpu_isa g_isa = initial();
+
+void scalar_dot(const uint8_t * qrow, const uint16_t * srow, int cols, const int8_t * q, const float * d, int64_t ldq, int n,
+                float * y, int64_t ldy) {
+  const int nb = cols / kQ8Block;
+  for (int t = 0; t < n; ++t) {
+    const int8_t * qt = q + t * ldq;
+    const float * dt = d + t * (ldq / kQ8Block);
+    float acc = 0.0f;
+    for (int b = 0; b < nb; ++b) {
+      const uint8_t * w = qrow + b * 16;
+      const int8_t * x = qt + b * kQ8Block;
+      int32_t s = 0;
+      for (int j = 0; j < 16; ++j) s += kHq4Codebook[w[j] & 0xF] * x[j] + kHq4Codebook[w[j] >> 4] * x[16 + j];
+      acc += static_cast<float>(s) * (f32_from_fp16(srow[b]) * dt[b]);
+    }
+    y[t * ldy] = acc;
+  }
+}
+
+#ifdef RT_Q8_X86
+
+alignas(16) constexpr int8_t kAbsLevels[16] = {127, 100, 78, 61, 45, 32, 19, 8, 2, 12, 22, 35, 48, 64, 83, 109};
+
+// One kernel body for the three x86 paths; DOT(acc, a, b) adds the 4-byte groups of unsigned a times signed b
+// to the int32 lanes of acc. NT tokens share one unpack of each weight block (their accumulators stay in registers).
+#define RT_Q4Q8_KERNEL(NAME, TARGET, DOT)                                                                              \
+  template <int NT>                                                                                                    \
+  TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, const int8_t * q, const float * d, int64_t ldq, \
+                   float * y, int64_t ldy) {                                                                           \
+    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook))); \
+    const __m256i mags = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels)));  \
+    const __m256i low4 = _mm256_set1_epi8(0x0F);                                                                       \
+    const int64_t ldd = ldq / kQ8Block;                                                                                \
+    __m256 acc[NT];                                                                                                    \
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();                                                         \
+    for (int b = 0; b < nb; ++b) {                                                                                     \
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qrow + b * 16));                        \
+      const __m256i idx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes), low4);                  \
+      const __m256i ws = _mm256_shuffle_epi8(levels, idx);                                                             \
+      const __m256i wa = _mm256_shuffle_epi8(mags, idx);                                                               \
+      const float dw = _cvtsh_ss(srow[b]);                                                                             \
+      for (int t = 0; t < NT; ++t) {                                                                                   \
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + t * ldq + b * kQ8Block));          \
+        const __m256i s = DOT(wa, _mm256_sign_epi8(x, ws));                                                            \
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * d[t * ldd + b]), acc[t]);                  \
+      }                                                                                                                \
+    }                                                                                                                  \
+    for (int t = 0; t < NT; ++t) {                                                                                     \
+      __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[t]), _mm256_extractf128_ps(acc[t], 1));                         \
+      v = _mm_add_ps(v, _mm_movehl_ps(v, v));                                                                          \
+      v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));                                                                      \
+      y[t * ldy] = _mm_cvtss_f32(v);                                                                                   \
+    }                                                                                                                  \
+  }
+
+RT_T_AVX2 inline __m256i dot_maddubs(__m256i a, __m256i b) { return _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1)); }
+RT_T_AVXVNNI inline __m256i dot_avxvnni(__m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), a, b); }
+RT_T_AVX512VNNI inline __m256i dot_avx512vnni(__m256i a, __m256i b) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), a, b); }
+
+RT_Q4Q8_KERNEL(kernel_avx2, RT_T_AVX2, dot_maddubs)
+RT_Q4Q8_KERNEL(kernel_avxvnni, RT_T_AVXVNNI, dot_avxvnni)
+RT_Q4Q8_KERNEL(kernel_avx512vnni, RT_T_AVX512VNNI, dot_avx512vnni)
+
+// Tokens in tiles of 8, then one tile of the rest.
+template <template <int> class K>
+void tiles(const uint8_t * qrow, const uint16_t * srow, int nb, const int8_t * q, const float * d, int64_t ldq, int n, float * y,
+           int64_t ldy) {
+  const int64_t ldd = ldq / kQ8Block;
+  int t = 0;
+  for (; t + 8 <= n; t += 8) K<8>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy);
+  switch (n - t) {
+    case 7: K<7>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
+    case 6: K<6>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
+    case 5: K<5>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
+    case 4: K<4>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
+    case 3: K<3>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
+    case 2: K<2>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
+    case 1: K<1>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
+    default: break;
+  }
+}
+
+template <int NT> struct run_avx2 {
+  static void run(const uint8_t * a, const uint16_t * b, int nb, const int8_t * q, const float * d, int64_t ldq, float * y, int64_t ldy) {
+    kernel_avx2<NT>(a, b, nb, q, d, ldq, y, ldy);
+  }
+};
+template <int NT> struct run_avxvnni {
+  static void run(const uint8_t * a, const uint16_t * b, int nb, const int8_t * q, const float * d, int64_t ldq, float * y, int64_t ldy) {
+    kernel_avxvnni<NT>(a, b, nb, q, d, ldq, y, ldy);
+  }
+};
+template <int NT> struct run_avx512vnni {
+  static void run(const uint8_t * a, const uint16_t * b, int nb, const int8_t * q, const float * d, int64_t ldq, float * y, int64_t ldy) {
+    kernel_avx512vnni<NT>(a, b, nb, q, d, ldq, y, ldy);
+  }
+};
+
+RT_T_AVX2 void quantize_avx2(const float * x, int n, int8_t * q, float * d) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int b = 0; b < n / kQ8Block; ++b) {
+    const float * xb = x + b * kQ8Block;
+    __m256 v[4];
+    __m256 m = _mm256_setzero_ps();
+    for (int i = 0; i < 4; ++i) {
+      v[i] = _mm256_loadu_ps(xb + 8 * i);
+      m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+    }
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+    const float amax = _mm_cvtss_f32(h);
+    d[b] = amax / 127.0f;
+    const __m256 inv = _mm256_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+    __m256i r[4];
+    for (int i = 0; i < 4; ++i)
+      r[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    // Columns 0..31 as int32 in r[0..3]; gather the even ones, then the odd ones.
+    alignas(32) int32_t all[32];
+    for (int i = 0; i < 4; ++i) _mm256_store_si256(reinterpret_cast<__m256i *>(all + 8 * i), r[i]);
+    int8_t * qb = q + b * kQ8Block;
+    for (int j = 0; j < 16; ++j) {
+      qb[j] = static_cast<int8_t>(all[2 * j]);
+      qb[16 + j] = static_cast<int8_t>(all[2 * j + 1]);
+    }
+  }
+}
+
+#endif
+
+void quantize_scalar(const float * x, int n, int8_t * q, float * d) {
+  for (int b = 0; b < n / kQ8Block; ++b) {
+    const float * xb = x + b * kQ8Block;
+    float amax = 0.0f;
+    for (int c = 0; c < kQ8Block; ++c) amax = std::fmax(amax, std::fabs(xb[c]));
+    d[b] = amax / 127.0f;
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    int8_t * qb = q + b * kQ8Block;
+    for (int j = 0; j < 16; ++j) {
+      qb[j] = static_cast<int8_t>(std::nearbyint(xb[2 * j] * inv));
+      qb[16 + j] = static_cast<int8_t>(std::nearbyint(xb[2 * j + 1] * inv));
+    }
+  }
+}
+
+}  // namespace
+
+const char * cpu_isa_name(cpu_isa isa) {
+  switch (isa) {
+    case cpu_isa::scalar: return "scalar";
+    case cpu_isa::avx2: return "avx2";
+    case cpu_isa::avx_vnni: return "avx-vnni";
+    case cpu_isa::avx512_vnni: return "avx512-vnni";
+  }
+  return "?";
+}
+
+bool cpu_isa_supported(cpu_isa isa) { return supported(isa); }
+cpu_isa cpu_isa_active() { return g_isa; }
+
+bool cpu_isa_force(cpu_isa isa) {
+  if (!supported(isa)) return false;
+  g_isa = isa;
+  return true;
+}
+
+void cpu_isa_reset() { g_isa = best(); }
+
+void cpu_quantize_q8(const float * x, int n, int8_t * q, float * d) {
+#ifdef RT_Q8_X86
+  if (g_isa != cpu_isa::scalar) return quantize_avx2(x, n, q, d);
+#endif
+  quantize_scalar(x, n, q, d);
+}
+
+void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const int8_t * q, const float * d, int64_t ldq,
+                        int n, float * y, int64_t ldy) {
+  const int nb = cols / kQ8Block;
+  switch (g_isa) {
+#ifdef RT_Q8_X86
+    case cpu_isa::avx512_vnni: return tiles<run_avx512vnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
+    case cpu_isa::avx_vnni: return tiles<run_avxvnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
+    case cpu_isa::avx2: return tiles<run_avx2>(qrow, srow, nb, q, d, ldq, n, y, ldy);
+#endif
+    default: return scalar_dot(qrow, srow, cols, q, d, ldq, n, y, ldy);
+  }
+}
+
+}  // namespace rt

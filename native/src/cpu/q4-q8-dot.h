@@ -1,0 +1,40 @@
+#pragma once
+// 4-bit weight rows (qpacked-v2, group 32) against 8-bit quantised activations: integer dot products per 32-column
+// block, then one float multiply-add by the two scales. The scalar path is the reference; AVX2 (maddubs + madd),
+// AVX-VNNI and AVX-512 VNNI (dpbusd on 256-bit vectors) are chosen at run time by CPUID, so one binary serves every
+// x86-64 CPU.
+#include <cstdint>
+
+namespace rt {
+
+/** Columns per activation block; equal to the weight group these kernels read. */
+constexpr int kQ8Block = 32;
+
+enum class cpu_isa : int { scalar = 0, avx2 = 1, avx_vnni = 2, avx512_vnni = 3 };
+
+const char * cpu_isa_name(cpu_isa isa);
+/** True when this CPU (and OS) can run `isa`. */
+bool cpu_isa_supported(cpu_isa isa);
+/** The path the kernels take now: the best supported one unless forced. */
+cpu_isa cpu_isa_active();
+/** Forces a path (tests); false, and no change, when the CPU cannot run it. */
+bool cpu_isa_force(cpu_isa isa);
+/** Back to the best supported path. */
+void cpu_isa_reset();
+
+/**
+ * Quantises n floats (n % 32 == 0) to int8: per block of 32, d = max|x| / 127 and q = round-half-even(x * (127 /
+ * max|x|)) (all zero when max|x| is 0). Each block's 32 bytes hold the even columns first, then the odd ones, the
+ * order the packed nibbles unpack to.
+ */
+void cpu_quantize_q8(const float * x, int n, int8_t * q, float * d);
+
+/**
+ * y[t * ldy] = sum over blocks b of (sum_c K[u_c] * q_t[c]) * (w_scale[b] * d_t[b]) for t < n tokens, one packed row
+ * (cols/2 bytes, cols/32 FP16 scales) against activations quantised by cpu_quantize_q8 (token t at q + t * ldq and
+ * d + t * ldq / 32). Integer sums are exact on every path; the float accumulation order differs between paths.
+ */
+void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const int8_t * q, const float * d, int64_t ldq,
+                        int n, float * y, int64_t ldy);
+
+}  // namespace rt

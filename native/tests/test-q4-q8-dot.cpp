@@ -1,0 +1,131 @@
+// The 8-bit activation kernels of src/cpu/q4-q8-dot.cpp: quantisation against its definition (every path bit for bit),
+// each ISA path against the scalar reference (token counts 1..9 and 17, rows of 1..5 blocks), and the scalar reference
+// against float activations within the bound that 8-bit rounding allows.
+#include <cmath>
+#include <vector>
+
+#include "cpu/q4-q8-dot.h"
+#include "quant/qpacked.h"
+#include "test-helpers.h"
+
+using namespace rt;
+
+/** |path - scalar| / sum|terms|: the paths add the same exact integer block sums in another float order. */
+static const double MAX_REL_DIFF_ISA_VS_SCALAR = 1e-6;
+
+static void quantize_definition() {
+  // Block 0: x = c - 16 (amax 16, d = 16/127, q = round(x * 127/16)); block 1: all zero.
+  std::vector<float> x(64, 0.0f);
+  for (int c = 0; c < 32; ++c) x[c] = static_cast<float>(c - 16);
+  std::vector<int8_t> q(64);
+  std::vector<float> d(2);
+  for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2}) {
+    if (!cpu_isa_force(isa)) continue;
+    cpu_quantize_q8(x.data(), 64, q.data(), d.data());
+    CHECK(d[0] == 16.0f / 127.0f && d[1] == 0.0f, "%s: scales %g %g", cpu_isa_name(isa), d[0], d[1]);
+    for (int j = 0; j < 16; ++j) {
+      const int even = static_cast<int>(std::nearbyint((2 * j - 16) * (127.0f / 16.0f)));
+      const int odd = static_cast<int>(std::nearbyint((2 * j + 1 - 16) * (127.0f / 16.0f)));
+      CHECK(q[j] == even && q[16 + j] == odd, "%s: column pair %d -> %d %d, want %d %d", cpu_isa_name(isa), j, q[j], q[16 + j], even, odd);
+    }
+    CHECK(q[0] == -127, "%s: -16 is -127", cpu_isa_name(isa));
+    for (int c = 32; c < 64; ++c) CHECK(q[c] == 0, "%s: zero block", cpu_isa_name(isa));
+  }
+  cpu_isa_reset();
+  // Every path quantises random rows to the same bytes.
+  test_util::rng r(5);
+  std::vector<float> y(32 * 40);
+  for (auto & v : y) v = r.uniform() * 3.0f;
+  y[7] = 0.5f * (127.0f / 127.0f);
+  std::vector<int8_t> qa(y.size()), qb(y.size());
+  std::vector<float> da(y.size() / 32), db(y.size() / 32);
+  cpu_isa_force(cpu_isa::scalar);
+  cpu_quantize_q8(y.data(), static_cast<int>(y.size()), qa.data(), da.data());
+  cpu_isa_reset();
+  cpu_quantize_q8(y.data(), static_cast<int>(y.size()), qb.data(), db.data());
+  CHECK(qa == qb && da == db, "the %s quantiser equals the scalar one", cpu_isa_name(cpu_isa_active()));
+}
+
+static void paths_agree() {
+  test_util::rng r(11);
+  int paths = 0;
+  for (int nb : {1, 2, 3, 5}) {
+    const int cols = nb * 32;
+    const int max_t = 17;
+    std::vector<float> w(cols), x(static_cast<size_t>(max_t) * cols);
+    std::vector<uint8_t> q(cols / 2);
+    std::vector<uint16_t> sc(nb);
+    for (auto & v : w) v = r.uniform() * 0.05f;
+    for (auto & v : x) v = r.uniform() * 2.0f;
+    qpacked_quantize_row(w.data(), cols, 32, q.data(), sc.data());
+    std::vector<int8_t> xq(x.size());
+    std::vector<float> xd(x.size() / 32);
+    cpu_quantize_q8(x.data(), static_cast<int>(x.size()), xq.data(), xd.data());
+    std::vector<float> back(cols);
+    qpacked_dequantize_row(q.data(), sc.data(), cols, 32, back.data());
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 17}) {
+      std::vector<float> ref(n), got(n);
+      cpu_isa_force(cpu_isa::scalar);
+      cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xq.data(), xd.data(), cols, n, ref.data(), 1);
+      for (int t = 0; t < n; ++t) {
+        // Scalar against float activations: each activation moves by at most half its block's step d/2.
+        double exact = 0, bound = 1e-6, mag = 1e-12;
+        for (int c = 0; c < cols; ++c) {
+          exact += static_cast<double>(back[c]) * x[static_cast<size_t>(t) * cols + c];
+          bound += std::fabs(back[c]) * xd[static_cast<size_t>(t) * nb + c / 32] * 0.5;
+          mag += std::fabs(back[c] * x[static_cast<size_t>(t) * cols + c]);
+        }
+        CHECK(std::fabs(ref[t] - exact) <= bound * 1.001 + 1e-5 * mag, "nb %d token %d: %g vs float %g (bound %g)", nb, t, ref[t], exact, bound);
+      }
+      for (cpu_isa isa : {cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
+        if (!cpu_isa_force(isa)) continue;
+        ++paths;
+        // Output stride 3 checks that each token's result lands at t * ldy.
+        std::vector<float> strided(static_cast<size_t>(n) * 3, -7.0f);
+        cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xq.data(), xd.data(), cols, n, strided.data(), 3);
+        for (int t = 0; t < n; ++t) {
+          double mag = 1e-12;
+          for (int c = 0; c < cols; ++c) mag += std::fabs(back[c] * x[static_cast<size_t>(t) * cols + c]);
+          CHECK(std::fabs(strided[static_cast<size_t>(t) * 3] - ref[t]) <= MAX_REL_DIFF_ISA_VS_SCALAR * mag,
+                "%s nb %d n %d token %d: %g vs scalar %g", cpu_isa_name(isa), nb, n, t, strided[static_cast<size_t>(t) * 3], ref[t]);
+          CHECK(strided[static_cast<size_t>(t) * 3 + 1] == -7.0f, "%s writes only its outputs", cpu_isa_name(isa));
+        }
+      }
+    }
+  }
+  cpu_isa_reset();
+  std::printf("paths: best %s; avx2 %d, avx-vnni %d, avx512-vnni %d; %d path runs compared with the scalar reference\n",
+              cpu_isa_name(cpu_isa_active()), cpu_isa_supported(cpu_isa::avx2) ? 1 : 0, cpu_isa_supported(cpu_isa::avx_vnni) ? 1 : 0,
+              cpu_isa_supported(cpu_isa::avx512_vnni) ? 1 : 0, paths);
+  CHECK(cpu_isa_force(cpu_isa::scalar) && cpu_isa_active() == cpu_isa::scalar, "the scalar path can always be forced");
+  cpu_isa_reset();
+}
+
+static void hand_dot() {
+  // One block: codes u_c = c % 16, scale 0.5; activations exactly representable: x_c = (c % 3 - 1) * 2 -> d = 2/127.
+  uint8_t q[16];
+  for (int j = 0; j < 16; ++j) q[j] = static_cast<uint8_t>(((2 * j) % 16) | (((2 * j + 1) % 16) << 4));
+  const uint16_t sc = fp16_from_f32(0.5f);
+  float x[32];
+  for (int c = 0; c < 32; ++c) x[c] = static_cast<float>((c % 3 - 1) * 2);
+  int8_t xq[32];
+  float xd;
+  cpu_quantize_q8(x, 32, xq, &xd);
+  int64_t s = 0;
+  for (int c = 0; c < 32; ++c) s += static_cast<int64_t>(kHq4Codebook[c % 16]) * ((c % 3 - 1) * 127);
+  const float want = static_cast<float>(s) * (0.5f * (2.0f / 127.0f));
+  for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
+    if (!cpu_isa_force(isa)) continue;
+    float y = 0;
+    cpu_row_dot_q4q8_n(q, &sc, 32, xq, &xd, 32, 1, &y, 1);
+    CHECK(y == want, "%s: hand block %g, want %g", cpu_isa_name(isa), y, want);
+  }
+  cpu_isa_reset();
+}
+
+int main() {
+  quantize_definition();
+  hand_dot();
+  paths_agree();
+  return test_util::finish("test-q4-q8-dot");
+}
