@@ -1,7 +1,8 @@
 /**
  * Writes a seeded random OLMoE checkpoint in Hugging Face layout (config, 2 BF16 safetensors shards + index,
  * byte-level BPE tokenizer, chat template). Usage: npx tsx scripts/make-tiny-model.ts --out DIR [--seed N] [--full]
- * [--layers N]. --full writes OLMoE-1B-7B shapes, streamed tensor by tensor.
+ * [--layers N] [--tail-df DF]. --full writes OLMoE-1B-7B shapes, streamed tensor by tensor; --tail-df draws the weight
+ * matrices from a Student-t distribution (heavy tails).
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { endianness } from 'node:os';
@@ -13,7 +14,7 @@ import { encodeBf16 } from './lib/bf16.js';
 import { buildByteLevelTokenizer } from './lib/byte-level-bpe.js';
 import { shardedTensorSpecs } from './lib/olmoe-tensors.js';
 import type { OlmoeConfig, TensorSpec } from './lib/olmoe-tensors.js';
-import { fillFromLevels, hashString, normalLevels, Prng } from './lib/prng.js';
+import { fillFromLevels, hashString, normalLevels, Prng, studentLevels } from './lib/prng.js';
 import { tensorByteLength, writeSafetensorsFile } from './lib/safetensors-writer.js';
 import type { TensorSource } from './lib/safetensors-writer.js';
 
@@ -28,6 +29,11 @@ export type TinyModelOptions = {
   readonly full?: boolean;
   /** Number of decoder layers (default 2 tiny, 16 full). */
   readonly layers?: number;
+  /**
+   * Degrees of freedom of a Student-t distribution for the weight matrices (heavy tails, as trained weights have;
+   * e.g. 4); norms keep their normal spread. Default: normal weights.
+   */
+  readonly tailDf?: number;
   /** Overrides for the tiny shapes, e.g. { num_key_value_heads: 2 } for GQA. */
   readonly config?: Partial<OlmoeConfig>;
 };
@@ -51,7 +57,7 @@ function writeJson(path: string, value: unknown): void {
   renameSync(tmp, path);
 }
 
-function randomBf16Source(spec: TensorSpec, seed: number): TensorSource {
+function randomBf16Source(spec: TensorSpec, seed: number, tailDf?: number): TensorSource {
   return {
     name: spec.name,
     dtype: 'BF16',
@@ -60,7 +66,8 @@ function randomBf16Source(spec: TensorSpec, seed: number): TensorSource {
       const rng = new Prng(hashString(`${seed}:${spec.name}`));
       // BF16 bits of all 65536 levels, so streaming billions of weights is one table lookup each.
       const levelBytes = new Uint8Array(2 * 65536);
-      encodeBf16(normalLevels(spec.std, spec.mean), levelBytes);
+      const heavy = tailDf !== undefined && spec.mean === 0;
+      encodeBf16(heavy ? studentLevels(spec.std, tailDf, spec.mean) : normalLevels(spec.std, spec.mean), levelBytes);
       const levels = new Uint16Array(65536);
       for (let i = 0; i < levels.length; i++) levels[i] = levelBytes[2 * i]! | (levelBytes[2 * i + 1]! << 8);
       let left = spec.shape.reduce((a, b) => a * b, 1);
@@ -155,7 +162,7 @@ export async function makeTinyModel(dir: string, opts: TinyModelOptions = {}): P
   let totalSize = 0;
   shards.forEach((specs, i) => {
     const name = `model-${String(i + 1).padStart(5, '0')}-of-${String(shards.length).padStart(5, '0')}.safetensors`;
-    writeSafetensorsFile(join(dir, name), specs.map((s) => randomBf16Source(s, seed)));
+    writeSafetensorsFile(join(dir, name), specs.map((s) => randomBf16Source(s, seed, opts.tailDf)));
     files.push(name);
     for (const s of specs) {
       weightMap[s.name] = name;
@@ -205,10 +212,11 @@ async function cli(argv: string[]): Promise<number> {
       seed: { type: 'string' },
       full: { type: 'boolean' },
       layers: { type: 'string' },
+      'tail-df': { type: 'string' },
     },
   });
   if (!values.out) {
-    console.error('usage: make-tiny-model --out DIR [--seed N] [--full] [--layers N]');
+    console.error('usage: make-tiny-model --out DIR [--seed N] [--full] [--layers N] [--tail-df DF]');
     return 2;
   }
   const int = (name: string, s: string | undefined): number | undefined => {
@@ -222,6 +230,7 @@ async function cli(argv: string[]): Promise<number> {
     seed: int('seed', values.seed) ?? 0,
     full: values.full ?? false,
     ...(layers === undefined ? {} : { layers }),
+    ...(values['tail-df'] === undefined ? {} : { tailDf: Number(values['tail-df']) }),
   });
   console.log(`wrote ${model.files.length} files to ${model.dir} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return 0;

@@ -112,6 +112,7 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     o.Set("weightBytes", static_cast<double>(i.weight_bytes));
     o.Set("threads", i.threads);
     o.Set("simd", i.simd);
+    o.Set("cpuIsa", i.cpu_isa);
     o.Set("deviceExpertSlots", i.device_expert_slots);
     o.Set("fault", i.fault);
     o.Set("device", i.device);

@@ -1,6 +1,7 @@
 // cpu_row_dot_n / cpu_row_dot_q4_n (four tokens per pass over a weight row) must equal n separate row dots bit for
 // bit, for every weight format, token count (full groups of four and remainders), odd widths with a scalar tail, and
 // both the AVX2 and the scalar path: the CPU backend's batch invariance rests on it.
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -113,5 +114,34 @@ int main() {
       CHECK(out[static_cast<size_t>(cols)] == 42.0f, "dtype %d: written past the row", static_cast<int>(t.type));
     }
   }
+  // The FP16 KV cache's store and P.V: the conversion gives fp16_from_f32's bits on both paths (odd widths, a
+  // subnormal, a value past 65504); the axpy matches a double sum.
+  for (int n : {1, 8, 13, 128}) {
+    std::vector<float> x(static_cast<size_t>(n)), y0(static_cast<size_t>(n)), y1;
+    for (float & v : x) v = rng.uniform() * 4.0f;
+    x[0] = n > 1 ? std::ldexp(1.0f, -20) : 70000.0f;
+    std::vector<uint16_t> a(static_cast<size_t>(n) + 1, 0xBEEF), b(static_cast<size_t>(n) + 1, 0xBEEF);
+    cpu_kernels_set_simd(false);
+    cpu_f32_to_f16(x.data(), a.data(), n);
+    cpu_kernels_set_simd(true);
+    cpu_f32_to_f16(x.data(), b.data(), n);
+    int bad = 0;
+    for (int i = 0; i < n; ++i) bad += a[static_cast<size_t>(i)] != fp16_from_f32(x[static_cast<size_t>(i)]) || b[static_cast<size_t>(i)] != a[static_cast<size_t>(i)];
+    CHECK(bad == 0 && a[static_cast<size_t>(n)] == 0xBEEF && b[static_cast<size_t>(n)] == 0xBEEF, "f32->f16 n=%d: %d differ or written past", n, bad);
+    for (float & v : y0) v = rng.uniform();
+    y1 = y0;
+    for (bool simd : {false, true}) {
+      cpu_kernels_set_simd(simd);
+      std::vector<float> y = y0;
+      cpu_axpy_f16(0.375f, a.data(), y.data(), n);
+      int off = 0;
+      for (int i = 0; i < n; ++i) {
+        const double want = y0[static_cast<size_t>(i)] + 0.375 * static_cast<double>(f32_from_fp16(a[static_cast<size_t>(i)]));
+        off += std::fabs(y[static_cast<size_t>(i)] - want) > 1e-6 * (1 + std::fabs(want));
+      }
+      CHECK(off == 0, "axpy_f16 n=%d simd %d: %d elements off", n, simd ? 1 : 0, off);
+    }
+  }
+  cpu_kernels_set_simd(true);
   return test_util::finish("test-cpu-kernels");
 }

@@ -67,6 +67,34 @@ export function normalLevels(std: number, mean = 0): Float32Array {
   return out;
 }
 
+let studentTables: Map<number, Float64Array> | undefined;
+
+/**
+ * 65536 levels of a Student-t distribution with `df` degrees of freedom (df > 2), rescaled to unit variance, times
+ * `std` plus `mean`: heavy-tailed weights as trained checkpoints have, from the same seeded draws as normalLevels.
+ */
+export function studentLevels(std: number, df: number, mean = 0): Float32Array {
+  if (!(df > 2)) throw new Error(`studentLevels: df must be above 2 for a finite variance, got ${df}`);
+  studentTables ??= new Map();
+  let table = studentTables.get(df);
+  if (!table) {
+    const normal = getNormalTable();
+    const rng = new Prng(0x7a11 + Math.round(df * 1000));
+    table = new Float64Array(normal.length);
+    const unit = Math.sqrt((df - 2) / df);
+    for (let i = 0; i < table.length; i++) {
+      // chi-square with df degrees from df normals (df rounded for the draw count; the variance rescale uses df).
+      let chi = 0;
+      for (let k = 0; k < Math.round(df); k++) chi += normal[rng.nextU32() >>> (32 - TABLE_BITS)]! ** 2;
+      table[i] = (normal[i]! / Math.sqrt(chi / Math.round(df))) * unit;
+    }
+    studentTables.set(df, table);
+  }
+  const out = new Float32Array(table.length);
+  for (let i = 0; i < table.length; i++) out[i] = mean + std * table[i]!;
+  return out;
+}
+
 /** Same draws as fillNormal, but each sample is looked up in a 65536-entry `levels` table of any element type. */
 export function fillFromLevels(rng: Prng, levels: Uint16Array, out: Uint16Array): void {
   for (let i = 0; i < out.length; i++) out[i] = levels[rng.nextU32() >>> (32 - TABLE_BITS)]!;

@@ -72,6 +72,8 @@ export interface NativeModelInfo {
   readonly threads: number;
   /** CPU AVX2/F16C kernels in use. */
   readonly simd: boolean;
+  /** The CPU's 4-bit x 8-bit kernel path: 'scalar', 'avx2', 'avx-vnni' or 'avx512-vnni'. */
+  readonly cpuIsa: string;
   /** CUDA: routed experts per layer resident on the GPU (numExperts means full residency); 0 on the CPU. */
   readonly deviceExpertSlots: number;
   /** Empty while the model can run; otherwise the device error after which it refuses every request (only a new

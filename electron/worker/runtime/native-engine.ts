@@ -47,8 +47,11 @@ export function pickBackend(
 }
 
 /** Where the weights live, as the runtime reports it (never a guess from the device's size). */
-export function residencyLabel(info: Pick<NativeModelInfo, 'backend' | 'weights' | 'numExperts' | 'deviceExpertSlots' | 'threads' | 'simd'>): string {
-  if (info.backend !== 'cuda') return `host memory, ${info.threads} threads${info.simd ? ', AVX2' : ''}`;
+export function residencyLabel(info: Pick<NativeModelInfo, 'backend' | 'weights' | 'numExperts' | 'deviceExpertSlots' | 'threads' | 'simd' | 'cpuIsa'>): string {
+  if (info.backend !== 'cuda') {
+    const isa = info.cpuIsa && info.cpuIsa !== 'scalar' ? info.cpuIsa.toUpperCase() : info.simd ? 'AVX2' : '';
+    return `host memory, ${info.threads} threads${isa ? `, ${isa}` : ''}`;
+  }
   if (info.deviceExpertSlots >= info.numExperts) return `all ${info.numExperts} ${info.weights} experts of every layer resident on the GPU`;
   return (
     `${info.deviceExpertSlots} of ${info.numExperts} ${info.weights} experts per layer cached on the GPU, ` +

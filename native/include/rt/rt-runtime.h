@@ -37,6 +37,7 @@ struct model_info {
   uint64_t weight_bytes = 0;
   int threads = 0;
   bool simd = false;  // CPU AVX2 kernels in use
+  std::string cpu_isa;  // the 8-bit activation kernels' path: "scalar", "avx2", "avx-vnni" or "avx512-vnni"
   int device_expert_slots = 0;  // CUDA: experts per layer resident on the GPU (num_experts = full residency); CPU: 0
   std::string fault;  // empty while the model can run; else the device error after which every request fails
   int device = -1;    // CUDA device index the model runs on; -1 on the CPU

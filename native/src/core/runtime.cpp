@@ -7,6 +7,7 @@
 
 #include "core/backend.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/q4-q8-dot.h"
 #include "rt/rt-runtime.h"
 
 namespace rt {
@@ -110,6 +111,7 @@ model_info rt_model_info(const model & m) {
   i.weight_bytes = m.weights->total_bytes;
   i.threads = m.options.threads > 0 ? m.options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   i.simd = cpu_kernels_simd();
+  i.cpu_isa = cpu_isa_name(cpu_isa_active());
   i.device_expert_slots = m.be->device_expert_slots();
   i.fault = m.be->fault();
   i.device = i.backend == "cuda" ? m.options.device : -1;

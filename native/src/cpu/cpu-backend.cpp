@@ -1,5 +1,5 @@
 // The CPU backend: FP32 math over the mapped weights (BF16/F16/F32 rows converted in the dot kernels, qpacked INT4
-// experts dequantised in the kernel), FP32 KV caches, a thread pool over output rows and attention heads.
+// experts against 8-bit activations), FP16 KV caches, a thread pool over output rows and attention heads.
 // Mirrors transformers modeling_olmoe.py (OlmoeDecoderLayer / OlmoeSparseMoeBlock).
 #include <algorithm>
 #include <cmath>
@@ -18,9 +18,9 @@ namespace {
 // Forward-pass buffers kept across calls: resize() keeps their capacity, so steady decoding allocates nothing.
 struct cpu_scratch {
   std::vector<float> x, h, q, k, v, att, o, router, moe, xe, ge, ue, de, xr, out;
-  std::vector<std::vector<std::pair<int, float>>> by_expert;
+  std::vector<std::vector<std::pair<int, float>>> by_expert;  // per expert: (token, routing weight)
   std::vector<int8_t> xq;  // 8-bit expert inputs (gate/up, then down), cpu_quantize_q8's layout
-  std::vector<float> xd;   // their block scales  // per expert: (token, routing weight)
+  std::vector<float> xd;   // their block scales
   std::vector<int> order, active, tok, pos, seq_of, rows;
   std::vector<int64_t> first_row;
 };
@@ -29,7 +29,7 @@ struct cpu_seq {
   bool used = false;
   int length = 0;
   int capacity = 0;
-  std::vector<std::vector<float>> k, v;  // per layer: capacity * kv_dim
+  std::vector<std::vector<uint16_t>> k, v;  // per layer: capacity * kv_dim, FP16 (as the CUDA backend keeps them)
 };
 
 class cpu_backend final : public backend {
@@ -93,7 +93,7 @@ class cpu_backend final : public backend {
   uint64_t kv_bytes() const {
     uint64_t b = 0;
     const uint64_t per = 2ull * static_cast<uint64_t>(c_.num_hidden_layers) * static_cast<uint64_t>(c_.num_key_value_heads) *
-                         static_cast<uint64_t>(c_.head_dim) * 4ull;
+                         static_cast<uint64_t>(c_.head_dim) * 2ull;
     for (const auto & s : seqs_) b += per * static_cast<uint64_t>(s.capacity);
     return b;
   }
@@ -257,8 +257,8 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
       rope(k.data() + static_cast<int64_t>(t) * KD, nkv, pos[static_cast<size_t>(t)]);
       cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
       const int64_t p = pos[static_cast<size_t>(t)];
-      std::memcpy(s.k[static_cast<size_t>(l)].data() + p * KD, k.data() + static_cast<int64_t>(t) * KD, sizeof(float) * KD);
-      std::memcpy(s.v[static_cast<size_t>(l)].data() + p * KD, v.data() + static_cast<int64_t>(t) * KD, sizeof(float) * KD);
+      cpu_f32_to_f16(k.data() + static_cast<int64_t>(t) * KD, s.k[static_cast<size_t>(l)].data() + p * KD, KD);
+      cpu_f32_to_f16(v.data() + static_cast<int64_t>(t) * KD, s.v[static_cast<size_t>(l)].data() + p * KD, KD);
     }
     pool_.parallel_for(static_cast<int64_t>(T) * nh, [&](int64_t b, int64_t e) {
       std::vector<float> sc;
@@ -268,12 +268,12 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         const int n = pos[static_cast<size_t>(t)] + 1;
         const float * qh = q.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(hh) * hd;
         const int kvh = hh / group_rep;
-        const float * kc = s.k[static_cast<size_t>(l)].data() + static_cast<int64_t>(kvh) * hd;
-        const float * vc = s.v[static_cast<size_t>(l)].data() + static_cast<int64_t>(kvh) * hd;
+        const uint16_t * kc = s.k[static_cast<size_t>(l)].data() + static_cast<int64_t>(kvh) * hd;
+        const uint16_t * vc = s.v[static_cast<size_t>(l)].data() + static_cast<int64_t>(kvh) * hd;
         sc.resize(static_cast<size_t>(n));
         float mx = -INFINITY;
         for (int j = 0; j < n; ++j) {
-          sc[static_cast<size_t>(j)] = cpu_dot_f32(kc + static_cast<int64_t>(j) * KD, qh, hd) * scale;
+          sc[static_cast<size_t>(j)] = cpu_dot_f16(kc + static_cast<int64_t>(j) * KD, qh, hd) * scale;
           mx = std::max(mx, sc[static_cast<size_t>(j)]);
         }
         float sum = 0.0f;
@@ -284,11 +284,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         float * out = att.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(hh) * hd;
         std::fill(out, out + hd, 0.0f);
         const float inv = 1.0f / sum;
-        for (int j = 0; j < n; ++j) {
-          const float pj = sc[static_cast<size_t>(j)] * inv;
-          const float * vj = vc + static_cast<int64_t>(j) * KD;
-          for (int d = 0; d < hd; ++d) out[d] += pj * vj[d];
-        }
+        for (int j = 0; j < n; ++j) cpu_axpy_f16(sc[static_cast<size_t>(j)] * inv, vc + static_cast<int64_t>(j) * KD, out, hd);
       }
     });
     cpu_matmul(*L.o_proj, att.data(), T, o.data(), pool_);

@@ -232,6 +232,38 @@ float cpu_dot_f32(const float * w, const float * x, int n) { return dot<f32_lane
 float cpu_dot_bf16(const uint16_t * w, const float * x, int n) { return dot<bf16_lanes>(w, x, n); }
 float cpu_dot_f16(const uint16_t * w, const float * x, int n) { return dot<f16_lanes>(w, x, n); }
 
+#ifdef RT_X86_SIMD
+namespace {
+RT_AVX2 void avx2_f32_to_f16(const float * x, uint16_t * out, int n) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) out[i] = fp16_from_f32(x[i]);
+}
+RT_AVX2 void avx2_axpy_f16(float a, const uint16_t * v, float * y, int n) {
+  const __m256 av = _mm256_set1_ps(a);
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, f16_lanes::eight(v + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += a * f32_from_fp16(v[i]);
+}
+}  // namespace
+#endif
+
+void cpu_f32_to_f16(const float * x, uint16_t * out, int n) {
+#ifdef RT_X86_SIMD
+  if (g_simd) return avx2_f32_to_f16(x, out, n);
+#endif
+  for (int i = 0; i < n; ++i) out[i] = fp16_from_f32(x[i]);
+}
+
+void cpu_axpy_f16(float a, const uint16_t * v, float * y, int n) {
+#ifdef RT_X86_SIMD
+  if (g_simd) return avx2_axpy_f16(a, v, y, n);
+#endif
+  for (int i = 0; i < n; ++i) y[i] += a * f32_from_fp16(v[i]);
+}
+
 float cpu_dot_q4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x) {
 #ifdef RT_X86_SIMD
   if (g_simd && group % 16 == 0) return avx2_dot_q4(q, scales, n, group, x);

@@ -36,6 +36,11 @@ void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ld
 void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,
                       float * y, int64_t ldy);
 
+/** out[i] = fp16(x[i]) (round to nearest even; the same bits on every path). */
+void cpu_f32_to_f16(const float * x, uint16_t * out, int n);
+/** y[i] += a * v[i], v FP16 bits (the attention's P.V over an FP16 value cache). */
+void cpu_axpy_f16(float a, const uint16_t * v, float * y, int n);
+
 /** Converts row `row` of a float tensor (BF16/F16/F32, shape [rows, n]) to float32. */
 void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out);
 

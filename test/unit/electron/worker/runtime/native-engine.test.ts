@@ -112,10 +112,11 @@ describe.skipIf(!addonHasRuntime())(
 );
 
 describe('residencyLabel', () => {
-  const base = { weights: 'int4', numExperts: 64, threads: 2, simd: true } as const;
+  const base = { weights: 'int4', numExperts: 64, threads: 2, simd: true, cpuIsa: 'avx2' } as const;
   it.each([
     [{ ...base, backend: 'cpu', deviceExpertSlots: 0 }, 'host memory, 2 threads, AVX2'],
-    [{ ...base, backend: 'cpu', deviceExpertSlots: 0, simd: false }, 'host memory, 2 threads'],
+    [{ ...base, backend: 'cpu', deviceExpertSlots: 0, cpuIsa: 'avx512-vnni' }, 'host memory, 2 threads, AVX512-VNNI'],
+    [{ ...base, backend: 'cpu', deviceExpertSlots: 0, simd: false, cpuIsa: 'scalar' }, 'host memory, 2 threads'],
     [{ ...base, backend: 'cuda', deviceExpertSlots: 64 }, 'all 64 int4 experts of every layer resident on the GPU'],
     [
       { ...base, backend: 'cuda', deviceExpertSlots: 12 },

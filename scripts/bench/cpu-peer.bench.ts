@@ -1,0 +1,164 @@
+/**
+ * The CPU backend beside llama.cpp on the same machine and model, alternated: a full-size random OLMoE-1B-7B (the
+ * project's generator), packed to INT4 by the project and converted by ../shared/peers/olmoe_to_gguf.py to Q4_0
+ * experts + F16 rest (the matched representation) and to llama.cpp's stock Q4_0 mix. Prints prefill 128, decode
+ * after 128 and after 1024 tokens and peak RSS for each runtime, medians over the pairs, and the ratios.
+ *
+ * Everything it builds or writes is cached under .cache/peers (llama.cpp's build, the checkpoint, the pack, the
+ * GGUFs: about 30 GB): the first run takes an hour on two cores, later ones minutes. Skips with a message when
+ * ../shared/peers is absent. Env: HORIZON_PEER_PAIRS (default 3), HORIZON_BENCH_THREADS (default 2),
+ * HORIZON_PEER_LAYERS (default 16; fewer for a quick look). Asserts nothing.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { packModel } from '../../electron/worker/runtime/pack.js';
+import { makeTinyModel } from '../make-tiny-model.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const PEERS = path.resolve(ROOT, '..', 'shared', 'peers');
+const CACHE = path.join(ROOT, '.cache', 'peers');
+
+type Figures = { prefillTps: number; decode128Tps: number; decode1024Tps: number; maxRssBytes: number };
+
+function run(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): { out: string; err: string } {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${(r.stderr ?? '').slice(-2000)}`);
+  return { out: r.stdout, err: r.stderr };
+}
+
+/** Runs under /usr/bin/time so the child's peak RSS is measured the same way for both runtimes. */
+function timed(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): { out: string; maxRssBytes: number } {
+  const { out, err } = run('/usr/bin/time', ['-f', 'HORIZON_MAXRSS_KB=%M', cmd, ...args], env);
+  const m = /HORIZON_MAXRSS_KB=(\d+)/.exec(err);
+  return { out, maxRssBytes: m ? Number(m[1]) * 1024 : NaN };
+}
+
+function buildLlama(): string {
+  const build = path.join(CACHE, 'llama-cpu');
+  const bin = path.join(build, 'bin');
+  if (existsSync(path.join(bin, 'llama-bench')) && existsSync(path.join(bin, 'llama-quantize'))) return bin;
+  console.log('cpu-peer: building llama.cpp (CPU) once into .cache/peers/llama-cpu (15-20 min on two cores)');
+  run('cmake', ['-S', path.join(PEERS, 'llama.cpp'), '-B', build, '-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DLLAMA_CURL=OFF',
+    '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_SERVER=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_APP=OFF',
+    '-DLLAMA_BUILD_UI=OFF']);
+  run('cmake', ['--build', build, '-j2', '--target', 'llama-bench', 'llama-quantize']);
+  return bin;
+}
+
+/** Runs `make` into `dir` unless `dir` already holds a finished result (a `.done` marker written last). */
+async function cached(dir: string, what: string, make: (tmp: string) => Promise<void>): Promise<string> {
+  if (existsSync(path.join(dir, '.done'))) return dir;
+  const tmp = `${dir}.partial`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const t0 = performance.now();
+  console.log(`cpu-peer: ${what} ...`);
+  await make(tmp);
+  writeFileSync(path.join(tmp, '.done'), new Date().toISOString());
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  console.log(`cpu-peer: ${what} took ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  return dir;
+}
+
+function oursOnce(int4: string, threads: number, newTokens: number): Figures {
+  const child = path.join(ROOT, 'scripts', 'bench', 'cpu-peer-child.ts');
+  const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+  const { out, maxRssBytes } = timed(tsx, [child, int4, String(threads), String(newTokens)]);
+  const line = out.trim().split('\n').pop()!;
+  const f = JSON.parse(line) as Figures & { isa: string };
+  return { ...f, maxRssBytes };
+}
+
+function llamaOnce(bin: string, gguf: string, threads: number, newTokens: number): Figures {
+  const bench = path.join(bin, 'llama-bench');
+  const common = ['-m', gguf, '-t', String(threads), '-r', '1', '-o', 'json'];
+  const pp = timed(bench, [...common, '-p', '128', '-n', '0']);
+  const tg = timed(bench, [...common, '-p', '0', '-n', String(newTokens), '-d', '128,1024']);
+  type Row = { n_prompt: number; n_gen: number; n_depth: number; avg_ts: number };
+  const rows = [...(JSON.parse(pp.out) as Row[]), ...(JSON.parse(tg.out) as Row[])];
+  const pick = (f: (r: Row) => boolean) => rows.find(f)?.avg_ts ?? NaN;
+  return {
+    prefillTps: pick((r) => r.n_prompt === 128 && r.n_gen === 0),
+    decode128Tps: pick((r) => r.n_gen > 0 && r.n_depth === 128),
+    decode1024Tps: pick((r) => r.n_gen > 0 && r.n_depth === 1024),
+    maxRssBytes: Math.max(pp.maxRssBytes, tg.maxRssBytes),
+  };
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+export async function bench(): Promise<unknown> {
+  if (!existsSync(path.join(PEERS, 'llama.cpp')) || !existsSync(path.join(PEERS, 'olmoe_to_gguf.py'))) {
+    console.log(`cpu-peer: skipped: ${PEERS} (llama.cpp and olmoe_to_gguf.py) is not here`);
+    return null;
+  }
+  const pairs = Number(process.env.HORIZON_PEER_PAIRS ?? 3);
+  const threads = Number(process.env.HORIZON_BENCH_THREADS ?? 2);
+  const layers = Number(process.env.HORIZON_PEER_LAYERS ?? 16);
+  const newTokens = 64;
+  const bin = buildLlama();
+  const tag = `olmoe-${layers}l-seed1`;
+  const src = await cached(path.join(CACHE, `${tag}-src`), `generating the full-size random checkpoint (${layers} layers)`, async (tmp) => {
+    await makeTinyModel(tmp, { full: true, layers, seed: 1 });
+  });
+  const int4 = await cached(path.join(CACHE, `${tag}-int4`), 'packing it to INT4 (qpacked-v2)', async (tmp) => {
+    await packModel({ src, dst: tmp, threads });
+  });
+  const ggufDir = await cached(path.join(CACHE, `${tag}-gguf`), 'converting it to GGUF (Q4_0 experts + F16, then the stock Q4_0 mix)', async (tmp) => {
+    const matched = path.join(tmp, 'q4_0-experts-f16.gguf');
+    run('python3', [path.join(PEERS, 'olmoe_to_gguf.py'), src, matched, '--rest', 'f16', '--experts', 'q4_0'], {
+      PYTHONPATH: path.join(PEERS, 'llama.cpp', 'gguf-py'),
+    });
+    run(path.join(bin, 'llama-quantize'), ['--allow-requantize', matched, path.join(tmp, 'q4_0-stock.gguf'), 'Q4_0']);
+  });
+  const sides: Record<string, Figures[]> = { ours: [], matched: [], stock: [] };
+  for (let p = 0; p < pairs; p++) {
+    const load0 = loadavg()[0]!;
+    sides.ours!.push(oursOnce(int4, threads, newTokens));
+    sides.matched!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-experts-f16.gguf'), threads, newTokens));
+    sides.stock!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-stock.gguf'), threads, newTokens));
+    console.log(`cpu-peer: pair ${p + 1}/${pairs} done (load average before it ${load0.toFixed(2)})`);
+  }
+  const med = Object.fromEntries(
+    Object.entries(sides).map(([k, runs]) => [
+      k,
+      {
+        prefillTps: median(runs.map((r) => r.prefillTps)),
+        decode128Tps: median(runs.map((r) => r.decode128Tps)),
+        decode1024Tps: median(runs.map((r) => r.decode1024Tps)),
+        maxRssBytes: median(runs.map((r) => r.maxRssBytes)),
+      },
+    ]),
+  ) as Record<string, Figures>;
+  const gb = (b: number) => `${(b / 1e9).toFixed(1)} GB`;
+  const label: Record<string, string> = {
+    ours: 'Horizon, INT4 hq4nl g32 experts + FP16',
+    matched: 'llama.cpp, Q4_0 experts + F16 rest',
+    stock: 'llama.cpp, stock Q4_0 mix',
+  };
+  console.log(`\nCPU, ${threads} threads, full-size random OLMoE (${layers} layers), prompt 128, ${newTokens} new tokens; medians of ${pairs} alternated runs`);
+  console.log(`  ${'runtime'.padEnd(40)} ${'prefill tok/s'.padStart(14)} ${'decode@128'.padStart(11)} ${'decode@1024'.padStart(12)} ${'peak RSS'.padStart(9)}`);
+  for (const [k, f] of Object.entries(med)) {
+    console.log(`  ${label[k]!.padEnd(40)} ${f.prefillTps.toFixed(1).padStart(14)} ${f.decode128Tps.toFixed(1).padStart(11)} ${f.decode1024Tps.toFixed(1).padStart(12)} ${gb(f.maxRssBytes).padStart(9)}`);
+  }
+  const o = med.ours!;
+  for (const k of ['matched', 'stock']) {
+    const p = med[k]!;
+    console.log(
+      `  ratio vs ${label[k]!}: prefill ${(o.prefillTps / p.prefillTps).toFixed(2)}x, decode@128 ${(o.decode128Tps / p.decode128Tps).toFixed(2)}x, decode@1024 ${(o.decode1024Tps / p.decode1024Tps).toFixed(2)}x, peak RSS ${(o.maxRssBytes / p.maxRssBytes).toFixed(2)}x`,
+    );
+  }
+  return { medians: med, runs: sides, files: readdirSync(CACHE) };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await bench();
+}
