@@ -1,5 +1,5 @@
 // GPU benchmark (not a test; run by scripts/gpu-check.sh): an OLMoE-1B-7B-shaped model with random weights built in
-// memory (FP16 non-routed tensors, qpacked-v2 experts with group 128), run through the CUDA backend with full
+// memory (FP16 non-routed tensors, qpacked-v2 experts with group 32), run through the CUDA backend with full
 // residency and with a partial expert budget. Prints a table; `--json PATH` also writes the figures as JSON.
 // Flags: --layers N (default 16), --partial-slots N (default 16 of 64), --quick (fewer steps), --small (a narrow
 // model and short prompts: a smoke run of every path, e.g. on the CUDA simulator; its figures mean nothing).
@@ -85,8 +85,8 @@ const tensor_view * add(host_model & m, const std::string & name, dtype t, std::
     case fill::norm:
       fill_random(p, v.nbytes, seed, 0x3C00, 0x0000, true);
       break;
-    case fill::scales:  // 2^-8 .. 2^-7
-      fill_random(p, v.nbytes, seed, 0x1C00, 0x03FF, true);
+    case fill::scales:  // 2^-12 .. 2^-11: codebook levels up to 127 give weights of about +-0.03
+      fill_random(p, v.nbytes, seed, 0x0C00, 0x03FF, true);
       break;
     case fill::packed:
       fill_random(p, v.nbytes, seed, 0, 0, false);
@@ -114,7 +114,7 @@ std::unique_ptr<host_model> build_model(int layers, bool small) {
   c.eos_token_ids = {50279};
   m->w.dir = "<bench-gpu in-memory OLMoE-1B-7B-shaped model>";
   m->w.kind = weights_kind::int4;
-  m->w.group_size = 128;
+  m->w.group_size = 32;
   const int64_t H = c.hidden_size, I = c.intermediate_size, G = m->w.group_size;
   uint64_t seed = 1;
   m->w.embed_tokens = add(*m, "model.embed_tokens.weight", dtype::f16, {c.vocab_size, H}, fill::weight, seed++);

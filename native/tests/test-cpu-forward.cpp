@@ -93,8 +93,8 @@ static void kv_cache_matches_recompute(const fs::path & dir, const char * label)
         "%s: duplicate after another sequence rejected", label);
   CHECK(be->seq_length(full) == static_cast<int>(TOKENS.size()) && be->seq_length(-1) == -1 && be->seq_length(inc + 1) == -1,
         "%s: seq_length of the first, a negative and an unknown id", label);
-  // Both caches hold 64 positions (the smallest allocation): K and V, every layer, every KV head, FP32.
-  const uint64_t kv = 2ull * 64 * 2 * w->config.num_hidden_layers * w->config.num_key_value_heads * w->config.head_dim * 4;
+  // Both caches hold 64 positions (the smallest allocation): K and V, every layer, every KV head, FP16.
+  const uint64_t kv = 2ull * 64 * 2 * w->config.num_hidden_layers * w->config.num_key_value_heads * w->config.head_dim * 2;
   CHECK(be->counters().peak_memory_bytes >= kv, "%s: peak %llu bytes below the KV caches' %llu", label,
         static_cast<unsigned long long>(be->counters().peak_memory_bytes), static_cast<unsigned long long>(kv));
   std::printf("%s: kv-cache max diff %g\n", label, worst);

@@ -10,6 +10,7 @@
 #include "core/thread-pool.h"
 #include "cpu/cpu-kernels.h"
 #include "cpu/q4-q8-dot.h"
+#include "cpu/ref-ops.h"
 
 namespace rt {
 
@@ -21,6 +22,7 @@ struct cpu_scratch {
   std::vector<std::vector<std::pair<int, float>>> by_expert;  // per expert: (token, routing weight)
   std::vector<int8_t> xq;  // 8-bit expert inputs (gate/up, then down), cpu_quantize_q8's layout
   std::vector<float> xd;   // their block scales
+  std::vector<float> picked;  // one token's routing weights
   std::vector<int> order, active, tok, pos, seq_of, rows;
   std::vector<int64_t> first_row;
 };
@@ -37,12 +39,6 @@ class cpu_backend final : public backend {
   cpu_backend(const model_weights & w, const backend_options & o)
       : w_(w), c_(w.config), pool_(o.threads) {
     max_ctx_ = o.max_context > 0 ? o.max_context : c_.max_position_embeddings;
-    const int half = c_.head_dim / 2;
-    inv_freq_.resize(static_cast<size_t>(half));
-    for (int i = 0; i < half; ++i) {
-      inv_freq_[static_cast<size_t>(i)] =
-          1.0f / std::pow(c_.rope_theta, static_cast<float>(2 * i) / static_cast<float>(c_.head_dim));
-    }
   }
 
   const char * name() const override { return "cpu"; }
@@ -109,35 +105,13 @@ class cpu_backend final : public backend {
 
   void rmsnorm_rows(float * x, int rows, int n, const tensor_view & weight, float * out) {
     const std::vector<float> & wrow = norm_f32(weight);
-    for (int r = 0; r < rows; ++r) {
-      const float * xr = x + static_cast<int64_t>(r) * n;
-      float * o = out + static_cast<int64_t>(r) * n;
-      float ss = 0.0f;
-      for (int i = 0; i < n; ++i) ss += xr[i] * xr[i];
-      const float inv = 1.0f / std::sqrt(ss / static_cast<float>(n) + c_.rms_norm_eps);
-      for (int i = 0; i < n; ++i) o[i] = wrow[static_cast<size_t>(i)] * (xr[i] * inv);
-    }
-  }
-
-  void rope(float * v, int heads, int pos) {
-    const int hd = c_.head_dim, half = hd / 2;
-    for (int i = 0; i < half; ++i) {
-      const float f = static_cast<float>(pos) * inv_freq_[static_cast<size_t>(i)];
-      const float cs = std::cos(f), sn = std::sin(f);
-      for (int h = 0; h < heads; ++h) {
-        float * p = v + static_cast<int64_t>(h) * hd;
-        const float a = p[i], b = p[i + half];
-        p[i] = a * cs - b * sn;
-        p[i + half] = b * cs + a * sn;
-      }
-    }
+    for (int r = 0; r < rows; ++r) ref::rmsnorm(x + static_cast<int64_t>(r) * n, wrow.data(), c_.rms_norm_eps, n, out + static_cast<int64_t>(r) * n);
   }
 
   const model_weights & w_;
   const model_config & c_;
   thread_pool pool_;
   int max_ctx_ = 0;
-  std::vector<float> inv_freq_;
   std::vector<cpu_seq> seqs_;
   backend_counters counters_;
   std::unordered_map<const tensor_view *, std::vector<float>> norm_f32_;
@@ -253,8 +227,8 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         for (float & f : *vec) f = std::min(cl, std::max(-cl, f));
     }
     for (int t = 0; t < T; ++t) {
-      rope(q.data() + static_cast<int64_t>(t) * QD, nh, pos[static_cast<size_t>(t)]);
-      rope(k.data() + static_cast<int64_t>(t) * KD, nkv, pos[static_cast<size_t>(t)]);
+      ref::rope(q.data() + static_cast<int64_t>(t) * QD, nh, hd, pos[static_cast<size_t>(t)], c_.rope_theta);
+      ref::rope(k.data() + static_cast<int64_t>(t) * KD, nkv, hd, pos[static_cast<size_t>(t)], c_.rope_theta);
       cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
       const int64_t p = pos[static_cast<size_t>(t)];
       cpu_f32_to_f16(k.data() + static_cast<int64_t>(t) * KD, s.k[static_cast<size_t>(l)].data() + p * KD, KD);
@@ -297,25 +271,12 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     auto & order = ws_.order;
     by_expert.resize(static_cast<size_t>(E));
     for (auto & list : by_expert) list.clear();
-    order.resize(static_cast<size_t>(E));
+    order.resize(static_cast<size_t>(K));
+    auto & picked = ws_.picked;
+    picked.resize(static_cast<size_t>(K));
     for (int t = 0; t < T; ++t) {
-      float * r = router.data() + static_cast<int64_t>(t) * E;
-      float mx = -INFINITY;
-      for (int e = 0; e < E; ++e) mx = std::max(mx, r[e]);
-      float sum = 0.0f;
-      for (int e = 0; e < E; ++e) { r[e] = std::exp(r[e] - mx); sum += r[e]; }
-      for (int e = 0; e < E; ++e) r[e] /= sum;
-      for (int e = 0; e < E; ++e) order[static_cast<size_t>(e)] = e;
-      std::partial_sort(order.begin(), order.begin() + K, order.end(), [&](int a, int b) {
-        return r[a] > r[b] || (r[a] == r[b] && a < b);
-      });
-      float topsum = 0.0f;
-      for (int j = 0; j < K; ++j) topsum += r[order[static_cast<size_t>(j)]];
-      for (int j = 0; j < K; ++j) {
-        const int e = order[static_cast<size_t>(j)];
-        const float wgt = c_.norm_topk_prob ? r[e] / topsum : r[e];
-        by_expert[static_cast<size_t>(e)].emplace_back(t, wgt);
-      }
+      ref::router_topk(router.data() + static_cast<int64_t>(t) * E, E, K, c_.norm_topk_prob, order.data(), picked.data());
+      for (int j = 0; j < K; ++j) by_expert[static_cast<size_t>(order[static_cast<size_t>(j)])].emplace_back(t, picked[static_cast<size_t>(j)]);
     }
     // Routed experts: gate+up rows of every active expert in one parallel pass, then all down rows in another.
     std::fill(moe.begin(), moe.end(), 0.0f);
@@ -380,10 +341,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         else cpu_row_dot_n(w, r, xr, H, n, dst, I);
       }
     }, 16);
-    for (size_t i = 0; i < ge.size(); ++i) {
-      const float g = ge[i];
-      ge[i] = (g / (1.0f + std::exp(-g))) * ue[i];
-    }
+    ref::swiglu(ge.data(), ue.data(), static_cast<int>(ge.size()), ge.data());
     if (q8) {
       pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(ge.data() + r * I, I, xq.data() + r * I, xd.data() + r * (I / kQ8Block));

@@ -88,13 +88,13 @@ void rmsnorm(const float * x, const float * w, float eps, int n, float * y) {
 
 void rope(float * x, int n_heads, int head_dim, int pos, float theta) {
   const int half = head_dim / 2;
-  for (int h = 0; h < n_heads; ++h) {
-    float * head = x + h * head_dim;
-    for (int i = 0; i < half; ++i) {
-      const float inv_freq = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
-      const float angle = static_cast<float>(pos) * inv_freq;
-      const float c = std::cos(angle);
-      const float s = std::sin(angle);
+  for (int i = 0; i < half; ++i) {
+    const float inv_freq = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
+    const float angle = static_cast<float>(pos) * inv_freq;
+    const float c = std::cos(angle);
+    const float s = std::sin(angle);
+    for (int h = 0; h < n_heads; ++h) {
+      float * head = x + h * head_dim;
       const float x1 = head[i];
       const float x2 = head[i + half];
       head[i] = x1 * c - x2 * s;

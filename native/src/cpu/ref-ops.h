@@ -1,6 +1,6 @@
 #pragma once
-// Scalar CPU references for the CUDA ops (the oracle of native/tests/test-gpu-ops.cpp). Plain loops in FP32 that
-// follow the same definitions as the kernels; no SIMD, no threads.
+// Scalar CPU references for the CUDA ops (the oracle of native/tests/test-gpu-ops.cpp), and the ops the CPU backend
+// runs itself (rmsnorm, rope, router top-k, swiglu): one definition each. Plain loops in FP32; no SIMD, no threads.
 #include <cstdint>
 #include <vector>
 
