@@ -38,6 +38,8 @@ __device__ __forceinline__ float2 load_x2(const rt_cuda_w4a16_args & a, int xr, 
 // The qpacked-v2 codebook as floats. A 16-entry shared table is read without bank conflicts (16 words, 16 banks).
 __constant__ float kLevels[16] = {-127.f, -100.f, -78.f, -61.f, -45.f, -32.f, -19.f, -8.f, 2.f, 12.f, 22.f, 35.f, 48.f, 64.f, 83.f, 109.f};
 
+constexpr int kLevelFloats = 16;
+
 __device__ __forceinline__ void load_levels(float * lut) {
   if (threadIdx.x < 16) lut[threadIdx.x] = kLevels[threadIdx.x];
 }
@@ -49,9 +51,11 @@ __device__ __forceinline__ float level(const float * lut, uint32_t w, int i) { r
 // tile held in registers: 1 for decode (fewer registers, more resident warps) or RT_W4A16_TOKEN_TILE.
 template <int TB>
 __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int tok_cap) {
+  // Dynamic shared memory: the codebook (16 floats, kept in the dynamic part so the opted-in size is the whole
+  // budget), then the activation rows.
   extern __shared__ float4 smem4[];
-  __shared__ float lut[16];
-  float * xs = reinterpret_cast<float *>(smem4);
+  float * lut = reinterpret_cast<float *>(smem4);
+  float * xs = lut + kLevelFloats;
   const int g = a.active != nullptr ? a.active[blockIdx.y] : static_cast<int>(blockIdx.y);
   if (g < 0) return;
   int begin, end;
@@ -202,7 +206,8 @@ void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
   if (a.rows <= 0 || a.n_groups <= 0) return;
   const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
   // The fast kernel holds at least one padded activation row in shared memory; wider rows take the generic kernel.
-  const int smem_limit = a.cols % 32 == 0 && a.group_size % 8 == 0 ? max_dynamic_smem() : 0;
+  const int level_bytes = kLevelFloats * static_cast<int>(sizeof(float));
+  const int smem_limit = a.cols % 32 == 0 && a.group_size % 8 == 0 ? max_dynamic_smem() - level_bytes : 0;
   if (row_bytes <= smem_limit) {
     int most = a.offsets == nullptr ? a.n_entries : (a.max_group_entries > 0 ? a.max_group_entries : RT_W4A16_TOKEN_TILE);
     most = std::max(1, std::min(most, RT_W4A16_TOKEN_TILE));
@@ -211,7 +216,7 @@ void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
     const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
     if (grid_rows <= 0) return;
     const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, grid_rows);
-    const size_t smem = static_cast<size_t>(tok_cap) * row_bytes;
+    const size_t smem = static_cast<size_t>(level_bytes) + static_cast<size_t>(tok_cap) * row_bytes;
     if (tok_cap == 1) {
       w4a16_fast<1><<<grid, THREADS, smem, stream>>>(a, 1);
     } else {
