@@ -76,7 +76,7 @@ describe.skipIf(!RUN)('full-width single layer (opt-in: HORIZON_PARITY_FULL=1)',
     const differing = [...want].filter(([n, t]) => !Buffer.from(t.bytes).equals(Buffer.from(got.tensors.get(n)?.bytes ?? []))).map(([n]) => n);
     expect(differing).toEqual([]);
     const config = JSON.parse(readFileSync(join(src, 'config.json'), 'utf8')) as ForwardConfig;
-    const ref = olmoeForward(config, weightSource(got.tensors), TOKENS, { q8ExpertActivations: true }).logits;
+    const ref = olmoeForward(config, weightSource(got.tensors), TOKENS, { q8ExpertActivations: true, fp16KvCache: true }).logits;
     const logits = nativeLogits(packed, 'int4', join(root, 'int4.json'));
     const rel = relErr(logits, ref);
     console.log(`parity full int4: rel err ${rel.toExponential(3)}`);

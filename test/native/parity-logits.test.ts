@@ -125,7 +125,7 @@ describe('native pack + int4 logits vs TS reference', () => {
     expect(differing).toEqual([]);
 
     const config = JSON.parse(readFileSync(join(model.dir, 'config.json'), 'utf8')) as ForwardConfig;
-    const ref = olmoeForward(config, weightSource(want.tensors), tokens, { q8ExpertActivations: want.groupSize === 32 }).logits;
+    const ref = olmoeForward(config, weightSource(want.tensors), tokens, { q8ExpertActivations: want.groupSize === 32, fp16KvCache: true }).logits;
     const got = nativeLogits(packedDir, tokens, 'int4', join(root, `${name}-int4.json`));
     const c = compare(got, ref);
     console.log(`parity int4 ${name}: max abs err ${c.maxAbs.toExponential(3)} (scale ${c.scale.toFixed(3)}, rel ${c.rel.toExponential(3)}), near-ties ${c.nearTies}/${tokens.length}`);

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { dequantizeQ4, EXPERT_WEIGHT, packTensorsReference, tensorToFloat32 } from './qpacked.js';
+import { dequantizeQ4, EXPERT_WEIGHT, f16BitsToF32, f32ToF16Bits, packTensorsReference, tensorToFloat32 } from './qpacked.js';
 import type { RawTensor } from './safetensors.js';
 import { readCheckpoint } from './safetensors.js';
 
@@ -114,6 +114,8 @@ export function q8RoundTrip(x: Float32Array): Float32Array {
 export type ForwardOptions = {
   /** Round the routed experts' inputs as the runtime's 8-bit activation kernels do (INT4 at group 32). */
   readonly q8ExpertActivations?: boolean;
+  /** Round keys and values to FP16 as the runtime's KV caches store them. */
+  readonly fp16KvCache?: boolean;
 };
 
 export function olmoeForward(
@@ -123,6 +125,7 @@ export function olmoeForward(
   options: ForwardOptions = {},
 ): { logits: Float32Array[]; routing: Routing[][] } {
   const q8 = options.q8ExpertActivations === true ? q8RoundTrip : (x: Float32Array) => x;
+  const kv = options.fp16KvCache === true ? (x: Float32Array) => x.map((v) => f16BitsToF32(f32ToF16Bits(v))) : (x: Float32Array) => x;
   const h = config.hidden_size;
   const nH = config.num_attention_heads;
   const nKv = config.num_key_value_heads ?? nH;
@@ -176,8 +179,8 @@ export function olmoeForward(
       rope(q, nH, t);
       rope(k, nKv, t);
       qs.push(q);
-      ks.push(k);
-      vs.push(v);
+      ks.push(kv(k));
+      vs.push(kv(v));
     }
     const layerRouting: Routing[] = [];
     xs = xs.map((x, t) => {
