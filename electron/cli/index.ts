@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   verify: () => import('./commands/verify.js'),
   export: () => import('./commands/export.js'),
   delete: () => import('./commands/delete.js'),
+  compare: () => import('./commands/compare.js'),
   serve: () => import('./commands/serve.js'),
 };
 

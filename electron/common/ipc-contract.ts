@@ -5,6 +5,7 @@
  * To add a method: add it to its interface, then give its request a schema in `ipc-validators.ts` (the type checker
  * fails until you do), then implement it in `electron/main/services/<service>.ts`.
  */
+import type { PairedLevel } from './paired-stats.js';
 import type { Result } from './result.js';
 
 //#region system
@@ -361,13 +362,28 @@ export interface ComparedPrompt {
   readonly b: { readonly strict: boolean; readonly loose: boolean };
 }
 
+/** Paired statistics over the prompts both runs scored (electron/common/paired-stats.ts computes each level). */
+export interface PairedComparison {
+  /** Prompts scored in both runs. */
+  readonly common: number;
+  readonly promptStrict: PairedLevel;
+  readonly promptLoose: PairedLevel;
+  readonly instructionStrict: PairedLevel;
+  readonly instructionLoose: PairedLevel;
+  /** Common prompts whose response text is the same in both runs. */
+  readonly identicalResponses: number;
+  /** Common prompts left out of the instruction levels because their instruction lists differ. */
+  readonly instructionMismatches: number;
+}
+
 export interface RunComparison {
   readonly a: RunDetail;
   readonly b: RunDetail;
-  /** Prompts scored in both runs whose strict or loose verdict differs. */
+  /** Prompts scored in both runs whose strict or loose verdict differs: regressions (A passes, B fails) first. */
   readonly changed: readonly ComparedPrompt[];
   /** Prompts scored in both runs. */
   readonly common: number;
+  readonly stats: PairedComparison;
 }
 
 export interface DeleteRunRequest {

@@ -21,6 +21,8 @@ import type {
   RunSummary,
 } from '../../electron/common/ipc-contract.js';
 import { isLiveStatus } from '../../electron/common/ipc-contract.js';
+import { pairedLevel } from '../../electron/common/paired-stats.js';
+import type { PairedVerdict } from '../../electron/common/paired-stats.js';
 import { err, ok } from '../../electron/common/result.js';
 
 interface Prompt {
@@ -331,10 +333,22 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const byKey = new Map(b.responses.map((r) => [r.row.key, r]));
         const changed = [];
         let common = 0;
+        let identicalResponses = 0;
+        const levels: Record<'ps' | 'pl' | 'is' | 'il', PairedVerdict[]> = { ps: [], pl: [], is: [], il: [] };
         for (const ra of a.responses) {
           const rb = byKey.get(ra.row.key);
           if (!rb) continue;
           common++;
+          const cluster = ra.row.key;
+          levels.ps.push({ a: ra.row.strictPass, b: rb.row.strictPass, cluster });
+          levels.pl.push({ a: ra.row.loosePass, b: rb.row.loosePass, cluster });
+          ra.detail.verdicts.forEach((v, i) => {
+            const w = rb.detail.verdicts[i];
+            if (!w) return;
+            levels.is.push({ a: v.strict, b: w.strict, cluster });
+            levels.il.push({ a: v.loose, b: w.loose, cluster });
+          });
+          if (ra.detail.response === rb.detail.response) identicalResponses++;
           if (ra.row.strictPass !== rb.row.strictPass || ra.row.loosePass !== rb.row.loosePass) {
             changed.push({
               key: ra.row.key,
@@ -344,7 +358,16 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             });
           }
         }
-        return ok({ a: detail(a), b: detail(b), changed, common });
+        const stats = {
+          common,
+          promptStrict: pairedLevel(levels.ps, 500),
+          promptLoose: pairedLevel(levels.pl, 500),
+          instructionStrict: pairedLevel(levels.is, 500),
+          instructionLoose: pairedLevel(levels.il, 500),
+          identicalResponses,
+          instructionMismatches: 0,
+        };
+        return ok({ a: detail(a), b: detail(b), changed, common, stats });
       },
       delete: async ({ runId, deleteExport }) => {
         const run = runs.get(runId);

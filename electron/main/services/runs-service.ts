@@ -29,6 +29,7 @@ import { createEvalRun, executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { resolveModelSource } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import { listModelVariants } from './models-service.js';
+import { compareResponses, preview } from './run-compare.js';
 import { ServiceError, toResult } from './service-result.js';
 
 export interface RunsServiceOptions {
@@ -47,8 +48,6 @@ export interface RunsServiceOptions {
 /** A worker ends a cancelled job within one step; one that has not after this long is stuck (a hung device call). */
 export const CANCEL_GRACE_MS = 20_000;
 
-const PREVIEW = 200;
-const preview = (s: string) => (s.length > PREVIEW ? `${s.slice(0, PREVIEW)}…` : s);
 
 export function toResponseRow(r: StoredResponseWithPass): ResponseRow {
   return {
@@ -301,23 +300,8 @@ export class RunsService implements RunsApi {
     return toResult(() => {
       const a = this.detail(this.requireRun(req.runA));
       const b = this.detail(this.requireRun(req.runB));
-      const bByKey = new Map(this.opts.responses.all(req.runB).map((r) => [r.key, r]));
-      let common = 0;
-      const changed = [];
-      for (const ra of this.opts.responses.all(req.runA)) {
-        const rb = bByKey.get(ra.key);
-        if (!rb) continue;
-        common++;
-        if (ra.strictPass !== rb.strictPass || ra.loosePass !== rb.loosePass) {
-          changed.push({
-            key: ra.key,
-            promptPreview: preview(ra.prompt),
-            a: { strict: ra.strictPass, loose: ra.loosePass },
-            b: { strict: rb.strictPass, loose: rb.loosePass },
-          });
-        }
-      }
-      return { a, b, changed, common };
+      const { changed, stats } = compareResponses(this.opts.responses.all(req.runA), this.opts.responses.all(req.runB));
+      return { a, b, changed, common: stats.common, stats };
     });
   }
 }
