@@ -1,10 +1,15 @@
-import type { Accuracies, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
+import { useState } from 'react';
+
+import type { Accuracies, ComparedPrompt, PairedComparison, ResponseDetail, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
+import { describeLevel } from '../../../../electron/common/paired-stats.js';
+import type { PairedLevel } from '../../../../electron/common/paired-stats.js';
+import { call } from '../../api.js';
 import { BreakableId } from '../../components/BreakableId.js';
 import { Card } from '../../components/Card.js';
 import { deltaPoints, formatDelta, formatNumber, formatPercent, shortSha } from '../../components/format.js';
 import { Verdict } from '../../components/Verdict.js';
 
-const METRICS: readonly { key: keyof Accuracies; label: string }[] = [
+const METRICS: readonly { key: keyof Accuracies & keyof PairedComparison; label: string }[] = [
   { key: 'promptStrict', label: 'Prompt-level strict' },
   { key: 'promptLoose', label: 'Prompt-level loose' },
   { key: 'instructionStrict', label: 'Instruction-level strict' },
@@ -22,11 +27,119 @@ function deltaClass(a: number | null | undefined, b: number | null | undefined):
   return d > 0 ? 'delta delta--up' : 'delta delta--down';
 }
 
+function formatP(p: number): string {
+  return p < 0.001 ? '< 0.001' : p.toFixed(3);
+}
+
+function formatCi(l: PairedLevel): string {
+  const pp = (x: number) => `${x > 0 ? '+' : x < 0 ? '−' : '±'}${Math.abs(100 * x).toFixed(1)}`;
+  return `${pp(l.ci95[0])} to ${pp(l.ci95[1])} pp`;
+}
+
+/** The comparison as JSON, as `horizon compare --json` prints it, saved through the browser's download. */
+function downloadJson(c: RunComparison): void {
+  const body = JSON.stringify({ runA: c.a.id, runB: c.b.id, ...c.stats, changed: c.changed }, null, 2);
+  const url = URL.createObjectURL(new Blob([body], { type: 'application/json' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = `compare-${c.a.id}-${c.b.id}.json`;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
+function ResponseSide({ label, detail }: { label: string; detail: ResponseDetail }) {
+  return (
+    <div className="pair__side" data-testid={`pair-${label}`}>
+      <h4 className="section-title">
+        {label} · <Verdict pass={detail.strictPass} label="strict" /> <Verdict pass={detail.loosePass} label="loose" />
+      </h4>
+      <ul className="pair__verdicts">
+        {detail.verdicts.map((v, i) => (
+          <li key={i}>
+            <span className="mono">
+              <BreakableId id={v.instructionId} />
+            </span>{' '}
+            <Verdict pass={v.strict} label="strict" /> <Verdict pass={v.loose} label="loose" />
+          </li>
+        ))}
+      </ul>
+      <pre className="pair__text">{detail.response}</pre>
+    </div>
+  );
+}
+
+/** One changed prompt; opening it fetches both responses and shows them side by side with their verdicts. */
+function ChangedRow({ c, p }: { c: RunComparison; p: ComparedPrompt }) {
+  const [open, setOpen] = useState(false);
+  const [pair, setPair] = useState<{ a: ResponseDetail; b: ResponseDetail } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const toggle = async () => {
+    const next = !open;
+    setOpen(next);
+    if (!next || pair) return;
+    const [ra, rb] = await Promise.all([call('runs:response', { runId: c.a.id, key: p.key }), call('runs:response', { runId: c.b.id, key: p.key })]);
+    if (ra.ok && rb.ok) {
+      setPair({ a: ra.value, b: rb.value });
+      setError(null);
+    } else {
+      setError(!ra.ok ? ra.error.message : !rb.ok ? rb.error.message : null);
+    }
+  };
+  const kind = p.a.strict && !p.b.strict ? 'regression' : p.a.loose && !p.b.loose ? 'loose regression' : 'improvement';
+  return (
+    <>
+      <tr>
+        <td className="mono">#{p.key}</td>
+        <td className="cell-preview">
+          <button type="button" className="link-button" aria-expanded={open} onClick={() => void toggle()}>
+            {open ? 'Hide' : 'Open'}
+          </button>{' '}
+          <span className={`tag tag--${kind === 'improvement' ? 'up' : 'down'}`}>{kind}</span> {p.promptPreview}
+        </td>
+        <td>
+          <Verdict pass={p.a.strict} label="strict" /> <Verdict pass={p.a.loose} label="loose" />
+        </td>
+        <td>
+          <Verdict pass={p.b.strict} label="strict" /> <Verdict pass={p.b.loose} label="loose" />
+        </td>
+      </tr>
+      {open ? (
+        <tr className="pair-row">
+          <td colSpan={4}>
+            {error ? (
+              <p role="alert">{error}</p>
+            ) : pair ? (
+              <div className="pair">
+                <pre className="pair__prompt">{pair.a.prompt}</pre>
+                <div className="pair__sides">
+                  <ResponseSide label="A" detail={pair.a} />
+                  <ResponseSide label="B" detail={pair.b} />
+                </div>
+              </div>
+            ) : (
+              <p className="muted">Loading both responses…</p>
+            )}
+          </td>
+        </tr>
+      ) : null}
+    </>
+  );
+}
+
 export function ComparisonView({ comparison: c }: { comparison: RunComparison }) {
   const ids = [...new Set([...c.a.byInstruction, ...c.b.byInstruction].map((r) => r.instructionId))].sort();
+  const s = c.stats;
+  const partial = c.a.done !== c.common || c.b.done !== c.common;
   return (
-    <Card title="Comparison" subtitle={`${c.common} prompts scored in both runs; ${c.changed.length} changed verdict.`} testId="comparison">
+    <Card
+      title="Comparison"
+      subtitle={`${c.common} prompts scored in both runs; every figure below is over these only${partial ? ` (A scored ${c.a.done}, B ${c.b.done})` : ''}. ${c.changed.length} changed verdict, ${s.identicalResponses} responses identical.`}
+      testId="comparison"
+    >
       <div className="compare">
+        <p className="compare__reading" data-testid="comparison-reading">
+          Prompt-level strict: {c.common ? describeLevel(s.promptStrict) : 'no prompt was scored in both runs'}.
+        </p>
         <table className="table table--compare">
           <thead>
             <tr>
@@ -58,8 +171,8 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
               <td />
             </tr>
             {METRICS.map(({ key, label }) => {
-              const a = c.a.accuracies?.[key];
-              const b = c.b.accuracies?.[key];
+              const a = c.common ? s[key].accuracyA : null;
+              const b = c.common ? s[key].accuracyB : null;
               return (
                 <tr key={key}>
                   <th scope="row">{label}</th>
@@ -77,7 +190,41 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
             </tr>
           </tbody>
         </table>
-        <h3 className="section-title">Strict accuracy by instruction type</h3>
+        <h3 className="section-title">Paired over the {c.common} common prompts</h3>
+        <table className="table table--compare" data-testid="paired-stats">
+          <thead>
+            <tr>
+              <th scope="col">Level</th>
+              <th scope="col">B − A, 95% interval</th>
+              <th scope="col">Both pass</th>
+              <th scope="col">A pass, B fail</th>
+              <th scope="col">A fail, B pass</th>
+              <th scope="col">Both fail</th>
+              <th scope="col">McNemar p</th>
+            </tr>
+          </thead>
+          <tbody>
+            {METRICS.map(({ key, label }) => {
+              const l = s[key];
+              return (
+                <tr key={key}>
+                  <th scope="row">{label}</th>
+                  <td>{l.n ? formatCi(l) : '—'}</td>
+                  <td>{l.bothPass}</td>
+                  <td>{l.regressions}</td>
+                  <td>{l.improvements}</td>
+                  <td>{l.bothFail}</td>
+                  <td>{l.n ? formatP(l.pValue) : '—'}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+        <p className="muted">
+          Exact two-sided McNemar test on the discordant pairs; interval from 10,000 seeded paired-bootstrap resamples of
+          prompts. <button type="button" className="link-button" onClick={() => downloadJson(c)}>Export comparison (JSON)</button>
+        </p>
+        <h3 className="section-title">Strict accuracy by instruction type (each run&apos;s own prompts)</h3>
         <table className="table table--compare">
           <thead>
             <tr>
@@ -106,7 +253,7 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
         </table>
         {c.changed.length ? (
           <>
-            <h3 className="section-title">Prompts whose verdict changed</h3>
+            <h3 className="section-title">Prompts whose verdict changed: regressions first</h3>
             <table className="table table--fixed">
               <thead>
                 <tr>
@@ -124,16 +271,7 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
               </thead>
               <tbody>
                 {c.changed.map((p) => (
-                  <tr key={p.key}>
-                    <td className="mono">#{p.key}</td>
-                    <td className="cell-preview">{p.promptPreview}</td>
-                    <td>
-                      <Verdict pass={p.a.strict} label="strict" /> <Verdict pass={p.a.loose} label="loose" />
-                    </td>
-                    <td>
-                      <Verdict pass={p.b.strict} label="strict" /> <Verdict pass={p.b.loose} label="loose" />
-                    </td>
-                  </tr>
+                  <ChangedRow key={p.key} c={c} p={p} />
                 ))}
               </tbody>
             </table>

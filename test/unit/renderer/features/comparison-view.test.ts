@@ -2,7 +2,8 @@ import { createElement, type FunctionComponent } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 
-import type { RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
+import type { PairedComparison, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
+import { pairedLevel } from '../../../../electron/common/paired-stats.js';
 
 // A TSX module, which this (Node-side, JSX-less) project does not type-check: its props are typed here instead.
 const viewModule: string = '../../../../renderer/src/features/history/ComparisonView.js';
@@ -15,6 +16,22 @@ function detail(id: string, rows: [string, number, number][], promptStrict: numb
     byInstruction: rows.map(([instructionId, strictPassed, count]) => ({ instructionId, strictPassed, count })),
     figures: { decodeTokensPerSecond: 10 },
   } as unknown as RunDetail;
+}
+
+/** A level of `n` prompts with these paired counts, through the real statistics. */
+function level(bothPass: number, regressions: number, improvements: number, bothFail: number) {
+  const spec: [boolean, boolean, number][] = [
+    ...Array.from({ length: bothPass }, () => [true, true] as [boolean, boolean]),
+    ...Array.from({ length: regressions }, () => [true, false] as [boolean, boolean]),
+    ...Array.from({ length: improvements }, () => [false, true] as [boolean, boolean]),
+    ...Array.from({ length: bothFail }, () => [false, false] as [boolean, boolean]),
+  ].map(([a, b], i) => [a, b, i]);
+  return pairedLevel(spec.map(([a, b, cluster]) => ({ a, b, cluster })), 200);
+}
+
+function stats(common: number, promptStrict = level(0, 0, 0, 0)): PairedComparison {
+  const even = level(Math.ceil(common / 2), 0, 0, Math.floor(common / 2));
+  return { common, promptStrict, promptLoose: even, instructionStrict: even, instructionLoose: even, identicalResponses: 1, instructionMismatches: 0 };
 }
 
 /** The comparison's rows as [heading, A, B, delta cell class, delta]: what each row says, not how it is laid out. */
@@ -31,7 +48,7 @@ describe('ComparisonView', () => {
     const c = {
       a: detail('run-1', [['b:two', 1, 2], ['a:one', 3, 4], ['c:none', 0, 0]], 0.5),
       b: detail('run-2', [['a:one', 1, 4], ['d:only-b', 2, 2], ['b:two', 1, 2], ['c:none', 0, 0]], 0.6),
-      changed: [], common: 4,
+      changed: [], common: 10, stats: stats(10, level(4, 1, 2, 3)),
     } as unknown as RunComparison;
     const r = rows(c);
     expect(r.find((x) => x[0] === 'Prompt-level strict')).toEqual(['Prompt-level strict', '50.0%', '60.0%', 'delta delta--up', '+10.0 pp']);
@@ -47,8 +64,30 @@ describe('ComparisonView', () => {
     ]);
   });
 
-  it('shows no accuracies for a run not scored yet', () => {
-    const c = { a: detail('run-1', [], null), b: detail('run-2', [], 0.5), changed: [], common: 0 } as unknown as RunComparison;
-    expect(rows(c).find((x) => x[0] === 'Prompt-level strict')).toEqual(['Prompt-level strict', '—', '50.0%', 'delta', '—']);
+  it('shows no accuracies when no prompt was scored in both runs', () => {
+    const c = { a: detail('run-1', [], null), b: detail('run-2', [], 0.5), changed: [], common: 0, stats: stats(0) } as unknown as RunComparison;
+    expect(rows(c).find((x) => x[0] === 'Prompt-level strict')).toEqual(['Prompt-level strict', '—', '—', 'delta', '—']);
+    expect(renderToStaticMarkup(createElement(ComparisonView, { comparison: c }))).toContain('no prompt was scored in both runs');
+  });
+
+  it('says the figures are over the common prompts, reads the test in plain words and lists the paired counts', () => {
+    const a = { ...detail('run-1', [], 0.5), done: 40 } as RunDetail;
+    const b = { ...detail('run-2', [], 0.6), done: 541 } as RunDetail;
+    const c = {
+      a, b, common: 40, stats: stats(40, level(20, 12, 4, 4)),
+      changed: [
+        { key: 7, promptPreview: 'first regression', a: { strict: true, loose: true }, b: { strict: false, loose: false } },
+        { key: 9, promptPreview: 'an improvement', a: { strict: false, loose: false }, b: { strict: true, loose: true } },
+      ],
+    } as unknown as RunComparison;
+    const html = renderToStaticMarkup(createElement(ComparisonView, { comparison: c }));
+    const text = html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    expect(text).toContain('40 prompts scored in both runs; every figure below is over these only (A scored 40, B 541)');
+    // 12 regressions against 4 improvements: exact two-sided binomial p = 0.0768, not significant at 0.05.
+    expect(text).toContain('Prompt-level strict: no significant difference (B regresses 12 prompts, improves 4, p = 0.08).');
+    const paired = [...html.matchAll(/<tr><th scope="row">Prompt-level strict<\/th>(.*?)<\/tr>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, '|'));
+    expect(paired.some((r) => r.includes('|20||12||4||4||0.077|'))).toBe(true);
+    expect(text).toMatch(/#7 Open regression first regression.*#9 Open improvement an improvement/);
+    expect(text).toContain('Export comparison (JSON)');
   });
 });
