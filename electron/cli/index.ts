@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   export: () => import('./commands/export.js'),
   delete: () => import('./commands/delete.js'),
   compare: () => import('./commands/compare.js'),
+  quality: () => import('./commands/quality.js'),
   serve: () => import('./commands/serve.js'),
 };
 

@@ -107,6 +107,49 @@ export interface PreparedModel {
   readonly preparedAt: string;
   /** True when the manifest verifies (files present with recorded sizes). */
   readonly ready: boolean;
+  /** For an INT4 model whose BF16 source is there too: the stored INT4-vs-BF16 check (`horizon quality`), if run. */
+  readonly quality?: StoredQualityReport | null;
+}
+
+/** One prompt of the INT4-vs-BF16 quality check. */
+export interface QualityPromptResult {
+  readonly key: number;
+  readonly promptTokens: number;
+  readonly responseTokens: number;
+  readonly top1Agreement: number;
+  readonly meanKl: number;
+  /** Response position (0-based) where BF16's greedy choice first differs from the INT4 response; null if never. */
+  readonly firstDivergence: number | null;
+}
+
+/** The INT4-vs-BF16 quality check over the INT4 weights' greedy responses, teacher-forced through both. */
+export interface QualityReport {
+  readonly prompts: number;
+  /** Response positions compared over all prompts. */
+  readonly positions: number;
+  readonly top1Agreement: number;
+  /** KL(BF16 || INT4) in nats, mean and 99th percentile over positions. */
+  readonly meanKl: number;
+  readonly p99Kl: number;
+  readonly meanAbsLogitDiff: number;
+  /** Prompts whose whole INT4 response BF16's greedy decoding would have chosen too. */
+  readonly promptsWithoutDivergence: number;
+  /** Median first divergence over the prompts that diverge; null when none does. */
+  readonly medianFirstDivergence: number | null;
+  readonly perPrompt: readonly QualityPromptResult[];
+}
+
+/** A quality report as stored beside a prepared model (quality-<int4 folder>.json). */
+export interface StoredQualityReport extends QualityReport {
+  readonly format: 'horizon-quality-v1';
+  readonly createdAt: string;
+  /** The INT4 folder checked, e.g. "int4-g32". */
+  readonly int4Dir: string;
+  /** Where the INT4 weights ran. */
+  readonly backend: 'cpu' | 'cuda';
+  /** The first N IFEval prompts. */
+  readonly limit: number;
+  readonly maxNewTokens: number;
 }
 
 export interface PrepareRequest {

@@ -27,6 +27,7 @@ import { listPreparedModels } from '../prep/list-prepared-models.js';
 import { prepareModel } from '../prep/prepare-model.js';
 import type { PackerLauncher } from '../prep/pack-model.js';
 import type { PrepEvent } from '../prep/prep-events.js';
+import { qualityReportFile, readQualityReport } from '../prep/quality-report.js';
 import { appErrorCode, toResult } from './service-result.js';
 
 export interface ModelsServiceOptions {
@@ -70,7 +71,8 @@ export async function listModelVariants(dataDir: string): Promise<ModelVariant[]
       preparedDir: m.modelDir,
     };
     if (m.packedDir) {
-      out.push({ ...common, id: `${base}/int4-g${m.groupSize ?? 0}`, weights: 'int4', dir: m.packedDir, sizeBytes: await dirBytes(m.packedDir) });
+      const quality = await readQualityReport(qualityReportFile(m.modelDir, m.packedDir));
+      out.push({ ...common, id: `${base}/int4-g${m.groupSize ?? 0}`, weights: 'int4', dir: m.packedDir, sizeBytes: await dirBytes(m.packedDir), quality });
     }
     out.push({ ...common, id: `${base}/bf16`, weights: 'bf16', dir: m.sourceDir, sizeBytes: await dirBytes(m.sourceDir) });
   }

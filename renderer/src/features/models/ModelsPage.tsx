@@ -9,6 +9,7 @@ import { useRuns } from '../../stores/runs.js';
 import { useSystem } from '../../stores/system.js';
 import { AssetsCard } from './AssetsCard.js';
 import { PrepareCard } from './PrepareCard.js';
+import { QualityCard } from './QualityCard.js';
 
 export function ModelsPage() {
   const models = useModels((s) => s.models);
@@ -83,6 +84,7 @@ export function ModelsPage() {
           <p className="muted">No prepared models yet.</p>
         )}
       </Card>
+      <QualityCard models={models} />
       <AssetsCard />
     </div>
   );

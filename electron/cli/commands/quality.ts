@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
+import { ChatTokenizer } from '../../node/chat-tokenizer.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
+import { qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
+import type { StoredQualityReport } from '../../main/prep/quality-report.js';
+import { runQualityCheck } from '../../worker/runtime/quality-check.js';
+import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
+
+export const summary = 'INT4 against BF16 on the same tokens: top-1 agreement, KL, logit differences, first divergence';
+
+const USAGE = `usage: horizon quality --model DIR [--limit N] [--max-new-tokens N] [--backend cpu|cuda] [--threads N] [--json]
+                       [--input FILE] [--data-dir DIR]
+  DIR               a prepared model (or a checkpoint folder with its int4-gN/ pack): both weight sets are needed
+  --limit           the first N IFEval prompts (default 32)
+  --max-new-tokens  length of each INT4 response the comparison runs over (default 128)
+  --backend         where the INT4 weights run (default cpu); the BF16 weights always run on the CPU
+  --input           IFEval input_data.jsonl (default <data dir>/assets/ifeval/input_data.jsonl)
+  --json            print the report as JSON (keys top1Agreement, meanKl, p99Kl, positions, ...)
+The report is stored beside the model (quality-<int4 folder>.json), where the Models page shows it.`;
+
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseCommandArgs('quality', USAGE, args, {
+    model: { type: 'string' },
+    limit: { type: 'string' },
+    'max-new-tokens': { type: 'string' },
+    backend: { type: 'string' },
+    threads: { type: 'string' },
+    input: { type: 'string' },
+    'data-dir': { type: 'string' },
+    json: { type: 'boolean' },
+  }, { required: ['model'] });
+  if (typeof parsed === 'number') return parsed;
+  const { values } = parsed;
+  let limit, maxNewTokens, threads;
+  try {
+    limit = intOption('limit', values.limit, 1, 541) ?? 32;
+    maxNewTokens = intOption('max-new-tokens', values['max-new-tokens'], 1, 4096) ?? 128;
+    threads = intOption('threads', values.threads, 1, 1024);
+  } catch (e) {
+    return usageError('quality', USAGE, (e as Error).message);
+  }
+  const backend = values.backend ?? 'cpu';
+  if (backend !== 'cpu' && backend !== 'cuda') return usageError('quality', USAGE, `--backend must be cpu or cuda, got '${backend}'`);
+  const modelDir = path.resolve(values.model!);
+  let int4, bf16;
+  try {
+    int4 = await resolveRuntimeDir(modelDir, 'int4');
+    bf16 = await resolveRuntimeDir(modelDir, 'bf16');
+  } catch (e) {
+    console.error(`horizon quality: ${(e as Error).message}`);
+    return 1;
+  }
+  const input = path.resolve(values.input ?? path.join(dataLayout.ifevalDir(dataDirOption(values, defaultDataDir)), 'input_data.jsonl'));
+  let text: string;
+  try {
+    text = await readFile(input, 'utf8');
+  } catch (e) {
+    console.error(`horizon quality: ${input}: cannot read the IFEval prompts (${(e as Error).message}); run horizon assets or give --input`);
+    return 1;
+  }
+  const records = parsePromptRecords(text, input).slice(0, limit);
+  const tokenizer = await ChatTokenizer.load(int4.dir);
+  const prompts = records.map((r) => ({ key: r.key, tokenIds: tokenizer.encodeChat(r.prompt).tokenIds }));
+  const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
+  try {
+    const report = await runQualityCheck({
+      reference: { dir: bf16.dir, weights: 'bf16', backend: 'cpu' },
+      candidate: { dir: int4.dir, weights: 'int4', backend },
+      prompts,
+      maxNewTokens,
+      stopTokens: tokenizer.eosTokenIds,
+      threads,
+      signal: cancel.signal,
+      onProgress: (p) => {
+        const eta = p.etaMs === null ? '' : `, about ${Math.ceil(p.etaMs / 1000)} s left`;
+        process.stderr.write(`quality: ${p.done}/${p.total} prompts, ${(p.elapsedMs / 1000).toFixed(0)} s${eta}\n`);
+      },
+    });
+    const stored: StoredQualityReport = {
+      format: 'horizon-quality-v1',
+      createdAt: new Date().toISOString(),
+      int4Dir: path.basename(int4.dir),
+      backend,
+      limit,
+      maxNewTokens,
+      ...report,
+    };
+    const file = qualityReportFile(modelDir, int4.dir);
+    await writeQualityReport(file, stored);
+    if (values.json) {
+      console.log(JSON.stringify(stored, null, 2));
+    } else {
+      console.log(
+        `INT4 (${path.basename(int4.dir)}, ${backend}) against BF16 (cpu) over ${report.positions} response positions of ${report.prompts} prompts:\n` +
+          `  top-1 agreement ${(100 * report.top1Agreement).toFixed(2)}%\n` +
+          `  KL(BF16 || INT4) mean ${report.meanKl.toExponential(3)} nats, p99 ${report.p99Kl.toExponential(3)}\n` +
+          `  mean |logit difference| ${report.meanAbsLogitDiff.toExponential(3)}\n` +
+          `  greedy decoding on BF16 agrees with the whole INT4 response in ${report.promptsWithoutDivergence} of ${report.prompts} prompts` +
+          (report.medianFirstDivergence === null ? '' : `; elsewhere it first differs at response token ${report.medianFirstDivergence} (median)`) +
+          `\nstored in ${file}`,
+      );
+    }
+    return 0;
+  } catch (e) {
+    if (cancel.signal.aborted) {
+      console.error('horizon quality: cancelled');
+      return 130;
+    }
+    console.error(`horizon quality: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    cancel.dispose();
+  }
+}

@@ -1,0 +1,35 @@
+/** The INT4-vs-BF16 quality report stored beside a prepared model, and its reading for the Models page. */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import type { StoredQualityReport } from '../../common/ipc-contract.js';
+import { writeFileAtomic } from '../../node/atomic-write.js';
+
+export type { StoredQualityReport };
+
+/** <model folder>/quality-<int4 folder name>.json: outside the INT4 folder, whose files its manifest lists. */
+export function qualityReportFile(modelDir: string, int4Dir: string): string {
+  return path.join(modelDir, `quality-${path.basename(int4Dir)}.json`);
+}
+
+export async function writeQualityReport(file: string, report: StoredQualityReport): Promise<void> {
+  await writeFileAtomic(file, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+/** The stored report, or null when there is none or it is not one this version wrote (it is then not shown). */
+export async function readQualityReport(file: string): Promise<StoredQualityReport | null> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const r = JSON.parse(text) as Partial<StoredQualityReport>;
+    const numbers = ['prompts', 'positions', 'top1Agreement', 'meanKl', 'p99Kl', 'meanAbsLogitDiff', 'promptsWithoutDivergence'] as const;
+    if (r.format !== 'horizon-quality-v1' || !numbers.every((k) => typeof r[k] === 'number') || !Array.isArray(r.perPrompt)) return null;
+    return r as StoredQualityReport;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The INT4-vs-BF16 quality check: for each prompt, the INT4 weights generate a greedy response; then both weight sets
+ * run teacher-forced over the same tokens (prompt + that response) and their next-token distributions are compared at
+ * every response position: top-1 agreement, KL(BF16 || INT4), mean |logit difference|, and where greedy decoding on
+ * the BF16 weights would first have chosen another token.
+ */
+import type { QualityPromptResult, QualityReport } from '../../common/ipc-contract.js';
+import type { BackendKind, NativeModel, WeightsKind } from './binding.js';
+import { loadModel } from './binding.js';
+
+export interface QualityModelSpec {
+  readonly dir: string;
+  readonly weights: WeightsKind;
+  readonly backend: BackendKind;
+}
+
+export interface QualityPrompt {
+  readonly key: number;
+  readonly tokenIds: readonly number[];
+}
+
+export interface QualityProgress {
+  readonly done: number;
+  readonly total: number;
+  readonly elapsedMs: number;
+  /** Estimated from the prompts done so far; null before the first. */
+  readonly etaMs: number | null;
+}
+
+function logSoftmax(row: Float32Array): Float64Array {
+  let max = -Infinity;
+  for (const v of row) if (v > max) max = v;
+  let sum = 0;
+  for (const v of row) sum += Math.exp(v - max);
+  const lse = max + Math.log(sum);
+  const out = new Float64Array(row.length);
+  for (let i = 0; i < row.length; i++) out[i] = row[i]! - lse;
+  return out;
+}
+
+function argmax(row: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
+  return best;
+}
+
+/** KL(P || Q) of two logit rows, in nats. */
+export function klDivergence(p: Float32Array, q: Float32Array): number {
+  const lp = logSoftmax(p);
+  const lq = logSoftmax(q);
+  let kl = 0;
+  for (let i = 0; i < lp.length; i++) kl += Math.exp(lp[i]!) * (lp[i]! - lq[i]!);
+  return Math.max(0, kl);
+}
+
+/** The q-quantile (nearest rank) of values. */
+export function quantileNearestRank(values: readonly number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/**
+ * Compares the logits of `reference` and `candidate` at the response positions of each prompt: rows
+ * promptTokens - 1 .. promptTokens + responseTokens - 2 predict the response tokens.
+ */
+export function compareTeacherForced(
+  key: number,
+  promptTokens: number,
+  response: readonly number[],
+  reference: readonly Float32Array[],
+  candidate: readonly Float32Array[],
+  sink: { kls: number[]; absDiffSum: number; absDiffCount: number; agree: number },
+): QualityPromptResult {
+  let agree = 0;
+  let klSum = 0;
+  let firstDivergence: number | null = null;
+  for (let j = 0; j < response.length; j++) {
+    const r = reference[promptTokens - 1 + j]!;
+    const c = candidate[promptTokens - 1 + j]!;
+    const refTop = argmax(r);
+    if (refTop === argmax(c)) agree++;
+    if (firstDivergence === null && refTop !== response[j]) firstDivergence = j;
+    const kl = klDivergence(r, c);
+    klSum += kl;
+    sink.kls.push(kl);
+    for (let i = 0; i < r.length; i++) sink.absDiffSum += Math.abs(r[i]! - c[i]!);
+    sink.absDiffCount += r.length;
+  }
+  sink.agree += agree;
+  const n = response.length;
+  return { key, promptTokens, responseTokens: n, top1Agreement: n ? agree / n : 1, meanKl: n ? klSum / n : 0, firstDivergence };
+}
+
+export async function runQualityCheck(opts: {
+  readonly reference: QualityModelSpec;
+  readonly candidate: QualityModelSpec;
+  readonly prompts: readonly QualityPrompt[];
+  readonly maxNewTokens: number;
+  readonly stopTokens: readonly number[];
+  readonly threads?: number;
+  readonly onProgress?: (p: QualityProgress) => void;
+  readonly signal?: AbortSignal;
+}): Promise<QualityReport> {
+  const started = Date.now();
+  const maxContext = Math.max(...opts.prompts.map((p) => p.tokenIds.length)) + opts.maxNewTokens + 1;
+  const load = (s: QualityModelSpec) => loadModel({ dir: s.dir, weights: s.weights, backend: s.backend, maxContext, threads: opts.threads });
+  // Both models stay loaded: the reference is mapped (its pages are the OS's to drop), the candidate is the smaller.
+  const candidate: NativeModel = await load(opts.candidate);
+  let reference: NativeModel | undefined;
+  try {
+    reference = await load(opts.reference);
+    const sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
+    const perPrompt: QualityPromptResult[] = [];
+    opts.onProgress?.({ done: 0, total: opts.prompts.length, elapsedMs: 0, etaMs: null });
+    for (const [i, p] of opts.prompts.entries()) {
+      if (opts.signal?.aborted) throw new Error('quality check cancelled');
+      const gen = await candidate.generate({ prompts: [p.tokenIds], maxNewTokens: opts.maxNewTokens, stopTokens: [...opts.stopTokens] }, undefined, opts.signal);
+      const response = gen.results[0]!.tokens;
+      if (response.length === 0) {
+        perPrompt.push({ key: p.key, promptTokens: p.tokenIds.length, responseTokens: 0, top1Agreement: 1, meanKl: 0, firstDivergence: null });
+      } else {
+        const tokens = [...p.tokenIds, ...response];
+        const [refLogits, candLogits] = [await reference.logits(tokens), await candidate.logits(tokens)];
+        perPrompt.push(compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, candLogits, sink));
+      }
+      const elapsedMs = Date.now() - started;
+      opts.onProgress?.({ done: i + 1, total: opts.prompts.length, elapsedMs, etaMs: (elapsedMs / (i + 1)) * (opts.prompts.length - i - 1) });
+    }
+    const positions = sink.kls.length;
+    const diverged = perPrompt.filter((r) => r.firstDivergence !== null).map((r) => r.firstDivergence!);
+    return {
+      prompts: perPrompt.length,
+      positions,
+      top1Agreement: positions ? sink.agree / positions : 1,
+      meanKl: positions ? sink.kls.reduce((a, b) => a + b, 0) / positions : 0,
+      p99Kl: quantileNearestRank(sink.kls, 0.99),
+      meanAbsLogitDiff: sink.absDiffCount ? sink.absDiffSum / sink.absDiffCount : 0,
+      promptsWithoutDivergence: perPrompt.length - diverged.length,
+      medianFirstDivergence: diverged.length ? quantileNearestRank(diverged, 0.5) : null,
+      perPrompt,
+    };
+  } finally {
+    reference?.close();
+    candidate.close();
+  }
+}
