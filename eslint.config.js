@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import layering from './scripts/eslint/layering.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'out/**', 'dist/**', 'native/build/**', 'test-results/**', '**/*.d.ts'] },
+  { ignores: ['.cache/**', 'node_modules/**', 'out/**', 'dist/**', 'native/build/**', 'test-results/**', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
