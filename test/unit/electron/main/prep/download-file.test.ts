@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { downloadFile } from '../../../../../electron/main/prep/download-file.js';
 import { toPrepError, type PrepError } from '../../../../../electron/main/prep/prep-error.js';
-import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
+import { partHolds, startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
 import { removeTempDirs, tempDir } from './test-repo.js';
 
 const BLOB = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31 + 7) & 0xff));
@@ -106,8 +106,9 @@ describe('downloadFile', () => {
   });
 
   it('is cancelled while waiting to retry and keeps the part', async () => {
-    const dest = path.join(tempDir('dl'), 'blob.bin');
-    hub.faults.push({ kind: 'drop', path: '/blob.bin', afterBytes: 40_000 });
+    const dir = tempDir('dl');
+    const dest = path.join(dir, 'blob.bin');
+    hub.faults.push({ kind: 'drop', path: '/blob.bin', afterBytes: 40_000, holdUntil: partHolds(dir, 'blob.bin', 40_000) });
     const ac = new AbortController();
     const p = downloadFile({
       url: url(),

@@ -12,7 +12,7 @@ import {
   PUNKT_ENGLISH_FILES,
 } from '../../../../../electron/main/prep/eval-assets.js';
 import { PrepError } from '../../../../../electron/main/prep/prep-error.js';
-import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
+import { partHolds, startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
 import { removeTempDirs, tempDir } from './test-repo.js';
 
 const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
@@ -80,7 +80,7 @@ describe('eval assets', () => {
   });
 
   it('resumes an interrupted IFEval download with a Range request', async () => {
-    hub.faults.push({ kind: 'drop', path: '/ifeval/input_data.jsonl', afterBytes: 100_000 });
+    hub.faults.push({ kind: 'drop', path: '/ifeval/input_data.jsonl', afterBytes: 100_000, holdUntil: partHolds(dataDir, 'input_data.jsonl', 100_000) });
     await downloadIfevalData({ dataDir, url: `${hub.url}/ifeval/input_data.jsonl`, backoffMs: 1 });
     expect(hub.requests.filter((r) => r.url === '/ifeval/input_data.jsonl').at(-1)?.range).toBe('bytes=100000-');
     expect((await evalAssetsStatus(dataDir)).ifeval.ready).toBe(true);

@@ -9,7 +9,7 @@ import { listPreparedModels } from '../../../../../electron/main/prep/list-prepa
 import { prepareModel, type PrepareModelOptions } from '../../../../../electron/main/prep/prepare-model.js';
 import { PrepError } from '../../../../../electron/main/prep/prep-error.js';
 import type { PrepEvent } from '../../../../../electron/main/prep/prep-events.js';
-import { startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
+import { partHolds, startHubServer, type HubServer } from '../../../../fixtures/hub-server.js';
 import { FAKE_PACKER, makeTestRepo, removeTempDirs, tempDir, TEST_REPO, TEST_TOKEN } from './test-repo.js';
 
 const SHARD1 = 'model-00001-of-00002.safetensors';
@@ -144,7 +144,7 @@ describe('prepareModel against the local hub', () => {
 
   it('resumes a dropped connection with a Range request instead of restarting', async () => {
     const size = fs.statSync(path.join(repoDir, SHARD1)).size;
-    hub.faults.push({ kind: 'drop', path: SHARD1, afterBytes: 50_000 });
+    hub.faults.push({ kind: 'drop', path: SHARD1, afterBytes: 50_000, holdUntil: partHolds(dataDir, SHARD1, 50_000) });
     const sentBefore = hub.bytesSent(SHARD1);
     const events: PrepEvent[] = [];
     await prepareModel(opts({ onEvent: (e) => events.push(e) }));
@@ -257,7 +257,7 @@ describe('prepareModel against the local hub', () => {
   });
 
   it('retries server errors with backoff, then fails with a network error; the next start resumes', async () => {
-    hub.faults.push({ kind: 'drop', path: SHARD1, afterBytes: 20_000 });
+    hub.faults.push({ kind: 'drop', path: SHARD1, afterBytes: 20_000, holdUntil: partHolds(dataDir, SHARD1, 20_000) });
     const events: PrepEvent[] = [];
     const onEvent = (e: PrepEvent): void => {
       if (e.type === 'retry' && e.attempt === 1) hub.faults.push({ kind: 'status', path: SHARD1, status: 503, times: 10 });
