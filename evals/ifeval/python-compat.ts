@@ -371,7 +371,8 @@ const JSON_CONSTANT_RE = /"(?:[^"\\]|\\.)*"|(-?)(NaN|Infinity)|[^"NI-]+|[\s\S]/g
 
 /**
  * Whether `json.loads(s)` succeeds: JSON.parse plus Python's NaN, Infinity and -Infinity literals (a constant
- * is swapped for 0 only where a JSON value can start, so `1NaN` still fails).
+ * is swapped for null only where a JSON value can start, so `1NaN` still fails; null, not a number, so a fraction
+ * or exponent after it fails too, as `NaN.5` does in Python).
  */
 export function pyIsJson(s: string): boolean {
   try {
@@ -385,8 +386,8 @@ export function pyIsJson(s: string): boolean {
   for (const m of s.matchAll(JSON_CONSTANT_RE)) {
     const token = m[0];
     if (m[2] !== undefined && (m[1] === '' || m[2] === 'Infinity') && (prev === '' || '[,:'.includes(prev))) {
-      out += m[1] === '-' ? '-0' : '0';
-      prev = '0';
+      out += 'null';
+      prev = 'l';
       continue;
     }
     out += token;

@@ -127,6 +127,18 @@ describe('pyIsJson (json.loads)', () => {
     ["{'a': 1}", false],
     ['{"a": 1,}', false],
     ['', false],
+    // A constant takes no fraction, exponent or digits after it (Python 3.11's json.loads on each).
+    ['[NaN.5]', false],
+    ['[Infinity.5]', false],
+    ['[-Infinity.5]', false],
+    ['[NaNe5]', false],
+    ['[NaN5]', false],
+    ['NaN.5', false],
+    ['{"a": -InfinityE1}', false],
+    ['NaN', true],
+    ['-Infinity', true],
+    ['[NaN ]', true],
+    ['[Infinity,NaN]', true],
   ])('%j -> %s', (s, expected) => {
     expect(pyIsJson(s)).toBe(expected);
   });
