@@ -10,7 +10,7 @@
 #define RT_Q8_X86 1
 #define RT_T_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define RT_T_AVXVNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
-#define RT_T_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#define RT_T_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 #include <immintrin.h>
 #endif
 
@@ -75,32 +75,64 @@ void scalar_dot(const uint8_t * qrow, const uint16_t * srow, int cols, const int
 
 alignas(16) constexpr int8_t kAbsLevels[16] = {127, 100, 78, 61, 45, 32, 19, 8, 2, 12, 22, 35, 48, 64, 83, 109};
 
-// One kernel body for the three x86 paths; DOT(acc, a, b) adds the 4-byte groups of unsigned a times signed b
-// to the int32 lanes of acc. NT tokens share one unpack of each weight block (their accumulators stay in registers).
+// Block B of the row into accumulator U_ of every token (the body the kernels below unroll). The nibbles of a block
+// are read once into both 128-bit halves and shifted per half (low nibbles = even columns, high = odd ones), and
+// the two scales' product comes from comb[t][B % 8], filled for eight blocks at a time.
+#define RT_Q4Q8_BLOCK(DOT, B, U_)                                                                                       \
+  do {                                                                                                                 \
+    const int b_ = (B);                                                                                                \
+    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(qrow + b_ * 16))); \
+    const __m256i idx = _mm256_and_si256(_mm256_srlv_epi32(both, nibble_shift), low4);                                \
+    const __m256i ws = _mm256_shuffle_epi8(levels, idx);                                                               \
+    const __m256i wa = _mm256_shuffle_epi8(mags, idx);                                                                 \
+    for (int t = 0; t < NT; ++t) {                                                                                     \
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + t * ldq + b_ * kQ8Block));           \
+      const __m256i s = DOT(wa, _mm256_sign_epi8(x, ws));                                                              \
+      acc[t][U_] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_broadcast_ss(&comb[t][b_ & 7]), acc[t][U_]);          \
+    }                                                                                                                  \
+  } while (0)
+
+// One kernel body for the three x86 paths; DOT(a, b) sums the 4-byte groups of unsigned a times signed b into int32
+// lanes. NT tokens share one unpack of each weight block (their accumulators stay in registers). With one or two
+// tokens, U consecutive blocks go to U accumulators: a single accumulator's chain of dependent FMAs, a few cycles
+// each, would otherwise bound decode (a row's 64 blocks one after another).
 #define RT_Q4Q8_KERNEL(NAME, TARGET, DOT)                                                                              \
   template <int NT>                                                                                                    \
   TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, const int8_t * q, const float * d, int64_t ldq, \
                    float * y, int64_t ldy) {                                                                           \
+    constexpr int U = NT == 1 ? 4 : NT == 2 ? 2 : 1;                                                                   \
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook))); \
     const __m256i mags = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels)));  \
     const __m256i low4 = _mm256_set1_epi8(0x0F);                                                                       \
+    const __m256i nibble_shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);                                            \
     const int64_t ldd = ldq / kQ8Block;                                                                                \
-    __m256 acc[NT];                                                                                                    \
-    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();                                                         \
-    for (int b = 0; b < nb; ++b) {                                                                                     \
-      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qrow + b * 16));                        \
-      const __m256i idx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes), low4);                  \
-      const __m256i ws = _mm256_shuffle_epi8(levels, idx);                                                             \
-      const __m256i wa = _mm256_shuffle_epi8(mags, idx);                                                               \
-      const float dw = _cvtsh_ss(srow[b]);                                                                             \
-      for (int t = 0; t < NT; ++t) {                                                                                   \
-        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + t * ldq + b * kQ8Block));          \
-        const __m256i s = DOT(wa, _mm256_sign_epi8(x, ws));                                                            \
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * d[t * ldd + b]), acc[t]);                  \
+    alignas(32) float comb[NT][8];                                                                                     \
+    __m256 acc[NT][U];                                                                                                 \
+    for (int t = 0; t < NT; ++t)                                                                                       \
+      for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();                                                     \
+    for (int g = 0; g < nb; g += 8) {                                                                                  \
+      const int ge = nb - g < 8 ? nb : g + 8;                                                                          \
+      if (ge - g == 8) {                                                                                               \
+        const __m256 sw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g)));              \
+        for (int t = 0; t < NT; ++t) _mm256_store_ps(comb[t], _mm256_mul_ps(sw, _mm256_loadu_ps(d + t * ldd + g)));    \
+      } else {                                                                                                         \
+        for (int t = 0; t < NT; ++t)                                                                                   \
+          for (int k = g; k < ge; ++k) comb[t][k & 7] = _cvtsh_ss(srow[k]) * d[t * ldd + k];                           \
       }                                                                                                                \
+      int b = g;                                                                                                       \
+      for (; b + U <= ge; b += U) {                                                                                    \
+        RT_Q4Q8_BLOCK(DOT, b, 0);                                                                                      \
+        if constexpr (U > 1) RT_Q4Q8_BLOCK(DOT, b + 1, U > 1 ? 1 : 0);                                                 \
+        if constexpr (U > 2) {                                                                                         \
+          RT_Q4Q8_BLOCK(DOT, b + 2, U > 2 ? 2 : 0);                                                                    \
+          RT_Q4Q8_BLOCK(DOT, b + 3, U > 3 ? 3 : 0);                                                                    \
+        }                                                                                                              \
+      }                                                                                                                \
+      for (; b < ge; ++b) RT_Q4Q8_BLOCK(DOT, b, 0);                                                                    \
     }                                                                                                                  \
     for (int t = 0; t < NT; ++t) {                                                                                     \
-      __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[t]), _mm256_extractf128_ps(acc[t], 1));                         \
+      for (int u = 1; u < U; ++u) acc[t][0] = _mm256_add_ps(acc[t][0], acc[t][u]);                                     \
+      __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[t][0]), _mm256_extractf128_ps(acc[t][0], 1));                   \
       v = _mm_add_ps(v, _mm_movehl_ps(v, v));                                                                          \
       v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));                                                                      \
       y[t * ldy] = _mm_cvtss_f32(v);                                                                                   \
@@ -110,6 +142,34 @@ alignas(16) constexpr int8_t kAbsLevels[16] = {127, 100, 78, 61, 45, 32, 19, 8, 
 RT_T_AVX2 inline __m256i dot_maddubs(__m256i a, __m256i b) { return _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1)); }
 RT_T_AVXVNNI inline __m256i dot_avxvnni(__m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), a, b); }
 RT_T_AVX512VNNI inline __m256i dot_avx512vnni(__m256i a, __m256i b) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), a, b); }
+
+// Decode (one token) on AVX-512: two blocks per 512-bit step. The sign trick has no 512-bit sign instruction, so the
+// activations of negative levels are negated under a byte mask.
+RT_T_AVX512VNNI void decode_avx512(const uint8_t * qrow, const uint16_t * srow, int nb, const int8_t * q, const float * d, float * y) {
+  const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook)));
+  const __m512i mags = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels)));
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m512i shift = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  alignas(32) float comb[8];
+  for (int g = 0; g < nb; g += 8) {
+    _mm256_store_ps(comb, _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g))), _mm256_loadu_ps(d + g)));
+    for (int k = 0; k < 8; k += 2) {
+      const int b = g + k;
+      const __m512i two = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(qrow + b * 16)));
+      const __m512i idx = _mm512_and_si512(_mm512_srlv_epi32(_mm512_shuffle_i64x2(two, two, 0x50), shift), low4);
+      const __m512i ws = _mm512_shuffle_epi8(levels, idx);
+      const __m512i wa = _mm512_shuffle_epi8(mags, idx);
+      const __m512i x = _mm512_loadu_si512(q + b * kQ8Block);
+      const __m512i xs = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(ws), _mm512_setzero_si512(), x);
+      const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wa, xs);
+      const __m512 sc = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_broadcast_ss(&comb[k])), _mm256_broadcast_ss(&comb[k + 1]), 1);
+      if (k & 2) acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc1);
+      else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc0);
+    }
+  }
+  *y = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
 
 RT_Q4Q8_KERNEL(kernel_avx2, RT_T_AVX2, dot_maddubs)
 RT_Q4Q8_KERNEL(kernel_avxvnni, RT_T_AVXVNNI, dot_avxvnni)
@@ -232,7 +292,9 @@ void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, c
   const int nb = cols / kQ8Block;
   switch (g_isa) {
 #ifdef RT_Q8_X86
-    case cpu_isa::avx512_vnni: return tiles<run_avx512vnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
+    case cpu_isa::avx512_vnni:
+      if (n == 1 && nb % 8 == 0) return decode_avx512(qrow, srow, nb, q, d, y);
+      return tiles<run_avx512vnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
     case cpu_isa::avx_vnni: return tiles<run_avxvnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
     case cpu_isa::avx2: return tiles<run_avx2>(qrow, srow, nb, q, d, ldq, n, y, ldy);
 #endif
