@@ -1,7 +1,7 @@
 /**
  * One side of the cpu-peer bench in its own process (so its peak RSS is its own): loads a packed INT4 model on the
- * CPU backend and prints one JSON line with prefill tok/s for a 128-token prompt and decode tok/s (tokens after the
- * first, stop tokens off) after 128 and after 1024 tokens of context.
+ * CPU backend, runs one warm-up prompt (as llama-bench does), then prints one JSON line with prefill tok/s for a
+ * 128-token prompt and decode tok/s (tokens after the first, stop tokens off) after 128 and after 1024 tokens.
  * Usage: tsx scripts/bench/cpu-peer-child.ts INT4_DIR THREADS NEW_TOKENS
  */
 import { loadModel } from '../../electron/worker/runtime/binding.js';
@@ -21,6 +21,8 @@ try {
     const out = await model.generate({ prompts: [prompt(n)], maxNewTokens: newTokens + 1, stopTokens: [] });
     return out.results[0]!;
   };
+  // Warm-up, as llama-bench does one: the first pass touches every mapped page of the model.
+  await model.generate({ prompts: [prompt(128)], maxNewTokens: 2, stopTokens: [] });
   const short = await run(128);
   const long = await run(1024);
   console.log(
