@@ -1,9 +1,32 @@
 #include "core/thread-pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <immintrin.h>
+#define RT_CPU_RELAX() _mm_pause()
+#else
+#define RT_CPU_RELAX() std::this_thread::yield()
+#endif
+
 namespace rt {
+
+namespace {
+
+/** Polls `done` for up to about 50 microseconds; true as soon as it holds. */
+template <class F>
+bool spin_until(F done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    RT_CPU_RELAX();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
+  }
+}
+
+}  // namespace
 
 thread_pool::thread_pool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -49,6 +72,7 @@ void thread_pool::run_chunks() {
 void thread_pool::worker_loop() {
   uint64_t seen = 0;
   while (true) {
+    spin_until([&] { return generation_seen_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_start_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -58,6 +82,7 @@ void thread_pool::worker_loop() {
     run_chunks();
     {
       std::lock_guard<std::mutex> lock(mu_);
+      busy_seen_.store(busy_ - 1, std::memory_order_release);
       if (--busy_ == 0) cv_done_.notify_one();
     }
   }
@@ -79,10 +104,13 @@ void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t, int6
     next_.store(0);
     error_ = nullptr;
     busy_ = static_cast<int>(workers_.size());
+    busy_seen_.store(busy_, std::memory_order_relaxed);
     ++generation_;
+    generation_seen_.store(generation_, std::memory_order_release);
   }
   cv_start_.notify_all();
   run_chunks();
+  spin_until([&] { return busy_seen_.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> lock(mu_);
   cv_done_.wait(lock, [&] { return busy_ == 0; });
   fn_ = nullptr;

@@ -35,6 +35,11 @@ class thread_pool {
   std::condition_variable cv_start_, cv_done_;
   uint64_t generation_ = 0;
   int busy_ = 0;
+  // Mirrors of generation_ and busy_ that waiting threads poll for a few microseconds before sleeping on the
+  // condition variables: a decode step runs over a hundred parallel_for calls, and a sleep and wake-up each costs
+  // tens of microseconds.
+  std::atomic<uint64_t> generation_seen_{0};
+  std::atomic<int> busy_seen_{0};
   bool stop_ = false;
   const std::function<void(int64_t, int64_t)> * fn_ = nullptr;
   int64_t n_ = 0, chunk_ = 1;
