@@ -167,7 +167,7 @@ export interface JobHandle {
   readonly jobId: string;
 }
 
-export type PrepareStep = 'resolve' | 'download' | 'verify' | 'pack' | 'assets';
+export type PrepareStep = 'resolve' | 'download' | 'verify' | 'pack' | 'assets' | 'quality';
 export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled';
 
 export interface PrepareProgress {
@@ -197,6 +197,13 @@ export interface ImportAssetRequest {
   readonly path: string;
 }
 
+export interface QualityCheckRequest {
+  /** An INT4 model of `models:list` whose BF16 source is prepared too. */
+  readonly modelId: string;
+  /** The first N IFEval prompts (1..541; default 32). */
+  readonly limit?: number;
+}
+
 export interface DownloadAssetsRequest {
   /** Which assets; all missing ones when omitted. */
   readonly kinds?: readonly AssetKind[];
@@ -213,6 +220,11 @@ export interface ModelsApi {
   downloadAssets(req: DownloadAssetsRequest): Promise<Result<JobHandle>>;
   /** Imports one eval asset from a local file, checking its pinned sha256. */
   importAssets(req: ImportAssetRequest): Promise<Result<AssetStatus>>;
+  /**
+   * Runs the INT4-vs-BF16 quality check (`horizon quality`) of an INT4 model; progress as `models:onDidProgress` with
+   * step "quality" (doneBytes/totalBytes count prompts), the report stored with the model; `cancel` stops it.
+   */
+  checkQuality(req: QualityCheckRequest): Promise<Result<JobHandle>>;
 }
 
 //#endregion

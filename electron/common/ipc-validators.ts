@@ -141,6 +141,7 @@ export const REQUEST_SCHEMAS = {
   'models:cancel': object({ jobId: id }),
   'models:downloadAssets': object({ kinds: optional(arrayOf(assetKind, 2)) }),
   'models:importAssets': object({ kind: assetKind, path: absPathOrRelative }),
+  'models:checkQuality': object({ modelId: id, limit: optional(int(1, 541)) }),
   'runs:start': object({
     modelId: id,
     limit: optional(int(1, 541)),

@@ -214,6 +214,31 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         return ok(undefined);
       },
       downloadAssets: async () => err('NETWORK', 'fake: downloads are not available offline; import instead'),
+      checkQuality: async ({ modelId, limit }) => {
+        const i = models.findIndex((m) => m.id === modelId);
+        if (i < 0) return err('NOT_FOUND', `no prepared model ${modelId}`);
+        if (models[i]!.weights !== 'int4') return err('BAD_INPUT', `${modelId} is not an INT4 model: the quality check compares INT4 with BF16`);
+        const jobId = `quality-${++jobs}`;
+        const total = limit ?? 32;
+        const progress = (done: number, status: 'running' | 'done') =>
+          emit('models:onDidProgress', {
+            jobId, step: 'quality', status, doneBytes: done, totalBytes: total, bytesPerSecond: 0, etaSeconds: status === 'running' ? total - done : null,
+            message: status === 'done' ? 'quality check done' : `quality check: ${done} of ${total} prompts`, ...(status === 'done' ? { modelId } : {}),
+          });
+        setTimeout(() => progress(total / 2, 'running'), tick);
+        setTimeout(() => {
+          models[i] = {
+            ...models[i]!,
+            quality: {
+              format: 'horizon-quality-v1', createdAt: new Date(0).toISOString(), int4Dir: 'int4-g32', backend: 'cpu', limit: total, maxNewTokens: 128,
+              prompts: total, positions: total * 128, top1Agreement: 0.95, meanKl: 0.01, p99Kl: 0.2, meanAbsLogitDiff: 0.05,
+              promptsWithoutDivergence: total / 2, medianFirstDivergence: 40, perPrompt: [],
+            },
+          };
+          progress(total, 'done');
+        }, 2 * tick);
+        return ok({ jobId });
+      },
       importAssets: async (req) => {
         const full = path.resolve(req.path);
         try {

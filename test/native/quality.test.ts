@@ -106,6 +106,16 @@ describe('quality check on the tiny model', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(j);
   });
 
+  it('horizon quality --progress-json prints a JSON line per prompt, then done', () => {
+    const out = execFileSync(process.execPath, [CLI, 'quality', '--model', model.dir, '--limit', '2', '--max-new-tokens', '2', '--input', IFEVAL, '--progress-json'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; done?: number; total?: number; file?: string });
+    expect(lines.map((l) => [l.type, l.done, l.total])).toEqual([['progress', 0, 2], ['progress', 1, 2], ['progress', 2, 2], ['done', undefined, undefined]]);
+    expect(lines.at(-1)!.file).toBe(join(model.dir, 'quality-int4-g32.json'));
+  });
+
   it('horizon quality refuses a folder without both weight sets', () => {
     let err = '';
     try {

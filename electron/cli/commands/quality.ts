@@ -20,6 +20,7 @@ const USAGE = `usage: horizon quality --model DIR [--limit N] [--max-new-tokens 
   --backend         where the INT4 weights run (default cpu); the BF16 weights always run on the CPU
   --input           IFEval input_data.jsonl (default <data dir>/assets/ifeval/input_data.jsonl)
   --json            print the report as JSON (keys top1Agreement, meanKl, p99Kl, positions, ...)
+  --progress-json   one JSON object a line: {"type":"progress",done,total,elapsedMs,etaMs}, then {"type":"done",file,...}
 The report is stored beside the model (quality-<int4 folder>.json), where the Models page shows it.`;
 
 export async function run(args: string[]): Promise<number> {
@@ -32,6 +33,7 @@ export async function run(args: string[]): Promise<number> {
     input: { type: 'string' },
     'data-dir': { type: 'string' },
     json: { type: 'boolean' },
+    'progress-json': { type: 'boolean' },
   }, { required: ['model'] });
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
@@ -76,6 +78,10 @@ export async function run(args: string[]): Promise<number> {
       threads,
       signal: cancel.signal,
       onProgress: (p) => {
+        if (values['progress-json']) {
+          console.log(JSON.stringify({ type: 'progress', ...p }));
+          return;
+        }
         const eta = p.etaMs === null ? '' : `, about ${Math.ceil(p.etaMs / 1000)} s left`;
         process.stderr.write(`quality: ${p.done}/${p.total} prompts, ${(p.elapsedMs / 1000).toFixed(0)} s${eta}\n`);
       },
@@ -91,7 +97,9 @@ export async function run(args: string[]): Promise<number> {
     };
     const file = qualityReportFile(modelDir, int4.dir);
     await writeQualityReport(file, stored);
-    if (values.json) {
+    if (values['progress-json']) {
+      console.log(JSON.stringify({ type: 'done', file, top1Agreement: report.top1Agreement, meanKl: report.meanKl }));
+    } else if (values.json) {
       console.log(JSON.stringify(stored, null, 2));
     } else {
       console.log(

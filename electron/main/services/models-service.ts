@@ -13,6 +13,7 @@ import type {
   PrepareRequest,
   PreparedModel,
   PrepareStep,
+  QualityCheckRequest,
 } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
 import { err, ok } from '../../common/result.js';
@@ -27,6 +28,7 @@ import { listPreparedModels } from '../prep/list-prepared-models.js';
 import { prepareModel } from '../prep/prepare-model.js';
 import type { PackerLauncher } from '../prep/pack-model.js';
 import type { PrepEvent } from '../prep/prep-events.js';
+import { runQualityJob } from '../prep/quality-job.js';
 import { qualityReportFile, readQualityReport } from '../prep/quality-report.js';
 import { appErrorCode, toResult } from './service-result.js';
 
@@ -223,5 +225,48 @@ export class ModelsService implements ModelsApi {
         ? { kind: 'ifeval', ready: s.ifeval.ready, path: s.ifeval.path, detail: '541 prompts, sha256 ok' }
         : { kind: 'punkt', ready: s.punkt.ready, path: s.punkt.dir, detail: 'Punkt English parameters, sha256 ok' };
     });
+  }
+
+  async checkQuality(req: QualityCheckRequest): Promise<Result<JobHandle>> {
+    const variants = await listModelVariants(this.opts.dataDir);
+    const model = variants.find((v) => v.id === req.modelId);
+    if (!model) return err('NOT_FOUND', `no prepared model ${req.modelId}`);
+    if (model.weights !== 'int4') return err('BAD_INPUT', `${req.modelId} is not an INT4 model: the quality check compares INT4 with BF16`);
+    if (!variants.some((v) => v.preparedDir === model.preparedDir && v.weights === 'bf16' && v.ready) || !model.ready) {
+      return err('BAD_INPUT', `${req.modelId}: both its INT4 pack and its BF16 source must be prepared and complete`);
+    }
+    const running = [...this.jobs.keys()].find((id) => id.startsWith('quality-'));
+    if (running) return err('BAD_INPUT', `a quality check is already running (job ${running})`);
+    const jobId = `quality-${randomUUID()}`;
+    const controller = new AbortController();
+    this.jobs.set(jobId, controller);
+    const limit = req.limit ?? 32;
+    const message = (done: number, total: number) => `quality check: ${done} of ${total} prompts`;
+    this.progress({ jobId, step: 'quality', status: 'running', doneBytes: 0, totalBytes: limit, message: message(0, limit) });
+    void runQualityJob({
+      modelDir: model.preparedDir,
+      dataDir: this.opts.dataDir,
+      limit,
+      ...(this.opts.packer ? { launcher: this.opts.packer } : {}),
+      signal: controller.signal,
+      onProgress: (p) =>
+        this.progress({ jobId, step: 'quality', status: 'running', doneBytes: p.done, totalBytes: p.total, etaSeconds: p.etaSeconds, message: message(p.done, p.total) }),
+    })
+      .then(
+        () => this.progress({ jobId, step: 'quality', status: 'done', doneBytes: limit, totalBytes: limit, modelId: model.id, message: 'quality check done' }),
+        (e: unknown) => {
+          const text = e instanceof Error ? e.message : String(e);
+          const aborted = controller.signal.aborted;
+          this.progress({
+            jobId,
+            step: 'quality',
+            status: aborted ? 'cancelled' : 'failed',
+            message: text,
+            ...(aborted ? {} : { error: { code: appErrorCode(e, 'INTERNAL'), message: text } }),
+          });
+        },
+      )
+      .finally(() => this.jobs.delete(jobId));
+    return ok({ jobId });
   }
 }

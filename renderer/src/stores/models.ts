@@ -22,13 +22,15 @@ export interface PrepareJobState {
   readonly modelId: string | null;
 }
 
-interface ModelsState {
+export interface ModelsState {
   models: readonly PreparedModel[];
   form: { repo: string; revision: string; token: string };
   job: PrepareJobState | null;
   /** A prepare request is on its way (a second click must not start a second job). */
   submitting: boolean;
   assetsJob: PrepareJobState | null;
+  /** The running or last quality check (one at a time), with the model it checks. */
+  qualityJob: (PrepareJobState & { readonly checking: string }) | null;
   importPaths: Record<AssetKind, string>;
   assetMessage: Partial<Record<AssetKind, { ok: boolean; text: string }>>;
   error: string | null;
@@ -39,6 +41,8 @@ interface ModelsState {
   setImportPath(kind: AssetKind, path: string): void;
   importAsset(kind: AssetKind): Promise<void>;
   downloadAssets(): Promise<void>;
+  checkQuality(modelId: string): Promise<void>;
+  cancelQuality(): Promise<void>;
   handleProgress(p: PrepareProgress): void;
 }
 
@@ -75,6 +79,7 @@ export const useModels = create<ModelsState>((set, get) => ({
   job: null,
   submitting: false,
   assetsJob: null,
+  qualityJob: null,
   importPaths: { ifeval: '', punkt: '' },
   assetMessage: {},
   error: null,
@@ -137,9 +142,31 @@ export const useModels = create<ModelsState>((set, get) => ({
     });
     for (const p of takeEarly(r.value.jobId)) get().handleProgress(p);
   },
+  checkQuality: async (modelId) => {
+    if (get().qualityJob?.status === 'running') return;
+    const r = await call('models:checkQuality', { modelId });
+    if (!r.ok) {
+      set({ error: r.error.message });
+      return;
+    }
+    set({
+      error: null,
+      qualityJob: { jobId: r.value.jobId, checking: modelId, request: { repo: '', revision: '' }, steps: {}, status: 'running', error: null, modelId: null },
+    });
+    for (const p of takeEarly(r.value.jobId)) get().handleProgress(p);
+  },
+  cancelQuality: async () => {
+    const job = get().qualityJob;
+    if (!job || job.status !== 'running') return;
+    const r = await call('models:cancel', { jobId: job.jobId });
+    set(r.ok ? { qualityJob: { ...job, status: 'cancelled' } } : { error: r.error.message });
+  },
   handleProgress: (p) => {
-    const { job, assetsJob } = get();
-    if (job?.jobId === p.jobId) {
+    const { job, assetsJob, qualityJob } = get();
+    if (qualityJob?.jobId === p.jobId) {
+      set({ qualityJob: { ...applyProgress(qualityJob, p), checking: qualityJob.checking } });
+      if (p.status === 'done') void get().refresh();
+    } else if (job?.jobId === p.jobId) {
       set({ job: applyProgress(job, p) });
       if (p.status === 'done') void get().refresh();
     } else if (assetsJob?.jobId === p.jobId) {

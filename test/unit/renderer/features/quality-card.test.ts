@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import type { PreparedModel, StoredQualityReport } from '../../../../electron/common/ipc-contract.js';
 
 const cardModule: string = '../../../../renderer/src/features/models/QualityCard.js';
-const { QualityCard } = (await import(/* @vite-ignore */ cardModule)) as { QualityCard: FunctionComponent<{ models: readonly PreparedModel[] }> };
+type ViewProps = { models: readonly PreparedModel[]; job: unknown; onCheck: (id: string) => void; onCancel: () => void };
+const { QualityCardView } = (await import(/* @vite-ignore */ cardModule)) as { QualityCardView: FunctionComponent<ViewProps> };
+let job: unknown = null;
+const QualityCard = ({ models }: { models: readonly PreparedModel[] }) => createElement(QualityCardView, { models, job, onCheck: () => {}, onCancel: () => {} });
 
 const base = { repo: 'o/m', revision: 'a'.repeat(40), dir: '/m', sizeBytes: 1, preparedAt: '2026-12-04T10:00:00Z', ready: true };
 const quality: StoredQualityReport = {
@@ -29,8 +32,28 @@ describe('QualityCard', () => {
     expect(t).not.toContain('o--m@aaaaaaa/bf16');
   });
 
-  it('says how to make one where none is stored, and is absent without INT4 models', () => {
-    expect(text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: null }])).toContain('x/int4-g32: not checked yet. Run horizon quality --model');
+  it('offers the check where none is stored, again where one is, and is absent without INT4 models', () => {
+    job = null;
+    const t = text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: null }]);
+    expect(t).toContain('x/int4-g32: not checked yet.');
+    expect(t).toContain('horizon quality --model');
+    expect(t).toContain('Check quality');
+    expect(text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality }])).toContain('Check again');
     expect(renderToStaticMarkup(createElement(QualityCard, { models: [{ ...base, id: 'x/bf16', weights: 'bf16' }] }))).toBe('');
+  });
+
+  it('shows a running check with its progress and ETA and a Cancel button, and a failure as an alert', () => {
+    const step = { jobId: 'q1', step: 'quality', status: 'running', doneBytes: 3, totalBytes: 32, bytesPerSecond: 0, etaSeconds: 90, message: 'quality check: 3 of 32 prompts' } as const;
+    const running = { jobId: 'q1', checking: 'x/int4-g32', request: { repo: '', revision: '' }, steps: { quality: step }, status: 'running', error: null, modelId: null } as const;
+    job = running;
+    const models: PreparedModel[] = [{ ...base, id: 'x/int4-g32', weights: 'int4', quality: null }, { ...base, id: 'y/int4-g32', weights: 'int4', quality: null }];
+    const t = text(models);
+    expect(t).toContain('quality check: 3 of 32 prompts, about 90 s left');
+    expect(t).toContain('Cancel');
+    // Another model's button waits while one check runs.
+    expect(renderToStaticMarkup(createElement(QualityCard, { models }))).toMatch(/<button type="button" class="btn btn--small" disabled="">Check quality<\/button>/);
+    job = { ...running, status: 'failed', error: 'quality check of /m failed (exit 1): no prompts' };
+    expect(renderToStaticMarkup(createElement(QualityCard, { models }))).toContain('<p role="alert">quality check of /m failed (exit 1): no prompts</p>');
+    job = null;
   });
 });

@@ -11,7 +11,7 @@ import { holdReplies, inProcessTransport, shared } from '../in-process-transport
 
 describe('models store', () => {
   beforeEach(() => {
-    useModels.setState({ job: null, submitting: false, models: [], error: null, assetMessage: {}, importPaths: { ifeval: '', punkt: '' } });
+    useModels.setState({ job: null, qualityJob: null, submitting: false, models: [], error: null, assetMessage: {}, importPaths: { ifeval: '', punkt: '' } });
     useModels.getState().setForm({ repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION, token: '' });
   });
 
@@ -29,6 +29,25 @@ describe('models store', () => {
     expect(Object.keys(job.steps).sort()).toEqual(['download', 'pack', 'resolve', 'verify']);
     expect(job.modelId).toMatch(/^allenai--OLMoE/);
     await vi.waitFor(() => expect(useModels.getState().models).toHaveLength(1), { timeout: 10_000 });
+    off();
+  });
+
+  it('runs a quality check of a prepared INT4 model, follows its progress and shows the stored report after it', async () => {
+    const t = inProcessTransport(2);
+    setTransport(t.transport);
+    const off = connectEvents();
+    await useModels.getState().prepare();
+    await vi.waitFor(() => expect(useModels.getState().models).toHaveLength(1), { timeout: 10_000 });
+    const id = useModels.getState().models[0]!.id;
+    expect(useModels.getState().models[0]!.quality ?? null).toBeNull();
+    await useModels.getState().checkQuality(id);
+    expect(t.calls.at(-1)).toEqual({ channel: 'models:checkQuality', payload: { modelId: id } });
+    expect(useModels.getState().qualityJob).toMatchObject({ checking: id, status: 'running' });
+    await useModels.getState().checkQuality(id);
+    expect(t.calls.filter((c) => c.channel === 'models:checkQuality')).toHaveLength(1);
+    await vi.waitFor(() => expect(useModels.getState().qualityJob?.status).toBe('done'), { timeout: 5000 });
+    expect(useModels.getState().qualityJob?.steps.quality).toMatchObject({ doneBytes: 32, totalBytes: 32 });
+    await vi.waitFor(() => expect(useModels.getState().models[0]!.quality?.top1Agreement).toBe(0.95), { timeout: 5000 });
     off();
   });
 

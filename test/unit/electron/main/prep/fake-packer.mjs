@@ -26,7 +26,7 @@ if (process.env.FAKE_PACKER_FAIL === 'ENOSPC') {
   process.exit(1);
 }
 const config = JSON.parse(fs.readFileSync(path.join(model, 'config.json'), 'utf8'));
-const groupSize = Number(opt('--group-size') ?? ([128, 64, 32, 16, 8].find((g) => config.hidden_size % g === 0 && config.intermediate_size % g === 0)));
+const groupSize = Number(opt('--group-size') ?? ([32, 16, 8].find((g) => config.hidden_size % g === 0 && config.intermediate_size % g === 0)));
 fs.mkdirSync(out, { recursive: true });
 const outputs = [];
 const entry = (name, bytes) => ({ path: name, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
