@@ -173,3 +173,20 @@ export function abortOnSignals(signals: readonly NodeJS.Signals[], { onAbort, on
     },
   };
 }
+
+/**
+ * For a command another process started and reads (`--progress-json`): calls `abort` once this process is orphaned
+ * (its parent exited, even killed, so it was re-parented), polling the parent pid every `everyMs`. Returns the stop.
+ */
+export function abortWhenOrphaned(abort: () => void, everyMs = 250, ppid: () => number = () => process.ppid): () => void {
+  const parent = ppid();
+  const timer = setInterval(() => {
+    if (ppid() !== parent) {
+      clearInterval(timer);
+      abort();
+    }
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+

@@ -1,6 +1,6 @@
 import { packModel } from '../../worker/runtime/pack.js';
 import type { PackProgress } from '../../worker/runtime/pack.js';
-import { abortOnSignals, intOption, parseCommandArgs, usageError } from '../command-args.js';
+import { abortOnSignals, abortWhenOrphaned, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'pack an OLMoE checkpoint to qpacked-v2 INT4 experts (writes horizon-manifest.json last)';
 
@@ -42,8 +42,11 @@ export async function run(args: string[]): Promise<number> {
   }
   const json = values['progress-json'] === true;
   const cancel = abortOnSignals(['SIGTERM', 'SIGINT']);
+  // Started by `horizon prepare` or the app: a parent killed outright must not leave the packer writing on.
+  const stopWatch = json ? abortWhenOrphaned(() => cancel.abort()) : () => undefined;
   let lastPrint = 0;
   let lastPhase = '';
+  let midLine = false;
   const onProgress = (p: PackProgress) => {
     const now = Date.now();
     const final = p.doneBytes === p.totalBytes;
@@ -51,7 +54,10 @@ export async function run(args: string[]): Promise<number> {
     lastPrint = now;
     lastPhase = p.phase;
     if (json) console.log(JSON.stringify({ type: 'progress', ...p }));
-    else process.stderr.write(`\r${p.phase} ${(p.doneBytes / 2 ** 20).toFixed(0)}/${(p.totalBytes / 2 ** 20).toFixed(0)} MiB${final ? '\n' : ''}`);
+    else {
+      process.stderr.write(`\r${p.phase} ${(p.doneBytes / 2 ** 20).toFixed(0)}/${(p.totalBytes / 2 ** 20).toFixed(0)} MiB${final ? '\n' : ''}`);
+      midLine = !final;
+    }
   };
   const t0 = performance.now();
   try {
@@ -77,9 +83,12 @@ export async function run(args: string[]): Promise<number> {
   } catch (e) {
     const message = cancel.signal.aborted ? 'cancelled' : (e as Error).message;
     if (json) console.log(JSON.stringify({ type: 'error', message }));
+    // The progress line has no newline yet: the error goes on a line of its own.
+    if (midLine) process.stderr.write('\n');
     console.error(`horizon pack: ${message}`);
     return cancel.signal.aborted ? 130 : 1;
   } finally {
+    stopWatch();
     cancel.dispose();
   }
 }

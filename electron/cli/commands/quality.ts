@@ -8,7 +8,7 @@ import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
 import { qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../main/prep/quality-report.js';
 import { runQualityCheck } from '../../worker/runtime/quality-check.js';
-import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
+import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'INT4 against BF16 on the same tokens: top-1 agreement, KL, logit differences, first divergence';
 
@@ -68,6 +68,7 @@ export async function run(args: string[]): Promise<number> {
   const tokenizer = await ChatTokenizer.load(int4.dir);
   const prompts = records.map((r) => ({ key: r.key, tokenIds: tokenizer.encodeChat(r.prompt).tokenIds }));
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
+  const stopWatch = values['progress-json'] ? abortWhenOrphaned(() => cancel.abort()) : () => undefined;
   try {
     const report = await runQualityCheck({
       reference: { dir: bf16.dir, weights: 'bf16', backend: 'cpu' },
@@ -121,6 +122,7 @@ export async function run(args: string[]): Promise<number> {
     console.error(`horizon quality: ${(e as Error).message}`);
     return 1;
   } finally {
+    stopWatch();
     cancel.dispose();
   }
 }

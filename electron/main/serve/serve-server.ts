@@ -86,6 +86,15 @@ async function readBody(req: http.IncomingMessage): Promise<string | null> {
 /** The names a download may have: the result ZIPs the app writes (run ids are ASCII), so a header can carry them. */
 const DOWNLOAD_NAME = /^[\w@-][\w.@-]*\.zip$/;
 
+/** The decoded path, or null for a malformed percent-encoding (a client error, not a server one). */
+function decodePath(p: string): string | null {
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    return null;
+  }
+}
+
 async function sendFile(res: http.ServerResponse, file: string, headers: Record<string, string>): Promise<boolean> {
   const info = await stat(file).catch(() => null);
   if (!info?.isFile()) return false;
@@ -153,7 +162,8 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
     if (url.pathname.startsWith('/files/')) {
       if (!downloadDir || !sameToken(bearer(req), token)) return send(res, 401, 'unauthorized', 'text/plain');
       // Only a result ZIP directly in the exports folder, and a real file there: never a subfolder or a link out.
-      const name = decodeURIComponent(url.pathname.slice(7));
+      const name = decodePath(url.pathname.slice(7));
+      if (name === null) return send(res, 400, 'bad request: malformed percent-encoding in the path', 'text/plain');
       const file = DOWNLOAD_NAME.test(name) ? path.join(downloadDir, name) : null;
       const info = file ? await lstat(file).catch(() => null) : null;
       if (file && info?.isFile() && (await sendFile(res, file, { 'content-disposition': `attachment; filename="${name}"` }))) return;
@@ -166,7 +176,8 @@ export async function startServeServer(opts: ServeOptions): Promise<ServeHandle>
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-cache',
     };
-    const rel = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname);
+    const rel = url.pathname === '/' ? 'index.html' : decodePath(url.pathname);
+    if (rel === null) return send(res, 400, 'bad request: malformed percent-encoding in the path', 'text/plain');
     const file = insideFolder(staticDir, rel);
     if (file && (await sendFile(res, file, pageHeaders))) return;
     if (!path.extname(rel) && (await sendFile(res, path.join(staticDir, 'index.html'), pageHeaders))) return;

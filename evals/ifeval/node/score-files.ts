@@ -1,3 +1,4 @@
+import { DatasetError } from '../dataset.js';
 import { scoreResponses } from '../score.js';
 import type { ScoreReport } from '../types.js';
 import { loadPromptRecords, loadResponses } from './dataset.js';
@@ -25,6 +26,9 @@ export async function scoreFiles(opts: ScoreFilesOptions): Promise<{ report: Sco
     loadResponses(opts.responses),
     loadTextTools({ punktDir: opts.punktDir }),
   ]);
+  // Nothing to score is a mistake (a wrong or truncated file), not a run with no accuracies.
+  if (records.length === 0) throw new DatasetError(`${opts.input}: no prompt rows (the file is empty)`);
+  if (responses.size === 0) throw new DatasetError(`${opts.responses}: no response rows (the file is empty)`);
   const report = scoreResponses(records, responses, tools);
   const files = await writeEvalResults(opts.outDir, report);
   return { report, files };

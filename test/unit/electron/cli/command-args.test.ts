@@ -2,7 +2,7 @@ import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 
 import path from 'node:path';
 
-import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, requiredMessage, usageError } from '../../../../electron/cli/command-args.js';
+import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, requiredMessage, usageError } from '../../../../electron/cli/command-args.js';
 
 const USAGE = 'usage: horizon demo --model DIR --out F [--json] [--weights W]';
 const OPTIONS = {
@@ -245,5 +245,31 @@ describe('endQuietlyOnClosedStdout / whenStdoutCloses', () => {
     epipe();
     expect(second).toHaveBeenCalledTimes(1);
     expect(first).not.toHaveBeenCalled();
+  });
+});
+
+describe('abortWhenOrphaned', () => {
+  it('aborts once the parent pid changes, and not before; stop ends the watch', () => {
+    vi.useFakeTimers();
+    try {
+      let ppid = 100;
+      let aborted = 0;
+      abortWhenOrphaned(() => aborted++, 250, () => ppid);
+      vi.advanceTimersByTime(1000);
+      expect(aborted).toBe(0);
+      ppid = 1;
+      vi.advanceTimersByTime(250);
+      expect(aborted).toBe(1);
+      vi.advanceTimersByTime(1000);
+      expect(aborted).toBe(1);
+      let again = 0;
+      const stop = abortWhenOrphaned(() => again++, 250, () => ppid);
+      stop();
+      ppid = 2;
+      vi.advanceTimersByTime(1000);
+      expect(again).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,5 +1,5 @@
 // `horizon score` end to end on a 20-prompt slice of the official set with the GPT-4 responses.
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -56,6 +56,17 @@ describe('horizon score', () => {
     expect(printed).toContain('scored 0 prompts');
     expect(printed).toContain('no prompts scored: no accuracies (not 0%)');
     expect(printed).not.toMatch(/strict 0\.00%/);
+  });
+
+  it('refuses an empty input or responses file, naming it, and writes no results', async () => {
+    const empty = path.join(tmp, 'empty.jsonl');
+    writeFileSync(empty, '');
+    const responses = path.join(tmp, 'one.jsonl');
+    writeFileSync(responses, `${JSON.stringify({ prompt: 'p', response: 'x' })}\n`);
+    const out = path.join(tmp, 'out-empty');
+    await expect(run(['--input', empty, '--responses', responses, '--out', out, '--no-official-check'])).rejects.toThrow(`${empty}: no prompt rows (the file is empty)`);
+    await expect(run(['--input', input, '--responses', empty, '--out', out, '--no-official-check'])).rejects.toThrow(`${empty}: no response rows (the file is empty)`);
+    expect(existsSync(path.join(out, 'summary.json'))).toBe(false);
   });
 
   it('names the prompts that have no response', async () => {

@@ -135,6 +135,14 @@ describe('startServeServer', () => {
     }
   });
 
+  it('answers a malformed percent-encoding with 400, for a download and for a page', async () => {
+    const auth = { authorization: 'Bearer tok-123' };
+    const file = await request(server.port, { path: '/files/%E0%A4%A', headers: auth });
+    expect([file.status, file.body]).toEqual([400, 'bad request: malformed percent-encoding in the path']);
+    expect((await request(server.port, { path: '/%E0%A4%A' })).status).toBe(400);
+    expect((await request(server.port, { path: '/files/%E0%A4%A' })).status).toBe(401);
+  });
+
   it('pushes events over the WebSocket to token holders only', async () => {
     const attempt = (url: string, protocols?: string[]): Promise<string> =>
       new Promise<string>((resolve) => {
