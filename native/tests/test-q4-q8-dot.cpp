@@ -2,6 +2,7 @@
 // each ISA path against the scalar reference (token counts 1..9 and 17, rows of 1..24 blocks), and the scalar reference
 // against float activations within the bound that 8-bit rounding allows.
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "cpu/q4-q8-dot.h"
@@ -123,8 +124,37 @@ static void hand_dot() {
   cpu_isa_reset();
 }
 
+// cpu_rows_dot_q4q8 gives each row's per-row result, bit for bit, on every path (one token and several).
+static void rows_call() {
+  test_util::rng r(23);
+  for (int cols : {64, 256}) {
+    const int rows = 5, nb = cols / 32, max_t = 3;
+    std::vector<float> w(static_cast<size_t>(rows) * cols), x(static_cast<size_t>(max_t) * cols);
+    for (auto & v : w) v = r.uniform() * 0.05f;
+    for (auto & v : x) v = r.uniform();
+    std::vector<uint8_t> q(w.size() / 2);
+    std::vector<uint16_t> sc(w.size() / 32);
+    for (int i = 0; i < rows; ++i) qpacked_quantize_row(w.data() + i * cols, cols, 32, q.data() + i * cols / 2, sc.data() + i * nb);
+    std::vector<int8_t> xq(x.size());
+    std::vector<float> xd(x.size() / 32);
+    cpu_quantize_q8(x.data(), static_cast<int>(x.size()), xq.data(), xd.data());
+    for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
+      if (!cpu_isa_force(isa)) continue;
+      for (int n : {1, 3}) {
+        std::vector<float> one(static_cast<size_t>(n) * rows), all(static_cast<size_t>(n) * rows, -1.0f);
+        for (int i = 0; i < rows; ++i) cpu_row_dot_q4q8_n(q.data() + i * cols / 2, sc.data() + i * nb, cols, xq.data(), xd.data(), cols, n, one.data() + i, rows);
+        cpu_rows_dot_q4q8(q.data(), sc.data(), cols, rows, xq.data(), xd.data(), cols, n, all.data(), rows);
+        CHECK(std::memcmp(one.data(), all.data(), one.size() * sizeof(float)) == 0, "%s cols %d n %d: the rows call differs from per-row calls",
+              cpu_isa_name(isa), cols, n);
+      }
+    }
+  }
+  cpu_isa_reset();
+}
+
 int main() {
   quantize_definition();
+  rows_call();
   hand_dot();
   paths_agree();
   return test_util::finish("test-q4-q8-dot");

@@ -320,7 +320,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
       }, 4);
     }
     pool_.parallel_for(static_cast<int64_t>(active.size()) * 2 * I, [&](int64_t r0, int64_t r1) {
-      for (int64_t idx = r0; idx < r1; ++idx) {
+      for (int64_t idx = r0; idx < r1;) {
         const size_t a = static_cast<size_t>(idx / (2 * I));
         const int64_t rem = idx % (2 * I);
         const bool up = rem >= I;
@@ -330,13 +330,18 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         float * dst = (up ? ue.data() : ge.data()) + first_row[a] * I + r;
         const float * xr = xe.data() + first_row[a] * H;
         const tensor_view & w = up ? *L.expert_up[e] : *L.expert_gate[e];
-        if (int4) {
+        if (q8) {
+          // The rows of this chunk in one matrix (gate or up of one expert) in one call.
+          const int64_t count = std::min(r1 - idx, I - r);
           const tensor_view & sc = up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e];
-          if (q8)
-            cpu_row_dot_q4q8_n(static_cast<const uint8_t *>(w.data) + r * (H / 2), static_cast<const uint16_t *>(sc.data) + r * (H / G), H,
-                               xq.data() + first_row[a] * H, xd.data() + first_row[a] * (H / kQ8Block), H, n, dst, I);
-          else
-            cpu_row_dot_q4_n(w, sc, G, r, xr, H, n, dst, I);
+          cpu_rows_dot_q4q8(static_cast<const uint8_t *>(w.data) + r * (H / 2), static_cast<const uint16_t *>(sc.data) + r * (H / G), H, count,
+                            xq.data() + first_row[a] * H, xd.data() + first_row[a] * (H / kQ8Block), H, n, dst, I);
+          idx += count;
+          continue;
+        }
+        ++idx;
+        if (int4) {
+          cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
         }
         else cpu_row_dot_n(w, r, xr, H, n, dst, I);
       }
@@ -348,7 +353,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
       }, 4);
     }
     pool_.parallel_for(static_cast<int64_t>(active.size()) * H, [&](int64_t r0, int64_t r1) {
-      for (int64_t idx = r0; idx < r1; ++idx) {
+      for (int64_t idx = r0; idx < r1;) {
         const size_t a = static_cast<size_t>(idx / H);
         const int64_t r = idx % H;
         const size_t e = static_cast<size_t>(active[a]);
@@ -356,10 +361,15 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         const float * gr = ge.data() + first_row[a] * I;
         float * dst = de.data() + first_row[a] * H + r;
         if (q8) {
-          cpu_row_dot_q4q8_n(static_cast<const uint8_t *>(L.expert_down[e]->data) + r * (I / 2),
-                             static_cast<const uint16_t *>(L.expert_down_scales[e]->data) + r * (I / G), I,
-                             xq.data() + first_row[a] * I, xd.data() + first_row[a] * (I / kQ8Block), I, n, dst, H);
-        } else if (int4) cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
+          const int64_t count = std::min(r1 - idx, H - r);
+          cpu_rows_dot_q4q8(static_cast<const uint8_t *>(L.expert_down[e]->data) + r * (I / 2),
+                            static_cast<const uint16_t *>(L.expert_down_scales[e]->data) + r * (I / G), I, count,
+                            xq.data() + first_row[a] * I, xd.data() + first_row[a] * (I / kQ8Block), I, n, dst, H);
+          idx += count;
+          continue;
+        }
+        ++idx;
+        if (int4) cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
         else cpu_row_dot_n(*L.expert_down[e], r, gr, I, n, dst, H);
       }
     }, 16);

@@ -145,11 +145,13 @@ RT_T_AVX512VNNI inline __m256i dot_avx512vnni(__m256i a, __m256i b) { return _mm
 
 // Decode (one token) on AVX-512: two blocks per 512-bit step. The sign trick has no 512-bit sign instruction, so the
 // activations of negative levels are negated under a byte mask.
-RT_T_AVX512VNNI void decode_avx512(const uint8_t * qrow, const uint16_t * srow, int nb, const int8_t * q, const float * d, float * y) {
+RT_T_AVX512VNNI void decode_avx512_rows(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const int8_t * q, const float * d,
+                                        float * y) {
   const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook)));
   const __m512i mags = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels)));
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i shift = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
+  for (int64_t r = 0; r < rows; ++r, qrow += nb * 16, srow += nb) {
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   alignas(32) float comb[8];
   for (int g = 0; g < nb; g += 8) {
@@ -168,7 +170,8 @@ RT_T_AVX512VNNI void decode_avx512(const uint8_t * qrow, const uint16_t * srow, 
       else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc0);
     }
   }
-  *y = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  y[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  }
 }
 
 RT_Q4Q8_KERNEL(kernel_avx2, RT_T_AVX2, dot_maddubs)
@@ -293,13 +296,22 @@ void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, c
   switch (g_isa) {
 #ifdef RT_Q8_X86
     case cpu_isa::avx512_vnni:
-      if (n == 1 && nb % 8 == 0) return decode_avx512(qrow, srow, nb, q, d, y);
+      if (n == 1 && nb % 8 == 0) return decode_avx512_rows(qrow, srow, nb, 1, q, d, y);
       return tiles<run_avx512vnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
     case cpu_isa::avx_vnni: return tiles<run_avxvnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
     case cpu_isa::avx2: return tiles<run_avx2>(qrow, srow, nb, q, d, ldq, n, y, ldy);
 #endif
     default: return scalar_dot(qrow, srow, cols, q, d, ldq, n, y, ldy);
   }
+}
+
+void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int64_t rows, const int8_t * xq, const float * xd, int64_t ldq,
+                       int n, float * y, int64_t ldy) {
+  const int nb = cols / kQ8Block;
+#ifdef RT_Q8_X86
+  if (g_isa == cpu_isa::avx512_vnni && n == 1 && nb % 8 == 0) return decode_avx512_rows(q, scales, nb, rows, xq, xd, y);
+#endif
+  for (int64_t r = 0; r < rows; ++r) cpu_row_dot_q4q8_n(q + r * (cols / 2), scales + r * nb, cols, xq, xd, ldq, n, y + r, ldy);
 }
 
 }  // namespace rt

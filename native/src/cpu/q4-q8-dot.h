@@ -37,4 +37,11 @@ void cpu_quantize_q8(const float * x, int n, int8_t * q, float * d);
 void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const int8_t * q, const float * d, int64_t ldq,
                         int n, float * y, int64_t ldy);
 
+/**
+ * cpu_row_dot_q4q8_n over `rows` consecutive rows of one matrix (q and scales at its first row): row r's result for
+ * token t goes to y[r + t * ldy]. The same values as a call per row; one call lets a path keep its set-up across rows.
+ */
+void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int64_t rows, const int8_t * xq, const float * xd, int64_t ldq,
+                       int n, float * y, int64_t ldy);
+
 }  // namespace rt
