@@ -112,6 +112,55 @@ export type RunPackerOptions = {
   readonly packer?: PackerCommand | PackerLauncher;
 };
 
+/** How a CLI child ended: its exit code or signal, whether it printed `{"type":"done"}`, and its last stderr. */
+export interface CliChildEnd {
+  readonly code: number | null;
+  readonly signalName: string | null;
+  readonly sawDone: boolean;
+  readonly stderrTail: string;
+}
+
+/**
+ * Starts `horizon <args>` through `launch` and hands each JSON object it prints on stdout to `onMessage` (other lines
+ * are skipped); aborting `signal` kills it. Resolves once it has exited and its output was read; rejects when it
+ * could not be started or run.
+ */
+export async function runCliChild(
+  launch: PackerLauncher,
+  args: readonly string[],
+  opts: { readonly onMessage?: (msg: Record<string, unknown>) => void; readonly signal?: AbortSignal },
+): Promise<CliChildEnd> {
+  const child: PackerProcess = launch(args);
+  let stderrTail = '';
+  let sawDone = false;
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text: string) => {
+    stderrTail = (stderrTail + text).slice(-2000);
+  });
+  readline.createInterface({ input: child.stdout }).on('line', (line) => {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (typeof msg !== 'object' || msg === null) return;
+    if ((msg as { type?: unknown }).type === 'done') sawDone = true;
+    opts.onMessage?.(msg as Record<string, unknown>);
+  });
+  const onAbort = (): void => child.kill();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const [code, signalName] = await new Promise<[number | null, string | null]>((resolve, reject) => {
+      child.onError(reject);
+      child.onClose((c, sig) => resolve([c, sig]));
+    });
+    return { code, signalName, sawDone, stderrTail };
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
 /**
  * Runs the INT4 packer in a child process (the main process never loads the native addon) and relays its JSON
  * progress lines; resolves once it printed `{"type":"done"}` and exited 0.
@@ -130,37 +179,14 @@ export async function runPacker(opts: RunPackerOptions): Promise<void> {
   ];
   if (opts.signal?.aborted) throw new PrepError('CANCELLED', `pack ${opts.out}: cancelled`);
   const what = typeof packer === 'function' ? 'the packer' : packer.command;
-  let child: PackerProcess;
   try {
-    child = launch(args);
-  } catch (error) {
-    throw new PrepError('INTERNAL', `pack: cannot run ${what}: ${(error as Error).message}`, { cause: error });
-  }
-  let stderrTail = '';
-  let sawDone = false;
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text: string) => {
-    stderrTail = (stderrTail + text).slice(-2000);
-  });
-  const lines = readline.createInterface({ input: child.stdout });
-  lines.on('line', (line) => {
-    let msg: { type?: unknown; phase?: unknown; doneBytes?: unknown; totalBytes?: unknown };
-    try {
-      msg = JSON.parse(line) as typeof msg;
-    } catch {
-      return;
-    }
-    if (msg.type === 'done') sawDone = true;
-    else if (msg.type === 'progress' && (msg.phase === 'pack' || msg.phase === 'hash')) {
-      opts.onProgress?.({ phase: msg.phase, doneBytes: Number(msg.doneBytes) || 0, totalBytes: Number(msg.totalBytes) || 0 });
-    }
-  });
-  const onAbort = (): void => child.kill();
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    const [code, signalName] = await new Promise<[number | null, string | null]>((resolve, reject) => {
-      child.onError(reject);
-      child.onClose((c, sig) => resolve([c, sig]));
+    const { code, signalName, sawDone, stderrTail } = await runCliChild(launch, args, {
+      signal: opts.signal,
+      onMessage: (msg) => {
+        if (msg.type === 'progress' && (msg.phase === 'pack' || msg.phase === 'hash')) {
+          opts.onProgress?.({ phase: msg.phase, doneBytes: Number(msg.doneBytes) || 0, totalBytes: Number(msg.totalBytes) || 0 });
+        }
+      },
     });
     if (opts.signal?.aborted) throw new PrepError('CANCELLED', `pack ${opts.out}: cancelled (the next start packs again)`);
     if (code !== 0 || !sawDone) {
@@ -173,7 +199,5 @@ export async function runPacker(opts: RunPackerOptions): Promise<void> {
   } catch (error) {
     if (error instanceof PrepError) throw error;
     throw new PrepError('INTERNAL', `pack: cannot run ${what}: ${(error as Error).message}`, { cause: error });
-  } finally {
-    opts.signal?.removeEventListener('abort', onAbort);
   }
 }

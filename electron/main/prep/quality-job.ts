@@ -2,10 +2,8 @@
  * The INT4-vs-BF16 quality check as a job of the app: `horizon quality --progress-json` in the packer's kind of child
  * process (a Node child, or an Electron utilityProcess), its progress relayed, its report stored by the CLI.
  */
-import readline from 'node:readline';
-
-import type { PackerLauncher, PackerProcess } from './pack-model.js';
-import { commandPacker, defaultPackerCommand } from './pack-model.js';
+import type { PackerLauncher } from './pack-model.js';
+import { commandPacker, defaultPackerCommand, runCliChild } from './pack-model.js';
 import { PrepError } from './prep-error.js';
 
 export interface QualityJobProgress {
@@ -26,47 +24,26 @@ export async function runQualityJob(opts: {
   const launch = opts.launcher ?? commandPacker(defaultPackerCommand());
   const args = ['quality', '--model', opts.modelDir, '--limit', String(opts.limit), '--data-dir', opts.dataDir, '--progress-json'];
   if (opts.signal?.aborted) throw new PrepError('CANCELLED', `quality check of ${opts.modelDir}: cancelled`);
-  let child: PackerProcess;
+  let end;
   try {
-    child = launch(args);
-  } catch (error) {
-    throw new PrepError('INTERNAL', `quality check: cannot start it: ${(error as Error).message}`, { cause: error });
-  }
-  let stderrTail = '';
-  let sawDone = false;
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text: string) => {
-    stderrTail = (stderrTail + text).slice(-2000);
-  });
-  readline.createInterface({ input: child.stdout }).on('line', (line) => {
-    let msg: { type?: unknown; done?: unknown; total?: unknown; etaMs?: unknown };
-    try {
-      msg = JSON.parse(line) as typeof msg;
-    } catch {
-      return;
-    }
-    if (msg.type === 'done') sawDone = true;
-    else if (msg.type === 'progress') {
-      opts.onProgress?.({
-        done: Number(msg.done) || 0,
-        total: Number(msg.total) || 0,
-        etaSeconds: typeof msg.etaMs === 'number' ? Math.ceil(msg.etaMs / 1000) : null,
-      });
-    }
-  });
-  const onAbort = (): void => child.kill();
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    const [code, signalName] = await new Promise<[number | null, string | null]>((resolve, reject) => {
-      child.onError(reject);
-      child.onClose((c, sig) => resolve([c, sig]));
+    end = await runCliChild(launch, args, {
+      signal: opts.signal,
+      onMessage: (msg) => {
+        if (msg.type !== 'progress') return;
+        opts.onProgress?.({
+          done: Number(msg.done) || 0,
+          total: Number(msg.total) || 0,
+          etaSeconds: typeof msg.etaMs === 'number' ? Math.ceil(msg.etaMs / 1000) : null,
+        });
+      },
     });
-    if (opts.signal?.aborted) throw new PrepError('CANCELLED', `quality check of ${opts.modelDir}: cancelled`);
-    if (code !== 0 || !sawDone) {
-      const last = stderrTail.trim().split('\n').filter((l) => !l.startsWith('quality: ')).pop() ?? '';
-      throw new PrepError('INTERNAL', `quality check of ${opts.modelDir} failed (exit ${code ?? signalName})${last ? `: ${last.replace(/^horizon quality: /, '')}` : ''}`);
-    }
-  } finally {
-    opts.signal?.removeEventListener('abort', onAbort);
+  } catch (error) {
+    throw new PrepError('INTERNAL', `quality check: cannot run it: ${(error as Error).message}`, { cause: error });
+  }
+  const { code, signalName, sawDone, stderrTail } = end;
+  if (opts.signal?.aborted) throw new PrepError('CANCELLED', `quality check of ${opts.modelDir}: cancelled`);
+  if (code !== 0 || !sawDone) {
+    const last = stderrTail.trim().split('\n').filter((l) => !l.startsWith('quality: ')).pop() ?? '';
+    throw new PrepError('INTERNAL', `quality check of ${opts.modelDir} failed (exit ${code ?? signalName})${last ? `: ${last.replace(/^horizon quality: /, '')}` : ''}`);
   }
 }
