@@ -54,6 +54,15 @@ int main() {
             for (int t = 0; t < n; ++t) bad += bits_differ(y[static_cast<size_t>(t * ldy)], cpu_row_dot(w, r, x.data() + t * ldx));
             CHECK(bad == 0, "dtype %d cols %d n %d row %lld simd %d: %d tokens differ", static_cast<int>(w.type), cols,
                   n, static_cast<long long>(r), simd, bad);
+            if (r + 1 < rows) {  // the two-row kernel (AVX-512 where the CPU has it) gives the same bits
+              cpu_row_pair_dot_n(w, r, x.data(), ldx, n, y.data(), ldy);
+              int pair_bad = 0;
+              for (int t = 0; t < n; ++t)
+                for (int k = 0; k < 2; ++k)
+                  pair_bad += bits_differ(y[static_cast<size_t>(t * ldy + k)], cpu_row_dot(w, r + k, x.data() + t * ldx));
+              CHECK(pair_bad == 0, "pair: dtype %d cols %d n %d row %lld simd %d: %d results differ", static_cast<int>(w.type), cols, n,
+                    static_cast<long long>(r), simd, pair_bad);
+            }
           }
         }
       }

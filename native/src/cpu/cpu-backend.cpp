@@ -208,12 +208,19 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
         for (int t = 0; t < T; t += 4) {
           const int nt = std::min(4, T - t);
           const float * xt = h.data() + static_cast<int64_t>(t) * H;
-          for (int64_t idx = ib; idx < ie; ++idx) {
+          for (int64_t idx = ib; idx < ie;) {
             const tensor_view * wt = idx < QD ? L.q_proj : (idx < QD + KD ? L.k_proj : L.v_proj);
             float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
             const int width = idx < QD ? QD : KD;
             const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
-            cpu_row_dot_n(*wt, r, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
+            // Two rows of the same matrix at once where they are (the pair kernel shares each vector load).
+            if (idx + 1 < ie && r + 1 < width) {
+              cpu_row_pair_dot_n(*wt, r, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
+              idx += 2;
+            } else {
+              cpu_row_dot_n(*wt, r, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
+              ++idx;
+            }
           }
         }
       }

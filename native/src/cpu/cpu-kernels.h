@@ -32,6 +32,12 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
  * group of four tokens shares one pass over the weight row (prefill and batched decode).
  */
 void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
+/**
+ * cpu_row_dot_n for rows r and r + 1 at once: row r's result for token t at y[t * ldy], row r + 1's at y[t * ldy + 1].
+ * Bit for bit the values of the single-row calls; on AVX-512, for two tokens or more, each converted weight vector
+ * serves up to four tokens and each activation vector both rows.
+ */
+void cpu_row_pair_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
 /** The same for row r of a qpacked matrix; equal to n calls of cpu_row_dot_q4. */
 void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,
                       float * y, int64_t ldy);
