@@ -347,9 +347,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
           continue;
         }
         ++idx;
-        if (int4) {
-          cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
-        }
+        if (int4) cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
         else cpu_row_dot_n(w, r, xr, H, n, dst, I);
       }
     }, 16);

@@ -73,7 +73,16 @@ void scalar_dot(const uint8_t * qrow, const uint16_t * srow, int cols, const int
 
 #ifdef RT_Q8_X86
 
-alignas(16) constexpr int8_t kAbsLevels[16] = {127, 100, 78, 61, 45, 32, 19, 8, 2, 12, 22, 35, 48, 64, 83, 109};
+// |K| of each level, the unsigned operand of the sign trick.
+struct abs_levels {
+  alignas(16) int8_t v[16];
+};
+constexpr abs_levels make_abs_levels() {
+  abs_levels a{};
+  for (int i = 0; i < 16; ++i) a.v[i] = static_cast<int8_t>(kHq4Codebook[i] < 0 ? -kHq4Codebook[i] : kHq4Codebook[i]);
+  return a;
+}
+constexpr abs_levels kAbsLevels = make_abs_levels();
 
 // Block B of the row into accumulator U_ of every token (the body the kernels below unroll). The nibbles of a block
 // are read once into both 128-bit halves and shifted per half (low nibbles = even columns, high = odd ones), and
@@ -102,7 +111,7 @@ alignas(16) constexpr int8_t kAbsLevels[16] = {127, 100, 78, 61, 45, 32, 19, 8, 
                    float * y, int64_t ldy) {                                                                           \
     constexpr int U = NT == 1 ? 4 : NT == 2 ? 2 : 1;                                                                   \
     const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook))); \
-    const __m256i mags = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels)));  \
+    const __m256i mags = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels.v)));  \
     const __m256i low4 = _mm256_set1_epi8(0x0F);                                                                       \
     const __m256i nibble_shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);                                            \
     const int64_t ldd = ldq / kQ8Block;                                                                                \
@@ -148,7 +157,7 @@ RT_T_AVX512VNNI inline __m256i dot_avx512vnni(__m256i a, __m256i b) { return _mm
 RT_T_AVX512VNNI void decode_avx512_rows(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const int8_t * q, const float * d,
                                         float * y) {
   const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook)));
-  const __m512i mags = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels)));
+  const __m512i mags = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels.v)));
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i shift = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
   for (int64_t r = 0; r < rows; ++r, qrow += nb * 16, srow += nb) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/common.cuh"
+#include "quant/qpacked.h"
 
 namespace {
 
@@ -36,12 +37,11 @@ __device__ __forceinline__ float2 load_x2(const rt_cuda_w4a16_args & a, int xr, 
 }
 
 // The qpacked-v2 codebook as floats. A 16-entry shared table is read without bank conflicts (16 words, 16 banks).
-__constant__ float kLevels[16] = {-127.f, -100.f, -78.f, -61.f, -45.f, -32.f, -19.f, -8.f, 2.f, 12.f, 22.f, 35.f, 48.f, 64.f, 83.f, 109.f};
-
 constexpr int kLevelFloats = 16;
+__constant__ float kLevels[kLevelFloats] = {RT_HQ4_LEVELS};
 
 __device__ __forceinline__ void load_levels(float * lut) {
-  if (threadIdx.x < 16) lut[threadIdx.x] = kLevels[threadIdx.x];
+  if (threadIdx.x < kLevelFloats) lut[threadIdx.x] = kLevels[threadIdx.x];
 }
 
 // K[u] of nibble i of w.
@@ -169,7 +169,7 @@ __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
   const uint8_t * qw = a.qweight[g];
   const __half * sc = a.scales[g];
   if (qw == nullptr) return;
-  __shared__ float lut[16];
+  __shared__ float lut[kLevelFloats];
   load_levels(lut);
   __syncthreads();
   const int row = blockIdx.x * blockDim.x + threadIdx.x;

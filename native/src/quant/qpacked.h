@@ -47,7 +47,9 @@ constexpr const char * kQpackedFormat = "qpacked-v2";
 /** The name of the codebook below, recorded beside the format. */
 constexpr const char * kQpackedCodebook = "hq4nl";
 /** The 16 levels of a 4-bit code (dequantised weight = level * group scale). */
-constexpr int8_t kHq4Codebook[16] = {-127, -100, -78, -61, -45, -32, -19, -8, 2, 12, 22, 35, 48, 64, 83, 109};
+/** The levels as a list, for tables of other element types (the CUDA kernels' float table). */
+#define RT_HQ4_LEVELS -127, -100, -78, -61, -45, -32, -19, -8, 2, 12, 22, 35, 48, 64, 83, 109
+constexpr int8_t kHq4Codebook[16] = {RT_HQ4_LEVELS};
 /** Divisors of the group's largest-magnitude value tried as first scales (both ends of the codebook). */
 constexpr int kHq4Candidates[10] = {-136, -128, -120, -112, -104, 96, 104, 112, 120, 128};
 
