@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { QPACKED_CODEBOOK, QPACKED_FORMAT } from '../../common/qpacked-format.js';
 import { toolVersion } from '../../node/app-root.js';
 import { renameDurably, syncFile } from '../../node/atomic-write.js';
 import { CHAT_TEMPLATE_FILE } from '../../node/chat-tokenizer.js';
@@ -352,7 +353,7 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
           throw new PrepError('HASH_MISMATCH', `${packedDir}: the packer read source files that do not verify: ${bad.map((b) => b.problem).join('; ')}`);
         }
       }
-      packSection = { dir: path.basename(packedDir), format: 'qpacked-v2', groupSize, files: contents.files };
+      packSection = { dir: path.basename(packedDir), format: QPACKED_FORMAT, groupSize, files: contents.files };
     }
 
     emit({ type: 'phase', phase: 'manifest', message: 'writing prepared.json' });
@@ -536,7 +537,7 @@ async function completePack(
   } catch {
     return undefined;
   }
-  if (m.format !== 'qpacked-v2' || m.codebook !== 'hq4nl' || Number(m.group_size) !== groupSize) return undefined;
+  if (m.format !== QPACKED_FORMAT || m.codebook !== QPACKED_CODEBOOK || Number(m.group_size) !== groupSize) return undefined;
   if (m.source?.revision != null && m.source.revision !== commit) return undefined;
   if (!Array.isArray(m.outputs)) return undefined;
   const isFile = (o: { path?: unknown; size?: unknown; sha256?: unknown }): o is PreparedFile =>

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import type { QPACKED_FORMAT } from '../../common/qpacked-format.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
 import { hashFile, type FileDigest } from '../../node/file-hasher.js';
 import { PrepError } from './prep-error.js';
@@ -21,7 +22,7 @@ export type PreparedManifest = {
   /** Null when prepared with `--no-pack`. */
   readonly pack: {
     readonly dir: string;
-    readonly format: 'qpacked-v2';
+    readonly format: typeof QPACKED_FORMAT;
     readonly groupSize: number;
     readonly files: readonly PreparedFile[];
   } | null;

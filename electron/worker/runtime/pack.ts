@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 
+import { QPACKED_CODEBOOK, QPACKED_FORMAT } from '../../common/qpacked-format.js';
 import { toolVersion } from '../../node/app-root.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
 import { hashFile } from '../../node/file-hasher.js';
@@ -19,10 +20,10 @@ export interface ManifestFile {
 
 /** horizon-manifest.json of a qpacked-v2 folder. */
 export interface PackManifest {
-  readonly format: 'qpacked-v2';
+  readonly format: typeof QPACKED_FORMAT;
   readonly group_size: number;
   /** The 4-bit levels' table (native/src/quant/qpacked.h). */
-  readonly codebook: 'hq4nl';
+  readonly codebook: typeof QPACKED_CODEBOOK;
   readonly tool: 'horizon-runmap';
   readonly tool_version: string;
   readonly source: { readonly repo: string | null; readonly revision: string | null; readonly files: readonly ManifestFile[] };
@@ -89,9 +90,9 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
     (e.out ? outputs : sourceFiles).push({ path: e.p.split(path.sep).join('/'), size: sizes[i]!, sha256 });
   }
   const manifest: PackManifest = {
-    format: 'qpacked-v2',
+    format: QPACKED_FORMAT,
     group_size: packed.groupSize,
-    codebook: 'hq4nl',
+    codebook: QPACKED_CODEBOOK,
     tool: 'horizon-runmap',
     tool_version: toolVersion(),
     source: { repo: options.repo ?? null, revision: options.revision ?? null, files: sourceFiles },
