@@ -228,11 +228,11 @@ export class ModelsService implements ModelsApi {
   }
 
   async checkQuality(req: QualityCheckRequest): Promise<Result<JobHandle>> {
-    const variants = await listModelVariants(this.opts.dataDir);
-    const model = variants.find((v) => v.id === req.modelId);
+    const model = (await listModelVariants(this.opts.dataDir)).find((v) => v.id === req.modelId);
     if (!model) return err('NOT_FOUND', `no prepared model ${req.modelId}`);
     if (model.weights !== 'int4') return err('BAD_INPUT', `${req.modelId} is not an INT4 model: the quality check compares INT4 with BF16`);
-    if (!variants.some((v) => v.preparedDir === model.preparedDir && v.weights === 'bf16' && v.ready) || !model.ready) {
+    // Every prepared model lists its BF16 source beside its INT4 pack, with the one readiness of its prepared.json.
+    if (!model.ready) {
       return err('BAD_INPUT', `${req.modelId}: both its INT4 pack and its BF16 source must be prepared and complete`);
     }
     const running = [...this.jobs.keys()].find((id) => id.startsWith('quality-'));
