@@ -10,7 +10,7 @@ import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
 import { autoBatchForRun } from '../../main/jobs/auto-batch.js';
 import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
-import { resolveModelSource } from '../../main/jobs/model-source.js';
+import { checkRecordedModel, resolveModelSource } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunProgress } from '../../common/ipc-contract.js';
@@ -24,8 +24,10 @@ export const summary = 'run IFEval headless on a prepared model, store it in the
 
 const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend auto|cpu|cuda] [--limit N] [--batch N]
                    [--max-new-tokens N] [--expert-budget GiB] [--device N] [--db FILE] [--data-dir DIR] [--out RESULT.zip]
-                   [--resume RUN_ID]
+                   [--verify] [--resume RUN_ID]
   --model           a prepared model folder (prepared.json) or a checkpoint folder (config.json, int4-gN/ for int4)
+  --verify          hash every model file against its manifest (default: only files whose size or mtime changed
+                    since they last verified; sizes and structure are always checked)
   --weights         int4 (default) or bf16
   --backend         auto (default: CUDA when a device is found, else the CPU), cpu or cuda
   --limit           first N of the 541 prompts (default all)
@@ -37,7 +39,7 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --db              SQLite file (default <data dir>/runmap.sqlite)
   --data-dir        data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --out             result ZIP (default <data dir>/exports/<run id>.zip)
-  --resume          continue a cancelled or failed run, skipping stored responses (with --db, --data-dir, --out only:
+  --resume          continue a cancelled or failed run, skipping stored responses (with --db, --data-dir, --out, --verify:
                     the model and settings are the run's)`;
 
 /** Rounded before it is split, so that no part rounds up to a whole next unit ("1m60s", "1h60m"). */
@@ -91,6 +93,7 @@ export async function run(args: string[]): Promise<number> {
     'data-dir': { type: 'string' },
     out: { type: 'string' },
     resume: { type: 'string' },
+    verify: { type: 'boolean' },
   });
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
@@ -123,7 +126,7 @@ export async function run(args: string[]): Promise<number> {
     return 2;
   }
   // A model folder that cannot be run fails before anything is written to the data folder.
-  const source = values.resume ? null : await resolveModelSource(values.model ?? '', weights);
+  const source = values.resume ? null : await resolveModelSource(values.model ?? '', weights, { verify: values.verify === true });
   const dataDir = dataDirOption(values, defaultDataDir);
   // The ZIP is written after the whole run: a folder it cannot go into is said now, not in an hour.
   if (values.out !== undefined) {
@@ -206,6 +209,9 @@ export async function run(args: string[]): Promise<number> {
       if (existing.datasetSha256 !== inputs.datasetSha256) {
         throw new Error(`run ${runId} used input_data.jsonl ${existing.datasetSha256}, the data folder has ${inputs.datasetSha256}`);
       }
+      await checkRecordedModel(existing, { verify: values.verify === true }).catch((e: Error) => {
+        throw new Error(`run ${runId} cannot be resumed: ${e.message}`);
+      });
       console.log(`resuming run ${runId}: ${responses.count(runId)}/${existing.total} responses stored`);
       runIdForQuit = runId;
     } else {

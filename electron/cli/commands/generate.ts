@@ -15,9 +15,11 @@ export const summary = 'greedy generation from token ids with the native runtime
 const USAGE =
   'usage: horizon generate --model DIR --tokens 1,2,3 [--max-new-tokens N] [--stop 50279,...] [--weights bf16|int4]\n' +
   '                        [--backend cpu|cuda] [--threads N] [--json] [--expert-budget <GiB>|<N>slots] [--device N]\n' +
+  '                        [--verify]\n' +
   '  DIR: a prepared model, a checkpoint folder or a packed int4-gN folder; --weights picks where both exist\n' +
   '  (default int4 when packed, else bf16); stop tokens default to config.json eos_token_id; --json prints one\n' +
-  '  result object instead of text';
+  '  result object instead of text; --verify hashes every model file against its manifest (default: only files\n' +
+  '  whose size or mtime changed since they last verified)';
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(
@@ -35,6 +37,7 @@ export async function run(args: string[]): Promise<number> {
       threads: { type: 'string' },
       device: { type: 'string' },
       json: { type: 'boolean' },
+      verify: { type: 'boolean' },
     },
     { required: ['model', 'tokens'] },
   );
@@ -50,7 +53,7 @@ export async function run(args: string[]): Promise<number> {
   } catch (e) {
     return usageError('generate', USAGE, (e as Error).message);
   }
-  const model = await loadModel({ ...flags, ...(await resolveRuntimeDir(values.model, flags.weights)), ...budget });
+  const model = await loadModel({ ...flags, ...(await resolveRuntimeDir(values.model, flags.weights, { verify: values.verify === true })), ...budget });
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
   try {
     const info = model.info();

@@ -6,7 +6,8 @@ import path from 'node:path';
 import type { WeightsFormat } from '../../common/ipc-contract.js';
 import { stopTokenIds, tokenizerJsonIdOf } from '../../common/stop-tokens.js';
 import { hashFile } from '../../node/file-hasher.js';
-import { PREPARED_MANIFEST, readPreparedManifest } from '../prep/prepared-manifest.js';
+import { checkPackedFolder, checkPreparedModel, PACKED_MANIFEST, type IntegrityOptions } from '../prep/model-integrity.js';
+import { PREPARED_MANIFEST } from '../prep/prepared-manifest.js';
 
 /** Everything a run records about its model and needs to load it. */
 export interface ModelSource {
@@ -26,23 +27,23 @@ export interface ModelSource {
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-/** Written last into a qpacked-v2 folder by the packer. */
-const PACKED_MANIFEST = 'horizon-manifest.json';
-
 /**
  * The folder the native runtime loads for `dir` and the weights it holds: a prepared model (its INT4 pack, else its
  * source), a packed folder (INT4), or a checkpoint folder (its int4-gN/ pack, else its BF16 weights). `weights`
- * chooses where both exist; throws naming the folder when it asks for what is not there.
+ * chooses where both exist; throws naming the folder when it asks for what is not there, and naming the file when
+ * the model does not match what its manifests record (model-integrity.ts).
  */
-export async function resolveRuntimeDir(dir: string, weights?: WeightsFormat): Promise<{ dir: string; weights: WeightsFormat }> {
+export async function resolveRuntimeDir(dir: string, weights?: WeightsFormat, opts: IntegrityOptions = {}): Promise<{ dir: string; weights: WeightsFormat }> {
   const abs = path.resolve(dir);
   if (existsSync(path.join(abs, PREPARED_MANIFEST))) {
-    const manifest = await readPreparedManifest(abs);
+    const manifest = await checkPreparedModel(abs, opts);
     const packed = manifest.pack ? path.join(abs, manifest.pack.dir) : null;
     if (weights === 'int4' && !packed) throw new Error(`${abs}: prepared without INT4 packing; use --weights bf16 or prepare it again`);
     return packed && weights !== 'bf16' ? { dir: packed, weights: 'int4' } : { dir: path.join(abs, manifest.source.dir), weights: 'bf16' };
   }
-  return checkpointRuntimeDir(abs, weights);
+  const runtime = await checkpointRuntimeDir(abs, weights);
+  if (runtime.weights === 'int4') await checkPackedFolder(runtime.dir, opts);
+  return runtime;
 }
 
 /**
@@ -74,10 +75,10 @@ async function findPackedDir(dir: string): Promise<string | null> {
  * Resolves `dir` as a prepared model (has prepared.json) or a plain checkpoint folder (has config.json, optionally
  * an `int4-gN/` packed folder inside). Throws naming the folder when it is neither or lacks the requested weights.
  */
-export async function resolveModelSource(dir: string, weights: WeightsFormat): Promise<ModelSource> {
+export async function resolveModelSource(dir: string, weights: WeightsFormat, opts: IntegrityOptions = {}): Promise<ModelSource> {
   const abs = path.resolve(dir);
   if (existsSync(path.join(abs, PREPARED_MANIFEST))) {
-    const manifest = await readPreparedManifest(abs);
+    const manifest = await checkPreparedModel(abs, opts);
     const text = await readFile(path.join(abs, PREPARED_MANIFEST));
     const packedDir = manifest.pack ? path.join(abs, manifest.pack.dir) : null;
     if (weights === 'int4' && !packedDir) throw new Error(`${abs}: prepared without INT4 packing; use --weights bf16 or prepare it again`);
@@ -108,6 +109,12 @@ export async function resolveModelSource(dir: string, weights: WeightsFormat): P
     }
   };
   await walk(abs);
+  if (packedDir) {
+    // Every file was hashed for the listing: the packed outputs are checked against those digests, not hashed twice.
+    const prefix = path.relative(abs, packedDir).split(path.sep).join('/');
+    const digests = new Map(files.filter((f) => prefix === '' || f.path.startsWith(`${prefix}/`)).map((f) => [prefix === '' ? f.path : f.path.slice(prefix.length + 1), f.sha256]));
+    await checkPackedFolder(packedDir, { ...opts, digests });
+  }
   const manifestJson = `${JSON.stringify({ format: 'horizon-local-v1', dir: abs, files }, null, 2)}\n`;
   const name = path.basename(abs);
   return {
@@ -141,4 +148,37 @@ export async function readStopTokenIds(modelDir: string): Promise<number[]> {
     ['config.json', 'generation_config.json', 'tokenizer_config.json', 'tokenizer.json'].map((f) => readJsonObject(path.join(modelDir, f))),
   );
   return stopTokenIds(modelDir, { config, generationConfig, tokenizerConfig }, tokenizerJsonIdOf(tokenizer));
+}
+
+/**
+ * Before a stored run continues: its model must still be the one it started with. A prepared model's prepared.json
+ * must hash to what the run recorded and its files pass checkPreparedModel; a plain folder's listing (every file's
+ * sha256) must come out the same. Throws naming the folder and what changed.
+ */
+export async function checkRecordedModel(
+  run: { readonly modelDir: string; readonly weights: WeightsFormat; readonly manifestJson: string; readonly manifestSha256: string },
+  opts: IntegrityOptions = {},
+): Promise<void> {
+  let recorded: { format?: unknown; dir?: unknown; source?: { dir?: unknown } };
+  try {
+    recorded = JSON.parse(run.manifestJson) as typeof recorded;
+  } catch {
+    throw new Error(`the run's stored model manifest is not JSON`);
+  }
+  if (recorded.format === 'horizon-local-v1' && typeof recorded.dir === 'string') {
+    const now = await resolveModelSource(recorded.dir, run.weights, opts);
+    if (now.manifestSha256 !== run.manifestSha256) throw new Error(`${recorded.dir}: the model's files changed since this run started; start a new run`);
+    return;
+  }
+  const preparedDir = path.dirname(run.modelDir);
+  let text: Buffer;
+  try {
+    text = await readFile(path.join(preparedDir, PREPARED_MANIFEST));
+  } catch {
+    throw new Error(`${path.join(preparedDir, PREPARED_MANIFEST)}: missing; the model this run used is gone`);
+  }
+  if (sha256(text) !== run.manifestSha256) {
+    throw new Error(`${path.join(preparedDir, PREPARED_MANIFEST)}: changed since this run started (the model was prepared again); start a new run`);
+  }
+  await checkPreparedModel(preparedDir, opts);
 }

@@ -11,6 +11,7 @@ import { dataLayout } from '../data-dir.js';
 import { assertFreeSpace } from './disk-space.js';
 import { downloadFile } from './download-file.js';
 import { findCachedFile, hfCacheDir } from './hf-cache.js';
+import { PACKED_MANIFEST, rememberVerified } from './model-integrity.js';
 import { checkAllExpertTensors, checkMoeTensorShapes, defaultGroupSize, parseOlmoeConfig, type OlmoeConfig } from './olmoe-config.js';
 import { runPacker, type PackerCommand, type PackerLauncher } from './pack-model.js';
 import { PrepError, throwIfAborted, toPrepError } from './prep-error.js';
@@ -296,7 +297,7 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
     let packSection: PreparedManifest['pack'] = null;
     if (pack) {
       emit({ type: 'phase', phase: 'pack', message: `packing routed experts to INT4 (group size ${groupSize})` });
-      const packManifest = path.join(packedDir, 'horizon-manifest.json');
+      const packManifest = path.join(packedDir, PACKED_MANIFEST);
       const unverified = (sources: readonly PreparedFile[]): SourceMismatch[] => packSourceMismatches(sources, prepared, wanted, shards, `${repo}@${commit}`);
       // A pack counts only when the packer read exactly the verified source bytes.
       if (packDone && unverified(packDone.sources).length > 0) packDone = undefined;
@@ -372,6 +373,7 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
     let manifestPath: string;
     try {
       manifestPath = await writePreparedManifest(modelDir, manifest);
+      await rememberVerified(modelDir, manifest);
     } catch (error) {
       throw toPrepError(error, path.join(modelDir, 'prepared.json'));
     }
@@ -530,7 +532,7 @@ async function completePack(
   rehash = false,
   signal?: AbortSignal,
 ): Promise<PackContents | undefined> {
-  const manifestFile = path.join(packedDir, 'horizon-manifest.json');
+  const manifestFile = path.join(packedDir, PACKED_MANIFEST);
   let m: { format?: unknown; group_size?: unknown; codebook?: unknown; source?: { revision?: unknown; files?: unknown }; outputs?: unknown };
   try {
     m = JSON.parse(await fs.promises.readFile(manifestFile, 'utf8')) as typeof m;

@@ -26,7 +26,7 @@ import { deleteRunExportFiles } from '../export/run-export-files.js';
 import { autoBatchForRun } from '../jobs/auto-batch.js';
 import { backendLabel } from '../jobs/backend-label.js';
 import { createEvalRun, executeEvalRun, newRunId } from '../jobs/eval-run.js';
-import { resolveModelSource } from '../jobs/model-source.js';
+import { checkRecordedModel, resolveModelSource } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import { listModelVariants } from './models-service.js';
 import { compareResponses, preview } from './run-compare.js';
@@ -230,6 +230,9 @@ export class RunsService implements RunsApi {
       if (inputs.datasetSha256 !== run.datasetSha256) {
         throw new ServiceError('BAD_INPUT', `run ${run.id} used another input_data.jsonl (sha256 ${run.datasetSha256})`);
       }
+      await checkRecordedModel(run).catch((e: Error) => {
+        throw new ServiceError('MODEL_INVALID', `run ${run.id} cannot be resumed: ${e.message}`);
+      });
       this.launch(run.id, inputs);
       return this.summary(this.opts.runs.require(run.id));
     }, req.runId));

@@ -6,19 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { readStopTokenIds, resolveModelSource, resolveRuntimeDir } from '../../../../../electron/main/jobs/model-source.js';
 import { EOS_ID, writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
+import { FAKE_SHARD, writeFakePack } from '../prep/fake-pack.js';
 
 describe('model source', () => {
   let root: string;
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'horizon-source-'));
     await writeTinyTokenizer(path.join(root, 'ckpt'));
-    await mkdir(path.join(root, 'ckpt', 'int4-g32'));
-    await writeFile(path.join(root, 'ckpt', 'int4-g32', 'w.bin'), 'x');
+    await writeFakePack(path.join(root, 'ckpt', 'int4-g32'));
     await writeFile(path.join(root, 'ckpt', 'generation_config.json'), JSON.stringify({ eos_token_id: [EOS_ID, 300] }));
     await mkdir(path.join(root, 'empty'));
     // A packed folder on its own, as the packer leaves it: the checkpoint's config and tokenizer, then its manifest.
     await writeTinyTokenizer(path.join(root, 'packed'));
-    await writeFile(path.join(root, 'packed', 'horizon-manifest.json'), '{}');
+    await writeFakePack(path.join(root, 'packed'));
     await writeTinyTokenizer(path.join(root, 'plain'));
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
@@ -32,7 +32,7 @@ describe('model source', () => {
     const s = await resolveModelSource(path.join(root, 'ckpt'), 'int4');
     expect(s).toMatchObject({ modelId: 'local:ckpt/int4-g32', repo: 'local/ckpt', weights: 'int4', packedDir: path.join(root, 'ckpt', 'int4-g32') });
     const manifest = JSON.parse(s.manifestJson) as { files: { path: string }[] };
-    expect(manifest.files.map((f) => f.path)).toContain('int4-g32/w.bin');
+    expect(manifest.files.map((f) => f.path)).toContain(`int4-g32/${FAKE_SHARD}`);
     expect(s.manifestSha256).toMatch(/^[0-9a-f]{64}$/);
     expect((await resolveModelSource(path.join(root, 'ckpt'), 'bf16')).packedDir).toBeNull();
   });

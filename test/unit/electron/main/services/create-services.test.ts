@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -18,18 +17,10 @@ import { createServices } from '../../../../../electron/main/services/create-ser
 import { createScriptedEngine } from '../../worker/scripted-engine.js';
 import { writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
 import { inProcessWorkers } from '../in-process-spawner.js';
+import { FAKE_SHARD, fileList, writeFakePack } from '../prep/fake-pack.js';
 
 const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
 const COMMIT = 'c'.repeat(40);
-
-async function fileList(dir: string): Promise<{ path: string; size: number; sha256: string }[]> {
-  const out = [];
-  for (const name of (await readdir(dir)).sort()) {
-    const b = await readFile(path.join(dir, name));
-    out.push({ path: name, size: b.length, sha256: createHash('sha256').update(b).digest('hex') });
-  }
-  return out;
-}
 
 /** A prepared model as preparation leaves it: source/, int4-g32/ and prepared.json; `config` is added to config.json. */
 async function writePreparedModel(dataDir: string, config: Record<string, unknown> = {}): Promise<void> {
@@ -37,8 +28,7 @@ async function writePreparedModel(dataDir: string, config: Record<string, unknow
   await writeTinyTokenizer(path.join(modelDir, 'source'));
   const configFile = path.join(modelDir, 'source', 'config.json');
   await writeFile(configFile, JSON.stringify({ ...JSON.parse(await readFile(configFile, 'utf8')), ...config }));
-  await mkdir(path.join(modelDir, 'int4-g32'), { recursive: true });
-  await writeFile(path.join(modelDir, 'int4-g32', 'model.qpacked'), 'packed');
+  await writeFakePack(path.join(modelDir, 'int4-g32'));
   const manifest = {
     format: 'horizon-prepared-v1', repo: 'horizon/tiny', revision: 'main', commit: COMMIT, hubUrl: 'http://localhost',
     source: { dir: 'source', files: await fileList(path.join(modelDir, 'source')) },
@@ -97,6 +87,20 @@ describe('createServices (scripted worker)', () => {
       [`horizon--tiny@ccccccc/int4-g32`, 'int4', true],
       [`horizon--tiny@ccccccc/bf16`, 'bf16', true],
     ]);
+  });
+
+  it('refuses to start a run on a model whose files changed since it was prepared, and stores no run', async () => {
+    const shard = path.join(dataDir, 'models', 'horizon--tiny', COMMIT, 'int4-g32', FAKE_SHARD);
+    const original = await readFile(shard);
+    const before = await services.api.runs.list();
+    await writeFile(shard, Buffer.from(original.map((b, i) => (i === 0 ? b ^ 1 : b))));
+    try {
+      const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 1, batch: 1 });
+      expect(r).toMatchObject({ ok: false, error: { code: 'MODEL_INVALID', message: expect.stringContaining(`int4-g32/${FAKE_SHARD}: sha256`) } });
+      expect(await services.api.runs.list()).toEqual(before);
+    } finally {
+      await writeFile(shard, original);
+    }
   });
 
   it('runs, queries, compares, exports and verifies', async () => {
