@@ -109,6 +109,13 @@ function main(): number {
     for (const [name, on] of Object.entries(wanted)) {
       if (fuses[name] !== on) problems.push(`fuse ${name} is ${String(fuses[name])} in the packaged binary, electron-builder.yml says ${String(on)}`);
     }
+    // The fuse makes Electron check app.asar against a hash electron-builder embeds; with that turned off, or no
+    // asar, the app would refuse to start on Windows and macOS.
+    const yml = readFileSync(path.join(root, 'electron-builder.yml'), 'utf8');
+    if (wanted.enableEmbeddedAsarIntegrityValidation) {
+      if (/^disableAsarIntegrity:\s*true\b/m.test(yml)) problems.push('enableEmbeddedAsarIntegrityValidation is on but disableAsarIntegrity stops electron-builder embedding the hash');
+      if (!/^asar:\s*true\b/m.test(yml)) problems.push('enableEmbeddedAsarIntegrityValidation needs asar: true');
+    }
     if (problems.length) {
       for (const p of problems) console.error(`check-packaging: ${p}`);
       return 1;

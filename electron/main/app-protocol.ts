@@ -19,6 +19,14 @@ export function isOwnRendererUrl(url: string): boolean {
   return url === RENDERER_URL || url.startsWith(`${RENDERER_URL}#`) || url.startsWith(`${RENDERER_URL}?`);
 }
 
+/**
+ * Whether a frame may navigate to `url`: only the main frame, and only within our own page. A subframe should not
+ * exist (the CSP has frame-src 'none'); if one does, it goes nowhere.
+ */
+export function frameNavigationAllowed(isMainFrame: boolean, url: string): boolean {
+  return isMainFrame && isOwnRendererUrl(url);
+}
+
 /** The file an `app://renderer/…` URL names inside `rendererDir`, or null: another scheme or host, or an escape. */
 export function rendererFileFor(url: string, rendererDir: string): string | null {
   let u: URL;

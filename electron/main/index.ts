@@ -9,7 +9,7 @@ import { app, BrowserWindow, dialog, ipcMain, protocol, session, shell, utilityP
 
 import type { PickPathRequest } from '../common/ipc-contract.js';
 
-import { APP_SCHEME, isOwnRendererUrl, RENDERER_URL, rendererResponse } from './app-protocol.js';
+import { APP_SCHEME, frameNavigationAllowed, isOwnRendererUrl, RENDERER_URL, rendererResponse } from './app-protocol.js';
 import { defaultDataDir } from './data-dir.js';
 import { isExternalLinkAllowed } from './external-links.js';
 import { createAppApi, type AppApi } from './ipc/create-app-api.js';
@@ -103,6 +103,9 @@ if (!primary) {
 app.on('web-contents-created', (_event, contents) => {
   contents.on('will-navigate', (event, url) => {
     if (!isOwnRendererUrl(url)) event.preventDefault();
+  });
+  contents.on('will-frame-navigate', (event) => {
+    if (!frameNavigationAllowed(event.isMainFrame, event.url)) event.preventDefault();
   });
   contents.on('will-redirect', (event) => event.preventDefault());
   contents.on('will-attach-webview', (event) => event.preventDefault());

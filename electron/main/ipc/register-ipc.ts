@@ -12,7 +12,10 @@ export type SenderCheck = (senderUrl: string) => boolean;
 export function registerIpc(ipcMain: IpcMain, api: Api, isTrustedSender: SenderCheck): () => void {
   for (const channel of CHANNELS) {
     ipcMain.handle(channel, (event: IpcMainInvokeEvent, payload: unknown) => {
-      const url = event.senderFrame?.url ?? '';
+      const frame = event.senderFrame;
+      const url = frame?.url ?? '';
+      // Only the window's top frame speaks for the app: a subframe (however it got there) is refused whatever its URL.
+      if (!frame || frame.parent !== null) return err('PERMISSION', `${channel}: request from a subframe (${url})`);
       if (!isTrustedSender(url)) return err('PERMISSION', `${channel}: request from an untrusted frame (${url})`);
       return dispatchRequest(api, channel, payload);
     });

@@ -6,7 +6,7 @@
 export function contentSecurityPolicy(connect: readonly string[] = []): string {
   return (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
-    `connect-src ${["'self'", ...connect].join(' ')}; object-src 'none'; base-uri 'none'; form-action 'none'`
+    `connect-src ${["'self'", ...connect].join(' ')}; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'`
   );
 }
 

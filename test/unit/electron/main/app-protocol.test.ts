@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { isOwnRendererUrl, RENDERER_URL, rendererFileFor, rendererResponse } from '../../../../electron/main/app-protocol.js';
+import { frameNavigationAllowed, isOwnRendererUrl, RENDERER_URL, rendererFileFor, rendererResponse } from '../../../../electron/main/app-protocol.js';
 
 let root: string;
 let dir: string;
@@ -84,6 +84,18 @@ describe('rendererResponse', () => {
 
   it('does not follow a link out of the renderer folder', async () => {
     expect((await rendererResponse({ url: 'app://renderer/assets/link.js', method: 'GET' }, dir)).status).toBe(404);
+  });
+});
+
+describe('frameNavigationAllowed', () => {
+  it.each([
+    [true, RENDERER_URL, true],
+    [true, `${RENDERER_URL}#/results`, true],
+    [true, 'https://evil.example/', false],
+    [false, RENDERER_URL, false],
+    [false, 'about:blank', false],
+  ])('main frame %s to %s: %s', (isMainFrame, url, allowed) => {
+    expect(frameNavigationAllowed(isMainFrame, url)).toBe(allowed);
   });
 });
 

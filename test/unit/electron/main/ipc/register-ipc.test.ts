@@ -22,7 +22,7 @@ function fakeIpcMain() {
   return { ipc: ipc as unknown as IpcMain, handlers };
 }
 
-const eventFrom = (url: string) => ({ senderFrame: { url } }) as unknown as IpcMainInvokeEvent;
+const eventFrom = (url: string, parent: object | null = null) => ({ senderFrame: { url, parent } }) as unknown as IpcMainInvokeEvent;
 
 describe('registerIpc', () => {
   it('registers exactly the contract channels and removes them again', () => {
@@ -41,6 +41,15 @@ describe('registerIpc', () => {
     expect(good.ok).toBe(true);
     const bad = (await check(eventFrom('https://evil.example/'), undefined)) as { ok: boolean; error: { code: string } };
     expect(bad).toMatchObject({ ok: false, error: { code: 'PERMISSION' } });
+  });
+
+  it('refuses a subframe even at a trusted URL, and a request with no frame', async () => {
+    const { ipc, handlers } = fakeIpcMain();
+    registerIpc(ipc, createFakeApi({ sharedDir: shared }).api, () => true);
+    const check = handlers.get('system:check')!;
+    const sub = await check(eventFrom('file:///app/index.html', { url: 'file:///app/index.html' }), undefined);
+    expect(sub).toMatchObject({ ok: false, error: { code: 'PERMISSION', message: 'system:check: request from a subframe (file:///app/index.html)' } });
+    expect(await check({ senderFrame: null } as unknown as IpcMainInvokeEvent, undefined)).toMatchObject({ ok: false, error: { code: 'PERMISSION' } });
   });
 
   it('validates payloads arriving over IPC', async () => {

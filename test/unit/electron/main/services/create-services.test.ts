@@ -226,7 +226,7 @@ describe('createServices (scripted worker)', () => {
     const window = (name: string) =>
       ({ isDestroyed: () => false, send: (ch: string, payload: unknown) => sent.push(`${name} ${ch} ${JSON.stringify(payload)}`) }) as unknown as WebContents;
     forward = createEventFanout(() => [window('w1'), window('w2')]);
-    const sender = { senderFrame: { url: 'app://renderer/index.html' } } as unknown as IpcMainInvokeEvent;
+    const sender = { senderFrame: { url: 'app://renderer/index.html', parent: null } } as unknown as IpcMainInvokeEvent;
     try {
       expect(await handlers.get('runs:delete')!(sender, { runId: 'no-such-run' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
       expect(sent).toEqual([]);
