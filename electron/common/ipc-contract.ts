@@ -342,9 +342,16 @@ export interface RunDetail extends RunSummary {
 export type VerdictFilter = 'pass' | 'fail';
 export type ScoreMode = 'strict' | 'loose';
 
+/** What the response list is ordered by; ties go by key. */
+export type ResponseSortKey = 'key' | 'instructions' | 'strict' | 'loose';
+export const RESPONSE_SORT_KEYS: readonly ResponseSortKey[] = ['key', 'instructions', 'strict', 'loose'];
+
 export interface ResponseQuery {
   readonly runId: string;
-  /** Only responses whose prompt has this instruction id. */
+  /**
+   * Only responses whose prompt has this instruction id; the verdict filter, the strict/loose order and each row's
+   * `instructionVerdict` then are that instruction's verdict, not the prompt's.
+   */
   readonly instructionId?: string;
   /** With `mode`: only prompts that pass (all instructions) or fail (any). */
   readonly verdict?: VerdictFilter;
@@ -352,6 +359,9 @@ export interface ResponseQuery {
   readonly mode?: ScoreMode;
   /** Case-insensitive substring of the prompt or the response. */
   readonly text?: string;
+  /** Default: by key, as a number (#102 before #1019). Failing sorts before passing. */
+  readonly sortBy?: ResponseSortKey;
+  readonly descending?: boolean;
   readonly offset?: number;
   /** Page size (1..200, default 50). */
   readonly limit?: number;
@@ -368,6 +378,8 @@ export interface ResponseRow {
   readonly strictPass: boolean;
   readonly loosePass: boolean;
   readonly tokens: number;
+  /** With an instruction filter: that instruction's verdict in this prompt (all its occurrences must pass). */
+  readonly instructionVerdict?: { readonly instructionId: string; readonly strictPass: boolean; readonly loosePass: boolean };
 }
 
 export interface ResponsePage {

@@ -3,7 +3,7 @@
  * handlers and the `horizon serve` HTTP transport). A tiny schema helper keeps each request's shape next to its type.
  * To add a channel: add an entry to REQUEST_SCHEMAS; the `satisfies` clause fails to compile until you do.
  */
-import type { AssetKind, Channel, RequestOf } from './ipc-contract.js';
+import { RESPONSE_SORT_KEYS, type AssetKind, type Channel, type RequestOf } from './ipc-contract.js';
 import { err, ok, type Result } from './result.js';
 import { MAX_CUDA_DEVICE } from './worker-protocol.js';
 
@@ -160,6 +160,8 @@ export const REQUEST_SCHEMAS = {
     verdict: optional(oneOf('pass', 'fail')),
     mode: optional(oneOf('strict', 'loose')),
     text: optional(str({ max: 500 })),
+    sortBy: optional(oneOf(...RESPONSE_SORT_KEYS)),
+    descending: optional(bool()),
     offset: optional(int(0, 1_000_000)),
     limit: optional(int(1, 200)),
   }),

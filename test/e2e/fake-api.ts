@@ -69,7 +69,7 @@ export interface FakeApiOptions {
 }
 
 // Deterministic "verdicts": a response passes an instruction unless key * (index + 1) is divisible by 3.
-function verdict(key: number, index: number, loose: boolean): boolean {
+export function verdict(key: number, index: number, loose: boolean): boolean {
   const n = key * (index + 1);
   return loose ? n % 5 !== 0 : n % 3 !== 0;
 }
@@ -337,15 +337,24 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const mode = q.mode ?? 'strict';
         const rows = run.responses.filter((r) => {
           if (q.instructionId && !r.row.instructionIds.includes(q.instructionId)) return false;
-          if (q.verdict) {
-            const pass = mode === 'strict' ? r.row.strictPass : r.row.loosePass;
-            if (pass !== (q.verdict === 'pass')) return false;
-          }
+          if (q.verdict && verdictOf(r, mode) !== (q.verdict === 'pass')) return false;
           if (text && !`${r.detail.prompt}\n${r.detail.response}`.toLowerCase().includes(text)) return false;
           return true;
         });
+        // As the response repository orders: by key as a number, failing before passing, ties by key.
+        function verdictOf(r: StoredResponse, m: 'strict' | 'loose'): boolean {
+          if (!q.instructionId) return m === 'strict' ? r.row.strictPass : r.row.loosePass;
+          return r.detail.verdicts.filter((v) => v.instructionId === q.instructionId).every((v) => v[m]);
+        }
+        const rank = (r: StoredResponse): number =>
+          q.sortBy === 'instructions' ? r.row.instructionIds.length : q.sortBy === 'strict' || q.sortBy === 'loose' ? Number(verdictOf(r, q.sortBy)) : r.row.key;
+        const sign = q.descending ? -1 : 1;
+        rows.sort((a, b) => sign * (rank(a) - rank(b) || a.row.key - b.row.key));
         const offset = q.offset ?? 0;
-        return ok({ total: rows.length, offset, items: rows.slice(offset, offset + (q.limit ?? 50)).map((r) => r.row) });
+        const items = rows.slice(offset, offset + (q.limit ?? 50)).map((r) =>
+          q.instructionId ? { ...r.row, instructionVerdict: { instructionId: q.instructionId, strictPass: verdictOf(r, 'strict'), loosePass: verdictOf(r, 'loose') } } : r.row,
+        );
+        return ok({ total: rows.length, offset, items });
       },
       response: async ({ runId, key }) => {
         const found = runs.get(runId)?.responses.find((r) => r.row.key === key);

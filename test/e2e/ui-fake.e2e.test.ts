@@ -2,13 +2,14 @@
  * The renderer against an in-memory fake of the services, over the real `horizon serve` transport: every screen,
  * its keyboard path and its screenshots, independent of the engine. app.e2e.test.ts runs the real services.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 
+import { verdict } from './fake-api.js';
 import { FakeApp, shared } from './fake-app.js';
 import { fullShot } from './launch-browser.js';
 
@@ -100,6 +101,48 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(consoleErrors).toEqual([]);
     // The production bundle, as the app ships it (React's development build says so on the console).
     expect(app.consoleAll.filter((m) => m.includes('React DevTools'))).toEqual([]);
+  });
+
+  it("sorts the responses by column and shows a filtered instruction's own verdict", async () => {
+    // Run 1's 10 prompts (the run Results still shows) and the fake's verdict rule give an instruction that passes
+    // strict in a prompt that fails strict through another instruction.
+    const prompts = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8')
+      .split('\n').filter(Boolean).slice(0, 10)
+      .map((l) => JSON.parse(l) as { key: number; instruction_id_list: string[] });
+    const split = prompts.flatMap((p) =>
+      p.instruction_id_list
+        .map((id, i) => ({ key: p.key, id, passes: verdict(p.key, i, false) && p.instruction_id_list.every((other, j) => other !== id || verdict(p.key, j, false)) }))
+        .filter((x) => x.passes && p.instruction_id_list.some((_, j) => !verdict(p.key, j, false))),
+    )[0];
+    expect(split).toBeDefined();
+    await page.getByRole('button', { name: 'Results' }).click();
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
+    const keys = async () => (await page.getByRole('button', { name: /^Open response / }).allTextContents()).map((t) => Number(t.slice(1)));
+    const ascending = prompts.map((p) => p.key).sort((a, b) => a - b);
+    await expect.poll(keys).toEqual(ascending);
+    const keyHeader = page.getByRole('columnheader', { name: /Key/ });
+    expect(await keyHeader.getAttribute('aria-sort')).toBe('ascending');
+    await keyHeader.getByRole('button').click();
+    await expect.poll(keys).toEqual([...ascending].reverse());
+    expect(await keyHeader.getAttribute('aria-sort')).toBe('descending');
+    await page.getByRole('columnheader', { name: /Strict/ }).getByRole('button').click();
+    await expect.poll(() => page.getByTestId('cell-strict').first().textContent()).toContain('fail');
+    expect(await keyHeader.getAttribute('aria-sort')).toBe('none');
+    const fails = (await page.getByTestId('cell-strict').allTextContents()).map((t) => t.includes('fail'));
+    // Every failing row before every passing one.
+    expect(fails.lastIndexOf(true)).toBeLessThan(fails.indexOf(false));
+
+    await page.getByLabel('Instruction', { exact: true }).selectOption(split!.id);
+    await expect.poll(() => page.getByTestId('verdict-scope').textContent()).toContain(split!.id);
+    const row = page.getByRole('row').filter({ has: page.getByRole('button', { name: `Open response ${split!.key}` }) });
+    // The prompt fails strict (another instruction fails); the row shows this instruction's pass.
+    await expect.poll(() => row.getByTestId('cell-strict').textContent()).toContain('pass');
+    await page.getByRole('button', { name: `Open response ${split!.key}` }).click();
+    await expect.poll(() => page.getByTestId('response-detail').textContent()).toContain('fail');
+    await page.keyboard.press('Escape');
+    await page.getByLabel('Instruction', { exact: true }).selectOption('');
+    await page.getByRole('columnheader', { name: /Key/ }).getByRole('button').click();
+    expect(consoleErrors).toEqual([]);
   });
 });
 

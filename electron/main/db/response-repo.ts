@@ -78,6 +78,8 @@ export interface ResponseFilter {
   readonly verdict?: 'pass' | 'fail';
   readonly mode?: 'strict' | 'loose';
   readonly text?: string;
+  readonly sortBy?: 'key' | 'instructions' | 'strict' | 'loose';
+  readonly descending?: boolean;
   readonly offset?: number;
   readonly limit?: number;
 }
@@ -257,7 +259,11 @@ export class ResponseRepo {
     return row && this.withVerdicts(runId, [row], this.verdictsOf(runId, [key]))[0];
   }
 
-  /** A page of responses matching the filter, in dataset order, and the number matching in total. */
+  /**
+   * A page of responses matching the filter, ordered by `sortBy` (key by default, as a number), and the number
+   * matching in total. With `instructionId`, the verdict filter and the strict/loose order use that instruction's
+   * verdict in each prompt (every occurrence must pass), not the prompt's.
+   */
   page(runId: string, f: ResponseFilter): { total: number; items: StoredResponseWithPass[] } {
     const where = ['r.run_id = @runId'];
     const params: Record<string, unknown> = { runId };
@@ -265,17 +271,25 @@ export class ResponseRepo {
       where.push('EXISTS (SELECT 1 FROM verdicts v WHERE v.run_id = r.run_id AND v.key = r.key AND v.instruction_id = @iid)');
       params.iid = f.instructionId;
     }
-    if (f.verdict) {
-      const column = f.mode === 'loose' ? 'r.loose_pass' : 'r.strict_pass';
-      where.push(`${column} = ${f.verdict === 'pass' ? 1 : 0}`);
-    }
+    const verdictOf = (mode: 'strict' | 'loose'): string =>
+      f.instructionId
+        ? `(SELECT MIN(v.${mode}) FROM verdicts v WHERE v.run_id = r.run_id AND v.key = r.key AND v.instruction_id = @iid)`
+        : `r.${mode}_pass`;
+    if (f.verdict) where.push(`${verdictOf(f.mode === 'loose' ? 'loose' : 'strict')} = ${f.verdict === 'pass' ? 1 : 0}`);
     if (f.text) {
       where.push(`(instr(js_lower(r.prompt), @text) > 0 OR instr(js_lower(r.response), @text) > 0)`);
       params.text = f.text.toLowerCase();
     }
     const clause = where.join(' AND ');
     const total = this.sql(`SELECT COUNT(*) FROM responses r WHERE ${clause}`).pluck().get(params) as number;
-    const rows = this.sql(`SELECT r.* FROM responses r WHERE ${clause} ORDER BY r.position LIMIT @limit OFFSET @offset`)
+    const order = {
+      key: 'r.key',
+      instructions: '(SELECT COUNT(*) FROM verdicts v WHERE v.run_id = r.run_id AND v.key = r.key)',
+      strict: verdictOf('strict'),
+      loose: verdictOf('loose'),
+    }[f.sortBy ?? 'key'];
+    const dir = f.descending ? 'DESC' : 'ASC';
+    const rows = this.sql(`SELECT r.* FROM responses r WHERE ${clause} ORDER BY ${order} ${dir}, r.key ${dir} LIMIT @limit OFFSET @offset`)
       .all({ ...params, limit: f.limit ?? 50, offset: f.offset ?? 0 }) as ResponseRow[];
     return { total, items: this.withVerdicts(runId, rows, this.verdictsOf(runId, rows.map((r) => r.key))) };
   }

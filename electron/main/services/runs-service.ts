@@ -49,7 +49,8 @@ export interface RunsServiceOptions {
 export const CANCEL_GRACE_MS = 20_000;
 
 
-export function toResponseRow(r: StoredResponseWithPass): ResponseRow {
+export function toResponseRow(r: StoredResponseWithPass, instructionId?: string): ResponseRow {
+  const mine = instructionId ? r.verdicts.filter((v) => v.instructionId === instructionId) : [];
   return {
     key: r.key,
     promptPreview: preview(r.prompt),
@@ -58,6 +59,9 @@ export function toResponseRow(r: StoredResponseWithPass): ResponseRow {
     strictPass: r.strictPass,
     loosePass: r.loosePass,
     tokens: r.tokens,
+    ...(instructionId && mine.length > 0
+      ? { instructionVerdict: { instructionId, strictPass: mine.every((v) => v.strict), loosePass: mine.every((v) => v.loose) } }
+      : {}),
   };
 }
 
@@ -271,10 +275,12 @@ export class RunsService implements RunsApi {
         ...(req.verdict ? { verdict: req.verdict } : {}),
         ...(req.mode ? { mode: req.mode } : {}),
         ...(req.text ? { text: req.text } : {}),
+        ...(req.sortBy ? { sortBy: req.sortBy } : {}),
+        ...(req.descending ? { descending: true } : {}),
         offset,
         limit: req.limit ?? 50,
       });
-      return { total: page.total, offset, items: page.items.map(toResponseRow) };
+      return { total: page.total, offset, items: page.items.map((r) => toResponseRow(r, req.instructionId)) };
     });
   }
 

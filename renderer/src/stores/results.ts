@@ -4,6 +4,7 @@ import type {
   ExportedZip,
   ResponseDetail,
   ResponsePage,
+  ResponseSortKey,
   RunDetail,
   ScoreMode,
   VerdictFilter,
@@ -20,10 +21,17 @@ export interface ResponseFilters {
   text: string;
 }
 
+export interface ResponseSort {
+  by: ResponseSortKey;
+  descending: boolean;
+}
+
 interface ResultsState {
   runId: string | null;
   detail: RunDetail | null;
   filters: ResponseFilters;
+  /** A view preference: kept when another run opens. */
+  sort: ResponseSort;
   offset: number;
   page: ResponsePage | null;
   selected: ResponseDetail | null;
@@ -38,6 +46,8 @@ interface ResultsState {
   open(runId: string): Promise<void>;
   reload(): Promise<void>;
   setFilters(patch: Partial<ResponseFilters>): Promise<void>;
+  /** Orders by `by`; the same column again flips the direction. Back to the first page. */
+  sortBy(by: ResponseSortKey): Promise<void>;
   setOffset(offset: number): Promise<void>;
   openResponse(key: number): Promise<void>;
   closeResponse(): void;
@@ -57,6 +67,7 @@ export const useResults = create<ResultsState>((set, get) => ({
   runId: null,
   detail: null,
   filters: { instructionId: '', verdict: '', mode: 'strict', text: '' },
+  sort: { by: 'key', descending: false },
   offset: 0,
   page: null,
   selected: null,
@@ -75,7 +86,7 @@ export const useResults = create<ResultsState>((set, get) => ({
     await get().reload();
   },
   reload: async () => {
-    const { runId, filters, offset } = get();
+    const { runId, filters, offset, sort } = get();
     if (!runId) return;
     const mine = ++reloadSeq;
     const [detail, page] = await Promise.all([
@@ -85,6 +96,8 @@ export const useResults = create<ResultsState>((set, get) => ({
         ...(filters.instructionId ? { instructionId: filters.instructionId } : {}),
         ...(filters.verdict ? { verdict: filters.verdict, mode: filters.mode } : {}),
         ...(filters.text.trim() ? { text: filters.text.trim() } : {}),
+        ...(sort.by !== 'key' ? { sortBy: sort.by } : {}),
+        ...(sort.descending ? { descending: true } : {}),
         offset,
         limit: PAGE_SIZE,
       }),
@@ -101,6 +114,11 @@ export const useResults = create<ResultsState>((set, get) => ({
   },
   setFilters: async (patch) => {
     set({ filters: { ...get().filters, ...patch }, offset: 0 });
+    await get().reload();
+  },
+  sortBy: async (by) => {
+    const { sort } = get();
+    set({ sort: { by, descending: sort.by === by ? !sort.descending : false }, offset: 0 });
     await get().reload();
   },
   setOffset: async (offset) => {

@@ -1,15 +1,37 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 
+import type { ResponseSortKey } from '../../../../electron/common/ipc-contract.js';
 import { SelectField } from '../../components/SelectField.js';
 import { Verdict } from '../../components/Verdict.js';
-import { PAGE_SIZE, useResults } from '../../stores/results.js';
+import { PAGE_SIZE, useResults, type ResponseSort } from '../../stores/results.js';
+
+/** A column header that orders the list by its column; the same header again flips the order. */
+function SortHeader(props: { by: ResponseSortKey; sort: ResponseSort; onSort: (by: ResponseSortKey) => void; className?: string; children: ReactNode }) {
+  const active = props.sort.by === props.by;
+  const direction = active ? (props.sort.descending ? 'descending' : 'ascending') : 'none';
+  return (
+    <th scope="col" className={props.className} aria-sort={direction}>
+      <button type="button" className="th-sort" onClick={() => props.onSort(props.by)}>
+        {props.children}
+        <span className="th-sort__arrow" aria-hidden="true">
+          {active ? (props.sort.descending ? '▼' : '▲') : ''}
+        </span>
+      </button>
+    </th>
+  );
+}
 
 export function ResponseBrowser() {
   const detail = useResults((s) => s.detail);
   const page = useResults((s) => s.page);
   const filters = useResults((s) => s.filters);
   const offset = useResults((s) => s.offset);
-  const { setFilters, setOffset, openResponse } = useResults.getState();
+  const sort = useResults((s) => s.sort);
+  const { setFilters, setOffset, openResponse, sortBy } = useResults.getState();
+  const onSort = (by: ResponseSortKey) => void sortBy(by);
+  // With an instruction filter the verdict columns are that instruction's, not the prompt's (a prompt can fail
+  // through another of its instructions).
+  const scope = filters.instructionId ? 'instruction' : 'prompt';
   const [text, setText] = useState(filters.text);
 
   useEffect(() => {
@@ -61,19 +83,19 @@ export function ResponseBrowser() {
       <table className="table table--rows table--fixed">
         <thead>
           <tr>
-            <th scope="col" className="col-key">
+            <SortHeader by="key" sort={sort} onSort={onSort} className="col-key">
               Key
-            </th>
+            </SortHeader>
             <th scope="col">Prompt</th>
-            <th scope="col" className="col-count">
+            <SortHeader by="instructions" sort={sort} onSort={onSort} className="col-count">
               Instructions
-            </th>
-            <th scope="col" className="col-verdict">
-              Strict
-            </th>
-            <th scope="col" className="col-verdict">
-              Loose
-            </th>
+            </SortHeader>
+            <SortHeader by="strict" sort={sort} onSort={onSort} className="col-verdict">
+              {scope === 'instruction' ? <abbr title={`${filters.instructionId}, strict`}>Strict*</abbr> : 'Strict'}
+            </SortHeader>
+            <SortHeader by="loose" sort={sort} onSort={onSort} className="col-verdict">
+              {scope === 'instruction' ? <abbr title={`${filters.instructionId}, loose`}>Loose*</abbr> : 'Loose'}
+            </SortHeader>
           </tr>
         </thead>
         <tbody>
@@ -93,16 +115,21 @@ export function ResponseBrowser() {
                 {r.promptPreview}
               </td>
               <td>{r.instructionIds.length}</td>
-              <td>
-                <Verdict pass={r.strictPass} />
+              <td data-testid="cell-strict">
+                <Verdict pass={r.instructionVerdict?.strictPass ?? r.strictPass} />
               </td>
-              <td>
-                <Verdict pass={r.loosePass} />
+              <td data-testid="cell-loose">
+                <Verdict pass={r.instructionVerdict?.loosePass ?? r.loosePass} />
               </td>
             </tr>
           ))}
         </tbody>
       </table>
+      {scope === 'instruction' ? (
+        <p className="muted small" data-testid="verdict-scope">
+          * Strict and Loose show the verdict of {filters.instructionId} in each prompt, not the whole prompt's.
+        </p>
+      ) : null}
       {page && page.items.length === 0 ? <p className="muted">No responses match these filters.</p> : null}
       <div className="pager">
         <span className="muted" data-testid="pager-status">

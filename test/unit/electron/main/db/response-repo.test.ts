@@ -94,6 +94,48 @@ describe('RunRepo + ResponseRepo', () => {
     expect(runs.require('r1')).toMatchObject({ backend: 'CUDA', deviceLabel: 'NVIDIA H200', residency: 'resident' });
   });
 
+  describe('orders and filters a page', () => {
+    // Dataset positions follow IFEval's text-sorted keys (1019 before 102); the list orders keys as numbers.
+    // Verdicts: [punctuation:no_comma, keywords:existence...] strict / loose.
+    beforeEach(() => {
+      runs.create(sampleRun('r1'));
+      responses.insertBatch('r1', [
+        resp(1019, 0, [true, false], [true, true]),
+        resp(102, 1, [false], [true]),
+        resp(25, 2, [true, true, false], [true, true, true]),
+        resp(3, 3, [true, true], [true, true]),
+      ], { generatedTokens: 4, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+    });
+    const keys = (f: Parameters<ResponseRepo['page']>[1]) => responses.page('r1', f).items.map((r) => r.key);
+
+    it.each([
+      [{}, [3, 25, 102, 1019]],
+      [{ descending: true }, [1019, 102, 25, 3]],
+      [{ sortBy: 'instructions' as const }, [102, 3, 1019, 25]],
+      [{ sortBy: 'instructions' as const, descending: true }, [25, 1019, 3, 102]],
+      // Failing first, then by key.
+      [{ sortBy: 'strict' as const }, [25, 102, 1019, 3]],
+      [{ sortBy: 'loose' as const }, [3, 25, 102, 1019]],
+      [{ sortBy: 'strict' as const, descending: true }, [3, 1019, 102, 25]],
+      // With an instruction filter, the verdict is that instruction's: keywords:existence fails in 1019 (strict) and
+      // in 25 (its second occurrence), passes in 3.
+      [{ instructionId: 'keywords:existence', sortBy: 'strict' as const }, [25, 1019, 3]],
+      [{ instructionId: 'keywords:existence', verdict: 'fail' as const, mode: 'strict' as const }, [25, 1019]],
+      [{ instructionId: 'keywords:existence', verdict: 'pass' as const, mode: 'strict' as const }, [3]],
+      [{ instructionId: 'punctuation:no_comma', verdict: 'fail' as const, mode: 'strict' as const }, [102]],
+      // 1019 fails as a prompt (strict) but passes punctuation:no_comma: the prompt's verdict is not the filter's.
+      [{ instructionId: 'punctuation:no_comma', verdict: 'pass' as const, mode: 'strict' as const }, [3, 25, 1019]],
+      [{ verdict: 'pass' as const, mode: 'strict' as const }, [3]],
+    ])('%o gives %o', (f, expected) => {
+      expect(keys(f)).toEqual(expected);
+    });
+
+    it('pages after ordering', () => {
+      expect(keys({ limit: 2, offset: 1 })).toEqual([25, 102]);
+      expect(keys({ sortBy: 'strict', limit: 2, offset: 2 })).toEqual([1019, 3]);
+    });
+  });
+
   it('stores batches with verdicts and figures, and answers queries over them', () => {
     runs.create(sampleRun('r1'));
     responses.insertBatch('r1', [resp(1001, 0, [true, true], [true, true]), resp(1005, 2, [false, true], [true, true])], {
