@@ -8,6 +8,7 @@ import { RunPage } from './features/runs/RunPage.js';
 import { SystemPage } from './features/system/SystemPage.js';
 import { connectEvents } from './stores/events.js';
 import { PAGES, useNav, type Page } from './stores/nav.js';
+import { syncUrlState } from './stores/url-state.js';
 import { useRuns } from './stores/runs.js';
 import { useSystem } from './stores/system.js';
 
@@ -44,6 +45,7 @@ export function App() {
   const backend = useSystem((s) => (s.info ? (s.info.backend === 'cpu' ? 'CPU backend' : (s.info.gpus[0]?.name ?? 'CUDA')) : null));
 
   useEffect(() => connectEvents(), []);
+  useEffect(() => syncUrlState(), []);
   // A run already in progress (a reload, another window) shows in the sidebar before its page is visited.
   useEffect(() => {
     void useRuns.getState().attachActive();

@@ -103,6 +103,59 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(app.consoleAll.filter((m) => m.includes('React DevTools'))).toEqual([]);
   });
 
+  it('keeps the page, the run and its settings over a reload, and resumes a cancelled run from History', async () => {
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    expect(new URL(page.url()).searchParams.get('page')).toBe('run');
+    await page.getByLabel('Prompts').fill('300');
+    await page.getByLabel('Batch size').fill('3');
+    await page.getByLabel('Max new tokens').fill('40');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('running');
+    const runId = ((await page.getByTestId('run-live').getByRole('heading').first().textContent()) ?? '').replace(/^Run /, '');
+    expect(runId).toMatch(/^run-\d+$/);
+
+    await page.reload();
+    // Back on the Run page, with the live run's own settings in the form, not the defaults.
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('running');
+    await expect.poll(() => page.getByLabel('Prompts').inputValue()).toBe('300');
+    expect(await page.getByLabel('Batch size').inputValue()).toBe('3');
+    expect(await page.getByLabel('Max new tokens').inputValue()).toBe('40');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
+
+    await page.getByRole('button', { name: 'History' }).click();
+    await page.getByRole('button', { name: `Resume run ${runId}` }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('page')).toBe('run');
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('running');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
+
+    // After a reload with no run live, the Run page offers the newest run that stopped early.
+    await page.reload();
+    await expect.poll(() => page.getByTestId('resume-offer').textContent()).toContain(runId);
+    await fullShot(page, path.join(shots, '7-resume-offer.png'));
+    await page.getByRole('button', { name: `Resume run ${runId}` }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('running');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
+
+    // Results: the run and the open response come back after a reload; Back returns to the page before.
+    await page.getByRole('button', { name: 'Results', exact: true }).click();
+    await page.getByLabel('Run', { exact: true }).selectOption('run-1');
+    await page.getByRole('button', { name: 'Open response 1000' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('response')).toBe('1000');
+    await page.reload();
+    await expect.poll(() => page.getByTestId('response-detail').count()).toBe(1);
+    expect(await page.getByLabel('Run', { exact: true }).inputValue()).toBe('run-1');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => new URL(page.url()).searchParams.get('response')).toBe(null);
+    await page.goBack();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Run IFEval');
+    await page.goForward();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Results');
+    expect(consoleErrors).toEqual([]);
+  });
+
   it("sorts the responses by column and shows a filtered instruction's own verdict", async () => {
     // Run 1's 10 prompts (the run Results still shows) and the fake's verdict rule give an instruction that passes
     // strict in a prompt that fails strict through another instruction.
@@ -115,7 +168,7 @@ describe('renderer over horizon serve (fake services)', () => {
         .filter((x) => x.passes && p.instruction_id_list.some((_, j) => !verdict(p.key, j, false))),
     )[0];
     expect(split).toBeDefined();
-    await page.getByRole('button', { name: 'Results' }).click();
+    await page.getByRole('button', { name: 'Results', exact: true }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
     const keys = async () => (await page.getByRole('button', { name: /^Open response / }).allTextContents()).map((t) => Number(t.slice(1)));
     const ascending = prompts.map((p) => p.key).sort((a, b) => a - b);

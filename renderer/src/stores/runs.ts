@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-import { isLiveStatus, type ResponseRow, type RunProgress, type RunSummary } from '../../../electron/common/ipc-contract.js';
+import { isLiveStatus, type ResponseRow, type RunDetail, type RunProgress, type RunSummary } from '../../../electron/common/ipc-contract.js';
 import { call } from '../api.js';
 
 const STREAM_LIMIT = 50;
@@ -18,9 +18,29 @@ export interface RunForm {
   cudaDevice: string;
 }
 
+/** The form as the run was started: what a reload or another window shows beside a live run. */
+export function formOfRun(run: Pick<RunDetail, 'modelId' | 'total' | 'policy'>): RunForm {
+  const p = run.policy;
+  return {
+    modelId: run.modelId,
+    limit: run.total === 541 ? '' : String(run.total),
+    batch: String(p.batch),
+    maxNewTokens: String(p.maxNewTokens),
+    expertBudgetGiB: p.expertBudgetBytes === null ? '' : String(Number((p.expertBudgetBytes / 2 ** 30).toFixed(3))),
+    cudaDevice: p.cudaDevice === null || p.cudaDevice === 0 ? '' : String(p.cudaDevice),
+  };
+}
+
+/** A run that stopped before its last prompt and can go on: cancelled, or failed. */
+export function isResumable(run: Pick<RunSummary, 'status' | 'done' | 'total'>): boolean {
+  return (run.status === 'cancelled' || run.status === 'failed') && run.done < run.total;
+}
+
 interface RunsState {
   form: RunForm;
   run: RunSummary | null;
+  /** The newest resumable run, offered on the Run page when no run is shown there. */
+  resumable: RunSummary | null;
   progress: RunProgress | null;
   /** Newest first. */
   stream: readonly ResponseRow[];
@@ -30,7 +50,8 @@ interface RunsState {
   setForm(patch: Partial<RunForm>): void;
   start(): Promise<void>;
   cancel(): Promise<void>;
-  resume(): Promise<void>;
+  /** Resumes `runId` (default: the run shown), from any page; it becomes the run shown. True when it resumed. */
+  resume(runId?: string): Promise<boolean>;
   /** Picks up a run already in progress (after a reload or from another window). */
   attachActive(): Promise<void>;
   /** Re-reads the current run's summary (final accuracies, error). */
@@ -78,6 +99,7 @@ function earlyFor(runId: string): { progress?: RunProgress; rows: readonly Respo
 export const useRuns = create<RunsState>((set, get) => ({
   form: { modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' },
   run: null,
+  resumable: null,
   progress: null,
   stream: [],
   error: null,
@@ -130,18 +152,45 @@ export const useRuns = create<RunsState>((set, get) => ({
     set({ busy: false, ...(now?.id === run.id ? { run: { ...now, status: 'cancelled' as const } } : {}) });
     await get().refresh();
   },
-  resume: async () => {
-    const run = get().run;
-    if (!run || get().busy) return;
+  resume: async (runId) => {
+    const id = runId ?? get().run?.id;
+    if (!id || get().busy) return false;
+    const same = get().run?.id === id;
+    // What was heard of it before (its cancel, say) is older than the resume: only events from here on count.
+    early.delete(id);
     set({ busy: true, error: null });
-    const r = await call('runs:resume', { runId: run.id });
-    set(r.ok ? { busy: false, run: r.value } : { busy: false, error: r.error.message });
+    const r = await call('runs:resume', { runId: id });
+    if (!r.ok) {
+      set({ busy: false, error: r.error.message });
+      return false;
+    }
+    const pending = early.get(id);
+    set({
+      busy: false,
+      run: r.value,
+      resumable: null,
+      // Another run than the one shown: its own stream from here on.
+      ...(same ? {} : { progress: null, stream: pending?.rows ?? [] }),
+    });
+    if (!same && pending?.progress) get().handleProgress(pending.progress);
+    const detail = await call('runs:get', { runId: id });
+    if (detail.ok && get().run?.id === id) set({ form: formOfRun(detail.value) });
+    return true;
   },
   attachActive: async () => {
     if (get().run) return;
     const r = await call('runs:list', undefined);
-    const active = r.ok ? r.value.find((x) => isLiveStatus(x.status)) : undefined;
-    if (active && !get().run) set({ run: active, form: { ...get().form, modelId: active.modelId } });
+    if (!r.ok || get().run) return;
+    const active = r.value.find((x) => isLiveStatus(x.status));
+    if (!active) {
+      // Newest first: the latest run that stopped early.
+      set({ resumable: r.value.find(isResumable) ?? null });
+      return;
+    }
+    set({ run: active, resumable: null, form: { ...get().form, modelId: active.modelId } });
+    // The settings it runs with, not the form's defaults.
+    const detail = await call('runs:get', { runId: active.id });
+    if (detail.ok && get().run?.id === active.id) set({ form: formOfRun(detail.value) });
   },
   refresh: async () => {
     const run = get().run;
@@ -186,5 +235,6 @@ export const useRuns = create<RunsState>((set, get) => ({
   },
   forget: (runId) => {
     if (get().run?.id === runId) set({ run: null, progress: null, stream: [], error: null });
+    if (get().resumable?.id === runId) set({ resumable: null });
   },
 }));

@@ -9,6 +9,7 @@ import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { useHistory } from '../../stores/history.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
+import { ResumeRunButton } from '../runs/ResumeRunButton.js';
 import { ComparisonView } from './ComparisonView.js';
 import { DeleteRunPanel } from './DeleteRunPanel.js';
 import { VerifyCard } from './VerifyCard.js';
@@ -190,7 +191,8 @@ const HistoryRow = memo(function HistoryRow({ run: r, pick, buttons }: { run: Ru
       <td>{formatPercent(r.accuracies?.promptStrict)}</td>
       <td>{formatPercent(r.accuracies?.promptLoose)}</td>
       <td>{formatDate(r.createdAt)}</td>
-      <td>
+      <td className="row-actions">
+        <ResumeRunButton run={r} />
         <button
           type="button"
           className="btn btn--small"

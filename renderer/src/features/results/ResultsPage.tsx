@@ -10,6 +10,7 @@ import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { downloader } from '../../api.js';
 import { useHistory } from '../../stores/history.js';
 import { useResults } from '../../stores/results.js';
+import { ResumeRunButton } from '../runs/ResumeRunButton.js';
 import { DownloadButton } from './DownloadButton.js';
 import { InstructionChart } from './InstructionChart.js';
 import { ResponseBrowser } from './ResponseBrowser.js';
@@ -86,6 +87,7 @@ export function ResultsPage() {
               </select>
             </div>
           ) : null}
+          {d ? <ResumeRunButton run={d} className="btn" /> : null}
           <button
             type="button"
             className="btn btn--primary"

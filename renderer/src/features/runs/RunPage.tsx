@@ -15,6 +15,7 @@ import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
 import { useRuns } from '../../stores/runs.js';
 import { useSystem } from '../../stores/system.js';
+import { ResumeRunButton } from './ResumeRunButton.js';
 
 export function RunPage() {
   const allModels = useModels((s) => s.models);
@@ -25,6 +26,7 @@ export function RunPage() {
   const status = useRuns((s) => s.run?.status);
   const error = useRuns((s) => s.error);
   const busy = useRuns((s) => s.busy);
+  const resumable = useRuns((s) => s.resumable);
   const { setForm, start, cancel, resume } = useRuns.getState();
   const go = useNav((s) => s.go);
   const onCpu = useSystem((s) => s.info?.backend === 'cpu');
@@ -172,6 +174,15 @@ export function RunPage() {
           </div>
         </form>
         {error ? <Notice tone="error">{error}</Notice> : null}
+        {!runId && resumable ? (
+          <div className="notice notice--info resume-offer" data-testid="resume-offer">
+            <span>
+              Run <span className="mono">{resumable.id}</span> ({resumable.modelRepo}) stopped at {resumable.done} of {resumable.total} prompts
+              ({resumable.status}). Resuming keeps its responses and settings.
+            </span>
+            <ResumeRunButton run={resumable} />
+          </div>
+        ) : null}
       </Card>
 
       {runId ? <LiveRun headingRef={liveHeading} progressRef={liveProgress} /> : null}

@@ -6,7 +6,7 @@ import type { Accuracies, ResponseRow, RunProgress, RunSummary } from '../../../
 import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { useModels } from '../../../../renderer/src/stores/models.js';
-import { parseCount, parseGiBToMiB, useRuns } from '../../../../renderer/src/stores/runs.js';
+import { isResumable, parseCount, parseGiBToMiB, useRuns } from '../../../../renderer/src/stores/runs.js';
 import { inProcessTransport, scripted, shared } from '../in-process-transport.js';
 
 async function preparedFake() {
@@ -175,6 +175,45 @@ describe('runs store', () => {
     expect(useRuns.getState().run?.id).toBe(started.ok ? started.value.id : '');
     await useRuns.getState().cancel();
     off();
+  });
+
+  it("fills the form with an attached live run's own settings, not the defaults", async () => {
+    const { off, api } = await preparedFake();
+    const modelId = useModels.getState().models[0]!.id;
+    await api.runs.start({ modelId, limit: 300, batch: 3, maxNewTokens: 64 });
+    useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280' });
+    await useRuns.getState().attachActive();
+    expect(useRuns.getState().form).toEqual({ modelId, limit: '300', batch: '3', maxNewTokens: '64', expertBudgetGiB: '', cudaDevice: '' });
+    await useRuns.getState().cancel();
+    off();
+  });
+
+  it('offers the newest resumable run when none is live, and resumes a run by id from any page', async () => {
+    const { off, api } = await preparedFake();
+    const modelId = useModels.getState().models[0]!.id;
+    const first = await api.runs.start({ modelId, limit: 300, batch: 2, maxNewTokens: 48 });
+    if (!first.ok) throw new Error(first.error.message);
+    await api.runs.cancel({ runId: first.value.id });
+    useRuns.setState({ run: null, resumable: null });
+    await useRuns.getState().attachActive();
+    expect(useRuns.getState()).toMatchObject({ run: null, resumable: { id: first.value.id, status: 'cancelled' } });
+    expect(await useRuns.getState().resume(first.value.id)).toBe(true);
+    expect(useRuns.getState()).toMatchObject({ run: { id: first.value.id, status: 'running' }, resumable: null });
+    expect(useRuns.getState().form).toMatchObject({ modelId, limit: '300', batch: '2', maxNewTokens: '48' });
+    // A run that cannot resume says why, and nothing is adopted.
+    expect(await useRuns.getState().resume('no-such-run')).toBe(false);
+    expect(useRuns.getState().error).toMatch(/no-such-run/);
+    expect(useRuns.getState().run?.id).toBe(first.value.id);
+    await useRuns.getState().cancel();
+    off();
+  });
+
+  it('tells resumable runs apart', () => {
+    expect(isResumable({ status: 'cancelled', done: 3, total: 10 })).toBe(true);
+    expect(isResumable({ status: 'failed', done: 0, total: 10 })).toBe(true);
+    expect(isResumable({ status: 'failed', done: 10, total: 10 })).toBe(false);
+    expect(isResumable({ status: 'completed', done: 10, total: 10 })).toBe(false);
+    expect(isResumable({ status: 'running', done: 3, total: 10 })).toBe(false);
   });
 
   it('ignores events for other runs', () => {
