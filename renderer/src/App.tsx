@@ -6,6 +6,7 @@ import { ModelsPage } from './features/models/ModelsPage.js';
 import { ResultsPage } from './features/results/ResultsPage.js';
 import { RunPage } from './features/runs/RunPage.js';
 import { SystemPage } from './features/system/SystemPage.js';
+import { useConnection } from './stores/connection.js';
 import { connectEvents } from './stores/events.js';
 import { PAGES, useNav, type Page } from './stores/nav.js';
 import { syncUrlState } from './stores/url-state.js';
@@ -27,6 +28,21 @@ function Screen({ page }: { page: Page }) {
   }
 }
 
+/** One notice for the whole app while the services cannot be reached; it goes by itself once they answer again. */
+function ConnectionBanner() {
+  const up = useConnection((s) => s.up);
+  if (up) return null;
+  return (
+    <div className="connection-lost" role="alert" data-testid="connection-lost">
+      <strong>Connection to the local server lost — retrying…</strong>{' '}
+      <span>
+        What is shown is as it was; live figures are paused. If <span className="mono">horizon serve</span> was restarted,
+        open the address it printed.
+      </span>
+    </div>
+  );
+}
+
 /** Its own component: App (and the page under it) must not render again on each progress event of a live run. */
 function RunBadge() {
   const count = useRuns((s) => (s.run?.status === 'running' ? `${s.run.done}/${s.run.total}` : null));
@@ -43,6 +59,7 @@ export function App() {
   const page = useNav((s) => s.page);
   const go = useNav((s) => s.go);
   const backend = useSystem((s) => (s.info ? (s.info.backend === 'cpu' ? 'CPU backend' : (s.info.gpus[0]?.name ?? 'CUDA')) : null));
+  const offline = useConnection((s) => !s.up);
 
   useEffect(() => connectEvents(), []);
   useEffect(() => syncUrlState(), []);
@@ -95,7 +112,8 @@ export function App() {
           <div className="sidebar__foot">{backend ?? ' '}</div>
         </div>
       </nav>
-      <main id="main" className="main" tabIndex={-1}>
+      <main id="main" className={offline ? 'main is-offline' : 'main'} tabIndex={-1} aria-busy={offline || undefined}>
+        <ConnectionBanner />
         <Screen page={page} />
       </main>
     </div>

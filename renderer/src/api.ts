@@ -20,6 +20,11 @@ export interface Transport {
    * Electron, where the files are local.
    */
   readonly download: ((filePath: string) => Promise<Result<void>>) | null;
+  /**
+   * Reports whether the services can be reached: false once the event socket closes or a call gets no answer, true
+   * once the socket is open again. Absent in Electron, where the window lives and dies with the main process.
+   */
+  readonly onConnection?: (listener: (up: boolean) => void) => () => void;
 }
 
 declare global {
@@ -89,6 +94,13 @@ function saveBlobWithLink(blob: Blob, name: string): void {
 export function createHttpTransport(opts: HttpTransportOptions): Transport {
   const fetchImpl = opts.fetchImpl ?? fetch.bind(globalThis);
   const listeners: Listeners = new Map();
+  const connection = new Set<(up: boolean) => void>();
+  let up = true;
+  const setUp = (next: boolean): void => {
+    if (next === up) return;
+    up = next;
+    for (const l of connection) l(up);
+  };
   let socket: WebSocket | null = null;
   let retryMs = 250;
 
@@ -99,6 +111,7 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
     socket = ws;
     ws.onopen = () => {
       retryMs = 250;
+      setUp(true);
     };
     ws.onmessage = (msg: MessageEvent) => {
       try {
@@ -110,6 +123,7 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
     };
     ws.onclose = () => {
       socket = null;
+      setUp(false);
       setTimeout(connect, retryMs);
       retryMs = Math.min(retryMs * 2, 5000);
     };
@@ -126,11 +140,20 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
           body: payload === undefined ? '' : JSON.stringify(payload),
         });
         const body: unknown = await res.json();
+        if (!opts.WebSocketImpl) setUp(true);
         return isResult(body) ? body : err('INTERNAL', `${channel}: HTTP ${res.status} without a result`);
       } catch (e) {
+        // The socket tells when the server is back (it retries on its own); without one, a call that answers does.
+        setUp(false);
         return err('NETWORK', `${channel}: the local server did not answer (${e instanceof Error ? e.message : String(e)})`);
       }
     }) as Invoke,
+    onConnection: (listener) => {
+      connection.add(listener);
+      return () => {
+        connection.delete(listener);
+      };
+    },
     on: (event, listener) => {
       const set = listeners.get(event) ?? new Set();
       listeners.set(event, set);
@@ -224,6 +247,11 @@ export function call<C extends Channel>(channel: C, payload: RequestOf<C>): Prom
 /** Subscribes to one contract event; returns the unsubscribe function. */
 export function onEvent<E extends EventName>(event: E, listener: (payload: EventMap[E]) => void): () => void {
   return current().on(event, listener);
+}
+
+/** Follows whether the services can be reached (always reachable in Electron); returns the unsubscribe function. */
+export function onConnection(listener: (up: boolean) => void): () => void {
+  return current().onConnection?.(listener) ?? (() => undefined);
 }
 
 /** Saves an exported file through the browser; null where files are local (Electron). */

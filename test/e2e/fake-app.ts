@@ -20,11 +20,13 @@ export class FakeApp {
   browser!: LaunchedBrowser;
   page!: Page;
   api!: Api;
+  private fake!: ReturnType<typeof createFakeApi>;
   readonly consoleErrors: string[] = [];
   readonly consoleAll: string[] = [];
 
   async open(options: Omit<FakeApiOptions, 'sharedDir' | 'tickMs'> & { tickMs?: number }): Promise<void> {
     const fake = createFakeApi({ sharedDir: shared, tickMs: 30, ...options });
+    this.fake = fake;
     this.api = fake.api;
     this.server = await startServeServer({ api: fake.api, staticDir });
     fake.setEmit(this.server.emit);
@@ -35,6 +37,17 @@ export class FakeApp {
       if (m.type() === 'error') this.consoleErrors.push(m.text());
     });
     this.page.on('pageerror', (e) => this.consoleErrors.push(e.message));
+  }
+
+  /** Stops the server (the fake services go on, unheard), as `horizon serve` stopping would look to the page. */
+  async stopServer(): Promise<void> {
+    await this.server.close();
+  }
+
+  /** Serves again on the same port with the same token, as a restarted server the page can find again. */
+  async startServerAgain(): Promise<void> {
+    this.server = await startServeServer({ api: this.fake.api, staticDir, port: this.server.port, token: this.server.token });
+    this.fake.setEmit(this.server.emit);
   }
 
   async close(): Promise<void> {

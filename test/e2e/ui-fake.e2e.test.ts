@@ -156,6 +156,34 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(consoleErrors).toEqual([]);
   });
 
+  it('says the connection is lost when the server goes away, greys the live run, and recovers by itself', async () => {
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByLabel('Prompts').fill('400');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 10_000 }).toBe('running');
+    await app.stopServer();
+    await expect.poll(() => page.getByTestId('connection-lost').count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => page.getByTestId('run-stale').count()).toBe(1);
+    expect(await page.getByTestId('run-live').getAttribute('class')).toContain('is-stale');
+    const frozen = await page.getByTestId('run-count').textContent();
+    await page.getByRole('button', { name: 'History' }).click();
+    // One app-wide notice, not each list's own "did not answer".
+    await expect.poll(() => page.locator('.notice--error').count()).toBe(0);
+    await fullShot(page, path.join(shots, '8-connection-lost.png'));
+    // The nav button's name carries the live run's count ("Run in progress: 12/400").
+    await page.getByRole('navigation').getByRole('button', { name: /^Run/ }).click();
+
+    await app.startServerAgain();
+    // The socket retries every 5 s at most.
+    await expect.poll(() => page.getByTestId('connection-lost').count(), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => page.getByTestId('run-count').textContent(), { timeout: 10_000 }).not.toBe(frozen);
+    expect(await page.getByTestId('run-stale').count()).toBe(0);
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await expect.poll(() => page.getByTestId('run-status').textContent()).toBe('cancelled');
+    expect(consoleErrors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED|Failed to load resource/.test(e))).toEqual([]);
+    consoleErrors.length = 0;
+  });
+
   it("sorts the responses by column and shows a filtered instruction's own verdict", async () => {
     // Run 1's 10 prompts (the run Results still shows) and the fake's verdict rule give an instruction that passes
     // strict in a prompt that fails strict through another instruction.

@@ -1,8 +1,20 @@
-import { onEvent } from '../api.js';
+import { onConnection, onEvent } from '../api.js';
+import { useConnection } from './connection.js';
 import { useHistory } from './history.js';
 import { useModels } from './models.js';
 import { useResults } from './results.js';
 import { useRuns } from './runs.js';
+
+/** After a reconnection: the live run, the run list, the open results and the models as the services have them now. */
+async function refreshAll(): Promise<void> {
+  const runs = useRuns.getState();
+  await Promise.all([
+    runs.run ? runs.refresh() : runs.attachActive(),
+    useHistory.getState().refresh(),
+    useResults.getState().reload(),
+    useModels.getState().refresh(),
+  ]);
+}
 
 /** Routes service events into the stores; returns the function that unsubscribes them all. */
 export function connectEvents(): () => void {
@@ -22,6 +34,11 @@ export function connectEvents(): () => void {
     }),
     onEvent('runs:onDidResponse', (e) => useRuns.getState().handleResponse(e.runId, e.row)),
     onEvent('runs:onDidDelete', (e) => useHistory.getState().handleDeleted(e.runId)),
+    onConnection((up) => {
+      useConnection.getState().set(up);
+      // Events were missed while it was away: everything shown is read again.
+      if (up) void refreshAll();
+    }),
   ];
   return () => {
     for (const off of offs) off();

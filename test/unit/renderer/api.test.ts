@@ -177,6 +177,48 @@ describe('createHttpTransport: the edges', () => {
     expect(got).toEqual([['A', { runId: 'r1' }], ['B', { runId: 'r1' }], ['B', { runId: 'r2' }]]);
   });
 
+  it('reports the connection lost when the socket closes or a call gets no answer, and back when a socket opens', async () => {
+    vi.useFakeTimers();
+    const { opened, WebSocketImpl } = fakeSockets();
+    let failing = true;
+    const fetchImpl = (async () => {
+      if (failing) throw new TypeError('fetch failed');
+      return new Response(JSON.stringify({ ok: true, value: [] }));
+    }) as unknown as typeof fetch;
+    const t = createHttpTransport({ origin: 'http://h', token: 'T', WebSocketImpl, fetchImpl });
+    const seen: boolean[] = [];
+    t.onConnection!((up) => void seen.push(up));
+    t.on('runs:onDidDelete', () => undefined);
+    opened[0]!.onopen!();
+    expect(seen).toEqual([]); // up from the start: no change to report
+    opened[0]!.onclose!();
+    expect(seen).toEqual([false]);
+    vi.advanceTimersByTime(250);
+    opened[1]!.onopen!();
+    expect(seen).toEqual([false, true]);
+    expect(await t.invoke('runs:list', undefined)).toMatchObject({ ok: false, error: { code: 'NETWORK' } });
+    expect(seen).toEqual([false, true, false]);
+    // With a socket, a call that answers does not say the connection is back: the socket does.
+    failing = false;
+    expect((await t.invoke('runs:list', undefined)).ok).toBe(true);
+    expect(seen).toEqual([false, true, false]);
+  });
+
+  it('without a socket, a call that answers again reports the connection back', async () => {
+    let failing = true;
+    const fetchImpl = (async () => {
+      if (failing) throw new TypeError('fetch failed');
+      return new Response(JSON.stringify({ ok: true, value: [] }));
+    }) as unknown as typeof fetch;
+    const t = createHttpTransport({ origin: 'http://h', token: 'T', fetchImpl });
+    const seen: boolean[] = [];
+    t.onConnection!((up) => void seen.push(up));
+    await t.invoke('runs:list', undefined);
+    failing = false;
+    await t.invoke('runs:list', undefined);
+    expect(seen).toEqual([false, true]);
+  });
+
   it('reconnects a closed event socket, waiting twice as long each time up to 5 s, and from the start once one opens', () => {
     vi.useFakeTimers();
     const { opened, WebSocketImpl } = fakeSockets();

@@ -6,6 +6,7 @@ import { formatDate, formatPercent, shortSha } from '../../components/format.js'
 import { Notice } from '../../components/Notice.js';
 import { TableScroll } from '../../components/TableScroll.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
+import { useConnection } from '../../stores/connection.js';
 import { useHistory } from '../../stores/history.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
@@ -21,6 +22,8 @@ export function HistoryPage() {
   const error = useHistory((s) => s.error);
   const deletion = useHistory((s) => s.deletion);
   const deleted = useHistory((s) => s.deleted);
+  // While the server is away the app-wide notice says so; the list's own "did not answer" would only repeat it.
+  const offline = useConnection((s) => !s.up);
   const { refresh, compare, cancelDelete, confirmDelete } = useHistory.getState();
 
   useEffect(() => {
@@ -79,7 +82,7 @@ export function HistoryPage() {
           Compare {selected.length === 2 ? 'A and B' : `(${selected.length}/2)`}
         </button>
       </header>
-      {error ? <Notice tone="error">{error}</Notice> : null}
+      {error && !offline ? <Notice tone="error">{error}</Notice> : null}
       <Card title="Runs" testId="history" headingRef={runsHeading}>
         {deleted ? (
           <div className="confirm-done" data-testid="delete-done">
@@ -191,19 +194,21 @@ const HistoryRow = memo(function HistoryRow({ run: r, pick, buttons }: { run: Ru
       <td>{formatPercent(r.accuracies?.promptStrict)}</td>
       <td>{formatPercent(r.accuracies?.promptLoose)}</td>
       <td>{formatDate(r.createdAt)}</td>
-      <td className="row-actions">
-        <ResumeRunButton run={r} />
-        <button
-          type="button"
-          className="btn btn--small"
-          ref={(el) => void (buttons.del = el)}
-          aria-label={`Delete run ${r.id}`}
-          disabled={isLiveStatus(r.status)}
-          title={isLiveStatus(r.status) ? 'The run is still generating; cancel it before deleting it.' : undefined}
-          onClick={() => void askDelete(r.id)}
-        >
-          Delete
-        </button>
+      <td>
+        <div className="row-actions">
+          <ResumeRunButton run={r} />
+          <button
+            type="button"
+            className="btn btn--small"
+            ref={(el) => void (buttons.del = el)}
+            aria-label={`Delete run ${r.id}`}
+            disabled={isLiveStatus(r.status)}
+            title={isLiveStatus(r.status) ? 'The run is still generating; cancel it before deleting it.' : undefined}
+            onClick={() => void askDelete(r.id)}
+          >
+            Delete
+          </button>
+        </div>
       </td>
     </tr>
   );

@@ -10,6 +10,7 @@ import { ProgressBar } from '../../components/ProgressBar.js';
 import { Stat } from '../../components/Stat.js';
 import { Verdict } from '../../components/Verdict.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
+import { useConnection } from '../../stores/connection.js';
 import { useModels } from '../../stores/models.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
@@ -197,10 +198,12 @@ function LiveRun({ headingRef, progressRef }: { headingRef: RefObject<HTMLHeadin
   const stream = useRuns((s) => s.stream);
   const go = useNav((s) => s.go);
   const openResults = useResults((s) => s.open);
+  const offline = useConnection((s) => !s.up);
   if (!run) return null;
   const running = isLiveStatus(run.status);
   return (
     <Card
+      className={offline ? 'is-stale' : undefined}
       title={`Run ${run.id}`}
       headingRef={headingRef}
       subtitle={`${run.modelRepo} · ${run.backendLabel} · ${run.batch} at a time`}
@@ -227,6 +230,12 @@ function LiveRun({ headingRef, progressRef }: { headingRef: RefObject<HTMLHeadin
             <span className={`status status--${run.status}`} data-testid="run-status">
               {run.status}
             </span>
+            {offline && running ? (
+              <span className="muted" data-testid="run-stale">
+                {' '}
+                (last known: the server is not answering)
+              </span>
+            ) : null}
           </span>
           <span className="run-progress__count" data-testid="run-count">
             {run.done} / {run.total} prompts
