@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 
 import { Logo } from './components/Logo.js';
+import { NavIcon } from './components/NavIcon.js';
 import { HistoryPage } from './features/history/HistoryPage.js';
 import { ModelsPage } from './features/models/ModelsPage.js';
 import { ResultsPage } from './features/results/ResultsPage.js';
@@ -11,7 +12,9 @@ import { connectEvents } from './stores/events.js';
 import { PAGES, useNav, type Page } from './stores/nav.js';
 import { syncUrlState } from './stores/url-state.js';
 import { useRuns } from './stores/runs.js';
+import { useSidebar } from './stores/sidebar.js';
 import { useSystem } from './stores/system.js';
+import { useTheme, type ThemeChoice } from './stores/theme.js';
 
 function Screen({ page }: { page: Page }) {
   switch (page) {
@@ -26,6 +29,20 @@ function Screen({ page }: { page: Page }) {
     case 'history':
       return <HistoryPage />;
   }
+}
+
+function ThemePicker() {
+  const choice = useTheme((s) => s.choice);
+  return (
+    <label className="theme-picker">
+      <span className="sr-only">Colour theme</span>
+      <select value={choice} onChange={(e) => useTheme.getState().choose(e.target.value as ThemeChoice)} aria-label="Colour theme">
+        <option value="system">System theme</option>
+        <option value="light">Light</option>
+        <option value="dark">Dark</option>
+      </select>
+    </label>
+  );
 }
 
 /** One notice for the whole app while the services cannot be reached; it goes by itself once they answer again. */
@@ -60,6 +77,7 @@ export function App() {
   const go = useNav((s) => s.go);
   const backend = useSystem((s) => (s.info ? (s.info.backend === 'cpu' ? 'CPU backend' : (s.info.gpus[0]?.name ?? 'CUDA')) : null));
   const offline = useConnection((s) => !s.up);
+  const collapsed = useSidebar((s) => s.collapsed);
 
   useEffect(() => connectEvents(), []);
   useEffect(() => syncUrlState(), []);
@@ -73,7 +91,7 @@ export function App() {
   }, [page]);
 
   return (
-    <div className="shell">
+    <div className={collapsed ? 'shell shell--collapsed' : 'shell'}>
       <a
         className="skip"
         href="#main"
@@ -89,11 +107,21 @@ export function App() {
         <div className="sidebar__inner">
           <div className="brand">
             <Logo size={30} />
-            <div>
+            <div className="brand__text">
               <div className="brand__name">Horizon RunMap</div>
               <div className="brand__sub">OLMoE · INT4 · IFEval</div>
             </div>
           </div>
+          <button
+            type="button"
+            className="sidebar__toggle"
+            aria-expanded={!collapsed}
+            aria-label={collapsed ? 'Expand the sidebar' : 'Collapse the sidebar'}
+            title={collapsed ? 'Expand the sidebar' : 'Collapse the sidebar'}
+            onClick={() => useSidebar.getState().toggle()}
+          >
+            <span aria-hidden="true">{collapsed ? '»' : '«'}</span>
+          </button>
           <ul className="nav">
             {PAGES.map((p) => (
               <li key={p.id}>
@@ -102,14 +130,19 @@ export function App() {
                   className="nav__item"
                   aria-current={page === p.id ? 'page' : undefined}
                   onClick={() => go(p.id)}
+                  title={collapsed ? p.label : undefined}
                 >
-                  {p.label}
+                  <NavIcon page={p.id} />
+                  <span className="nav__label">{p.label}</span>
                   {p.id === 'run' ? <RunBadge /> : null}
                 </button>
               </li>
             ))}
           </ul>
-          <div className="sidebar__foot">{backend ?? ' '}</div>
+          <div className="sidebar__foot">
+            <span>{backend ?? ' '}</span>
+            <ThemePicker />
+          </div>
         </div>
       </nav>
       <main id="main" className={offline ? 'main is-offline' : 'main'} tabIndex={-1} aria-busy={offline || undefined}>

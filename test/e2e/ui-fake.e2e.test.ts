@@ -103,6 +103,48 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(app.consoleAll.filter((m) => m.includes('React DevTools'))).toEqual([]);
   });
 
+  it('fits 1024x700 without sideways scrolling, with a collapsible sidebar, in light and dark', async () => {
+    const small = path.join(shots, '1024x700');
+    mkdirSync(small, { recursive: true });
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await page.reload();
+    // Narrow window: the sidebar starts as a rail; its labels stay the buttons' names.
+    await expect.poll(() => page.getByRole('button', { name: 'Expand the sidebar' }).count()).toBe(1);
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const tableOverflow = () =>
+      page.evaluate(() => Math.max(0, ...[...document.querySelectorAll('.table-scroll')].map((e) => e.scrollWidth - e.clientWidth)));
+    for (const theme of ['light', 'dark'] as const) {
+      await page.getByRole('button', { name: 'Expand the sidebar' }).click();
+      await page.getByLabel('Colour theme').selectOption(theme);
+      if (theme === 'dark') {
+        await expect.poll(() => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).toBe('rgb(14, 16, 22)');
+        await fullShot(page, path.join(small, 'sidebar-open-dark.png'));
+      }
+      await page.getByRole('button', { name: 'Collapse the sidebar' }).click();
+      for (const name of ['System', 'Models', 'Run', 'Results', 'History']) {
+        await page.getByRole('navigation').getByRole('button', { name: new RegExp(`^${name}`) }).click();
+        await expect.poll(() => page.getByRole('heading', { level: 1 }).count()).toBe(1);
+        expect(await overflow(), `${name} (${theme}) scrolls sideways`).toBeLessThanOrEqual(0);
+        expect(await tableOverflow(), `a table on ${name} (${theme}) scrolls sideways`).toBeLessThanOrEqual(0);
+        await fullShot(page, path.join(small, `${name.toLowerCase()}-${theme}.png`));
+      }
+      // History's Delete buttons are within the window.
+      const box = await page.getByRole('button', { name: /^Delete run / }).first().boundingBox();
+      expect(box && box.x + box.width).toBeLessThanOrEqual(1024);
+    }
+    // The choice outlives a reload; 'System theme' follows the operating system's preference.
+    await page.reload();
+    await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await page.getByRole('button', { name: 'Expand the sidebar' }).click();
+    await page.getByLabel('Colour theme').selectOption('system');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect.poll(() => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).toBe('rgb(14, 16, 22)');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect.poll(() => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).toBe('rgb(244, 245, 248)');
+    await page.setViewportSize({ width: 1360, height: 900 });
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('keeps the page, the run and its settings over a reload, and resumes a cancelled run from History', async () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     expect(new URL(page.url()).searchParams.get('page')).toBe('run');

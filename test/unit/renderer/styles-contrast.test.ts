@@ -5,11 +5,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 
 const css = readFileSync(path.resolve(import.meta.dirname, '..', '..', '..', 'renderer', 'src', 'styles.css'), 'utf8');
-const root = /:root\s*{([^}]*)}/.exec(css)?.[1] ?? '';
-const vars = new Map([...root.matchAll(/--([\w-]+):\s*(#[0-9a-f]{6})\s*;/gi)].map((m) => [m[1]!, m[2]!.toLowerCase()]));
+const block = (re: RegExp) => re.exec(css)?.[1] ?? '';
+const hexVars = (text: string) => new Map([...text.matchAll(/--([\w-]+):\s*(#[0-9a-f]{6})\s*;/gi)].map((m) => [m[1]!, m[2]!.toLowerCase()]));
+const light = hexVars(block(/:root\s*{([^}]*)}/));
+// The dark theme names the same variables; one it leaves out keeps its light value.
+const dark = new Map([...light, ...hexVars(block(/:root\[data-theme='dark'\]\s*{([^}]*)}/))]);
+const themes = { light, dark } as const;
+let vars = light;
 
 function color(name: string): string {
   const hex = name.startsWith('#') ? name : vars.get(name);
@@ -30,7 +35,18 @@ function contrast(fg: string, bg: string): number {
   return (hi! + 0.05) / (lo! + 0.05);
 }
 
-describe('styles.css contrast', () => {
+describe.each(['light', 'dark'] as const)('styles.css contrast (%s)', (theme) => {
+  beforeEach(() => {
+    vars = themes[theme];
+  });
+
+  it('defines every light variable in the dark theme too, and the media query the same as the toggle', () => {
+    const own = hexVars(block(/:root\[data-theme='dark'\]\s*{([^}]*)}/));
+    const media = hexVars(block(/@media \(prefers-color-scheme: dark\)\s*{\s*:root:not\(\[data-theme='light'\]\)\s*{([^}]*)}/));
+    expect([...light.keys()].filter((k) => !own.has(k))).toEqual([]);
+    expect(media).toEqual(own);
+  });
+
   it.each([
     // Muted text: hints, card subtitles, table headers, stat labels, on cards, stats, the page and a selected row.
     ['muted', 'surface'],
@@ -46,16 +62,26 @@ describe('styles.css contrast', () => {
     ['bad', 'surface'],
     ['accent', 'accent-soft'],
     ['accent', 'surface'],
-    ['#ffffff', 'accent'],
+    ['#ffffff', 'accent-fill'],
     // The Delete run button.
-    ['#ffffff', 'bad'],
+    ['#ffffff', 'bad-fill'],
     ['side-text', 'side'],
+    ['notice-bad-text', 'bad-soft'],
+    ['notice-ok-text', 'ok-soft'],
+    ['notice-info-text', 'accent-soft'],
+    ['text', 'warn-soft'],
+    ['text', 'control-bg'],
+    ['text', 'surface'],
+    ['muted', 'neutral-soft'],
+    ['text-2', 'neutral-soft'],
+    ['muted', 'row-hover'],
   ])('%s on %s is at least 4.5:1', (fg, bg) => {
     expect(contrast(fg, bg)).toBeGreaterThanOrEqual(4.5);
   });
 
   it('draws input outlines at 3:1 against a card', () => {
     expect(contrast('field-border', 'surface')).toBeGreaterThanOrEqual(3);
+    expect(contrast('field-border', 'control-bg')).toBeGreaterThanOrEqual(3);
     expect(css).toMatch(/input,\s*select\s*{[^}]*border: 1px solid var\(--field-border\)/);
   });
 });

@@ -115,12 +115,12 @@ export function HistoryPage() {
                     <span className="sr-only">Select</span>
                   </th>
                   <th scope="col">Run</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Backend</th>
+                  <th scope="col">Model · backend</th>
                   <th scope="col">Status</th>
                   <th scope="col">Prompts</th>
-                  <th scope="col">Prompt strict</th>
-                  <th scope="col">Prompt loose</th>
+                  <th scope="col">
+                    <abbr title="Prompt-level accuracy, strict / loose">Strict / loose</abbr>
+                  </th>
                   <th scope="col">Started</th>
                   <th scope="col">
                     <span className="sr-only">Actions</span>
@@ -180,8 +180,10 @@ const HistoryRow = memo(function HistoryRow({ run: r, pick, buttons }: { run: Ru
       </td>
       <td>
         {r.modelRepo} <span className="mono muted">{shortSha(r.modelRevision)}</span>
+        <div className="muted small">
+          {r.weights.toUpperCase()} · {r.backendLabel}
+        </div>
       </td>
-      <td>{r.backendLabel}</td>
       <td>
         <span className={`status status--${r.status}`} title={r.error ?? undefined}>
           {r.status}
@@ -191,8 +193,9 @@ const HistoryRow = memo(function HistoryRow({ run: r, pick, buttons }: { run: Ru
       <td>
         {r.done}/{r.total}
       </td>
-      <td>{formatPercent(r.accuracies?.promptStrict)}</td>
-      <td>{formatPercent(r.accuracies?.promptLoose)}</td>
+      <td className="nowrap">
+        {formatPercent(r.accuracies?.promptStrict)} / {formatPercent(r.accuracies?.promptLoose)}
+      </td>
       <td>{formatDate(r.createdAt)}</td>
       <td>
         <div className="row-actions">
