@@ -112,16 +112,6 @@ export function App() {
               <div className="brand__sub">OLMoE · INT4 · IFEval</div>
             </div>
           </div>
-          <button
-            type="button"
-            className="sidebar__toggle"
-            aria-expanded={!collapsed}
-            aria-label={collapsed ? 'Expand the sidebar' : 'Collapse the sidebar'}
-            title={collapsed ? 'Expand the sidebar' : 'Collapse the sidebar'}
-            onClick={() => useSidebar.getState().toggle()}
-          >
-            <span aria-hidden="true">{collapsed ? '»' : '«'}</span>
-          </button>
           <ul className="nav">
             {PAGES.map((p) => (
               <li key={p.id}>
@@ -139,6 +129,17 @@ export function App() {
               </li>
             ))}
           </ul>
+          {/* After the pages in the tab order (the skip link leads to them); drawn at the top. */}
+          <button
+            type="button"
+            className="sidebar__toggle"
+            aria-expanded={!collapsed}
+            aria-label={collapsed ? 'Expand the sidebar' : 'Collapse the sidebar'}
+            title={collapsed ? 'Expand the sidebar' : 'Collapse the sidebar'}
+            onClick={() => useSidebar.getState().toggle()}
+          >
+            <span aria-hidden="true">{collapsed ? '»' : '«'}</span>
+          </button>
           <div className="sidebar__foot">
             <span>{backend ?? ' '}</span>
             <ThemePicker />

@@ -247,7 +247,7 @@ describe('renderer at 900×600 by keyboard (fake services)', () => {
     await nav.getByRole('button', { name: 'History' }).click();
     const table = page.getByRole('region', { name: 'Runs table' });
     const row1 = table.locator('tr', { hasText: 'run-1' });
-    const done1 = Number((await row1.locator('td').nth(5).textContent())?.split('/')[0]);
+    const done1 = Number((await row1.locator('td').nth(4).textContent())?.split('/')[0]);
     expect(done1).toBeGreaterThan(stoppedAt);
     expect(await page.getByTestId('comparison').count()).toBe(1);
 
