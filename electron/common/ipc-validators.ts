@@ -4,6 +4,7 @@
  * To add a channel: add an entry to REQUEST_SCHEMAS; the `satisfies` clause fails to compile until you do.
  */
 import { RESPONSE_SORT_KEYS, type AssetKind, type Channel, type RequestOf } from './ipc-contract.js';
+import { REPO_PATTERN, REVISION_PATTERN } from './model-ref.js';
 import { err, ok, type Result } from './result.js';
 import { MAX_CUDA_DEVICE } from './worker-protocol.js';
 
@@ -114,8 +115,8 @@ export const none: Schema<undefined> = {
 
 const id = str({ min: 1, max: 200, pattern: /^(?!.*\.\.)[\w.@/:+-]+$/ });
 const absPathOrRelative = str({ min: 1, max: 4096 });
-const repo = str({ min: 3, max: 200, pattern: /^[\w.-]+\/[\w.-]+$/ });
-const revision = str({ min: 1, max: 200, pattern: /^[\w./-]+$/ });
+const repo = str({ min: 3, max: 200, pattern: REPO_PATTERN });
+const revision = str({ min: 1, max: 200, pattern: REVISION_PATTERN });
 const assetKind = oneOf<AssetKind>('ifeval', 'punkt');
 const runRef = object({ runId: id });
 

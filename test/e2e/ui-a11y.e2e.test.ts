@@ -90,7 +90,15 @@ describe('renderer at 900×600 by keyboard (fake services)', () => {
     await expect.poll(() => steps.getByRole('alert').textContent()).toContain("model repo 'missing/model' not found");
     // It failed while resolving the repo: the steps after it wait for nothing.
     expect(await steps.locator('.step__meta').allTextContents()).toEqual(['not started', 'not started', 'not started']);
-    expect(await page.getByRole('button', { name: 'Resume preparation' }).count()).toBe(1);
+    // Nothing was downloaded: there is nothing to resume, so the button says Prepare (#20).
+    expect(await page.getByRole('button', { name: 'Resume preparation' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Prepare', exact: true }).count()).toBe(1);
+    // A repository typed as a web address is caught beside its field before anything is sent.
+    await page.getByLabel('Repository').fill('https://huggingface.co/allenai/OLMoE-1B-7B-0924-Instruct');
+    await expect.poll(() => page.getByLabel('Repository').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByTestId('prepare-card').locator('.field__error').textContent()).toBe(
+      'Enter the repository, not its web address: allenai/OLMoE-1B-7B-0924-Instruct.',
+    );
     // Another model is a new preparation, not a resume of the failed one.
     await page.getByRole('button', { name: 'Use pinned default' }).click();
     const prepare = page.getByRole('button', { name: 'Prepare', exact: true });

@@ -137,7 +137,13 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof PrepError) {
-      console.error(`horizon prepare: ${error.message}${error.code === 'CANCELLED' ? ' (run the same command again to resume)' : ''}`);
+      const hint =
+        error.code === 'CANCELLED'
+          ? ' (run the same command again to resume)'
+          : error.code === 'PERMISSION' && /needs an access token$/.test(error.message)
+            ? ' (--token or HF_TOKEN)'
+            : '';
+      console.error(`horizon prepare: ${error.message}${hint}`);
       return error.code === 'CANCELLED' ? 130 : 1;
     }
     throw error;

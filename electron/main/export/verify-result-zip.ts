@@ -36,6 +36,24 @@ const MAX_OTHER_ENTRY_BYTES = MiB;
 const MAX_UNCOMPRESSED_BYTES = 1 << 30;
 
 /**
+ * What went wrong reading one entry, said of that entry: yauzl's and zlib's own words ("too many bytes in the
+ * stream", "invalid distance too far back") mean the ZIP was altered or damaged there.
+ */
+export function entryReadError(name: string, e: Error): Error {
+  const m = e.message;
+  const sizes = /^(too many|not enough) bytes in the stream\. expected (\d+)\. got (?:at least |only )?(\d+)/.exec(m);
+  let what: string;
+  if (sizes) {
+    what = `its data holds ${sizes[1] === 'too many' ? 'more' : 'fewer'} bytes than the ZIP's directory records (${sizes[2]}): the ZIP was altered or damaged here`;
+  } else if ((e as NodeJS.ErrnoException).code?.startsWith('Z_') || /invalid (distance|code|block|stored)|incorrect header|unexpected end of file/i.test(m)) {
+    what = `its compressed data is damaged (${m}): the ZIP was altered or damaged here`;
+  } else {
+    what = m;
+  }
+  return new Error(`${name}: ${what}`, { cause: e });
+}
+
+/**
  * Reads every file entry of a ZIP into memory, each under its cap in MAX_ENTRY_BYTES (checked against the declared
  * size and again while inflating); throws naming the ZIP and the entry for an unreadable archive or entry.
  */
@@ -65,7 +83,7 @@ export async function readZipEntries(file: string): Promise<Map<string, Buffer>>
         total += entry.uncompressedSize;
         if (total > MAX_UNCOMPRESSED_BYTES) return reject(new Error(`more than ${MAX_UNCOMPRESSED_BYTES} bytes uncompressed`));
         zip.openReadStream(entry, (err, stream) => {
-          if (err) return reject(new Error(`${name}: ${err.message}`, { cause: err }));
+          if (err) return reject(entryReadError(name, err));
           const chunks: Buffer[] = [];
           let bytes = 0;
           stream.on('data', (c: Buffer) => {
@@ -77,7 +95,7 @@ export async function readZipEntries(file: string): Promise<Map<string, Buffer>>
             }
             chunks.push(c);
           });
-          stream.on('error', (e: Error) => reject(new Error(`${name}: ${e.message}`, { cause: e })));
+          stream.on('error', (e: Error) => reject(entryReadError(name, e)));
           stream.on('end', () => {
             out.set(name, Buffer.concat(chunks));
             zip.readEntry();

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { renameDurably, writeFileAtomic } from '../../node/atomic-write.js';
 import { FileHasher, type FileDigest } from '../../node/file-hasher.js';
-import { PrepError, toPrepError } from './prep-error.js';
+import { gatedRepoError, PrepError, toPrepError } from './prep-error.js';
 
 /** What the downloaded bytes must be; a missing hash is not checked, a missing size is taken from the response. */
 export type ExpectedFile = { readonly size?: number; readonly sha256?: string; readonly gitSha1?: string };
@@ -68,10 +68,7 @@ class StallError extends RetryableError {
 
 function httpError(status: number, label: string, url: string, authed: boolean): PrepError | RetryableError {
   if (status === 401 || status === 403) {
-    return new PrepError(
-      'PERMISSION',
-      `${label}: the repository is gated or private (HTTP ${status}); ${authed ? 'the access token given has no access to it (request access on the model page)' : 'give an access token (--token or HF_TOKEN)'}`,
-    );
+    return gatedRepoError(label, status, authed);
   }
   if (status === 404) return new PrepError('NOT_FOUND', `${label}: not found at ${url} (HTTP 404)`);
   if (status === 429 || status >= 500) return new RetryableError(`HTTP ${status}`);

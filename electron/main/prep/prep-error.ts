@@ -35,3 +35,14 @@ export function toPrepError(error: unknown, file: string): PrepError {
 export function throwIfAborted(signal: AbortSignal | undefined, what: string): void {
   if (signal?.aborted) throw new PrepError('CANCELLED', `${what}: cancelled`);
 }
+
+/**
+ * A gated or private repository refused the request. Said for every screen alike: the CLI adds where its token goes
+ * (--token, HF_TOKEN), the app has its access token field beside the message.
+ */
+export function gatedRepoError(where: string, status: number, withToken: boolean): PrepError {
+  return new PrepError(
+    'PERMISSION',
+    `${where}: the repository is gated or private (HTTP ${status}); ${withToken ? 'the access token given has no access to it (request access on the model page)' : 'it needs an access token'}`,
+  );
+}

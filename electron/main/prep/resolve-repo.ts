@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { HubApiError, listFiles, modelInfo } from '@huggingface/hub';
 
-import { PrepError } from './prep-error.js';
+import { gatedRepoError, PrepError } from './prep-error.js';
 
 /** One file of a repo at a commit, as the Hub tree lists it. */
 export type RepoFile = {
@@ -110,10 +110,7 @@ function hubError(error: HubApiError, code: string | null, opts: ResolveRepoOpti
     return new PrepError('NOT_FOUND', `${where}: revision '${opts.revision}' not found in ${opts.repo} (HTTP ${status})`);
   }
   if (code === 'GatedRepo' || (code !== 'RepoNotFound' && (status === 401 || status === 403))) {
-    return new PrepError(
-      'PERMISSION',
-      `${where}: the repository is gated or private (HTTP ${status}); ${opts.token ? 'the access token given has no access to it (request access on the model page)' : 'give an access token (--token or HF_TOKEN)'}`,
-    );
+    return gatedRepoError(where, status, Boolean(opts.token));
   }
   if (code === 'RepoNotFound' || status === 404 || status === 401) {
     return new PrepError(

@@ -9,6 +9,7 @@ import {
   type PrepareRequest,
   type PrepareStep,
 } from '../../../electron/common/ipc-contract.js';
+import { repoProblem, revisionProblem } from '../../../electron/common/model-ref.js';
 import { call } from '../api.js';
 import { useSystem } from './system.js';
 
@@ -25,6 +26,8 @@ export interface PrepareJobState {
 export interface ModelsState {
   models: readonly PreparedModel[];
   form: { repo: string; revision: string; token: string };
+  /** What is wrong with the repository and revision as typed (checked on each keystroke), for their fields. */
+  formErrors: { repo: string | null; revision: string | null };
   job: PrepareJobState | null;
   /** A prepare request is on its way (a second click must not start a second job). */
   submitting: boolean;
@@ -44,6 +47,15 @@ export interface ModelsState {
   checkQuality(modelId: string): Promise<void>;
   cancelQuality(): Promise<void>;
   handleProgress(p: PrepareProgress): void;
+}
+
+/**
+ * Whether a stopped preparation left anything to pick up: bytes downloaded, verified or packed. A job that failed
+ * before (a 404 or a gated repo while resolving) has nothing to resume: preparing again starts it over.
+ */
+export function leftWorkToResume(job: Pick<PrepareJobState, 'status' | 'steps'>): boolean {
+  if (job.status !== 'failed' && job.status !== 'cancelled') return false;
+  return (['download', 'verify', 'pack'] as const).some((step) => (job.steps[step]?.doneBytes ?? 0) > 0);
 }
 
 function applyProgress(job: PrepareJobState, p: PrepareProgress): PrepareJobState {
@@ -76,6 +88,7 @@ function takeEarly(jobId: string): PrepareProgress[] {
 export const useModels = create<ModelsState>((set, get) => ({
   models: [],
   form: { repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION, token: '' },
+  formErrors: { repo: null, revision: null },
   job: null,
   submitting: false,
   assetsJob: null,
@@ -87,11 +100,20 @@ export const useModels = create<ModelsState>((set, get) => ({
     const r = await call('models:list', undefined);
     set(r.ok ? { models: r.value, error: null } : { error: r.error.message });
   },
-  setForm: (patch) => set({ form: { ...get().form, ...patch } }),
+  setForm: (patch) => {
+    const form = { ...get().form, ...patch };
+    set({ form, formErrors: { repo: repoProblem(form.repo), revision: revisionProblem(form.revision) } });
+  },
   prepare: async () => {
     // The button stays focusable while a job runs (so the keyboard focus is not lost), so the store refuses here.
     if (get().submitting || get().job?.status === 'running') return;
     const { repo, revision, token } = get().form;
+    const formErrors = { repo: repoProblem(repo), revision: revisionProblem(revision) };
+    if (formErrors.repo || formErrors.revision) {
+      // Beside their fields: nothing is sent that the services would refuse.
+      set({ formErrors, error: null });
+      return;
+    }
     const request: PrepareRequest = { repo: repo.trim(), revision: revision.trim(), ...(token ? { token } : {}) };
     set({ submitting: true });
     const r = await call('models:prepare', request);

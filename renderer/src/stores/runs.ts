@@ -36,8 +36,12 @@ export function isResumable(run: Pick<RunSummary, 'status' | 'done' | 'total'>):
   return (run.status === 'cancelled' || run.status === 'failed') && run.done < run.total;
 }
 
+/** Each run-form field's problem, as its field shows it. */
+export type RunFieldErrors = Partial<Record<Exclude<keyof RunForm, 'modelId'>, string>>;
+
 interface RunsState {
   form: RunForm;
+  fieldErrors: RunFieldErrors;
   run: RunSummary | null;
   /** The newest resumable run, offered on the Run page when no run is shown there. */
   resumable: RunSummary | null;
@@ -98,13 +102,19 @@ function earlyFor(runId: string): { progress?: RunProgress; rows: readonly Respo
 
 export const useRuns = create<RunsState>((set, get) => ({
   form: { modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' },
+  fieldErrors: {},
   run: null,
   resumable: null,
   progress: null,
   stream: [],
   error: null,
   busy: false,
-  setForm: (patch) => set({ form: { ...get().form, ...patch } }),
+  setForm: (patch) => {
+    // A field's error goes as soon as it is edited; the others stay until the next start.
+    const fieldErrors = { ...get().fieldErrors };
+    for (const k of Object.keys(patch)) delete fieldErrors[k as keyof RunFieldErrors];
+    set({ form: { ...get().form, ...patch }, fieldErrors });
+  },
   start: async () => {
     const { form } = get();
     if (get().busy) return;
@@ -117,13 +127,15 @@ export const useRuns = create<RunsState>((set, get) => ({
     const maxNewTokens = parseCount('Max new tokens', form.maxNewTokens, 1, 4096);
     const expertBudgetMiB = parseGiBToMiB('GPU expert memory', form.expertBudgetGiB, 0.25, 1024);
     const cudaDevice = parseCount('GPU', form.cudaDevice, 0, 63);
-    for (const v of [limit, batch, maxNewTokens, expertBudgetMiB, cudaDevice]) {
-      if (typeof v === 'string') {
-        set({ error: v });
-        return;
-      }
+    const parsed = { limit, batch, maxNewTokens, expertBudgetGiB: expertBudgetMiB, cudaDevice };
+    // Every field's problem at once, each beside its field.
+    const fieldErrors: RunFieldErrors = {};
+    for (const [field, v] of Object.entries(parsed)) if (typeof v === 'string') fieldErrors[field as keyof RunFieldErrors] = v;
+    if (Object.keys(fieldErrors).length > 0) {
+      set({ fieldErrors, error: null });
+      return;
     }
-    set({ busy: true, error: null });
+    set({ busy: true, error: null, fieldErrors: {} });
     const r = await call('runs:start', {
       modelId: form.modelId,
       ...(typeof limit === 'number' ? { limit } : {}),

@@ -5,7 +5,7 @@ import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { Notice } from '../../components/Notice.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
-import { useModels } from '../../stores/models.js';
+import { leftWorkToResume, useModels } from '../../stores/models.js';
 import { StepProgress } from './StepProgress.js';
 
 const STEPS: readonly { step: PrepareStep; label: string }[] = [
@@ -16,6 +16,7 @@ const STEPS: readonly { step: PrepareStep; label: string }[] = [
 
 export function PrepareCard() {
   const form = useModels((s) => s.form);
+  const formErrors = useModels((s) => s.formErrors);
   const job = useModels((s) => s.job);
   const setForm = useModels((s) => s.setForm);
   const prepare = useModels((s) => s.prepare);
@@ -24,10 +25,7 @@ export function PrepareCard() {
   const running = job?.status === 'running';
   const isDefault = form.repo === DEFAULT_MODEL_REPO && form.revision === DEFAULT_MODEL_REVISION;
   // Only the same model picks up where the stopped job left off; another one is a new preparation.
-  const resumable =
-    (job?.status === 'failed' || job?.status === 'cancelled') &&
-    job.request.repo === form.repo.trim() &&
-    job.request.revision === form.revision.trim();
+  const resumable = job !== null && leftWorkToResume(job) && job.request.repo === form.repo.trim() && job.request.revision === form.revision.trim();
   const prepareButton = useRef<HTMLButtonElement>(null);
   useFocusFallback(prepareButton, job?.status);
 
@@ -45,7 +43,14 @@ export function PrepareCard() {
         }}
       >
         <div className="form__row">
-          <Field label="Repository" value={form.repo} onValue={(repo) => setForm({ repo })} spellCheck={false} required />
+          <Field
+            label="Repository"
+            value={form.repo}
+            onValue={(repo) => setForm({ repo })}
+            spellCheck={false}
+            required
+            error={formErrors.repo}
+          />
           <Field
             label="Revision"
             value={form.revision}
@@ -53,6 +58,7 @@ export function PrepareCard() {
             className="field--mono"
             spellCheck={false}
             required
+            error={formErrors.revision}
             hint={isDefault ? 'Pinned default commit.' : 'Branch, tag or commit sha.'}
           />
         </div>
@@ -99,7 +105,7 @@ export function PrepareCard() {
           ))}
           {job.status === 'done' ? <Notice tone="ok">Ready: {job.modelId}</Notice> : null}
           {job.status === 'cancelled' ? (
-            <Notice tone="info">Cancelled. Prepare again to resume where it stopped.</Notice>
+            <Notice tone="info">{leftWorkToResume(job) ? 'Cancelled. Prepare again to resume where it stopped.' : 'Cancelled before anything was downloaded.'}</Notice>
           ) : null}
           {job.error ? <Notice tone="error">{job.error}</Notice> : null}
         </div>

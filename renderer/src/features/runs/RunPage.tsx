@@ -26,6 +26,7 @@ export function RunPage() {
   const runId = useRuns((s) => s.run?.id);
   const status = useRuns((s) => s.run?.status);
   const error = useRuns((s) => s.error);
+  const fieldErrors = useRuns((s) => s.fieldErrors);
   const busy = useRuns((s) => s.busy);
   const resumable = useRuns((s) => s.resumable);
   const { setForm, start, cancel, resume } = useRuns.getState();
@@ -99,6 +100,7 @@ export function RunPage() {
               placeholder="all 541"
               value={form.limit}
               onValue={(limit) => setForm({ limit })}
+              error={fieldErrors.limit}
               disabled={running}
               className="field--narrow"
             />
@@ -108,6 +110,7 @@ export function RunPage() {
               placeholder="automatic"
               value={form.batch}
               onValue={(batch) => setForm({ batch })}
+              error={fieldErrors.batch}
               disabled={running}
               className="field--narrow"
               hint="Prompts generated at once; the next starts as one ends."
@@ -117,6 +120,7 @@ export function RunPage() {
               inputMode="numeric"
               value={form.maxNewTokens}
               onValue={(maxNewTokens) => setForm({ maxNewTokens })}
+              error={fieldErrors.maxNewTokens}
               disabled={running}
               className="field--narrow"
             />
@@ -128,6 +132,7 @@ export function RunPage() {
               placeholder="automatic"
               value={form.expertBudgetGiB}
               onValue={(expertBudgetGiB) => setForm({ expertBudgetGiB })}
+              error={fieldErrors.expertBudgetGiB}
               disabled={running || onCpu}
               className="field--short-input"
               hint={
@@ -175,6 +180,7 @@ export function RunPage() {
           </div>
         </form>
         {error ? <Notice tone="error">{error}</Notice> : null}
+        {fieldErrors.cudaDevice ? <Notice tone="error">{fieldErrors.cudaDevice}</Notice> : null}
         {!runId && resumable ? (
           <div className="notice notice--info resume-offer" data-testid="resume-offer">
             <span>

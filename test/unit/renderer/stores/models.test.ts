@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION } from '../../../../electron/common/ipc-contract.js';
 import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
-import { useModels } from '../../../../renderer/src/stores/models.js';
+import { leftWorkToResume, useModels } from '../../../../renderer/src/stores/models.js';
 import { useSystem } from '../../../../renderer/src/stores/system.js';
 import { holdReplies, inProcessTransport, shared } from '../in-process-transport.js';
 
@@ -81,10 +81,26 @@ describe('models store', () => {
     expect(JSON.stringify(useModels.getState().job)).not.toContain('hf_secret');
   });
 
-  it('shows a validation error from the service', async () => {
+  it.each([
+    ['not a repo', null, /^Add the owner: a repository is owner\/name/],
+    ['https://huggingface.co/allenai/OLMoE-1B-7B-0924-Instruct/tree/main', null, /not its web address: allenai\/OLMoE-1B-7B-0924-Instruct\.$/],
+    ['o/m x', null, /^Use letters, digits/],
+    ['', null, /^Enter a repository/],
+    ['o/m', 'a b', /^A branch, tag or commit sha/],
+  ])('says what is wrong with repo %j / revision %j beside the field as it is typed, and sends nothing', async (repo, revision, message) => {
     const t = inProcessTransport();
     setTransport(t.transport);
-    useModels.getState().setForm({ repo: 'not a repo' });
+    useModels.getState().setForm({ repo, ...(revision !== null ? { revision } : {}) });
+    const errors = useModels.getState().formErrors;
+    expect(revision === null ? errors.repo : errors.revision).toMatch(message);
+    await useModels.getState().prepare();
+    expect(t.calls.filter((c) => c.channel === 'models:prepare')).toEqual([]);
+    expect(useModels.getState()).toMatchObject({ job: null, error: null });
+  });
+
+  it('shows a validation error from the service (a request the form did not check)', async () => {
+    answering((channel) => (channel === 'models:prepare' ? { ok: false, error: { code: 'BAD_INPUT', message: 'models:prepare: request.repo has an invalid format' } } : undefined));
+    useModels.getState().setForm({ repo: 'o/m' });
     await useModels.getState().prepare();
     expect(useModels.getState().error).toBe('models:prepare: request.repo has an invalid format');
     expect(useModels.getState().job).toBeNull();
@@ -182,21 +198,28 @@ describe('models store: errors, cancels and assets', () => {
     expect(useModels.getState()).toMatchObject({ error: null, models: [] });
   });
 
-  it('trims the revision, and prepares again once a refused request is corrected', async () => {
+  it('trims the revision, and prepares once a refused entry is corrected', async () => {
     const t = inProcessTransport();
     setTransport(t.transport);
     useModels.getState().setForm({ repo: 'not a repo' });
     await useModels.getState().prepare();
     expect(useModels.getState()).toMatchObject({ submitting: false, job: null });
-    expect(useModels.getState().error).toMatch(/invalid format/);
+    expect(useModels.getState().formErrors.repo).toMatch(/owner\/name/);
     useModels.getState().setForm({ repo: 'o/m', revision: ' main ' });
+    expect(useModels.getState().formErrors).toEqual({ repo: null, revision: null });
     await useModels.getState().prepare();
-    expect(t.calls.filter((c) => c.channel === 'models:prepare').map((c) => c.payload)).toEqual([
-      { repo: 'not a repo', revision: DEFAULT_MODEL_REVISION },
-      { repo: 'o/m', revision: 'main' },
-    ]);
+    expect(t.calls.filter((c) => c.channel === 'models:prepare').map((c) => c.payload)).toEqual([{ repo: 'o/m', revision: 'main' }]);
     expect(useModels.getState()).toMatchObject({ error: null, job: { status: 'running', request: { repo: 'o/m', revision: 'main' } } });
     await useModels.getState().cancel();
+  });
+
+  it('offers to resume a stopped preparation only when it left work to pick up', () => {
+    const step = (doneBytes: number) => ({ jobId: 'j', step: 'download' as const, status: 'failed' as const, doneBytes, totalBytes: 10, bytesPerSecond: 0, etaSeconds: null, message: '' });
+    expect(leftWorkToResume({ status: 'failed', steps: {} })).toBe(false);
+    expect(leftWorkToResume({ status: 'failed', steps: { resolve: { ...step(0), step: 'resolve' } } })).toBe(false);
+    expect(leftWorkToResume({ status: 'failed', steps: { download: step(0) } })).toBe(false);
+    expect(leftWorkToResume({ status: 'cancelled', steps: { download: step(4) } })).toBe(true);
+    expect(leftWorkToResume({ status: 'running', steps: { download: step(4) } })).toBe(false);
   });
 
   it('keeps every step of the events that arrive before the prepare reply', async () => {

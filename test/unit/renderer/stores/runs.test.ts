@@ -38,15 +38,18 @@ describe('runs store', () => {
     setTransport(t.transport);
     await useRuns.getState().start();
     expect(useRuns.getState().error).toBe('Choose a prepared model first.');
-    useRuns.getState().setForm({ modelId: 'm', batch: '100' });
+    // Every bad field at once, each under its own name.
+    useRuns.getState().setForm({ modelId: 'm', batch: '100', expertBudgetGiB: '0.1', cudaDevice: 'gpu1', limit: '20' });
     await useRuns.getState().start();
-    expect(useRuns.getState().error).toBe('Batch size must be a whole number from 1 to 64.');
-    useRuns.getState().setForm({ batch: '', expertBudgetGiB: '0.1' });
-    await useRuns.getState().start();
-    expect(useRuns.getState().error).toBe('GPU expert memory must be a number of GiB from 0.25 to 1024, or empty for automatic.');
-    useRuns.getState().setForm({ expertBudgetGiB: '', cudaDevice: 'gpu1' });
-    await useRuns.getState().start();
-    expect(useRuns.getState().error).toBe('GPU must be a whole number from 0 to 63.');
+    expect(useRuns.getState().error).toBeNull();
+    expect(useRuns.getState().fieldErrors).toEqual({
+      batch: 'Batch size must be a whole number from 1 to 64.',
+      expertBudgetGiB: 'GPU expert memory must be a number of GiB from 0.25 to 1024, or empty for automatic.',
+      cudaDevice: 'GPU must be a whole number from 0 to 63.',
+    });
+    // Editing a field clears its own error only.
+    useRuns.getState().setForm({ batch: '8' });
+    expect(Object.keys(useRuns.getState().fieldErrors)).toEqual(['expertBudgetGiB', 'cudaDevice']);
     expect(t.calls.filter((c) => c.channel === 'runs:start')).toEqual([]);
   });
 

@@ -17,7 +17,7 @@ let hub: HubServer;
 
 beforeAll(async () => {
   hub = await startHubServer({
-    repos: { [TEST_REPO]: { dir: await makeTestRepo(tempDir('cli-repo')) } },
+    repos: { [TEST_REPO]: { dir: await makeTestRepo(tempDir('cli-repo')) }, 'test-org/gated': { dir: await makeTestRepo(tempDir('cli-gated')), gated: { token: 'hf_right' } } },
     assets: { '/ifeval/input_data.jsonl': { file: path.join(SHARED, 'ifeval', 'input_data.jsonl') } },
   });
 });
@@ -75,6 +75,12 @@ describe('horizon prepare / assets', () => {
     const { code, stderr } = await horizon(['prepare', '--model', 'test-org/missing', '--dir', tempDir('cli-data'), '--hub-url', hub.url]);
     expect(code).toBe(1);
     expect(stderr).toMatch(/horizon prepare: test-org\/missing@main: model repo 'test-org\/missing' not found/);
+  });
+
+  it('tells where a gated repo takes its token, which the app does not need to hear', async () => {
+    const { code, stderr } = await horizon(['prepare', '--model', 'test-org/gated', '--dir', tempDir('cli-data'), '--hub-url', hub.url]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/the repository is gated or private \(HTTP 401\); it needs an access token \(--token or HF_TOKEN\)\n$/);
   });
 
   it('imports and reports the eval assets', async () => {

@@ -554,7 +554,16 @@ describe('result ZIP: write and verify', () => {
     const zip = readFileSync(good);
     const short = path.join(dir, 'short-entry.zip');
     await writeFile(short, declareSize(zip, 'summary.json', 10));
-    await expect(verifyResultZip(short, tools)).rejects.toThrow(`${short}: reading the ZIP failed (summary.json: `);
+    await expect(verifyResultZip(short, tools)).rejects.toThrow(
+      `${short}: reading the ZIP failed (summary.json: its data holds more bytes than the ZIP's directory records (10): the ZIP was altered or damaged here)`,
+    );
+    // A byte flipped in the compressed data of the first entry: that entry is named, in words.
+    const flipped = Buffer.from(zip);
+    flipped[60] = flipped[60]! ^ 0x55;
+    const damaged = path.join(dir, 'damaged-entry.zip');
+    await writeFile(damaged, flipped);
+    const first = (await readZipEntries(good)).keys().next().value as string;
+    await expect(verifyResultZip(damaged, tools)).rejects.toThrow(new RegExp(`reading the ZIP failed \\(${first.replace('.', '\\.')}: (its compressed data is damaged|its data holds)`));
     const huge = path.join(dir, 'huge-entry.zip');
     const cap = MAX_ENTRY_BYTES['responses.jsonl']!;
     // Decoding an entry into one string fails past V8's limit of 2^29 - 24 characters.

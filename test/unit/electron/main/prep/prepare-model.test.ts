@@ -202,7 +202,8 @@ describe('prepareModel against the local hub', () => {
   });
 
   it('asks for a token on a gated repo and uses it as a Bearer header', async () => {
-    await expectPrepError(prepareModel(opts({ repo: 'test-org/gated-olmoe' })), 'PERMISSION', /gated or private.*401.*token/);
+    // Said for any screen: no CLI flag or environment variable in it (the CLI adds those).
+    await expectPrepError(prepareModel(opts({ repo: 'test-org/gated-olmoe' })), 'PERMISSION', /gated or private \(HTTP 401\); it needs an access token$/);
     await expectPrepError(prepareModel(opts({ repo: 'test-org/gated-olmoe', token: 'hf_wrong' })), 'PERMISSION', /gated or private.*403/);
     const result = await prepareModel(opts({ repo: 'test-org/gated-olmoe', token: TEST_TOKEN }));
     expect(result.manifest.source.files.length).toBe(9);
