@@ -13,6 +13,12 @@ import type { Result } from './result.js';
 /** The pinned default model: repo and commit. */
 export const DEFAULT_MODEL_REPO = 'allenai/OLMoE-1B-7B-0924-Instruct';
 export const DEFAULT_MODEL_REVISION = '7f1c97f440f06ce36705e4f2b843edb5925f4498';
+/**
+ * The default model on disk: its checkpoint as downloaded (6,919,161,856 BF16 parameters, 2 bytes each, plus its
+ * JSON and tokenizer files) and its INT4 pack (6,442,450,944 expert weights at 4.5 bits, 476,710,912 others in FP16).
+ */
+export const DEFAULT_MODEL_DOWNLOAD_BYTES = 13_840_500_000;
+export const DEFAULT_MODEL_PACKED_BYTES = 4_580_000_000;
 
 export interface GpuInfo {
   /** CUDA device index. */
@@ -57,6 +63,8 @@ export interface SystemInfo {
   /** Hugging Face Hub base URL preparation uses. */
   readonly hubUrl: string;
   readonly appVersion: string;
+  /** Free bytes for this user on the data folder's disk; null when the system does not say. */
+  readonly dataDirFreeBytes: number | null;
   readonly assets: readonly AssetStatus[];
   /** True in the desktop app, where `pickPath` opens the system's file dialog; false in a browser (paths are typed). */
   readonly nativeDialogs: boolean;
@@ -209,9 +217,64 @@ export interface DownloadAssetsRequest {
   readonly kinds?: readonly AssetKind[];
 }
 
+export interface ModelRef {
+  readonly modelId: string;
+}
+
+/** One file of a model variant's folder. */
+export interface ModelFile {
+  /** Relative to the variant's folder, '/'-separated. */
+  readonly path: string;
+  readonly bytes: number;
+}
+
+/** Everything about one prepared variant: where it is, what it holds and how it was made. */
+export interface ModelDetails {
+  readonly id: string;
+  readonly repo: string;
+  /** The commit sha it resolved to, and the revision asked for (branch, tag or sha). */
+  readonly revision: string;
+  readonly revisionAsked: string;
+  readonly weights: WeightsFormat;
+  /** The prepared folder (prepared.json, source/, int4-gN/) and this variant's own folder inside it. */
+  readonly preparedDir: string;
+  readonly dir: string;
+  readonly files: readonly ModelFile[];
+  readonly totalBytes: number;
+  /** INT4 only: the packed format (qpacked-v2), its 4-bit codebook, the group size and the bits a weight it costs. */
+  readonly packScheme: { readonly format: string; readonly codebook: string; readonly groupSize: number; readonly bitsPerWeight: number } | null;
+  readonly hubUrl: string;
+  readonly preparedAt: string;
+  readonly toolVersion: string;
+  /** What does not match prepared.json (sizes; empty when it verifies). */
+  readonly problems: readonly string[];
+}
+
+export interface DeleteModelRequest {
+  readonly modelId: string;
+  /**
+   * 'variant': only this INT4 pack (the BF16 checkpoint and other packs stay); 'model': the whole prepared revision,
+   * checkpoint and packs. A BF16 id takes 'model' only: every variant is read from its checkpoint.
+   */
+  readonly scope: 'variant' | 'model';
+}
+
+export interface DeletedModel {
+  readonly modelId: string;
+  readonly deletedDir: string;
+  readonly freedBytes: number;
+}
+
 export interface ModelsApi {
   /** Prepared (and partially prepared) models under the data dir. */
   list(): Promise<Result<readonly PreparedModel[]>>;
+  /** One variant's files, sizes, manifest facts and pack scheme. */
+  details(req: ModelRef): Promise<Result<ModelDetails>>;
+  /**
+   * Deletes an INT4 variant or a whole prepared model. Refused while a preparation or quality check runs, or a live
+   * run uses the model; stored runs keep their results (they can no longer be resumed).
+   */
+  delete(req: DeleteModelRequest): Promise<Result<DeletedModel>>;
   /** Starts download → verify → pack; progress arrives as `models:onDidProgress` with the returned job id. */
   prepare(req: PrepareRequest): Promise<Result<JobHandle>>;
   /** Cancels a preparation job; it can be restarted later and resumes. */

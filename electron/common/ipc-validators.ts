@@ -133,6 +133,8 @@ export const REQUEST_SCHEMAS = {
     ),
   }),
   'models:list': none,
+  'models:details': object({ modelId: id }),
+  'models:delete': object({ modelId: id, scope: oneOf('variant', 'model') }),
   'models:prepare': object({
     repo,
     revision,

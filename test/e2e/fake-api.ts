@@ -66,6 +66,8 @@ export interface FakeApiOptions {
   readonly pickPaths?: Readonly<Record<string, string>>;
   /** CUDA devices the system check reports (none: the CPU backend). */
   readonly gpus?: readonly GpuInfo[];
+  /** Free bytes the system check reports for the data folder (default 52 GB). */
+  readonly freeBytes?: number;
 }
 
 // Deterministic "verdicts": a response passes an instruction unless key * (index + 1) is divisible by 3.
@@ -128,6 +130,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           dataDir,
           hubUrl: 'http://127.0.0.1/fake-hub',
           appVersion: '0.1.0',
+          dataDirFreeBytes: opts.freeBytes ?? 52e9,
           assets: [...assets.values()],
           nativeDialogs: opts.pickPaths !== undefined,
         }),
@@ -136,6 +139,31 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
     },
     models: {
       list: async () => ok(models),
+      details: async ({ modelId }) => {
+        const m = models.find((x) => x.id === modelId);
+        if (!m) return err('NOT_FOUND', `no prepared model ${modelId} in ${dataDir}`);
+        const files = [
+          { path: 'config.json', bytes: 1_024 },
+          { path: 'horizon-manifest.json', bytes: 2_048 },
+          { path: 'model-qpacked-00001-of-00001.safetensors', bytes: m.sizeBytes - 3_072 },
+        ];
+        return ok({
+          id: m.id, repo: m.repo, revision: m.revision, revisionAsked: m.revision, weights: m.weights,
+          preparedDir: m.dir, dir: `${m.dir}/int4-g32`, files, totalBytes: m.sizeBytes,
+          packScheme: m.weights === 'int4' ? { format: 'qpacked-v2', codebook: 'hq4nl', groupSize: 32, bitsPerWeight: 4.5 } : null,
+          hubUrl: 'http://127.0.0.1/fake-hub', preparedAt: m.preparedAt, toolVersion: '0.1.0', problems: [],
+        });
+      },
+      delete: async ({ modelId, scope }) => {
+        const i = models.findIndex((x) => x.id === modelId);
+        const m = models[i];
+        if (!m) return err('NOT_FOUND', `no prepared model ${modelId} in ${dataDir}`);
+        if (scope === 'variant' && m.weights !== 'int4') return err('BAD_INPUT', `${modelId}: delete the whole model instead`);
+        const live = [...runs.values()].find((r) => r.summary.modelId === modelId && isLiveStatus(r.summary.status));
+        if (live) return err('BAD_INPUT', `run ${live.summary.id} is using this model; cancel it before deleting the model`);
+        models.splice(i, 1);
+        return ok({ modelId, deletedDir: m.dir, freedBytes: m.sizeBytes });
+      },
       prepare: async (req) => {
         const jobId = `prep-${++jobs}`;
         if (req.repo.startsWith('missing/')) {

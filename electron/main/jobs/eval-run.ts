@@ -102,6 +102,16 @@ export interface LoadChoices {
 }
 
 /**
+ * Makes the worker let go of its model (its files stay mapped while it is loaded, which Windows will not delete), and
+ * forgets it was loaded so that the next run loads it again.
+ */
+export async function unloadModel(runtime: RuntimeClient): Promise<void> {
+  loadedBy.delete(runtime);
+  if (runtime.state === 'crashed') return;
+  await runtime.request({ type: 'unload' });
+}
+
+/**
  * Loads the run's model unless this worker process already has it with the same backend and expert budget and at
  * least `maxContext` tokens of KV room per sequence.
  */

@@ -1,3 +1,5 @@
+import path from 'node:path';
+
 import type Database from 'better-sqlite3';
 
 import type { Api, EmitEvent, EventMap } from '../../common/ipc-contract.js';
@@ -7,6 +9,7 @@ import { ResponseRepo } from '../db/response-repo.js';
 import { RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import { loadEvalInputs } from '../jobs/eval-inputs.js';
+import { unloadModel } from '../jobs/eval-run.js';
 import type { PackerLauncher } from '../prep/pack-model.js';
 import { WorkerClient } from '../worker-client.js';
 import type { WorkerSpawner } from '../worker-client.js';
@@ -14,6 +17,7 @@ import { ExportService } from './export-service.js';
 import { type ExternalDeletions, watchExternalDeletions } from './external-deletions.js';
 import { ModelsService } from './models-service.js';
 import { RunsService } from './runs-service.js';
+import { ServiceError } from './service-result.js';
 import { SystemService, type SystemServiceOptions } from './system-service.js';
 
 export interface ServicesOptions {
@@ -99,6 +103,14 @@ export function createServices(opts: ServicesOptions): Services {
     }),
     models: new ModelsService({
       dataDir: opts.dataDir, hubUrl: opts.hubUrl, emit: opts.emit, ...(opts.packer ? { packer: opts.packer } : {}),
+      beforeDelete: async (preparedDir) => {
+        const active = runs.activeRun;
+        const run = active ? runRepo.get(active.runId) : undefined;
+        if (run && path.dirname(run.modelDir) === preparedDir) {
+          throw new ServiceError('BAD_INPUT', `run ${run.id} is using this model; cancel it before deleting the model`);
+        }
+        await unloadModel(worker);
+      },
     }),
     runs,
     export: new ExportService({ runs: runRepo, responses: responseRepo, dataDir: opts.dataDir, inputs: getInputs }),

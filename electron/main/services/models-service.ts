@@ -4,10 +4,14 @@ import path from 'node:path';
 
 import type {
   AssetStatus,
+  DeletedModel,
+  DeleteModelRequest,
   DownloadAssetsRequest,
   EmitEvent,
   ImportAssetRequest,
   JobHandle,
+  ModelDetails,
+  ModelRef,
   ModelsApi,
   PrepareProgress,
   PrepareRequest,
@@ -25,12 +29,14 @@ import {
   importPunkt,
 } from '../prep/eval-assets.js';
 import { listPreparedModels } from '../prep/list-prepared-models.js';
+import { deletePack, deletePreparedModel, listFiles, packScheme } from '../prep/model-folders.js';
+import { readPreparedManifest, verifyPreparedFiles } from '../prep/prepared-manifest.js';
 import { prepareModel } from '../prep/prepare-model.js';
 import type { PackerLauncher } from '../prep/pack-model.js';
 import type { PrepEvent } from '../prep/prep-events.js';
 import { runQualityJob } from '../prep/quality-job.js';
 import { qualityReportFile, readQualityReport } from '../prep/quality-report.js';
-import { appErrorCode, toResult } from './service-result.js';
+import { appErrorCode, ServiceError, toResult } from './service-result.js';
 
 export interface ModelsServiceOptions {
   readonly dataDir: string;
@@ -40,6 +46,11 @@ export interface ModelsServiceOptions {
   readonly packer?: PackerLauncher;
   /** Replaces prepareModel (tests). */
   readonly prepare?: typeof prepareModel;
+  /**
+   * Before a model's files are deleted: throws (a ServiceError) while a live run uses the prepared folder, and makes
+   * the runtime worker let go of whatever model it holds.
+   */
+  readonly beforeDelete?: (preparedDir: string) => Promise<void>;
 }
 
 /** A runnable model variant: what a run needs to load it. */
@@ -104,6 +115,51 @@ export class ModelsService implements ModelsApi {
 
   list(): Promise<Result<readonly PreparedModel[]>> {
     return toResult(async () => (await listModelVariants(this.opts.dataDir)).map(({ preparedDir: _d, ...m }) => m));
+  }
+
+  private async variant(modelId: string): Promise<ModelVariant> {
+    const v = (await listModelVariants(this.opts.dataDir)).find((m) => m.id === modelId);
+    if (!v) throw new ServiceError('NOT_FOUND', `no prepared model ${modelId} in ${this.opts.dataDir}`);
+    return v;
+  }
+
+  details(req: ModelRef): Promise<Result<ModelDetails>> {
+    return toResult(async () => {
+      const v = await this.variant(req.modelId);
+      const manifest = await readPreparedManifest(v.preparedDir);
+      const files = await listFiles(v.dir);
+      const problems = await verifyPreparedFiles(v.preparedDir, manifest);
+      return {
+        id: v.id,
+        repo: v.repo,
+        revision: v.revision,
+        revisionAsked: manifest.revision,
+        weights: v.weights,
+        preparedDir: v.preparedDir,
+        dir: v.dir,
+        files,
+        totalBytes: files.reduce((n, f) => n + f.bytes, 0),
+        packScheme: v.weights === 'int4' ? await packScheme(v.dir).catch(() => null) : null,
+        hubUrl: manifest.hubUrl,
+        preparedAt: manifest.createdAt,
+        toolVersion: manifest.toolVersion,
+        problems,
+      };
+    });
+  }
+
+  delete(req: DeleteModelRequest): Promise<Result<DeletedModel>> {
+    return toResult(async () => {
+      const v = await this.variant(req.modelId);
+      if (req.scope === 'variant' && v.weights !== 'int4') {
+        throw new ServiceError('BAD_INPUT', `${v.id}: the BF16 checkpoint is what every variant is read from; delete the whole model instead`);
+      }
+      const busy = [...this.jobs.keys()].find((id) => id.startsWith('prep-') || id.startsWith('quality-'));
+      if (busy) throw new ServiceError('BAD_INPUT', `a ${busy.startsWith('prep-') ? 'preparation' : 'quality check'} is running; delete once it has ended`);
+      await this.opts.beforeDelete?.(v.preparedDir);
+      const done = req.scope === 'variant' ? await deletePack(v.preparedDir) : await deletePreparedModel(v.preparedDir);
+      return { modelId: v.id, ...done };
+    });
   }
 
   private progress(p: Omit<PrepareProgress, 'doneBytes' | 'totalBytes' | 'bytesPerSecond' | 'etaSeconds'> & Partial<PrepareProgress>): void {

@@ -2,6 +2,7 @@ import os from 'node:os';
 
 import type { AssetStatus, PickPathRequest, PickPathResult, SystemApi, SystemInfo } from '../../common/ipc-contract.js';
 import { err, ok, type Result } from '../../common/result.js';
+import { freeBytes } from '../prep/disk-space.js';
 import { evalAssetsStatus } from '../prep/eval-assets.js';
 import type { WorkerClient } from '../worker-client.js';
 import { toResult } from './service-result.js';
@@ -63,6 +64,7 @@ export class SystemService implements SystemApi {
         dataDir: this.opts.dataDir,
         hubUrl: this.opts.hubUrl,
         appVersion: this.opts.appVersion,
+        dataDirFreeBytes: await freeBytes(this.opts.dataDir).catch(() => null),
         assets: assetRows,
         nativeDialogs: this.opts.pickPath !== undefined,
       };

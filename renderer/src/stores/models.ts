@@ -4,6 +4,9 @@ import {
   DEFAULT_MODEL_REPO,
   DEFAULT_MODEL_REVISION,
   type AssetKind,
+  type DeletedModel,
+  type DeleteModelRequest,
+  type ModelDetails,
   type PreparedModel,
   type PrepareProgress,
   type PrepareRequest,
@@ -25,6 +28,8 @@ export interface PrepareJobState {
 
 export interface ModelsState {
   models: readonly PreparedModel[];
+  /** The list has been read at least once (an empty list then means no model). */
+  listed: boolean;
   form: { repo: string; revision: string; token: string };
   /** What is wrong with the repository and revision as typed (checked on each keystroke), for their fields. */
   formErrors: { repo: string | null; revision: string | null };
@@ -34,6 +39,11 @@ export interface ModelsState {
   assetsJob: PrepareJobState | null;
   /** The running or last quality check (one at a time), with the model it checks. */
   qualityJob: (PrepareJobState & { readonly checking: string }) | null;
+  /** The variant whose details are open, and what was read of it. */
+  details: { modelId: string; value: ModelDetails | null; error: string | null } | null;
+  /** A deletion asked for and not yet confirmed (or on its way). */
+  deletion: { model: PreparedModel; scope: DeleteModelRequest['scope']; busy: boolean; error: string | null } | null;
+  deleted: DeletedModel | null;
   importPaths: Record<AssetKind, string>;
   assetMessage: Partial<Record<AssetKind, { ok: boolean; text: string }>>;
   error: string | null;
@@ -47,6 +57,13 @@ export interface ModelsState {
   checkQuality(modelId: string): Promise<void>;
   cancelQuality(): Promise<void>;
   handleProgress(p: PrepareProgress): void;
+  /** Opens a variant's details (again: closes them). */
+  toggleDetails(modelId: string): Promise<void>;
+  askDelete(model: PreparedModel): void;
+  setDeleteScope(scope: DeleteModelRequest['scope']): void;
+  cancelDelete(): void;
+  /** True when it was deleted. */
+  confirmDelete(): Promise<boolean>;
 }
 
 /**
@@ -87,18 +104,51 @@ function takeEarly(jobId: string): PrepareProgress[] {
 
 export const useModels = create<ModelsState>((set, get) => ({
   models: [],
+  listed: false,
   form: { repo: DEFAULT_MODEL_REPO, revision: DEFAULT_MODEL_REVISION, token: '' },
   formErrors: { repo: null, revision: null },
   job: null,
   submitting: false,
   assetsJob: null,
   qualityJob: null,
+  details: null,
+  deletion: null,
+  deleted: null,
   importPaths: { ifeval: '', punkt: '' },
   assetMessage: {},
   error: null,
+  toggleDetails: async (modelId) => {
+    if (get().details?.modelId === modelId) return set({ details: null });
+    set({ details: { modelId, value: null, error: null } });
+    const r = await call('models:details', { modelId });
+    if (get().details?.modelId !== modelId) return;
+    set({ details: { modelId, value: r.ok ? r.value : null, error: r.ok ? null : r.error.message } });
+  },
+  askDelete: (model) => set({ deletion: { model, scope: model.weights === 'int4' ? 'variant' : 'model', busy: false, error: null }, deleted: null }),
+  setDeleteScope: (scope) => {
+    const d = get().deletion;
+    if (d && !d.busy) set({ deletion: { ...d, scope } });
+  },
+  cancelDelete: () => {
+    if (!get().deletion?.busy) set({ deletion: null });
+  },
+  confirmDelete: async () => {
+    const d = get().deletion;
+    if (!d || d.busy) return false;
+    set({ deletion: { ...d, busy: true, error: null } });
+    const r = await call('models:delete', { modelId: d.model.id, scope: d.scope });
+    if (!r.ok) {
+      set({ deletion: { ...d, busy: false, error: r.error.message } });
+      return false;
+    }
+    set({ deletion: null, deleted: r.value, details: null });
+    await get().refresh();
+    await useSystem.getState().refresh();
+    return true;
+  },
   refresh: async () => {
     const r = await call('models:list', undefined);
-    set(r.ok ? { models: r.value, error: null } : { error: r.error.message });
+    set(r.ok ? { models: r.value, listed: true, error: null } : { error: r.error.message });
   },
   setForm: (patch) => {
     const form = { ...get().form, ...patch };

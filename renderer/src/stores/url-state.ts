@@ -37,6 +37,14 @@ export function formatUrlState(s: UrlState): string {
   return text ? `?${text}` : '';
 }
 
+/** The little of `window` this uses; typed here so Node-side tests type-check this file too. */
+export interface UrlWindow {
+  readonly location: { readonly pathname: string; readonly search: string; readonly hash: string };
+  readonly history: { pushState(data: unknown, unused: string, url?: string): void; replaceState(data: unknown, unused: string, url?: string): void };
+  addEventListener(type: 'popstate', listener: () => void): void;
+  removeEventListener(type: 'popstate', listener: () => void): void;
+}
+
 function current(): UrlState {
   const r = useResults.getState();
   return { page: useNav.getState().page, runId: r.runId, responseKey: r.selected?.key ?? null };
@@ -46,7 +54,7 @@ function current(): UrlState {
  * Opens what the address names, then keeps the address in step: a page change is a history entry (Back returns to
  * the page before), a run or response opened on Results replaces the current one. Returns the unsubscriber.
  */
-export function syncUrlState(w: Window = window): () => void {
+export function syncUrlState(w: UrlWindow = globalThis as unknown as UrlWindow): () => void {
   const apply = (s: UrlState) => {
     useNav.getState().go(s.page);
     if (s.runId) {

@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { Fragment, useEffect } from 'react';
 
 import { Card } from '../../components/Card.js';
 import { formatBytes, formatDate, shortSha } from '../../components/format.js';
@@ -8,6 +8,8 @@ import { useNav } from '../../stores/nav.js';
 import { useRuns } from '../../stores/runs.js';
 import { useSystem } from '../../stores/system.js';
 import { AssetsCard } from './AssetsCard.js';
+import { DeleteModelPanel } from './DeleteModelPanel.js';
+import { ModelDetailsView } from './ModelDetailsView.js';
 import { PrepareCard } from './PrepareCard.js';
 import { QualityCard } from './QualityCard.js';
 
@@ -19,6 +21,13 @@ export function ModelsPage() {
   const refreshSystem = useSystem((s) => s.refresh);
   const go = useNav((s) => s.go);
   const setRunForm = useRuns((s) => s.setForm);
+  const details = useModels((s) => s.details);
+  const deletion = useModels((s) => s.deletion);
+  const deleted = useModels((s) => s.deleted);
+  const { toggleDetails, askDelete, setDeleteScope, cancelDelete, confirmDelete } = useModels.getState();
+  // The whole prepared revision: every variant listed for the same repo and commit.
+  const revisionBytes = (m: { repo: string; revision: string }) =>
+    models.filter((x) => x.repo === m.repo && x.revision === m.revision).reduce((n, x) => n + x.sizeBytes, 0);
 
   useEffect(() => {
     void refresh();
@@ -36,6 +45,23 @@ export function ModelsPage() {
       {error ? <Notice tone="error">{error}</Notice> : null}
       <PrepareCard />
       <Card title="Prepared models" testId="models-list">
+        {deleted ? (
+          <Notice tone="ok">
+            Deleted <span className="mono">{deleted.deletedDir}</span>, {formatBytes(deleted.freedBytes)} freed.
+          </Notice>
+        ) : null}
+        {deletion ? (
+          <DeleteModelPanel
+            model={deletion.model}
+            scope={deletion.scope}
+            busy={deletion.busy}
+            error={deletion.error}
+            modelBytes={revisionBytes(deletion.model)}
+            onScope={setDeleteScope}
+            onConfirm={() => void confirmDelete()}
+            onCancel={cancelDelete}
+          />
+        ) : null}
         {models.length ? (
           <table className="table">
             <thead>
@@ -52,31 +78,60 @@ export function ModelsPage() {
             </thead>
             <tbody>
               {models.map((m) => (
-                <tr key={m.id}>
-                  <td>{m.repo}</td>
-                  <td className="mono">{shortSha(m.revision)}</td>
-                  <td>
-                    <span className="chip chip--muted">{m.weights.toUpperCase()}</span>
-                  </td>
-                  <td className="nowrap">{formatBytes(m.sizeBytes)}</td>
-                  <td>{formatDate(m.preparedAt)}</td>
-                  <td className="table__actions">
-                    {m.ready ? (
-                      <button
-                        type="button"
-                        className="btn btn--small"
-                        onClick={() => {
-                          setRunForm({ modelId: m.id });
-                          go('run');
-                        }}
-                      >
-                        Run IFEval
-                      </button>
-                    ) : (
-                      <span className="chip chip--bad">incomplete</span>
-                    )}
-                  </td>
-                </tr>
+                <Fragment key={m.id}>
+                  <tr>
+                    <td>{m.repo}</td>
+                    <td className="mono">{shortSha(m.revision)}</td>
+                    <td>
+                      <span className="chip chip--muted">{m.weights.toUpperCase()}</span>
+                    </td>
+                    <td className="nowrap">{formatBytes(m.sizeBytes)}</td>
+                    <td>{formatDate(m.preparedAt)}</td>
+                    <td className="table__actions">
+                      <div className="row-actions">
+                        {m.ready ? (
+                          <button
+                            type="button"
+                            className="btn btn--small"
+                            onClick={() => {
+                              setRunForm({ modelId: m.id });
+                              go('run');
+                            }}
+                          >
+                            Run IFEval
+                          </button>
+                        ) : (
+                          <span className="chip chip--bad">incomplete</span>
+                        )}
+                        <button
+                          type="button"
+                          className="btn btn--small"
+                          aria-expanded={details?.modelId === m.id}
+                          aria-label={`Details of ${m.id}`}
+                          onClick={() => void toggleDetails(m.id)}
+                        >
+                          Details
+                        </button>
+                        <button type="button" className="btn btn--small" aria-label={`Delete ${m.id}`} onClick={() => askDelete(m)}>
+                          Delete…
+                        </button>
+                      </div>
+                    </td>
+                  </tr>
+                  {details?.modelId === m.id ? (
+                    <tr className="details-row">
+                      <td colSpan={6}>
+                        {details.value ? (
+                          <ModelDetailsView details={details.value} />
+                        ) : details.error ? (
+                          <Notice tone="error">{details.error}</Notice>
+                        ) : (
+                          <p className="muted">Reading the model's folder…</p>
+                        )}
+                      </td>
+                    </tr>
+                  ) : null}
+                </Fragment>
               ))}
             </tbody>
           </table>

@@ -1,11 +1,19 @@
 import { useRef } from 'react';
 
-import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, type PrepareStep } from '../../../../electron/common/ipc-contract.js';
+import {
+  DEFAULT_MODEL_DOWNLOAD_BYTES,
+  DEFAULT_MODEL_PACKED_BYTES,
+  DEFAULT_MODEL_REPO,
+  DEFAULT_MODEL_REVISION,
+  type PrepareStep,
+} from '../../../../electron/common/ipc-contract.js';
+import { formatBytes } from '../../components/format.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { Notice } from '../../components/Notice.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { leftWorkToResume, useModels } from '../../stores/models.js';
+import { useSystem } from '../../stores/system.js';
 import { StepProgress } from './StepProgress.js';
 
 const STEPS: readonly { step: PrepareStep; label: string }[] = [
@@ -27,6 +35,8 @@ export function PrepareCard() {
   // Only the same model picks up where the stopped job left off; another one is a new preparation.
   const resumable = job !== null && leftWorkToResume(job) && job.request.repo === form.repo.trim() && job.request.revision === form.revision.trim();
   const prepareButton = useRef<HTMLButtonElement>(null);
+  const free = useSystem((s) => s.info?.dataDirFreeBytes ?? null);
+  const dataDir = useSystem((s) => s.info?.dataDir ?? null);
   useFocusFallback(prepareButton, job?.status);
 
   return (
@@ -72,6 +82,7 @@ export function PrepareCard() {
             hint="Used for this download only; never stored."
           />
         </div>
+        <DiskNote isDefault={form.repo.trim() === DEFAULT_MODEL_REPO} free={free} dataDir={dataDir} />
         <div className="form__actions">
           {!isDefault ? (
             <button
@@ -111,5 +122,27 @@ export function PrepareCard() {
         </div>
       ) : null}
     </Card>
+  );
+}
+
+/** What preparing needs on disk beside what the data folder's disk has free (before anything is downloaded). */
+export function DiskNote({ isDefault, free, dataDir }: { isDefault: boolean; free: number | null; dataDir: string | null }) {
+  const where = dataDir ? ` in ${dataDir}` : '';
+  if (!isDefault) {
+    if (free === null) return null;
+    return (
+      <p className="disk-note muted" data-testid="disk-note">
+        {`${formatBytes(free)} free${where}. The download's size is checked against it once the repository answers.`}
+      </p>
+    );
+  }
+  const needed = DEFAULT_MODEL_DOWNLOAD_BYTES + DEFAULT_MODEL_PACKED_BYTES;
+  const short = free !== null && free < needed;
+  const need = `Needs about ${formatBytes(DEFAULT_MODEL_DOWNLOAD_BYTES)} to download and ${formatBytes(DEFAULT_MODEL_PACKED_BYTES)} for the INT4 pack (${formatBytes(needed)} in all)`;
+  const have = free === null ? '.' : short ? `; only ${formatBytes(free)} free${where}: free some space first.` : `; ${formatBytes(free)} free${where}.`;
+  return (
+    <p className={`disk-note ${short ? 'disk-note--short' : 'muted'}`} data-testid="disk-note">
+      {need + have}
+    </p>
   );
 }

@@ -3,8 +3,34 @@ import { useEffect } from 'react';
 import { Card } from '../../components/Card.js';
 import { formatBytes } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
+import { useModels } from '../../stores/models.js';
 import { useNav } from '../../stores/nav.js';
 import { useSystem } from '../../stores/system.js';
+
+/** The one thing to do next on a machine being set up: prepare a model, get the eval assets, or run. */
+function NextStep({ assetsReady }: { assetsReady: boolean }) {
+  const models = useModels((s) => s.models);
+  const listed = useModels((s) => s.listed);
+  const go = useNav((s) => s.go);
+  useEffect(() => {
+    void useModels.getState().refresh();
+  }, []);
+  if (!listed) return null;
+  const ready = models.some((m) => m.ready);
+  const [text, page, label] = !ready
+    ? (['Next: prepare a model (download, verify and pack OLMoE to INT4).', 'models', 'Prepare a model'] as const)
+    : !assetsReady
+      ? (['Next: get the IFEval prompts and the Punkt sentence model.', 'models', 'Get assets'] as const)
+      : (['Ready: a model is prepared and the eval assets are in place.', 'run', 'Run IFEval'] as const);
+  return (
+    <div className="notice notice--info next-step" data-testid="next-step">
+      <span>{text}</span>
+      <button type="button" className="btn btn--primary btn--small" onClick={() => go(page)}>
+        {label}
+      </button>
+    </div>
+  );
+}
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
@@ -37,6 +63,7 @@ export function SystemPage() {
       {error ? <Notice tone="error">{error}</Notice> : null}
       {info ? (
         <>
+          <NextStep assetsReady={info.assets.every((a) => a.ready)} />
           <section
             className={`hero hero--${info.backend}`}
             aria-label="Inference backend"
@@ -93,6 +120,8 @@ export function SystemPage() {
               <dl className="kv">
                 <dt>Data folder</dt>
                 <dd className="mono">{info.dataDir}</dd>
+                <dt>Free disk space</dt>
+                <dd data-testid="data-free">{info.dataDirFreeBytes === null ? 'not reported by the system' : formatBytes(info.dataDirFreeBytes)}</dd>
                 <dt>Model hub</dt>
                 <dd className="mono">{info.hubUrl}</dd>
                 <dt>App version</dt>

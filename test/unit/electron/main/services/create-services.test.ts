@@ -449,6 +449,23 @@ describe('createServices (scripted worker, slow tokens)', () => {
     expect(await services.api.runs.resume({ runId })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
   });
 
+  it('refuses to delete the model a live run uses, and deletes its INT4 pack once the run is cancelled', async () => {
+    const started = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 12, batch: 2, maxNewTokens: 64 });
+    if (!started.ok) throw new Error(started.error.message);
+    expect(await services.api.models.delete({ modelId: 'horizon--tiny@ccccccc/int4-g32', scope: 'variant' })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: `run ${started.value.id} is using this model; cancel it before deleting the model` },
+    });
+    await services.api.runs.cancel({ runId: started.value.id });
+    const deleted = await services.api.models.delete({ modelId: 'horizon--tiny@ccccccc/int4-g32', scope: 'variant' });
+    expect(deleted.ok).toBe(true);
+    const list = await services.api.models.list();
+    expect(list.ok && list.value.map((m) => m.id)).toEqual(['horizon--tiny@ccccccc/bf16']);
+    // Put back for the tests after this one.
+    await rm(path.join(dataDir, 'models'), { recursive: true, force: true });
+    await writePreparedModel(dataDir);
+  });
+
   it('starts one of two runs asked for at once and refuses the other', async () => {
     const req = { modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 2, batch: 2, maxNewTokens: 8 };
     const both = await Promise.all([services.api.runs.start(req), services.api.runs.start(req)]);
