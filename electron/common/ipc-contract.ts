@@ -389,6 +389,11 @@ export interface RunFigures {
   readonly peakVramScope: 'process' | 'device' | null;
   /** Host-to-device bytes moved for experts; null on the CPU backend. */
   readonly h2dBytes: number | null;
+  /**
+   * CUDA: expert uses found on the GPU, copied in first, and copies discarded for room, summed over the run; null on
+   * the CPU backend and for runs recorded before these were.
+   */
+  readonly expertCache: { readonly hits: number; readonly misses: number; readonly evictions: number } | null;
   readonly generatedTokens: number;
   /** Wall time spent generating, seconds. */
   readonly wallSeconds: number;
@@ -450,6 +455,23 @@ export interface ResponsePage {
   readonly total: number;
   readonly offset: number;
   readonly items: readonly ResponseRow[];
+}
+
+/** One response's timing. */
+export interface RunPerformancePoint {
+  readonly key: number;
+  /** ISO-8601 time it was stored (finished). */
+  readonly finishedAt: string;
+  readonly tokens: number;
+  /** Null when it produced no token. */
+  readonly ttftMs: number | null;
+  /** Null with fewer than two tokens. */
+  readonly decodeTokensPerSecond: number | null;
+}
+
+export interface RunPerformance {
+  readonly runId: string;
+  readonly points: readonly RunPerformancePoint[];
 }
 
 export interface ResponseRef {
@@ -544,6 +566,8 @@ export interface RunsApi {
   get(req: RunRef): Promise<Result<RunDetail>>;
   responses(req: ResponseQuery): Promise<Result<ResponsePage>>;
   response(req: ResponseRef): Promise<Result<ResponseDetail>>;
+  /** Every stored response's timing, in the order they finished: the Performance card's data. */
+  performance(req: RunRef): Promise<Result<RunPerformance>>;
   compare(req: CompareRequest): Promise<Result<RunComparison>>;
   /**
    * Deletes a stored run with its responses, verdicts and figures in one transaction, and with `deleteExport` its

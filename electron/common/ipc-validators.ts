@@ -168,6 +168,7 @@ export const REQUEST_SCHEMAS = {
     offset: optional(int(0, 1_000_000)),
     limit: optional(int(1, 200)),
   }),
+  'runs:performance': runRef,
   'runs:response': object({ runId: id, key: int(0, Number.MAX_SAFE_INTEGER) }),
   'runs:compare': object({ runA: id, runB: id }),
   'runs:delete': object({ runId: id, deleteExport: optional(bool()) }),

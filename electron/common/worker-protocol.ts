@@ -107,6 +107,18 @@ export interface GenerationBatchResult {
   readonly peakVramScope: PeakVramScope | null;
   /** Host-to-device bytes copied during the batch (0 on the CPU backend). */
   readonly h2dBytes: number;
+  /** CUDA: the expert cache's counts over the batch (see backend_counters); absent or null on the CPU backend. */
+  readonly expertCache?: ExpertCacheCounts | null;
+}
+
+/**
+ * Expert uses found on the GPU (hits), copied in first (misses), and GPU copies discarded for room (evictions). Under
+ * full residency every routed use is a hit; under partial residency a layer step counts each distinct expert once.
+ */
+export interface ExpertCacheCounts {
+  readonly hits: number;
+  readonly misses: number;
+  readonly evictions: number;
 }
 
 export interface GenerationItem {
@@ -389,6 +401,12 @@ export function checkResponseValue(type: WorkerRequestType, v: unknown): string 
       if (!isNumber(v.wallMs) || !isNumber(v.peakVramBytes) || !isNumber(v.h2dBytes)) return 'generate value needs wallMs, peakVramBytes, h2dBytes';
       if (v.peakVramScope !== null && !PEAK_VRAM_SCOPES.includes(v.peakVramScope as PeakVramScope)) {
         return 'generate value: peakVramScope must be process, device or null';
+      }
+      if (v.expertCache != null) {
+        const c = v.expertCache;
+        if (!isRecord(c) || ![c.hits, c.misses, c.evictions].every((n) => isNumber(n) && (n as number) >= 0)) {
+          return 'generate value: expertCache needs hits, misses and evictions (counts)';
+        }
       }
       for (const [i, it] of v.items.entries()) {
         const p = checkItemResult(it, i);

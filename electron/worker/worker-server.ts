@@ -181,6 +181,7 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
         peakVramBytes: result.peakVramBytes,
         peakVramScope: result.peakVramScope,
         h2dBytes: result.h2dBytes,
+        expertCache: result.expertCache ?? null,
       };
     } catch (e) {
       const fault = model.fault();

@@ -384,6 +384,21 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         );
         return ok({ total: rows.length, offset, items });
       },
+      performance: async ({ runId }) => {
+        const run = runs.get(runId);
+        if (!run) return err('NOT_FOUND', `runs:performance: no run '${runId}'`);
+        // Deterministic figures a chart can show: a slow first wave, then a steady rate with a dip every 7th.
+        return ok({
+          runId,
+          points: run.responses.map((r, i) => ({
+            key: r.row.key,
+            finishedAt: new Date(Date.UTC(2026, 11, 4, 10, 0, 0) + i * 1500).toISOString(),
+            tokens: r.row.tokens,
+            ttftMs: 30 + (i % 5) * 12 + (i < 3 ? 200 : 0),
+            decodeTokensPerSecond: i < 3 ? 60 + i * 10 : i % 7 === 0 ? 90 : 118 + (i % 3),
+          })),
+        });
+      },
       response: async ({ runId, key }) => {
         const found = runs.get(runId)?.responses.find((r) => r.row.key === key);
         return found ? ok(found.detail) : err('NOT_FOUND', `runs:response: no response ${key} in run '${runId}'`);
@@ -518,6 +533,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         // A "CUDA" run reports what a Windows driver allows: the whole GPU's used memory.
         peakVramBytes: gpus.length ? 7.5 * 2 ** 30 : null,
         peakVramScope: gpus.length ? 'device' : null,
+        expertCache: gpus.length ? { hits: 48_000, misses: 0, evictions: 0 } : null,
         h2dBytes: gpus.length ? 0 : null,
         generatedTokens: tokens,
         wallSeconds: wall,

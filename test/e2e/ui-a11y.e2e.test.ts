@@ -222,7 +222,7 @@ describe('renderer at 900×600 by keyboard (fake services)', () => {
     await instructionFilter.selectOption('');
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–12 of 12');
     await page.getByLabel('Run', { exact: true }).selectOption('run-1');
-    await expect.poll(() => page.locator('.stats--small').textContent()).toContain('/ 300');
+    await expect.poll(() => page.locator('.stats--small').first().textContent()).toContain('/ 300');
 
 
     await nav.getByRole('button', { name: 'History' }).click();

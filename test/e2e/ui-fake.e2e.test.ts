@@ -54,6 +54,10 @@ describe('renderer over horizon serve (fake services)', () => {
 
     await page.getByRole('button', { name: 'View results' }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
+    // The Performance card: the CPU run's rate chart and TTFT histogram, and no GPU figure passed off as a dash.
+    await expect.poll(() => page.getByTestId('performance').textContent()).toContain('Peak GPU memory' + 'n/a on CPU');
+    expect(await page.getByTestId('rate-chart').count()).toBe(1);
+    expect(await page.getByTestId('ttft-histogram').count()).toBe(1);
     await expect.poll(() => page.getByTestId('instruction-chart').locator('.chart__row').count()).toBeGreaterThan(3);
     // A bar filters the responses from the keyboard too.
     const bar = page.getByRole('button', { name: /^Show the responses with / }).first();
@@ -339,6 +343,8 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     const exportButton = page.getByRole('button', { name: 'Export ZIP' });
     await expect.poll(() => page.getByTestId('accuracies').count()).toBe(1);
     expect(await page.getByTestId('peak-vram').textContent()).toBe('Peak VRAM7.5 GiBwhole GPU, other programs included');
+    await expect.poll(() => page.getByTestId('perf-cache').textContent()).toBe('Expert cache48,000 hits · 0 missesall experts resident');
+    expect(await page.getByTestId('perf-vram').textContent()).toBe('Peak GPU memory7.5 GiBwhole GPU, other programs included');
     expect(await exportButton.isDisabled()).toBe(true);
     expect(await exportButton.getAttribute('title')).toContain('still generating');
     // While a run is live the nav item's name carries its badge ("Run run in progress").

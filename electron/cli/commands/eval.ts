@@ -72,6 +72,10 @@ export function formatFigures(f: RunFigureTotals, backend: string): string {
     const scope = f.peakVramScope === 'process' ? 'this process' : f.peakVramScope === 'device' ? 'whole GPU, other processes included' : 'scope unknown';
     parts.push(`peak VRAM ${(f.peakVramBytes / 2 ** 30).toFixed(2)} GiB (${scope}), H2D ${(f.h2dBytes / 1e9).toFixed(2)} GB`);
   }
+  if (backend !== 'CPU' && f.expertCache) {
+    const c = f.expertCache;
+    parts.push(`expert cache ${c.hits} hits / ${c.misses} misses / ${c.evictions} evictions`);
+  }
   return `figures: ${parts.join(', ')}`;
 }
 

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import type { FinishReason, PeakVramScope } from '../../common/worker-protocol.js';
+import type { ExpertCacheCounts, FinishReason, PeakVramScope } from '../../common/worker-protocol.js';
 
 export interface StoredVerdict {
   readonly instructionId: string;
@@ -34,6 +34,8 @@ export interface JobFigures {
   /** What peakVramBytes measures; null where no figure came (the CPU backend, a job without the worker's figures). */
   readonly peakVramScope: PeakVramScope | null;
   readonly h2dBytes: number;
+  /** CUDA: the expert cache's counts over the job; absent or null where none came (the CPU backend). */
+  readonly expertCache?: ExpertCacheCounts | null;
 }
 
 /** Figures of one generated batch, added to the run's totals. */
@@ -50,6 +52,8 @@ export interface RunFigureTotals {
   /** The scope of the job whose figure is the peak; null when none came with one. */
   readonly peakVramScope: PeakVramScope | null;
   readonly h2dBytes: number;
+  /** Summed over the jobs that reported them; null when none did (the CPU backend, older runs). */
+  readonly expertCache: ExpertCacheCounts | null;
   /** Mean over responses with a first token; null when none. */
   readonly meanTtftMs: number | null;
   /** Mean over responses with a decode rate; null when none. */
@@ -151,8 +155,16 @@ export class ResponseRepo {
       `UPDATE run_figures SET batches = batches + 1, wall_ms = wall_ms + ?,
          peak_vram_scope = CASE WHEN ? > peak_vram_bytes OR (peak_vram_scope IS NULL AND ? = peak_vram_bytes)
            THEN ? ELSE peak_vram_scope END,
-         peak_vram_bytes = MAX(peak_vram_bytes, ?), h2d_bytes = h2d_bytes + ? WHERE run_id = ?`,
-    ).run(figures.wallMs, figures.peakVramBytes, figures.peakVramBytes, figures.peakVramScope, figures.peakVramBytes, figures.h2dBytes, runId);
+         peak_vram_bytes = MAX(peak_vram_bytes, ?), h2d_bytes = h2d_bytes + ?,
+         expert_hits = CASE WHEN ? IS NULL THEN expert_hits ELSE COALESCE(expert_hits, 0) + ? END,
+         expert_misses = CASE WHEN ? IS NULL THEN expert_misses ELSE COALESCE(expert_misses, 0) + ? END,
+         expert_evictions = CASE WHEN ? IS NULL THEN expert_evictions ELSE COALESCE(expert_evictions, 0) + ? END
+       WHERE run_id = ?`,
+    ).run(
+      figures.wallMs, figures.peakVramBytes, figures.peakVramBytes, figures.peakVramScope, figures.peakVramBytes, figures.h2dBytes,
+      ...[figures.expertCache?.hits, figures.expertCache?.misses, figures.expertCache?.evictions].flatMap((n) => [n ?? null, n ?? null]),
+      runId,
+    );
   }
 
   /**
@@ -313,9 +325,26 @@ export class ResponseRepo {
     return { prompts: p.n, promptsStrict: p.s, promptsLoose: p.l, instructions: i.n, instructionsStrict: i.s, instructionsLoose: i.l };
   }
 
+  /** Each stored response's timing, in the order they were stored. */
+  performance(runId: string): { key: number; finishedAt: string; tokens: number; ttftMs: number | null; decodeTokensPerSecond: number | null }[] {
+    const rows = this.sql(
+      'SELECT key, created_at, tokens, ttft_ms, decode_tokens_per_second FROM responses WHERE run_id = ? ORDER BY created_at, position',
+    ).all(runId) as { key: number; created_at: string; tokens: number; ttft_ms: number | null; decode_tokens_per_second: number | null }[];
+    return rows.map((r) => ({
+      key: r.key,
+      finishedAt: r.created_at,
+      tokens: r.tokens,
+      ttftMs: r.ttft_ms !== null && r.ttft_ms >= 0 ? r.ttft_ms : null,
+      decodeTokensPerSecond: r.decode_tokens_per_second !== null && r.decode_tokens_per_second > 0 ? r.decode_tokens_per_second : null,
+    }));
+  }
+
   figures(runId: string): RunFigureTotals {
     const f = this.sql('SELECT * FROM run_figures WHERE run_id = ?').get(runId) as
-      | { batches: number; generated_tokens: number; wall_ms: number; peak_vram_bytes: number; peak_vram_scope: PeakVramScope | null; h2d_bytes: number }
+      | {
+          batches: number; generated_tokens: number; wall_ms: number; peak_vram_bytes: number; peak_vram_scope: PeakVramScope | null; h2d_bytes: number;
+          expert_hits: number | null; expert_misses: number | null; expert_evictions: number | null;
+        }
       | undefined;
     const means = this.sql(
         `SELECT AVG(CASE WHEN ttft_ms >= 0 THEN ttft_ms END) AS ttft, AVG(CASE WHEN decode_tokens_per_second > 0 THEN decode_tokens_per_second END) AS tps
@@ -329,6 +358,7 @@ export class ResponseRepo {
       peakVramBytes: f?.peak_vram_bytes ?? 0,
       peakVramScope: f?.peak_vram_scope ?? null,
       h2dBytes: f?.h2d_bytes ?? 0,
+      expertCache: f && f.expert_hits !== null ? { hits: f.expert_hits, misses: f.expert_misses ?? 0, evictions: f.expert_evictions ?? 0 } : null,
       meanTtftMs: means.ttft,
       meanDecodeTokensPerSecond: means.tps,
     };

@@ -450,6 +450,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       responses.addJobFigures(runId, {
         wallMs: Math.max(0, gen.value.wallMs - wallStored),
         peakVramBytes: gen.value.peakVramBytes, peakVramScope: gen.value.peakVramScope, h2dBytes: gen.value.h2dBytes,
+        expertCache: gen.value.expertCache ?? null,
       });
       figuresStored = true;
     }

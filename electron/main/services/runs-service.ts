@@ -10,6 +10,7 @@ import type {
   ResponseRow,
   RunComparison,
   RunDetail,
+  RunPerformance,
   RunRef,
   RunsApi,
   RunSummary,
@@ -118,6 +119,7 @@ export class RunsService implements RunsApi {
         peakVramBytes: cuda ? f.peakVramBytes : null,
         peakVramScope: cuda ? f.peakVramScope : null,
         h2dBytes: cuda ? f.h2dBytes : null,
+        expertCache: cuda ? f.expertCache : null,
         generatedTokens: f.generatedTokens,
         wallSeconds: f.wallMs / 1000,
       },
@@ -281,6 +283,13 @@ export class RunsService implements RunsApi {
         limit: req.limit ?? 50,
       });
       return { total: page.total, offset, items: page.items.map((r) => toResponseRow(r, req.instructionId)) };
+    });
+  }
+
+  performance(req: RunRef): Promise<Result<RunPerformance>> {
+    return toResult(() => {
+      this.requireRun(req.runId);
+      return { runId: req.runId, points: this.opts.responses.performance(req.runId) };
     });
   }
 

@@ -1,6 +1,7 @@
 import type {
   BackendChoice,
   DeviceProbe,
+  ExpertCacheCounts,
   FinishReason,
   GenerationPolicy,
   PeakVramScope,
@@ -25,6 +26,8 @@ export interface EngineBatchResult {
   readonly peakVramScope: PeakVramScope | null;
   /** Bytes; 0 on the CPU backend. */
   readonly h2dBytes: number;
+  /** CUDA only: the expert cache's counts over the batch. */
+  readonly expertCache?: ExpertCacheCounts | null;
 }
 
 /** A model loaded by an engine; `generate` streams each token through `onToken(itemIndex, tokenId)`. */

@@ -109,6 +109,8 @@ export function createNativeEngine(): InferenceEngine {
             peakVramBytes: kind === 'cuda' ? out.stats.peakMemoryBytes : 0,
             peakVramScope: kind === 'cuda' ? (out.stats.peakMemoryScope === 'process' ? 'process' : 'device') : null,
             h2dBytes: out.stats.h2dBytes,
+            expertCache:
+              kind === 'cuda' ? { hits: out.stats.expertHits, misses: out.stats.expertMisses, evictions: out.stats.expertEvictions ?? 0 } : null,
           };
         },
         fault: () => faultWhenClosed ?? model.info().fault,

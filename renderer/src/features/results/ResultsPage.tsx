@@ -13,6 +13,7 @@ import { useResults } from '../../stores/results.js';
 import { ResumeRunButton } from '../runs/ResumeRunButton.js';
 import { DownloadButton } from './DownloadButton.js';
 import { InstructionChart } from './InstructionChart.js';
+import { PerformanceCard } from './PerformanceCard.js';
 import { ResponseBrowser } from './ResponseBrowser.js';
 import { ResponseView } from './ResponseView.js';
 
@@ -148,7 +149,12 @@ export function ResultsPage() {
             <Stat label="Prompts scored" value={`${d.done} / ${d.total}`} hint={d.status} />
             <Stat label="TTFT" value={`${formatNumber(d.figures.ttftMs, 0)} ms`} />
             <Stat label="Decode" value={`${formatNumber(d.figures.decodeTokensPerSecond)} tok/s`} />
-            <Stat label="Peak VRAM" value={formatBytes(d.figures.peakVramBytes)} hint={peakVramHint(d.figures.peakVramScope)} testId="peak-vram" />
+            <Stat
+              label="Peak VRAM"
+              value={d.backendLabel.startsWith('CPU') ? 'n/a on CPU' : formatBytes(d.figures.peakVramBytes)}
+              hint={peakVramHint(d.figures.peakVramScope)}
+              testId="peak-vram"
+            />
             <Stat label="Tokens generated" value={d.figures.generatedTokens.toLocaleString()} />
             <Stat label="Wall time" value={formatDuration(d.figures.wallSeconds)} />
           </div>
@@ -177,6 +183,13 @@ export function ResultsPage() {
               <p className="muted">Nothing scored yet.</p>
             )}
           </Card>
+          <PerformanceCard
+            runId={d.id}
+            done={d.done}
+            figures={d.figures}
+            onCpu={d.backendLabel.startsWith('CPU')}
+            residency={d.residency === 'pending' ? 'not loaded yet' : d.residency}
+          />
           <Card title="Responses">
             {/* A fresh search box per run: the filters start over when another run opens. */}
             <ResponseBrowser key={runId} />

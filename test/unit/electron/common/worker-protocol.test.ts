@@ -70,6 +70,9 @@ describe('checkResponseValue', () => {
     for (const peakVramScope of ['process', 'device']) {
       expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 9, peakVramScope, h2dBytes: 0 })).toBeNull();
     }
+    const gen = { items: [item], wallMs: 1, peakVramBytes: 9, peakVramScope: 'process', h2dBytes: 0 };
+    expect(checkResponseValue('generate', { ...gen, expertCache: { hits: 3, misses: 1, evictions: 0 } })).toBeNull();
+    expect(checkResponseValue('generate', { ...gen, expertCache: null })).toBeNull();
     expect(checkResponseValue('cancel', false)).toBeNull();
     expect(checkResponseValue('encode-chat', [{ text: 't', tokenIds: [1, 2] }])).toBeNull();
   });
@@ -82,6 +85,11 @@ describe('checkResponseValue', () => {
     expect(checkResponseValue('generate', { items: [{ ...item, finishReason: 'eos' }], wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 })).toBe(
       'generate value: items[0].finishReason must be stop, length or cancelled',
     );
+    for (const expertCache of [{ hits: 1, misses: -1, evictions: 0 }, { hits: 1, misses: 1 }, 5]) {
+      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0, expertCache })).toBe(
+        'generate value: expertCache needs hits, misses and evictions (counts)',
+      );
+    }
     expect(checkResponseValue('load', { backend: 'GPU' })).toMatch(/^load value needs/);
     expect(checkResponseValue('decode', 3)).toBe('decode value must be a string');
   });

@@ -209,7 +209,10 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
 });
 
 describe('formatFigures', () => {
-  const base = { batches: 1, generatedTokens: 1000, wallMs: 4000, peakVramBytes: 3 * 2 ** 30, h2dBytes: 2e9, meanTtftMs: 41.6, meanDecodeTokensPerSecond: 77.25 };
+  const base = {
+    batches: 1, generatedTokens: 1000, wallMs: 4000, peakVramBytes: 3 * 2 ** 30, h2dBytes: 2e9, meanTtftMs: 41.6, meanDecodeTokensPerSecond: 77.25,
+    expertCache: null,
+  };
   it.each([
     ['CUDA', 'process', 'peak VRAM 3.00 GiB (this process), H2D 2.00 GB'],
     ['CUDA', 'device', 'peak VRAM 3.00 GiB (whole GPU, other processes included), H2D 2.00 GB'],
@@ -222,6 +225,11 @@ describe('formatFigures', () => {
   it('gives no overall speed without generating time, and no GPU memory figure the backend did not measure', () => {
     expect(formatFigures({ ...base, generatedTokens: 0, wallMs: 0, peakVramBytes: 0, peakVramScope: null, meanTtftMs: null, meanDecodeTokensPerSecond: null }, 'CUDA')).toBe(
       'figures: 0 tokens in 0.0 s (— tok/s overall)',
+    );
+  });
+  it('adds the expert cache counts a CUDA run reported', () => {
+    expect(formatFigures({ ...base, peakVramScope: 'process', expertCache: { hits: 900, misses: 40, evictions: 12 } }, 'CUDA')).toMatch(
+      /H2D 2\.00 GB, expert cache 900 hits \/ 40 misses \/ 12 evictions$/,
     );
   });
   it('gives no GPU figures for the CPU backend', () => {

@@ -136,6 +136,28 @@ describe('RunRepo + ResponseRepo', () => {
     });
   });
 
+  it('sums the expert cache counts of the jobs that report them, and keeps null where none did', () => {
+    runs.create(sampleRun('cpu'));
+    responses.addJobFigures('cpu', { wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+    expect(responses.figures('cpu').expertCache).toBeNull();
+    runs.create(sampleRun('gpu'));
+    responses.addJobFigures('gpu', { wallMs: 1, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 7, expertCache: { hits: 10, misses: 2, evictions: 1 } });
+    // A job that ended without the worker's figures adds none.
+    responses.addJobFigures('gpu', { wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+    responses.addJobFigures('gpu', { wallMs: 1, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 7, expertCache: { hits: 5, misses: 0, evictions: 0 } });
+    expect(responses.figures('gpu')).toMatchObject({ batches: 3, h2dBytes: 14, expertCache: { hits: 15, misses: 2, evictions: 1 } });
+  });
+
+  it("gives each response's timing in the order they were stored", () => {
+    runs.create(sampleRun('r1'));
+    responses.insertResponses('r1', [resp(9, 1, [true], [true])], { generatedTokens: 1 }, '2026-01-01T00:00:02.000Z');
+    responses.insertResponses('r1', [{ ...resp(4, 0, [true], [true]), ttftMs: -1, decodeTokensPerSecond: 0 }], { generatedTokens: 1 }, '2026-01-01T00:00:01.000Z');
+    expect(responses.performance('r1')).toEqual([
+      { key: 4, finishedAt: '2026-01-01T00:00:01.000Z', tokens: 5, ttftMs: null, decodeTokensPerSecond: null },
+      { key: 9, finishedAt: '2026-01-01T00:00:02.000Z', tokens: 5, ttftMs: 20, decodeTokensPerSecond: 100 },
+    ]);
+  });
+
   it('stores batches with verdicts and figures, and answers queries over them', () => {
     runs.create(sampleRun('r1'));
     responses.insertBatch('r1', [resp(1001, 0, [true, true], [true, true]), resp(1005, 2, [false, true], [true, true])], {
@@ -154,7 +176,7 @@ describe('RunRepo + ResponseRepo', () => {
       { instructionId: 'punctuation:no_comma', count: 3, strictPassed: 1, loosePassed: 2 },
     ]);
     expect(responses.figures('r1')).toEqual({
-      batches: 2, generatedTokens: 15, wallMs: 150, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 8, meanTtftMs: 20, meanDecodeTokensPerSecond: 100,
+      batches: 2, generatedTokens: 15, wallMs: 150, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 8, expertCache: null, meanTtftMs: 20, meanDecodeTokensPerSecond: 100,
     });
     expect(responses.page('r1', { verdict: 'fail', mode: 'strict' }).items.map((r) => r.key)).toEqual([1003, 1005]);
     expect(responses.page('r1', { verdict: 'fail', mode: 'loose' }).items.map((r) => r.key)).toEqual([1003]);

@@ -134,16 +134,20 @@ describe('createNativeEngine', () => {
       peakVramBytes: 3 * GIB,
       peakVramScope: 'device',
       h2dBytes: 7,
+      // The cache's counts as the native stats gave them (evictions absent: 0).
+      expertCache: { hits: 0, misses: 0, evictions: 0 },
     });
     fake.state.output = { results: [], stats: stats({ peakMemoryScope: 'process' }) };
     expect((await model.generate([], policy, () => undefined, new AbortController().signal)).peakVramScope).toBe('process');
+    fake.state.output = { results: [], stats: stats({ expertHits: 50, expertMisses: 5, expertEvictions: 2 }) };
+    expect((await model.generate([], policy, () => undefined, new AbortController().signal)).expertCache).toEqual({ hits: 50, misses: 5, evictions: 2 });
     expect(fake.state.requests[1]).not.toHaveProperty('maxActive');
   });
 
   it('reports no GPU figures on the CPU', async () => {
     const model = await engine.load({ modelDir: '/m', packedDir: null, weights: 'bf16', backend: 'cpu' });
     addon.model!.state.output = { results: [], stats: stats({ peakMemoryScope: 'estimate' }) };
-    expect(await model.generate([], policy, () => undefined, new AbortController().signal)).toEqual({ items: [], peakVramBytes: 0, peakVramScope: null, h2dBytes: 7 });
+    expect(await model.generate([], policy, () => undefined, new AbortController().signal)).toEqual({ items: [], peakVramBytes: 0, peakVramScope: null, h2dBytes: 7, expertCache: null });
     expect(model).toMatchObject({ backend: 'CPU', deviceLabel: 'CPU', residency: 'host memory, 3 threads' });
     expect(model.deviceMemory()).toBeNull();
   });
