@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   assets: () => import('./commands/assets.js'),
   eval: () => import('./commands/eval.js'),
   verify: () => import('./commands/verify.js'),
+  perf: () => import('./commands/perf.js'),
   export: () => import('./commands/export.js'),
   delete: () => import('./commands/delete.js'),
   compare: () => import('./commands/compare.js'),

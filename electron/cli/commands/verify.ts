@@ -6,15 +6,17 @@ import { OFFICIAL_INPUT_SHA256 } from '../../../evals/ifeval/dataset.js';
 import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
 import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
-import { verifyResultZip } from '../../main/export/verify-result-zip.js';
+import { isPerfZip, verifyPerfZip } from '../../main/export/perf-zip.js';
+import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
 import { sharedAssetsDir } from '../../main/jobs/eval-inputs.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { REPO_ROOT } from '../../node/app-root.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 
-export const summary = 'check a result ZIP: every sha256, then re-score its responses and compare with its results';
+export const summary = 'check a result or campaign ZIP: every sha256, then re-score the responses (or recompute the campaign)';
 
-const USAGE = `usage: horizon verify RESULT.zip [--punkt DIR] [--data-dir DIR]
+const USAGE = `usage: horizon verify RESULT.zip|CAMPAIGN.zip [--punkt DIR] [--data-dir DIR]
+  A campaign ZIP (horizon perf) is checked by its hashes and every aggregate recomputed from its requests.
   --punkt     Punkt English parameters (default <app>/../shared/nltk/punkt_english, else the data folder's copy)
   --data-dir  data folder whose eval assets are used (default $HORIZON_DATA_DIR or the platform app-data folder)
 The official IFEval input_data.jsonl, which the rows of a partial official run are compared with, is looked for in
@@ -40,6 +42,17 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0) return usageError('verify', USAGE, 'give exactly one RESULT.zip');
+  const entries = await readZipEntries(path.resolve(file));
+  if (isPerfZip(entries)) {
+    const perf = await verifyPerfZip(path.resolve(file), entries);
+    if (perf.verified) {
+      console.log(`verified ${file} (performance campaign)`);
+      return 0;
+    }
+    console.log(`NOT verified ${file}: ${perf.problems.length} problem${perf.problems.length === 1 ? '' : 's'}`);
+    for (const p of perf.problems) console.log(`  - ${p}`);
+    return 1;
+  }
   const dataDir = dataDirOption(values, defaultDataDir);
   const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(dataDir), ...(values.punkt ? { explicit: values.punkt } : {}) });
   const tools = await loadTextTools({ punktDir });

@@ -1,0 +1,160 @@
+/**
+ * The performance campaign, as the published Horizon campaign ran it: fixed IFEval prompts generated one at a time,
+ * greedy with EOS suppressed, in repeated blocks, for full expert residency and each expert budget asked for. Its
+ * records and the aggregates every reader (the app, `horizon perf`, the ZIP verifier) computes the same way from them.
+ */
+import { quantile } from './perf-stats.js';
+
+export const PERF_FORMAT = 'horizon-perf-v1';
+
+/** The campaign's fixed settings; a ZIP records them and the verifier checks its requests against them. */
+export const PERF_SETTINGS = {
+  /** The first prompts of IFEval's input_data.jsonl, in file order. */
+  prompts: 12,
+  /** Each prompt is generated once per block; blocks run one after another. */
+  blocks: 3,
+  maxNewTokens: 128,
+  /** A generation of this many tokens before each configuration's measured requests, excluded from every figure. */
+  warmupTokens: 64,
+} as const;
+
+export type PerfSettings = { readonly prompts: number; readonly blocks: number; readonly maxNewTokens: number; readonly warmupTokens: number };
+
+/** One configuration: full residency (no budget) or a GPU expert budget. */
+export interface PerfConfigSpec {
+  /** "full residency", or e.g. "4 GiB experts". */
+  readonly label: string;
+  /** Device memory for resident experts; null = the backend's default (all experts when they fit; the CPU backend). */
+  readonly expertBudgetBytes: number | null;
+}
+
+/** One measured request: a prompt generated alone, its timing and what the backend did for it. */
+export interface PerfRequestRecord {
+  /** Index into the campaign's configs. */
+  readonly config: number;
+  readonly block: number;
+  /** The IFEval key of the prompt. */
+  readonly key: number;
+  readonly promptTokens: number;
+  /** Generated tokens (EOS suppressed: the budget unless cancelled). */
+  readonly tokens: number;
+  /** From the start of the prompt's prefill to its first token. */
+  readonly ttftMs: number;
+  /** After the first token; 0 with fewer than two tokens. */
+  readonly decodeTokensPerSecond: number;
+  /** The request's wall time in the runtime (prefill, decode and everything between). */
+  readonly responseMs: number;
+  /** CUDA: peak device memory over the request (its scope in the campaign's device); 0 on the CPU. */
+  readonly peakMemoryBytes: number;
+  readonly h2dBytes: number;
+  readonly expertHits: number;
+  readonly expertMisses: number;
+  readonly expertEvictions: number;
+}
+
+/** What one configuration comes to over its requests. */
+export interface PerfConfigAggregate {
+  readonly requests: number;
+  readonly generatedTokens: number;
+  /** Pooled over requests: every token after each first, over the time they took. Null when none had two tokens. */
+  readonly decodeTokensPerSecond: number | null;
+  readonly ttftMsP50: number | null;
+  readonly ttftMsP90: number | null;
+  readonly responseMsP50: number | null;
+  /** The highest of its requests' peaks; null on the CPU backend (no device memory). */
+  readonly peakMemoryBytes: number | null;
+  readonly h2dBytes: number;
+  readonly expertHits: number;
+  readonly expertMisses: number;
+  readonly expertEvictions: number;
+}
+
+/** Aggregates one configuration's requests (in any order: every figure is order-free). */
+export function aggregateConfig(requests: readonly PerfRequestRecord[], onCpu: boolean): PerfConfigAggregate {
+  let decodeTokens = 0;
+  let decodeSeconds = 0;
+  for (const r of requests) {
+    if (r.tokens >= 2 && r.decodeTokensPerSecond > 0) {
+      decodeTokens += r.tokens - 1;
+      decodeSeconds += (r.tokens - 1) / r.decodeTokensPerSecond;
+    }
+  }
+  const sorted = (f: (r: PerfRequestRecord) => number) => requests.map(f).filter((v) => v >= 0).sort((a, b) => a - b);
+  const ttft = sorted((r) => (r.tokens > 0 ? r.ttftMs : -1));
+  const response = sorted((r) => r.responseMs);
+  const sum = (f: (r: PerfRequestRecord) => number) => requests.reduce((s, r) => s + f(r), 0);
+  return {
+    requests: requests.length,
+    generatedTokens: sum((r) => r.tokens),
+    decodeTokensPerSecond: decodeSeconds > 0 ? decodeTokens / decodeSeconds : null,
+    ttftMsP50: ttft.length ? quantile(ttft, 0.5) : null,
+    ttftMsP90: ttft.length ? quantile(ttft, 0.9) : null,
+    responseMsP50: response.length ? quantile(response, 0.5) : null,
+    peakMemoryBytes: onCpu || requests.length === 0 ? null : Math.max(...requests.map((r) => r.peakMemoryBytes)),
+    h2dBytes: sum((r) => r.h2dBytes),
+    expertHits: sum((r) => r.expertHits),
+    expertMisses: sum((r) => r.expertMisses),
+    expertEvictions: sum((r) => r.expertEvictions),
+  };
+}
+
+/** Every configuration's aggregate, in config order. */
+export function aggregateCampaign(configs: number, requests: readonly PerfRequestRecord[], onCpu: boolean): PerfConfigAggregate[] {
+  return Array.from({ length: configs }, (_, i) => aggregateConfig(requests.filter((r) => r.config === i), onCpu));
+}
+
+/** Checks one request record's shape (a ZIP's line, a worker's answer turned into one); a sentence when wrong. */
+export function requestRecordProblem(x: unknown): string | null {
+  if (typeof x !== 'object' || x === null || Array.isArray(x)) return 'not a JSON object';
+  const r = x as Record<string, unknown>;
+  for (const k of ['config', 'block', 'key', 'promptTokens', 'tokens'] as const) {
+    if (!Number.isInteger(r[k]) || (r[k] as number) < 0) return `${k} must be a non-negative integer`;
+  }
+  for (const k of ['ttftMs', 'decodeTokensPerSecond', 'responseMs', 'peakMemoryBytes', 'h2dBytes', 'expertHits', 'expertMisses', 'expertEvictions'] as const) {
+    if (typeof r[k] !== 'number' || !Number.isFinite(r[k]) || (k !== 'ttftMs' && (r[k] as number) < 0)) return `${k} must be a finite number${k === 'ttftMs' ? '' : ' >= 0'}`;
+  }
+  return null;
+}
+
+/** Parses an expert-budget list in GiB ("4,8,12.5"): the budgets in bytes, in the order given, without repeats. */
+export function parseBudgetList(text: string): number[] {
+  const out: number[] = [];
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const gib = Number(part);
+    if (!Number.isFinite(gib) || gib < 0.25 || gib > 1024) throw new Error(`expert budget '${part}' must be a number of GiB from 0.25 to 1024`);
+    const bytes = Math.round(gib * 2 ** 30);
+    if (!out.includes(bytes)) out.push(bytes);
+  }
+  return out;
+}
+
+/** The configurations of a campaign: full residency first, then each budget. */
+export function campaignConfigs(budgetsBytes: readonly number[]): PerfConfigSpec[] {
+  const gib = (b: number) => `${Number((b / 2 ** 30).toFixed(2))} GiB experts`;
+  return [{ label: 'full residency', expertBudgetBytes: null }, ...budgetsBytes.map((b) => ({ label: gib(b), expertBudgetBytes: b }))];
+}
+
+export type PerfStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** A campaign as stored: what ran, on what, with which settings; its requests and aggregates come with its detail. */
+export interface PerfCampaign {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly finishedAt: string | null;
+  readonly status: PerfStatus;
+  readonly error: string | null;
+  readonly model: { readonly modelId: string; readonly repo: string; readonly revision: string; readonly weights: 'int4' | 'bf16'; readonly manifestSha256: string };
+  /** "CPU" or "CUDA"; the CPU backend is always named so. */
+  readonly backend: string;
+  readonly deviceLabel: string;
+  /** What peakMemoryBytes measures on CUDA ('process': this app; 'device': the whole GPU); null on the CPU. */
+  readonly peakMemoryScope: 'process' | 'device' | null;
+  readonly settings: PerfSettings & { readonly keys: readonly number[] };
+  /** Each configuration with where its weights were, as the runtime reported it (null until it loaded). */
+  readonly configs: readonly (PerfConfigSpec & { readonly residency: string | null })[];
+}
+
+export interface PerfCampaignDetail extends PerfCampaign {
+  readonly aggregates: readonly PerfConfigAggregate[];
+  readonly requests: readonly PerfRequestRecord[];
+}

@@ -1,0 +1,120 @@
+import type Database from 'better-sqlite3';
+
+import { aggregateCampaign, type PerfCampaign, type PerfCampaignDetail, type PerfRequestRecord, type PerfStatus } from '../../common/perf-campaign.js';
+
+interface CampaignRow {
+  id: string;
+  created_at: string;
+  finished_at: string | null;
+  status: PerfStatus;
+  error: string | null;
+  model_json: string;
+  backend: string;
+  device_label: string;
+  peak_memory_scope: 'process' | 'device' | null;
+  settings_json: string;
+  configs_json: string;
+}
+
+interface RequestRow {
+  config: number;
+  block: number;
+  key: number;
+  prompt_tokens: number;
+  tokens: number;
+  ttft_ms: number;
+  decode_tokens_per_second: number;
+  response_ms: number;
+  peak_memory_bytes: number;
+  h2d_bytes: number;
+  expert_hits: number;
+  expert_misses: number;
+  expert_evictions: number;
+}
+
+const toCampaign = (r: CampaignRow): PerfCampaign => ({
+  id: r.id,
+  createdAt: r.created_at,
+  finishedAt: r.finished_at,
+  status: r.status,
+  error: r.error,
+  model: JSON.parse(r.model_json) as PerfCampaign['model'],
+  backend: r.backend,
+  deviceLabel: r.device_label,
+  peakMemoryScope: r.peak_memory_scope,
+  settings: JSON.parse(r.settings_json) as PerfCampaign['settings'],
+  configs: JSON.parse(r.configs_json) as PerfCampaign['configs'],
+});
+
+const toRequest = (r: RequestRow): PerfRequestRecord => ({
+  config: r.config,
+  block: r.block,
+  key: r.key,
+  promptTokens: r.prompt_tokens,
+  tokens: r.tokens,
+  ttftMs: r.ttft_ms,
+  decodeTokensPerSecond: r.decode_tokens_per_second,
+  responseMs: r.response_ms,
+  peakMemoryBytes: r.peak_memory_bytes,
+  h2dBytes: r.h2d_bytes,
+  expertHits: r.expert_hits,
+  expertMisses: r.expert_misses,
+  expertEvictions: r.expert_evictions,
+});
+
+/** Performance campaigns and their requests; aggregates are always computed from the stored requests. */
+export class PerfRepo {
+  constructor(private readonly db: Database.Database) {}
+
+  create(c: Omit<PerfCampaign, 'finishedAt' | 'status' | 'error'>): void {
+    this.db
+      .prepare(
+        `INSERT INTO perf_campaigns (id, created_at, status, model_json, backend, device_label, peak_memory_scope, settings_json, configs_json)
+         VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(c.id, c.createdAt, JSON.stringify(c.model), c.backend, c.deviceLabel, c.peakMemoryScope, JSON.stringify(c.settings), JSON.stringify(c.configs));
+  }
+
+  /** Records where the runtime put the weights, and the device, once a configuration has loaded. */
+  updateDevice(id: string, patch: { backend: string; deviceLabel: string; peakMemoryScope?: 'process' | 'device' | null; configs: PerfCampaign['configs'] }): void {
+    this.db
+      .prepare('UPDATE perf_campaigns SET backend = ?, device_label = ?, peak_memory_scope = COALESCE(?, peak_memory_scope), configs_json = ? WHERE id = ?')
+      .run(patch.backend, patch.deviceLabel, patch.peakMemoryScope ?? null, JSON.stringify(patch.configs), id);
+  }
+
+  /** One measured request, stored as it finishes: a campaign stopped part-way keeps what it measured. */
+  addRequest(id: string, r: PerfRequestRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO perf_requests (campaign_id, config, block, key, prompt_tokens, tokens, ttft_ms, decode_tokens_per_second, response_ms,
+           peak_memory_bytes, h2d_bytes, expert_hits, expert_misses, expert_evictions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(id, r.config, r.block, r.key, r.promptTokens, r.tokens, r.ttftMs, r.decodeTokensPerSecond, r.responseMs, r.peakMemoryBytes, r.h2dBytes, r.expertHits, r.expertMisses, r.expertEvictions);
+  }
+
+  finish(id: string, status: Exclude<PerfStatus, 'running'>, error: string | null = null, now = new Date().toISOString()): void {
+    this.db.prepare('UPDATE perf_campaigns SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error, now, id);
+  }
+
+  /** A campaign left running by a process that stopped: failed, with why. */
+  failInterrupted(message: string): number {
+    return this.db.prepare("UPDATE perf_campaigns SET status = 'failed', error = ?, finished_at = created_at WHERE status = 'running'").run(message).changes;
+  }
+
+  /** Newest first. */
+  list(): PerfCampaign[] {
+    return (this.db.prepare('SELECT * FROM perf_campaigns ORDER BY created_at DESC, rowid DESC').all() as CampaignRow[]).map(toCampaign);
+  }
+
+  get(id: string): PerfCampaignDetail | undefined {
+    const row = this.db.prepare('SELECT * FROM perf_campaigns WHERE id = ?').get(id) as CampaignRow | undefined;
+    if (!row) return undefined;
+    const c = toCampaign(row);
+    const requests = (this.db.prepare('SELECT * FROM perf_requests WHERE campaign_id = ? ORDER BY config, block, rowid').all(id) as RequestRow[]).map(toRequest);
+    return { ...c, requests, aggregates: aggregateCampaign(c.configs.length, requests, c.backend === 'CPU') };
+  }
+
+  delete(id: string): boolean {
+    return this.db.prepare('DELETE FROM perf_campaigns WHERE id = ?').run(id).changes > 0;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * A performance campaign as a ZIP: manifest.json (format, every file's bytes and sha256), campaign.json (what ran,
+ * on what, with which settings, and the aggregates) and requests.jsonl (one record a measured request). The verifier
+ * checks the hashes, each record's shape and place in the settings, and recomputes every aggregate from the records.
+ */
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+
+import { ZipFile } from 'yazl';
+
+import {
+  aggregateCampaign,
+  PERF_FORMAT,
+  requestRecordProblem,
+  type PerfCampaign,
+  type PerfCampaignDetail,
+  type PerfConfigAggregate,
+  type PerfRequestRecord,
+} from '../../common/perf-campaign.js';
+import { renameDurably, syncFile } from '../../node/atomic-write.js';
+import { readZipEntries } from './verify-result-zip.js';
+
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+export const PERF_FILES = ['campaign.json', 'requests.jsonl'] as const;
+
+export interface PerfZipManifest {
+  readonly format: typeof PERF_FORMAT;
+  readonly campaignId: string;
+  readonly appVersion: string;
+  readonly files: readonly { readonly name: string; readonly bytes: number; readonly sha256: string }[];
+}
+
+/** campaign.json: the campaign as stored, with its aggregates. */
+export type PerfCampaignFile = PerfCampaign & { readonly aggregates: readonly PerfConfigAggregate[] };
+
+/** Writes the campaign's ZIP through a temp file and a rename; refuses one still running. */
+export async function writePerfZip(c: PerfCampaignDetail, outPath: string, appVersion: string): Promise<{ path: string; bytes: number; sha256: string }> {
+  if (c.status === 'running') throw new Error(`campaign ${c.id} is still running: export it once it has ended`);
+  const { requests, aggregates, ...campaign } = c;
+  const files = new Map<string, Buffer>([
+    ['campaign.json', Buffer.from(`${JSON.stringify({ ...campaign, aggregates } satisfies PerfCampaignFile, null, 2)}\n`)],
+    ['requests.jsonl', Buffer.from(requests.map((r) => `${JSON.stringify(r)}\n`).join(''))],
+  ]);
+  const manifest: PerfZipManifest = {
+    format: PERF_FORMAT,
+    campaignId: c.id,
+    appVersion,
+    files: [...files].map(([name, b]) => ({ name, bytes: b.length, sha256: sha256(b) })),
+  };
+  const out = path.resolve(outPath);
+  await mkdir(path.dirname(out), { recursive: true });
+  const tmp = `${out}.${process.pid}.${Date.now()}.tmp`;
+  const zip = new ZipFile();
+  const mtime = new Date(c.finishedAt ?? c.createdAt);
+  zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), 'manifest.json', { mtime });
+  for (const [name, b] of files) zip.addBuffer(b, name, { mtime });
+  zip.end();
+  const hash = createHash('sha256');
+  zip.outputStream.on('data', (chunk: Buffer) => hash.update(chunk));
+  try {
+    await pipeline(zip.outputStream, createWriteStream(tmp));
+    await syncFile(tmp);
+    await renameDurably(tmp, out);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw new Error(`${out}: writing the campaign ZIP failed (${(e as Error).message})`, { cause: e });
+  }
+  return { path: out, bytes: (await stat(out)).size, sha256: hash.digest('hex') };
+}
+
+export interface PerfVerification {
+  readonly verified: boolean;
+  readonly problems: readonly string[];
+  /** Recomputed from requests.jsonl; null when the records could not be read. */
+  readonly aggregates: readonly PerfConfigAggregate[] | null;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Equal as numbers (to 1e-9 relative, for JSON's round trip) or both null. */
+function same(a: unknown, b: unknown): boolean {
+  if (a === null || b === null) return a === b;
+  if (typeof a !== 'number' || typeof b !== 'number') return false;
+  return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+/** Whether a ZIP's manifest.json says it is a campaign ZIP (so `horizon verify` can tell the kinds apart). */
+export function isPerfZip(entries: ReadonlyMap<string, Buffer>): boolean {
+  try {
+    return (JSON.parse(entries.get('manifest.json')?.toString('utf8') ?? 'null') as { format?: unknown } | null)?.format === PERF_FORMAT;
+  } catch {
+    return false;
+  }
+}
+
+/** Verifies a campaign ZIP: one precise line per problem. */
+export async function verifyPerfZip(file: string, entries?: ReadonlyMap<string, Buffer>): Promise<PerfVerification> {
+  const e = entries ?? (await readZipEntries(file));
+  const problems: string[] = [];
+  const fail = (p: string): PerfVerification => ({ verified: false, problems: [...problems, p], aggregates: null });
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(e.get('manifest.json')?.toString('utf8') ?? '');
+  } catch {
+    return fail('manifest.json: missing or not JSON');
+  }
+  if (!isRecord(manifest) || manifest.format !== PERF_FORMAT) return fail(`manifest.json: format is not ${PERF_FORMAT}`);
+  const listed = Array.isArray(manifest.files) ? (manifest.files as { name?: unknown; bytes?: unknown; sha256?: unknown }[]) : [];
+  for (const name of PERF_FILES) {
+    const entry = listed.find((f) => f?.name === name);
+    const b = e.get(name);
+    if (!b) problems.push(`${name}: missing from the ZIP`);
+    else if (!entry) problems.push(`${name}: not listed in manifest.json`);
+    else if (entry.sha256 !== sha256(b) || entry.bytes !== b.length) {
+      problems.push(`${name}: sha256 ${sha256(b)} (${b.length} bytes), manifest.json records ${String(entry.sha256)} (${String(entry.bytes)} bytes)`);
+    }
+  }
+  for (const name of e.keys()) {
+    if (name !== 'manifest.json' && !(PERF_FILES as readonly string[]).includes(name)) problems.push(`${name}: not a file of a campaign ZIP`);
+  }
+  let campaign: PerfCampaignFile;
+  try {
+    campaign = JSON.parse(e.get('campaign.json')?.toString('utf8') ?? '') as PerfCampaignFile;
+  } catch {
+    return fail('campaign.json: missing or not JSON');
+  }
+  if (!isRecord(campaign) || !Array.isArray(campaign.configs) || !isRecord(campaign.settings) || !Array.isArray(campaign.aggregates)) {
+    return fail('campaign.json: not a campaign (configs, settings and aggregates)');
+  }
+  if (manifest.campaignId !== campaign.id) problems.push(`manifest.json: campaignId ${String(manifest.campaignId)}, campaign.json says ${String(campaign.id)}`);
+  const requests: PerfRequestRecord[] = [];
+  const lines = (e.get('requests.jsonl')?.toString('utf8') ?? '').split('\n');
+  const { blocks, prompts, keys } = campaign.settings;
+  const seen = new Set<string>();
+  for (const [i, line] of lines.entries()) {
+    if (line === '') continue;
+    let r: unknown;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      problems.push(`requests.jsonl line ${i + 1}: not JSON`);
+      continue;
+    }
+    const shape = requestRecordProblem(r);
+    if (shape) {
+      problems.push(`requests.jsonl line ${i + 1}: ${shape}`);
+      continue;
+    }
+    const rec = r as PerfRequestRecord;
+    const where = `requests.jsonl line ${i + 1}`;
+    if (rec.config >= campaign.configs.length) problems.push(`${where}: config ${rec.config}, but the campaign has ${campaign.configs.length}`);
+    if (rec.block >= blocks) problems.push(`${where}: block ${rec.block}, but the campaign ran ${blocks}`);
+    if (!keys.includes(rec.key)) problems.push(`${where}: key ${rec.key} is not one of the campaign's prompts`);
+    if (rec.tokens > campaign.settings.maxNewTokens) problems.push(`${where}: ${rec.tokens} tokens, over the campaign's ${campaign.settings.maxNewTokens}`);
+    const id = `${rec.config}/${rec.block}/${rec.key}`;
+    if (seen.has(id)) problems.push(`${where}: config ${rec.config}, block ${rec.block}, key ${rec.key} measured twice`);
+    seen.add(id);
+    requests.push(rec);
+  }
+  if (keys.length !== prompts) problems.push(`campaign.json: ${keys.length} prompt keys for ${prompts} prompts`);
+  if (campaign.status === 'completed' && requests.length !== campaign.configs.length * blocks * prompts) {
+    problems.push(`requests.jsonl: ${requests.length} requests, but a completed campaign of ${campaign.configs.length} configurations measures ${campaign.configs.length * blocks * prompts}`);
+  }
+  const aggregates = aggregateCampaign(campaign.configs.length, requests, campaign.backend === 'CPU');
+  for (const [i, fresh] of aggregates.entries()) {
+    const stored = campaign.aggregates[i] as Record<string, unknown> | undefined;
+    if (!isRecord(stored)) {
+      problems.push(`campaign.json: no aggregate for configuration ${i + 1}`);
+      continue;
+    }
+    for (const [k, v] of Object.entries(fresh)) {
+      if (!same(stored[k], v)) problems.push(`campaign.json: ${campaign.configs[i]?.label ?? `configuration ${i + 1}`} ${k} is ${JSON.stringify(stored[k])}, the requests give ${JSON.stringify(v)}`);
+    }
+  }
+  if (campaign.aggregates.length !== aggregates.length) problems.push(`campaign.json: ${campaign.aggregates.length} aggregates for ${aggregates.length} configurations`);
+  return { verified: problems.length === 0, problems, aggregates };
+}
