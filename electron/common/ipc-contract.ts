@@ -6,6 +6,7 @@
  * fails until you do), then implement it in `electron/main/services/<service>.ts`.
  */
 import type { PairedLevel } from './paired-stats.js';
+import type { PerfCampaign, PerfCampaignDetail, PerfStatus } from './perf-campaign.js';
 import type { Result } from './result.js';
 
 //#region system
@@ -671,12 +672,53 @@ export interface RunDeletedEvent {
   readonly runId: string;
 }
 
+//#region perf
+
+export interface StartPerfRequest {
+  readonly modelId: string;
+  /** GPU expert budgets in GiB, one configuration each after full residency (CUDA only). */
+  readonly budgetsGiB?: readonly number[];
+}
+
+export interface PerfRef {
+  readonly campaignId: string;
+}
+
+/** Progress of a campaign: pushed as `perf:onDidProgress`. */
+export interface PerfCampaignProgress {
+  readonly campaignId: string;
+  readonly status: PerfStatus;
+  readonly config: number;
+  readonly configs: number;
+  readonly done: number;
+  readonly total: number;
+  readonly message: string;
+  readonly error?: string;
+}
+
+/**
+ * Performance campaigns (`horizon perf`): one at a time, never beside a run (they share the runtime worker and the
+ * GPU, and each would skew the other's figures).
+ */
+export interface PerfApi {
+  start(req: StartPerfRequest): Promise<Result<PerfCampaign>>;
+  cancel(req: PerfRef): Promise<Result<void>>;
+  /** Newest first. */
+  list(): Promise<Result<readonly PerfCampaign[]>>;
+  get(req: PerfRef): Promise<Result<PerfCampaignDetail>>;
+  /** Writes the campaign's ZIP into the data folder's exports/ (what `horizon verify` checks). */
+  exportZip(req: PerfRef): Promise<Result<ExportedZip>>;
+}
+
+//#endregion
+
 /** Event name → payload, pushed from the services to every UI. */
 export interface EventMap {
   'models:onDidProgress': PrepareProgress;
   'runs:onDidProgress': RunProgress;
   'runs:onDidResponse': RunResponseEvent;
   'runs:onDidDelete': RunDeletedEvent;
+  'perf:onDidProgress': PerfCampaignProgress;
 }
 
 export type EventName = keyof EventMap;
@@ -686,6 +728,7 @@ const EVENTS: { readonly [E in EventName]: true } = {
   'runs:onDidProgress': true,
   'runs:onDidResponse': true,
   'runs:onDidDelete': true,
+  'perf:onDidProgress': true,
 };
 
 /** Every event name: the ones the preload lets a window subscribe to. */
@@ -703,6 +746,7 @@ export interface Api {
   readonly models: ModelsApi;
   readonly runs: RunsApi;
   readonly export: ExportApi;
+  readonly perf: PerfApi;
 }
 
 export type ServiceName = keyof Api;

@@ -42,6 +42,16 @@ export function int(min: number, max: number): Schema<number> {
   };
 }
 
+export function num(min: number, max: number): Schema<number> {
+  return {
+    check: (v, p) => {
+      if (typeof v !== 'number' || !Number.isFinite(v)) return `${p} must be a number`;
+      if (v < min || v > max) return `${p} must be between ${min} and ${max}`;
+      return null;
+    },
+  };
+}
+
 export function bool(): Schema<boolean> {
   return { check: (v, p) => (typeof v === 'boolean' ? null : `${p} must be true or false`) };
 }
@@ -169,6 +179,11 @@ export const REQUEST_SCHEMAS = {
     limit: optional(int(1, 200)),
   }),
   'runs:performance': runRef,
+  'perf:start': object({ modelId: id, budgetsGiB: optional(arrayOf(num(0.25, 1024), 16)) }),
+  'perf:cancel': object({ campaignId: id }),
+  'perf:list': none,
+  'perf:get': object({ campaignId: id }),
+  'perf:exportZip': object({ campaignId: id }),
   'runs:response': object({ runId: id, key: int(0, Number.MAX_SAFE_INTEGER) }),
   'runs:compare': object({ runA: id, runB: id }),
   'runs:delete': object({ runId: id, deleteExport: optional(bool()) }),

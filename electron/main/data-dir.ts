@@ -34,6 +34,9 @@ export const dataLayout = {
 };
 
 /** The error of a run found running by a process that has just taken its data folder: the one running it stopped. */
+/** The error of a campaign found running the same way: its measured requests are kept, the rest never ran. */
+export const INTERRUPTED_CAMPAIGN = 'the process running it stopped while it was measuring; the requests measured before are kept';
+
 export const INTERRUPTED_RUN =
   'the process running it (the app, horizon serve or horizon eval) stopped while it was in progress; resume it to continue';
 

@@ -4,6 +4,7 @@ import { Logo } from './components/Logo.js';
 import { NavIcon } from './components/NavIcon.js';
 import { HistoryPage } from './features/history/HistoryPage.js';
 import { ModelsPage } from './features/models/ModelsPage.js';
+import { PerfPage } from './features/perf/PerfPage.js';
 import { ResultsPage } from './features/results/ResultsPage.js';
 import { RunPage } from './features/runs/RunPage.js';
 import { SystemPage } from './features/system/SystemPage.js';
@@ -28,6 +29,8 @@ function Screen({ page }: { page: Page }) {
       return <ResultsPage />;
     case 'history':
       return <HistoryPage />;
+    case 'perf':
+      return <PerfPage />;
   }
 }
 

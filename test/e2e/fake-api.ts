@@ -21,6 +21,7 @@ import type {
   RunSummary,
 } from '../../electron/common/ipc-contract.js';
 import { isLiveStatus } from '../../electron/common/ipc-contract.js';
+import { aggregateCampaign, campaignConfigs, PERF_SETTINGS, type PerfCampaign, type PerfRequestRecord } from '../../electron/common/perf-campaign.js';
 import { pairedLevel } from '../../electron/common/paired-stats.js';
 import type { PairedVerdict } from '../../electron/common/paired-stats.js';
 import { err, ok } from '../../electron/common/result.js';
@@ -116,6 +117,9 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
   let prompts: Prompt[] = [];
   let jobs = 0;
   let runCount = 0;
+  let campaignCount = 0;
+  let activeCampaign: string | null = null;
+  const campaigns = new Map<string, { campaign: PerfCampaign; requests: PerfRequestRecord[] }>();
 
   const api: Api = {
     system: {
@@ -482,6 +486,74 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         });
       },
       listZips: async ({ runId }) => ok(runZips(runId)),
+    },
+    perf: {
+      start: async ({ modelId, budgetsGiB }) => {
+        const model = models.find((m) => m.id === modelId);
+        if (!model) return err('MODEL_NOT_FOUND', `model ${modelId} is not prepared in ${dataDir}`);
+        if (activeCampaign) return err('BAD_INPUT', `campaign ${activeCampaign} is still running; cancel it first`);
+        const live = [...runs.values()].find((r) => isLiveStatus(r.summary.status));
+        if (live) return err('BAD_INPUT', `run ${live.summary.id} is generating; a campaign measures alone (wait for it or cancel it)`);
+        const id = `perf-${++campaignCount}`;
+        const specs = campaignConfigs(gpus.length ? (budgetsGiB ?? []).map((g) => g * 2 ** 30) : []);
+        const settings = { ...PERF_SETTINGS, keys: prompts.slice(0, PERF_SETTINGS.prompts).map((p) => p.key) };
+        const campaign: PerfCampaign = {
+          id, createdAt: new Date().toISOString(), finishedAt: null, status: 'running', error: null,
+          model: { modelId, repo: model.repo, revision: model.revision, weights: model.weights, manifestSha256: 'b'.repeat(64) },
+          backend: gpus.length ? 'CUDA' : 'CPU', deviceLabel: gpus.length ? `CUDA: ${gpus[0]?.name ?? ''}` : 'CPU',
+          peakMemoryScope: gpus.length ? 'process' : null, settings,
+          configs: specs.map((c) => ({ ...c, residency: c.expertBudgetBytes === null ? 'all 64 experts a layer' : `${Math.floor(c.expertBudgetBytes / 2 ** 27)} of 64 experts a layer` })),
+        };
+        const requests: PerfRequestRecord[] = [];
+        campaigns.set(id, { campaign, requests });
+        activeCampaign = id;
+        const total = specs.length * PERF_SETTINGS.blocks * PERF_SETTINGS.prompts;
+        const step = () => {
+          const c = campaigns.get(id)!;
+          if (c.campaign.status !== 'running') return;
+          const n = requests.length;
+          const config = Math.floor(n / (PERF_SETTINGS.blocks * PERF_SETTINGS.prompts));
+          const within = n % (PERF_SETTINGS.blocks * PERF_SETTINGS.prompts);
+          // Deterministic figures: smaller budgets decode slower and copy more.
+          const budget = specs[config]?.expertBudgetBytes;
+          const slow = budget == null ? 1 : 1 + 8 / (budget / 2 ** 30);
+          requests.push({
+            config, block: Math.floor(within / PERF_SETTINGS.prompts), key: settings.keys[within % PERF_SETTINGS.prompts]!,
+            promptTokens: 60 + within, tokens: PERF_SETTINGS.maxNewTokens, ttftMs: 20 * slow + (within % 3), decodeTokensPerSecond: 500 / slow - (within % 4),
+            responseMs: 300 * slow, peakMemoryBytes: gpus.length ? (budget ?? 7 * 2 ** 30) + 2 ** 30 : 0,
+            h2dBytes: budget == null ? 0 : 40_000_000 * slow, expertHits: gpus.length ? 1000 : 0, expertMisses: budget == null ? 0 : Math.round(100 * slow), expertEvictions: budget == null ? 0 : Math.round(90 * slow),
+          });
+          const done = requests.length === total;
+          if (done) {
+            c.campaign = { ...c.campaign, status: 'completed', finishedAt: new Date().toISOString() };
+            activeCampaign = null;
+          }
+          emit('perf:onDidProgress', { campaignId: id, status: c.campaign.status, config, configs: specs.length, done: requests.length, total, message: `${specs[config]?.label}: ${within + 1} of ${PERF_SETTINGS.blocks * PERF_SETTINGS.prompts}` });
+          if (!done) setTimeout(step, Math.max(1, tick / 4));
+        };
+        setTimeout(step, tick);
+        return ok(campaign);
+      },
+      cancel: async ({ campaignId }) => {
+        const c = campaigns.get(campaignId);
+        if (!c || c.campaign.status !== 'running') return err('NOT_FOUND', `campaign ${campaignId} is not running`);
+        c.campaign = { ...c.campaign, status: 'cancelled', finishedAt: new Date().toISOString() };
+        activeCampaign = null;
+        emit('perf:onDidProgress', { campaignId, status: 'cancelled', config: 0, configs: c.campaign.configs.length, done: c.requests.length, total: 0, message: 'cancelled' });
+        return ok(undefined);
+      },
+      list: async () => ok([...campaigns.values()].map((c) => c.campaign).reverse()),
+      get: async ({ campaignId }) => {
+        const c = campaigns.get(campaignId);
+        if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
+        return ok({ ...c.campaign, requests: [...c.requests], aggregates: aggregateCampaign(c.campaign.configs.length, c.requests, c.campaign.backend === 'CPU') });
+      },
+      exportZip: async ({ campaignId }) => {
+        const c = campaigns.get(campaignId);
+        if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
+        if (c.campaign.status === 'running') return err('BAD_INPUT', `campaign ${campaignId} is still running: export it once it has ended`);
+        return ok({ path: `${dataDir}/exports/${campaignId}.zip`, bytes: 4_321, sha256: 'e'.repeat(64) });
+      },
     },
   };
 

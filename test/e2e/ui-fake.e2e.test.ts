@@ -275,6 +275,23 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(consoleErrors).toEqual([]);
   });
 
+  it('runs the performance campaign in one click on the CPU, with n/a for what the CPU has not', async () => {
+    await page.getByRole('navigation').getByRole('button', { name: /^Performance/ }).click();
+    expect(await page.getByLabel('Expert budgets (GiB)').isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Run campaign' }).click();
+    await expect.poll(() => page.getByTestId('perf-status').textContent(), { timeout: 15_000 }).toBe('completed');
+    await expect.poll(() => page.getByTestId('campaign').textContent()).toContain('36 requests measured');
+    const table = page.getByTestId('campaign-table');
+    expect(await table.locator('tbody tr').count()).toBe(1);
+    expect(await table.locator('tbody tr').first().textContent()).toContain('n/a on CPU');
+    expect(await page.getByTestId('rate-memory-none').textContent()).toContain('No GPU memory axis on the CPU backend');
+    await page.getByRole('button', { name: 'Export ZIP' }).click();
+    await expect.poll(() => page.getByTestId('perf-exported').textContent()).toContain('perf-1.zip');
+    expect(new URL(page.url()).searchParams.get('page')).toBe('perf');
+    await fullShot(page, path.join(shots, '10-performance-cpu.png'));
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('shows the next step and free space, a model\'s details, and deletes its INT4 pack after asking', async () => {
     await page.getByRole('navigation').getByRole('button', { name: /^System/ }).click();
     await expect.poll(() => page.getByTestId('next-step').textContent()).toContain('Ready: a model is prepared');
@@ -366,6 +383,25 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     expect(await verifyCard.getByTestId('verify-unchecked').textContent()).toBe(
       'Not checked:input_data.jsonl: its rows were not compared with the official IFEval set',
     );
+    expect(app.consoleErrors).toEqual([]);
+  });
+
+  it('runs a campaign over expert budgets on the GPU and charts decode rate against GPU memory', async () => {
+    await page.getByRole('navigation').getByRole('button', { name: /^Performance/ }).click();
+    await page.getByLabel('Expert budgets (GiB)').fill('4, lots');
+    await expect.poll(() => page.getByTestId('perf-form').locator('.field__error').textContent()).toContain("('lots' is not)");
+    await page.getByLabel('Expert budgets (GiB)').fill('2, 4');
+    await page.getByRole('button', { name: 'Run campaign' }).click();
+    await expect.poll(() => page.getByTestId('perf-status').textContent(), { timeout: 20_000 }).toBe('completed');
+    await expect.poll(() => page.getByTestId('campaign').textContent()).toContain('108 requests measured');
+    const rows = page.getByTestId('campaign-table').locator('tbody tr');
+    expect(await rows.count()).toBe(3);
+    expect(await rows.nth(0).locator('th').textContent()).toContain('full residency');
+    expect(await rows.nth(2).locator('th').textContent()).toContain('4 GiB experts');
+    const label = (await page.getByTestId('rate-memory-chart').locator('svg').getAttribute('aria-label')) ?? '';
+    // Sorted by memory: 2 GiB of experts first, full residency (7 GiB + 1) last.
+    expect(label).toMatch(/^Decode rate against peak GPU memory: 2 GiB experts [\d.]+ tok\/s at 3\.0 GiB; 4 GiB experts [\d.]+ tok\/s at 5\.0 GiB; full residency [\d.]+ tok\/s at 8\.0 GiB$/);
+    await fullShot(page, path.join(shots, '11-performance-gpu.png'));
     expect(app.consoleErrors).toEqual([]);
   });
 });

@@ -3,9 +3,10 @@ import path from 'node:path';
 import type Database from 'better-sqlite3';
 
 import type { Api, EmitEvent, EventMap } from '../../common/ipc-contract.js';
-import { dataLayout, INTERRUPTED_RUN, lockDataDir } from '../data-dir.js';
+import { dataLayout, INTERRUPTED_CAMPAIGN, INTERRUPTED_RUN, lockDataDir } from '../data-dir.js';
 import { cannotOpenDatabase, openDatabase } from '../db/open-database.js';
 import { ResponseRepo } from '../db/response-repo.js';
+import { PerfRepo } from '../db/perf-repo.js';
 import { RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import { loadEvalInputs } from '../jobs/eval-inputs.js';
@@ -16,6 +17,7 @@ import type { WorkerSpawner } from '../worker-client.js';
 import { ExportService } from './export-service.js';
 import { type ExternalDeletions, watchExternalDeletions } from './external-deletions.js';
 import { ModelsService } from './models-service.js';
+import { PerfService } from './perf-service.js';
 import { RunsService } from './runs-service.js';
 import { ServiceError } from './service-result.js';
 import { SystemService, type SystemServiceOptions } from './system-service.js';
@@ -65,6 +67,7 @@ export function createServices(opts: ServicesOptions): Services {
     runRepo = new RunRepo(db);
     // The first write: a database file that opened but cannot be written (read-only) fails here.
     runRepo.failInterrupted(INTERRUPTED_RUN);
+    new PerfRepo(db).failInterrupted(INTERRUPTED_CAMPAIGN);
   } catch (error) {
     const opened = db !== undefined;
     db?.close();
@@ -95,6 +98,16 @@ export function createServices(opts: ServicesOptions): Services {
     emit,
     inputs: getInputs,
     ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),
+    busy: () => (perf.activeCampaign ? `performance campaign ${perf.activeCampaign.campaignId} is measuring; wait for it or cancel it` : null),
+  });
+  const perf: PerfService = new PerfService({
+    perf: new PerfRepo(db),
+    runtime: worker,
+    dataDir: opts.dataDir,
+    appVersion: opts.appVersion,
+    emit,
+    inputs: getInputs,
+    busy: () => (runs.activeRun ? `run ${runs.activeRun.runId} is generating; a campaign measures alone (wait for it or cancel it)` : null),
   });
   const api: Api = {
     system: new SystemService({
@@ -114,6 +127,7 @@ export function createServices(opts: ServicesOptions): Services {
     }),
     runs,
     export: new ExportService({ runs: runRepo, responses: responseRepo, dataDir: opts.dataDir, inputs: getInputs }),
+    perf,
   };
   return {
     api,
@@ -127,6 +141,8 @@ export function createServices(opts: ServicesOptions): Services {
         await runs.cancel({ runId: active.runId });
         await active.done.catch(() => undefined);
       }
+      const campaign = perf.activeCampaign;
+      if (campaign) await perf.cancel({ campaignId: campaign.campaignId });
       external.stop();
       worker.dispose();
       db.close();

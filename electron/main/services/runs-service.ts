@@ -44,6 +44,8 @@ export interface RunsServiceOptions {
   readonly inputs: () => Promise<EvalInputs>;
   /** How long a cancelled run's worker may take to stop before it is restarted (default CANCEL_GRACE_MS). */
   readonly cancelGraceMs?: number;
+  /** Why the runtime is not free for a run (a performance campaign measuring), or null. */
+  readonly busy?: () => string | null;
 }
 
 /** A worker ends a cancelled job within one step; one that has not after this long is stuck (a hung device call). */
@@ -171,6 +173,8 @@ export class RunsService implements RunsApi {
   private async claimRunSlot<T>(body: () => Promise<T>, resuming?: string): Promise<T> {
     if (this.active) throw new ServiceError('BAD_INPUT', `run ${this.active.runId} is still running; cancel it first`);
     if (this.starting) throw new ServiceError('BAD_INPUT', 'another run is being started; wait for it');
+    const busy = this.opts.busy?.();
+    if (busy) throw new ServiceError('BAD_INPUT', busy);
     this.starting = true;
     this.resuming = resuming;
     try {

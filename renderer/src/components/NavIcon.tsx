@@ -7,6 +7,7 @@ const PATHS: Record<Page, string> = {
   run: 'M6 4v12l10-6z',
   results: 'M3 17h14 M5 14V9 M9 14V4 M13 14V7',
   history: 'M10 3a7 7 0 1 1-7 7 M3 4v4h4 M10 6v4l3 2',
+  perf: 'M3 14a7 7 0 0 1 14 0 M10 14l4-5 M3 17h14',
 };
 
 export function NavIcon({ page }: { page: Page }) {

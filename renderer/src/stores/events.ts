@@ -2,6 +2,7 @@ import { onConnection, onEvent } from '../api.js';
 import { useConnection } from './connection.js';
 import { useHistory } from './history.js';
 import { useModels } from './models.js';
+import { usePerf } from './perf.js';
 import { useResults } from './results.js';
 import { useRuns } from './runs.js';
 
@@ -34,6 +35,7 @@ export function connectEvents(): () => void {
     }),
     onEvent('runs:onDidResponse', (e) => useRuns.getState().handleResponse(e.runId, e.row)),
     onEvent('runs:onDidDelete', (e) => useHistory.getState().handleDeleted(e.runId)),
+    onEvent('perf:onDidProgress', (p) => usePerf.getState().handleProgress(p)),
     onConnection((up) => {
       useConnection.getState().set(up);
       // Events were missed while it was away: everything shown is read again.

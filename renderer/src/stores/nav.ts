@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-export type Page = 'system' | 'models' | 'run' | 'results' | 'history';
+export type Page = 'system' | 'models' | 'run' | 'results' | 'history' | 'perf';
 
 export const PAGES: readonly { id: Page; label: string }[] = [
   { id: 'system', label: 'System' },
@@ -8,6 +8,7 @@ export const PAGES: readonly { id: Page; label: string }[] = [
   { id: 'run', label: 'Run' },
   { id: 'results', label: 'Results' },
   { id: 'history', label: 'History' },
+  { id: 'perf', label: 'Performance' },
 ];
 
 interface NavState {

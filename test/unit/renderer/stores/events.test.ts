@@ -57,7 +57,7 @@ describe('service events', () => {
   it('stops listening, and drops a refresh still waiting, once disconnected', () => {
     const { calls, emit, listening } = eventTransport();
     const off = connectEvents();
-    expect(listening()).toBe(4);
+    expect(listening()).toBe(5);
     emit('runs:onDidProgress', progress('r', 1));
     off();
     expect(listening()).toBe(0);

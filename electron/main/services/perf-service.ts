@@ -1,0 +1,100 @@
+import path from 'node:path';
+
+import type { EmitEvent, ExportedZip, PerfApi, PerfRef, StartPerfRequest } from '../../common/ipc-contract.js';
+import type { PerfCampaign, PerfCampaignDetail } from '../../common/perf-campaign.js';
+import { err, ok, type Result } from '../../common/result.js';
+import { dataLayout } from '../data-dir.js';
+import type { PerfRepo } from '../db/perf-repo.js';
+import { writePerfZip } from '../export/perf-zip.js';
+import type { EvalInputs } from '../jobs/eval-inputs.js';
+import { newRunId, type RuntimeClient } from '../jobs/eval-run.js';
+import { resolveModelSource } from '../jobs/model-source.js';
+import { runPerfCampaign } from '../jobs/perf-campaign.js';
+import { listModelVariants } from './models-service.js';
+import { ServiceError, toResult } from './service-result.js';
+
+export interface PerfServiceOptions {
+  readonly perf: PerfRepo;
+  readonly runtime: RuntimeClient;
+  readonly dataDir: string;
+  readonly appVersion: string;
+  readonly emit: EmitEvent;
+  readonly inputs: () => Promise<EvalInputs>;
+  /** Why the runtime is not free for a campaign (a run generating), or null. */
+  readonly busy: () => string | null;
+}
+
+/** One campaign at a time, through the same runtime worker as runs. */
+export class PerfService implements PerfApi {
+  private active: { campaignId: string; controller: AbortController; done: Promise<PerfCampaignDetail> } | undefined;
+  private starting = false;
+
+  constructor(private readonly opts: PerfServiceOptions) {}
+
+  /** The campaign in progress, if any (runs wait for it; tests and shutdown await it). */
+  get activeCampaign(): { campaignId: string; done: Promise<PerfCampaignDetail> } | undefined {
+    return this.active;
+  }
+
+  start(req: StartPerfRequest): Promise<Result<PerfCampaign>> {
+    return toResult(async () => {
+      if (this.active) throw new ServiceError('BAD_INPUT', `campaign ${this.active.campaignId} is still running; cancel it first`);
+      if (this.starting) throw new ServiceError('BAD_INPUT', 'another campaign is being started; wait for it');
+      const busy = this.opts.busy();
+      if (busy) throw new ServiceError('BAD_INPUT', busy);
+      this.starting = true;
+      try {
+        const variant = (await listModelVariants(this.opts.dataDir)).find((v) => v.id === req.modelId);
+        if (!variant) throw new ServiceError('MODEL_NOT_FOUND', `model ${req.modelId} is not prepared in ${this.opts.dataDir}`);
+        if (!variant.ready) throw new ServiceError('MODEL_INVALID', `model ${req.modelId} is not ready (prepare it again)`);
+        const source = await resolveModelSource(variant.preparedDir, variant.weights);
+        const inputs = await this.opts.inputs();
+        const campaignId = `perf-${newRunId()}`;
+        const controller = new AbortController();
+        const done = runPerfCampaign(
+          { perf: this.opts.perf, runtime: this.opts.runtime, records: inputs.records },
+          { id: campaignId, source, budgetsBytes: (req.budgetsGiB ?? []).map((g) => Math.round(g * 2 ** 30)), backend: 'auto' },
+          { signal: controller.signal, onProgress: (p) => this.opts.emit('perf:onDidProgress', p) },
+        );
+        this.active = { campaignId, controller, done };
+        void done.finally(() => {
+          if (this.active?.campaignId === campaignId) this.active = undefined;
+        });
+        const created = this.opts.perf.list().find((c) => c.id === campaignId);
+        if (!created) throw new ServiceError('INTERNAL', `campaign ${campaignId} was not stored`);
+        return created;
+      } finally {
+        this.starting = false;
+      }
+    });
+  }
+
+  async cancel(req: PerfRef): Promise<Result<void>> {
+    const active = this.active;
+    if (active?.campaignId !== req.campaignId) return err('NOT_FOUND', `campaign ${req.campaignId} is not running`);
+    active.controller.abort();
+    await active.done.catch(() => undefined);
+    return ok(undefined);
+  }
+
+  list(): Promise<Result<readonly PerfCampaign[]>> {
+    return toResult(() => this.opts.perf.list());
+  }
+
+  get(req: PerfRef): Promise<Result<PerfCampaignDetail>> {
+    return toResult(() => {
+      const c = this.opts.perf.get(req.campaignId);
+      if (!c) throw new ServiceError('NOT_FOUND', `campaign ${req.campaignId} not found`);
+      return c;
+    });
+  }
+
+  exportZip(req: PerfRef): Promise<Result<ExportedZip>> {
+    return toResult(async () => {
+      const c = this.opts.perf.get(req.campaignId);
+      if (!c) throw new ServiceError('NOT_FOUND', `campaign ${req.campaignId} not found`);
+      if (c.status === 'running') throw new ServiceError('BAD_INPUT', `campaign ${c.id} is still running: export it once it has ended`);
+      return writePerfZip(c, path.join(dataLayout.exportsDir(this.opts.dataDir), `${c.id}.zip`), this.opts.appVersion);
+    });
+  }
+}

@@ -1,0 +1,264 @@
+import { useEffect, useMemo } from 'react';
+
+import type { PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
+import { Card } from '../../components/Card.js';
+import { Field } from '../../components/Field.js';
+import { formatBytes, formatDate, formatNumber } from '../../components/format.js';
+import { Notice } from '../../components/Notice.js';
+import { ProgressBar } from '../../components/ProgressBar.js';
+import { SelectField } from '../../components/SelectField.js';
+import { useModels } from '../../stores/models.js';
+import { usePerf } from '../../stores/perf.js';
+import { useSystem } from '../../stores/system.js';
+
+/** Decode rate against peak GPU memory, one point a configuration: what each GiB of expert budget buys. */
+export function RateMemoryChart({ campaign: c }: { campaign: PerfCampaignDetail }) {
+  const pts = c.aggregates
+    .map((a, i) => ({ label: c.configs[i]?.label ?? '', mem: a.peakMemoryBytes, rate: a.decodeTokensPerSecond }))
+    .filter((p): p is { label: string; mem: number; rate: number } => p.mem !== null && p.rate !== null);
+  if (pts.length === 0) {
+    return (
+      <p className="muted" data-testid="rate-memory-none">
+        {c.backend === 'CPU' ? 'No GPU memory axis on the CPU backend: the decode rate is in the table.' : 'No configuration has finished yet.'}
+      </p>
+    );
+  }
+  const W = 520;
+  const H = 220;
+  const pad = 44;
+  const maxMem = Math.max(...pts.map((p) => p.mem)) * 1.1;
+  const maxRate = Math.max(...pts.map((p) => p.rate)) * 1.15;
+  const x = (m: number) => pad + (m / maxMem) * (W - pad - 12);
+  const y = (r: number) => H - pad + 6 - (r / maxRate) * (H - pad - 14);
+  const sorted = [...pts].sort((a, b) => a.mem - b.mem);
+  const summary = sorted.map((p) => `${p.label} ${formatNumber(p.rate)} tok/s at ${formatBytes(p.mem)}`).join('; ');
+  return (
+    <figure className="perf-chart" data-testid="rate-memory-chart">
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Decode rate against peak GPU memory: ${summary}`}>
+        <line className="perf-chart__axis" x1={pad} y1={H - pad + 6} x2={W - 8} y2={H - pad + 6} />
+        <line className="perf-chart__axis" x1={pad} y1={8} x2={pad} y2={H - pad + 6} />
+        <polyline className="perf-chart__line" points={sorted.map((p) => `${x(p.mem).toFixed(1)},${y(p.rate).toFixed(1)}`).join(' ')} />
+        {sorted.map((p) => (
+          <g key={p.label}>
+            <circle className="perf-chart__point" cx={x(p.mem)} cy={y(p.rate)} r={4} />
+            <text className="perf-chart__label" x={x(p.mem)} y={y(p.rate) - 8} textAnchor="middle">
+              {p.label}
+            </text>
+          </g>
+        ))}
+        <text className="perf-chart__label" x={W - 8} y={H - 6} textAnchor="end">
+          peak GPU memory ({formatBytes(maxMem / 1.1)} max)
+        </text>
+        <text className="perf-chart__label" x={pad - 6} y={14} textAnchor="end">
+          {Math.round(maxRate / 1.15)}
+        </text>
+        <text className="perf-chart__label" x={pad - 6} y={H - pad + 10} textAnchor="end">
+          0
+        </text>
+      </svg>
+      <figcaption className="muted small">Pooled decode tok/s of each configuration against its peak GPU memory.</figcaption>
+    </figure>
+  );
+}
+
+/** A campaign's configurations, one row each, with every figure the campaign measures. */
+export function CampaignTable({ campaign: c }: { campaign: PerfCampaignDetail }) {
+  const onCpu = c.backend === 'CPU';
+  const na = 'n/a on CPU';
+  return (
+    <table className="table table--compact" data-testid="campaign-table">
+      <thead>
+        <tr>
+          <th scope="col">Configuration</th>
+          <th scope="col" className="num">
+            Decode tok/s
+          </th>
+          <th scope="col" className="num">
+            TTFT p50 / p90
+          </th>
+          <th scope="col" className="num">
+            Response p50
+          </th>
+          <th scope="col" className="num">
+            Peak GPU memory
+          </th>
+          <th scope="col" className="num">
+            Host → GPU
+          </th>
+          <th scope="col" className="num">
+            Expert hits / misses
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {c.aggregates.map((a, i) => {
+          const spec = c.configs[i]!;
+          return (
+            <tr key={spec.label}>
+              <th scope="row">
+                {spec.label}
+                <div className="muted small">{spec.residency ?? 'not loaded yet'}</div>
+              </th>
+              <td className="num">{formatNumber(a.decodeTokensPerSecond)}</td>
+              <td className="num nowrap">
+                {formatNumber(a.ttftMsP50, 0)} / {formatNumber(a.ttftMsP90, 0)} ms
+              </td>
+              <td className="num nowrap">{a.responseMsP50 === null ? '—' : `${formatNumber(a.responseMsP50, 0)} ms`}</td>
+              <td className="num nowrap">{onCpu ? na : formatBytes(a.peakMemoryBytes)}</td>
+              <td className="num nowrap">{onCpu ? na : formatBytes(a.h2dBytes)}</td>
+              <td className="num nowrap">{onCpu ? na : `${a.expertHits.toLocaleString()} / ${a.expertMisses.toLocaleString()}`}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+export function PerfPage() {
+  const allModels = useModels((s) => s.models);
+  const models = useMemo(() => allModels.filter((m) => m.ready), [allModels]);
+  const onCpu = useSystem((s) => s.info?.backend === 'cpu');
+  const campaigns = usePerf((s) => s.campaigns);
+  const selected = usePerf((s) => s.selected);
+  const progress = usePerf((s) => s.progress);
+  const form = usePerf((s) => s.form);
+  const budgetsError = usePerf((s) => s.budgetsError);
+  const error = usePerf((s) => s.error);
+  const busy = usePerf((s) => s.busy);
+  const exported = usePerf((s) => s.exported);
+  const { setForm, start, cancel, select, exportZip } = usePerf.getState();
+  const running = progress?.status === 'running';
+
+  useEffect(() => {
+    void useModels.getState().refresh();
+    void usePerf.getState().refresh();
+  }, []);
+  useEffect(() => {
+    if (!form.modelId && models[0]) setForm({ modelId: models[0].id });
+  }, [models, form.modelId, setForm]);
+
+  return (
+    <div className="page">
+      <header className="page__header">
+        <div>
+          <h1>Performance</h1>
+          <p className="page__lede">
+            The published campaign: the first 12 IFEval prompts, each alone, greedy with EOS suppressed, 128 new tokens, 3 blocks, after an excluded
+            64-token warm-up; for full residency and each expert budget.
+          </p>
+        </div>
+      </header>
+      <Card title="Run a campaign" testId="perf-form">
+        <form
+          className="form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void start();
+          }}
+        >
+          <div className="form__row">
+            <SelectField label="Model" value={form.modelId} onValue={(modelId) => setForm({ modelId })} disabled={running} className="field--grow">
+              {models.length === 0 ? <option value="">No prepared model</option> : null}
+              {models.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.repo} · {m.revision.slice(0, 7)} · {m.weights.toUpperCase()}
+                </option>
+              ))}
+            </SelectField>
+            <Field
+              label="Expert budgets (GiB)"
+              placeholder={onCpu ? 'CUDA only' : 'e.g. 2, 4, 8'}
+              value={form.budgets}
+              onValue={(budgets) => setForm({ budgets })}
+              disabled={running || onCpu}
+              error={budgetsError}
+              hint={
+                onCpu
+                  ? 'CUDA only: the CPU backend keeps every expert in host memory, so it measures one configuration.'
+                  : 'Each adds a configuration after full residency.'
+              }
+            />
+          </div>
+          <div className="form__actions">
+            {running ? (
+              <button type="button" className="btn" onClick={() => void cancel()}>
+                Cancel campaign
+              </button>
+            ) : null}
+            <button type="submit" className="btn btn--primary" disabled={running || !form.modelId} aria-disabled={busy || undefined}>
+              Run campaign
+            </button>
+          </div>
+        </form>
+        {error ? <Notice tone="error">{error}</Notice> : null}
+        {progress ? (
+          <div className="run-progress" data-testid="perf-progress">
+            <div className="run-progress__head">
+              <span role="status" aria-atomic="true">
+                <span className={`status status--${progress.status}`} data-testid="perf-status">
+                  {progress.status}
+                </span>{' '}
+                <span className="muted">{progress.error ?? progress.message}</span>
+              </span>
+              <span className="run-progress__count">
+                {progress.done} / {progress.total || '…'} requests
+              </span>
+            </div>
+            <ProgressBar
+              label="Campaign progress"
+              value={progress.done}
+              max={progress.total || 1}
+              valueText={`${progress.done} of ${progress.total} requests`}
+              tone={progress.status === 'failed' ? 'bad' : progress.status === 'completed' ? 'ok' : 'accent'}
+            />
+          </div>
+        ) : null}
+      </Card>
+      {campaigns.length ? (
+        <Card
+          title="Campaigns"
+          actions={
+            selected && selected.status !== 'running' ? (
+              <button type="button" className="btn" onClick={() => void exportZip()}>
+                Export ZIP
+              </button>
+            ) : null
+          }
+        >
+          <div className="field field--inline">
+            <label htmlFor="perf-campaign">Campaign</label>
+            <select id="perf-campaign" value={selected?.id ?? ''} onChange={(e) => void select(e.target.value)}>
+              {campaigns.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.id} · {c.status} · {formatDate(c.createdAt)}
+                </option>
+              ))}
+            </select>
+          </div>
+          {exported ? (
+            <Notice tone="ok">
+              <span data-testid="perf-exported">
+                Exported <span className="mono">{exported.path}</span> ({formatBytes(exported.bytes)}); <span className="mono">horizon verify</span>{' '}
+                checks it.
+              </span>
+            </Notice>
+          ) : null}
+          {selected ? (
+            <div className="perf" data-testid="campaign">
+              <p className="muted small">
+                {selected.model.modelId} on {selected.deviceLabel} · {selected.status}
+                {selected.error ? `: ${selected.error}` : ''} · {selected.requests.length} requests measured
+                {selected.peakMemoryScope === 'device' ? ' · peak GPU memory is the whole GPU, other programs included' : ''}
+              </p>
+              <CampaignTable campaign={selected} />
+              <RateMemoryChart campaign={selected} />
+            </div>
+          ) : null}
+        </Card>
+      ) : (
+        <p className="muted">No campaign yet.</p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,93 @@
+import { create } from 'zustand';
+
+import type { ExportedZip, PerfCampaignProgress } from '../../../electron/common/ipc-contract.js';
+import type { PerfCampaign, PerfCampaignDetail } from '../../../electron/common/perf-campaign.js';
+import { call } from '../api.js';
+
+/** Parses the budgets field ("4, 8, 12.5" GiB); a sentence for the field when it is wrong. */
+export function parseBudgetsField(text: string): number[] | string {
+  const out: number[] = [];
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const gib = Number(part);
+    if (!Number.isFinite(gib) || gib < 0.25 || gib > 1024) return `Each budget is a number of GiB from 0.25 to 1024 ('${part}' is not).`;
+    if (!out.includes(gib)) out.push(gib);
+  }
+  if (out.length > 16) return 'At most 16 budgets.';
+  return out;
+}
+
+interface PerfState {
+  campaigns: readonly PerfCampaign[];
+  selected: PerfCampaignDetail | null;
+  progress: PerfCampaignProgress | null;
+  form: { modelId: string; budgets: string };
+  budgetsError: string | null;
+  error: string | null;
+  busy: boolean;
+  exported: ExportedZip | null;
+  setForm(patch: Partial<PerfState['form']>): void;
+  refresh(): Promise<void>;
+  select(campaignId: string): Promise<void>;
+  start(): Promise<void>;
+  cancel(): Promise<void>;
+  exportZip(): Promise<void>;
+  handleProgress(p: PerfCampaignProgress): void;
+}
+
+export const usePerf = create<PerfState>((set, get) => ({
+  campaigns: [],
+  selected: null,
+  progress: null,
+  form: { modelId: '', budgets: '' },
+  budgetsError: null,
+  error: null,
+  busy: false,
+  exported: null,
+  setForm: (patch) => {
+    const form = { ...get().form, ...patch };
+    const parsed = parseBudgetsField(form.budgets);
+    set({ form, budgetsError: typeof parsed === 'string' ? parsed : null });
+  },
+  refresh: async () => {
+    const r = await call('perf:list', undefined);
+    if (!r.ok) return set({ error: r.error.message });
+    set({ campaigns: r.value, error: null });
+    const shown = get().selected?.id ?? r.value[0]?.id;
+    if (shown) await get().select(shown);
+  },
+  select: async (campaignId) => {
+    const r = await call('perf:get', { campaignId });
+    set(r.ok ? { selected: r.value, exported: get().selected?.id === campaignId ? get().exported : null } : { error: r.error.message });
+  },
+  start: async () => {
+    const { form, busy } = get();
+    if (busy) return;
+    if (!form.modelId) return set({ error: 'Choose a prepared model first.' });
+    const budgets = parseBudgetsField(form.budgets);
+    if (typeof budgets === 'string') return set({ budgetsError: budgets });
+    set({ busy: true, error: null, exported: null });
+    const r = await call('perf:start', { modelId: form.modelId, ...(budgets.length ? { budgetsGiB: budgets } : {}) });
+    if (!r.ok) return set({ busy: false, error: r.error.message });
+    set({ busy: false, progress: { campaignId: r.value.id, status: 'running', config: 0, configs: r.value.configs.length, done: 0, total: 0, message: 'loading the model' } });
+    await get().refresh();
+    await get().select(r.value.id);
+  },
+  cancel: async () => {
+    const p = get().progress;
+    if (!p || p.status !== 'running') return;
+    const r = await call('perf:cancel', { campaignId: p.campaignId });
+    if (!r.ok) set({ error: r.error.message });
+  },
+  exportZip: async () => {
+    const c = get().selected;
+    if (!c) return;
+    const r = await call('perf:exportZip', { campaignId: c.id });
+    set(r.ok ? { exported: r.value, error: null } : { error: r.error.message });
+  },
+  handleProgress: (p) => {
+    set({ progress: p });
+    // The table and chart follow the campaign shown; the list learns of its end.
+    if (get().selected?.id === p.campaignId && (p.status !== 'running' || p.done % 12 === 0)) void get().select(p.campaignId);
+    if (p.status !== 'running') void get().refresh();
+  },
+}));
