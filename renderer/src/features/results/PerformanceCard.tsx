@@ -79,13 +79,15 @@ function TtftHistogram({ points }: { points: readonly RunPerformancePoint[] }) {
 
 /** The run's speed: the decode rate over the run, TTFT's distribution, and the GPU's memory, copies and cache. */
 export function PerformanceView({ figures: f, onCpu, residency, points }: ViewProps) {
+  // Where the weights were explains the cache figures: said beside them (the page says it once more at the top).
+  const cacheHint = residency ? `${residency}` : undefined;
   const ttft = summarize(points.map((p) => p.ttftMs));
   const rate = summarize(points.map((p) => p.decodeTokensPerSecond));
   const cache = f.expertCache;
   const scope = f.peakVramScope === 'process' ? 'this app' : f.peakVramScope === 'device' ? 'whole GPU, other programs included' : 'scope unknown';
   return (
     <div className="perf" data-testid="performance">
-      <div className="stats stats--small">
+      <div className="stats stats--small stats--five">
         <Stat label="Decode (median)" value={rate ? `${formatNumber(rate.p50)} tok/s` : '—'} hint={rate ? `${formatNumber(rate.min)}–${formatNumber(rate.max)} over ${rate.n}` : undefined} testId="perf-decode" />
         <Stat label="TTFT p50 / p90" value={ttft ? `${formatNumber(ttft.p50, 0)} / ${formatNumber(ttft.p90, 0)} ms` : '—'} hint={ttft ? `p99 ${formatNumber(ttft.p99, 0)} ms` : undefined} testId="perf-ttft" />
         <Stat label="Peak GPU memory" value={onCpu ? NA_CPU : formatBytes(f.peakVramBytes)} hint={onCpu ? undefined : scope} testId="perf-vram" />
@@ -93,7 +95,13 @@ export function PerformanceView({ figures: f, onCpu, residency, points }: ViewPr
         <Stat
           label="Expert cache"
           value={onCpu ? NA_CPU : cache ? `${cache.hits.toLocaleString()} hits · ${cache.misses.toLocaleString()} misses` : 'not recorded'}
-          hint={onCpu ? 'every expert in host memory' : cache ? (cache.misses === 0 ? 'all experts resident' : `${cache.evictions.toLocaleString()} evictions`) : 'a run from before this was recorded'}
+          hint={
+            onCpu
+              ? 'every expert in host memory'
+              : cache
+                ? `${cache.misses === 0 ? 'all experts resident' : `${cache.evictions.toLocaleString()} evictions`}${cacheHint ? ` · ${cacheHint}` : ''}`
+                : 'a run from before this was recorded'
+          }
           testId="perf-cache"
         />
       </div>
@@ -101,7 +109,6 @@ export function PerformanceView({ figures: f, onCpu, residency, points }: ViewPr
         <RateChart points={points} />
         <TtftHistogram points={points} />
       </div>
-      <p className="muted small">Weights: {residency}</p>
     </div>
   );
 }

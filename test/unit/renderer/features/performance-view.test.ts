@@ -26,8 +26,7 @@ describe('PerformanceView', () => {
     expect(t).toContain('80.0–120.0 over 5');
     expect(t).toContain('TTFT p50 / p90 30 / 46 ms');
     expect(t).toContain('Peak GPU memory 6.0 GiB this app');
-    expect(t).toContain('12,000 hits · 345 misses 300 evictions');
-    expect(t).toContain('Weights: 16 of 64 experts a layer on the GPU');
+    expect(t).toContain('12,000 hits · 345 misses 300 evictions · 16 of 64 experts a layer on the GPU');
     expect(renderToStaticMarkup(createElement(PerformanceView, { figures, onCpu: false, residency: '', points }))).toContain('data-testid="rate-chart"');
   });
 
