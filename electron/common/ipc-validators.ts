@@ -6,6 +6,7 @@
 import { RESPONSE_SORT_KEYS, type AssetKind, type Channel, type RequestOf } from './ipc-contract.js';
 import { REPO_PATTERN, REVISION_PATTERN } from './model-ref.js';
 import { err, ok, type Result } from './result.js';
+import { RUN_BATCH, RUN_EXPERT_BUDGET_MIB, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from './run-settings.js';
 import { MAX_CUDA_DEVICE } from './worker-protocol.js';
 
 /** Checks a value, returning null when valid or a message naming the offending field. */
@@ -157,10 +158,10 @@ export const REQUEST_SCHEMAS = {
   'models:checkQuality': object({ modelId: id, limit: optional(int(1, 541)) }),
   'runs:start': object({
     modelId: id,
-    limit: optional(int(1, 541)),
-    batch: optional(int(1, 64)),
-    maxNewTokens: optional(int(1, 4096)),
-    expertBudgetMiB: optional(int(256, 1_048_576)),
+    limit: optional(int(RUN_PROMPTS.min, RUN_PROMPTS.max)),
+    batch: optional(int(RUN_BATCH.min, RUN_BATCH.max)),
+    maxNewTokens: optional(int(RUN_MAX_NEW_TOKENS.min, RUN_MAX_NEW_TOKENS.max)),
+    expertBudgetMiB: optional(int(RUN_EXPERT_BUDGET_MIB.min, RUN_EXPERT_BUDGET_MIB.max)),
     cudaDevice: optional(int(0, MAX_CUDA_DEVICE)),
   }),
   'runs:cancel': runRef,

@@ -1,8 +1,10 @@
 /** A Hub repository and revision as typed: what the services accept, and what each screen says when they do not. */
 
+import { DEFAULT_MODEL_REPO } from './ipc-contract.js';
+
 export const REPO_PATTERN = /^[\w.-]+\/[\w.-]+$/;
 export const REVISION_PATTERN = /^[\w./-]+$/;
-const EXAMPLE = 'allenai/OLMoE-1B-7B-0924-Instruct';
+const EXAMPLE = DEFAULT_MODEL_REPO;
 
 /** What is wrong with `repo` as an owner/name Hub repository, in a sentence for the field; null when nothing is. */
 export function repoProblem(repo: string): string | null {

@@ -6,6 +6,7 @@
  * `parseRequestBody` and to the worker's dispatch switch.
  */
 import type { AppError } from './result.js';
+import { GENERATION_LIMITS } from './run-settings.js';
 
 export type WeightsKind = 'bf16' | 'int4';
 export type BackendChoice = 'auto' | 'cpu' | 'cuda';
@@ -249,9 +250,11 @@ function isString(x: unknown): x is string {
 function parsePolicy(x: unknown): GenerationPolicy | string {
   if (!isRecord(x)) return 'policy must be an object';
   if (x.decoding !== 'greedy') return `policy.decoding must be 'greedy'`;
-  if (!isIntIn(x.maxNewTokens, 1, 65536)) return 'policy.maxNewTokens must be an integer in 1..65536';
+  if (!isIntIn(x.maxNewTokens, 1, GENERATION_LIMITS.maxNewTokens)) return `policy.maxNewTokens must be an integer in 1..${GENERATION_LIMITS.maxNewTokens}`;
   if (!isIntArray(x.stopTokenIds)) return 'policy.stopTokenIds must be non-negative integers';
-  if (x.concurrency !== undefined && !isIntIn(x.concurrency, 1, 1024)) return 'policy.concurrency must be an integer in 1..1024';
+  if (x.concurrency !== undefined && !isIntIn(x.concurrency, 1, GENERATION_LIMITS.concurrency)) {
+    return `policy.concurrency must be an integer in 1..${GENERATION_LIMITS.concurrency}`;
+  }
   return {
     decoding: 'greedy', maxNewTokens: x.maxNewTokens, stopTokenIds: x.stopTokenIds,
     ...(x.concurrency !== undefined ? { concurrency: x.concurrency } : {}),

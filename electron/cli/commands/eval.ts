@@ -14,6 +14,7 @@ import { checkRecordedModel, resolveModelSource } from '../../main/jobs/model-so
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunProgress } from '../../common/ipc-contract.js';
+import { RUN_BATCH, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../common/run-settings.js';
 import { probedDevice } from '../../common/worker-protocol.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError, whenStdoutCloses } from '../command-args.js';
@@ -120,9 +121,9 @@ export async function run(args: string[]): Promise<number> {
   let limit, batch, maxNewTokens, budget, cudaDevice;
   try {
     cudaDevice = parseCudaDevice(values.device);
-    limit = intOption('limit', values.limit, 1, 541);
-    batch = intOption('batch', values.batch, 1, 256);
-    maxNewTokens = intOption('max-new-tokens', values['max-new-tokens'], 1, 65536);
+    limit = intOption('limit', values.limit, RUN_PROMPTS.min, RUN_PROMPTS.max);
+    batch = intOption('batch', values.batch, RUN_BATCH.min, RUN_BATCH.max);
+    maxNewTokens = intOption('max-new-tokens', values['max-new-tokens'], RUN_MAX_NEW_TOKENS.min, RUN_MAX_NEW_TOKENS.max);
     budget = parseExpertBudget(values['expert-budget']);
     if (budget.expertSlots !== undefined) throw new Error('--expert-budget for eval is a size in GiB (slots are for logits/generate)');
   } catch (e) {

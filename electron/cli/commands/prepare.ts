@@ -1,7 +1,8 @@
 import { assertNever } from '../../common/result.js';
 import { defaultDataDir } from '../../main/data-dir.js';
 import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
-import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION, prepareModel } from '../../main/prep/prepare-model.js';
+import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION } from '../../common/ipc-contract.js';
+import { prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';
 import type { PrepEvent } from '../../main/prep/prep-events.js';
 import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 
 import type { Accuracies, RunProgress } from '../../common/ipc-contract.js';
+import { RUN_BATCH, RUN_MAX_NEW_TOKENS } from '../../common/run-settings.js';
 import type { Result } from '../../common/result.js';
 import type { GenerationItemResult, LoadedModelInfo } from '../../common/worker-protocol.js';
 import { MAX_CUDA_DEVICE } from '../../common/worker-protocol.js';
@@ -40,8 +41,8 @@ export interface EvalRunDeps {
   readonly tools: TextTools;
 }
 
-export const DEFAULT_MAX_NEW_TOKENS = 1280;
-export const DEFAULT_BATCH = 8;
+export const DEFAULT_MAX_NEW_TOKENS = RUN_MAX_NEW_TOKENS.default;
+export const DEFAULT_BATCH = RUN_BATCH.cpuDefault;
 
 export interface NewEvalRun {
   readonly runId: string;
@@ -182,9 +183,9 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
   const total = Math.min(req.limit ?? deps.records.length, deps.records.length);
   if (req.limit !== undefined) checkRange('limit', req.limit, 1, deps.records.length);
   const batch = req.batch ?? DEFAULT_BATCH;
-  checkRange('batch', batch, 1, 256);
+  checkRange('batch', batch, RUN_BATCH.min, RUN_BATCH.max);
   const maxNewTokens = req.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS;
-  checkRange('max new tokens', maxNewTokens, 1, 65536);
+  checkRange('max new tokens', maxNewTokens, RUN_MAX_NEW_TOKENS.min, RUN_MAX_NEW_TOKENS.max);
   if (req.expertBudgetBytes !== undefined) checkRange('expert budget bytes', req.expertBudgetBytes, 1, Number.MAX_SAFE_INTEGER);
   if (req.cudaDevice !== undefined) checkRange('CUDA device', req.cudaDevice, 0, MAX_CUDA_DEVICE);
   const policy: RunPolicy = {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION } from '../../common/ipc-contract.js';
 import { QPACKED_CODEBOOK, QPACKED_FORMAT } from '../../common/qpacked-format.js';
 import { toolVersion } from '../../node/app-root.js';
 import { renameDurably, syncFile } from '../../node/atomic-write.js';
@@ -27,8 +28,6 @@ import {
 import { resolveRepo, type RepoFile } from './resolve-repo.js';
 import { checkSafetensorsFile } from './safetensors-check.js';
 
-export const DEFAULT_MODEL_REPO = 'allenai/OLMoE-1B-7B-0924-Instruct';
-export const DEFAULT_MODEL_REVISION = '7f1c97f440f06ce36705e4f2b843edb5925f4498';
 export const DEFAULT_HUB_URL = 'https://huggingface.co';
 
 const METADATA_FILES = [

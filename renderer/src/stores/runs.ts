@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 
 import { isLiveStatus, type ResponseRow, type RunDetail, type RunProgress, type RunSummary } from '../../../electron/common/ipc-contract.js';
+import { RUN_BATCH, RUN_EXPERT_BUDGET_MIB, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../../electron/common/run-settings.js';
 import { call } from '../api.js';
 
 const STREAM_LIMIT = 50;
@@ -101,7 +102,7 @@ function earlyFor(runId: string): { progress?: RunProgress; rows: readonly Respo
 }
 
 export const useRuns = create<RunsState>((set, get) => ({
-  form: { modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' },
+  form: { modelId: '', limit: '', batch: '', maxNewTokens: String(RUN_MAX_NEW_TOKENS.default), expertBudgetGiB: '', cudaDevice: '' },
   fieldErrors: {},
   run: null,
   resumable: null,
@@ -122,10 +123,10 @@ export const useRuns = create<RunsState>((set, get) => ({
       set({ error: 'Choose a prepared model first.' });
       return;
     }
-    const limit = parseCount('Prompts', form.limit, 1, 541);
-    const batch = parseCount('Batch size', form.batch, 1, 64);
-    const maxNewTokens = parseCount('Max new tokens', form.maxNewTokens, 1, 4096);
-    const expertBudgetMiB = parseGiBToMiB('GPU expert memory', form.expertBudgetGiB, 0.25, 1024);
+    const limit = parseCount('Prompts', form.limit, RUN_PROMPTS.min, RUN_PROMPTS.max);
+    const batch = parseCount('Batch size', form.batch, RUN_BATCH.min, RUN_BATCH.max);
+    const maxNewTokens = parseCount('Max new tokens', form.maxNewTokens, RUN_MAX_NEW_TOKENS.min, RUN_MAX_NEW_TOKENS.max);
+    const expertBudgetMiB = parseGiBToMiB('GPU expert memory', form.expertBudgetGiB, RUN_EXPERT_BUDGET_MIB.min / 1024, RUN_EXPERT_BUDGET_MIB.max / 1024);
     const cudaDevice = parseCount('GPU', form.cudaDevice, 0, 63);
     const parsed = { limit, batch, maxNewTokens, expertBudgetGiB: expertBudgetMiB, cudaDevice };
     // Every field's problem at once, each beside its field.

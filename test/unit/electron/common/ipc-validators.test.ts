@@ -63,9 +63,9 @@ describe('validateRequest', () => {
 
   it('lists every channel once, service:method shaped', () => {
     expect(new Set(CHANNELS).size).toBe(CHANNELS.length);
-    for (const c of CHANNELS) expect(c).toMatch(/^(system|models|runs|export):[a-zA-Z]+$/);
+    for (const c of CHANNELS) expect(c).toMatch(/^(system|models|runs|export|perf):[a-zA-Z]+$/);
     expect(CHANNELS).toContain('runs:compare');
-    expect(CHANNELS).toEqual(expect.arrayContaining(['runs:delete', 'export:listZips']));
+    expect(CHANNELS).toEqual(expect.arrayContaining(['runs:delete', 'export:listZips', 'perf:start', 'models:delete']));
     expect(isChannel('runs:compare')).toBe(true);
     expect(isChannel('runs:__proto__')).toBe(false);
     expect(isChannel('toString')).toBe(false);

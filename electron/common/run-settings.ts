@@ -1,0 +1,26 @@
+/**
+ * The limits and defaults of a run's settings, one definition for every place that checks or fills them: the IPC
+ * validators, the Run page's store, `horizon eval`, run creation, and (for what any generation may ask) the worker
+ * protocol. The native runtime takes the values it is given.
+ */
+
+/** Prompts of a run: the first N of the IFEval set. */
+export const RUN_PROMPTS = { min: 1, max: 541 } as const;
+
+/**
+ * Prompts generated together. 64 is the most the CUDA backend replays as one decode graph (larger measured no
+ * faster); the CPU backend gains little past 8, its default.
+ */
+export const RUN_BATCH = { min: 1, max: 64, cpuDefault: 8 } as const;
+
+/** Tokens a response may generate: 1280 holds IFEval's longest answers; a run may ask up to 4096. */
+export const RUN_MAX_NEW_TOKENS = { min: 1, max: 4096, default: 1280 } as const;
+
+/** GPU memory for resident experts, in MiB (0.25 to 1024 GiB). */
+export const RUN_EXPERT_BUDGET_MIB = { min: 256, max: 1_048_576 } as const;
+
+/**
+ * What one generation request to the worker may ask, runs or not (`horizon generate` and `logits` reach further than
+ * a run): the engine's own bounds.
+ */
+export const GENERATION_LIMITS = { maxNewTokens: 65_536, concurrency: 1024 } as const;
