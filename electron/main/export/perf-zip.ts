@@ -4,12 +4,6 @@
  * checks the hashes, each record's shape and place in the settings, and recomputes every aggregate from the records.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-
-import { ZipFile } from 'yazl';
 
 import {
   aggregateCampaign,
@@ -20,8 +14,8 @@ import {
   type PerfConfigAggregate,
   type PerfRequestRecord,
 } from '../../common/perf-campaign.js';
-import { renameDurably, syncFile } from '../../node/atomic-write.js';
 import { readZipEntries } from './verify-result-zip.js';
+import { writeZipAtomically } from './zip-file.js';
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -51,25 +45,12 @@ export async function writePerfZip(c: PerfCampaignDetail, outPath: string, appVe
     appVersion,
     files: [...files].map(([name, b]) => ({ name, bytes: b.length, sha256: sha256(b) })),
   };
-  const out = path.resolve(outPath);
-  await mkdir(path.dirname(out), { recursive: true });
-  const tmp = `${out}.${process.pid}.${Date.now()}.tmp`;
-  const zip = new ZipFile();
-  const mtime = new Date(c.finishedAt ?? c.createdAt);
-  zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), 'manifest.json', { mtime });
-  for (const [name, b] of files) zip.addBuffer(b, name, { mtime });
-  zip.end();
-  const hash = createHash('sha256');
-  zip.outputStream.on('data', (chunk: Buffer) => hash.update(chunk));
-  try {
-    await pipeline(zip.outputStream, createWriteStream(tmp));
-    await syncFile(tmp);
-    await renameDurably(tmp, out);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw new Error(`${out}: writing the campaign ZIP failed (${(e as Error).message})`, { cause: e });
-  }
-  return { path: out, bytes: (await stat(out)).size, sha256: hash.digest('hex') };
+  return writeZipAtomically(
+    outPath,
+    [['manifest.json', Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`)], ...files],
+    new Date(c.finishedAt ?? c.createdAt),
+    'campaign ZIP',
+  );
 }
 
 export interface PerfVerification {

@@ -1,20 +1,15 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 
 import type Database from 'better-sqlite3';
-import { ZipFile } from 'yazl';
 
 import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { formatEvalResults } from '../../../evals/ifeval/eval-results.js';
-import { renameDurably, syncFile } from '../../node/atomic-write.js';
 import { summarize } from '../../../evals/ifeval/summary.js';
 import type { EvalResultRow, InstructionId } from '../../../evals/ifeval/types.js';
 import { isLiveStatus } from '../../common/ipc-contract.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
+import { writeZipAtomically } from './zip-file.js';
 
 /** Version tag of the result ZIP layout, in manifest.json. */
 export const RESULT_FORMAT = 'horizon-result-v1';
@@ -232,28 +227,11 @@ export async function writeResultZip(
     policy: run.policy,
     files: [...files].map(([name, b]) => ({ name, bytes: b.length, sha256: sha256(b) })),
   };
-  const out = path.resolve(outPath);
-  await mkdir(path.dirname(out), { recursive: true });
-  const tmp = `${out}.${process.pid}.${Date.now()}.tmp`;
-  const zip = new ZipFile();
-  const mtime = new Date(run.finishedAt ?? run.createdAt);
-  zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), 'manifest.json', { mtime });
-  for (const [name, b] of files) zip.addBuffer(b, name, { mtime });
-  zip.end();
-  const hash = createHash('sha256');
-  zip.outputStream.on('data', (chunk: Buffer) => hash.update(chunk));
-  try {
-    await pipeline(zip.outputStream, createWriteStream(tmp));
-    await syncFile(tmp);
-    await renameDurably(tmp, out);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw new Error(`${out}: writing the result ZIP failed (${(e as Error).message})`, { cause: e });
-  }
-  return {
-    path: out,
-    bytes: (await stat(out)).size,
-    sha256: hash.digest('hex'),
-    run: { status: run.status, responses, total: included.rows },
-  };
+  const written = await writeZipAtomically(
+    outPath,
+    [['manifest.json', Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`)], ...files],
+    new Date(run.finishedAt ?? run.createdAt),
+    'result ZIP',
+  );
+  return { ...written, run: { status: run.status, responses, total: included.rows } };
 }

@@ -12,6 +12,7 @@ import {
   type PerfRequestRecord,
   type PerfSettings,
 } from '../../common/perf-campaign.js';
+import type { PerfCampaignProgress } from '../../common/ipc-contract.js';
 import type { PerfRepo } from '../db/perf-repo.js';
 import { ensureModelLoaded, type RuntimeClient } from './eval-run.js';
 import type { ModelSource } from './model-source.js';
@@ -28,18 +29,8 @@ export interface PerfCampaignRequest {
   readonly settings?: PerfSettings;
 }
 
-export interface PerfProgress {
-  readonly campaignId: string;
-  readonly status: PerfCampaign['status'];
-  /** The configuration running (0-based) and how many there are. */
-  readonly config: number;
-  readonly configs: number;
-  /** Measured requests stored, of all the campaign will measure. */
-  readonly done: number;
-  readonly total: number;
-  readonly message: string;
-  readonly error?: string;
-}
+/** The progress the job reports is what the contract pushes to every UI. */
+export type PerfProgress = PerfCampaignProgress;
 
 export interface PerfCampaignHooks {
   readonly signal?: AbortSignal;

@@ -5,20 +5,53 @@ export type ThemeChoice = 'system' | 'light' | 'dark';
 
 const KEY = 'horizon-theme';
 
+/** The browser globals this reads; typed here so Node-side tests type-check this file too. */
+const g = globalThis as unknown as {
+  localStorage?: { getItem(k: string): string | null; setItem(k: string, v: string): void; removeItem(k: string): void };
+  document?: { documentElement: { dataset: { theme?: string } } };
+  matchMedia?: (q: string) => DarkQuery;
+};
+
 function stored(): ThemeChoice {
   try {
-    const v = globalThis.localStorage?.getItem(KEY);
+    const v = g.localStorage?.getItem(KEY);
     return v === 'light' || v === 'dark' ? v : 'system';
   } catch {
     return 'system';
   }
 }
 
-/** Sets the choice on <html data-theme>, where styles.css reads it; 'system' leaves it to the media query. */
-export function applyTheme(choice: ThemeChoice, root: { dataset: DOMStringMap } | undefined = globalThis.document?.documentElement): void {
+/** The little of matchMedia this reads; typed here so Node-side tests type-check this file too. */
+interface DarkQuery {
+  readonly matches: boolean;
+  addEventListener(type: 'change', listener: () => void): void;
+  removeEventListener(type: 'change', listener: () => void): void;
+}
+
+const darkQuery = (): DarkQuery | undefined => g.matchMedia?.('(prefers-color-scheme: dark)');
+
+let unfollow: (() => void) | undefined;
+
+/**
+ * Sets light or dark on <html data-theme>, where styles.css reads it: the choice, or for 'system' the system's
+ * preference, followed as it changes.
+ */
+export function applyTheme(
+  choice: ThemeChoice,
+  root: { dataset: { theme?: string } } | undefined = g.document?.documentElement,
+  query: DarkQuery | undefined = darkQuery(),
+): void {
+  unfollow?.();
+  unfollow = undefined;
   if (!root) return;
-  if (choice === 'system') delete root.dataset.theme;
-  else root.dataset.theme = choice;
+  const set = () => {
+    root.dataset.theme = choice === 'system' ? (query?.matches ? 'dark' : 'light') : choice;
+  };
+  set();
+  if (choice === 'system' && query) {
+    query.addEventListener('change', set);
+    unfollow = () => query.removeEventListener('change', set);
+  }
 }
 
 interface ThemeState {
@@ -30,8 +63,8 @@ export const useTheme = create<ThemeState>((set) => ({
   choice: stored(),
   choose: (choice) => {
     try {
-      if (choice === 'system') globalThis.localStorage?.removeItem(KEY);
-      else globalThis.localStorage?.setItem(KEY, choice);
+      if (choice === 'system') g.localStorage?.removeItem(KEY);
+      else g.localStorage?.setItem(KEY, choice);
     } catch {
       // Storage off: the choice holds for this page only.
     }

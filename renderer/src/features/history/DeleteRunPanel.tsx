@@ -1,7 +1,5 @@
-import { useEffect, useRef } from 'react';
-
+import { ConfirmPanel } from '../../components/ConfirmPanel.js';
 import { formatBytes, formatDate } from '../../components/format.js';
-import { Notice } from '../../components/Notice.js';
 import type { PendingDeletion } from '../../stores/history.js';
 import { useHistory } from '../../stores/history.js';
 
@@ -18,26 +16,24 @@ interface Props {
 export function DeleteRunPanel({ deletion, onConfirm, onCancel }: Props) {
   const { run, zips, deleteZips, busy, error } = deletion;
   const setDeleteZips = useHistory((s) => s.setDeleteZips);
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => {
-    heading.current?.focus();
-  }, [run.id]);
   const responses = `${run.done} scored ${run.done === 1 ? 'response' : 'responses'}`;
   return (
-    <section
-      className="confirm"
-      aria-labelledby="delete-run-title"
-      data-testid="delete-confirm"
-      onKeyDown={(e) => {
-        if (e.key === 'Escape' && !busy) {
-          e.preventDefault();
-          onCancel();
-        }
-      }}
+    <ConfirmPanel
+      titleId="delete-run-title"
+      title={
+        <>
+          Delete run <span className="mono">{run.id}</span>?
+        </>
+      }
+      testId="delete-confirm"
+      subject={run.id}
+      busy={busy}
+      error={error}
+      keepLabel="Keep it"
+      confirmLabel="Delete run"
+      onConfirm={onConfirm}
+      onCancel={onCancel}
     >
-      <h3 id="delete-run-title" className="confirm__title" tabIndex={-1} ref={heading}>
-        Delete run <span className="mono">{run.id}</span>?
-      </h3>
       <p data-testid="delete-summary">
         The {run.status} run of {run.modelRepo} started {formatDate(run.createdAt)} holds {responses} of its {run.total}{' '}
         prompts. Deleting it removes them, their verdicts and the run's figures from the database for good.
@@ -60,15 +56,6 @@ export function DeleteRunPanel({ deletion, onConfirm, onCancel }: Props) {
       ) : (
         <p className="muted">It has no exported ZIP in the data folder's exports/.</p>
       )}
-      {error ? <Notice tone="error">{error}</Notice> : null}
-      <div className="form__actions">
-        <button type="button" className="btn" onClick={busy ? undefined : onCancel} aria-disabled={busy || undefined}>
-          Keep it
-        </button>
-        <button type="button" className="btn btn--danger" onClick={busy ? undefined : onConfirm} aria-disabled={busy || undefined}>
-          {busy ? 'Deleting…' : 'Delete run'}
-        </button>
-      </div>
-    </section>
+    </ConfirmPanel>
   );
 }

@@ -6,7 +6,7 @@ import { Field } from '../../components/Field.js';
 import { formatBytes, formatDate, formatNumber } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
-import { SelectField } from '../../components/SelectField.js';
+import { ModelSelect } from '../../components/ModelSelect.js';
 import { useModels } from '../../stores/models.js';
 import { usePerf } from '../../stores/perf.js';
 import { useSystem } from '../../stores/system.js';
@@ -158,14 +158,7 @@ export function PerfPage() {
           }}
         >
           <div className="form__row">
-            <SelectField label="Model" value={form.modelId} onValue={(modelId) => setForm({ modelId })} disabled={running} className="field--grow">
-              {models.length === 0 ? <option value="">No prepared model</option> : null}
-              {models.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.repo} · {m.revision.slice(0, 7)} · {m.weights.toUpperCase()}
-                </option>
-              ))}
-            </SelectField>
+            <ModelSelect models={models} value={form.modelId} onValue={(modelId) => setForm({ modelId })} disabled={running} />
             <Field
               label="Expert budgets (GiB)"
               placeholder={onCpu ? 'CUDA only' : 'e.g. 2, 4, 8'}

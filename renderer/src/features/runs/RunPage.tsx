@@ -3,6 +3,7 @@ import { memo, useEffect, useMemo, useRef, useState, type RefObject } from 'reac
 import { isLiveStatus, type ResponseRow } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
+import { ModelSelect } from '../../components/ModelSelect.js';
 import { SelectField } from '../../components/SelectField.js';
 import { formatDuration, formatNumber, formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
@@ -80,20 +81,7 @@ export function RunPage() {
           }}
         >
           <div className="form__row">
-            <SelectField
-              label="Model"
-              value={form.modelId}
-              onValue={(modelId) => setForm({ modelId })}
-              disabled={running}
-              className="field--grow"
-            >
-              {models.length === 0 ? <option value="">No prepared model</option> : null}
-              {models.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.repo} · {m.revision.slice(0, 7)} · {m.weights.toUpperCase()}
-                </option>
-              ))}
-            </SelectField>
+            <ModelSelect models={models} value={form.modelId} onValue={(modelId) => setForm({ modelId })} disabled={running} />
             <Field
               label="Prompts"
               inputMode="numeric"

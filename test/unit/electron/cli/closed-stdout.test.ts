@@ -9,18 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { openDatabase } from '../../../../electron/main/db/open-database.js';
 import { RunRepo } from '../../../../electron/main/db/run-repo.js';
-import { loadNativeBinding } from '../../../../electron/worker/runtime/binding.js';
 import { makeTinyModel } from '../../../../scripts/make-tiny-model.js';
+import { addonHasRuntime } from '../../native-addon.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-
-function addonHasRuntime(): boolean {
-  try {
-    return typeof (loadNativeBinding() as unknown as { loadModel?: unknown }).loadModel === 'function';
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(!addonHasRuntime())('horizon eval whose output is closed (skipped: addon not built; run npm run build:native)', () => {
   const dirs: string[] = [];

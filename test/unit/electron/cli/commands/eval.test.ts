@@ -15,16 +15,9 @@ import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
 import { sampleRun } from '../../main/db/sample-run.js';
 import { captureConsole } from '../capture-console.js';
+import { addonHasRuntime } from '../../../native-addon.js';
 
 const capture = (argv: string[]) => captureConsole(() => main(argv));
-
-function addonHasRuntime(): boolean {
-  try {
-    return typeof (loadNativeBinding() as unknown as { loadModel?: unknown }).loadModel === 'function';
-  } catch {
-    return false;
-  }
-}
 
 function cudaDevicePresent(): boolean {
   try {

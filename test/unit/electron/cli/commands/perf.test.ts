@@ -8,19 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../../../../electron/cli/index.js';
 import { openDatabase } from '../../../../../electron/main/db/open-database.js';
 import { PerfRepo } from '../../../../../electron/main/db/perf-repo.js';
-import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
 import { captureConsole } from '../capture-console.js';
+import { addonHasRuntime } from '../../../native-addon.js';
 
 const capture = (argv: string[]) => captureConsole(() => main(argv));
-
-function addonHasRuntime(): boolean {
-  try {
-    return typeof (loadNativeBinding() as unknown as { loadModel?: unknown }).loadModel === 'function';
-  } catch {
-    return false;
-  }
-}
 
 describe('horizon perf: usage', () => {
   it.each([

@@ -62,7 +62,7 @@ describe('openDatabase', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(latest);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(tables(db)).toEqual(['responses', 'run_figures', 'runs', 'verdicts']);
+    expect(tables(db)).toEqual(['perf_campaigns', 'perf_requests', 'responses', 'run_figures', 'runs', 'verdicts']);
     db.close();
   });
 
@@ -121,7 +121,7 @@ describe('migrate', () => {
     });
     expect(() => migrate(db, [...allMigrations, failing])).toThrow('step failed');
     expect(db.pragma('user_version', { simple: true })).toBe(latest);
-    expect(tables(db)).toEqual(['responses', 'run_figures', 'runs', 'verdicts']);
+    expect(tables(db)).toEqual(['perf_campaigns', 'perf_requests', 'responses', 'run_figures', 'runs', 'verdicts']);
     expect(db.prepare(`SELECT name FROM pragma_table_info('runs') WHERE name = 'extra'`).all()).toEqual([]);
   });
 

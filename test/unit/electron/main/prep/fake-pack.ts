@@ -31,3 +31,18 @@ export async function writeFakePack(dir: string, groupSize = 32, shard: Buffer |
   };
   await writeFile(path.join(dir, 'horizon-manifest.json'), JSON.stringify(manifest));
 }
+
+/**
+ * prepared.json over a model folder's source/ and int4-gN/ as they are (each file's size and sha256), as preparation
+ * writes it last.
+ */
+export async function writePreparedManifest(modelDir: string, o: { repo: string; commit: string; hubUrl?: string; groupSize?: number }): Promise<void> {
+  const packDir = `int4-g${o.groupSize ?? 32}`;
+  const manifest = {
+    format: 'horizon-prepared-v1', repo: o.repo, revision: 'main', commit: o.commit, hubUrl: o.hubUrl ?? 'http://localhost',
+    source: { dir: 'source', files: await fileList(path.join(modelDir, 'source')) },
+    pack: { dir: packDir, format: 'qpacked-v2', groupSize: o.groupSize ?? 32, files: await fileList(path.join(modelDir, packDir)) },
+    tool: 'horizon-runmap', toolVersion: '0.1.0', createdAt: '2026-01-01T00:00:00.000Z',
+  };
+  await writeFile(path.join(modelDir, 'prepared.json'), JSON.stringify(manifest));
+}

@@ -9,7 +9,7 @@ import { checkRecordedModel, resolveModelSource, resolveRuntimeDir } from '../..
 import { checkPreparedModel, rememberVerified, VERIFIED_RECORD } from '../../../../../electron/main/prep/model-integrity.js';
 import { readPreparedManifest } from '../../../../../electron/main/prep/prepared-manifest.js';
 import { writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
-import { FAKE_SHARD, fileList, writeFakePack } from './fake-pack.js';
+import { FAKE_SHARD, writeFakePack, writePreparedManifest } from './fake-pack.js';
 
 const COMMIT = 'a'.repeat(40);
 const WHOLE_SECOND = 1_700_000_000;
@@ -20,13 +20,7 @@ async function writePrepared(modelDir: string): Promise<void> {
   await writeFakePack(path.join(modelDir, 'int4-g32'), 32, Buffer.alloc(4096, 7));
   // A whole second: an mtime that a restore through utimes (seconds as a double) gives back exactly.
   await utimes(path.join(modelDir, 'int4-g32', FAKE_SHARD), WHOLE_SECOND, WHOLE_SECOND);
-  const manifest = {
-    format: 'horizon-prepared-v1', repo: 'horizon/tiny', revision: 'main', commit: COMMIT, hubUrl: 'http://localhost',
-    source: { dir: 'source', files: await fileList(path.join(modelDir, 'source')) },
-    pack: { dir: 'int4-g32', format: 'qpacked-v2', groupSize: 32, files: await fileList(path.join(modelDir, 'int4-g32')) },
-    tool: 'horizon-runmap', toolVersion: '0.1.0', createdAt: '2026-01-01T00:00:00.000Z',
-  };
-  await writeFile(path.join(modelDir, 'prepared.json'), JSON.stringify(manifest));
+  await writePreparedManifest(modelDir, { repo: 'horizon/tiny', commit: COMMIT });
   await rememberVerified(modelDir, await readPreparedManifest(modelDir));
 }
 

@@ -17,7 +17,7 @@ import { createServices } from '../../../../../electron/main/services/create-ser
 import { createScriptedEngine } from '../../worker/scripted-engine.js';
 import { writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
 import { inProcessWorkers } from '../in-process-spawner.js';
-import { FAKE_SHARD, fileList, writeFakePack } from '../prep/fake-pack.js';
+import { FAKE_SHARD, writeFakePack, writePreparedManifest } from '../prep/fake-pack.js';
 
 const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
 const COMMIT = 'c'.repeat(40);
@@ -29,13 +29,7 @@ async function writePreparedModel(dataDir: string, config: Record<string, unknow
   const configFile = path.join(modelDir, 'source', 'config.json');
   await writeFile(configFile, JSON.stringify({ ...JSON.parse(await readFile(configFile, 'utf8')), ...config }));
   await writeFakePack(path.join(modelDir, 'int4-g32'));
-  const manifest = {
-    format: 'horizon-prepared-v1', repo: 'horizon/tiny', revision: 'main', commit: COMMIT, hubUrl: 'http://localhost',
-    source: { dir: 'source', files: await fileList(path.join(modelDir, 'source')) },
-    pack: { dir: 'int4-g32', format: 'qpacked-v2', groupSize: 32, files: await fileList(path.join(modelDir, 'int4-g32')) },
-    tool: 'horizon-runmap', toolVersion: '0.1.0', createdAt: '2026-01-01T00:00:00.000Z',
-  };
-  await writeFile(path.join(modelDir, 'prepared.json'), JSON.stringify(manifest));
+  await writePreparedManifest(modelDir, { repo: 'horizon/tiny', commit: COMMIT });
 }
 
 describe('createServices (scripted worker)', () => {

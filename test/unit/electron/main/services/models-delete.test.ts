@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelsService } from '../../../../../electron/main/services/models-service.js';
 import { ServiceError } from '../../../../../electron/main/services/service-result.js';
 import { writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
-import { fileList, FAKE_SHARD, writeFakePack } from '../prep/fake-pack.js';
+import { fileList, FAKE_SHARD, writeFakePack, writePreparedManifest } from '../prep/fake-pack.js';
 
 const COMMIT = 'e'.repeat(40);
 
@@ -16,15 +16,7 @@ async function writePrepared(dataDir: string): Promise<string> {
   const modelDir = path.join(dataDir, 'models', 'o--m', COMMIT);
   await writeTinyTokenizer(path.join(modelDir, 'source'));
   await writeFakePack(path.join(modelDir, 'int4-g32'), 32, Buffer.alloc(3000, 1));
-  await writeFile(
-    path.join(modelDir, 'prepared.json'),
-    JSON.stringify({
-      format: 'horizon-prepared-v1', repo: 'o/m', revision: 'main', commit: COMMIT, hubUrl: 'http://hub.local',
-      source: { dir: 'source', files: await fileList(path.join(modelDir, 'source')) },
-      pack: { dir: 'int4-g32', format: 'qpacked-v2', groupSize: 32, files: await fileList(path.join(modelDir, 'int4-g32')) },
-      tool: 'horizon-runmap', toolVersion: '0.1.0', createdAt: '2026-01-01T00:00:00.000Z',
-    }),
-  );
+  await writePreparedManifest(modelDir, { repo: 'o/m', commit: COMMIT, hubUrl: 'http://hub.local' });
   await writeFile(path.join(modelDir, 'quality-int4-g32.json'), '{}');
   return modelDir;
 }

@@ -6,19 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { TokenEvent, WorkerMessage, WorkerRequest } from '../../../../../electron/common/worker-protocol.js';
 import { WorkerClient, forkSpawner } from '../../../../../electron/main/worker-client.js';
-import { loadModel, loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
+import { loadModel } from '../../../../../electron/worker/runtime/binding.js';
 import { createNativeEngine, pickBackend, residencyLabel } from '../../../../../electron/worker/runtime/native-engine.js';
 import { serveWorker } from '../../../../../electron/worker/worker-server.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
-
-function addonHasRuntime(): boolean {
-  try {
-    return typeof (loadNativeBinding() as unknown as { loadModel?: unknown }).loadModel === 'function';
-  } catch {
-    return false;
-  }
-}
+import { addonHasRuntime } from '../../../native-addon.js';
 
 describe.skipIf(!addonHasRuntime())(
   'runtime worker over the native addon (skipped: addon not built with loadModel; run npm run build:native)',
