@@ -10,7 +10,7 @@ import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
 import { autoBatchForRun } from '../../main/jobs/auto-batch.js';
 import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
-import { checkRecordedModel, resolveModelSource } from '../../main/jobs/model-source.js';
+import { resolveModelSource, resumeProblem } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunProgress } from '../../common/ipc-contract.js';
@@ -207,16 +207,12 @@ export async function run(args: string[]): Promise<number> {
       runId = values.resume ?? '';
       const existing = runs.get(runId);
       if (!existing) throw new Error(`run ${runId} is not in ${dbFile}`);
-      if (existing.status === 'completed') {
+      const problem = await resumeProblem(existing, inputs.datasetSha256, { verify: values.verify === true });
+      if (problem?.code === 'COMPLETE') {
         const where = `${values['data-dir'] ? ` --data-dir ${dataDir}` : ''}${values.db ? ` --db ${dbFile}` : ''}`;
-        throw new Error(`run ${runId} is already complete; export it with: npx horizon export ${runId}${where}`);
+        throw new Error(`${problem.message}; export it with: npx horizon export ${runId}${where}`);
       }
-      if (existing.datasetSha256 !== inputs.datasetSha256) {
-        throw new Error(`run ${runId} used input_data.jsonl ${existing.datasetSha256}, the data folder has ${inputs.datasetSha256}`);
-      }
-      await checkRecordedModel(existing, { verify: values.verify === true }).catch((e: Error) => {
-        throw new Error(`run ${runId} cannot be resumed: ${e.message}`);
-      });
+      if (problem) throw new Error(problem.message);
       console.log(`resuming run ${runId}: ${responses.count(runId)}/${existing.total} responses stored`);
       runIdForQuit = runId;
     } else {

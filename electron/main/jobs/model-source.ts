@@ -182,3 +182,24 @@ export async function checkRecordedModel(
   }
   await checkPreparedModel(preparedDir, opts);
 }
+
+/**
+ * Why a stored run cannot be resumed, the same for the app and `horizon eval --resume`: it is complete, it read
+ * another input_data.jsonl than the one at hand, or its model changed (checkRecordedModel). Null when it can.
+ */
+export async function resumeProblem(
+  run: Parameters<typeof checkRecordedModel>[0] & { readonly id: string; readonly status: string; readonly datasetSha256: string },
+  datasetSha256: string,
+  opts: IntegrityOptions = {},
+): Promise<{ readonly code: 'COMPLETE' | 'OTHER_DATASET' | 'MODEL_CHANGED'; readonly message: string } | null> {
+  if (run.status === 'completed') return { code: 'COMPLETE', message: `run ${run.id} is already complete` };
+  if (run.datasetSha256 !== datasetSha256) {
+    return { code: 'OTHER_DATASET', message: `run ${run.id} used input_data.jsonl ${run.datasetSha256}, the data folder has ${datasetSha256}` };
+  }
+  try {
+    await checkRecordedModel(run, opts);
+  } catch (e) {
+    return { code: 'MODEL_CHANGED', message: `run ${run.id} cannot be resumed: ${(e as Error).message}` };
+  }
+  return null;
+}

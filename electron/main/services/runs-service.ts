@@ -27,7 +27,7 @@ import { deleteRunExportFiles } from '../export/run-export-files.js';
 import { autoBatchForRun } from '../jobs/auto-batch.js';
 import { backendLabel } from '../jobs/backend-label.js';
 import { createEvalRun, executeEvalRun, newRunId } from '../jobs/eval-run.js';
-import { checkRecordedModel, resolveModelSource } from '../jobs/model-source.js';
+import { resolveModelSource, resumeProblem } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import { listModelVariants } from './models-service.js';
 import { compareResponses, preview } from './run-compare.js';
@@ -235,14 +235,9 @@ export class RunsService implements RunsApi {
   resume(req: RunRef): Promise<Result<RunSummary>> {
     return toResult(() => this.claimRunSlot(async () => {
       const run = this.requireRun(req.runId);
-      if (run.status === 'completed') throw new ServiceError('BAD_INPUT', `run ${run.id} is already complete`);
       const inputs = await this.opts.inputs();
-      if (inputs.datasetSha256 !== run.datasetSha256) {
-        throw new ServiceError('BAD_INPUT', `run ${run.id} used another input_data.jsonl (sha256 ${run.datasetSha256})`);
-      }
-      await checkRecordedModel(run).catch((e: Error) => {
-        throw new ServiceError('MODEL_INVALID', `run ${run.id} cannot be resumed: ${e.message}`);
-      });
+      const problem = await resumeProblem(run, inputs.datasetSha256);
+      if (problem) throw new ServiceError(problem.code === 'MODEL_CHANGED' ? 'MODEL_INVALID' : 'BAD_INPUT', problem.message);
       this.launch(run.id, inputs);
       return this.summary(this.opts.runs.require(run.id));
     }, req.runId));
