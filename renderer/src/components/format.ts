@@ -64,3 +64,10 @@ export function formatDelta(a: number | null | undefined, b: number | null | und
 export function shortSha(sha: string): string {
   return sha.slice(0, 7);
 }
+
+/** The weights a model id names, as the app says them: "INT4 g32" (its group size) or "BF16". */
+export function weightsLabel(modelId: string, weights: 'int4' | 'bf16'): string {
+  if (weights === 'bf16') return 'BF16';
+  const g = /\/int4-g(\d+)$/.exec(modelId)?.[1];
+  return g ? `INT4 g${g}` : 'INT4';
+}

@@ -2,7 +2,7 @@ import { memo, useEffect, useRef, useState } from 'react';
 
 import { isLiveStatus, type RunSummary } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
-import { formatDate, formatPercent, shortSha } from '../../components/format.js';
+import { formatDate, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { TableScroll } from '../../components/TableScroll.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
@@ -181,7 +181,7 @@ const HistoryRow = memo(function HistoryRow({ run: r, pick, buttons }: { run: Ru
       <td>
         {r.modelRepo} <span className="mono muted">{shortSha(r.modelRevision)}</span>
         <div className="muted small">
-          {r.weights.toUpperCase()} · {r.backendLabel}
+          {weightsLabel(r.modelId, r.weights)} · {r.backendLabel}
         </div>
       </td>
       <td>

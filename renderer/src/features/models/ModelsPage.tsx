@@ -1,7 +1,7 @@
 import { Fragment, useEffect } from 'react';
 
 import { Card } from '../../components/Card.js';
-import { formatBytes, formatDate, shortSha } from '../../components/format.js';
+import { formatBytes, formatDate, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { useModels } from '../../stores/models.js';
 import { useNav } from '../../stores/nav.js';
@@ -83,7 +83,7 @@ export function ModelsPage() {
                     <td>{m.repo}</td>
                     <td className="mono">{shortSha(m.revision)}</td>
                     <td>
-                      <span className="chip chip--muted">{m.weights.toUpperCase()}</span>
+                      <span className="chip chip--muted">{weightsLabel(m.id, m.weights)}</span>
                     </td>
                     <td className="nowrap">{formatBytes(m.sizeBytes)}</td>
                     <td>{formatDate(m.preparedAt)}</td>

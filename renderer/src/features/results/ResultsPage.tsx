@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 
 import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
-import { formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha } from '../../components/format.js';
+import { formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
 import { Stat } from '../../components/Stat.js';
@@ -67,7 +67,7 @@ export function ResultsPage() {
           <p className="page__lede">
             {d ? (
               <>
-                {d.modelRepo} @ <span className="mono">{shortSha(d.modelRevision)}</span> · {d.weights.toUpperCase()} ·{' '}
+                {d.modelRepo} @ <span className="mono">{shortSha(d.modelRevision)}</span> · {weightsLabel(d.modelId, d.weights)} ·{' '}
                 {d.backendLabel} · {formatDate(d.createdAt)}
               </>
             ) : (
