@@ -22,6 +22,7 @@ import { backendLabel } from './backend-label.js';
 import type { ModelSource } from './model-source.js';
 import { readStopTokenIds } from './model-source.js';
 import { runAccuracies } from './run-accuracies.js';
+import { RunClock } from './run-clock.js';
 import { promptsOverContext, runContextTokens } from './run-context.js';
 
 /** A new run's id: its UTC start time to the second (sorts by age) and a random suffix, e.g. 20261202T174512-9fe751. */
@@ -249,20 +250,13 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   const todoByItemId = new Map(todo.map((r) => [String(r.key), r]));
   let done = stored.size;
   let doneThisSession = 0;
-  let generatingSince: number | null = null;
   const wave = Math.min(run.policy.batch, todo.length);
-  // Elapsed is the run's generating time: what earlier sessions stored with it, plus this session's. Once this
-  // session's job has ended its time is what it stored, so that the last event says what the figures say.
-  const priorWallMs = responses.figures(runId).wallMs;
-  let sessionWallMs: number | null = null;
-  let sessionTokens = 0;
+  const clock = new RunClock(responses.figures(runId).wallMs);
   // Set once the model is loaded: every later event names the device it runs on.
   let device: { backendLabel: string; residency: string } | undefined = undefined;
   const progress = (status: RunProgress['status'], extra: Partial<RunProgress> = {}): void => {
-    const now = performance.now();
     const left = run.total - done;
     if (!hooks.onProgress) return;
-    const sessionMs = sessionWallMs ?? (generatingSince === null ? 0 : now - generatingSince);
     // The accuracies so far, with every event but the streamed partial texts (a live run shows them as they move).
     let accuracies: Accuracies | null | undefined;
     if (!extra.partial) {
@@ -277,14 +271,9 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       status,
       done,
       total: run.total,
-      tokensPerSecond: sessionTokens > 0 && sessionMs > 0 ? sessionTokens / (sessionMs / 1000) : null,
-      etaSeconds: estimateEtaSeconds({
-        left,
-        finished: doneThisSession,
-        wave,
-        generatingSeconds: generatingSince === null ? null : (now - generatingSince) / 1000,
-      }),
-      elapsedSeconds: (priorWallMs + sessionMs) / 1000,
+      tokensPerSecond: clock.tokensPerSecond(),
+      etaSeconds: estimateEtaSeconds({ left, finished: doneThisSession, wave, generatingSeconds: clock.generatingSeconds() }),
+      elapsedSeconds: clock.elapsedSeconds(),
       ...(device ?? {}),
       ...(accuracies !== undefined ? { accuracies } : {}),
       ...extra,
@@ -358,7 +347,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     const now = performance.now();
     lastActivity = now;
     // As the stored figures count: a stop token ends a response without being part of it.
-    if (!stopIds.has(e.tokenId)) sessionTokens += 1;
+    if (!stopIds.has(e.tokenId)) clock.countToken();
     const ids = inflight.get(e.itemId);
     ids?.push(e.tokenId);
     if (!hooks.onProgress || decoding || now - lastPartial < (hooks.partialIntervalMs ?? 500) || !ids) return;
@@ -377,17 +366,14 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
   // responses still being generated.
   let storeError: Error | undefined;
   let figuresStored = false;
-  // Generating time already stored with responses: each response carries the time since the one before it.
-  let wallStored = 0;
-  const wallSinceStored = (): number => (generatingSince === null ? 0 : Math.max(0, performance.now() - generatingSince - wallStored));
   const stopItems = runtime.onItem((e) => {
     if (e.jobId !== currentJob || storeError) return;
     let key: number;
     try {
       const row = scoreItem(todoByItemId, e.item, positions, tools);
-      const wallMs = wallSinceStored();
+      const wallMs = clock.unstoredMs();
       responses.insertResponses(runId, [row], { generatedTokens: e.item.tokenIds.length, wallMs });
-      wallStored += wallMs;
+      clock.markStored(wallMs);
       key = row.key;
     } catch (err) {
       storeError = err as Error;
@@ -412,8 +398,8 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     if (!hooks.signal?.aborted) {
       currentJob = `${runId}#${done}`;
       for (const r of todo) inflight.set(String(r.key), []);
-      generatingSince = performance.now();
-      lastActivity = generatingSince;
+      clock.start();
+      lastActivity = performance.now();
       const stallMs = hooks.stallMs ?? STALL_MS;
       let stallRestart: Promise<Result<void>> | undefined;
       watchdog = setInterval(() => {
@@ -449,7 +435,7 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
       const missing = gen.value.items.filter((it) => it.finishReason !== 'cancelled' && !stored.has(Number(it.itemId)));
       if (missing.length > 0) return fail(`eval-run: the worker finished ${missing.length} prompts without reporting them`);
       responses.addJobFigures(runId, {
-        wallMs: Math.max(0, gen.value.wallMs - wallStored),
+        wallMs: clock.unstoredOf(gen.value.wallMs),
         peakVramBytes: gen.value.peakVramBytes, peakVramScope: gen.value.peakVramScope, h2dBytes: gen.value.h2dBytes,
         expertCache: gen.value.expertCache ?? null,
       });
@@ -462,16 +448,16 @@ export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: Ev
     currentJob = undefined;
     // A job that ended without the worker's figures (a crash, a device fault, an error) still generated the tokens
     // stored for it: its time as main measured it keeps the run's throughput honest.
-    if (generatingSince !== null && !figuresStored) {
+    if (clock.started && !figuresStored) {
       try {
-        responses.addJobFigures(runId, { wallMs: wallSinceStored(), peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+        responses.addJobFigures(runId, { wallMs: clock.takeUnstoredMs(), peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
       } catch {
         // the database is what failed; the run is already failing for it
       }
     }
-    if (generatingSince !== null) {
+    if (clock.started) {
       try {
-        sessionWallMs = Math.max(0, responses.figures(runId).wallMs - priorWallMs);
+        clock.end(responses.figures(runId).wallMs);
       } catch {
         // as above; the events go on with main's own measure
       }
