@@ -11,6 +11,7 @@ import type { Result } from '../common/result.js';
 import { assertNever, err } from '../common/result.js';
 import type {
   ItemEvent,
+  LoadedModelInfo,
   LogEvent,
   TokenEvent,
   WorkerMessage,
@@ -118,6 +119,13 @@ export class WorkerClient {
   private lastCrash = '';
   private pid = 0;
   private spawnCount = 0;
+  /**
+   * The worker's last load, pending or answered: what it asked for, its answer, and the worker process (generation)
+   * that loaded it, known once answered. A restarted worker holds no model, whatever this says.
+   */
+  private lastLoad:
+    | { what: string; maxSequences: number | undefined; result: Promise<Result<LoadedModelInfo>>; generation: number | null }
+    | undefined;
 
   constructor(
     private readonly spawner: WorkerSpawner,
@@ -149,6 +157,39 @@ export class WorkerClient {
     });
     this.starting = starting;
     return starting;
+  }
+
+  /**
+   * Loads a model unless this worker process already has it (same folders, weights, backend, expert budget and device)
+   * with at least `maxSequences` and `maxContext` room. A load still in flight counts: a run cancelled while its model
+   * loaded, then resumed, waits for that load instead of starting another.
+   */
+  async ensureLoaded(req: Extract<WorkerRequest, { type: 'load' }>): Promise<Result<LoadedModelInfo>> {
+    const what = [req.modelDir, req.packedDir ?? '', req.weights, req.backend, req.expertBudgetBytes ?? 'auto', req.cudaDevice ?? 'first'].join('|');
+    const last = this.lastLoad;
+    const sameWorker = (): boolean => last?.generation === this.generation;
+    const roomy = (n: number | undefined) => req.maxSequences === undefined || (n ?? 0) >= req.maxSequences;
+    if (last && last.what === what && (last.generation === null || sameWorker()) && roomy(last.maxSequences)) {
+      const r = await last.result;
+      if (r.ok && this.lastLoad === last && sameWorker() && (req.maxContext === undefined || r.value.maxContext >= req.maxContext)) return r;
+    }
+    const result = this.request(req);
+    // The worker drops its current model when a load starts: after a failed load it holds none.
+    const mine = { what, maxSequences: req.maxSequences, result, generation: null as number | null };
+    this.lastLoad = mine;
+    const r = await result;
+    if (this.lastLoad === mine) {
+      if (r.ok) mine.generation = this.generation;
+      else this.lastLoad = undefined;
+    }
+    return r;
+  }
+
+  /** Lets go of the model (its files stay mapped while loaded, which Windows will not delete); the next load loads. */
+  async unload(): Promise<void> {
+    this.lastLoad = undefined;
+    if (this.stateValue === 'crashed') return;
+    await this.request({ type: 'unload' });
   }
 
   /** Kills the worker (if running) and starts a fresh one; a loaded model must be loaded again. */

@@ -31,7 +31,7 @@ export function newRunId(now = new Date()): string {
 }
 
 /** The worker calls the job makes (a WorkerClient in the app). */
-export type RuntimeClient = Pick<WorkerClient, 'request' | 'onToken' | 'onItem' | 'generation' | 'state' | 'restart'>;
+export type RuntimeClient = Pick<WorkerClient, 'request' | 'ensureLoaded' | 'unload' | 'onToken' | 'onItem' | 'generation' | 'state' | 'restart'>;
 
 export interface EvalRunDeps {
   readonly runs: RunRepo;
@@ -81,15 +81,6 @@ export interface EvalRunHooks {
  */
 export const STALL_MS = 10 * 60_000;
 
-/**
- * Each worker's last load request, pending or answered: what it asked for, its answer, and the worker process
- * (generation) that loaded it, known once answered.
- */
-const loadedBy = new WeakMap<
-  RuntimeClient,
-  { what: string; maxSequences: number | undefined; result: Promise<Result<LoadedModelInfo>>; generation: number | null }
->();
-
 /** How a run wants its model loaded. */
 export interface LoadChoices {
   readonly backend?: 'auto' | 'cpu' | 'cuda';
@@ -104,48 +95,21 @@ export interface LoadChoices {
 }
 
 /**
- * Makes the worker let go of its model (its files stay mapped while it is loaded, which Windows will not delete), and
- * forgets it was loaded so that the next run loads it again.
- */
-export async function unloadModel(runtime: RuntimeClient): Promise<void> {
-  loadedBy.delete(runtime);
-  if (runtime.state === 'crashed') return;
-  await runtime.request({ type: 'unload' });
-}
-
-/**
  * Loads the run's model unless this worker process already has it with the same backend and expert budget and at
- * least `maxContext` tokens of KV room per sequence.
+ * least `maxContext` tokens of KV room per sequence (the worker client keeps what it loaded).
  */
-export async function ensureModelLoaded(
+export function ensureModelLoaded(
   runtime: RuntimeClient,
   m: { modelDir: string; packedDir: string | null; weights: 'int4' | 'bf16' },
   { backend = 'auto', maxContext, maxSequences, expertBudgetBytes, cudaDevice }: LoadChoices = {},
 ): Promise<Result<LoadedModelInfo>> {
-  const what = `${m.modelDir}|${m.packedDir ?? ''}|${m.weights}|${backend}|${expertBudgetBytes ?? 'auto'}|${cudaDevice ?? 'first'}`;
-  const last = loadedBy.get(runtime);
-  const sameWorker = (): boolean => last?.generation === runtime.generation;
-  // A load still in flight counts too: a run cancelled while its model loaded, then resumed, waits for that load.
-  if (last && last.what === what && (last.generation === null || sameWorker()) && (maxSequences === undefined || (last.maxSequences ?? 0) >= maxSequences)) {
-    const r = await last.result;
-    if (r.ok && loadedBy.get(runtime) === last && sameWorker() && (maxContext === undefined || r.value.maxContext >= maxContext)) return r;
-  }
-  const result = runtime.request({
+  return runtime.ensureLoaded({
     type: 'load', modelDir: m.modelDir, packedDir: m.packedDir, weights: m.weights, backend,
     ...(maxContext !== undefined ? { maxContext } : {}),
     ...(maxSequences !== undefined ? { maxSequences } : {}),
     ...(expertBudgetBytes != null ? { expertBudgetBytes } : {}),
     ...(cudaDevice != null ? { cudaDevice } : {}),
   });
-  // The worker drops its current model when a load starts: after a failed load it holds none.
-  const mine = { what, maxSequences, result, generation: null as number | null };
-  loadedBy.set(runtime, mine);
-  const r = await result;
-  if (loadedBy.get(runtime) === mine) {
-    if (r.ok) mine.generation = runtime.generation;
-    else loadedBy.delete(runtime);
-  }
-  return r;
 }
 
 /** How the restart of a worker the run gave up on went, for the run's error. */

@@ -10,7 +10,6 @@ import { PerfRepo } from '../db/perf-repo.js';
 import { RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import { loadEvalInputs } from '../jobs/eval-inputs.js';
-import { unloadModel } from '../jobs/eval-run.js';
 import type { PackerLauncher } from '../prep/pack-model.js';
 import { WorkerClient } from '../worker-client.js';
 import type { WorkerSpawner } from '../worker-client.js';
@@ -122,7 +121,7 @@ export function createServices(opts: ServicesOptions): Services {
         if (run && path.dirname(run.modelDir) === preparedDir) {
           throw new ServiceError('BAD_INPUT', `run ${run.id} is using this model; cancel it before deleting the model`);
         }
-        await unloadModel(worker);
+        await worker.unload();
       },
     }),
     runs,

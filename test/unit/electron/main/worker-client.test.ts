@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import type { ItemEvent, TokenEvent } from '../../../../electron/common/worker-protocol.js';
 import { WorkerClient, forkSpawner } from '../../../../electron/main/worker-client.js';
@@ -34,6 +34,29 @@ describe('WorkerClient over a forked worker', () => {
     for (const c of clients.splice(0)) c.dispose();
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('loads a model once per worker process and asks again only for something else, more room, or a new process', async () => {
+    const c = client();
+    const loads = vi.spyOn(c, 'request');
+    const req = { type: 'load', modelDir, packedDir: '/p', weights: 'int4', backend: 'auto', maxSequences: 4 } as const;
+    const count = () => loads.mock.calls.filter(([r]) => r.type === 'load').length;
+    // Two at once: the second waits for the first's load.
+    const [a, b] = await Promise.all([c.ensureLoaded(req), c.ensureLoaded(req)]);
+    expect(a.ok && b.ok).toBe(true);
+    expect(count()).toBe(1);
+    await c.ensureLoaded({ ...req, maxSequences: 2 });
+    expect(count()).toBe(1);
+    await c.ensureLoaded({ ...req, maxSequences: 8 });
+    expect(count()).toBe(2);
+    await c.ensureLoaded({ ...req, maxSequences: 8, expertBudgetBytes: 2 ** 30 });
+    expect(count()).toBe(3);
+    await c.restart();
+    await c.ensureLoaded({ ...req, maxSequences: 8, expertBudgetBytes: 2 ** 30 });
+    expect(count()).toBe(4);
+    await c.unload();
+    await c.ensureLoaded({ ...req, maxSequences: 8, expertBudgetBytes: 2 ** 30 });
+    expect(count()).toBe(5);
+  });
 
   it('probes, loads, encodes and generates with streamed tokens', async () => {
     const c = client();

@@ -606,6 +606,9 @@ function scriptedRuntime(o: {
           return ok('');
       }
     }) as RuntimeClient['request'],
+    // No load cache: every run's load reaches the script (the cache is WorkerClient's, tested there).
+    ensureLoaded: ((req: WorkerRequest) => fake.request(req as never)) as RuntimeClient['ensureLoaded'],
+    unload: async () => undefined,
   };
   return fake;
 }

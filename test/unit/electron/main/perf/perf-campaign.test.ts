@@ -91,6 +91,8 @@ function fakeRuntime(opts: { failGenerateAt?: number; cuda?: boolean } = {}) {
       }
       return { ok: true, value: undefined };
     },
+    ensureLoaded: (req: { type: string; [k: string]: unknown }) => runtime.request(req),
+    unload: async () => undefined,
   };
   return { runtime: runtime as unknown as RuntimeClient, asked };
 }
