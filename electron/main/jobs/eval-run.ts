@@ -205,239 +205,276 @@ export function estimateEtaSeconds(e: {
  * worker or model problems: they end the run as failed with the message.
  */
 export async function executeEvalRun(deps: EvalRunDeps, runId: string, hooks: EvalRunHooks = {}): Promise<RunRecord> {
-  const { runs, responses, runtime, tools } = deps;
-  const run = runs.require(runId);
-  const records = deps.records.slice(0, run.total);
-  const positions = new Map(deps.records.map((r, i) => [r.key, i]));
-  const stored = responses.storedKeys(runId);
-  const todo = records.filter((r) => !stored.has(r.key));
-  const todoByItemId = new Map(todo.map((r) => [String(r.key), r]));
-  let done = stored.size;
-  let doneThisSession = 0;
-  const wave = Math.min(run.policy.batch, todo.length);
-  const clock = new RunClock(responses.figures(runId).wallMs);
-  // Set once the model is loaded: every later event names the device it runs on.
-  let device: { backendLabel: string; residency: string } | undefined = undefined;
-  const progress = (status: RunProgress['status'], extra: Partial<RunProgress> = {}): void => {
-    const left = run.total - done;
+  return new RunSession(deps, runId, hooks).execute();
+}
+
+/**
+ * One session of a run (its first, or a resume), as phases: prepare (the worker up, every prompt within the model's
+ * context), load, generate (one job for every prompt left, each response scored and stored as it finishes), finish.
+ * A phase that ends the run returns the run as stored.
+ */
+class RunSession {
+  private readonly run: RunRecord;
+  private readonly records: readonly PromptRecord[];
+  private readonly positions: ReadonlyMap<number, number>;
+  private readonly todo: readonly PromptRecord[];
+  private readonly todoByItemId: ReadonlyMap<string, PromptRecord>;
+  private readonly wave: number;
+  private readonly clock: RunClock;
+  private done: number;
+  private doneThisSession = 0;
+  /** Set once the model is loaded: every later event names the device it runs on. */
+  private device: { backendLabel: string; residency: string } | undefined;
+
+  constructor(
+    private readonly deps: EvalRunDeps,
+    private readonly runId: string,
+    private readonly hooks: EvalRunHooks,
+  ) {
+    this.run = deps.runs.require(runId);
+    this.records = deps.records.slice(0, this.run.total);
+    this.positions = new Map(deps.records.map((r, i) => [r.key, i]));
+    const stored = deps.responses.storedKeys(runId);
+    this.todo = this.records.filter((r) => !stored.has(r.key));
+    this.todoByItemId = new Map(this.todo.map((r) => [String(r.key), r]));
+    this.done = stored.size;
+    this.wave = Math.min(this.run.policy.batch, this.todo.length);
+    this.clock = new RunClock(deps.responses.figures(runId).wallMs);
+  }
+
+  async execute(): Promise<RunRecord> {
+    this.deps.runs.markRunning(this.runId);
+    this.progress('running');
+    if (this.todo.length === 0) return this.end('completed');
+    const maxContext = await this.prepare();
+    if (typeof maxContext !== 'number') return maxContext;
+    const ended = await this.load(maxContext);
+    if (ended) return ended;
+    return this.generate();
+  }
+
+  private progress(status: RunProgress['status'], extra: Partial<RunProgress> = {}): void {
+    const { hooks, run, clock } = this;
     if (!hooks.onProgress) return;
     // The accuracies so far, with every event but the streamed partial texts (a live run shows them as they move).
     let accuracies: Accuracies | null | undefined;
     if (!extra.partial) {
       try {
-        accuracies = runAccuracies(responses, runId);
+        accuracies = runAccuracies(this.deps.responses, this.runId);
       } catch {
         accuracies = undefined; // the database failing; the run ends for it elsewhere
       }
     }
     hooks.onProgress({
-      runId,
+      runId: this.runId,
       status,
-      done,
+      done: this.done,
       total: run.total,
       tokensPerSecond: clock.tokensPerSecond(),
-      etaSeconds: estimateEtaSeconds({ left, finished: doneThisSession, wave, generatingSeconds: clock.generatingSeconds() }),
+      etaSeconds: estimateEtaSeconds({ left: run.total - this.done, finished: this.doneThisSession, wave: this.wave, generatingSeconds: clock.generatingSeconds() }),
       elapsedSeconds: clock.elapsedSeconds(),
-      ...(device ?? {}),
+      ...(this.device ?? {}),
       ...(accuracies !== undefined ? { accuracies } : {}),
       ...extra,
     });
-  };
-  const fail = (message: string): RunRecord => {
-    runs.finish(runId, 'failed', message);
-    progress('failed', { error: message });
-    return runs.require(runId);
-  };
-  const cancelled = (): RunRecord => {
-    runs.finish(runId, 'cancelled');
-    progress('cancelled');
-    return runs.require(runId);
-  };
+  }
 
-  runs.markRunning(runId);
-  progress('running');
-  if (todo.length === 0) {
-    runs.finish(runId, 'completed');
-    progress('completed');
-    return runs.require(runId);
+  private end(status: 'completed' | 'cancelled' | 'failed', error?: string): RunRecord {
+    this.deps.runs.finish(this.runId, status, error);
+    this.progress(status, error !== undefined ? { error } : {});
+    return this.deps.runs.require(this.runId);
   }
-  if (runtime.state === 'crashed') {
-    const restarted = await runtime.restart();
-    if (!restarted.ok) return fail(`restarting the runtime worker failed: ${restarted.error.message}`);
-  }
-  let maxContext: number;
-  let overContext: Awaited<ReturnType<typeof promptsOverContext>>;
-  try {
-    maxContext = await runContextTokens(run.modelDir, records.map((r) => r.prompt), run.policy.maxNewTokens);
-    overContext = await promptsOverContext(run.modelDir, todo.map((r) => r.prompt));
-  } catch (e) {
-    return fail(`reading the model's tokenizer failed: ${(e as Error).message}`);
-  }
-  if (overContext.over.length > 0) return fail(overContextMessage(overContext, todo));
-  // Loading a large model takes a while: a cancel ends the run at once and leaves the load to finish in the worker
-  // (a resume waits for it rather than loading again).
-  const loaded = await unlessAborted(
-    ensureModelLoaded(runtime, run, {
-      backend: run.policy.requestedBackend ?? 'auto',
-      maxContext,
-      maxSequences: run.policy.batch,
-      expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
-      cudaDevice: run.policy.cudaDevice ?? null,
-    }),
-    hooks.signal,
-  );
-  if (loaded === ABORTED) return cancelled();
-  if (!loaded.ok) return fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
-  if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend || loaded.value.residency !== run.residency) {
-    runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);
-  }
-  hooks.onLoaded?.(loaded.value);
-  device = { backendLabel: backendLabel(loaded.value.backend, loaded.value.deviceLabel), residency: loaded.value.residency };
-  progress('running');
 
-  let currentJob: string | undefined;
-  const onAbort = (): void => {
-    if (currentJob) void runtime.request({ type: 'cancel', jobId: currentJob });
-  };
-  hooks.signal?.addEventListener('abort', onAbort);
-  const inflight = new Map<string, number[]>();
-  const stopIds = new Set(run.policy.stopTokenIds);
-  let lastPartial = 0;
-  let decoding = false;
-  let lastActivity = performance.now();
-  let watchdog: NodeJS.Timeout | undefined;
-  const stopTokens = runtime.onToken((e) => {
-    if (e.jobId !== currentJob) return;
-    const now = performance.now();
-    lastActivity = now;
-    // As the stored figures count: a stop token ends a response without being part of it.
-    if (!stopIds.has(e.tokenId)) clock.countToken();
-    const ids = inflight.get(e.itemId);
-    ids?.push(e.tokenId);
-    if (!hooks.onProgress || decoding || now - lastPartial < (hooks.partialIntervalMs ?? 500) || !ids) return;
-    lastPartial = now;
-    decoding = true;
-    const key = Number(e.itemId);
-    void runtime.request({ type: 'decode', tokenIds: [...ids], prefix: true }).then((r) => {
-      decoding = false;
-      // The prompt may have finished (and its response been shown) while the text was being decoded.
-      if (r.ok && e.jobId === currentJob && inflight.has(e.itemId)) progress('running', { partial: { key, text: r.value } });
+  private fail(message: string): RunRecord {
+    return this.end('failed', message);
+  }
+
+  /** The worker up and every prompt left within the model's context: the context to load with, or the run ended. */
+  private async prepare(): Promise<number | RunRecord> {
+    const { runtime } = this.deps;
+    if (runtime.state === 'crashed') {
+      const restarted = await runtime.restart();
+      if (!restarted.ok) return this.fail(`restarting the runtime worker failed: ${restarted.error.message}`);
+    }
+    let maxContext: number;
+    let overContext: Awaited<ReturnType<typeof promptsOverContext>>;
+    try {
+      maxContext = await runContextTokens(this.run.modelDir, this.records.map((r) => r.prompt), this.run.policy.maxNewTokens);
+      overContext = await promptsOverContext(this.run.modelDir, this.todo.map((r) => r.prompt));
+    } catch (e) {
+      return this.fail(`reading the model's tokenizer failed: ${(e as Error).message}`);
+    }
+    if (overContext.over.length > 0) return this.fail(overContextMessage(overContext, this.todo));
+    return maxContext;
+  }
+
+  /** Loads the model (or finds it loaded) and names the device from here on; the run as ended, when it ended. */
+  private async load(maxContext: number): Promise<RunRecord | undefined> {
+    const { run, runId } = this;
+    // Loading a large model takes a while: a cancel ends the run at once and leaves the load to finish in the worker
+    // (a resume waits for it rather than loading again).
+    const loaded = await unlessAborted(
+      ensureModelLoaded(this.deps.runtime, run, {
+        backend: run.policy.requestedBackend ?? 'auto',
+        maxContext,
+        maxSequences: run.policy.batch,
+        expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
+        cudaDevice: run.policy.cudaDevice ?? null,
+      }),
+      this.hooks.signal,
+    );
+    if (loaded === ABORTED) return this.end('cancelled');
+    if (!loaded.ok) return this.fail(`loading the model failed: ${loaded.error.code}: ${loaded.error.message}`);
+    if (loaded.value.deviceLabel !== run.deviceLabel || loaded.value.backend !== run.backend || loaded.value.residency !== run.residency) {
+      this.deps.runs.updateDevice(runId, loaded.value.backend, loaded.value.deviceLabel, loaded.value.residency);
+    }
+    this.hooks.onLoaded?.(loaded.value);
+    this.device = { backendLabel: backendLabel(loaded.value.backend, loaded.value.deviceLabel), residency: loaded.value.residency };
+    this.progress('running');
+    return undefined;
+  }
+
+  /**
+   * One generate job for every prompt left, at most `batch` generating at once: a prompt starts as soon as another
+   * ends, and each response is scored and stored as soon as it finishes, so a crash or cancel loses only the
+   * responses still being generated. Ends the run.
+   */
+  private async generate(): Promise<RunRecord> {
+    const { responses, runtime, tools } = this.deps;
+    const { run, runId, hooks, clock, todo } = this;
+    let currentJob: string | undefined;
+    const onAbort = (): void => {
+      if (currentJob) void runtime.request({ type: 'cancel', jobId: currentJob });
+    };
+    hooks.signal?.addEventListener('abort', onAbort);
+    const inflight = new Map<string, number[]>();
+    const stopIds = new Set(run.policy.stopTokenIds);
+    let lastPartial = 0;
+    let decoding = false;
+    let lastActivity = performance.now();
+    let watchdog: NodeJS.Timeout | undefined;
+    const stopTokens = runtime.onToken((e) => {
+      if (e.jobId !== currentJob) return;
+      const now = performance.now();
+      lastActivity = now;
+      // As the stored figures count: a stop token ends a response without being part of it.
+      if (!stopIds.has(e.tokenId)) clock.countToken();
+      const ids = inflight.get(e.itemId);
+      ids?.push(e.tokenId);
+      if (!hooks.onProgress || decoding || now - lastPartial < (hooks.partialIntervalMs ?? 500) || !ids) return;
+      lastPartial = now;
+      decoding = true;
+      const key = Number(e.itemId);
+      void runtime.request({ type: 'decode', tokenIds: [...ids], prefix: true }).then((r) => {
+        decoding = false;
+        // The prompt may have finished (and its response been shown) while the text was being decoded.
+        if (r.ok && e.jobId === currentJob && inflight.has(e.itemId)) this.progress('running', { partial: { key, text: r.value } });
+      });
     });
-  });
-
-  // One generate job for every prompt left, at most `batch` generating at once: a prompt starts as soon as another
-  // ends, and each response is scored and stored as soon as it finishes, so a crash or cancel loses only the
-  // responses still being generated.
-  let storeError: Error | undefined;
-  let figuresStored = false;
-  const stopItems = runtime.onItem((e) => {
-    if (e.jobId !== currentJob || storeError) return;
-    let key: number;
+    let storeError: Error | undefined;
+    let figuresStored = false;
+    const stopItems = runtime.onItem((e) => {
+      if (e.jobId !== currentJob || storeError) return;
+      let key: number;
+      try {
+        const row = scoreItem(this.todoByItemId, e.item, this.positions, tools);
+        const wallMs = clock.unstoredMs();
+        responses.insertResponses(runId, [row], { generatedTokens: e.item.tokenIds.length, wallMs });
+        clock.markStored(wallMs);
+        key = row.key;
+      } catch (err) {
+        storeError = err as Error;
+        void runtime.request({ type: 'cancel', jobId: e.jobId });
+        return;
+      }
+      inflight.delete(e.item.itemId);
+      this.done += 1;
+      this.doneThisSession += 1;
+      // The response is stored: a listener that throws (a window closing) must not fail the run.
+      try {
+        const full = hooks.onResponse ? responses.get(runId, key) : undefined;
+        if (full) hooks.onResponse?.(full);
+        this.progress('running');
+      } catch {
+        // nothing to undo
+      }
+    });
     try {
-      const row = scoreItem(todoByItemId, e.item, positions, tools);
-      const wallMs = clock.unstoredMs();
-      responses.insertResponses(runId, [row], { generatedTokens: e.item.tokenIds.length, wallMs });
-      clock.markStored(wallMs);
-      key = row.key;
-    } catch (err) {
-      storeError = err as Error;
-      void runtime.request({ type: 'cancel', jobId: e.jobId });
-      return;
-    }
-    inflight.delete(e.item.itemId);
-    done += 1;
-    doneThisSession += 1;
-    // The response is stored: a listener that throws (a window closing) must not fail the run.
-    try {
-      const full = hooks.onResponse ? responses.get(runId, key) : undefined;
-      if (full) hooks.onResponse?.(full);
-      progress('running');
-    } catch {
-      // nothing to undo
-    }
-  });
-  try {
-    const encoded = await runtime.request({ type: 'encode-chat', prompts: todo.map((r) => r.prompt) });
-    if (!encoded.ok) return fail(`tokenizing prompts failed: ${encoded.error.code}: ${encoded.error.message}`);
-    if (!hooks.signal?.aborted) {
-      currentJob = `${runId}#${done}`;
-      for (const r of todo) inflight.set(String(r.key), []);
-      clock.start();
-      lastActivity = performance.now();
-      const stallMs = hooks.stallMs ?? STALL_MS;
-      let stallRestart: Promise<Result<void>> | undefined;
-      watchdog = setInterval(() => {
-        if (stallRestart || performance.now() - lastActivity < stallMs) return;
-        stallRestart = runtime.restart();
-      }, Math.min(stallMs / 4, 30_000));
-      const gen = await runtime.request({
-        type: 'generate',
-        jobId: currentJob,
-        items: todo.map((r, i) => ({ itemId: String(r.key), tokenIds: encoded.value[i]?.tokenIds ?? [] })),
-        policy: {
-          decoding: 'greedy', maxNewTokens: run.policy.maxNewTokens, stopTokenIds: run.policy.stopTokenIds,
-          concurrency: run.policy.batch,
-        },
-      });
+      const encoded = await runtime.request({ type: 'encode-chat', prompts: todo.map((r) => r.prompt) });
+      if (!encoded.ok) return this.fail(`tokenizing prompts failed: ${encoded.error.code}: ${encoded.error.message}`);
+      if (!hooks.signal?.aborted) {
+        currentJob = `${runId}#${this.done}`;
+        for (const r of todo) inflight.set(String(r.key), []);
+        clock.start();
+        lastActivity = performance.now();
+        const stallMs = hooks.stallMs ?? STALL_MS;
+        let stallRestart: Promise<Result<void>> | undefined;
+        watchdog = setInterval(() => {
+          if (stallRestart || performance.now() - lastActivity < stallMs) return;
+          stallRestart = runtime.restart();
+        }, Math.min(stallMs / 4, 30_000));
+        const gen = await runtime.request({
+          type: 'generate',
+          jobId: currentJob,
+          items: todo.map((r, i) => ({ itemId: String(r.key), tokenIds: encoded.value[i]?.tokenIds ?? [] })),
+          policy: {
+            decoding: 'greedy', maxNewTokens: run.policy.maxNewTokens, stopTokenIds: run.policy.stopTokenIds,
+            concurrency: run.policy.batch,
+          },
+        });
+        currentJob = undefined;
+        if (stallRestart) {
+          return this.fail(
+            `generation stopped: no token for ${Math.round(stallMs / 1000)} s, so the runtime worker was taken as hung; ` +
+              `${restartNote(await stallRestart)} (resume the run to continue)`,
+          );
+        }
+        if (storeError) return this.fail(`eval-run: storing a response failed: ${storeError.message}`);
+        if (!gen.ok && gen.error.code === 'DEVICE_FAULT') {
+          // The worker's device context is lost; a fresh worker lets a resumed run (or the next one) load again.
+          return this.fail(`generation failed: ${gen.error.code}: ${gen.error.message}; ${restartNote(await runtime.restart())}`);
+        }
+        // A cancel that had to restart a stuck worker ends the job this way: still a cancel.
+        if (!gen.ok && gen.error.code === 'WORKER_CRASHED' && hooks.signal?.aborted) return this.end('cancelled');
+        if (!gen.ok) return this.fail(`generation failed: ${gen.error.code}: ${gen.error.message}`);
+        // Every finished item was reported before the reply; one that was not is a worker bug, not a response to drop.
+        const stored = responses.storedKeys(runId);
+        const missing = gen.value.items.filter((it) => it.finishReason !== 'cancelled' && !stored.has(Number(it.itemId)));
+        if (missing.length > 0) return this.fail(`eval-run: the worker finished ${missing.length} prompts without reporting them`);
+        responses.addJobFigures(runId, {
+          wallMs: clock.unstoredOf(gen.value.wallMs),
+          peakVramBytes: gen.value.peakVramBytes, peakVramScope: gen.value.peakVramScope, h2dBytes: gen.value.h2dBytes,
+          expertCache: gen.value.expertCache ?? null,
+        });
+        figuresStored = true;
+      }
+    } catch (e) {
+      return this.fail(`eval-run: ${(e as Error).message}`);
+    } finally {
+      clearInterval(watchdog);
       currentJob = undefined;
-      if (stallRestart) {
-        return fail(
-          `generation stopped: no token for ${Math.round(stallMs / 1000)} s, so the runtime worker was taken as hung; ` +
-            `${restartNote(await stallRestart)} (resume the run to continue)`,
-        );
+      // A job that ended without the worker's figures (a crash, a device fault, an error) still generated the tokens
+      // stored for it: its time as main measured it keeps the run's throughput honest.
+      if (clock.started && !figuresStored) {
+        try {
+          responses.addJobFigures(runId, { wallMs: clock.takeUnstoredMs(), peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+        } catch {
+          // the database is what failed; the run is already failing for it
+        }
       }
-      if (storeError) return fail(`eval-run: storing a response failed: ${storeError.message}`);
-      if (!gen.ok && gen.error.code === 'DEVICE_FAULT') {
-        // The worker's device context is lost; a fresh worker lets a resumed run (or the next one) load again.
-        return fail(`generation failed: ${gen.error.code}: ${gen.error.message}; ${restartNote(await runtime.restart())}`);
+      if (clock.started) {
+        try {
+          clock.end(responses.figures(runId).wallMs);
+        } catch {
+          // as above; the events go on with main's own measure
+        }
       }
-      // A cancel that had to restart a stuck worker ends the job this way: still a cancel.
-      if (!gen.ok && gen.error.code === 'WORKER_CRASHED' && hooks.signal?.aborted) return cancelled();
-      if (!gen.ok) return fail(`generation failed: ${gen.error.code}: ${gen.error.message}`);
-      // Every finished item was reported before the reply; one that was not is a worker bug, not a response to drop.
-      const stored = responses.storedKeys(runId);
-      const missing = gen.value.items.filter((it) => it.finishReason !== 'cancelled' && !stored.has(Number(it.itemId)));
-      if (missing.length > 0) return fail(`eval-run: the worker finished ${missing.length} prompts without reporting them`);
-      responses.addJobFigures(runId, {
-        wallMs: clock.unstoredOf(gen.value.wallMs),
-        peakVramBytes: gen.value.peakVramBytes, peakVramScope: gen.value.peakVramScope, h2dBytes: gen.value.h2dBytes,
-        expertCache: gen.value.expertCache ?? null,
-      });
-      figuresStored = true;
+      stopTokens();
+      stopItems();
+      hooks.signal?.removeEventListener('abort', onAbort);
     }
-  } catch (e) {
-    return fail(`eval-run: ${(e as Error).message}`);
-  } finally {
-    clearInterval(watchdog);
-    currentJob = undefined;
-    // A job that ended without the worker's figures (a crash, a device fault, an error) still generated the tokens
-    // stored for it: its time as main measured it keeps the run's throughput honest.
-    if (clock.started && !figuresStored) {
-      try {
-        responses.addJobFigures(runId, { wallMs: clock.takeUnstoredMs(), peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
-      } catch {
-        // the database is what failed; the run is already failing for it
-      }
-    }
-    if (clock.started) {
-      try {
-        clock.end(responses.figures(runId).wallMs);
-      } catch {
-        // as above; the events go on with main's own measure
-      }
-    }
-    stopTokens();
-    stopItems();
-    hooks.signal?.removeEventListener('abort', onAbort);
+    return this.end(this.done < run.total ? 'cancelled' : 'completed');
   }
-  if (done < run.total) {
-    runs.finish(runId, 'cancelled');
-    progress('cancelled');
-  } else {
-    runs.finish(runId, 'completed');
-    progress('completed');
-  }
-  return runs.require(runId);
 }
 
 /** Why a run cannot start when some prompts do not fit the model's context (a resume would fail the same way). */
