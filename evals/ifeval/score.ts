@@ -43,10 +43,13 @@ export function scorePrompt(
   tools: TextTools,
 ): { strict: boolean[]; loose: boolean[] } {
   const checkers = buildCheckers(record);
-  const variants = looseVariants(response);
+  // Checkers are pure, so a variant equal to one already tried (no `*` to drop, a one-line response) cannot change a
+  // verdict: each distinct text is checked once, the response itself by the strict pass.
+  const others = [...new Set(looseVariants(response))].filter((v) => v !== response);
+  const strict = checkers.map((c) => follows(c, response, tools));
   return {
-    strict: checkers.map((c) => follows(c, response, tools)),
-    loose: checkers.map((c) => variants.some((v) => follows(c, v, tools))),
+    strict,
+    loose: checkers.map((c, i) => strict[i]! || others.some((v) => follows(c, v, tools))),
   };
 }
 
