@@ -92,6 +92,9 @@ export async function checkPreparedModel(modelDir: string, opts: IntegrityOption
   }
 
   const record = await readRecord(modelDir);
+  // A file not in the record was last verified when preparation hashed it, just before it wrote prepared.json (a
+  // model prepared before verified.json existed, or a lost record): untouched since, it is taken as verified then.
+  const preparedAt = mtimeOf(await fs.promises.stat(path.join(modelDir, PREPARED_MANIFEST)));
   const mismatched: string[] = [];
   let changed = false;
   for (const { rel, file } of listedFiles(manifest)) {
@@ -100,6 +103,11 @@ export async function checkPreparedModel(modelDir: string, opts: IntegrityOption
     const st = await fs.promises.stat(abs);
     const seen = record.files[rel];
     if (!opts.verify && seen && seen.size === st.size && seen.mtimeMs === mtimeOf(st) && seen.sha256 === file.sha256) continue;
+    if (!opts.verify && !seen && mtimeOf(st) <= preparedAt) {
+      record.files[rel] = { size: st.size, mtimeMs: mtimeOf(st), sha256: file.sha256 };
+      changed = true;
+      continue;
+    }
     const { sha256 } = await hashFile(abs, opts.signal ? { signal: opts.signal } : {});
     if (sha256 !== file.sha256) {
       mismatched.push(`${rel}: sha256 ${sha256}, ${PREPARED_MANIFEST} records ${file.sha256}`);

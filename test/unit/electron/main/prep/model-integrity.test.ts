@@ -21,6 +21,8 @@ async function writePrepared(modelDir: string): Promise<void> {
   // A whole second: an mtime that a restore through utimes (seconds as a double) gives back exactly.
   await utimes(path.join(modelDir, 'int4-g32', FAKE_SHARD), WHOLE_SECOND, WHOLE_SECOND);
   await writePreparedManifest(modelDir, { repo: 'horizon/tiny', commit: COMMIT });
+  // Written 10 s after the shard's whole second: "changed after prepared.json" is then definite on any filesystem.
+  await utimes(path.join(modelDir, 'prepared.json'), WHOLE_SECOND + 10, WHOLE_SECOND + 10);
   await rememberVerified(modelDir, await readPreparedManifest(modelDir));
 }
 
@@ -106,17 +108,28 @@ describe('model integrity before a load', () => {
     await expect(resolveModelSource(model, 'int4')).rejects.toThrow(/prepared.json: not a horizon-prepared-v1 manifest/);
   });
 
-  it('hashes every file when verified.json is missing or damaged, then records them', async () => {
+  it('without a record (lost, damaged, or a model prepared before it existed) hashes the files changed after prepared.json', async () => {
     await writeFile(path.join(model, VERIFIED_RECORD), 'garbage');
-    await flipByte(shard, 5, true);
-    await expect(checkPreparedModel(model)).rejects.toThrow(/contents changed/);
-    await flipByte(shard, 5, true);
+    // Changed after prepared.json was written (its mtime moves past it): hashed, and refused.
+    await flipByte(shard, 5);
+    await expect(checkPreparedModel(model)).rejects.toThrow(new RegExp(`int4-g32/${FAKE_SHARD}: sha256`));
+    await flipByte(shard, 5);
     await rm(path.join(model, VERIFIED_RECORD));
+    // Restored: hashed again (still newer than prepared.json), found right, recorded.
     await checkPreparedModel(model);
     const record = JSON.parse(await readFile(path.join(model, VERIFIED_RECORD), 'utf8')) as { files: Record<string, { sha256: string }> };
     const expected = createHash('sha256').update(await readFile(shard)).digest('hex');
     expect(record.files[`int4-g32/${FAKE_SHARD}`]?.sha256).toBe(expected);
     expect(Object.keys(record.files)).toContain('source/config.json');
+  });
+
+  it('without a record, takes a file untouched since prepared.json was written as verified then (no 13.8 GB re-hash)', async () => {
+    await rm(path.join(model, VERIFIED_RECORD));
+    // Same size, mtime kept at its old whole second, older than prepared.json: not read, so the flip goes unseen...
+    await flipByte(shard, 7, true);
+    await expect(checkPreparedModel(model)).resolves.toMatchObject({ repo: 'horizon/tiny' });
+    // ...until --verify, which reads every file.
+    await expect(checkPreparedModel(model, { verify: true })).rejects.toThrow(/contents changed/);
   });
 
   it('refuses to resume a run whose model was prepared again or changed', async () => {
