@@ -1,6 +1,7 @@
 #include <napi.h>
 
 #include "model-wrap.h"
+#include "pack-wrap.h"
 #include "rt/rt-device.h"
 
 namespace {
@@ -31,6 +32,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("probeDevices", Napi::Function::New(env, probe_devices));
   exports.Set("abiVersion", Napi::Number::New(env, 2));
   horizon_addon::model_wrap_init(env, exports);
+  horizon_addon::pack_wrap_init(env, exports);
   return exports;
 }
 

@@ -1,7 +1,9 @@
-// Node glue for rt-runtime.h: loadModel, the model handle (info, logits, generate, close) and pack. Long work runs
+// Node glue for rt-runtime.h: loadModel and the model handle (info, logits, generate, close). Long work runs
 // off the JS thread; tokens, progress and the final result travel through one thread-safe function per request,
 // so the result always arrives after the last token.
 #include "model-wrap.h"
+
+#include "job-glue.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,35 +24,6 @@ namespace {
 
 // The model handle's constructor, per Node environment (the main thread and each worker thread have their own).
 Napi::FunctionReference & model_ctor(Napi::Env env) { return *env.GetInstanceData<Napi::FunctionReference>(); }
-
-std::string get_string(const Napi::Object & o, const char * key, const std::string & def) {
-  Napi::Value v = o.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : def;
-}
-
-// An optional integer option in [lo, hi]; anything else (NaN, Infinity, a fraction, out of range) is a RangeError
-// naming it, never a silently converted value.
-int64_t get_int(Napi::Env env, const Napi::Object & o, const char * what, const char * key, int64_t def, int64_t lo,
-                int64_t hi) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined() || v.IsNull()) return def;
-  const double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : std::nan("");
-  if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    throw Napi::RangeError::New(env, std::string(what) + ": " + key + " must be an integer from " + std::to_string(lo) +
-                                         " to " + std::to_string(hi));
-  }
-  return static_cast<int64_t>(d);
-}
-
-constexpr int64_t INT_MAX_OPT = std::numeric_limits<int32_t>::max();
-
-// A JS array holding the elements of v (numbers or strings).
-template <typename T>
-Napi::Array to_array(Napi::Env env, const std::vector<T> & v) {
-  Napi::Array a = Napi::Array::New(env, v.size());
-  for (size_t i = 0; i < v.size(); ++i) a.Set(static_cast<uint32_t>(i), v[i]);
-  return a;
-}
 
 std::vector<int32_t> to_tokens(Napi::Env env, const Napi::Value & v, const char * what) {
   std::vector<int32_t> out;
@@ -195,14 +168,6 @@ Napi::Value model_wrap::logits(const Napi::CallbackInfo & ci) {
   return p;
 }
 
-// One event from a worker thread to JS: a token, a progress report, or the end of the request.
-struct job_event {
-  enum class kind { token, progress, done } type = kind::token;
-  int index = 0;
-  int32_t token = 0;
-  double done_bytes = 0, total_bytes = 0;
-  std::unique_ptr<rt::generate_result> end;  // a token event that ends its prompt: the prompt's result
-};
 
 struct generate_job {
   std::shared_ptr<rt::model> model;
@@ -219,51 +184,6 @@ struct generate_job {
   explicit generate_job(Napi::Env env) : deferred(env) {}
 };
 
-// Runs `work` on its own thread, which reports through `tsfn`. The thread-safe function's finalizer (after the
-// thread's release, or when the Node environment is torn down, a worker thread terminated) cancels and joins it, so
-// the thread never calls into a thread-safe function that Node has freed.
-template <typename Job, typename Work>
-void start_job(Napi::Env env, const std::shared_ptr<Job> & job, Napi::Function cb, const char * name, Work work) {
-  job->tsfn = Napi::ThreadSafeFunction::New(env, cb, name, 0, 1, [job](Napi::Env) {
-    job->cancel->store(true);
-    if (job->thread.joinable() && job->thread.get_id() != std::this_thread::get_id()) job->thread.join();
-  });
-  try {
-    job->thread = std::thread([job, work] {
-      work();
-      job->tsfn.Release();
-    });
-  } catch (const std::system_error & e) {
-    // No thread (the process or container is at its thread limit). Nothing else would release the function, which
-    // would keep the event loop alive forever, and the C++ exception would end the process: a JS error instead.
-    job->tsfn.Release();
-    throw Napi::Error::New(env, std::string("cannot start a native thread for ") + name + ": " + e.what());
-  }
-}
-
-// Queues `ev` to JS; when Node is closing the function (the environment going away) the event is dropped and the
-// job cancelled.
-template <typename Job, typename Callback>
-void post(Job & job, job_event * ev, Callback callback) {
-  if (job.tsfn.BlockingCall(ev, callback) != napi_ok) {
-    delete ev;
-    job.cancel->store(true);
-  }
-}
-
-// Runs a runtime call on a job thread: an exception escaping it (out of memory, a filesystem error) would end the
-// process, so it becomes the job's error.
-template <typename Fn>
-bool guarded(std::string & error, Fn fn) {
-  try {
-    return fn();
-  } catch (const std::exception & e) {
-    error = e.what();
-  } catch (...) {
-    error = "unknown native exception";
-  }
-  return false;
-}
 
 Napi::Object end_object(Napi::Env env, const rt::generate_result & r) {
   Napi::Object o = Napi::Object::New(env);
@@ -296,20 +216,6 @@ Napi::Object result_object(Napi::Env env, const generate_job & job) {
   return out;
 }
 
-Napi::Function noop(Napi::Env env) {
-  return Napi::Function::New(env, [](const Napi::CallbackInfo & ci) { return ci.Env().Undefined(); });
-}
-
-// What generate and pack hand back to JS: { promise, cancel() }.
-Napi::Object job_handle(Napi::Env env, Napi::Promise promise, std::shared_ptr<std::atomic<bool>> cancel) {
-  Napi::Object handle = Napi::Object::New(env);
-  handle.Set("promise", promise);
-  handle.Set("cancel", Napi::Function::New(env, [cancel](const Napi::CallbackInfo & c) {
-    cancel->store(true);
-    return c.Env().Undefined();
-  }));
-  return handle;
-}
 
 Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
   Napi::Env env = ci.Env();
@@ -393,64 +299,6 @@ Napi::Value load_model(const Napi::CallbackInfo & ci) {
   return p;
 }
 
-struct pack_job {
-  rt::pack_options options;
-  rt::pack_result result;
-  std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
-  std::string error;
-  bool ok = false;
-  Napi::Promise::Deferred deferred;
-  Napi::ThreadSafeFunction tsfn;
-  std::thread thread;
-  explicit pack_job(Napi::Env env) : deferred(env) {}
-};
-
-Napi::Value pack(const Napi::CallbackInfo & ci) {
-  Napi::Env env = ci.Env();
-  if (!ci[0].IsObject()) throw Napi::TypeError::New(env, "pack: options must be an object");
-  Napi::Object o = ci[0].As<Napi::Object>();
-  auto job = std::make_shared<pack_job>(env);
-  job->options.src_dir = get_string(o, "src", "");
-  job->options.dst_dir = get_string(o, "dst", "");
-  if (job->options.src_dir.empty() || job->options.dst_dir.empty()) throw Napi::TypeError::New(env, "pack: src and dst are required");
-  job->options.group_size = static_cast<int>(get_int(env, o, "pack", "groupSize", 0, 0, 1 << 20));
-  job->options.threads = static_cast<int>(get_int(env, o, "pack", "threads", 0, 0, 1024));
-  const int64_t shard = get_int(env, o, "pack", "shardBytes", 0, 0, int64_t{1} << 53);
-  if (shard > 0) job->options.shard_bytes = static_cast<uint64_t>(shard);
-  Napi::Function cb = ci.Length() > 1 && ci[1].IsFunction() ? ci[1].As<Napi::Function>() : noop(env);
-  start_job(env, job, cb, "horizon-pack", [job] {
-    auto progress = [job](uint64_t done, uint64_t total) {
-      auto * ev = new job_event{job_event::kind::progress, 0, 0, static_cast<double>(done), static_cast<double>(total),
-                                nullptr};
-      post(*job, ev, [](Napi::Env env, Napi::Function fn, job_event * e) {
-        try {
-          fn.Call({Napi::Number::New(env, e->done_bytes), Napi::Number::New(env, e->total_bytes)});
-        } catch (const Napi::Error &) {
-        }
-        delete e;
-      });
-    };
-    job->ok = guarded(job->error, [&] { return rt::rt_qpacked_pack(job->options, progress, job->cancel.get(), job->result, job->error); });
-    post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr}, [job](Napi::Env env, Napi::Function, job_event * e) {
-      delete e;
-      try {
-        if (!job->ok) {
-          job->deferred.Reject(Napi::Error::New(env, job->error).Value());
-          return;
-        }
-        Napi::Object r = Napi::Object::New(env);
-        r.Set("groupSize", job->result.group_size);
-        r.Set("sourceFiles", to_array(env, job->result.source_files));
-        r.Set("outputFiles", to_array(env, job->result.output_files));
-        r.Set("sourceBytes", static_cast<double>(job->result.source_bytes));
-        job->deferred.Resolve(r);
-      } catch (const Napi::Error &) {
-        // the environment is stopping: nobody is waiting for the promise
-      }
-    });
-  });
-  return job_handle(env, job->deferred.Promise(), job->cancel);
-}
 
 }  // namespace
 
@@ -458,7 +306,6 @@ void model_wrap_init(Napi::Env env, Napi::Object exports) {
   Napi::Function ctor = model_wrap::define(env);
   env.SetInstanceData<Napi::FunctionReference>(new Napi::FunctionReference(Napi::Persistent(ctor)));
   exports.Set("loadModel", Napi::Function::New(env, load_model));
-  exports.Set("pack", Napi::Function::New(env, pack));
-}
+  }
 
 }  // namespace horizon_addon

@@ -3,7 +3,7 @@
 
 namespace horizon_addon {
 
-/** Registers loadModel (Promise<NativeModelHandle>) and pack on `exports`. */
+/** Registers loadModel (Promise<NativeModelHandle>) on `exports`. */
 void model_wrap_init(Napi::Env env, Napi::Object exports);
 
 }  // namespace horizon_addon

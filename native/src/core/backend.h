@@ -3,7 +3,8 @@
 // own copy or residency plan of them, owns per-sequence KV caches and runs a batched forward step.
 //
 // To add a backend: implement `backend`, add a factory like `cpu_backend_create`, and select it by name in
-// core/runtime.cpp (`backend_create`). The generation loop (core/generate.cpp) only talks to this interface.
+// core/runtime.cpp (`backend_create`). The generation loop (`rt_model_generate`, core/runtime.cpp) only talks to this
+// interface; every backend checks a batch with `check_batch` (core/batch-check.h).
 #include <cmath>
 #include <cstdint>
 #include <memory>

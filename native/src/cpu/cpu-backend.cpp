@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/backend.h"
+#include "core/batch-check.h"
 #include "core/thread-pool.h"
 #include "cpu/cpu-kernels.h"
 #include "cpu/q4-q8-dot.h"
@@ -124,41 +125,13 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
   const int hd = c_.head_dim, nh = c_.num_attention_heads, nkv = c_.num_key_value_heads;
   const int QD = nh * hd, KD = nkv * hd, V = c_.vocab_size;
 
+  const auto cached = [this](int id) {
+    return id < 0 || static_cast<size_t>(id) >= seqs_.size() || !seqs_[static_cast<size_t>(id)].used ? -1
+                                                                                                      : seqs_[static_cast<size_t>(id)].length;
+  };
+  if (!check_batch(batch, cached, max_ctx_, V, "cpu backend", error)) return false;
   int T = 0;
-  for (size_t i = 0; i < batch.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (batch[i].seq_id == batch[j].seq_id) {
-        error = "cpu backend: sequence " + std::to_string(batch[i].seq_id) + " appears twice in one batch";
-        return false;
-      }
-  for (const auto & e : batch) {
-    if (e.seq_id < 0 || static_cast<size_t>(e.seq_id) >= seqs_.size() || !seqs_[static_cast<size_t>(e.seq_id)].used) {
-      error = "cpu backend: unknown sequence id " + std::to_string(e.seq_id);
-      return false;
-    }
-    const cpu_seq & s = seqs_[static_cast<size_t>(e.seq_id)];
-    if (e.tokens.empty()) {
-      error = "cpu backend: sequence " + std::to_string(e.seq_id) + " has no tokens to process";
-      return false;
-    }
-    if (e.start_pos < 0 || e.start_pos > s.length) {
-      error = "cpu backend: start position " + std::to_string(e.start_pos) + " is past the cached length " +
-              std::to_string(s.length);
-      return false;
-    }
-    if (e.start_pos + static_cast<int>(e.tokens.size()) > max_ctx_) {
-      error = "cpu backend: context overflow (" + std::to_string(e.start_pos + e.tokens.size()) + " tokens > max context " +
-              std::to_string(max_ctx_) + ")";
-      return false;
-    }
-    for (int32_t t : e.tokens) {
-      if (t < 0 || t >= V) {
-        error = "cpu backend: token id " + std::to_string(t) + " is outside the vocabulary (0.." + std::to_string(V - 1) + ")";
-        return false;
-      }
-    }
-    T += static_cast<int>(e.tokens.size());
-  }
+  for (const auto & e : batch) T += static_cast<int>(e.tokens.size());
   auto & tok = ws_.tok;
   auto & pos = ws_.pos;
   auto & seq_of = ws_.seq_of;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/batch-check.h"
 #include "core/expert-cache.h"
 #include "core/nvml-process-memory.h"
 #include "cuda/argmax.cuh"
@@ -984,38 +985,11 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
   if (refuse_after_fault(error)) return false;
   cudaSetDevice(device_);
   const model_config & c = cfg_;
-  std::vector<char> listed(seqs_.size(), 0);
-  for (const batch_entry & b : batch) {
-    if (b.seq_id < 0 || b.seq_id >= static_cast<int>(seqs_.size()) || !seqs_[static_cast<size_t>(b.seq_id)].used) {
-      error = "CUDA backend: unknown sequence " + std::to_string(b.seq_id);
-      return false;
-    }
-    if (listed[static_cast<size_t>(b.seq_id)]++ != 0) {
-      error = "CUDA backend: sequence " + std::to_string(b.seq_id) + " is listed twice in one batch";
-      return false;
-    }
-    const seq_state & s = seqs_[static_cast<size_t>(b.seq_id)];
-    if (b.start_pos < 0 || b.start_pos > s.length) {
-      error = "CUDA backend: start_pos " + std::to_string(b.start_pos) + " is past the " + std::to_string(s.length) +
-              " cached tokens of sequence " + std::to_string(b.seq_id);
-      return false;
-    }
-    if (b.start_pos + static_cast<int>(b.tokens.size()) > max_ctx_) {
-      error = "CUDA backend: sequence " + std::to_string(b.seq_id) + " would exceed the context of " +
-              std::to_string(max_ctx_) + " tokens";
-      return false;
-    }
-    if (b.tokens.empty()) {
-      error = "CUDA backend: an entry of the batch has no tokens";
-      return false;
-    }
-    for (int32_t t : b.tokens) {
-      if (t < 0 || t >= c.vocab_size) {
-        error = "CUDA backend: token id " + std::to_string(t) + " is outside the vocabulary";
-        return false;
-      }
-    }
-  }
+  const auto cached = [this](int id) {
+    return id < 0 || id >= static_cast<int>(seqs_.size()) || !seqs_[static_cast<size_t>(id)].used ? -1
+                                                                                                   : seqs_[static_cast<size_t>(id)].length;
+  };
+  if (!check_batch(batch, cached, max_ctx_, c.vocab_size, "CUDA backend", error)) return false;
   try {
     // Flatten in entry order and cut into steps; a later step's tokens see the cache written by earlier steps.
     std::vector<token_ref> all;
