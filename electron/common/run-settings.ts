@@ -23,4 +23,4 @@ export const RUN_EXPERT_BUDGET_MIB = { min: 256, max: 1_048_576 } as const;
  * What one generation request to the worker may ask, runs or not (`horizon generate` and `logits` reach further than
  * a run): the engine's own bounds.
  */
-export const GENERATION_LIMITS = { maxNewTokens: 65_536, concurrency: 1024 } as const;
+export const GENERATION_LIMITS = { maxNewTokens: 65_536, batch: 1024 } as const;

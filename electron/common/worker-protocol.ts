@@ -50,10 +50,10 @@ export interface GenerationPolicy {
   readonly maxNewTokens: number;
   readonly stopTokenIds: readonly number[];
   /**
-   * At most this many items generate at once (1..1024); the next item, in order, starts as soon as one ends
-   * (continuous batching). All at once when omitted.
+   * The batch: at most this many items generate at once (1..1024); the next item, in order, starts as soon as one
+   * ends (continuous batching). All at once when omitted. The same name from the run's setting to the native request.
    */
-  readonly concurrency?: number;
+  readonly batch?: number;
 }
 
 export interface LoadedModelInfo {
@@ -252,12 +252,12 @@ function parsePolicy(x: unknown): GenerationPolicy | string {
   if (x.decoding !== 'greedy') return `policy.decoding must be 'greedy'`;
   if (!isIntIn(x.maxNewTokens, 1, GENERATION_LIMITS.maxNewTokens)) return `policy.maxNewTokens must be an integer in 1..${GENERATION_LIMITS.maxNewTokens}`;
   if (!isIntArray(x.stopTokenIds)) return 'policy.stopTokenIds must be non-negative integers';
-  if (x.concurrency !== undefined && !isIntIn(x.concurrency, 1, GENERATION_LIMITS.concurrency)) {
-    return `policy.concurrency must be an integer in 1..${GENERATION_LIMITS.concurrency}`;
+  if (x.batch !== undefined && !isIntIn(x.batch, 1, GENERATION_LIMITS.batch)) {
+    return `policy.batch must be an integer in 1..${GENERATION_LIMITS.batch}`;
   }
   return {
     decoding: 'greedy', maxNewTokens: x.maxNewTokens, stopTokenIds: x.stopTokenIds,
-    ...(x.concurrency !== undefined ? { concurrency: x.concurrency } : {}),
+    ...(x.batch !== undefined ? { batch: x.batch } : {}),
   };
 }
 

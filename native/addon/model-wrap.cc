@@ -231,7 +231,7 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
   job->request.max_new_tokens = static_cast<int>(get_int(env, req, "generate", "maxNewTokens", 256, 0, INT_MAX_OPT));
   job->request.prefill_token_budget =
       static_cast<int>(get_int(env, req, "generate", "prefillTokenBudget", 4096, 1, INT_MAX_OPT));
-  job->request.max_active = static_cast<int>(get_int(env, req, "generate", "maxActive", 0, 0, INT_MAX_OPT));
+  job->request.batch = static_cast<int>(get_int(env, req, "generate", "batch", 0, 0, INT_MAX_OPT));
   if (req.Get("startCancelled").ToBoolean().Value()) job->cancel->store(true);
   Napi::Value stops = req.Get("stopTokens");
   if (!stops.IsUndefined() && !stops.IsNull()) job->request.stop_tokens = to_tokens(env, stops, "request.stopTokens");

@@ -113,7 +113,7 @@ static std::vector<generate_result> gen(model & m, std::vector<std::vector<int32
   return res;
 }
 
-// max_active bounds the prompts generating at once; the next starts as one ends. Greedy tokens must not depend on
+// batch bounds the prompts generating at once; the next starts as one ends. Greedy tokens must not depend on
 // which prompts share a step, and each prompt's end is streamed once, on its last token, with its result.
 static void continuous_batching(model & m, const std::vector<std::vector<int32_t>> & base, int32_t stop) {
   std::vector<std::vector<int32_t>> prompts = base;
@@ -125,7 +125,7 @@ static void continuous_batching(model & m, const std::vector<std::vector<int32_t
   r.prompts = prompts;
   r.max_new_tokens = 6;
   r.stop_tokens = {stop};
-  r.max_active = 2;
+  r.batch = 2;
   std::vector<generate_result> res;
   generate_stats st;
   std::string err;
@@ -149,7 +149,7 @@ static void continuous_batching(model & m, const std::vector<std::vector<int32_t
           "prompt %zu: its end is streamed once with its result", i);
     CHECK(ended[i].time_to_first_token_ms > 0, "prompt %zu: figures are set when it ends", i);
   }
-  CHECK(most_live == 2, "at most max_active prompts generate at once (%d)", most_live);
+  CHECK(most_live == 2, "at most batch prompts generate at once (%d)", most_live);
   CHECK(!end_before_last_token, "the end comes with the last token");
   CHECK(std::count_if(res.begin(), res.end(), [](const generate_result & x) { return x.finish_reason == "stop"; }) >= 1,
         "a prompt that stops early frees its place");

@@ -1,7 +1,7 @@
 /**
  * Static against continuous batching on the tiny model (CPU backend): 48 prompts whose responses end at different
  * lengths (stop tokens picked from their own greedy outputs), generated 8 at a time either as 6 separate batches
- * (each runs until its longest response ends) or as one job whose free places are refilled at once (`maxActive`).
+ * (each runs until its longest response ends) or as one job whose free places are refilled at once (`batch`).
  * Prints decode steps, wall time and their ratios; asserts nothing but that both give the same tokens. Then chunked
  * prefill: how long short prompts wait at most for a token beside a long prompt fed whole or in chunks.
  * Run alone with `npx tsx scripts/bench/continuous-batching.bench.ts`.
@@ -62,7 +62,7 @@ export async function bench(): Promise<Row[]> {
       }
       const staticMs = performance.now() - s0;
       const c0 = performance.now();
-      const continuous = (await model.generate({ prompts, maxNewTokens: MAX_NEW, stopTokens: stops, maxActive: BATCH })).results;
+      const continuous = (await model.generate({ prompts, maxNewTokens: MAX_NEW, stopTokens: stops, batch: BATCH })).results;
       const continuousMs = performance.now() - c0;
 
       const same = continuous.every((r, i) => r.tokens.join() === batched[i]?.tokens.join());

@@ -108,7 +108,7 @@ export function describeCudaBackend(title: string, run: boolean): void {
       }
     });
 
-    it('generates more prompts than the backend holds sequences (1024) when no concurrency is given', async () => {
+    it('generates more prompts than the backend holds sequences (1024) when no batch is given', async () => {
       const prompts = Array.from({ length: 1030 }, (_, i) => [(i % 200) + 3]);
       const out = await full.generate({ prompts, maxNewTokens: 1, stopTokens: [] });
       expect(out.results).toHaveLength(1030);

@@ -419,7 +419,7 @@ class RunSession {
           items: todo.map((r, i) => ({ itemId: String(r.key), tokenIds: encoded.value[i]?.tokenIds ?? [] })),
           policy: {
             decoding: 'greedy', maxNewTokens: run.policy.maxNewTokens, stopTokenIds: run.policy.stopTokenIds,
-            concurrency: run.policy.batch,
+            batch: run.policy.batch,
           },
         });
         currentJob = undefined;

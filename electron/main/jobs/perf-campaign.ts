@@ -101,7 +101,7 @@ export async function runPerfCampaign(
           jobId,
           items: [{ itemId: jobId, tokenIds }],
           // EOS suppressed: every request generates its whole budget, so requests compare like for like.
-          policy: { decoding: 'greedy', maxNewTokens, stopTokenIds: [], concurrency: 1 },
+          policy: { decoding: 'greedy', maxNewTokens, stopTokenIds: [], batch: 1 },
         });
       report('running', `${spec.label}: warming up`);
       const warm = await generate(`${req.id}#${i}#warmup`, encoded[0]!, settings.warmupTokens);

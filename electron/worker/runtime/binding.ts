@@ -98,7 +98,7 @@ export interface GenerateRequest {
    * At most this many prompts generate at once; the next (in order) starts as soon as one ends, so a long response
    * does not hold idle places (continuous batching). All at once when omitted.
    */
-  readonly maxActive?: number;
+  readonly batch?: number;
 }
 
 export type FinishReason = 'stop' | 'length' | 'cancelled';
@@ -197,7 +197,7 @@ interface NativeModelHandle {
       maxNewTokens: number;
       stopTokens: Int32Array;
       prefillTokenBudget?: number;
-      maxActive?: number;
+      batch?: number;
       /** Set when the signal was already aborted, so the worker thread starts cancelled. */
       startCancelled: boolean;
     },
@@ -275,7 +275,7 @@ export async function loadModel(options: LoadModelOptions): Promise<NativeModel>
             maxNewTokens: request.maxNewTokens,
             stopTokens: tokenIds(request.stopTokens ?? [], 'stopTokens'),
             prefillTokenBudget: request.prefillTokenBudget,
-            maxActive: request.maxActive,
+            batch: request.batch,
             startCancelled: signal?.aborted ?? false,
           },
           onToken ?? (() => {}),

@@ -39,7 +39,7 @@ export interface EngineModel {
   /** Tokens per sequence the model has KV room for. */
   readonly maxContext: number;
   /**
-   * Generates every prompt, at most `policy.concurrency` at once (continuous batching); `onToken` streams each token,
+   * Generates every prompt, at most `policy.batch` at once (continuous batching); `onToken` streams each token,
    * and with the token that ends a prompt its finished result (as it will appear in the batch result).
    */
   generate(

@@ -99,7 +99,7 @@ export function createNativeEngine(): InferenceEngine {
           const out = await model.generate(
             {
               prompts, maxNewTokens: policy.maxNewTokens, stopTokens: policy.stopTokenIds,
-              ...(policy.concurrency !== undefined ? { maxActive: policy.concurrency } : {}),
+              ...(policy.batch !== undefined ? { batch: policy.batch } : {}),
             },
             (index, token, end) => onToken(index, token, end ? engineItem(end) : undefined),
             signal,

@@ -59,7 +59,7 @@ struct generate_request {
   int max_new_tokens = 256;
   std::vector<int32_t> stop_tokens;  // generation of a prompt ends after emitting one of these
   int prefill_token_budget = 4096;   // prompt tokens a step feeds at most; a longer prompt is prefilled in chunks
-  int max_active = 0;                // at most this many prompts generate at once, the next starting as one ends; 0 = all
+  int batch = 0;                     // at most this many prompts generate at once, the next starting as one ends; 0 = all
 };
 
 /** Per-prompt outcome and figures. */

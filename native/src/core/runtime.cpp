@@ -173,7 +173,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   m.be->counters_reset();
   // 0 asks for every prompt at once, which the backend may not hold (CUDA: 1024 sequences).
   const size_t limit = static_cast<size_t>(std::max(1, m.be->sequence_limit()));
-  const size_t max_active = std::min({n, limit, req.max_active > 0 ? static_cast<size_t>(req.max_active) : n});
+  const size_t batch_size = std::min({n, limit, req.batch > 0 ? static_cast<size_t>(req.batch) : n});
   std::vector<int> seqs(n, -1);
   auto release = [&](size_t i) {
     if (seqs[i] >= 0) m.be->seq_free(seqs[i]);
@@ -278,7 +278,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       partial = fed[i] < p.size() ? i : n;
     };
     if (partial < n) feed(partial);
-    while (budget > 0 && partial == n && next < n && active < max_active) {
+    while (budget > 0 && partial == n && next < n && active < batch_size) {
       seqs[next] = m.be->seq_create(error);
       if (seqs[next] < 0) return false;
       admitted[next] = step0;

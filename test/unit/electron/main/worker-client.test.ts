@@ -79,7 +79,7 @@ describe('WorkerClient over a forked worker', () => {
       type: 'generate',
       jobId: 'job-1',
       items: enc.value.map((e, i) => ({ itemId: `p${i}`, tokenIds: e.tokenIds })),
-      policy: { ...policy, concurrency: 1 },
+      policy: { ...policy, batch: 1 },
     });
     order.push('reply');
     if (!gen.ok) throw new Error(gen.error.message);

@@ -50,11 +50,11 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
         vocabSize: 261,
         maxContext,
         async generate(prompts, policy, onToken, signal) {
-          // As the native runtime: prompts start in order while fewer than policy.concurrency generate, each step
+          // As the native runtime: prompts start in order while fewer than policy.batch generate, each step
           // gives every active prompt one token, and a prompt's last token comes with its finished result.
           const scripts = prompts.map((p) => [...Buffer.from(reply(p), 'utf8')]);
           const out = prompts.map(() => ({ tokenIds: [] as number[], reason: null as 'stop' | 'length' | 'cancelled' | null, ttft: -1, start: 0 }));
-          const limit = Math.max(1, Math.min(policy.concurrency ?? prompts.length, prompts.length));
+          const limit = Math.max(1, Math.min(policy.batch ?? prompts.length, prompts.length));
           const active: number[] = [];
           let next = 0;
           const result = (i: number) => {

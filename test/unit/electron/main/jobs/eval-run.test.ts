@@ -59,8 +59,8 @@ describe('eval-run job', () => {
   let budgets: (number | undefined)[];
   let sequences: (number | undefined)[];
   let cudaDevices: (number | undefined)[];
-  /** policy.concurrency of each generate job. */
-  let concurrency: (number | undefined)[];
+  /** policy.batch of each generate job. */
+  let batches: (number | undefined)[];
   let tokenDelayMs = 0;
   /** The scripted replies of the engine created next (reset to `reply` before each test). */
   let replyOf: (ids: readonly number[]) => string;
@@ -89,7 +89,7 @@ describe('eval-run job', () => {
     budgets = [];
     sequences = [];
     cudaDevices = [];
-    concurrency = [];
+    batches = [];
     deviceFaultAt = [];
     plainErrorAt = [];
     hangAt = [];
@@ -116,7 +116,7 @@ describe('eval-run job', () => {
             dispose: () => void disposed++,
             generate: (prompts, policy, onToken, signal) => {
               generated.push(...prompts.map((p) => String(p.length)));
-              concurrency.push(policy.concurrency);
+              batches.push(policy.batch);
               if (deviceFaultAt.includes(generated.length)) {
                 fault = 'CUDA backend: read tokens: an illegal memory access was encountered';
                 return Promise.reject(new Error(fault));
@@ -175,7 +175,7 @@ describe('eval-run job', () => {
     for (let i = 1; i < events.length - 1; i++) expect(events[i]!.elapsedSeconds).toBeGreaterThanOrEqual(events[i - 1]!.elapsedSeconds);
     expect(events.at(-1)?.elapsedSeconds).toBe(f.wallMs / 1000);
     expect(events.at(-1)?.tokensPerSecond).toBeCloseTo(f.generatedTokens / (f.wallMs / 1000), 6);
-    expect(concurrency).toEqual([2]);
+    expect(batches).toEqual([2]);
     expect(generated).toHaveLength(5);
     expect(deps.responses.figures('r1')).toMatchObject({ batches: 1 });
     expect(deps.responses.figures('r1').generatedTokens).toBe(stored.reduce((n, r) => n + r.tokens, 0));

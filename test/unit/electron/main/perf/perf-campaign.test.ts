@@ -127,10 +127,10 @@ describe('runPerfCampaign and its ZIP', () => {
       ['full residency', null, 'all experts'],
       ['1 GiB experts', 2 ** 30, `${2 ** 30} bytes of experts`],
     ]);
-    const gens = asked.filter((r) => r.type === 'generate') as unknown as { items: unknown[]; policy: { maxNewTokens: number; stopTokenIds: number[]; concurrency: number } }[];
+    const gens = asked.filter((r) => r.type === 'generate') as unknown as { items: unknown[]; policy: { maxNewTokens: number; stopTokenIds: number[]; batch: number } }[];
     // Per configuration: one warm-up of 4 tokens, then 2 blocks x 3 prompts of 16, one prompt a request.
     expect(gens.map((g) => g.policy.maxNewTokens)).toEqual([4, 16, 16, 16, 16, 16, 16, 4, 16, 16, 16, 16, 16, 16]);
-    expect(gens.every((g) => g.items.length === 1 && g.policy.stopTokenIds.length === 0 && g.policy.concurrency === 1)).toBe(true);
+    expect(gens.every((g) => g.items.length === 1 && g.policy.stopTokenIds.length === 0 && g.policy.batch === 1)).toBe(true);
     expect(asked.filter((r) => r.type === 'load').map((r) => r.expertBudgetBytes ?? null)).toEqual([null, 2 ** 30]);
     expect(c.requests).toHaveLength(12);
     expect(c.requests.map((r) => [r.config, r.block, r.key]).slice(0, 4)).toEqual([[0, 0, 1000], [0, 0, 1001], [0, 0, 1002], [0, 1, 1000]]);

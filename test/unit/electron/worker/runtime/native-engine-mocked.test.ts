@@ -118,8 +118,8 @@ describe('createNativeEngine', () => {
     fake.state.ends = [[0, 5], [0, 2, result([5, 2], 'stop')]];
     fake.state.output = { results: [result([5, 2], 'stop'), result([7, 8], 'length'), result([], 'cancelled')], stats: stats({ peakMemoryScope: 'device' }) };
     const tokens: unknown[] = [];
-    const out = await model.generate([[1], [1], [1]], { ...policy, concurrency: 2 }, (...a) => void tokens.push(a), new AbortController().signal);
-    expect(fake.state.requests).toEqual([{ prompts: [[1], [1], [1]], maxNewTokens: 8, stopTokens: [2], maxActive: 2 }]);
+    const out = await model.generate([[1], [1], [1]], { ...policy, batch: 2 }, (...a) => void tokens.push(a), new AbortController().signal);
+    expect(fake.state.requests).toEqual([{ prompts: [[1], [1], [1]], maxNewTokens: 8, stopTokens: [2], batch: 2 }]);
     expect(tokens).toEqual([
       [0, 5, undefined],
       [0, 2, { tokenIds: [5], finishReason: 'stop', ttftMs: 12.5, decodeTokensPerSecond: 40 }],
@@ -141,7 +141,7 @@ describe('createNativeEngine', () => {
     expect((await model.generate([], policy, () => undefined, new AbortController().signal)).peakVramScope).toBe('process');
     fake.state.output = { results: [], stats: stats({ expertHits: 50, expertMisses: 5, expertEvictions: 2 }) };
     expect((await model.generate([], policy, () => undefined, new AbortController().signal)).expertCache).toEqual({ hits: 50, misses: 5, evictions: 2 });
-    expect(fake.state.requests[1]).not.toHaveProperty('maxActive');
+    expect(fake.state.requests[1]).not.toHaveProperty('batch');
   });
 
   it('reports no GPU figures on the CPU', async () => {
