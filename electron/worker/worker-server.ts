@@ -43,15 +43,17 @@ export function countLoadedAsFree(
 }
 
 /**
- * The runtime names a prompt of a generate job by its position ("generate: prompt 3: ..."); the caller knows it by
- * its item id, so the error names that instead. Other errors pass through.
+ * The runtime reports which prompt of a generate job failed as a number beside its message (`promptIndex`, the
+ * prompt's position); the caller knows it by its item id, so the error names that instead. Others pass through.
  */
 export function withItemId(e: unknown, items: readonly { readonly itemId: string }[]): unknown {
   if (!(e instanceof Error) || e instanceof WorkerError) return e;
-  const m = /^generate: prompt (\d+)(?=[: ])/.exec(e.message);
-  const item = m ? items[Number(m[1])] : undefined;
-  if (!m || !item) return e;
-  return new Error(`generate: item ${item.itemId}${e.message.slice(m[0].length)}`);
+  const index = (e as Error & { promptIndex?: unknown }).promptIndex;
+  const item = typeof index === 'number' ? items[index] : undefined;
+  if (!item) return e;
+  // The message leads with the position it names; what follows it is kept as the runtime said it.
+  const lead = `generate: prompt ${index}`;
+  return new Error(`generate: item ${item.itemId}${e.message.startsWith(lead) ? e.message.slice(lead.length) : `: ${e.message}`}`);
 }
 
 interface Loaded {

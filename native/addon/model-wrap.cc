@@ -176,6 +176,7 @@ struct generate_job {
   std::vector<rt::generate_result> results;
   rt::generate_stats stats;
   std::string error;
+  int failed_prompt = -1;
   bool ok = false;
   std::string callback_error;
   Napi::Promise::Deferred deferred;
@@ -256,13 +257,18 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
     };
     job->ok = guarded(job->error, [&] {
       return rt::rt_model_generate(*job->model, job->request, job->cancel.get(), on_token, job->results, job->stats,
-                                   job->error);
+                                   job->error, &job->failed_prompt);
     });
     job->model.reset();
     post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr}, [job](Napi::Env env, Napi::Function, job_event * e) {
       delete e;
       try {
-        if (!job->ok) job->deferred.Reject(Napi::Error::New(env, job->error).Value());
+        if (!job->ok) {
+          // The prompt that failed travels as a number beside the message, for JS to name without parsing it.
+          Napi::Error error = Napi::Error::New(env, job->error);
+          if (job->failed_prompt >= 0) error.Set("promptIndex", Napi::Number::New(env, job->failed_prompt));
+          job->deferred.Reject(error.Value());
+        }
         else if (!job->callback_error.empty()) job->deferred.Reject(Napi::Error::New(env, "onToken threw: " + job->callback_error).Value());
         else job->deferred.Resolve(result_object(env, *job));
       } catch (const Napi::Error &) {

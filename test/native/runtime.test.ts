@@ -175,6 +175,25 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
     await expect(model.generate({ prompts: [[tiny.config.vocab_size + 3]], maxNewTokens: 2 })).rejects.toThrow(/vocabulary/);
   });
 
+  it('says which prompt failed as a number beside the message, not only in it', async () => {
+    const bad = tiny.config.vocab_size + 3;
+    const failed = await model.generate({ prompts: [[5, 6], [7, bad], []], maxNewTokens: 2 }).then(
+      () => undefined,
+      (e: unknown) => e as Error & { promptIndex?: number },
+    );
+    expect(failed?.message).toBe(`generate: prompt 1: token id ${bad} is outside the vocabulary (0..${tiny.config.vocab_size - 1})`);
+    expect(failed?.promptIndex).toBe(1);
+    // A failure that is no prompt's carries none.
+    const own = await loadModel({ dir: tiny.dir, weights: 'bf16', backend: 'cpu', threads: 1 });
+    own.close();
+    const closed = await own.generate({ prompts: [[5]], maxNewTokens: 1 }).then(
+      () => undefined,
+      (e: unknown) => e as Error & { promptIndex?: number },
+    );
+    expect(closed).toBeInstanceOf(Error);
+    expect(closed?.promptIndex).toBeUndefined();
+  });
+
   it('refuses numbers it would otherwise convert into other values, at both layers', async () => {
     // The TS binding: token ids.
     for (const bad of [1.7, Number.NaN, 2 ** 32 + 5]) {

@@ -93,11 +93,13 @@ using token_callback = std::function<void(int index, int32_t token, const genera
  * budget cuts short goes on first in the next step); a prompt's sequence is freed as soon as it stops, reaches
  * max_new_tokens or the context limit, so the next can start.
  * `cancel` is checked before every step; prompts not finished by then end "cancelled". Calls on one model are
- * serialised.
+ * serialised. On failure `error` says why; when one prompt is what failed (empty, a token outside the vocabulary,
+ * longer than the context, NaN logits), `*failed_prompt` (when given) is its index in `request.prompts`, else -1, so a
+ * caller names it without reading the message.
  */
 bool rt_model_generate(model & m, const generate_request & request, const std::atomic<bool> * cancel,
                        const token_callback & on_token, std::vector<generate_result> & results,
-                       generate_stats & stats, std::string & error);
+                       generate_stats & stats, std::string & error, int * failed_prompt = nullptr);
 
 /** Options of the qpacked-v2 packer. */
 struct pack_options {

@@ -143,8 +143,13 @@ bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector
 
 bool rt_model_generate(model & m, const generate_request & req, const std::atomic<bool> * cancel,
                        const token_callback & on_token, std::vector<generate_result> & results, generate_stats & stats,
-                       std::string & error) {
+                       std::string & error, int * failed_prompt) {
   std::lock_guard<std::mutex> lock(m.mu);
+  if (failed_prompt != nullptr) *failed_prompt = -1;
+  const auto prompt_failed = [failed_prompt](size_t i) {
+    if (failed_prompt != nullptr) *failed_prompt = static_cast<int>(i);
+    return false;
+  };
   const int max_ctx = m.options.max_context > 0 ? m.options.max_context : m.weights->config.max_position_embeddings;
   const size_t n = req.prompts.size();
   results.assign(n, generate_result{});
@@ -152,20 +157,20 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   for (size_t i = 0; i < n; ++i) {
     if (req.prompts[i].empty()) {
       error = "generate: prompt " + std::to_string(i) + " is empty";
-      return false;
+      return prompt_failed(i);
     }
     for (const int32_t t : req.prompts[i]) {
       // Checked before any step and before the cancel flag, so a bad request fails as itself even when cancelled.
       if (t < 0 || t >= m.weights->config.vocab_size) {
         error = "generate: prompt " + std::to_string(i) + ": token id " + std::to_string(t) +
                 " is outside the vocabulary (0.." + std::to_string(m.weights->config.vocab_size - 1) + ")";
-        return false;
+        return prompt_failed(i);
       }
     }
     if (static_cast<int>(req.prompts[i].size()) > max_ctx) {
       error = "generate: prompt " + std::to_string(i) + " has " + std::to_string(req.prompts[i].size()) +
               " tokens, more than the context limit " + std::to_string(max_ctx);
-      return false;
+      return prompt_failed(i);
     }
     results[i].prompt_tokens = static_cast<int>(req.prompts[i].size());
   }
@@ -222,7 +227,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
         error = "generate: prompt " + std::to_string(i) + ": the logits for generated token " +
                 std::to_string(r.tokens.size() + 1) +
                 " are not numbers (NaN): an activation overflowed FP16 or the weights are damaged";
-        return false;
+        return prompt_failed(i);
       }
       r.tokens.push_back(tok);
       if (r.tokens.size() == 1) first[i] = now;

@@ -41,14 +41,18 @@ function servedWorker(engine: InferenceEngine): (request: WorkerRequest) => Prom
 describe('withItemId', () => {
   const items = [{ itemId: 'ifeval-1000' }, { itemId: 'ifeval-1001' }];
   const nan = ': the logits for generated token 4 are not numbers (NaN): an activation overflowed FP16';
+  // As the addon rejects: the failed prompt's position beside the message (promptIndex), none when no prompt failed.
+  const native = (message: string, promptIndex?: number) => Object.assign(new Error(message), promptIndex === undefined ? {} : { promptIndex });
   it.each([
-    [`generate: prompt 1${nan}`, `generate: item ifeval-1001${nan}`],
-    ['generate: prompt 0 has 5000 tokens, more than the context limit 4096', 'generate: item ifeval-1000 has 5000 tokens, more than the context limit 4096'],
-    ['generate: prompt 7 is empty', 'generate: prompt 7 is empty'],
-    ['generate: prompt 10 is empty', 'generate: prompt 10 is empty'],
-    ['loading failed: generate: prompt 0: x', 'loading failed: generate: prompt 0: x'],
-  ])('%s', (message, expected) => {
-    const out = withItemId(new Error(message), items);
+    [native(`generate: prompt 1${nan}`, 1), `generate: item ifeval-1001${nan}`],
+    [native('generate: prompt 0 has 5000 tokens, more than the context limit 4096', 0), 'generate: item ifeval-1000 has 5000 tokens, more than the context limit 4096'],
+    // A position the job does not have, or no position at all: the message as it was (never parsed for one).
+    [native('generate: prompt 7 is empty', 7), 'generate: prompt 7 is empty'],
+    [native('generate: prompt 10 is empty'), 'generate: prompt 10 is empty'],
+    [native('loading failed: generate: prompt 0: x'), 'loading failed: generate: prompt 0: x'],
+    [native('a message without the position', 1), 'generate: item ifeval-1001: a message without the position'],
+  ])('%s', (error, expected) => {
+    const out = withItemId(error, items);
     expect(out).toBeInstanceOf(Error);
     expect((out as Error).message).toBe(expected);
   });
@@ -325,7 +329,7 @@ describe('the worker answers each request', () => {
       probe: engine.probe,
       load: async (req) => ({
         ...(await engine.load(req)),
-        generate: () => Promise.reject(new Error('generate: prompt 1: the logits are not numbers')),
+        generate: () => Promise.reject(Object.assign(new Error('generate: prompt 1: the logits are not numbers'), { promptIndex: 1 })),
         fault: () => fault,
         dispose: () => void disposed++,
       }),
