@@ -393,7 +393,9 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
   it('runs a campaign over expert budgets on the GPU and charts decode rate against GPU memory', async () => {
     await page.getByRole('navigation').getByRole('button', { name: /^Performance/ }).click();
     await page.getByLabel('Expert budgets (GiB)').fill('4, lots');
-    await expect.poll(() => page.getByTestId('perf-form').locator('.field__error').textContent()).toContain("('lots' is not)");
+    await expect.poll(() => page.getByTestId('perf-form').locator('.field__error').textContent()).toBe(
+      "Expert budget 'lots' must be a number of GiB from 0.25 to 1024.",
+    );
     await page.getByLabel('Expert budgets (GiB)').fill('2, 4');
     await page.getByRole('button', { name: 'Run campaign' }).click();
     await expect.poll(() => page.getByTestId('perf-status').textContent(), { timeout: 20_000 }).toBe('completed');

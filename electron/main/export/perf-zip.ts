@@ -3,8 +3,6 @@
  * on what, with which settings, and the aggregates) and requests.jsonl (one record a measured request). The verifier
  * checks the hashes, each record's shape and place in the settings, and recomputes every aggregate from the records.
  */
-import { createHash } from 'node:crypto';
-
 import {
   aggregateCampaign,
   PERF_FORMAT,
@@ -14,10 +12,8 @@ import {
   type PerfConfigAggregate,
   type PerfRequestRecord,
 } from '../../common/perf-campaign.js';
-import { readZipEntries } from './verify-result-zip.js';
-import { writeZipAtomically } from './zip-file.js';
-
-const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+import { checkListedFiles, isRecord, readZipEntries } from './verify-result-zip.js';
+import { listedZipFiles, writeZipAtomically } from './zip-file.js';
 
 export const PERF_FILES = ['campaign.json', 'requests.jsonl'] as const;
 
@@ -43,7 +39,7 @@ export async function writePerfZip(c: PerfCampaignDetail, outPath: string, appVe
     format: PERF_FORMAT,
     campaignId: c.id,
     appVersion,
-    files: [...files].map(([name, b]) => ({ name, bytes: b.length, sha256: sha256(b) })),
+    files: listedZipFiles(files),
   };
   return writeZipAtomically(
     outPath,
@@ -59,8 +55,6 @@ export interface PerfVerification {
   /** Recomputed from requests.jsonl; null when the records could not be read. */
   readonly aggregates: readonly PerfConfigAggregate[] | null;
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Equal as numbers (to 1e-9 relative, for JSON's round trip) or both null. */
 function same(a: unknown, b: unknown): boolean {
@@ -90,19 +84,7 @@ export async function verifyPerfZip(file: string, entries?: ReadonlyMap<string, 
     return fail('manifest.json: missing or not JSON');
   }
   if (!isRecord(manifest) || manifest.format !== PERF_FORMAT) return fail(`manifest.json: format is not ${PERF_FORMAT}`);
-  const listed = Array.isArray(manifest.files) ? (manifest.files as { name?: unknown; bytes?: unknown; sha256?: unknown }[]) : [];
-  for (const name of PERF_FILES) {
-    const entry = listed.find((f) => f?.name === name);
-    const b = e.get(name);
-    if (!b) problems.push(`${name}: missing from the ZIP`);
-    else if (!entry) problems.push(`${name}: not listed in manifest.json`);
-    else if (entry.sha256 !== sha256(b) || entry.bytes !== b.length) {
-      problems.push(`${name}: sha256 ${sha256(b)} (${b.length} bytes), manifest.json records ${String(entry.sha256)} (${String(entry.bytes)} bytes)`);
-    }
-  }
-  for (const name of e.keys()) {
-    if (name !== 'manifest.json' && !(PERF_FILES as readonly string[]).includes(name)) problems.push(`${name}: not a file of a campaign ZIP`);
-  }
+  checkListedFiles(manifest.files, e, PERF_FILES, 'campaign ZIP', problems);
   let campaign: PerfCampaignFile;
   try {
     campaign = JSON.parse(e.get('campaign.json')?.toString('utf8') ?? '') as PerfCampaignFile;

@@ -136,7 +136,7 @@ export interface VerifyResultZipOptions {
 }
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
 const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
 
@@ -252,7 +252,11 @@ function compareSummary(stored: unknown, fresh: StoredSummary, problems: string[
  * Checks manifest.json `files` against the ZIP: one well-formed entry per result file, no other names, no name twice,
  * each file's size and sha256 as listed, and no unlisted file in the ZIP.
  */
-function checkFiles(files: unknown, entries: ReadonlyMap<string, Buffer>, problems: string[]): void {
+/**
+ * Checks manifest.json's `files` against the ZIP: each entry well formed, one of `expected` (the files of a `kind`),
+ * listed once, present, with its sha256 and size; every expected file listed; nothing in the ZIP left unlisted.
+ */
+export function checkListedFiles(files: unknown, entries: ReadonlyMap<string, Buffer>, expected: readonly string[], kind: string, problems: string[]): void {
   if (!Array.isArray(files)) problems.push('manifest.json: files is not a list');
   const listed = new Set<string>();
   const named = new Set<string>();
@@ -263,8 +267,8 @@ function checkFiles(files: unknown, entries: ReadonlyMap<string, Buffer>, proble
       return;
     }
     const name = f.name;
-    if (!(RESULT_FILES as readonly string[]).includes(name)) {
-      problems.push(`manifest.json: files lists ${JSON.stringify(name)}, which is not a file of a result ZIP`);
+    if (!expected.includes(name)) {
+      problems.push(`manifest.json: files lists ${JSON.stringify(name)}, which is not a file of a ${kind}`);
       return;
     }
     if (listed.has(name)) {
@@ -281,7 +285,7 @@ function checkFiles(files: unknown, entries: ReadonlyMap<string, Buffer>, proble
     if (actual !== f.sha256) problems.push(`${name}: sha256 is ${actual}, manifest.json says ${f.sha256}`);
     if (b.length !== f.bytes) problems.push(`${name}: ${b.length} bytes, manifest.json says ${f.bytes}`);
   });
-  for (const name of RESULT_FILES) if (!listed.has(name)) problems.push(`manifest.json: files has no entry for ${name}`);
+  for (const name of expected) if (!listed.has(name)) problems.push(`manifest.json: files has no entry for ${name}`);
   for (const name of entries.keys()) {
     if (name !== 'manifest.json' && !named.has(name)) problems.push(`${name}: in the ZIP but not listed in manifest.json`);
   }
@@ -439,7 +443,7 @@ export async function verifyResultZip(file: string, tools: TextTools, opts: Veri
   }
   if (!isRecord(manifest)) return fail('manifest.json: not a JSON object');
   if (manifest.format !== RESULT_FORMAT) problems.push(`manifest.json: format is ${brief(manifest.format)}, expected ${RESULT_FORMAT}`);
-  checkFiles(manifest.files, entries, problems);
+  checkListedFiles(manifest.files, entries, RESULT_FILES, 'result ZIP', problems);
   const run: Partial<Record<keyof ResultManifest['run'], unknown>> = isRecord(manifest.run) ? manifest.run : {};
   if (!isRecord(manifest.run)) {
     problems.push('manifest.json: run is not an object');

@@ -9,7 +9,7 @@ import type { EvalResultRow, InstructionId } from '../../../evals/ifeval/types.j
 import { isLiveStatus } from '../../common/ipc-contract.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
-import { writeZipAtomically } from './zip-file.js';
+import { listedZipFiles, writeZipAtomically } from './zip-file.js';
 
 /** Version tag of the result ZIP layout, in manifest.json. */
 export const RESULT_FORMAT = 'horizon-result-v1';
@@ -225,7 +225,7 @@ export async function writeResultZip(
     appVersion: run.appVersion,
     backend: { backend: run.backend, device: run.deviceLabel, residency: run.residency },
     policy: run.policy,
-    files: [...files].map(([name, b]) => ({ name, bytes: b.length, sha256: sha256(b) })),
+    files: listedZipFiles(files),
   };
   const written = await writeZipAtomically(
     outPath,

@@ -8,6 +8,11 @@ import { ZipFile } from 'yazl';
 
 import { renameDurably, syncFile } from '../../node/atomic-write.js';
 
+/** manifest.json's `files`: each file's name, size and sha256, in order. */
+export function listedZipFiles(files: Iterable<readonly [string, Buffer]>): { name: string; bytes: number; sha256: string }[] {
+  return [...files].map(([name, b]) => ({ name, bytes: b.length, sha256: createHash('sha256').update(b).digest('hex') }));
+}
+
 /**
  * Writes `entries` (in order, each stamped `mtime`) as a ZIP at `outPath` through a temp file, flushed and renamed
  * into place: a reader never sees half a ZIP. `what` names it in an error ("result ZIP").

@@ -106,6 +106,8 @@ export async function runPerfCampaign(
       report('running', `${spec.label}: warming up`);
       const warm = await generate(`${req.id}#${i}#warmup`, encoded[0]!, settings.warmupTokens);
       if (!warm.ok) return end('failed', `${spec.label}: the warm-up failed: ${warm.error.code}: ${warm.error.message}`);
+      // What the peak memory measures is the device's; it is recorded with the configuration's first request.
+      let scopeRecorded = false;
       for (let block = 0; block < settings.blocks; block++) {
         for (const [p, prompt] of prompts.entries()) {
           if (hooks.signal?.aborted) return end('cancelled');
@@ -113,7 +115,10 @@ export async function runPerfCampaign(
           if (!gen.ok) return end('failed', `${spec.label}, block ${block + 1}, prompt ${prompt.key}: ${gen.error.code}: ${gen.error.message}`);
           const item = gen.value.items[0];
           if (!item) return end('failed', `${spec.label}: the worker answered without the request's result`);
-          if (gen.value.peakVramScope) deps.perf.updateDevice(req.id, { backend: loaded.value.backend, deviceLabel: loaded.value.deviceLabel, peakMemoryScope: gen.value.peakVramScope, configs });
+          if (gen.value.peakVramScope && !scopeRecorded) {
+            deps.perf.updateDevice(req.id, { backend: loaded.value.backend, deviceLabel: loaded.value.deviceLabel, peakMemoryScope: gen.value.peakVramScope, configs });
+            scopeRecorded = true;
+          }
           const record: PerfRequestRecord = {
             config: i,
             block,

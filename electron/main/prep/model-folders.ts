@@ -28,6 +28,11 @@ export async function listFiles(dir: string): Promise<ModelFile[]> {
   return out;
 }
 
+/** Bytes of every file under `dir` (0 when it is not there). */
+export async function folderBytes(dir: string): Promise<number> {
+  return (await listFiles(dir)).reduce((n, f) => n + f.bytes, 0);
+}
+
 /** The scheme of a packed folder, read from its horizon-manifest.json: 4 bits a weight plus one FP16 scale a group. */
 export async function packScheme(packedDir: string): Promise<{ format: string; codebook: string; groupSize: number; bitsPerWeight: number }> {
   // readPackedManifest refuses any other format or codebook than these.
@@ -43,7 +48,7 @@ export async function deletePack(modelDir: string): Promise<{ deletedDir: string
   const manifest = await readPreparedManifest(modelDir);
   if (!manifest.pack) throw new Error(`${modelDir}: prepared without an INT4 pack; nothing to delete`);
   const packedDir = path.join(modelDir, manifest.pack.dir);
-  const freedBytes = (await listFiles(packedDir)).reduce((n, f) => n + f.bytes, 0);
+  const freedBytes = await folderBytes(packedDir);
   await writeFileAtomic(path.join(modelDir, PREPARED_MANIFEST), `${JSON.stringify({ ...manifest, pack: null }, null, 2)}\n`);
   await fs.promises.rm(qualityReportFile(modelDir, packedDir), { force: true });
   await fs.promises.rm(packedDir, { recursive: true, force: true });
@@ -56,7 +61,7 @@ export async function deletePack(modelDir: string): Promise<{ deletedDir: string
  */
 export async function deletePreparedModel(modelDir: string): Promise<{ deletedDir: string; freedBytes: number }> {
   await readPreparedManifest(modelDir);
-  const freedBytes = (await listFiles(modelDir)).reduce((n, f) => n + f.bytes, 0);
+  const freedBytes = await folderBytes(modelDir);
   await fs.promises.rm(path.join(modelDir, PREPARED_MANIFEST));
   await fs.promises.rm(path.join(modelDir, VERIFIED_RECORD), { force: true });
   await fs.promises.rm(modelDir, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import { QPACKED_CODEBOOK, QPACKED_FORMAT } from '../../common/qpacked-format.js
 import { writeFileAtomic } from '../../node/atomic-write.js';
 import { hashFile } from '../../node/file-hasher.js';
 import { PrepError } from './prep-error.js';
-import { PREPARED_MANIFEST, readPreparedManifest, verifyPreparedFiles, type PreparedFile, type PreparedManifest } from './prepared-manifest.js';
+import { listedFiles, PREPARED_MANIFEST, readPreparedManifest, verifyPreparedFiles, type PreparedFile, type PreparedManifest } from './prepared-manifest.js';
 
 export const PACKED_MANIFEST = 'horizon-manifest.json';
 /** Beside prepared.json: each file's size, mtime and sha256 when it last hashed to what prepared.json records. */
@@ -44,12 +44,6 @@ async function readRecord(modelDir: string): Promise<VerifiedRecord> {
     // No record, or a damaged one: every file is hashed again.
   }
   return { format: 'horizon-verified-v1', files: {} };
-}
-
-/** Every file prepared.json lists, as a path relative to the model folder with the sha256 it records. */
-function listedFiles(manifest: PreparedManifest): { rel: string; file: PreparedFile }[] {
-  const groups = [{ dir: manifest.source.dir, files: manifest.source.files }, ...(manifest.pack ? [{ dir: manifest.pack.dir, files: manifest.pack.files }] : [])];
-  return groups.flatMap((g) => g.files.map((file) => ({ rel: `${g.dir}/${file.path}`, file })));
 }
 
 /**

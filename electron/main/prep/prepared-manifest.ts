@@ -63,6 +63,12 @@ export async function readPreparedManifest(modelDir: string): Promise<PreparedMa
   return m;
 }
 
+/** Every file prepared.json lists, as a '/'-separated path relative to the model folder with what it records. */
+export function listedFiles(manifest: PreparedManifest): { rel: string; file: PreparedFile }[] {
+  const groups = [{ dir: manifest.source.dir, files: manifest.source.files }, ...(manifest.pack ? [{ dir: manifest.pack.dir, files: manifest.pack.files }] : [])];
+  return groups.flatMap((g) => g.files.map((file) => ({ rel: `${g.dir}/${file.path}`, file })));
+}
+
 /**
  * Problems found checking the manifest's files under `modelDir` (sizes, or sha256 too when `rehash`); empty when it
  * verifies. Ends with a CANCELLED PrepError once `signal` aborts.
@@ -70,34 +76,31 @@ export async function readPreparedManifest(modelDir: string): Promise<PreparedMa
 export async function verifyPreparedFiles(modelDir: string, manifest: PreparedManifest, rehash = false, signal?: AbortSignal): Promise<string[]> {
   const cancelled = (): PrepError => new PrepError('CANCELLED', `${modelDir}: verification cancelled`);
   const problems: string[] = [];
-  const groups = [{ dir: manifest.source.dir, files: manifest.source.files }, ...(manifest.pack ? [{ dir: manifest.pack.dir, files: manifest.pack.files }] : [])];
-  for (const group of groups) {
-    for (const f of group.files) {
-      if (signal?.aborted) throw cancelled();
-      const rel = path.join(group.dir, ...f.path.split('/'));
-      const abs = path.join(modelDir, rel);
-      if (path.relative(modelDir, abs).startsWith('..')) {
-        problems.push(`${rel}: outside the model folder`);
-        continue;
-      }
-      let size: number;
+  for (const { rel: listed, file: f } of listedFiles(manifest)) {
+    if (signal?.aborted) throw cancelled();
+    const rel = path.join(...listed.split('/'));
+    const abs = path.join(modelDir, rel);
+    if (path.relative(modelDir, abs).startsWith('..')) {
+      problems.push(`${rel}: outside the model folder`);
+      continue;
+    }
+    let size: number;
+    try {
+      size = (await fs.promises.stat(abs)).size;
+    } catch {
+      problems.push(`${rel}: missing`);
+      continue;
+    }
+    if (size !== f.size) problems.push(`${rel}: ${size} bytes, expected ${f.size}`);
+    else if (rehash) {
+      let digest: FileDigest;
       try {
-        size = (await fs.promises.stat(abs)).size;
-      } catch {
-        problems.push(`${rel}: missing`);
-        continue;
+        digest = await hashFile(abs, signal ? { signal } : {});
+      } catch (error) {
+        if (signal?.aborted) throw cancelled();
+        throw error;
       }
-      if (size !== f.size) problems.push(`${rel}: ${size} bytes, expected ${f.size}`);
-      else if (rehash) {
-        let digest: FileDigest;
-        try {
-          digest = await hashFile(abs, signal ? { signal } : {});
-        } catch (error) {
-          if (signal?.aborted) throw cancelled();
-          throw error;
-        }
-        if (digest.sha256 !== f.sha256) problems.push(`${rel}: sha256 ${digest.sha256}, expected ${f.sha256}`);
-      }
+      if (digest.sha256 !== f.sha256) problems.push(`${rel}: sha256 ${digest.sha256}, expected ${f.sha256}`);
     }
   }
   return problems;

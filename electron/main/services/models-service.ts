@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 
 import type {
   AssetStatus,
@@ -29,7 +27,7 @@ import {
   importPunkt,
 } from '../prep/eval-assets.js';
 import { listPreparedModels } from '../prep/list-prepared-models.js';
-import { deletePack, deletePreparedModel, listFiles, packScheme } from '../prep/model-folders.js';
+import { deletePack, deletePreparedModel, folderBytes, listFiles, packScheme } from '../prep/model-folders.js';
 import { readPreparedManifest, verifyPreparedFiles } from '../prep/prepared-manifest.js';
 import { prepareModel } from '../prep/prepare-model.js';
 import type { PackerLauncher } from '../prep/pack-model.js';
@@ -59,16 +57,8 @@ export interface ModelVariant extends PreparedModel {
   readonly preparedDir: string;
 }
 
-async function dirBytes(dir: string): Promise<number> {
-  let total = 0;
-  const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) total += await dirBytes(p);
-    else if (e.isFile()) total += (await fs.promises.stat(p)).size;
-  }
-  return total;
-}
+/** A listing shows a size even for a folder it cannot read (its problems say why). */
+const sizeOf = (dir: string): Promise<number> => folderBytes(dir).catch(() => 0);
 
 /** Lists every runnable variant (int4 when packed, bf16 always) of the prepared models under `dataDir`. */
 export async function listModelVariants(dataDir: string): Promise<ModelVariant[]> {
@@ -85,11 +75,19 @@ export async function listModelVariants(dataDir: string): Promise<ModelVariant[]
     };
     if (m.packedDir) {
       const quality = await readQualityReport(qualityReportFile(m.modelDir, m.packedDir));
-      out.push({ ...common, id: `${base}/int4-g${m.groupSize ?? 0}`, weights: 'int4', dir: m.packedDir, sizeBytes: await dirBytes(m.packedDir), quality });
+      out.push({ ...common, id: `${base}/int4-g${m.groupSize ?? 0}`, weights: 'int4', dir: m.packedDir, sizeBytes: await sizeOf(m.packedDir), quality });
     }
-    out.push({ ...common, id: `${base}/bf16`, weights: 'bf16', dir: m.sourceDir, sizeBytes: await dirBytes(m.sourceDir) });
+    out.push({ ...common, id: `${base}/bf16`, weights: 'bf16', dir: m.sourceDir, sizeBytes: await sizeOf(m.sourceDir) });
   }
   return out;
+}
+
+/** The variant a run or campaign asks for by id: prepared under `dataDir` and ready, else a ServiceError saying which. */
+export async function readyVariant(dataDir: string, modelId: string): Promise<ModelVariant> {
+  const variant = (await listModelVariants(dataDir)).find((v) => v.id === modelId);
+  if (!variant) throw new ServiceError('MODEL_NOT_FOUND', `model ${modelId} is not prepared in ${dataDir}`);
+  if (!variant.ready) throw new ServiceError('MODEL_INVALID', `model ${modelId} is not ready (prepare it again)`);
+  return variant;
 }
 
 function stepOf(phase: string): PrepareStep {

@@ -10,7 +10,7 @@ import type { EvalInputs } from '../jobs/eval-inputs.js';
 import { newRunId, type RuntimeClient } from '../jobs/eval-run.js';
 import { resolveModelSource } from '../jobs/model-source.js';
 import { runPerfCampaign } from '../jobs/perf-campaign.js';
-import { listModelVariants } from './models-service.js';
+import { readyVariant } from './models-service.js';
 import { ServiceError, toResult } from './service-result.js';
 
 export interface PerfServiceOptions {
@@ -44,9 +44,7 @@ export class PerfService implements PerfApi {
       if (busy) throw new ServiceError('BAD_INPUT', busy);
       this.starting = true;
       try {
-        const variant = (await listModelVariants(this.opts.dataDir)).find((v) => v.id === req.modelId);
-        if (!variant) throw new ServiceError('MODEL_NOT_FOUND', `model ${req.modelId} is not prepared in ${this.opts.dataDir}`);
-        if (!variant.ready) throw new ServiceError('MODEL_INVALID', `model ${req.modelId} is not ready (prepare it again)`);
+        const variant = await readyVariant(this.opts.dataDir, req.modelId);
         const source = await resolveModelSource(variant.preparedDir, variant.weights);
         const inputs = await this.opts.inputs();
         const campaignId = `perf-${newRunId()}`;

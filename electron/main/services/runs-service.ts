@@ -29,7 +29,7 @@ import { backendLabel } from '../jobs/backend-label.js';
 import { createEvalRun, executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { resolveModelSource, resumeProblem } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
-import { listModelVariants } from './models-service.js';
+import { readyVariant } from './models-service.js';
 import { compareResponses, preview } from './run-compare.js';
 import { ServiceError, toResult } from './service-result.js';
 
@@ -187,9 +187,7 @@ export class RunsService implements RunsApi {
 
   start(req: StartRunRequest): Promise<Result<RunSummary>> {
     return toResult(() => this.claimRunSlot(async () => {
-      const variant = (await listModelVariants(this.opts.dataDir)).find((v) => v.id === req.modelId);
-      if (!variant) throw new ServiceError('MODEL_NOT_FOUND', `model ${req.modelId} is not prepared in ${this.opts.dataDir}`);
-      if (!variant.ready) throw new ServiceError('MODEL_INVALID', `model ${req.modelId} is not ready (prepare it again)`);
+      const variant = await readyVariant(this.opts.dataDir, req.modelId);
       const inputs = await this.opts.inputs();
       const source = await resolveModelSource(variant.preparedDir, variant.weights);
       const runId = newRunId();

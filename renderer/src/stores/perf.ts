@@ -1,19 +1,23 @@
 import { create } from 'zustand';
 
 import type { ExportedZip, PerfCampaignProgress } from '../../../electron/common/ipc-contract.js';
-import type { PerfCampaign, PerfCampaignDetail } from '../../../electron/common/perf-campaign.js';
+import { parseBudgetList, PERF_SETTINGS, type PerfCampaign, type PerfCampaignDetail } from '../../../electron/common/perf-campaign.js';
 import { call } from '../api.js';
 
-/** Parses the budgets field ("4, 8, 12.5" GiB); a sentence for the field when it is wrong. */
+/**
+ * Parses the budgets field ("4, 8, 12.5" GiB) by the rule `horizon perf` takes: the budgets in GiB, or a sentence for
+ * the field when it is wrong (at most 16: what the service accepts).
+ */
 export function parseBudgetsField(text: string): number[] | string {
-  const out: number[] = [];
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const gib = Number(part);
-    if (!Number.isFinite(gib) || gib < 0.25 || gib > 1024) return `Each budget is a number of GiB from 0.25 to 1024 ('${part}' is not).`;
-    if (!out.includes(gib)) out.push(gib);
+  let bytes: number[];
+  try {
+    bytes = parseBudgetList(text);
+  } catch (e) {
+    const m = (e as Error).message;
+    return `${m.charAt(0).toUpperCase()}${m.slice(1)}.`;
   }
-  if (out.length > 16) return 'At most 16 budgets.';
-  return out;
+  if (bytes.length > 16) return 'At most 16 budgets.';
+  return bytes.map((b) => b / 2 ** 30);
 }
 
 interface PerfState {
@@ -87,7 +91,8 @@ export const usePerf = create<PerfState>((set, get) => ({
   handleProgress: (p) => {
     set({ progress: p });
     // The table and chart follow the campaign shown; the list learns of its end.
-    if (get().selected?.id === p.campaignId && (p.status !== 'running' || p.done % 12 === 0)) void get().select(p.campaignId);
+    // Read again once a block of prompts is measured, and at the end.
+    if (get().selected?.id === p.campaignId && (p.status !== 'running' || p.done % PERF_SETTINGS.prompts === 0)) void get().select(p.campaignId);
     if (p.status !== 'running') void get().refresh();
   },
 }));

@@ -1,5 +1,7 @@
 import { create } from 'zustand';
 
+import { readPref, writePref } from './prefs.js';
+
 /** 'system' follows the operating system's light or dark preference (prefers-color-scheme). */
 export type ThemeChoice = 'system' | 'light' | 'dark';
 
@@ -7,18 +9,13 @@ const KEY = 'horizon-theme';
 
 /** The browser globals this reads; typed here so Node-side tests type-check this file too. */
 const g = globalThis as unknown as {
-  localStorage?: { getItem(k: string): string | null; setItem(k: string, v: string): void; removeItem(k: string): void };
   document?: { documentElement: { dataset: { theme?: string } } };
   matchMedia?: (q: string) => DarkQuery;
 };
 
 function stored(): ThemeChoice {
-  try {
-    const v = g.localStorage?.getItem(KEY);
-    return v === 'light' || v === 'dark' ? v : 'system';
-  } catch {
-    return 'system';
-  }
+  const v = readPref(KEY);
+  return v === 'light' || v === 'dark' ? v : 'system';
 }
 
 /** The little of matchMedia this reads; typed here so Node-side tests type-check this file too. */
@@ -62,12 +59,7 @@ interface ThemeState {
 export const useTheme = create<ThemeState>((set) => ({
   choice: stored(),
   choose: (choice) => {
-    try {
-      if (choice === 'system') g.localStorage?.removeItem(KEY);
-      else g.localStorage?.setItem(KEY, choice);
-    } catch {
-      // Storage off: the choice holds for this page only.
-    }
+    writePref(KEY, choice === 'system' ? null : choice);
     applyTheme(choice);
     set({ choice });
   },

@@ -1,6 +1,6 @@
 import { useEffect, useMemo } from 'react';
 
-import type { PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
+import { PERF_SETTINGS, type PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { formatBytes, formatDate, formatNumber } from '../../components/format.js';
@@ -144,8 +144,9 @@ export function PerfPage() {
         <div>
           <h1>Performance</h1>
           <p className="page__lede">
-            The published campaign: the first 12 IFEval prompts, each alone, greedy with EOS suppressed, 128 new tokens, 3 blocks, after an excluded
-            64-token warm-up; for full residency and each expert budget.
+            The published campaign: the first {PERF_SETTINGS.prompts} IFEval prompts, each alone, greedy with EOS suppressed,{' '}
+            {PERF_SETTINGS.maxNewTokens} new tokens, {PERF_SETTINGS.blocks} blocks, after an excluded {PERF_SETTINGS.warmupTokens}-token warm-up; for
+            full residency and each expert budget.
           </p>
         </div>
       </header>

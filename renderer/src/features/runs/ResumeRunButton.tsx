@@ -1,4 +1,4 @@
-import type { RunSummary } from '../../../../electron/common/ipc-contract.js';
+import { isLiveStatus, type RunSummary } from '../../../../electron/common/ipc-contract.js';
 import { useNav } from '../../stores/nav.js';
 import { isResumable, useRuns } from '../../stores/runs.js';
 
@@ -8,7 +8,7 @@ import { isResumable, useRuns } from '../../stores/runs.js';
  */
 export function ResumeRunButton({ run, className = 'btn btn--small' }: { run: Pick<RunSummary, 'id' | 'status' | 'done' | 'total'>; className?: string }) {
   const busy = useRuns((s) => s.busy);
-  const live = useRuns((s) => s.run !== null && (s.run.status === 'running' || s.run.status === 'queued'));
+  const live = useRuns((s) => s.run !== null && isLiveStatus(s.run.status));
   const go = useNav((s) => s.go);
   if (!isResumable(run)) return null;
   return (
