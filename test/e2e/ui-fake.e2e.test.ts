@@ -315,7 +315,7 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByRole('button', { name: `Delete ${id}` }).click();
     await page.getByRole('button', { name: 'Delete the INT4 pack' }).click();
     await expect.poll(() => page.getByTestId('models-list').textContent()).toContain('freed');
-    expect(await page.getByTestId('models-list').textContent()).toContain('No prepared models yet.');
+    await expect.poll(() => page.getByTestId('models-list').textContent()).toContain('No prepared models yet.');
     await page.getByRole('navigation').getByRole('button', { name: /^System/ }).click();
     await expect.poll(() => page.getByTestId('next-step').textContent()).toContain('Next: prepare a model');
     expect(consoleErrors).toEqual([]);

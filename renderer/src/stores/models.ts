@@ -141,8 +141,9 @@ export const useModels = create<ModelsState>((set, get) => ({
       set({ deletion: { ...d, busy: false, error: r.error.message } });
       return false;
     }
-    set({ deletion: null, deleted: r.value, details: null });
+    // The list is read again before the notice shows, so that the two never disagree on screen.
     await get().refresh();
+    set({ deletion: null, deleted: r.value, details: null });
     await useSystem.getState().refresh();
     return true;
   },
