@@ -12,6 +12,10 @@ export type AppErrorCode =
   | 'WORKER_CRASHED'
   /** The GPU reported an error that leaves its context unusable: the runtime worker must restart. */
   | 'DEVICE_FAULT'
+  /** Host or GPU memory ran out: a smaller batch, context or expert budget may fit. */
+  | 'OUT_OF_MEMORY'
+  /** This build or device cannot run what was asked (no CUDA in the build, too old a GPU, a model shape). */
+  | 'UNSUPPORTED'
   | 'INTERNAL';
 
 export interface AppError {

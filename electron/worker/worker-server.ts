@@ -10,6 +10,8 @@ import type {
 } from '../common/worker-protocol.js';
 import { parseWorkerRequest } from '../common/worker-protocol.js';
 import type { EngineModel, InferenceEngine } from './runtime/inference-engine.js';
+import { isNativeError } from './runtime/binding.js';
+import { NATIVE_STATUS_CODES } from '../common/native-status.js';
 import { ChatTokenizer } from '../node/chat-tokenizer.js';
 
 /** The worker's end of the channel: `process.parentPort` under Electron, `process.send` under a Node fork. */
@@ -43,17 +45,19 @@ export function countLoadedAsFree(
 }
 
 /**
- * The runtime reports which prompt of a generate job failed as a number beside its message (`promptIndex`, the
- * prompt's position); the caller knows it by its item id, so the error names that instead. Others pass through.
+ * A runtime error as the worker answers it: its code mapped, and, where the runtime names a prompt by its position in a
+ * generate job (`promptIndex`), the message naming that prompt's item id, which is what the caller knows it by. Other
+ * errors pass through.
  */
-export function withItemId(e: unknown, items: readonly { readonly itemId: string }[]): unknown {
-  if (!(e instanceof Error) || e instanceof WorkerError) return e;
-  const index = (e as Error & { promptIndex?: unknown }).promptIndex;
-  const item = typeof index === 'number' ? items[index] : undefined;
-  if (!item) return e;
+export function fromNative(e: unknown, items: readonly { readonly itemId: string }[] = []): unknown {
+  if (!isNativeError(e)) return e;
+  const index = e.promptIndex;
+  const item = index === undefined ? undefined : items[index];
+  if (!item) return new WorkerError(NATIVE_STATUS_CODES[e.code], e.message);
   // The message leads with the position it names; what follows it is kept as the runtime said it.
   const lead = `generate: prompt ${index}`;
-  return new Error(`generate: item ${item.itemId}${e.message.startsWith(lead) ? e.message.slice(lead.length) : `: ${e.message}`}`);
+  const rest = e.message.startsWith(lead) ? e.message.slice(lead.length) : `: ${e.message}`;
+  return new WorkerError(NATIVE_STATUS_CODES[e.code], `generate: item ${item.itemId}${rest}`);
 }
 
 interface Loaded {
@@ -187,7 +191,7 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
       };
     } catch (e) {
       const fault = model.fault();
-      if (fault === '') throw withItemId(e, request.items);
+      if (fault === '') throw fromNative(e, request.items);
       // Nothing more can run on this device context; unloading frees what it can, and main restarts the worker.
       if (loaded?.model === model) loaded = undefined;
       model.dispose();
@@ -209,7 +213,8 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
     const { seq, request } = parsed.value;
     handle(request).then(
       (value) => port.send({ seq, ok: true, value }),
-      (e: unknown) => {
+      (raw: unknown) => {
+        const e = fromNative(raw);
         const code = e instanceof WorkerError ? e.code : 'INTERNAL';
         const message = e instanceof Error ? e.message : String(e);
         port.send({ seq, ok: false, error: { code, message } });

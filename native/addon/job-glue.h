@@ -90,15 +90,26 @@ void post(Job & job, job_event * ev, Callback callback) {
 // Runs a runtime call on a job thread: an exception escaping it (out of memory, a filesystem error) would end the
 // process, so it becomes the job's error.
 template <typename Fn>
-bool guarded(std::string & error, Fn fn) {
+bool guarded(rt::rt_error & error, Fn fn) {
   try {
     return fn();
+  } catch (const std::bad_alloc & e) {
+    error = rt::rt_error{rt::rt_status::out_of_memory, -1, e.what()};
   } catch (const std::exception & e) {
-    error = e.what();
+    error = rt::rt_error{rt::rt_status::internal, -1, e.what()};
   } catch (...) {
-    error = "unknown native exception";
+    error = rt::rt_error{rt::rt_status::internal, -1, "unknown native exception"};
   }
   return false;
+}
+
+// The JS form of a runtime error: an Error whose `code` is the status's name ("invalid_prompt", ...) and, when one
+// prompt failed, `promptIndex` its position, so callers act on them without reading the message.
+inline Napi::Error to_js_error(Napi::Env env, const rt::rt_error & e) {
+  Napi::Error error = Napi::Error::New(env, e.message);
+  error.Set("code", Napi::String::New(env, rt::rt_status_name(e.code)));
+  if (e.prompt_index >= 0) error.Set("promptIndex", Napi::Number::New(env, e.prompt_index));
+  return error;
 }
 
 inline Napi::Function noop(Napi::Env env) {

@@ -67,8 +67,8 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     Napi::Env env = ci.Env();
     rt::model_info i = rt::rt_model_info(*need(env));
     Napi::Object o = Napi::Object::New(env);
-    o.Set("backend", i.backend);
-    o.Set("weights", i.weights);
+    o.Set("backend", rt::backend_kind_name(i.backend));
+    o.Set("weights", rt::weights_kind_name(i.weights));
     o.Set("dir", i.dir);
     o.Set("groupSize", i.group_size);
     o.Set("hiddenSize", i.hidden_size);
@@ -114,19 +114,19 @@ class load_worker : public Napi::AsyncWorker {
   load_worker(Napi::Env env, rt::model_load_options o) : Napi::AsyncWorker(env), opts_(std::move(o)), deferred_(env) {}
   Napi::Promise promise() { return deferred_.Promise(); }
   void Execute() override {
-    std::string err;
-    model_ = rt::rt_model_load(opts_, err);
-    if (!model_) SetError(err);
+    model_ = rt::rt_model_load(opts_, error_);
+    if (!model_) SetError(error_.message);
   }
   void OnOK() override {
     Napi::Object obj = model_ctor(Env()).New({});
     model_wrap::Unwrap(obj)->model = model_;
     deferred_.Resolve(obj);
   }
-  void OnError(const Napi::Error & e) override { deferred_.Reject(e.Value()); }
+  void OnError(const Napi::Error &) override { deferred_.Reject(to_js_error(Env(), error_).Value()); }
 
  private:
   rt::model_load_options opts_;
+  rt::rt_error error_;
   Napi::Promise::Deferred deferred_;
   std::shared_ptr<rt::model> model_;
 };
@@ -137,8 +137,7 @@ class logits_worker : public Napi::AsyncWorker {
       : Napi::AsyncWorker(env), model_(std::move(m)), tokens_(std::move(t)), deferred_(env) {}
   Napi::Promise promise() { return deferred_.Promise(); }
   void Execute() override {
-    std::string err;
-    if (!rt::rt_model_logits(*model_, tokens_, out_, err)) SetError(err);
+    if (!rt::rt_model_logits(*model_, tokens_, out_, error_)) SetError(error_.message);
   }
   void OnOK() override {
     Napi::Env env = Env();
@@ -150,9 +149,10 @@ class logits_worker : public Napi::AsyncWorker {
     }
     deferred_.Resolve(arr);
   }
-  void OnError(const Napi::Error & e) override { deferred_.Reject(e.Value()); }
+  void OnError(const Napi::Error &) override { deferred_.Reject(to_js_error(Env(), error_).Value()); }
 
  private:
+  rt::rt_error error_;
   std::shared_ptr<rt::model> model_;
   std::vector<int32_t> tokens_;
   std::vector<std::vector<float>> out_;
@@ -175,8 +175,7 @@ struct generate_job {
   std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
   std::vector<rt::generate_result> results;
   rt::generate_stats stats;
-  std::string error;
-  int failed_prompt = -1;
+  rt::rt_error error;
   bool ok = false;
   std::string callback_error;
   Napi::Promise::Deferred deferred;
@@ -192,7 +191,7 @@ Napi::Object end_object(Napi::Env env, const rt::generate_result & r) {
   o.Set("promptTokens", r.prompt_tokens);
   o.Set("timeToFirstTokenMs", r.time_to_first_token_ms);
   o.Set("decodeTokensPerSecond", r.decode_tokens_per_s);
-  o.Set("finishReason", r.finish_reason);
+  o.Set("finishReason", rt::finish_reason_name(r.finish_reason));
   return o;
 }
 
@@ -257,18 +256,13 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
     };
     job->ok = guarded(job->error, [&] {
       return rt::rt_model_generate(*job->model, job->request, job->cancel.get(), on_token, job->results, job->stats,
-                                   job->error, &job->failed_prompt);
+                                   job->error);
     });
     job->model.reset();
     post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr}, [job](Napi::Env env, Napi::Function, job_event * e) {
       delete e;
       try {
-        if (!job->ok) {
-          // The prompt that failed travels as a number beside the message, for JS to name without parsing it.
-          Napi::Error error = Napi::Error::New(env, job->error);
-          if (job->failed_prompt >= 0) error.Set("promptIndex", Napi::Number::New(env, job->failed_prompt));
-          job->deferred.Reject(error.Value());
-        }
+        if (!job->ok) job->deferred.Reject(to_js_error(env, job->error).Value());
         else if (!job->callback_error.empty()) job->deferred.Reject(Napi::Error::New(env, "onToken threw: " + job->callback_error).Value());
         else job->deferred.Resolve(result_object(env, *job));
       } catch (const Napi::Error &) {
@@ -291,8 +285,14 @@ Napi::Value load_model(const Napi::CallbackInfo & ci) {
   rt::model_load_options opts;
   opts.dir = get_string(o, "dir", "");
   if (opts.dir.empty()) throw Napi::TypeError::New(env, "loadModel: options.dir is required");
-  opts.weights = get_string(o, "weights", "bf16");
-  opts.backend = get_string(o, "backend", "cpu");
+  const std::string weights = get_string(o, "weights", "bf16");
+  if (!rt::parse_weights_kind(weights, opts.weights)) {
+    throw Napi::TypeError::New(env, "loadModel: unknown weights '" + weights + "' (expected bf16 or int4)");
+  }
+  const std::string backend = get_string(o, "backend", "cpu");
+  if (!rt::parse_backend_kind(backend, opts.backend)) {
+    throw Napi::TypeError::New(env, "loadModel: unknown backend '" + backend + "' (expected cpu or cuda)");
+  }
   opts.threads = static_cast<int>(get_int(env, o, "loadModel", "threads", 0, 0, 1024));
   opts.max_context = static_cast<int>(get_int(env, o, "loadModel", "maxContext", 0, 0, INT_MAX_OPT));
   opts.max_sequences = static_cast<int>(get_int(env, o, "loadModel", "maxSequences", 0, 0, INT_MAX_OPT));

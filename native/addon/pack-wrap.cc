@@ -12,7 +12,7 @@ struct pack_job {
   rt::pack_options options;
   rt::pack_result result;
   std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
-  std::string error;
+  rt::rt_error error;
   bool ok = false;
   Napi::Promise::Deferred deferred;
   Napi::ThreadSafeFunction tsfn;
@@ -50,7 +50,7 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
       delete e;
       try {
         if (!job->ok) {
-          job->deferred.Reject(Napi::Error::New(env, job->error).Value());
+          job->deferred.Reject(to_js_error(env, job->error).Value());
           return;
         }
         Napi::Object r = Napi::Object::New(env);

@@ -173,17 +173,17 @@ struct decode_result {
 // Prefills `batch` prompts of `prompt_len` tokens in one step, then decodes `steps` tokens per sequence; the rate
 // excludes the first generated token (it comes from the prefill step).
 decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int steps) {
-  std::string err;
+  rt_error err;
   std::vector<batch_entry> b(static_cast<size_t>(batch));
   for (int i = 0; i < batch; ++i) {
     b[static_cast<size_t>(i)].seq_id = be.seq_create(err);
-    if (b[static_cast<size_t>(i)].seq_id < 0) throw std::runtime_error(err);
+    if (b[static_cast<size_t>(i)].seq_id < 0) throw std::runtime_error(err.message);
     b[static_cast<size_t>(i)].tokens = prompt(prompt_len, i + 1, vocab);
   }
   std::vector<int32_t> next;
   decode_result r;
   const auto t0 = clk::now();
-  if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err);
+  if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err.message);
   r.ttft_ms = seconds_since(t0) * 1e3;
   auto advance = [&] {
     for (size_t i = 0; i < b.size(); ++i) {
@@ -194,12 +194,12 @@ decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int
   advance();
   const int warm = 3;
   for (int s = 0; s < warm; ++s) {
-    if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err);
+    if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err.message);
     advance();
   }
   const auto t1 = clk::now();
   for (int s = 0; s < steps; ++s) {
-    if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err);
+    if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err.message);
     advance();
   }
   r.tokens_per_s = static_cast<double>(batch) * steps / seconds_since(t1);
@@ -247,13 +247,13 @@ residency_figures run_residency(const model_weights & w, const char * label, int
   backend_options o;
   o.max_context = 1024;
   o.expert_slots = slots;
-  std::string err;
+  rt_error err;
   const auto t0 = clk::now();
   auto be = cuda_backend_create(w, o, err);
   f.load_s = seconds_since(t0);
   if (!be) {
     f.ok = false;
-    f.error = err;
+    f.error = err.message;
     std::replace(f.error.begin(), f.error.end(), '"', '\'');
     return f;
   }

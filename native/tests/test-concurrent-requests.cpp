@@ -20,7 +20,7 @@ static bool generate(model & m, const std::atomic<bool> * cancel, std::vector<ge
   r.prompts = PROMPTS;
   r.max_new_tokens = MAX_NEW;
   generate_stats st;
-  std::string err;
+  rt_error err;
   return rt_model_generate(m, r, cancel, [](int, int32_t, const generate_result *) {}, res, st, err);
 }
 
@@ -34,15 +34,15 @@ int main() {
   model_load_options o;
   o.dir = (root / "m").string();
   o.threads = 2;
-  std::string err;
+  rt_error err;
   std::shared_ptr<model> m = rt_model_load(o, err);
-  CHECK(m != nullptr, "load: %s", err.c_str());
+  CHECK(m != nullptr, "load: %s", err.message.c_str());
   if (!m) return test_util::finish("test-concurrent-requests");
 
   std::vector<generate_result> alone;
   std::vector<std::vector<float>> alone_logits;
   CHECK(generate(*m, nullptr, alone), "generate");
-  CHECK(rt_model_logits(*m, TOKENS, alone_logits, err), "logits: %s", err.c_str());
+  CHECK(rt_model_logits(*m, TOKENS, alone_logits, err), "logits: %s", err.message.c_str());
 
   // The threads count what goes wrong; CHECK is for the main thread.
   std::atomic<int> wrong{0}, cancelled{0}, infos{0};
@@ -50,7 +50,7 @@ int main() {
   std::thread info_thread([&] {
     do {
       const model_info i = rt_model_info(*m);
-      wrong.fetch_add(i.backend == "cpu" && i.fault.empty() ? 0 : 1);
+      wrong.fetch_add(i.backend == backend_kind::cpu && i.fault.empty() ? 0 : 1);
       infos.fetch_add(1);
     } while (!done.load());
   });
@@ -69,7 +69,7 @@ int main() {
           wrong.fetch_add(1);
         } else {
           for (size_t i = 0; i < PROMPTS.size(); ++i) {
-            const bool stopped = res[i].finish_reason == "cancelled";
+            const bool stopped = res[i].finish_reason == finish_reason::cancelled;
             cancelled.fetch_add(stopped ? 1 : 0);
             const bool same = stopped ? prefix_of(res[i].tokens, alone[i].tokens) : res[i].tokens == alone[i].tokens;
             wrong.fetch_add(same ? 0 : 1);
@@ -77,7 +77,7 @@ int main() {
         }
         canceller.join();
         std::vector<std::vector<float>> lg;
-        std::string lerr;
+        rt_error lerr;
         const bool ok = rt_model_logits(*m, TOKENS, lg, lerr);
         wrong.fetch_add(ok && lg == alone_logits ? 0 : 1);
       }

@@ -32,12 +32,12 @@ static const std::vector<int32_t> TOKENS = {3, 17, 42, 5, 9, 60, 11, 2, 33, 48, 
 static std::shared_ptr<model> load(const fs::path & dir, const char * weights, int max_context = 0) {
   model_load_options o;
   o.dir = dir.string();
-  o.weights = weights;
+  CHECK(parse_weights_kind(weights, o.weights), "weights name %s", weights);
   o.threads = 2;
   o.max_context = max_context;
-  std::string err;
+  rt_error err;
   auto m = rt_model_load(o, err);
-  CHECK(m != nullptr, "load %s (%s): %s", dir.string().c_str(), weights, err.c_str());
+  CHECK(m != nullptr, "load %s (%s): %s", dir.string().c_str(), weights, err.message.c_str());
   return m;
 }
 
@@ -55,9 +55,9 @@ static float max_diff(const std::vector<std::vector<float>> & a, const std::vect
 }
 
 static void kv_cache_matches_recompute(const fs::path & dir, const char * label) {
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::bf16, err);
-  CHECK(w != nullptr, "%s: %s", label, err.c_str());
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::bf16, err.message);
+  CHECK(w != nullptr, "%s: %s", label, err.message.c_str());
   if (!w) return;
   backend_options bo;
   bo.threads = 2;
@@ -65,7 +65,7 @@ static void kv_cache_matches_recompute(const fs::path & dir, const char * label)
   const int V = w->config.vocab_size;
   const int full = be->seq_create(err);
   std::vector<std::vector<float>> out;
-  CHECK(be->forward({{full, TOKENS, 0}}, true, out, err), "%s full: %s", label, err.c_str());
+  CHECK(be->forward({{full, TOKENS, 0}}, true, out, err), "%s full: %s", label, err.message.c_str());
   // Every token runs top_k experts in every layer.
   const uint64_t routed = TOKENS.size() * static_cast<uint64_t>(w->config.num_experts_per_tok * w->config.num_hidden_layers);
   CHECK(be->counters().expert_hits == routed, "%s: %llu expert hits, want %llu", label,
@@ -77,7 +77,7 @@ static void kv_cache_matches_recompute(const fs::path & dir, const char * label)
   for (int t = 0; t < 5; ++t)
     for (int i = 0; i < V; ++i) worst = std::max(worst, std::fabs(step[0][t * V + i] - out[0][t * V + i]));
   for (size_t t = 5; t < TOKENS.size(); ++t) {
-    CHECK(be->forward({{inc, {TOKENS[t]}, static_cast<int>(t)}}, false, step, err), "%s step %zu: %s", label, t, err.c_str());
+    CHECK(be->forward({{inc, {TOKENS[t]}, static_cast<int>(t)}}, false, step, err), "%s step %zu: %s", label, t, err.message.c_str());
     for (int i = 0; i < V; ++i) worst = std::max(worst, std::fabs(step[0][i] - out[0][t * V + i]));
   }
   CHECK(worst <= MAX_ABS_ERR_KV_CACHE, "%s: KV-cache decode differs from full recompute by %g", label, worst);
@@ -87,9 +87,11 @@ static void kv_cache_matches_recompute(const fs::path & dir, const char * label)
   float rw = 0;
   for (int i = 0; i < V; ++i) rw = std::max(rw, std::fabs(step[0][i] - out[0][3 * V + i]));
   CHECK(rw <= MAX_ABS_ERR_KV_CACHE, "%s: rewind differs by %g", label, rw);
-  CHECK(!be->forward({{inc, {V + 5}, 4}}, false, step, err) && err.find("vocabulary") != std::string::npos, "%s: bad token rejected", label);
-  CHECK(!be->forward({{inc, {1}, 4}, {inc, {2}, 5}}, false, step, err) && err.find("twice") != std::string::npos, "%s: duplicate sequence rejected", label);
-  CHECK(!be->forward({{full, {1}, 12}, {inc, {1}, 4}, {inc, {2}, 5}}, false, step, err) && err.find("twice") != std::string::npos,
+  CHECK(!be->forward({{inc, {V + 5}, 4}}, false, step, err) && err.message.find("vocabulary") != std::string::npos &&
+            err.code == rt_status::invalid_request,
+        "%s: bad token rejected", label);
+  CHECK(!be->forward({{inc, {1}, 4}, {inc, {2}, 5}}, false, step, err) && err.message.find("twice") != std::string::npos, "%s: duplicate sequence rejected", label);
+  CHECK(!be->forward({{full, {1}, 12}, {inc, {1}, 4}, {inc, {2}, 5}}, false, step, err) && err.message.find("twice") != std::string::npos,
         "%s: duplicate after another sequence rejected", label);
   CHECK(be->seq_length(full) == static_cast<int>(TOKENS.size()) && be->seq_length(-1) == -1 && be->seq_length(inc + 1) == -1,
         "%s: seq_length of the first, a negative and an unknown id", label);
@@ -108,8 +110,8 @@ static std::vector<generate_result> gen(model & m, std::vector<std::vector<int32
   r.stop_tokens = std::move(stops);
   std::vector<generate_result> res;
   generate_stats st;
-  std::string err;
-  CHECK(rt_model_generate(m, r, cancel, cb, res, st, err), "generate: %s", err.c_str());
+  rt_error err;
+  CHECK(rt_model_generate(m, r, cancel, cb, res, st, err), "generate: %s", err.message.c_str());
   return res;
 }
 
@@ -128,7 +130,7 @@ static void continuous_batching(model & m, const std::vector<std::vector<int32_t
   r.batch = 2;
   std::vector<generate_result> res;
   generate_stats st;
-  std::string err;
+  rt_error err;
   std::vector<int> streamed(prompts.size(), 0), ends(prompts.size(), 0);
   std::vector<generate_result> ended(prompts.size());
   int live = 0, most_live = 0;
@@ -141,7 +143,7 @@ static void continuous_batching(model & m, const std::vector<std::vector<int32_t
     ended[i] = *end;
     end_before_last_token = end_before_last_token || static_cast<int>(end->tokens.size()) != streamed[i];
   };
-  CHECK(rt_model_generate(m, r, nullptr, cb, res, st, err), "continuous batching: %s", err.c_str());
+  CHECK(rt_model_generate(m, r, nullptr, cb, res, st, err), "continuous batching: %s", err.message.c_str());
   for (size_t i = 0; i < prompts.size(); ++i) {
     CHECK(res[i].tokens == all[i].tokens && res[i].finish_reason == all[i].finish_reason,
           "prompt %zu: two at a time gives the tokens of all at once", i);
@@ -151,7 +153,7 @@ static void continuous_batching(model & m, const std::vector<std::vector<int32_t
   }
   CHECK(most_live == 2, "at most batch prompts generate at once (%d)", most_live);
   CHECK(!end_before_last_token, "the end comes with the last token");
-  CHECK(std::count_if(res.begin(), res.end(), [](const generate_result & x) { return x.finish_reason == "stop"; }) >= 1,
+  CHECK(std::count_if(res.begin(), res.end(), [](const generate_result & x) { return x.finish_reason == finish_reason::stop; }) >= 1,
         "a prompt that stops early frees its place");
 }
 
@@ -163,8 +165,8 @@ static void exception_frees_sequences(model & m) {
   r.max_new_tokens = 4;
   std::vector<generate_result> res;
   generate_stats before, after;
-  std::string err;
-  CHECK(rt_model_generate(m, r, nullptr, nullptr, res, before, err), "generate: %s", err.c_str());
+  rt_error err;
+  CHECK(rt_model_generate(m, r, nullptr, nullptr, res, before, err), "generate: %s", err.message.c_str());
   bool thrown = false;
   try {
     rt_model_generate(m, r, nullptr, [](int, int32_t, const generate_result *) { throw std::runtime_error("callback"); }, res,
@@ -173,7 +175,7 @@ static void exception_frees_sequences(model & m) {
     thrown = true;
   }
   CHECK(thrown, "the callback's exception reaches the caller");
-  CHECK(rt_model_generate(m, r, nullptr, nullptr, res, after, err), "generate after an exception: %s", err.c_str());
+  CHECK(rt_model_generate(m, r, nullptr, nullptr, res, after, err), "generate after an exception: %s", err.message.c_str());
   CHECK(after.peak_memory_bytes == before.peak_memory_bytes,
         "sequences left allocated by the request that threw: peak %llu bytes, %llu before",
         static_cast<unsigned long long>(after.peak_memory_bytes), static_cast<unsigned long long>(before.peak_memory_bytes));
@@ -193,8 +195,8 @@ static void generation(const fs::path & dir) {
     r.prefill_token_budget = budget;
     std::vector<generate_result> res;
     generate_stats st;
-    std::string err;
-    CHECK(rt_model_generate(*m, r, nullptr, nullptr, res, st, err), "chunked prefill: %s", err.c_str());
+    rt_error err;
+    CHECK(rt_model_generate(*m, r, nullptr, nullptr, res, st, err), "chunked prefill: %s", err.message.c_str());
     for (size_t i = 0; i < prompts.size(); ++i) {
       CHECK(res[i].tokens == batched[i].tokens, "budget %d, prompt %zu: chunked prefill differs", budget, i);
       CHECK(res[i].prompt_tokens == static_cast<int>(prompts[i].size()), "budget %d: prompt tokens", budget);
@@ -217,8 +219,8 @@ static void generation(const fs::path & dir) {
       r.prefill_token_budget = k == 0 ? 4096 : 5;
       std::vector<generate_result> res;
       generate_stats st;
-      std::string err;
-      CHECK(rt_model_generate(*m, r, nullptr, nullptr, res, st, err), "long prompt: %s", err.c_str());
+      rt_error err;
+      CHECK(rt_model_generate(*m, r, nullptr, nullptr, res, st, err), "long prompt: %s", err.message.c_str());
       peak[k] = st.peak_memory_bytes;
       if (!res.empty()) out[k] = res[0].tokens;
       CHECK(st.prefill_steps == (k == 0 ? 1u : 10u), "long prompt, budget %d: %llu prefill steps", r.prefill_token_budget,
@@ -231,33 +233,33 @@ static void generation(const fs::path & dir) {
   for (size_t i = 0; i < prompts.size(); ++i) {
     auto single = gen(*m, {prompts[i]}, 8);
     CHECK(single[0].tokens == batched[i].tokens, "prompt %zu: batched generation differs from one-by-one", i);
-    CHECK(batched[i].finish_reason == "length" && batched[i].tokens.size() == 8, "prompt %zu: length finish", i);
+    CHECK(batched[i].finish_reason == finish_reason::length && batched[i].tokens.size() == 8, "prompt %zu: length finish", i);
     CHECK(batched[i].prompt_tokens == static_cast<int>(prompts[i].size()), "prompt tokens");
     CHECK(batched[i].time_to_first_token_ms > 0 && batched[i].decode_tokens_per_s > 0, "figures are set");
   }
   // Stop on the third token of prompt 1.
   const int32_t stop = batched[1].tokens[2];
   auto stopped = gen(*m, {prompts[1]}, 8, {stop});
-  CHECK(stopped[0].finish_reason == "stop" && stopped[0].tokens.back() == stop && stopped[0].tokens.size() <= 3, "stop token ends generation");
+  CHECK(stopped[0].finish_reason == finish_reason::stop && stopped[0].tokens.back() == stop && stopped[0].tokens.size() <= 3, "stop token ends generation");
   // Cancellation after 3 streamed tokens.
   std::atomic<bool> cancel{false};
   int streamed = 0;
   auto cancelled = gen(*m, {prompts[0], prompts[1]}, 100, {}, &cancel, [&](int, int32_t, const generate_result *) {
     if (++streamed == 6) cancel.store(true);
   });
-  CHECK(cancelled[0].finish_reason == "cancelled" && cancelled[1].finish_reason == "cancelled", "cancelled finish reasons");
+  CHECK(cancelled[0].finish_reason == finish_reason::cancelled && cancelled[1].finish_reason == finish_reason::cancelled, "cancelled finish reasons");
   CHECK(cancelled[0].tokens.size() == 3 && streamed == 6, "cancel stops after the current step (%zu tokens, %d streamed)", cancelled[0].tokens.size(), streamed);
   // The context limit ends generation with "length".
   auto small = load(dir, "bf16", 8);
   if (small) {
     auto lim = gen(*small, {{1, 2, 3, 4, 5, 6}}, 50);
-    CHECK(lim[0].finish_reason == "length" && lim[0].tokens.size() == 3, "context limit: %zu tokens", lim[0].tokens.size());
+    CHECK(lim[0].finish_reason == finish_reason::length && lim[0].tokens.size() == 3, "context limit: %zu tokens", lim[0].tokens.size());
   }
   continuous_batching(*m, prompts, batched[1].tokens[2]);
   exception_frees_sequences(*m);
   // SIMD vs scalar kernels.
   std::vector<std::vector<float>> a, b;
-  std::string err;
+  rt_error err;
   cpu_kernels_set_simd(false);
   CHECK(rt_model_logits(*m, TOKENS, a, err), "scalar logits");
   cpu_kernels_set_simd(true);
@@ -273,9 +275,9 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
   po.threads = 2;
   po.shard_bytes = 20000;  // forces several output shards
   pack_result pr;
-  std::string err;
+  rt_error err;
   uint64_t last_done = 0, last_total = 1;
-  CHECK(rt_qpacked_pack(po, [&](uint64_t d, uint64_t t) { last_done = d; last_total = t; }, nullptr, pr, err), "pack: %s", err.c_str());
+  CHECK(rt_qpacked_pack(po, [&](uint64_t d, uint64_t t) { last_done = d; last_total = t; }, nullptr, pr, err), "pack: %s", err.message.c_str());
   CHECK(pr.group_size == 16, "tiny group size is 16 (inter 16), got %d", pr.group_size);
   CHECK(last_done == last_total && last_total > 0, "progress reaches the total");
   {
@@ -288,12 +290,12 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
   for (const auto & e : fs::directory_iterator(packed)) CHECK(e.path().extension() != ".tmp", "temp file left: %s", e.path().string().c_str());
   CHECK(fs::exists(packed / "config.json") && fs::exists(packed / "model.safetensors.index.json"), "config and index written");
 
-  auto w = model_weights_load(packed.string(), weights_kind::int4, err);
-  CHECK(w != nullptr, "load packed: %s", err.c_str());
+  auto w = model_weights_load(packed.string(), weights_kind::int4, err.message);
+  CHECK(w != nullptr, "load packed: %s", err.message.c_str());
   if (!w) return;
   CHECK(w->group_size == 16, "group size read back");
   // qweight bytes equal the reference quantiser over the source rows.
-  auto srcw = model_weights_load(src.string(), weights_kind::bf16, err);
+  auto srcw = model_weights_load(src.string(), weights_kind::bf16, err.message);
   const tensor_view * s = srcw->find("model.layers.1.mlp.experts.5.down_proj.weight");
   const tensor_view * q = w->find("model.layers.1.mlp.experts.5.down_proj.qweight");
   const tensor_view * sc = w->find("model.layers.1.mlp.experts.5.down_proj.scales");
@@ -314,9 +316,9 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
   // Metadata of every shard.
   for (const auto & f : pr.output_files) {
     if (f.find("qpacked") == std::string::npos) continue;
-    auto mf = mapped_file::open((packed / f).string(), err);
+    auto mf = mapped_file::open((packed / f).string(), err.message);
     safetensors_header h;
-    CHECK(mf && safetensors_parse(mf->data(), mf->size(), f, h, err), "parse %s", f.c_str());
+    CHECK(mf && safetensors_parse(mf->data(), mf->size(), f, h, err.message), "parse %s", f.c_str());
     bool fmt = false, gs = false, cb = false;
     for (const auto & kv : h.metadata) { fmt |= kv.first == "format" && kv.second == "qpacked-v2"; gs |= kv.first == "group_size" && kv.second == "16"; cb |= kv.first == "codebook" && kv.second == "hq4nl"; }
     CHECK(fmt && gs && cb, "%s metadata", f.c_str());
@@ -356,11 +358,11 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
   auto md = load(deq, "bf16");
   if (!mi || !md) return;
   std::vector<std::vector<float>> a, b;
-  CHECK(rt_model_logits(*mi, TOKENS, a, err), "int4 logits: %s", err.c_str());
-  CHECK(rt_model_logits(*md, TOKENS, b, err), "dequantised logits: %s", err.c_str());
+  CHECK(rt_model_logits(*mi, TOKENS, a, err), "int4 logits: %s", err.message.c_str());
+  CHECK(rt_model_logits(*md, TOKENS, b, err), "dequantised logits: %s", err.message.c_str());
   CHECK(max_diff(a, b) <= MAX_REL_ERR_INT4_VS_DEQUANT * max_abs(b), "int4 vs dequantised: %g (scale %g)", max_diff(a, b), max_abs(b));
   std::printf("int4 vs dequantised F32: max diff %g (scale %g)\n", max_diff(a, b), max_abs(b));
-  CHECK(rt_model_info(*mi).weights == "int4" && rt_model_info(*mi).backend == std::string("cpu"), "info labels");
+  CHECK(rt_model_info(*mi).weights == weights_kind::int4 && rt_model_info(*mi).backend == backend_kind::cpu, "info labels");
   {
     const model_info info = rt_model_info(*mi);
     CHECK(info.group_size == 16 && info.hidden_size == 32 && info.intermediate_size == 16 && info.num_hidden_layers == 2 &&
@@ -374,24 +376,27 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
     uint64_t bytes = 0;
     for (const auto & f : pr.output_files) {
       if (f.find("model-qpacked-") != 0) continue;
-      auto mf = mapped_file::open((packed / f).string(), err);
+      auto mf = mapped_file::open((packed / f).string(), err.message);
       safetensors_header h;
-      if (mf && safetensors_parse(mf->data(), mf->size(), f, h, err))
+      if (mf && safetensors_parse(mf->data(), mf->size(), f, h, err.message))
         for (const auto & t : h.tensors) bytes += t.end - t.begin;
     }
     CHECK(info.weight_bytes == bytes && bytes > 0, "weight_bytes %llu, the packed tensors hold %llu",
           static_cast<unsigned long long>(info.weight_bytes), static_cast<unsigned long long>(bytes));
   }
   std::vector<std::vector<float>> none;
-  CHECK(!rt_model_logits(*mi, {}, none, err) && err == "logits: no tokens", "logits of no tokens refused: %s", err.c_str());
+  CHECK(!rt_model_logits(*mi, {}, none, err) && err.message == "logits: no tokens" &&
+            err.code == rt_status::invalid_request && err.prompt_index == -1,
+        "logits of no tokens refused: %s", err.message.c_str());
   {
     generate_request r;
     r.prompts = {{1, 2}, {}};
     r.max_new_tokens = 2;
     std::vector<generate_result> res;
     generate_stats st;
-    CHECK(!rt_model_generate(*mi, r, nullptr, nullptr, res, st, err) && err == "generate: prompt 1 is empty",
-          "an empty prompt is refused: %s", err.c_str());
+    CHECK(!rt_model_generate(*mi, r, nullptr, nullptr, res, st, err) && err.message == "generate: prompt 1 is empty" &&
+              err.code == rt_status::invalid_prompt && err.prompt_index == 1,
+          "an empty prompt is refused: %s", err.message.c_str());
     // A token id past the vocabulary fails the request as itself, also when it is already cancelled.
     const int32_t V = static_cast<int32_t>(rt_model_info(*mi).vocab_size);
     for (const int32_t bad_id : {V, -1}) {
@@ -399,15 +404,26 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
       const std::atomic<bool> cancelled{true};
       const std::string want = "generate: prompt 1: token id " + std::to_string(bad_id) + " is outside the vocabulary (0.." +
                                std::to_string(V - 1) + ")";
-      CHECK(!rt_model_generate(*mi, r, &cancelled, nullptr, res, st, err) && err == want, "token id %d: %s", bad_id,
-            err.c_str());
+      CHECK(!rt_model_generate(*mi, r, &cancelled, nullptr, res, st, err) && err.message == want &&
+                err.code == rt_status::invalid_prompt && err.prompt_index == 1,
+            "token id %d: %s", bad_id,
+            err.message.c_str());
     }
   }
-  std::string e2;
+  rt_error e2;
   model_load_options bad;
   bad.dir = packed.string();
-  bad.weights = "bf16";
-  CHECK(!rt_model_load(bad, e2) && e2.find("qpacked") != std::string::npos, "bf16 on a packed folder is refused: %s", e2.c_str());
+  bad.weights = weights_kind::bf16;
+  CHECK(!rt_model_load(bad, e2) && e2.message.find("qpacked") != std::string::npos && e2.code == rt_status::model_invalid,
+        "bf16 on a packed folder is refused: %s (%s)", e2.message.c_str(), rt_status_name(e2.code));
+  bad.dir = (packed / "no-such-folder").string();
+  CHECK(!rt_model_load(bad, e2) && e2.code == rt_status::model_invalid, "a missing folder: %s", rt_status_name(e2.code));
+#ifndef RT_WITH_CUDA
+  bad.dir = packed.string();
+  bad.weights = weights_kind::int4;
+  bad.backend = backend_kind::cuda;
+  CHECK(!rt_model_load(bad, e2) && e2.code == rt_status::unsupported, "CUDA in a build without it: %s", e2.message.c_str());
+#endif
 }
 
 // Router ties go to the lowest expert index: with an all-zero router every expert scores the same, so only experts
@@ -426,20 +442,20 @@ static void q8_activations(const fs::path & root) {
   po.dst_dir = packed.string();
   po.threads = 1;
   pack_result pr;
-  std::string err;
-  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err) && pr.group_size == 32, "pack at group 32: %s", err.c_str());
+  rt_error err;
+  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err) && pr.group_size == 32, "pack at group 32: %s", err.message.c_str());
   auto mi = load(packed, "int4");
   auto mb = load(src, "bf16");
   if (!mi || !mb) return;
   std::vector<std::vector<float>> q8, f32, bf;
   CHECK(cpu_kernels_q8_activations(), "8-bit activations are the default");
-  CHECK(rt_model_logits(*mi, TOKENS, q8, err), "q8 logits: %s", err.c_str());
+  CHECK(rt_model_logits(*mi, TOKENS, q8, err), "q8 logits: %s", err.message.c_str());
   cpu_kernels_set_q8_activations(false);
-  CHECK(rt_model_logits(*mi, TOKENS, f32, err), "f32-activation logits: %s", err.c_str());
+  CHECK(rt_model_logits(*mi, TOKENS, f32, err), "f32-activation logits: %s", err.message.c_str());
   auto g_f32 = gen(*mi, {TOKENS, {5, 6, 7}}, 12);
   cpu_kernels_set_q8_activations(true);
   auto g_q8 = gen(*mi, {TOKENS, {5, 6, 7}}, 12);
-  CHECK(rt_model_logits(*mb, TOKENS, bf, err), "bf16 logits: %s", err.c_str());
+  CHECK(rt_model_logits(*mb, TOKENS, bf, err), "bf16 logits: %s", err.message.c_str());
   const float q8_err = max_diff(q8, f32) / max_abs(f32), int4_err = max_diff(f32, bf) / max_abs(bf);
   std::printf("q8 vs f32 activations: %.3e of max |logit|; int4 vs bf16: %.3e\n", q8_err, int4_err);
   CHECK(q8_err <= MAX_REL_ERR_Q8_VS_F32_ACTIVATIONS, "q8 activations move the logits by %g of their scale", q8_err);
@@ -469,8 +485,8 @@ static void router_ties(const fs::path & root) {
       test_util::write_file(d / "model.safetensors", test_util::safetensors_bytes(ts));
       auto m = load(d, "bf16");
       std::vector<std::vector<float>> out;
-      std::string err;
-      CHECK(m && rt_model_logits(*m, TOKENS, out, err), "%s ties logits: %s", tag.c_str(), err.c_str());
+      rt_error err;
+      CHECK(m && rt_model_logits(*m, TOKENS, out, err), "%s ties logits: %s", tag.c_str(), err.message.c_str());
       logits.push_back(out);
     }
     CHECK(!logits[0].empty() && logits[0] == logits[1], "%s: a tie picks experts 0..top_k-1 (max diff %g)", tag.c_str(),
@@ -502,10 +518,11 @@ static void nan_logits(const fs::path & root) {
     req.max_new_tokens = 4;
     std::vector<generate_result> results;
     generate_stats stats;
-    std::string err;
+    rt_error err;
     const bool ok = rt_model_generate(*m, req, nullptr, nullptr, results, stats, err);
-    CHECK(!ok && err.find("prompt 0") != std::string::npos && err.find("NaN") != std::string::npos,
-          "%s: generate refuses NaN logits (ok=%d, error '%s')", tensor, ok, err.c_str());
+    CHECK(!ok && err.message.find("prompt 0") != std::string::npos && err.message.find("NaN") != std::string::npos &&
+              err.code == rt_status::numeric_fault && err.prompt_index == 0,
+          "%s: generate refuses NaN logits (ok=%d, error '%s')", tensor, ok, err.message.c_str());
     std::vector<std::vector<float>> logits;
     CHECK(rt_model_logits(*m, {3, 17, 42}, logits, err) && std::isnan(logits.back()[7]),
           "%s: the logits tool still returns the NaN logits", tensor);

@@ -57,8 +57,8 @@ fs::path pack(const fs::path & src, const fs::path & dst) {
   po.dst_dir = dst.string();
   po.threads = 2;
   pack_result pr;
-  std::string err;
-  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err), "pack %s: %s", src.string().c_str(), err.c_str());
+  rt_error err;
+  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err), "pack %s: %s", src.string().c_str(), err.message.c_str());
   return dst;
 }
 
@@ -69,21 +69,21 @@ std::unique_ptr<backend> make(const model_weights & w, const char * kind, int sl
   o.max_context = max_context;
   o.expert_slots = slots;
   o.cuda_graphs = graphs;
-  std::string err;
+  rt_error err;
   std::unique_ptr<backend> be = std::string(kind) == "cpu" ? cpu_backend_create(w, o, err) : cuda_backend_create(w, o, err);
-  CHECK(be != nullptr, "%s backend: %s", kind, err.c_str());
+  CHECK(be != nullptr, "%s backend: %s", kind, err.message.c_str());
   return be;
 }
 
 std::vector<std::vector<float>> all_logits(backend & be, const std::vector<int32_t> & tokens) {
-  std::string err;
+  rt_error err;
   const int s = be.seq_create(err);
-  CHECK(s >= 0, "seq_create: %s", err.c_str());
+  CHECK(s >= 0, "seq_create: %s", err.message.c_str());
   std::vector<batch_entry> b(1);
   b[0].seq_id = s;
   b[0].tokens = tokens;
   std::vector<std::vector<float>> out;
-  CHECK(be.forward(b, true, out, err), "forward: %s", err.c_str());
+  CHECK(be.forward(b, true, out, err), "forward: %s", err.message.c_str());
   be.seq_free(s);
   return out;
 }
@@ -92,7 +92,7 @@ std::vector<std::vector<float>> all_logits(backend & be, const std::vector<int32
 // step. With `last_leaves_after` >= 0 the last sequence leaves the batch after that many tokens.
 std::vector<std::vector<int32_t>> greedy(backend & be, const std::vector<std::vector<int32_t>> & prompts, int steps,
                                          int last_leaves_after = -1) {
-  std::string err;
+  rt_error err;
   std::vector<batch_entry> b(prompts.size());
   std::vector<int> ids;
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -106,7 +106,7 @@ std::vector<std::vector<int32_t>> greedy(backend & be, const std::vector<std::ve
     if (s == last_leaves_after) b.pop_back();
     std::vector<int32_t> next;
     if (!be.forward_greedy(b, next, err)) {
-      CHECK(false, "forward_greedy: %s", err.c_str());
+      CHECK(false, "forward_greedy: %s", err.message.c_str());
       break;
     }
     for (size_t i = 0; i < b.size(); ++i) {
@@ -138,14 +138,14 @@ float max_diff(const std::vector<std::vector<float>> & a, const std::vector<std:
 }
 
 void cuda_matches_cpu(const fs::path & dir, const char * label) {
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
-  CHECK(w != nullptr, "%s: %s", label, err.c_str());
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
+  CHECK(w != nullptr, "%s: %s", label, err.message.c_str());
   if (!w) return;
   auto cpu = make(*w, "cpu", 0);
   auto gpu = make(*w, "cuda", 0);
   if (!cpu || !gpu) return;
-  CHECK(std::string(gpu->name()) == "cuda", "backend name");
+  CHECK(gpu->kind() == backend_kind::cuda, "backend kind");
   const auto lc = all_logits(*cpu, PROMPT_A);
   const auto lg = all_logits(*gpu, PROMPT_A);
   const float rel = max_diff(lc, lg) / std::max(1e-6f, max_abs(lc));
@@ -160,8 +160,8 @@ void cuda_matches_cpu(const fs::path & dir, const char * label) {
 // must be the one reported, and without it the whole device's used memory; on a GPU, a per-process peak must cover
 // at least the backend's own allocations and fit the device.
 void peak_memory_scope(const fs::path & dir, const char * label) {
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
   if (!w) return;
   const char * fake_path = std::getenv("RT_TEST_FAKE_NVML");
 #ifndef _WIN32
@@ -221,8 +221,8 @@ void peak_memory_scope(const fs::path & dir, const char * label) {
 // Decode past the attention kernel's 256-position split (decode steps attend in splits of 256 positions, combined
 // afterwards): after a 300-token prefill, each decoded token's logits against the CPU backend's.
 void long_context_decode(const fs::path & dir, const char * label, int vocab) {
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
   if (!w) return;
   auto cpu = make(*w, "cpu", 0, true, 320);
   auto gpu = make(*w, "cuda", 0, true, 320);
@@ -236,9 +236,9 @@ void long_context_decode(const fs::path & dir, const char * label, int vocab) {
   for (int step = 0; step < 4; ++step) {
     std::vector<std::vector<float>> lc, lg;
     b[0].seq_id = sc;
-    CHECK(cpu->forward(b, false, lc, err), "cpu forward: %s", err.c_str());
+    CHECK(cpu->forward(b, false, lc, err), "cpu forward: %s", err.message.c_str());
     b[0].seq_id = sg;
-    CHECK(gpu->forward(b, false, lg, err), "cuda forward: %s", err.c_str());
+    CHECK(gpu->forward(b, false, lg, err), "cuda forward: %s", err.message.c_str());
     if (lc.empty() || lg.empty()) return;
     worst = std::max(worst, max_diff(lc, lg) / std::max(1e-6f, max_abs(lc)));
     b[0].start_pos += static_cast<int>(b[0].tokens.size());
@@ -250,8 +250,8 @@ void long_context_decode(const fs::path & dir, const char * label, int vocab) {
 }
 
 void full_vs_partial(const fs::path & dir, const char * label, int n_experts, int top_k) {
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
   if (!w) return;
   auto full = make(*w, "cuda", 0);
   const auto lf = full ? all_logits(*full, PROMPT_A) : std::vector<std::vector<float>>{};
@@ -316,14 +316,14 @@ void full_vs_partial(const fs::path & dir, const char * label, int n_experts, in
   backend_options o;
   o.expert_budget_bytes = 1;
   auto none = cuda_backend_create(*w, o, err);
-  CHECK(none == nullptr && err.find("slot") != std::string::npos, "%s: tiny budget error: %s", label, err.c_str());
+  CHECK(none == nullptr && err.message.find("slot") != std::string::npos, "%s: tiny budget error: %s", label, err.message.c_str());
 }
 
 // The runtime feeds a prompt longer than its prefill budget in chunks, in the same steps as other sequences' decode
 // tokens: each chunk lands at its start position and attends to the earlier ones; only the last chunk's logits count.
 void chunked_prefill(const fs::path & dir, const char * label, int slots) {
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
   if (!w) return;
   auto be = make(*w, "cuda", slots);
   if (!be) return;
@@ -334,7 +334,7 @@ void chunked_prefill(const fs::path & dir, const char * label, int slots) {
   }
   const int a = be->seq_create(err);
   const int b = be->seq_create(err);
-  CHECK(a >= 0 && b >= 0, "%s: seq_create: %s", label, err.c_str());
+  CHECK(a >= 0 && b >= 0, "%s: seq_create: %s", label, err.message.c_str());
   std::vector<int32_t> b_tokens = PROMPT_B;
   std::vector<float> last;
   for (size_t at = 0; at < PROMPT_A.size(); at += 5) {
@@ -348,7 +348,7 @@ void chunked_prefill(const fs::path & dir, const char * label, int slots) {
     step[1].tokens = at == 0 ? b_tokens : std::vector<int32_t>{b_tokens.back()};
     std::vector<std::vector<float>> out;
     if (!be->forward(step, false, out, err)) {
-      CHECK(false, "%s: chunk at %zu: %s", label, at, err.c_str());
+      CHECK(false, "%s: chunk at %zu: %s", label, at, err.message.c_str());
       break;
     }
     last = out[0];
@@ -378,8 +378,8 @@ constexpr int DECODE_KERNELS_PER_LAYER = 10;
 constexpr int DECODE_KERNELS_OUTSIDE_LAYERS = 4;
 
 void graphs_and_batching(const fs::path & dir, const char * label) {
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
   if (!w) return;
   auto with = make(*w, "cuda", 0, true);
   auto without = make(*w, "cuda", 0, false);
@@ -406,7 +406,7 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
     for (int s = 0; s < 16; ++s) {
       std::vector<int32_t> next;
       if (!with->forward_greedy(b, next, err)) {
-        CHECK(false, "%s: reordered batch: %s", label, err.c_str());
+        CHECK(false, "%s: reordered batch: %s", label, err.message.c_str());
         break;
       }
       for (size_t i = 0; i < b.size(); ++i) {
@@ -453,16 +453,16 @@ void graphs_and_batching(const fs::path & dir, const char * label) {
   bad[0].seq_id = 999;
   bad[0].tokens = {1};
   std::vector<int32_t> next;
-  CHECK(!with->forward_greedy(bad, next, err) && err.find("sequence") != std::string::npos, "unknown sequence error");
+  CHECK(!with->forward_greedy(bad, next, err) && err.message.find("sequence") != std::string::npos, "unknown sequence error");
   bad[0].seq_id = with->seq_create(err);
   std::vector<batch_entry> twice = {bad[0], bad[0]};
-  CHECK(!with->forward_greedy(twice, next, err) && err.find("twice") != std::string::npos, "duplicate sequence error");
+  CHECK(!with->forward_greedy(twice, next, err) && err.message.find("twice") != std::string::npos, "duplicate sequence error");
   bad[0].tokens = {static_cast<int32_t>(w->config.vocab_size)};
-  CHECK(!with->forward_greedy(bad, next, err) && err.find("vocabulary") != std::string::npos, "token id past the vocabulary");
+  CHECK(!with->forward_greedy(bad, next, err) && err.message.find("vocabulary") != std::string::npos, "token id past the vocabulary");
   bad[0].tokens.assign(65, 1);
-  CHECK(!with->forward_greedy(bad, next, err) && err.find("context") != std::string::npos, "context overflow error");
+  CHECK(!with->forward_greedy(bad, next, err) && err.message.find("context") != std::string::npos, "context overflow error");
   bad[0].tokens.assign(64, 1);
-  CHECK(with->forward_greedy(bad, next, err), "a step that fills the context exactly: %s", err.c_str());
+  CHECK(with->forward_greedy(bad, next, err), "a step that fills the context exactly: %s", err.message.c_str());
 }
 
 // Writes an FP16 NaN over the first element of each FP16 tensor of the packed folder `dir` that `pick` names (the
@@ -478,8 +478,8 @@ int write_nan(const fs::path & dir, Pick pick) {
       bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
     safetensors_header h;
-    std::string err;
-    if (!safetensors_parse(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size(), f.path().string(), h, err)) continue;
+    rt_error err;
+    if (!safetensors_parse(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size(), f.path().string(), h, err.message)) continue;
     int here = 0;
     for (const auto & t : h.tensors) {
       if (!pick(t.name) || t.type != dtype::f16) continue;
@@ -500,9 +500,9 @@ void nan_logits(const fs::path & packed, const fs::path & root) {
   fs::copy(packed, dir, fs::copy_options::recursive);
   const bool written = write_nan(dir, [](const std::string & name) { return name == "model.norm.weight"; }) == 1;
   CHECK(written, "nan: an FP16 model.norm.weight in the packed folder");
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
-  CHECK(w != nullptr, "nan: %s", err.c_str());
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
+  CHECK(w != nullptr, "nan: %s", err.message.c_str());
   if (!w || !written) return;
   for (const char * kind : {"cpu", "cuda"}) {
     auto be = make(*w, kind, 0);
@@ -514,7 +514,7 @@ void nan_logits(const fs::path & packed, const fs::path & root) {
     }
     std::vector<int32_t> next;
     CHECK(be->forward_greedy(b, next, err) && next == std::vector<int32_t>({-1, -1}), "%s: NaN logits give -1 (%s)",
-          kind, err.c_str());
+          kind, err.message.c_str());
     for (const auto & e : b) be->seq_free(e.seq_id);
   }
 }
@@ -528,9 +528,9 @@ void nan_router_partial(const fs::path & packed, const fs::path & root, int laye
     return name.size() > 16 && name.compare(name.size() - 16, 16, ".mlp.gate.weight") == 0;
   });
   CHECK(written == layers, "nan router: %d FP16 router weights in the packed folder (want %d)", written, layers);
-  std::string err;
-  auto w = model_weights_load(dir.string(), weights_kind::int4, err);
-  CHECK(w != nullptr, "nan router: %s", err.c_str());
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
+  CHECK(w != nullptr, "nan router: %s", err.message.c_str());
   if (!w || written != layers) return;
   auto be = make(*w, "cuda", 1);
   if (!be) return;
@@ -538,7 +538,7 @@ void nan_router_partial(const fs::path & packed, const fs::path & root, int laye
   b[0].seq_id = be->seq_create(err);
   b[0].tokens = PROMPT_A;
   std::vector<int32_t> next;
-  CHECK(be->forward_greedy(b, next, err), "nan router: forward: %s", err.c_str());
+  CHECK(be->forward_greedy(b, next, err), "nan router: forward: %s", err.message.c_str());
   const backend_counters c = be->counters();
   CHECK(c.expert_misses == 0 && c.h2d_bytes == 0, "nan router: %llu misses, %llu H2D bytes (want none)",
         static_cast<unsigned long long>(c.expert_misses), static_cast<unsigned long long>(c.h2d_bytes));

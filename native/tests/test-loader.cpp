@@ -56,11 +56,11 @@ static std::vector<std::vector<float>> logits_of(const fs::path & dir) {
   model_load_options o;
   o.dir = dir.string();
   o.threads = 1;
-  std::string err;
+  rt_error err;
   std::vector<std::vector<float>> out;
   auto m = rt_model_load(o, err);
-  CHECK(m != nullptr, "load %s: %s", dir.string().c_str(), err.c_str());
-  if (m) CHECK(rt_model_logits(*m, {3, 17, 42, 5}, out, err), "logits of %s: %s", dir.string().c_str(), err.c_str());
+  CHECK(m != nullptr, "load %s: %s", dir.string().c_str(), err.message.c_str());
+  if (m) CHECK(rt_model_logits(*m, {3, 17, 42, 5}, out, err), "logits of %s: %s", dir.string().c_str(), err.message.c_str());
   return out;
 }
 
@@ -257,8 +257,8 @@ static void qpacked_reader(const fs::path & root) {
     o.threads = 1;
     o.group_size = 16;
     pack_result r;
-    std::string err;
-    CHECK(rt_qpacked_pack(o, nullptr, nullptr, r, err) && r.group_size == 16, "pack: %s", err.c_str());
+    rt_error err;
+    CHECK(rt_qpacked_pack(o, nullptr, nullptr, r, err) && r.group_size == 16, "pack: %s", err.message.c_str());
   };
   pack_fresh();
   {

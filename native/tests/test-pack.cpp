@@ -21,7 +21,7 @@
 using namespace rt;
 namespace fs = std::filesystem;
 
-static bool pack(const fs::path & src, const fs::path & dst, int group, std::string & err, const std::atomic<bool> * cancel = nullptr,
+static bool pack(const fs::path & src, const fs::path & dst, int group, rt_error & err, const std::atomic<bool> * cancel = nullptr,
                  const pack_progress & progress = nullptr, pack_result * out = nullptr) {
   pack_options o;
   o.src_dir = src.string();
@@ -69,28 +69,31 @@ int main() {
   c.hidden = 48;  // expert widths 48 and 16: default group 16
   c.heads = 4;
   test_util::write_tiny_model(root / "src", c, 3, 2);
-  std::string err;
+  rt_error err;
 
   pack_result r;
-  CHECK(pack(root / "src", root / "g16", 0, err, nullptr, nullptr, &r), "default pack: %s", err.c_str());
+  CHECK(pack(root / "src", root / "g16", 0, err, nullptr, nullptr, &r), "default pack: %s", err.message.c_str());
   CHECK(r.group_size == 16, "default group is the largest of 128..8 dividing 48 and 16, got %d", r.group_size);
   CHECK(pack(root / "src", root / "g8", 8, err, nullptr, nullptr, &r) && r.group_size == 8, "--group-size 8");
-  CHECK(!pack(root / "src", root / "g32", 32, err) && err.find("group size 32") != std::string::npos, "32 does not divide 48: %s", err.c_str());
-  CHECK(!pack(root / "src", root / "g3", 3, err) && err.find("even") != std::string::npos, "odd group refused: %s", err.c_str());
+  CHECK(!pack(root / "src", root / "g32", 32, err) && err.message.find("group size 32") != std::string::npos, "32 does not divide 48: %s", err.message.c_str());
+  CHECK(!pack(root / "src", root / "g3", 3, err) && err.message.find("even") != std::string::npos &&
+            err.code == rt_status::invalid_request,
+        "odd group refused: %s", err.message.c_str());
 
   {  // A shard that cannot be created (a folder holds its temp name) fails the pack, naming it; no index is written.
     const fs::path blocked = root / "blocked";
     const std::string first = r.output_files.empty() ? std::string("none") : r.output_files[0];
     fs::create_directories(blocked / (first + ".tmp"));
-    CHECK(!pack(root / "src", blocked, 8, err) && err.find(first + ".tmp: cannot create") != std::string::npos,
-          "uncreatable shard: %s", err.c_str());
+    CHECK(!pack(root / "src", blocked, 8, err) && err.message.find(first + ".tmp: cannot create") != std::string::npos &&
+              err.code == rt_status::io_error,
+          "uncreatable shard: %s", err.message.c_str());
     CHECK(!fs::exists(blocked / "model.safetensors.index.json") && !fs::exists(blocked / first), "nothing published");
   }
   {  // The metadata goes with the pack, chat_template.jinja included: the packed folder alone renders the same prompt.
     const std::string jinja = "{% for m in messages %}<|user|>{{ m.content }}{% endfor %}<|assistant|>";
     test_util::write_file(root / "src" / "chat_template.jinja", jinja);
     pack_result pr;
-    CHECK(pack(root / "src", root / "with-jinja", 0, err, nullptr, nullptr, &pr), "pack with a template: %s", err.c_str());
+    CHECK(pack(root / "src", root / "with-jinja", 0, err, nullptr, nullptr, &pr), "pack with a template: %s", err.message.c_str());
     std::ifstream in(root / "with-jinja" / "chat_template.jinja", std::ios::binary);
     const std::string copied((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(copied == jinja, "chat_template.jinja copied into the packed folder (got %zu bytes)", copied.size());
@@ -105,7 +108,7 @@ int main() {
     const bool ok = pack(root / "src", root / "cancelled", 0, err, &cancel, [&](uint64_t, uint64_t) {
       if (++calls == 2) cancel.store(true);
     });
-    CHECK(!ok && err.find("cancelled") != std::string::npos, "cancel reported: %s", err.c_str());
+    CHECK(!ok && err.message.find("cancelled") != std::string::npos && err.code == rt_status::cancelled, "cancel reported: %s", err.message.c_str());
     for (const auto & e : fs::directory_iterator(root / "cancelled")) {
       const std::string name = e.path().filename().string();
       CHECK(name.find(".tmp") == std::string::npos, "temp file left: %s", name.c_str());
@@ -136,7 +139,9 @@ int main() {
       test_util::write_file(bad / "model.safetensors", test_util::safetensors_bytes(ts));
       const bool ok = pack(bad, root / "bad-out", 0, err);
       const std::string want = std::string("model.safetensors: tensor '") + bc.tensor + "' [1, 5] = ";
-      CHECK(!ok && err.find(want) != std::string::npos && err.find(bc.expect) != std::string::npos, "%s: %s", bc.tensor, err.c_str());
+      CHECK(!ok && err.message.find(want) != std::string::npos && err.message.find(bc.expect) != std::string::npos &&
+                err.code == rt_status::model_invalid,
+            "%s: %s", bc.tensor, err.message.c_str());
       CHECK(!fs::exists(root / "bad-out" / "model.safetensors.index.json"), "no index after a refused pack");
       for (const auto & e : fs::directory_iterator(root / "bad-out"))
         CHECK(e.path().extension() != ".tmp", "temp file left: %s", e.path().string().c_str());
@@ -155,15 +160,15 @@ int main() {
     fs::create_directories(lim);
     test_util::write_file(lim / "config.json", test_util::config_json(c));
     test_util::write_file(lim / "model.safetensors", test_util::safetensors_bytes(ts));
-    CHECK(pack(lim, root / "limits-out", 0, err), "values at the format limits pack: %s", err.c_str());
-    auto w = model_weights_load((root / "limits-out").string(), weights_kind::int4, err);
+    CHECK(pack(lim, root / "limits-out", 0, err), "values at the format limits pack: %s", err.message.c_str());
+    auto w = model_weights_load((root / "limits-out").string(), weights_kind::int4, err.message);
     const tensor_view * q = w ? w->find("model.layers.0.self_attn.q_proj.weight") : nullptr;
     const tensor_view * s = w ? w->find("model.layers.0.mlp.experts.1.up_proj.scales") : nullptr;
     const tensor_view * u = w ? w->find("model.layers.0.mlp.experts.1.up_proj.qweight") : nullptr;
     float back[16] = {};
     if (s && u) qpacked_dequantize_row(static_cast<const uint8_t *>(u->data), static_cast<const uint16_t *>(s->data), 16, 16, back);
     CHECK(q && s && u && static_cast<const uint16_t *>(q->data)[3] == 0xFBFF && std::fabs(back[3] - 4192256.0f) < 0.01f * 4192256.0f,
-          "-65504 packs to 0xFBFF and 4192256 to a 4-bit code within 1%% (%g; %s)", back[3], err.c_str());
+          "-65504 packs to 0xFBFF and 4192256 to a 4-bit code within 1%% (%g; %s)", back[3], err.message.c_str());
   }
   {  // A stale copy in a shard the index does not point to is not packed: the indexed one is, once.
     auto ts = test_util::tiny_tensors(c, 3);
@@ -174,17 +179,17 @@ int main() {
     files[0].second.push_back(test_util::make_tensor("model.norm.weight", {c.hidden}, r, 1.0f, -5.0f));
     write_source(root / "stale-src", c, files, index);
     pack_result pr;
-    CHECK(pack(root / "stale-src", root / "stale-out", 0, err, nullptr, nullptr, &pr), "stale copy: %s", err.c_str());
+    CHECK(pack(root / "stale-src", root / "stale-out", 0, err, nullptr, nullptr, &pr), "stale copy: %s", err.message.c_str());
     int listed = 0;
     for (const auto & f : pr.output_files) {
       if (f.find("model-qpacked-") != 0) continue;
-      auto mf = mapped_file::open((root / "stale-out" / f).string(), err);
+      auto mf = mapped_file::open((root / "stale-out" / f).string(), err.message);
       safetensors_header h;
-      CHECK(mf && safetensors_parse(mf->data(), mf->size(), f, h, err), "parse %s: %s", f.c_str(), err.c_str());
+      CHECK(mf && safetensors_parse(mf->data(), mf->size(), f, h, err.message), "parse %s: %s", f.c_str(), err.message.c_str());
       for (const auto & t : h.tensors) listed += t.name == "model.norm.weight";
     }
     CHECK(listed == 1, "model.norm.weight is in the packed shards %d times", listed);
-    auto w = model_weights_load((root / "stale-out").string(), weights_kind::int4, err);
+    auto w = model_weights_load((root / "stale-out").string(), weights_kind::int4, err.message);
     const test_util::raw_tensor * indexed = nullptr;
     for (const auto & t : ts) if (t.name == "model.norm.weight") indexed = &t;
     const tensor_view * packed = w ? w->find("model.norm.weight") : nullptr;
@@ -195,7 +200,7 @@ int main() {
       std::memcpy(&h, static_cast<const uint8_t *>(packed->data) + 2 * i, 2);
       same = h == fp16_from_f32(f32_from_bf16(b));
     }
-    CHECK(same, "the packed model.norm.weight is the indexed copy (%s)", err.c_str());
+    CHECK(same, "the packed model.norm.weight is the indexed copy (%s)", err.message.c_str());
   }
   {  // Sources the packer must refuse, with the loader's message where the loader would refuse them.
     struct refused_case {
@@ -247,9 +252,9 @@ int main() {
       tc.build(d);
       const bool ok = pack(d, root / "refused" / "out", tc.group, err);
       CHECK(!ok, "%s: packed", tc.what);
-      for (const auto & n : tc.needles) CHECK(err.find(n) != std::string::npos, "%s: message '%s' lacks '%s'", tc.what, err.c_str(), n.c_str());
+      for (const auto & n : tc.needles) CHECK(err.message.find(n) != std::string::npos, "%s: message '%s' lacks '%s'", tc.what, err.message.c_str(), n.c_str());
       CHECK(!fs::exists(root / "refused" / "out" / "model.safetensors.index.json"), "%s: no index after a refused pack", tc.what);
-      std::printf("%s -> %s\n", tc.what, err.c_str());
+      std::printf("%s -> %s\n", tc.what, err.message.c_str());
     }
 #ifndef _WIN32
     alarm(0);
@@ -272,9 +277,9 @@ int main() {
       text.erase(at, end - at + 1);
       // One entry per line and this one is not the last (model.norm follows), so the JSON stays valid.
       test_util::write_file(d / "model.safetensors.index.json", text);
-      auto w = model_weights_load(d.string(), weights_kind::int4, err);
-      CHECK(!w && err.find("model.layers.1.mlp.experts.2.up_proj.scales") != std::string::npos && err.find("missing") != std::string::npos,
-            "missing scales named: %s", err.c_str());
+      auto w = model_weights_load(d.string(), weights_kind::int4, err.message);
+      CHECK(!w && err.message.find("model.layers.1.mlp.experts.2.up_proj.scales") != std::string::npos && err.message.find("missing") != std::string::npos,
+            "missing scales named: %s", err.message.c_str());
     }
   }
   fs::remove_all(root);

@@ -1,5 +1,6 @@
 /**
- * `horizon pack` as a person sees it: a failure after the progress line started prints its error on a line of its own.
+ * `horizon pack` as a person sees it: a failure after the progress line started prints its error on a line of its own;
+ * as the app sees it (--progress-json): the runtime's status beside the message.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync, closeSync } from 'node:fs';
@@ -44,5 +45,20 @@ describe('horizon pack output', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^\rpack \d+\/\d+ MiB/);
     expect(r.stderr).toMatch(/MiB\nhorizon pack: .*'model\.layers\.1\.mlp\.experts\.3\.up_proj\.weight' \[0, 0\] = nan is not a finite number/);
+  });
+
+  it("puts the runtime's status beside the message on its JSON error line", async () => {
+    const model = await makeTinyModel(join(root, 'tiny-json'), { seed: 5 });
+    plantNaN(model.dir, 'model.layers.0.mlp.experts.1.down_proj.weight');
+    const r = spawnSync(process.execPath, [CLI, 'pack', '--model', model.dir, '--out', join(root, 'out-json'), '--progress-json'], {
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(1);
+    const error = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((m) => m.type === 'error');
+    expect(error).toMatchObject({ code: 'model_invalid', message: expect.stringMatching(/down_proj\.weight' \[0, 0\] = nan is not a finite number/) });
   });
 });

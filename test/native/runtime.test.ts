@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { makeTinyModel } from '../../scripts/make-tiny-model.js';
 import type { TinyModel } from '../../scripts/make-tiny-model.js';
-import { loadModel, loadNativeBinding } from '../../electron/worker/runtime/binding.js';
+import { isNativeError, loadModel, loadNativeBinding } from '../../electron/worker/runtime/binding.js';
 import type { NativeModel } from '../../electron/worker/runtime/binding.js';
 import { packModel, type PackManifest } from '../../electron/worker/runtime/pack.js';
 
@@ -167,12 +167,22 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
   it('rejects bad folders with messages naming the file', async () => {
     await expect(loadModel({ dir: join(root, 'nope'), weights: 'bf16', backend: 'cpu' })).rejects.toThrow(/nope/);
     await expect(loadModel({ dir: tiny.dir, weights: 'int4', backend: 'cpu' })).rejects.toThrow(/qpacked/);
+    // Beside the message, the runtime's status, which callers act on.
+    await expect(loadModel({ dir: join(root, 'nope'), weights: 'bf16', backend: 'cpu' })).rejects.toMatchObject({ code: 'model_invalid' });
+    await expect(loadModel({ dir: tiny.dir, weights: 'int4', backend: 'cpu' })).rejects.toMatchObject({ code: 'model_invalid' });
     const bad = join(root, 'llama');
     execFileSync('cp', ['-r', tiny.dir, bad]);
     const cfg = JSON.parse(readFileSync(join(bad, 'config.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(bad, 'config.json'), JSON.stringify({ ...cfg, model_type: 'llama', architectures: ['LlamaForCausalLM'] }));
     await expect(loadModel({ dir: bad, weights: 'bf16', backend: 'cpu' })).rejects.toThrow(/config\.json.*llama/);
     await expect(model.generate({ prompts: [[tiny.config.vocab_size + 3]], maxNewTokens: 2 })).rejects.toThrow(/vocabulary/);
+    await expect(model.logits([])).rejects.toMatchObject({ code: 'invalid_request', message: 'logits: no tokens' });
+  });
+
+  it('takes only the weights and backend names it knows', () => {
+    const raw = loadNativeBinding() as unknown as { loadModel(o: object): Promise<unknown> };
+    expect(() => raw.loadModel({ dir: tiny.dir, weights: 'fp8', backend: 'cpu' })).toThrow("loadModel: unknown weights 'fp8' (expected bf16 or int4)");
+    expect(() => raw.loadModel({ dir: tiny.dir, weights: 'bf16', backend: 'CPU' })).toThrow("loadModel: unknown backend 'CPU' (expected cpu or cuda)");
   });
 
   it('says which prompt failed as a number beside the message, not only in it', async () => {
@@ -183,6 +193,7 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
     );
     expect(failed?.message).toBe(`generate: prompt 1: token id ${bad} is outside the vocabulary (0..${tiny.config.vocab_size - 1})`);
     expect(failed?.promptIndex).toBe(1);
+    expect(isNativeError(failed) && failed.code).toBe('invalid_prompt');
     // A failure that is no prompt's carries none.
     const own = await loadModel({ dir: tiny.dir, weights: 'bf16', backend: 'cpu', threads: 1 });
     own.close();

@@ -1,3 +1,4 @@
+import { isNativeError } from '../../worker/runtime/binding.js';
 import { packModel } from '../../worker/runtime/pack.js';
 import type { PackProgress } from '../../worker/runtime/pack.js';
 import { abortOnSignals, abortWhenOrphaned, intOption, parseCommandArgs, usageError } from '../command-args.js';
@@ -82,7 +83,8 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   } catch (e) {
     const message = cancel.signal.aborted ? 'cancelled' : (e as Error).message;
-    if (json) console.log(JSON.stringify({ type: 'error', message }));
+    // The runtime's status goes with the message, so the app acts on it without reading the message.
+    if (json) console.log(JSON.stringify({ type: 'error', message, ...(isNativeError(e) ? { code: e.code } : {}) }));
     // The progress line has no newline yet: the error goes on a line of its own.
     if (midLine) process.stderr.write('\n');
     console.error(`horizon pack: ${message}`);

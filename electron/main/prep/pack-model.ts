@@ -5,6 +5,7 @@ import readline from 'node:readline';
 
 import { REPO_ROOT } from '../../node/app-root.js';
 import { PrepError } from './prep-error.js';
+import { NATIVE_STATUS_CODES, isNativeStatus, type NativeStatus } from '../../common/native-status.js';
 
 /** The program and leading arguments that run `horizon`; `pack --model … --progress-json` is appended. */
 export type PackerCommand = { readonly command: string; readonly args: readonly string[]; readonly env?: Record<string, string> };
@@ -179,6 +180,7 @@ export async function runPacker(opts: RunPackerOptions): Promise<void> {
   ];
   if (opts.signal?.aborted) throw new PrepError('CANCELLED', `pack ${opts.out}: cancelled`);
   const what = typeof packer === 'function' ? 'the packer' : packer.command;
+  let failure: { readonly status: NativeStatus; readonly message: string } | undefined;
   try {
     const { code, signalName, sawDone, stderrTail } = await runCliChild(launch, args, {
       signal: opts.signal,
@@ -186,11 +188,18 @@ export async function runPacker(opts: RunPackerOptions): Promise<void> {
         if (msg.type === 'progress' && (msg.phase === 'pack' || msg.phase === 'hash')) {
           opts.onProgress?.({ phase: msg.phase, doneBytes: Number(msg.doneBytes) || 0, totalBytes: Number(msg.totalBytes) || 0 });
         }
+        if (msg.type === 'error' && isNativeStatus(msg.code) && typeof msg.message === 'string') {
+          failure = { status: msg.code, message: msg.message };
+        }
       },
     });
     if (opts.signal?.aborted) throw new PrepError('CANCELLED', `pack ${opts.out}: cancelled (the next start packs again)`);
     if (code !== 0 || !sawDone) {
       const why = code !== 0 ? `exit ${code ?? signalName}` : 'no {"type":"done"} line';
+      // The runtime said what failed: its code, unless it is a write the disk had no room for (the OS's words).
+      if (failure && failure.status !== 'io_error') {
+        throw new PrepError(NATIVE_STATUS_CODES[failure.status], `pack ${opts.source} → ${opts.out}: ${failure.message}`);
+      }
       if (/ENOSPC|No space left/i.test(stderrTail)) {
         throw new PrepError('DISK_FULL', `pack ${opts.out}: the disk is full (${why}); free some space and start again`);
       }

@@ -4,7 +4,8 @@ import { err, ok } from '../../common/result.js';
 /** Every AppErrorCode (a Record, so that a code added to the union must be added here). */
 const APP_ERROR_CODES: Readonly<Record<AppErrorCode, true>> = {
   BAD_INPUT: true, NOT_FOUND: true, MODEL_NOT_FOUND: true, MODEL_INVALID: true, HASH_MISMATCH: true, NETWORK: true,
-  DISK_FULL: true, PERMISSION: true, CANCELLED: true, WORKER_CRASHED: true, DEVICE_FAULT: true, INTERNAL: true,
+  DISK_FULL: true, PERMISSION: true, CANCELLED: true, WORKER_CRASHED: true, DEVICE_FAULT: true, OUT_OF_MEMORY: true,
+  UNSUPPORTED: true, INTERNAL: true,
 };
 
 /** System and SQLite codes with an AppErrorCode of their own; others (ENOENT, SQLITE_BUSY, …) take the fallback. */

@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { isNativeStatus, type NativeStatus } from '../../common/native-status.js';
+
 /** A CUDA device as reported by the driver. */
 export interface NativeDeviceInfo {
   readonly index: number;
@@ -21,6 +23,19 @@ export interface NativeDeviceProbe {
   readonly cudaCompiled: boolean;
   readonly error: string;
   readonly devices: readonly NativeDeviceInfo[];
+}
+
+/**
+ * How the addon rejects: `code` says what went wrong and, when one prompt of a generate request is at fault
+ * (invalid_prompt, numeric_fault), `promptIndex` is its position; the message is for people.
+ */
+export interface NativeError extends Error {
+  readonly code: NativeStatus;
+  readonly promptIndex?: number;
+}
+
+export function isNativeError(e: unknown): e is NativeError {
+  return e instanceof Error && isNativeStatus((e as { code?: unknown }).code);
 }
 
 /** Precision of the loaded weights: the source checkpoint (FP32 math) or a qpacked-v2 folder (INT4 experts). */
@@ -261,7 +276,7 @@ export function tokenIds(ids: readonly number[], what: string): Int32Array {
   return Int32Array.from(ids);
 }
 
-/** Loads an OLMoE model folder on a backend; rejects with a message naming the file/tensor at fault. */
+/** Loads an OLMoE model folder on a backend; rejects with a NativeError whose message names the file/tensor at fault. */
 export async function loadModel(options: LoadModelOptions): Promise<NativeModel> {
   const handle = await loadNativeBinding().loadModel(options);
   return {

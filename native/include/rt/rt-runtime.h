@@ -12,11 +12,50 @@ namespace rt {
 
 class model;
 
+/**
+ * Why a call failed. Callers act on the code and show the message; they never parse the message.
+ */
+enum class rt_status : int {
+  ok = 0,
+  invalid_request,  // an option or request field the runtime cannot take (a caller's mistake)
+  invalid_prompt,   // one prompt cannot be generated (empty, a token outside the vocabulary, longer than the context)
+  model_invalid,    // the model folder lacks a file, or one does not parse or does not match config.json
+  unsupported,      // this build or device cannot run the model (no CUDA, too old a GPU, a shape it lacks kernels for)
+  out_of_memory,    // host or device memory ran out
+  device_fault,     // the device reported an error: the model refuses every later request (see model_info::fault)
+  numeric_fault,    // a prompt's logits were not numbers (NaN)
+  io_error,         // reading or writing a file failed (the packer)
+  cancelled,        // the packer was cancelled (a cancelled generation ends its prompts "cancelled" instead)
+  internal,         // a broken invariant inside the runtime
+};
+
+/** A failed call: what went wrong, which prompt of the request it concerns (-1: none), and words for a person. */
+struct rt_error {
+  rt_status code = rt_status::ok;
+  int prompt_index = -1;
+  std::string message;
+};
+
+/** Source checkpoint (FP32 math over BF16/F16/F32) or a qpacked-v2 folder (INT4 routed experts). */
+enum class weights_kind { bf16, int4 };
+enum class backend_kind { cpu, cuda };
+/** Why a prompt's generation ended; `none` only while it runs. */
+enum class finish_reason { none, stop, length, cancelled };
+
+/** The names the addon and its callers use ("invalid_prompt", "int4", "cuda", "stop", ...). */
+const char * rt_status_name(rt_status s);
+const char * weights_kind_name(weights_kind w);
+const char * backend_kind_name(backend_kind b);
+const char * finish_reason_name(finish_reason f);
+/** The kind named `name`; false when no kind has that name. */
+bool parse_weights_kind(const std::string & name, weights_kind & out);
+bool parse_backend_kind(const std::string & name, backend_kind & out);
+
 /** What to load and where to run it. */
 struct model_load_options {
   std::string dir;
-  std::string weights = "bf16";  // "bf16" (source checkpoint, FP32 math) or "int4" (qpacked-v2 folder)
-  std::string backend = "cpu";   // "cpu" or "cuda"
+  weights_kind weights = weights_kind::bf16;
+  backend_kind backend = backend_kind::cpu;
   int threads = 0;               // CPU threads; 0 = all cores
   int max_context = 0;           // tokens per sequence; 0 = max_position_embeddings
   int max_sequences = 0;         // sequences generated together (KV the CUDA backend reserves); 0 = 8
@@ -27,8 +66,8 @@ struct model_load_options {
 
 /** Static facts about a loaded model. */
 struct model_info {
-  std::string backend;  // "cpu" or "cuda"
-  std::string weights;  // "bf16" or "int4"
+  backend_kind backend = backend_kind::cpu;
+  weights_kind weights = weights_kind::bf16;
   std::string dir;
   int group_size = 0;
   int hidden_size = 0, intermediate_size = 0, num_hidden_layers = 0, num_attention_heads = 0, num_key_value_heads = 0;
@@ -45,13 +84,13 @@ struct model_info {
   int decode_step_ops = 0;    // CUDA: kernels in the captured one-sequence decode step (0 until captured); CPU: 0
 };
 
-/** Loads a model; nullptr with `error` (naming the file/tensor at fault) on failure. */
-std::shared_ptr<model> rt_model_load(const model_load_options & options, std::string & error);
+/** Loads a model; nullptr with `error` (its message naming the file/tensor at fault) on failure. */
+std::shared_ptr<model> rt_model_load(const model_load_options & options, rt_error & error);
 model_info rt_model_info(const model & m);
 
 /** Logits for every position of `tokens` (one vocab-sized row each) from a fresh sequence. */
 bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector<std::vector<float>> & logits,
-                     std::string & error);
+                     rt_error & error);
 
 /** A batch of greedy generations. */
 struct generate_request {
@@ -68,7 +107,7 @@ struct generate_result {
   int prompt_tokens = 0;
   double time_to_first_token_ms = 0;  // from the start of the prompt's prefill step to its first generated token
   double decode_tokens_per_s = 0;     // tokens after the first / time after the first
-  std::string finish_reason;          // "stop" | "length" | "cancelled"
+  rt::finish_reason finish_reason = rt::finish_reason::none;
 };
 
 /** Request-wide figures (backend counters: fields that do not apply are 0). */
@@ -93,13 +132,12 @@ using token_callback = std::function<void(int index, int32_t token, const genera
  * budget cuts short goes on first in the next step); a prompt's sequence is freed as soon as it stops, reaches
  * max_new_tokens or the context limit, so the next can start.
  * `cancel` is checked before every step; prompts not finished by then end "cancelled". Calls on one model are
- * serialised. On failure `error` says why; when one prompt is what failed (empty, a token outside the vocabulary,
- * longer than the context, NaN logits), `*failed_prompt` (when given) is its index in `request.prompts`, else -1, so a
- * caller names it without reading the message.
+ * serialised. On failure `error` says why; when one prompt is what failed (invalid_prompt, numeric_fault),
+ * `error.prompt_index` is its index in `request.prompts`.
  */
 bool rt_model_generate(model & m, const generate_request & request, const std::atomic<bool> * cancel,
                        const token_callback & on_token, std::vector<generate_result> & results,
-                       generate_stats & stats, std::string & error, int * failed_prompt = nullptr);
+                       generate_stats & stats, rt_error & error);
 
 /** Options of the qpacked-v2 packer. */
 struct pack_options {
@@ -126,6 +164,6 @@ using pack_progress = std::function<void(uint64_t done, uint64_t total)>;
  * tensor; each output is written under a temporary name and renamed when complete.
  */
 bool rt_qpacked_pack(const pack_options & options, const pack_progress & progress, const std::atomic<bool> * cancel,
-                     pack_result & result, std::string & error);
+                     pack_result & result, rt_error & error);
 
 }  // namespace rt

@@ -9,11 +9,18 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model-weights.h"
 
 namespace rt {
+
+/** Sets `error` and returns false, so a failing check reads `return fail(error, code, "...")`. */
+inline bool fail(rt_error & error, rt_status code, std::string message, int prompt_index = -1) {
+  error = rt_error{code, prompt_index, std::move(message)};
+  return false;
+}
 
 /** Options given to a backend factory. */
 struct backend_options {
@@ -55,8 +62,8 @@ class backend {
  public:
   virtual ~backend() = default;
 
-  /** "cpu" or "cuda"; the CPU backend is always labelled "cpu". */
-  virtual const char * name() const = 0;
+  /** The CPU backend is always backend_kind::cpu. */
+  virtual backend_kind kind() const = 0;
 
   /** Routed experts of each layer held in device memory: 0 on the CPU, num_experts under full residency. */
   virtual int device_expert_slots() const { return 0; }
@@ -71,7 +78,7 @@ class backend {
   virtual int decode_step_ops() const { return 0; }
 
   /** Creates an empty sequence (KV cache) and returns its id (>= 0), or -1 with `error` set. */
-  virtual int seq_create(std::string & error) = 0;
+  virtual int seq_create(rt_error & error) = 0;
   /** Releases a sequence and its KV cache. */
   virtual void seq_free(int seq_id) = 0;
   /** Number of tokens currently cached for a sequence. */
@@ -80,16 +87,17 @@ class backend {
   /**
    * Runs one batched step. For each entry, its tokens are appended at start_pos.. and logits are written to
    * `logits[i]`: vocab_size floats for the last token, or tokens.size() * vocab_size (row-major) when
-   * `all_positions`. Returns false with `error` set on failure (bad seq id, context overflow, device error).
+   * `all_positions`. Returns false with `error` set on failure (invalid_request for a bad seq id, token or context
+   * overflow; device_fault or out_of_memory from the device).
    */
   virtual bool forward(const std::vector<batch_entry> & batch, bool all_positions,
-                       std::vector<std::vector<float>> & logits, std::string & error) = 0;
+                       std::vector<std::vector<float>> & logits, rt_error & error) = 0;
 
   /**
    * Greedy variant of `forward`: next[i] = argmax of entry i's last-position logits (ties to the lowest id), or -1
    * when that row holds a NaN. Backends may override it to avoid copying logits back; the default calls `forward`.
    */
-  virtual bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, std::string & error) {
+  virtual bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, rt_error & error) {
     std::vector<std::vector<float>> logits;
     if (!forward(batch, false, logits, error)) return false;
     next.assign(batch.size(), 0);
@@ -117,12 +125,12 @@ class backend {
 
 /** The CPU backend (always available). Returns nullptr with `error` set on failure. */
 std::unique_ptr<backend> cpu_backend_create(const model_weights & weights, const backend_options & options,
-                                            std::string & error);
+                                            rt_error & error);
 
 #ifdef RT_WITH_CUDA
 /** The CUDA backend (implemented in src/cuda/). Returns nullptr with `error` set on failure. */
 std::unique_ptr<backend> cuda_backend_create(const model_weights & weights, const backend_options & options,
-                                             std::string & error);
+                                             rt_error & error);
 #endif
 
 }  // namespace rt

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rt/rt-runtime.h"
+
 namespace rt {
 
 /** Element type of a tensor in a safetensors file (only the ones the runtime reads). */
@@ -50,8 +52,6 @@ struct tensor_view {
   int64_t numel() const;
 };
 
-/** Which weights were loaded: source precision (FP32 math over BF16/F16/F32) or qpacked-v2 INT4 experts. */
-enum class weights_kind { bf16, int4 };
 
 /** One layer's tensors. For int4, expert_* hold `.qweight` (U8) and expert_*_scales hold `.scales` (F16). */
 struct layer_weights {

@@ -54,18 +54,65 @@ void add_counters(generate_stats & s, const backend_counters & c) {
 
 }  // namespace
 
-std::shared_ptr<model> rt_model_load(const model_load_options & options, std::string & error) {
-  weights_kind kind;
-  if (options.weights == "bf16") kind = weights_kind::bf16;
-  else if (options.weights == "int4") kind = weights_kind::int4;
-  else {
-    error = "unknown weights '" + options.weights + "' (expected bf16 or int4)";
-    return nullptr;
+const char * rt_status_name(rt_status s) {
+  switch (s) {
+    case rt_status::ok: return "ok";
+    case rt_status::invalid_request: return "invalid_request";
+    case rt_status::invalid_prompt: return "invalid_prompt";
+    case rt_status::model_invalid: return "model_invalid";
+    case rt_status::unsupported: return "unsupported";
+    case rt_status::out_of_memory: return "out_of_memory";
+    case rt_status::device_fault: return "device_fault";
+    case rt_status::numeric_fault: return "numeric_fault";
+    case rt_status::io_error: return "io_error";
+    case rt_status::cancelled: return "cancelled";
+    case rt_status::internal: return "internal";
   }
+  return "internal";
+}
+
+const char * weights_kind_name(weights_kind w) { return w == weights_kind::int4 ? "int4" : "bf16"; }
+const char * backend_kind_name(backend_kind b) { return b == backend_kind::cuda ? "cuda" : "cpu"; }
+
+const char * finish_reason_name(finish_reason f) {
+  switch (f) {
+    case finish_reason::none: return "none";
+    case finish_reason::stop: return "stop";
+    case finish_reason::length: return "length";
+    case finish_reason::cancelled: return "cancelled";
+  }
+  return "none";
+}
+
+bool parse_weights_kind(const std::string & name, weights_kind & out) {
+  for (const weights_kind w : {weights_kind::bf16, weights_kind::int4}) {
+    if (name == weights_kind_name(w)) {
+      out = w;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_backend_kind(const std::string & name, backend_kind & out) {
+  for (const backend_kind b : {backend_kind::cpu, backend_kind::cuda}) {
+    if (name == backend_kind_name(b)) {
+      out = b;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::shared_ptr<model> rt_model_load(const model_load_options & options, rt_error & error) {
+  error = rt_error{};
   auto m = std::make_shared<model>();
   m->options = options;
-  m->weights = model_weights_load(options.dir, kind, error);
-  if (!m->weights) return nullptr;
+  m->weights = model_weights_load(options.dir, options.weights, error.message);
+  if (!m->weights) {
+    error.code = rt_status::model_invalid;
+    return nullptr;
+  }
   backend_options bo;
   bo.threads = options.threads;
   bo.max_context = options.max_context;
@@ -73,18 +120,17 @@ std::shared_ptr<model> rt_model_load(const model_load_options & options, std::st
   bo.expert_budget_bytes = options.expert_budget_bytes;
   bo.expert_slots = options.expert_slots;
   bo.device = options.device;
-  if (options.backend == "cpu") {
-    m->be = cpu_backend_create(*m->weights, bo, error);
-  } else if (options.backend == "cuda") {
+  switch (options.backend) {
+    case backend_kind::cpu:
+      m->be = cpu_backend_create(*m->weights, bo, error);
+      break;
+    case backend_kind::cuda:
 #ifdef RT_WITH_CUDA
-    m->be = cuda_backend_create(*m->weights, bo, error);
+      m->be = cuda_backend_create(*m->weights, bo, error);
 #else
-    error = "this build has no CUDA backend (load with backend 'cpu')";
-    return nullptr;
+      fail(error, rt_status::unsupported, "this build has no CUDA backend (load with backend 'cpu')");
 #endif
-  } else {
-    error = "unknown backend '" + options.backend + "' (expected cpu or cuda)";
-    return nullptr;
+      break;
   }
   if (!m->be) return nullptr;
   return m;
@@ -93,8 +139,8 @@ std::shared_ptr<model> rt_model_load(const model_load_options & options, std::st
 model_info rt_model_info(const model & m) {
   model_info i;
   const model_config & c = m.weights->config;
-  i.backend = m.be->name();
-  i.weights = m.weights->kind == weights_kind::int4 ? "int4" : "bf16";
+  i.backend = m.be->kind();
+  i.weights = m.weights->kind;
   i.dir = m.weights->dir;
   i.group_size = m.weights->group_size;
   i.hidden_size = c.hidden_size;
@@ -114,19 +160,17 @@ model_info rt_model_info(const model & m) {
   i.cpu_isa = cpu_isa_name(cpu_isa_active());
   i.device_expert_slots = m.be->device_expert_slots();
   i.fault = m.be->fault();
-  i.device = i.backend == "cuda" ? m.options.device : -1;
+  i.device = i.backend == backend_kind::cuda ? m.options.device : -1;
   i.device_bytes = m.be->device_bytes();
   i.decode_step_ops = m.be->decode_step_ops();
   return i;
 }
 
 bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector<std::vector<float>> & logits,
-                     std::string & error) {
+                     rt_error & error) {
   std::lock_guard<std::mutex> lock(m.mu);
-  if (tokens.empty()) {
-    error = "logits: no tokens";
-    return false;
-  }
+  error = rt_error{};
+  if (tokens.empty()) return fail(error, rt_status::invalid_request, "logits: no tokens");
   const int seq = m.be->seq_create(error);
   if (seq < 0) return false;
   const scope_exit free_seq([&] { m.be->seq_free(seq); });
@@ -143,12 +187,11 @@ bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector
 
 bool rt_model_generate(model & m, const generate_request & req, const std::atomic<bool> * cancel,
                        const token_callback & on_token, std::vector<generate_result> & results, generate_stats & stats,
-                       std::string & error, int * failed_prompt) {
+                       rt_error & error) {
   std::lock_guard<std::mutex> lock(m.mu);
-  if (failed_prompt != nullptr) *failed_prompt = -1;
-  const auto prompt_failed = [failed_prompt](size_t i) {
-    if (failed_prompt != nullptr) *failed_prompt = static_cast<int>(i);
-    return false;
+  error = rt_error{};
+  const auto prompt_failed = [&error](rt_status code, size_t i, std::string message) {
+    return fail(error, code, std::move(message), static_cast<int>(i));
   };
   const int max_ctx = m.options.max_context > 0 ? m.options.max_context : m.weights->config.max_position_embeddings;
   const size_t n = req.prompts.size();
@@ -156,21 +199,20 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   stats = generate_stats{};
   for (size_t i = 0; i < n; ++i) {
     if (req.prompts[i].empty()) {
-      error = "generate: prompt " + std::to_string(i) + " is empty";
-      return prompt_failed(i);
+      return prompt_failed(rt_status::invalid_prompt, i, "generate: prompt " + std::to_string(i) + " is empty");
     }
     for (const int32_t t : req.prompts[i]) {
       // Checked before any step and before the cancel flag, so a bad request fails as itself even when cancelled.
       if (t < 0 || t >= m.weights->config.vocab_size) {
-        error = "generate: prompt " + std::to_string(i) + ": token id " + std::to_string(t) +
-                " is outside the vocabulary (0.." + std::to_string(m.weights->config.vocab_size - 1) + ")";
-        return prompt_failed(i);
+        return prompt_failed(rt_status::invalid_prompt, i,
+                             "generate: prompt " + std::to_string(i) + ": token id " + std::to_string(t) +
+                                 " is outside the vocabulary (0.." + std::to_string(m.weights->config.vocab_size - 1) + ")");
       }
     }
     if (static_cast<int>(req.prompts[i].size()) > max_ctx) {
-      error = "generate: prompt " + std::to_string(i) + " has " + std::to_string(req.prompts[i].size()) +
-              " tokens, more than the context limit " + std::to_string(max_ctx);
-      return prompt_failed(i);
+      return prompt_failed(rt_status::invalid_prompt, i,
+                           "generate: prompt " + std::to_string(i) + " has " + std::to_string(req.prompts[i].size()) +
+                               " tokens, more than the context limit " + std::to_string(max_ctx));
     }
     results[i].prompt_tokens = static_cast<int>(req.prompts[i].size());
   }
@@ -200,11 +242,11 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   };
 
   if (req.max_new_tokens <= 0) {
-    for (auto & r : results) r.finish_reason = "length";
+    for (auto & r : results) r.finish_reason = finish_reason::length;
     return true;
   }
   if (cancelled()) {
-    for (auto & r : results) r.finish_reason = "cancelled";
+    for (auto & r : results) r.finish_reason = finish_reason::cancelled;
     return true;
   }
   // Each forward's results: pick the greedy token, stream it, and either end the prompt (freeing its sequence for
@@ -224,17 +266,17 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       generate_result & r = results[i];
       if (tok < 0) {
         // Greedy decoding would otherwise go on with an arbitrary token and the run would score garbage.
-        error = "generate: prompt " + std::to_string(i) + ": the logits for generated token " +
-                std::to_string(r.tokens.size() + 1) +
-                " are not numbers (NaN): an activation overflowed FP16 or the weights are damaged";
-        return prompt_failed(i);
+        return prompt_failed(rt_status::numeric_fault, i,
+                             "generate: prompt " + std::to_string(i) + ": the logits for generated token " +
+                                 std::to_string(r.tokens.size() + 1) +
+                                 " are not numbers (NaN): an activation overflowed FP16 or the weights are damaged");
       }
       r.tokens.push_back(tok);
       if (r.tokens.size() == 1) first[i] = now;
       last[i] = now;
-      if (is_stop(tok)) r.finish_reason = "stop";
-      else if (static_cast<int>(r.tokens.size()) >= req.max_new_tokens || length[i] >= max_ctx) r.finish_reason = "length";
-      if (!r.finish_reason.empty()) {
+      if (is_stop(tok)) r.finish_reason = finish_reason::stop;
+      else if (static_cast<int>(r.tokens.size()) >= req.max_new_tokens || length[i] >= max_ctx) r.finish_reason = finish_reason::length;
+      if (r.finish_reason != finish_reason::none) {
         set_figures(i);
         release(i);
         --active;
@@ -299,8 +341,8 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   }
   if (was_cancelled) {
     for (size_t i = 0; i < n; ++i) {
-      if (!results[i].finish_reason.empty()) continue;  // ended before the cancel
-      results[i].finish_reason = "cancelled";
+      if (results[i].finish_reason != finish_reason::none) continue;  // ended before the cancel
+      results[i].finish_reason = finish_reason::cancelled;
       set_figures(i);
     }
   }

@@ -42,9 +42,9 @@ class cpu_backend final : public backend {
     max_ctx_ = o.max_context > 0 ? o.max_context : c_.max_position_embeddings;
   }
 
-  const char * name() const override { return "cpu"; }
+  backend_kind kind() const override { return backend_kind::cpu; }
 
-  int seq_create(std::string & error) override {
+  int seq_create(rt_error & error) override {
     (void)error;
     for (size_t i = 0; i < seqs_.size(); ++i) {
       if (!seqs_[i].used) {
@@ -71,7 +71,7 @@ class cpu_backend final : public backend {
   void counters_reset() override { counters_ = backend_counters{}; }
 
   bool forward(const std::vector<batch_entry> & batch, bool all_positions, std::vector<std::vector<float>> & logits,
-               std::string & error) override;
+               rt_error & error) override;
 
  private:
   void ensure_capacity(cpu_seq & s, int need) {
@@ -120,7 +120,7 @@ class cpu_backend final : public backend {
 };
 
 bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_positions,
-                          std::vector<std::vector<float>> & logits, std::string & error) {
+                          std::vector<std::vector<float>> & logits, rt_error & error) {
   const int H = c_.hidden_size, I = c_.intermediate_size, E = c_.num_experts, K = c_.num_experts_per_tok;
   const int hd = c_.head_dim, nh = c_.num_attention_heads, nkv = c_.num_key_value_heads;
   const int QD = nh * hd, KD = nkv * hd, V = c_.vocab_size;
@@ -406,7 +406,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
 }  // namespace
 
 std::unique_ptr<backend> cpu_backend_create(const model_weights & weights, const backend_options & options,
-                                            std::string & error) {
+                                            rt_error & error) {
   (void)error;
   return std::make_unique<cpu_backend>(weights, options);
 }

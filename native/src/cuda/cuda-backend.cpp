@@ -39,8 +39,23 @@ namespace rt {
 
 namespace {
 
+// A failure inside a step or the load, with the status it reports.
+class cuda_failure : public std::runtime_error {
+ public:
+  cuda_failure(rt_status code, const std::string & what) : std::runtime_error(what), code(code) {}
+  rt_status code;
+};
+
 void ck(cudaError_t err, const char * what) {
-  if (err != cudaSuccess) throw std::runtime_error(std::string("CUDA backend: ") + what + ": " + cudaGetErrorString(err));
+  if (err == cudaSuccess) return;
+  throw cuda_failure(err == cudaErrorMemoryAllocation ? rt_status::out_of_memory : rt_status::device_fault,
+                     std::string("CUDA backend: ") + what + ": " + cudaGetErrorString(err));
+}
+
+rt_status status_of(const std::exception & e) {
+  if (const auto * f = dynamic_cast<const cuda_failure *>(&e)) return f->code;
+  if (dynamic_cast<const std::bad_alloc *>(&e) != nullptr) return rt_status::out_of_memory;
+  return rt_status::internal;
 }
 
 size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
@@ -79,7 +94,7 @@ void to_half(const tensor_view & t, uint16_t * out) {
     case dtype::u8:
       break;
   }
-  throw std::runtime_error("CUDA backend: tensor " + t.name + " in " + t.file + " is not a float tensor");
+  throw cuda_failure(rt_status::model_invalid, "CUDA backend: tensor " + t.name + " in " + t.file + " is not a float tensor");
 }
 
 // Device memory owned by the backend; every allocation goes through here so the peak can be sampled.
@@ -307,21 +322,21 @@ class cuda_backend final : public backend {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
-  bool init(const model_weights & w, const backend_options & o, std::string & error);
+  bool init(const model_weights & w, const backend_options & o, rt_error & error);
 
-  const char * name() const override { return "cuda"; }
+  backend_kind kind() const override { return backend_kind::cuda; }
   int device_expert_slots() const override { return slots_per_layer_; }
   uint64_t device_bytes() const override { return arena_.held(); }
   int decode_step_ops() const override { return decode_step_ops_.load(); }
   int sequence_limit() const override { return MAX_SEQUENCES; }
-  int seq_create(std::string & error) override;
+  int seq_create(rt_error & error) override;
   void seq_free(int seq_id) override;
   int seq_length(int seq_id) const override {
     return seq_id >= 0 && seq_id < static_cast<int>(seqs_.size()) && seqs_[seq_id].used ? seqs_[seq_id].length : -1;
   }
   bool forward(const std::vector<batch_entry> & batch, bool all_positions, std::vector<std::vector<float>> & logits,
-               std::string & error) override;
-  bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, std::string & error) override;
+               rt_error & error) override;
+  bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, rt_error & error) override;
   std::string fault() const override {
     std::lock_guard<std::mutex> hold(fault_mutex_);
     return fault_;
@@ -336,11 +351,11 @@ class cuda_backend final : public backend {
     std::lock_guard<std::mutex> hold(fault_mutex_);
     if (fault_.empty()) fault_ = what;
   }
-  bool refuse_after_fault(std::string & error) const {
+  bool refuse_after_fault(rt_error & error) const {
     const std::string f = fault();
     if (f.empty()) return false;
-    error = "CUDA backend: unusable after an earlier device error (" + f +
-            "); restart the runtime to use the device again";
+    fail(error, rt_status::device_fault,
+         "CUDA backend: unusable after an earlier device error (" + f + "); restart the runtime to use the device again");
     return true;
   }
 
@@ -356,7 +371,7 @@ class cuda_backend final : public backend {
   };
 
   bool run(const std::vector<batch_entry> & batch, bool all_positions,
-           std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error);
+           std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, rt_error & error);
   void ensure_scratch(int tokens);
   void step(int n_tokens, int n_out);
   /** y[n][rows] = (or += with `accumulate`) x[n][cols] times the FP16 weight w[rows][cols] transposed; x rows may
@@ -473,36 +488,31 @@ class cuda_backend final : public backend {
   }
 };
 
-bool cuda_backend::init(const model_weights & w, const backend_options & o, std::string & error) {
+bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_error & error) {
   cfg_ = w.config;
   const model_config & c = cfg_;
   if (w.kind != weights_kind::int4) {
-    error = "the CUDA backend runs qpacked-v2 INT4 models; load " + w.dir + " with weights 'int4' (a packed folder)";
-    return false;
+    return fail(error, rt_status::unsupported, "the CUDA backend runs qpacked-v2 INT4 models; load " + w.dir + " with weights 'int4' (a packed folder)");
   }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     cudaGetLastError();
-    error = "the CUDA backend found no CUDA device";
-    return false;
+    return fail(error, rt_status::unsupported, "the CUDA backend found no CUDA device");
   }
   if (o.device < 0 || o.device >= count) {
-    error = "CUDA device " + std::to_string(o.device) + " does not exist (" + std::to_string(count) + " found)";
-    return false;
+    return fail(error, rt_status::invalid_request, "CUDA device " + std::to_string(o.device) + " does not exist (" + std::to_string(count) + " found)");
   }
   group_ = w.group_size;
   if (c.head_dim % 2 != 0 || c.head_dim > RT_ATTENTION_MAX_HEAD_DIM || c.num_key_value_heads <= 0 ||
       c.num_attention_heads % c.num_key_value_heads != 0 || c.num_experts > RT_ROUTER_MAX_EXPERTS ||
       c.num_experts_per_tok > 32 || c.num_experts_per_tok > c.num_experts || group_ <= 0 || group_ % 2 != 0 ||
       c.hidden_size % group_ != 0 || c.intermediate_size % group_ != 0 || c.hidden_size % 2 != 0) {
-    error = "the CUDA backend does not support the shape of " + w.dir +
+    return fail(error, rt_status::unsupported, "the CUDA backend does not support the shape of " + w.dir +
             "/config.json (head_dim even and <= 256, heads divisible by kv heads, <= 1024 experts, <= 32 per token, "
-            "group size even and dividing hidden and intermediate sizes)";
-    return false;
+            "group size even and dividing hidden and intermediate sizes)");
   }
   if (c.clip_qkv != 0.0f) {
-    error = "the CUDA backend does not implement clip_qkv (set in " + w.dir + "/config.json)";
-    return false;
+    return fail(error, rt_status::unsupported, "the CUDA backend does not implement clip_qkv (set in " + w.dir + "/config.json)");
   }
   const char * env_graphs = std::getenv("HORIZON_CUDA_GRAPHS");
   use_graphs_ = o.cuda_graphs && !(env_graphs != nullptr && std::strcmp(env_graphs, "0") == 0);
@@ -515,18 +525,16 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
     cudaDeviceProp prop{};
     ck(cudaGetDeviceProperties(&prop, o.device), "read device properties");
     if (prop.major < 7 || (prop.major == 7 && prop.minor < 5)) {
-      error = std::string("the CUDA backend needs compute capability 7.5 or newer; ") + prop.name + " is " +
-              std::to_string(prop.major) + "." + std::to_string(prop.minor);
-      return false;
+      return fail(error, rt_status::unsupported, std::string("the CUDA backend needs compute capability 7.5 or newer; ") + prop.name + " is " +
+              std::to_string(prop.major) + "." + std::to_string(prop.minor));
     }
     max_ctx_ = o.max_context > 0 ? o.max_context : c.max_position_embeddings;
     if (max_ctx_ <= 0) max_ctx_ = 4096;
     const size_t attn_smem = rt_cuda_attention_smem(max_ctx_, c.head_dim);
     if (attn_smem > prop.sharedMemPerBlockOptin) {
-      error = "max_context " + std::to_string(max_ctx_) + " needs " + std::to_string(attn_smem) +
+      return fail(error, rt_status::unsupported, "max_context " + std::to_string(max_ctx_) + " needs " + std::to_string(attn_smem) +
               " bytes of shared memory per attention block; this GPU allows " +
-              std::to_string(prop.sharedMemPerBlockOptin);
-      return false;
+              std::to_string(prop.sharedMemPerBlockOptin));
     }
 
     const int H = c.hidden_size, I = c.intermediate_size, L = c.num_hidden_layers, E = c.num_experts;
@@ -536,7 +544,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
     // Non-routed weights as FP16.
     std::vector<uint16_t> tmp;
     auto upload = [&](const tensor_view * t, const char * what) -> __half * {
-      if (t == nullptr) throw std::runtime_error(std::string("CUDA backend: missing tensor ") + what + " in " + w.dir);
+      if (t == nullptr) throw cuda_failure(rt_status::model_invalid, std::string("CUDA backend: missing tensor ") + what + " in " + w.dir);
       tmp.resize(static_cast<size_t>(t->numel()));
       to_half(*t, tmp.data());
       void * p = arena_.alloc(tmp.size() * 2, what);
@@ -564,8 +572,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
       d.wqkv = static_cast<__half *>(arena_.alloc(tmp.size() * 2, "qkv_proj"));
       ck(cudaMemcpy(d.wqkv, tmp.data(), tmp.size() * 2, cudaMemcpyHostToDevice), "upload qkv_proj");
       if (static_cast<int>(lw.expert_gate.size()) != E || static_cast<int>(lw.expert_down_scales.size()) != E) {
-        error = "layer " + std::to_string(li) + " of " + w.dir + " does not hold " + std::to_string(E) + " experts";
-        return false;
+        return fail(error, rt_status::model_invalid, "layer " + std::to_string(li) + " of " + w.dir + " does not hold " + std::to_string(E) + " experts");
       }
     }
     std::vector<uint16_t>().swap(tmp);
@@ -630,8 +637,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
       cc.staging_bytes = layout_.bytes;
       const std::string problem = expert_cache_check_config(cc);
       if (!problem.empty()) {
-        error = problem + " (the expert budget is too small for " + w.dir + ")";
-        return false;
+        return fail(error, rt_status::invalid_request, problem + " (the expert budget is too small for " + w.dir + ")");
       }
       // The complete immutable host copy, built before the first request.
       const size_t total = static_cast<size_t>(L) * E * layout_.bytes;
@@ -642,8 +648,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
         cudaGetLastError();
         hp = std::malloc(total);
         if (hp == nullptr) {
-          error = "cannot allocate the " + std::to_string(total >> 20) + " MiB host copy of the experts";
-          return false;
+          return fail(error, rt_status::out_of_memory, "cannot allocate the " + std::to_string(total >> 20) + " MiB host copy of the experts");
         }
       }
       host_copy_ = static_cast<uint8_t *>(hp);
@@ -673,8 +678,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, std:
     ck(cudaDeviceSynchronize(), "finish the uploads");
     arena_.sample();
   } catch (const std::exception & e) {
-    error = e.what();
-    return false;
+    return fail(error, status_of(e), e.what());
   }
   return true;
 }
@@ -715,7 +719,7 @@ void cuda_backend::ensure_scratch(int tokens) {
   drop_graphs();  // they name the freed buffers
 }
 
-int cuda_backend::seq_create(std::string & error) {
+int cuda_backend::seq_create(rt_error & error) {
   if (refuse_after_fault(error)) return -1;
   cudaSetDevice(device_);
   int id = -1;
@@ -727,7 +731,7 @@ int cuda_backend::seq_create(std::string & error) {
   }
   if (id < 0) {
     if (seqs_.size() >= MAX_SEQUENCES) {
-      error = "the CUDA backend holds at most " + std::to_string(MAX_SEQUENCES) + " sequences";
+      fail(error, rt_status::invalid_request, "the CUDA backend holds at most " + std::to_string(MAX_SEQUENCES) + " sequences");
       return -1;
     }
     id = static_cast<int>(seqs_.size());
@@ -754,7 +758,7 @@ int cuda_backend::seq_create(std::string & error) {
     if (s.v != nullptr) arena_.release(s.v);
     s.k = nullptr;
     s.v = nullptr;
-    error = std::string(e.what()) + " (KV cache for a new sequence)";
+    fail(error, status_of(e), std::string(e.what()) + " (KV cache for a new sequence)");
     return -1;
   }
   s.used = true;
@@ -981,7 +985,7 @@ void cuda_backend::step(int n, int n_out) {
 }
 
 bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_positions,
-                       std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, std::string & error) {
+                       std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, rt_error & error) {
   if (refuse_after_fault(error)) return false;
   cudaSetDevice(device_);
   const model_config & c = cfg_;
@@ -1088,20 +1092,20 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
     }
     arena_.sample(!replays_only);
   } catch (const std::exception & e) {
+    // Whatever escaped a step, the backend refuses further work, so the caller sees a device fault.
     set_fault(e.what());
-    error = e.what();
-    return false;
+    return fail(error, rt_status::device_fault, e.what());
   }
   return true;
 }
 
 bool cuda_backend::forward(const std::vector<batch_entry> & batch, bool all_positions,
-                           std::vector<std::vector<float>> & logits, std::string & error) {
+                           std::vector<std::vector<float>> & logits, rt_error & error) {
   return run(batch, all_positions, &logits, nullptr, error);
 }
 
 bool cuda_backend::forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next,
-                                  std::string & error) {
+                                  rt_error & error) {
   return run(batch, false, nullptr, &next, error);
 }
 
@@ -1134,7 +1138,7 @@ void cuda_backend::counters_reset() {
 }  // namespace
 
 std::unique_ptr<backend> cuda_backend_create(const model_weights & weights, const backend_options & options,
-                                             std::string & error) {
+                                             rt_error & error) {
   auto be = std::make_unique<cuda_backend>();
   if (!be->init(weights, options, error)) return nullptr;
   return be;

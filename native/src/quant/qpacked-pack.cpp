@@ -91,11 +91,11 @@ std::string pad5(size_t v) {
   return buf;
 }
 
-}  // namespace
-
-bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, const std::atomic<bool> * cancel,
-                     pack_result & result, std::string & error) {
+// `code` says what kind of failure `error` describes; it stays io_error unless a step sets another.
+bool pack_folder(const pack_options & opt, const pack_progress & progress, const std::atomic<bool> * cancel,
+                 pack_result & result, std::string & error, rt_status & code) {
   result = pack_result{};
+  code = rt_status::model_invalid;
   const fs::path src(opt.src_dir), dst(opt.dst_dir);
   // The source must pass the loader's checks (config, index, every tensor and shape the model needs), and what is
   // packed is the loader's choice of tensors: where the index maps a name to one shard, copies in other shards are
@@ -138,6 +138,7 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
     for (int g : {32, 16, 8}) if (divides_all(g)) { group = g; break; }
     if (group == 0) { error = opt.src_dir + ": no group size of 32, 16 or 8 divides every expert input width"; return false; }
   } else if (group < 2 || group % 2 != 0 || !divides_all(group)) {
+    code = rt_status::invalid_request;
     error = "group size " + std::to_string(group) + " must be even and divide every expert input width";
     return false;
   }
@@ -176,6 +177,7 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
       sh.tensors.push_back(std::move(o));
     }
   }
+  code = rt_status::io_error;
   std::error_code ec;
   fs::create_directories(dst, ec);
   if (ec) { error = opt.dst_dir + ": cannot create (" + ec.message() + ")"; return false; }
@@ -217,7 +219,10 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
     if (std::fwrite(len8, 1, 8, fp) != 8 || std::fwrite(header.data(), 1, header.size(), fp) != header.size())
       return fail(tmp_path + ": write failed");
     for (size_t idx : sh.sources) {
-      if (cancel && cancel->load()) return fail("pack cancelled");
+      if (cancel && cancel->load()) {
+        code = rt_status::cancelled;
+        return fail("pack cancelled");
+      }
       const src_tensor & s = sources[idx];
       const safetensors_entry & e = s.entry;
       const unsigned char * base = w->files[s.file]->data() + e.begin;
@@ -249,6 +254,7 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
         qbuf.resize(qbytes);
         hbuf.resize(hcount);
       } catch (const std::bad_alloc &) {
+        code = rt_status::out_of_memory;
         return fail(src_path + ": cannot allocate " + std::to_string(qbytes + 2 * hcount) + " bytes for converting tensor '" +
                     e.name + "'");
       }
@@ -275,7 +281,11 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
             emit_row(r, row.data());
           }
         });
+      } catch (const std::bad_alloc & ex) {
+        code = rt_status::out_of_memory;
+        return fail(ex.what());
       } catch (const std::exception & ex) {
+        code = rt_status::model_invalid;  // check_row: a weight the format cannot hold
         return fail(ex.what());
       }
       if ((!qbuf.empty() && std::fwrite(qbuf.data(), 1, qbuf.size(), fp) != qbuf.size()) ||
@@ -311,6 +321,18 @@ bool rt_qpacked_pack(const pack_options & opt, const pack_progress & progress, c
   result.output_files.push_back("model.safetensors.index.json");
   result.source_bytes = total;
   return true;
+}
+
+}  // namespace
+
+bool rt_qpacked_pack(const pack_options & options, const pack_progress & progress, const std::atomic<bool> * cancel,
+                     pack_result & result, rt_error & error) {
+  error = rt_error{};
+  std::string message;
+  rt_status code = rt_status::io_error;
+  if (pack_folder(options, progress, cancel, result, message, code)) return true;
+  error = rt_error{code, -1, message};
+  return false;
 }
 
 }  // namespace rt

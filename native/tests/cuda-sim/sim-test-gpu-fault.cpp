@@ -26,9 +26,9 @@ const char * const REFUSAL = "unusable after an earlier device error";
 
 bool has(const std::string & text, const char * part) { return text.find(part) != std::string::npos; }
 
-// Greedy decode until a step fails or `steps` tokens were made; returns the first error ("" if none).
-std::string decode_until_error(backend & be, int steps) {
-  std::string err;
+// Greedy decode until a step fails or `steps` tokens were made; returns the first error (code ok if none).
+rt_error decode_until_error(backend & be, int steps) {
+  rt_error err;
   batch_entry b;
   b.seq_id = be.seq_create(err);
   if (b.seq_id < 0) return err;
@@ -40,7 +40,7 @@ std::string decode_until_error(backend & be, int steps) {
     b.tokens = {next[0]};
   }
   be.seq_free(b.seq_id);
-  return "";
+  return {};
 }
 
 // `slots` 0 is full residency; `fault_after` counts kernels or expert copies from the first request on.
@@ -50,29 +50,30 @@ void fault_case(const model_weights & w, const char * name, int slots, rt_sim::f
   backend_options o;
   o.max_context = 64;
   o.expert_slots = slots;
-  std::string err;
+  rt_error err;
   std::unique_ptr<backend> be = cuda_backend_create(w, o, err);
-  CHECK(be != nullptr, "%s: create: %s", name, err.c_str());
+  CHECK(be != nullptr, "%s: create: %s", name, err.message.c_str());
   if (!be) return;
-  CHECK(decode_until_error(*be, 3).empty(), "%s: a healthy backend decodes", name);
+  CHECK(decode_until_error(*be, 3).code == rt_status::ok, "%s: a healthy backend decodes", name);
   CHECK(be->fault().empty(), "%s: no fault before the injected one", name);
 
   rt_sim::inject_fault(what, fault_after);
-  const std::string first = decode_until_error(*be, 16);
-  CHECK(has(first, DEVICE_ERROR) && has(first, seen_by), "%s: the failing request names the device error and '%s', got '%s'",
-        name, seen_by, first.c_str());
-  std::printf("%s: %s\n", name, first.c_str());
+  const rt_error first = decode_until_error(*be, 16);
+  CHECK(has(first.message, DEVICE_ERROR) && has(first.message, seen_by) && first.code == rt_status::device_fault,
+        "%s: the failing request names the device error and '%s', got '%s' (%s)", name, seen_by, first.message.c_str(),
+        rt_status_name(first.code));
+  std::printf("%s: %s\n", name, first.message.c_str());
   CHECK(has(be->fault(), DEVICE_ERROR), "%s: the backend records the fault, got '%s'", name, be->fault().c_str());
 
   // Every later request is refused with the recorded fault, before touching the device.
   const int seq = be->seq_create(err);
-  CHECK(seq < 0 && has(err, REFUSAL) && has(err, DEVICE_ERROR), "%s: seq_create after the fault: '%s'", name, err.c_str());
+  CHECK(seq < 0 && has(err.message, REFUSAL) && has(err.message, DEVICE_ERROR) && err.code == rt_status::device_fault, "%s: seq_create after the fault: '%s'", name, err.message.c_str());
   std::vector<std::vector<float>> logits;
   batch_entry b;
   b.seq_id = 0;
   b.tokens = PROMPT;
-  CHECK(!be->forward({b}, false, logits, err) && has(err, REFUSAL), "%s: forward after the fault: '%s'", name,
-        err.c_str());
+  CHECK(!be->forward({b}, false, logits, err) && has(err.message, REFUSAL) && err.code == rt_status::device_fault, "%s: forward after the fault: '%s'", name,
+        err.message.c_str());
   const backend_counters c = be->counters();
   CHECK(c.d2h_bytes == 0, "%s: no expert bytes ever copied back", name);
   be.reset();  // frees everything on a faulted context without throwing or aborting
@@ -95,10 +96,10 @@ int main(int argc, char ** argv) {
   po.dst_dir = (root / "int4").string();
   po.threads = 2;
   pack_result pr;
-  std::string err;
-  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err), "pack: %s", err.c_str());
-  std::unique_ptr<model_weights> w = model_weights_load(po.dst_dir, weights_kind::int4, err);
-  CHECK(w != nullptr, "load: %s", err.c_str());
+  rt_error err;
+  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err), "pack: %s", err.message.c_str());
+  std::unique_ptr<model_weights> w = model_weights_load(po.dst_dir, weights_kind::int4, err.message);
+  CHECK(w != nullptr, "load: %s", err.message.c_str());
   if (w) {
     if (which == "kernel") {
       // A kernel faults in the middle of decoding (full residency, the step may be a graph replay).

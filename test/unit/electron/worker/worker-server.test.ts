@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DeviceProbe, WorkerMessage, WorkerRequest } from '../../../../electron/common/worker-protocol.js';
 import type { InferenceEngine } from '../../../../electron/worker/runtime/inference-engine.js';
-import { WorkerError, countLoadedAsFree, serveWorker, withItemId } from '../../../../electron/worker/worker-server.js';
+import { WorkerError, countLoadedAsFree, fromNative, serveWorker } from '../../../../electron/worker/worker-server.js';
 import { createScriptedEngine } from './scripted-engine.js';
 import { writeTinyTokenizer } from './tiny-tokenizer.js';
 
@@ -38,28 +38,44 @@ function servedWorker(engine: InferenceEngine): (request: WorkerRequest) => Prom
     });
 }
 
-describe('withItemId', () => {
+describe('fromNative', () => {
   const items = [{ itemId: 'ifeval-1000' }, { itemId: 'ifeval-1001' }];
   const nan = ': the logits for generated token 4 are not numbers (NaN): an activation overflowed FP16';
-  // As the addon rejects: the failed prompt's position beside the message (promptIndex), none when no prompt failed.
-  const native = (message: string, promptIndex?: number) => Object.assign(new Error(message), promptIndex === undefined ? {} : { promptIndex });
+  // As the addon rejects: a status name as `code`, the failed prompt's position beside the message (promptIndex).
+  const native = (message: string, code: string, promptIndex?: number) =>
+    Object.assign(new Error(message), { code }, promptIndex === undefined ? {} : { promptIndex });
   it.each([
-    [native(`generate: prompt 1${nan}`, 1), `generate: item ifeval-1001${nan}`],
-    [native('generate: prompt 0 has 5000 tokens, more than the context limit 4096', 0), 'generate: item ifeval-1000 has 5000 tokens, more than the context limit 4096'],
+    [native(`generate: prompt 1${nan}`, 'numeric_fault', 1), 'INTERNAL', `generate: item ifeval-1001${nan}`],
+    [
+      native('generate: prompt 0 has 5000 tokens, more than the context limit 4096', 'invalid_prompt', 0),
+      'BAD_INPUT',
+      'generate: item ifeval-1000 has 5000 tokens, more than the context limit 4096',
+    ],
     // A position the job does not have, or no position at all: the message as it was (never parsed for one).
-    [native('generate: prompt 7 is empty', 7), 'generate: prompt 7 is empty'],
-    [native('generate: prompt 10 is empty'), 'generate: prompt 10 is empty'],
-    [native('loading failed: generate: prompt 0: x'), 'loading failed: generate: prompt 0: x'],
-    [native('a message without the position', 1), 'generate: item ifeval-1001: a message without the position'],
-  ])('%s', (error, expected) => {
-    const out = withItemId(error, items);
-    expect(out).toBeInstanceOf(Error);
-    expect((out as Error).message).toBe(expected);
+    [native('generate: prompt 7 is empty', 'invalid_prompt', 7), 'BAD_INPUT', 'generate: prompt 7 is empty'],
+    [native('generate: prompt 10 is empty', 'invalid_prompt'), 'BAD_INPUT', 'generate: prompt 10 is empty'],
+    [native('loading failed: generate: prompt 0: x', 'model_invalid'), 'MODEL_INVALID', 'loading failed: generate: prompt 0: x'],
+    [native('a message without the position', 'invalid_prompt', 1), 'BAD_INPUT', 'generate: item ifeval-1001: a message without the position'],
+    // Every status has its code, whatever the message says.
+    [native('CUDA backend: out of memory', 'device_fault'), 'DEVICE_FAULT', 'CUDA backend: out of memory'],
+    [native('cannot allocate the 4096 MiB host copy', 'out_of_memory'), 'OUT_OF_MEMORY', 'cannot allocate the 4096 MiB host copy'],
+    [native('this build has no CUDA backend', 'unsupported'), 'UNSUPPORTED', 'this build has no CUDA backend'],
+    [native('pack cancelled', 'cancelled'), 'CANCELLED', 'pack cancelled'],
+    [native('x.tmp: write failed', 'io_error'), 'INTERNAL', 'x.tmp: write failed'],
+    [native('logits: no tokens', 'invalid_request'), 'BAD_INPUT', 'logits: no tokens'],
+    [native('unknown native exception', 'internal'), 'INTERNAL', 'unknown native exception'],
+  ])('%s', (error, code, message) => {
+    const out = fromNative(error, items);
+    expect(out).toBeInstanceOf(WorkerError);
+    expect((out as WorkerError).code).toBe(code);
+    expect((out as WorkerError).message).toBe(message);
   });
-  it('passes worker errors and non-errors through unchanged', () => {
+  it('passes worker errors, errors without a runtime status and non-errors through unchanged', () => {
     const w = new WorkerError('BAD_INPUT', 'generate: prompt 0: x');
-    expect(withItemId(w, items)).toBe(w);
-    expect(withItemId('generate: prompt 0: x', items)).toBe('generate: prompt 0: x');
+    expect(fromNative(w, items)).toBe(w);
+    const node = Object.assign(new Error('generate: prompt 0: x'), { code: 'ENOENT', promptIndex: 0 });
+    expect(fromNative(node, items)).toBe(node);
+    expect(fromNative('generate: prompt 0: x', items)).toBe('generate: prompt 0: x');
   });
 });
 
@@ -329,7 +345,7 @@ describe('the worker answers each request', () => {
       probe: engine.probe,
       load: async (req) => ({
         ...(await engine.load(req)),
-        generate: () => Promise.reject(Object.assign(new Error('generate: prompt 1: the logits are not numbers'), { promptIndex: 1 })),
+        generate: () => Promise.reject(Object.assign(new Error('generate: prompt 1: the logits are not numbers'), { code: 'numeric_fault', promptIndex: 1 })),
         fault: () => fault,
         dispose: () => void disposed++,
       }),

@@ -1,6 +1,6 @@
 // Stands in for `node scripts/horizon.mjs pack … --progress-json` in the preparation tests: same arguments, same
 // JSON progress lines, horizon-manifest.json written last. FAKE_PACKER_DELAY_MS slows it so a test can abort mid-pack;
-// FAKE_PACKER_FAIL=1 makes it exit 3 with an error message; FAKE_PACKER_SOURCE_SHA records that sha256 for every
+// FAKE_PACKER_FAIL=1 makes it exit 3 with an error message, status:<rt_status> report that runtime status; FAKE_PACKER_SOURCE_SHA records that sha256 for every
 // source file read; FAKE_PACKER_ARGS_OUT names a file to append its arguments to (one JSON line per run).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -20,6 +20,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 if (process.env.FAKE_PACKER_FAIL === '1') {
   console.error('fake packer: injected failure');
   process.exit(3);
+}
+if (process.env.FAKE_PACKER_FAIL?.startsWith('status:')) {
+  // As `horizon pack --progress-json` reports a runtime error: its status beside the message.
+  const code = process.env.FAKE_PACKER_FAIL.slice('status:'.length);
+  console.log(JSON.stringify({ type: 'error', message: `model.safetensors: the packer says ${code}`, code }));
+  console.error(`horizon pack: model.safetensors: the packer says ${code}`);
+  process.exit(1);
 }
 if (process.env.FAKE_PACKER_FAIL === 'ENOSPC') {
   console.error('Error: ENOSPC: no space left on device, write');

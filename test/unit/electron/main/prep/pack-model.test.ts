@@ -103,6 +103,24 @@ describe('utilityProcessPacker', () => {
     }
   });
 
+  it.each([
+    ['model_invalid', 'MODEL_INVALID'],
+    ['out_of_memory', 'OUT_OF_MEMORY'],
+    ['invalid_request', 'BAD_INPUT'],
+    ['internal', 'INTERNAL'],
+  ])("takes the code of a runtime error from the packer's error line (%s)", async (status, code) => {
+    const { utility } = fakeUtilityProcess(100);
+    process.env.FAKE_PACKER_FAIL = `status:${status}`;
+    try {
+      const e = await pack(`out-${status}`, utilityProcessPacker(utility, FAKE_PACKER)).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(PrepError);
+      expect((e as PrepError).code).toBe(code);
+      expect((e as PrepError).message).toMatch(new RegExp(`: model\\.safetensors: the packer says ${status}$`));
+    } finally {
+      delete process.env.FAKE_PACKER_FAIL;
+    }
+  });
+
   it('kills the utility process on abort and reports the pack as cancelled', async () => {
     const { utility } = fakeUtilityProcess(0);
     const controller = new AbortController();

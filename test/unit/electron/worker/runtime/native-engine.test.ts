@@ -92,7 +92,7 @@ describe.skipIf(!addonHasRuntime())(
       const policy = { decoding: 'greedy', maxNewTokens: 4, stopTokenIds: [eos] } as const;
       const job = ask({ type: 'generate', jobId: 'j', items: [{ itemId: 'x', tokenIds: [1, 99999] }], policy });
       expect(await ask({ type: 'unload' })).toMatchObject({ ok: true });
-      expect(await job).toMatchObject({ ok: false, error: { code: 'INTERNAL', message: expect.stringMatching(/token id 99999 is outside the vocabulary/) } });
+      expect(await job).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: expect.stringMatching(/token id 99999 is outside the vocabulary/) } });
       expect(await ask({ type: 'unload' })).toMatchObject({ ok: true });
 
       const model = await createNativeEngine().load({ modelDir: src, packedDir: null, weights: 'bf16', backend: 'cpu', maxContext: 64 });
