@@ -8,6 +8,7 @@
 import type { PairedLevel } from './paired-stats.js';
 import type { PerfCampaign, PerfCampaignDetail, PerfStatus } from './perf-campaign.js';
 import type { Result } from './result.js';
+import type { BackendKind } from './worker-protocol.js';
 
 //#region system
 
@@ -100,6 +101,8 @@ export interface SystemApi {
 //#region models
 
 export type WeightsFormat = 'int4' | 'bf16';
+/** The backend a run or campaign ran on; 'pending' until its model is first loaded. */
+export type RunBackend = BackendKind | 'pending';
 
 export interface PreparedModel {
   /** Stable id used by runs, e.g. "allenai--OLMoE-1B-7B-0924-Instruct@7f1c97f/int4-g32". */
@@ -352,6 +355,7 @@ export interface RunSummary {
   readonly modelRevision: string;
   readonly weights: WeightsFormat;
   readonly status: RunStatus;
+  readonly backend: RunBackend;
   /** E.g. "CPU backend" or "CUDA: NVIDIA H200". */
   readonly backendLabel: string;
   /** ISO-8601. */
@@ -381,13 +385,13 @@ export interface RunFigures {
   /** Decode tokens per second excluding the first token; null when unknown. */
   readonly decodeTokensPerSecond: number | null;
   /** Peak GPU memory in bytes; null on the CPU backend. */
-  readonly peakVramBytes: number | null;
+  readonly peakMemoryBytes: number | null;
   /**
-   * What peakVramBytes measures: 'process' is this app's own GPU memory (NVML); 'device' is the GPU's used memory
+   * What peakMemoryBytes measures: 'process' is this app's own GPU memory (NVML); 'device' is the GPU's used memory
    * with other programs included (the driver does not report memory per process, as on Windows); null when unknown
    * (the CPU backend, or a run recorded before the scope was).
    */
-  readonly peakVramScope: 'process' | 'device' | null;
+  readonly peakMemoryScope: 'process' | 'device' | null;
   /** Host-to-device bytes moved for experts; null on the CPU backend. */
   readonly h2dBytes: number | null;
   /**

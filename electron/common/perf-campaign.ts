@@ -3,6 +3,7 @@
  * greedy with EOS suppressed, in repeated blocks, for full expert residency and each expert budget asked for. Its
  * records and the aggregates every reader (the app, `horizon perf`, the ZIP verifier) computes the same way from them.
  */
+import type { RunBackend } from './ipc-contract.js';
 import { quantile } from './perf-stats.js';
 
 export const PERF_FORMAT = 'horizon-perf-v1';
@@ -144,8 +145,7 @@ export interface PerfCampaign {
   readonly status: PerfStatus;
   readonly error: string | null;
   readonly model: { readonly modelId: string; readonly repo: string; readonly revision: string; readonly weights: 'int4' | 'bf16'; readonly manifestSha256: string };
-  /** "CPU" or "CUDA"; the CPU backend is always named so. */
-  readonly backend: string;
+  readonly backend: RunBackend;
   readonly deviceLabel: string;
   /** What peakMemoryBytes measures on CUDA ('process': this app; 'device': the whole GPU); null on the CPU. */
   readonly peakMemoryScope: 'process' | 'device' | null;
@@ -157,4 +157,9 @@ export interface PerfCampaign {
 export interface PerfCampaignDetail extends PerfCampaign {
   readonly aggregates: readonly PerfConfigAggregate[];
   readonly requests: readonly PerfRequestRecord[];
+}
+
+/** Whether a campaign read from a ZIP ran on the CPU: ZIPs written before the backend names were unified say 'CPU'. */
+export function onCpuBackend(backend: string): boolean {
+  return backend === 'cpu' || backend === 'CPU';
 }

@@ -9,7 +9,9 @@ import type { AppError } from './result.js';
 import { GENERATION_LIMITS } from './run-settings.js';
 
 export type WeightsKind = 'bf16' | 'int4';
-export type BackendChoice = 'auto' | 'cpu' | 'cuda';
+/** Where a model runs: one name from the native runtime (backend_kind) to the stored runs; the CPU backend is 'cpu'. */
+export type BackendKind = 'cpu' | 'cuda';
+export type BackendChoice = 'auto' | BackendKind;
 
 /** A CUDA device as the worker sees it. */
 export interface WorkerDeviceInfo {
@@ -60,8 +62,8 @@ export interface LoadedModelInfo {
   readonly modelDir: string;
   readonly packedDir: string | null;
   readonly weights: WeightsKind;
-  /** "CPU" or "CUDA" (never a guess: the backend actually in use). */
-  readonly backend: 'CPU' | 'CUDA';
+  /** The backend actually in use, never a guess. */
+  readonly backend: BackendKind;
   /** Human label of the device, "CPU" for the CPU backend. */
   readonly deviceLabel: string;
   /** Where the expert weights live, e.g. "all on GPU", "host" (free text from the runtime). */
@@ -85,8 +87,8 @@ export type FinishReason = 'stop' | 'length' | 'cancelled';
  * What a peak GPU memory figure measures: this process's memory (NVML's per-process accounting), or the GPU's used
  * memory with other processes included, where the driver does not account per process (Windows WDDM, containers).
  */
-export type PeakVramScope = 'process' | 'device';
-export const PEAK_VRAM_SCOPES: readonly PeakVramScope[] = ['process', 'device'];
+export type PeakMemoryScope = 'process' | 'device';
+export const PEAK_VRAM_SCOPES: readonly PeakMemoryScope[] = ['process', 'device'];
 
 export interface GenerationItemResult {
   readonly itemId: string;
@@ -103,9 +105,9 @@ export interface GenerationBatchResult {
   readonly items: readonly GenerationItemResult[];
   readonly wallMs: number;
   /** Peak device memory during the batch, bytes (0 on the CPU backend). */
-  readonly peakVramBytes: number;
-  /** What peakVramBytes measures; null on the CPU backend. */
-  readonly peakVramScope: PeakVramScope | null;
+  readonly peakMemoryBytes: number;
+  /** What peakMemoryBytes measures; null on the CPU backend. */
+  readonly peakMemoryScope: PeakMemoryScope | null;
   /** Host-to-device bytes copied during the batch (0 on the CPU backend). */
   readonly h2dBytes: number;
   /** CUDA: the expert cache's counts over the batch (see backend_counters); absent or null on the CPU backend. */
@@ -389,7 +391,7 @@ export function checkResponseValue(type: WorkerRequestType, v: unknown): string 
         ? null
         : 'probe value needs label, cudaCompiled, devices and note';
     case 'load':
-      return isRecord(v) && (v.backend === 'CPU' || v.backend === 'CUDA') && isString(v.deviceLabel) && isString(v.residency) &&
+      return isRecord(v) && (v.backend === 'cpu' || v.backend === 'cuda') && isString(v.deviceLabel) && isString(v.residency) &&
         isIntArray(v.eosTokenIds) && Number.isInteger(v.vocabSize) && Number.isInteger(v.maxContext)
         ? null
         : 'load value needs backend, deviceLabel, residency, eosTokenIds, vocabSize and maxContext';
@@ -401,9 +403,9 @@ export function checkResponseValue(type: WorkerRequestType, v: unknown): string 
       return isString(v) ? null : 'decode value must be a string';
     case 'generate': {
       if (!isRecord(v) || !Array.isArray(v.items)) return 'generate value needs items';
-      if (!isNumber(v.wallMs) || !isNumber(v.peakVramBytes) || !isNumber(v.h2dBytes)) return 'generate value needs wallMs, peakVramBytes, h2dBytes';
-      if (v.peakVramScope !== null && !PEAK_VRAM_SCOPES.includes(v.peakVramScope as PeakVramScope)) {
-        return 'generate value: peakVramScope must be process, device or null';
+      if (!isNumber(v.wallMs) || !isNumber(v.peakMemoryBytes) || !isNumber(v.h2dBytes)) return 'generate value needs wallMs, peakMemoryBytes, h2dBytes';
+      if (v.peakMemoryScope !== null && !PEAK_VRAM_SCOPES.includes(v.peakMemoryScope as PeakMemoryScope)) {
+        return 'generate value: peakMemoryScope must be process, device or null';
       }
       if (v.expertCache != null) {
         const c = v.expertCache;

@@ -184,8 +184,8 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
           decodeTokensPerSecond: r.decodeTokensPerSecond,
         })),
         wallMs: performance.now() - started,
-        peakVramBytes: result.peakVramBytes,
-        peakVramScope: result.peakVramScope,
+        peakMemoryBytes: result.peakMemoryBytes,
+        peakMemoryScope: result.peakMemoryScope,
         h2dBytes: result.h2dBytes,
         expertCache: result.expertCache ?? null,
       };

@@ -46,7 +46,7 @@ interface FakeRun {
   batch: number;
   timer: NodeJS.Timeout | null;
   /** The device the run "loaded" on, named in progress once generating. */
-  device: { backendLabel: string; residency: string };
+  device: { backend: 'cpu' | 'cuda'; backendLabel: string; residency: string };
   /** Generating time of the sessions before this one, as the real run keeps it with its figures. */
   wallMs: number;
   /** When this session started generating; null between sessions. */
@@ -311,6 +311,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             weights: model.weights,
             status: 'running',
             // As the real service answers: the device is known once the model has loaded, and progress then names it.
+            backend: 'pending',
             backendLabel: 'loading the model…',
             createdAt: new Date().toISOString(),
             finishedAt: null,
@@ -326,6 +327,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           batch: req.batch ?? 8,
           timer: null,
           device: {
+            backend: gpus.length ? 'cuda' : 'cpu',
             backendLabel: gpus.length ? `CUDA: ${gpus.find((g) => g.index === (req.cudaDevice ?? gpus[0]?.index))?.name ?? '?'}` : 'CPU backend',
             residency: 'host memory, fake engine',
           },
@@ -500,7 +502,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const campaign: PerfCampaign = {
           id, createdAt: new Date().toISOString(), finishedAt: null, status: 'running', error: null,
           model: { modelId, repo: model.repo, revision: model.revision, weights: model.weights, manifestSha256: 'b'.repeat(64) },
-          backend: gpus.length ? 'CUDA' : 'CPU', deviceLabel: gpus.length ? `CUDA: ${gpus[0]?.name ?? ''}` : 'CPU',
+          backend: gpus.length ? 'cuda' : 'cpu', deviceLabel: gpus.length ? `CUDA: ${gpus[0]?.name ?? ''}` : 'CPU',
           peakMemoryScope: gpus.length ? 'process' : null, settings,
           configs: specs.map((c) => ({ ...c, residency: c.expertBudgetBytes === null ? 'all 64 experts a layer' : `${Math.floor(c.expertBudgetBytes / 2 ** 27)} of 64 experts a layer` })),
         };
@@ -546,7 +548,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       get: async ({ campaignId }) => {
         const c = campaigns.get(campaignId);
         if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
-        return ok({ ...c.campaign, requests: [...c.requests], aggregates: aggregateCampaign(c.campaign.configs.length, c.requests, c.campaign.backend === 'CPU') });
+        return ok({ ...c.campaign, requests: [...c.requests], aggregates: aggregateCampaign(c.campaign.configs.length, c.requests, c.campaign.backend === 'cpu') });
       },
       exportZip: async ({ campaignId }) => {
         const c = campaigns.get(campaignId);
@@ -603,8 +605,8 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         ttftMs: 42,
         decodeTokensPerSecond: 118.5,
         // A "CUDA" run reports what a Windows driver allows: the whole GPU's used memory.
-        peakVramBytes: gpus.length ? 7.5 * 2 ** 30 : null,
-        peakVramScope: gpus.length ? 'device' : null,
+        peakMemoryBytes: gpus.length ? 7.5 * 2 ** 30 : null,
+        peakMemoryScope: gpus.length ? 'device' : null,
         expertCache: gpus.length ? { hits: 48_000, misses: 0, evictions: 0 } : null,
         h2dBytes: gpus.length ? 0 : null,
         generatedTokens: tokens,
@@ -615,7 +617,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
 
   function progress(run: FakeRun, partial?: { key: number; text: string }): void {
     // The model "loads" at once: every event names the device, and the run's summary does from then on.
-    run.summary = { ...run.summary, backendLabel: run.device.backendLabel };
+    run.summary = { ...run.summary, backend: run.device.backend, backendLabel: run.device.backendLabel };
     const session = (run.sessionStartedAt === null ? run.lastSessionMs : sessionMs(run)) / 1000;
     const elapsed = (run.wallMs + sessionMs(run)) / 1000;
     const left = run.summary.total - run.summary.done;

@@ -99,7 +99,7 @@ describe.skipIf(simAddonMissing !== '')(
       groupSize = (await packModel({ src: tiny.dir, dst: join(tiny.dir, 'int4-g32') })).group_size;
       const { HORIZON_NATIVE_ADDON: _ignored, ...env } = process.env;
       cpu = await evalRun('cpu', ['--backend', 'cpu'], env);
-      expect(cpu.run).toMatchObject({ status: 'completed', backend: 'CPU' });
+      expect(cpu.run).toMatchObject({ status: 'completed', backend: 'cpu' });
       expect(cpu.responses).toHaveLength(3);
     });
     afterAll(() => {
@@ -111,7 +111,7 @@ describe.skipIf(simAddonMissing !== '')(
     it('with every expert resident: completes, stores backend CUDA on the simulator, same responses as the CPU', async ({ expect }) => {
       const full = await evalRun('full', ['--backend', 'cuda'], simEnv());
       expect(full.stdout).toMatch(/run \S+ completed \(3\/3 responses\)/);
-      expect(full.run).toMatchObject({ status: 'completed', backend: 'CUDA', residency: 'all 8 int4 experts of every layer resident on the GPU' });
+      expect(full.run).toMatchObject({ status: 'completed', backend: 'cuda', residency: 'all 8 int4 experts of every layer resident on the GPU' });
       expect(full.run.deviceLabel).toMatch(new RegExp(`^${SIM_DEVICE_NAME} \\(`));
       expect(full.responses).toEqual(cpu.responses);
     });
@@ -163,7 +163,7 @@ describe.skipIf(simAddonMissing !== '')(
       const gib = ((PARTIAL_SLOTS + 0.5) * expertSlotBytesAllLayers(tiny, groupSize)) / 2 ** 30;
       const partial = await evalRun('partial', ['--backend', 'cuda', '--expert-budget', gib.toFixed(12)], simEnv());
       expect(partial.stdout).toMatch(/run \S+ completed \(3\/3 responses\)/);
-      expect(partial.run).toMatchObject({ status: 'completed', backend: 'CUDA' });
+      expect(partial.run).toMatchObject({ status: 'completed', backend: 'cuda' });
       expect(partial.run.residency).toBe(
         `${PARTIAL_SLOTS} of 8 int4 experts per layer cached on the GPU, the rest copied from pinned host memory on demand`,
       );

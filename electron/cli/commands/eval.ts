@@ -13,7 +13,7 @@ import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, n
 import { resolveModelSource, resumeProblem } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
-import type { RunProgress } from '../../common/ipc-contract.js';
+import type { RunBackend, RunProgress } from '../../common/ipc-contract.js';
 import { RUN_BATCH, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../common/run-settings.js';
 import { probedDevice } from '../../common/worker-protocol.js';
 import { toolVersion } from '../../node/app-root.js';
@@ -64,16 +64,16 @@ export function formatProgress(p: RunProgress): string {
 }
 
 /** One line of a run's figures; GPU memory with what it measures. */
-export function formatFigures(f: RunFigureTotals, backend: string): string {
+export function formatFigures(f: RunFigureTotals, backend: RunBackend): string {
   const seconds = f.wallMs / 1000;
   const parts = [`${f.generatedTokens} tokens in ${seconds.toFixed(1)} s (${seconds > 0 ? (f.generatedTokens / seconds).toFixed(1) : '—'} tok/s overall)`];
   if (f.meanTtftMs !== null) parts.push(`mean TTFT ${f.meanTtftMs.toFixed(0)} ms`);
   if (f.meanDecodeTokensPerSecond !== null) parts.push(`mean decode ${f.meanDecodeTokensPerSecond.toFixed(1)} tok/s`);
-  if (backend !== 'CPU' && f.peakVramBytes > 0) {
-    const scope = f.peakVramScope === 'process' ? 'this process' : f.peakVramScope === 'device' ? 'whole GPU, other processes included' : 'scope unknown';
-    parts.push(`peak VRAM ${(f.peakVramBytes / 2 ** 30).toFixed(2)} GiB (${scope}), H2D ${(f.h2dBytes / 1e9).toFixed(2)} GB`);
+  if (backend === 'cuda' && f.peakMemoryBytes > 0) {
+    const scope = f.peakMemoryScope === 'process' ? 'this process' : f.peakMemoryScope === 'device' ? 'whole GPU, other processes included' : 'scope unknown';
+    parts.push(`peak VRAM ${(f.peakMemoryBytes / 2 ** 30).toFixed(2)} GiB (${scope}), H2D ${(f.h2dBytes / 1e9).toFixed(2)} GB`);
   }
-  if (backend !== 'CPU' && f.expertCache) {
+  if (backend === 'cuda' && f.expertCache) {
     const c = f.expertCache;
     parts.push(`expert cache ${c.hits} hits / ${c.misses} misses / ${c.evictions} evictions`);
   }

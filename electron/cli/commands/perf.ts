@@ -31,7 +31,7 @@ function fmt(n: number | null, digits = 1): string {
 
 /** The campaign as a table: one line a configuration. */
 export function formatCampaign(c: PerfCampaignDetail): string {
-  const onCpu = c.backend === 'CPU';
+  const onCpu = c.backend === 'cpu';
   const lines = [
     `campaign ${c.id} ${c.status}${c.error ? `: ${c.error}` : ''} — ${c.model.modelId} on ${c.deviceLabel}${c.deviceLabel === c.backend ? '' : ` (${c.backend})`}`,
     `  ${c.settings.prompts} prompts × ${c.settings.blocks} blocks, ${c.settings.maxNewTokens} new tokens, EOS suppressed, warm-up ${c.settings.warmupTokens} tokens excluded`,

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 
+import type { RunBackend } from '../../common/ipc-contract.js';
 import { aggregateCampaign, type PerfCampaign, type PerfCampaignDetail, type PerfRequestRecord, type PerfStatus } from '../../common/perf-campaign.js';
 
 interface CampaignRow {
@@ -9,7 +10,7 @@ interface CampaignRow {
   status: PerfStatus;
   error: string | null;
   model_json: string;
-  backend: string;
+  backend: RunBackend;
   device_label: string;
   peak_memory_scope: 'process' | 'device' | null;
   settings_json: string;
@@ -39,7 +40,7 @@ const toCampaign = (r: CampaignRow): PerfCampaign => ({
   status: r.status,
   error: r.error,
   model: JSON.parse(r.model_json) as PerfCampaign['model'],
-  backend: r.backend,
+  backend: r.backend as RunBackend,
   deviceLabel: r.device_label,
   peakMemoryScope: r.peak_memory_scope,
   settings: JSON.parse(r.settings_json) as PerfCampaign['settings'],
@@ -76,7 +77,7 @@ export class PerfRepo {
   }
 
   /** Records where the runtime put the weights, and the device, once a configuration has loaded. */
-  updateDevice(id: string, patch: { backend: string; deviceLabel: string; peakMemoryScope?: 'process' | 'device' | null; configs: PerfCampaign['configs'] }): void {
+  updateDevice(id: string, patch: { backend: RunBackend; deviceLabel: string; peakMemoryScope?: 'process' | 'device' | null; configs: PerfCampaign['configs'] }): void {
     this.db
       .prepare('UPDATE perf_campaigns SET backend = ?, device_label = ?, peak_memory_scope = COALESCE(?, peak_memory_scope), configs_json = ? WHERE id = ?')
       .run(patch.backend, patch.deviceLabel, patch.peakMemoryScope ?? null, JSON.stringify(patch.configs), id);
@@ -111,7 +112,7 @@ export class PerfRepo {
     if (!row) return undefined;
     const c = toCampaign(row);
     const requests = (this.db.prepare('SELECT * FROM perf_requests WHERE campaign_id = ? ORDER BY config, block, rowid').all(id) as RequestRow[]).map(toRequest);
-    return { ...c, requests, aggregates: aggregateCampaign(c.configs.length, requests, c.backend === 'CPU') };
+    return { ...c, requests, aggregates: aggregateCampaign(c.configs.length, requests, c.backend === 'cpu') };
   }
 
   delete(id: string): boolean {

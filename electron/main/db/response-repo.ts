@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import type { ExpertCacheCounts, FinishReason, PeakVramScope } from '../../common/worker-protocol.js';
+import type { ExpertCacheCounts, FinishReason, PeakMemoryScope } from '../../common/worker-protocol.js';
 
 export interface StoredVerdict {
   readonly instructionId: string;
@@ -30,9 +30,9 @@ export interface StoredResponseWithPass extends StoredResponse {
 /** Figures of one generate job (its responses may be stored one by one), added to the run's totals. */
 export interface JobFigures {
   readonly wallMs: number;
-  readonly peakVramBytes: number;
-  /** What peakVramBytes measures; null where no figure came (the CPU backend, a job without the worker's figures). */
-  readonly peakVramScope: PeakVramScope | null;
+  readonly peakMemoryBytes: number;
+  /** What peakMemoryBytes measures; null where no figure came (the CPU backend, a job without the worker's figures). */
+  readonly peakMemoryScope: PeakMemoryScope | null;
   readonly h2dBytes: number;
   /** CUDA: the expert cache's counts over the job; absent or null where none came (the CPU backend). */
   readonly expertCache?: ExpertCacheCounts | null;
@@ -48,9 +48,9 @@ export interface RunFigureTotals {
   readonly batches: number;
   readonly generatedTokens: number;
   readonly wallMs: number;
-  readonly peakVramBytes: number;
+  readonly peakMemoryBytes: number;
   /** The scope of the job whose figure is the peak; null when none came with one. */
-  readonly peakVramScope: PeakVramScope | null;
+  readonly peakMemoryScope: PeakMemoryScope | null;
   readonly h2dBytes: number;
   /** Summed over the jobs that reported them; null when none did (the CPU backend, older runs). */
   readonly expertCache: ExpertCacheCounts | null;
@@ -153,15 +153,15 @@ export class ResponseRepo {
     // SET expressions all read the row as it was, so the scope follows the job whose figure becomes the peak.
     this.sql(
       `UPDATE run_figures SET batches = batches + 1, wall_ms = wall_ms + ?,
-         peak_vram_scope = CASE WHEN ? > peak_vram_bytes OR (peak_vram_scope IS NULL AND ? = peak_vram_bytes)
-           THEN ? ELSE peak_vram_scope END,
-         peak_vram_bytes = MAX(peak_vram_bytes, ?), h2d_bytes = h2d_bytes + ?,
+         peak_memory_scope = CASE WHEN ? > peak_memory_bytes OR (peak_memory_scope IS NULL AND ? = peak_memory_bytes)
+           THEN ? ELSE peak_memory_scope END,
+         peak_memory_bytes = MAX(peak_memory_bytes, ?), h2d_bytes = h2d_bytes + ?,
          expert_hits = CASE WHEN ? IS NULL THEN expert_hits ELSE COALESCE(expert_hits, 0) + ? END,
          expert_misses = CASE WHEN ? IS NULL THEN expert_misses ELSE COALESCE(expert_misses, 0) + ? END,
          expert_evictions = CASE WHEN ? IS NULL THEN expert_evictions ELSE COALESCE(expert_evictions, 0) + ? END
        WHERE run_id = ?`,
     ).run(
-      figures.wallMs, figures.peakVramBytes, figures.peakVramBytes, figures.peakVramScope, figures.peakVramBytes, figures.h2dBytes,
+      figures.wallMs, figures.peakMemoryBytes, figures.peakMemoryBytes, figures.peakMemoryScope, figures.peakMemoryBytes, figures.h2dBytes,
       ...[figures.expertCache?.hits, figures.expertCache?.misses, figures.expertCache?.evictions].flatMap((n) => [n ?? null, n ?? null]),
       runId,
     );
@@ -342,7 +342,7 @@ export class ResponseRepo {
   figures(runId: string): RunFigureTotals {
     const f = this.sql('SELECT * FROM run_figures WHERE run_id = ?').get(runId) as
       | {
-          batches: number; generated_tokens: number; wall_ms: number; peak_vram_bytes: number; peak_vram_scope: PeakVramScope | null; h2d_bytes: number;
+          batches: number; generated_tokens: number; wall_ms: number; peak_memory_bytes: number; peak_memory_scope: PeakMemoryScope | null; h2d_bytes: number;
           expert_hits: number | null; expert_misses: number | null; expert_evictions: number | null;
         }
       | undefined;
@@ -355,8 +355,8 @@ export class ResponseRepo {
       batches: f?.batches ?? 0,
       generatedTokens: f?.generated_tokens ?? 0,
       wallMs: f?.wall_ms ?? 0,
-      peakVramBytes: f?.peak_vram_bytes ?? 0,
-      peakVramScope: f?.peak_vram_scope ?? null,
+      peakMemoryBytes: f?.peak_memory_bytes ?? 0,
+      peakMemoryScope: f?.peak_memory_scope ?? null,
       h2dBytes: f?.h2d_bytes ?? 0,
       expertCache: f && f.expert_hits !== null ? { hits: f.expert_hits, misses: f.expert_misses ?? 0, evictions: f.expert_evictions ?? 0 } : null,
       meanTtftMs: means.ttft,

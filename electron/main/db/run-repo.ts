@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import { isLiveStatus, type LiveRunStatus, type RunStatus, type WeightsFormat } from '../../common/ipc-contract.js';
+import { isLiveStatus, type LiveRunStatus, type RunBackend, type RunStatus, type WeightsFormat } from '../../common/ipc-contract.js';
 
 /** The generation policy recorded with a run. */
 export interface RunPolicy {
@@ -35,8 +35,8 @@ export interface RunRecord {
   readonly manifestSha256: string;
   /** The model manifest as JSON text (copied into result ZIPs). */
   readonly manifestJson: string;
-  /** "CPU" or "CUDA"; "pending" until the model is first loaded for the run. */
-  readonly backend: string;
+  /** "pending" until the model is first loaded for the run. */
+  readonly backend: RunBackend;
   readonly deviceLabel: string;
   readonly residency: string;
   readonly policy: RunPolicy;
@@ -63,7 +63,7 @@ interface RunRow {
   weights: string;
   manifest_sha256: string;
   manifest_json: string;
-  backend: string;
+  backend: RunBackend;
   device_label: string;
   residency: string;
   policy_json: string;
@@ -88,7 +88,7 @@ function fromRow(r: RunRow): RunRecord {
     weights: r.weights as WeightsFormat,
     manifestSha256: r.manifest_sha256,
     manifestJson: r.manifest_json,
-    backend: r.backend,
+    backend: r.backend as RunBackend,
     deviceLabel: r.device_label,
     residency: r.residency,
     policy: JSON.parse(r.policy_json) as RunPolicy,
@@ -184,7 +184,7 @@ export class RunRepo {
   }
 
   /** Replaces the device fields when a run resumes on another device. */
-  updateDevice(id: string, backend: string, deviceLabel: string, residency: string): void {
+  updateDevice(id: string, backend: RunBackend, deviceLabel: string, residency: string): void {
     this.db.prepare('UPDATE runs SET backend = ?, device_label = ?, residency = ? WHERE id = ?').run(backend, deviceLabel, residency, id);
   }
 }

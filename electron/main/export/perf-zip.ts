@@ -5,6 +5,7 @@
  */
 import {
   aggregateCampaign,
+  onCpuBackend,
   PERF_FORMAT,
   requestRecordProblem,
   type PerfCampaign,
@@ -128,7 +129,7 @@ export async function verifyPerfZip(file: string, entries?: ReadonlyMap<string, 
   if (campaign.status === 'completed' && requests.length !== campaign.configs.length * blocks * prompts) {
     problems.push(`requests.jsonl: ${requests.length} requests, but a completed campaign of ${campaign.configs.length} configurations measures ${campaign.configs.length * blocks * prompts}`);
   }
-  const aggregates = aggregateCampaign(campaign.configs.length, requests, campaign.backend === 'CPU');
+  const aggregates = aggregateCampaign(campaign.configs.length, requests, onCpuBackend(campaign.backend));
   for (const [i, fresh] of aggregates.entries()) {
     const stored = campaign.aggregates[i] as Record<string, unknown> | undefined;
     if (!isRecord(stored)) {

@@ -166,10 +166,10 @@ export function buildResultFiles(
     mean_ttft_ms: figures.meanTtftMs,
     mean_decode_tokens_per_second: figures.meanDecodeTokensPerSecond,
     overall_tokens_per_second: figures.wallMs > 0 ? figures.generatedTokens / (figures.wallMs / 1000) : null,
-    peak_vram_bytes: run.backend === 'CPU' ? null : figures.peakVramBytes,
+    peak_memory_bytes: run.backend === 'cpu' ? null : figures.peakMemoryBytes,
     // 'process': this process's GPU memory; 'device': the GPU's used memory, other processes included; null: unknown.
-    peak_vram_scope: run.backend === 'CPU' ? null : figures.peakVramScope,
-    h2d_bytes: run.backend === 'CPU' ? null : figures.h2dBytes,
+    peak_memory_scope: run.backend === 'cpu' ? null : figures.peakMemoryScope,
+    h2d_bytes: run.backend === 'cpu' ? null : figures.h2dBytes,
   };
   const datasetRows = datasetLines(opts.inputDataText).length;
   const input = Buffer.from(inputText);

@@ -443,7 +443,7 @@ class RunSession {
         if (missing.length > 0) return this.fail(`eval-run: the worker finished ${missing.length} prompts without reporting them`);
         responses.addJobFigures(runId, {
           wallMs: clock.unstoredOf(gen.value.wallMs),
-          peakVramBytes: gen.value.peakVramBytes, peakVramScope: gen.value.peakVramScope, h2dBytes: gen.value.h2dBytes,
+          peakMemoryBytes: gen.value.peakMemoryBytes, peakMemoryScope: gen.value.peakMemoryScope, h2dBytes: gen.value.h2dBytes,
           expertCache: gen.value.expertCache ?? null,
         });
         figuresStored = true;
@@ -457,7 +457,7 @@ class RunSession {
       // stored for it: its time as main measured it keeps the run's throughput honest.
       if (clock.started && !figuresStored) {
         try {
-          responses.addJobFigures(runId, { wallMs: clock.takeUnstoredMs(), peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+          responses.addJobFigures(runId, { wallMs: clock.takeUnstoredMs(), peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 });
         } catch {
           // the database is what failed; the run is already failing for it
         }

@@ -115,8 +115,8 @@ export async function runPerfCampaign(
           if (!gen.ok) return end('failed', `${spec.label}, block ${block + 1}, prompt ${prompt.key}: ${gen.error.code}: ${gen.error.message}`);
           const item = gen.value.items[0];
           if (!item) return end('failed', `${spec.label}: the worker answered without the request's result`);
-          if (gen.value.peakVramScope && !scopeRecorded) {
-            deps.perf.updateDevice(req.id, { backend: loaded.value.backend, deviceLabel: loaded.value.deviceLabel, peakMemoryScope: gen.value.peakVramScope, configs });
+          if (gen.value.peakMemoryScope && !scopeRecorded) {
+            deps.perf.updateDevice(req.id, { backend: loaded.value.backend, deviceLabel: loaded.value.deviceLabel, peakMemoryScope: gen.value.peakMemoryScope, configs });
             scopeRecorded = true;
           }
           const record: PerfRequestRecord = {
@@ -128,7 +128,7 @@ export async function runPerfCampaign(
             ttftMs: item.ttftMs,
             decodeTokensPerSecond: item.decodeTokensPerSecond,
             responseMs: gen.value.wallMs,
-            peakMemoryBytes: gen.value.peakVramBytes,
+            peakMemoryBytes: gen.value.peakMemoryBytes,
             h2dBytes: gen.value.h2dBytes,
             expertHits: gen.value.expertCache?.hits ?? 0,
             expertMisses: gen.value.expertCache?.misses ?? 0,

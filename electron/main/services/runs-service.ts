@@ -92,6 +92,7 @@ export class RunsService implements RunsApi {
       modelRevision: run.modelRevision,
       weights: run.weights,
       status: run.status,
+      backend: run.backend,
       backendLabel: backendLabel(run.backend, run.deviceLabel),
       createdAt: run.createdAt,
       finishedAt: run.finishedAt,
@@ -105,7 +106,7 @@ export class RunsService implements RunsApi {
 
   private detail(run: RunRecord): RunDetail {
     const f = this.opts.responses.figures(run.id);
-    const cuda = run.backend !== 'CPU';
+    const cuda = run.backend === 'cuda';
     return {
       ...this.summary(run),
       residency: run.residency,
@@ -118,8 +119,8 @@ export class RunsService implements RunsApi {
       figures: {
         ttftMs: f.meanTtftMs,
         decodeTokensPerSecond: f.meanDecodeTokensPerSecond,
-        peakVramBytes: cuda ? f.peakVramBytes : null,
-        peakVramScope: cuda ? f.peakVramScope : null,
+        peakMemoryBytes: cuda ? f.peakMemoryBytes : null,
+        peakMemoryScope: cuda ? f.peakMemoryScope : null,
         h2dBytes: cuda ? f.h2dBytes : null,
         expertCache: cuda ? f.expertCache : null,
         generatedTokens: f.generatedTokens,

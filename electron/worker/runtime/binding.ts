@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { isNativeStatus, type NativeStatus } from '../../common/native-status.js';
+import type { BackendKind, WeightsKind } from '../../common/worker-protocol.js';
 
 /** A CUDA device as reported by the driver. */
 export interface NativeDeviceInfo {
@@ -38,10 +39,7 @@ export function isNativeError(e: unknown): e is NativeError {
   return e instanceof Error && isNativeStatus((e as { code?: unknown }).code);
 }
 
-/** Precision of the loaded weights: the source checkpoint (FP32 math) or a qpacked-v2 folder (INT4 experts). */
-export type WeightsKind = 'bf16' | 'int4';
-/** Where the model runs; the CPU backend always reports 'cpu'. */
-export type BackendKind = 'cpu' | 'cuda';
+export type { BackendKind, WeightsKind };
 
 /** Options of `loadModel`. */
 export interface LoadModelOptions {

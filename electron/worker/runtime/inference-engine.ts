@@ -1,10 +1,11 @@
 import type {
   BackendChoice,
+  BackendKind,
   DeviceProbe,
   ExpertCacheCounts,
   FinishReason,
   GenerationPolicy,
-  PeakVramScope,
+  PeakMemoryScope,
   WeightsKind,
 } from '../../common/worker-protocol.js';
 
@@ -21,9 +22,9 @@ export interface EngineItemResult {
 export interface EngineBatchResult {
   readonly items: readonly EngineItemResult[];
   /** Bytes; 0 on the CPU backend. */
-  readonly peakVramBytes: number;
-  /** What peakVramBytes measures (see PeakVramScope); null on the CPU backend. */
-  readonly peakVramScope: PeakVramScope | null;
+  readonly peakMemoryBytes: number;
+  /** What peakMemoryBytes measures (see PeakMemoryScope); null on the CPU backend. */
+  readonly peakMemoryScope: PeakMemoryScope | null;
   /** Bytes; 0 on the CPU backend. */
   readonly h2dBytes: number;
   /** CUDA only: the expert cache's counts over the batch. */
@@ -32,7 +33,7 @@ export interface EngineBatchResult {
 
 /** A model loaded by an engine; `generate` streams each token through `onToken(itemIndex, tokenId)`. */
 export interface EngineModel {
-  readonly backend: 'CPU' | 'CUDA';
+  readonly backend: BackendKind;
   readonly deviceLabel: string;
   readonly residency: string;
   readonly vocabSize: number;

@@ -90,7 +90,7 @@ export function createNativeEngine(): InferenceEngine {
       // the job's error must not turn into "the model is closed".
       let faultWhenClosed: string | null = null;
       return {
-        backend: kind === 'cuda' ? 'CUDA' : 'CPU',
+        backend: kind,
         deviceLabel: kind === 'cuda' && device ? `${device.name} (${(device.vramBytes / 2 ** 30).toFixed(1)} GiB)` : 'CPU',
         residency: residencyLabel(info),
         vocabSize: info.vocabSize,
@@ -106,8 +106,8 @@ export function createNativeEngine(): InferenceEngine {
           );
           return {
             items: out.results.map(engineItem),
-            peakVramBytes: kind === 'cuda' ? out.stats.peakMemoryBytes : 0,
-            peakVramScope: kind === 'cuda' ? (out.stats.peakMemoryScope === 'process' ? 'process' : 'device') : null,
+            peakMemoryBytes: kind === 'cuda' ? out.stats.peakMemoryBytes : 0,
+            peakMemoryScope: kind === 'cuda' ? (out.stats.peakMemoryScope === 'process' ? 'process' : 'device') : null,
             h2dBytes: out.stats.h2dBytes,
             expertCache:
               kind === 'cuda' ? { hits: out.stats.expertHits, misses: out.stats.expertMisses, evictions: out.stats.expertEvictions ?? 0 } : null,

@@ -2,7 +2,14 @@ import { migration0001Init } from './0001-init.js';
 import { migration0002PeakVramScope } from './0002-peak-vram-scope.js';
 import { migration0003ExpertCache } from './0003-expert-cache.js';
 import { migration0004PerfCampaigns } from './0004-perf-campaigns.js';
+import { migration0005OneNamePerConcept } from './0005-one-name-per-concept.js';
 import type { Migration } from './migration.js';
 
 /** Every migration in version order; to add one, write `NNNN-name.ts` with its test and append it here. */
-export const allMigrations: readonly Migration[] = [migration0001Init, migration0002PeakVramScope, migration0003ExpertCache, migration0004PerfCampaigns];
+export const allMigrations: readonly Migration[] = [
+  migration0001Init,
+  migration0002PeakVramScope,
+  migration0003ExpertCache,
+  migration0004PerfCampaigns,
+  migration0005OneNamePerConcept,
+];

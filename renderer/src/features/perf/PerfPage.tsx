@@ -19,7 +19,7 @@ export function RateMemoryChart({ campaign: c }: { campaign: PerfCampaignDetail 
   if (pts.length === 0) {
     return (
       <p className="muted" data-testid="rate-memory-none">
-        {c.backend === 'CPU' ? 'No GPU memory axis on the CPU backend: the decode rate is in the table.' : 'No configuration has finished yet.'}
+        {c.backend === 'cpu' ? 'No GPU memory axis on the CPU backend: the decode rate is in the table.' : 'No configuration has finished yet.'}
       </p>
     );
   }
@@ -63,7 +63,7 @@ export function RateMemoryChart({ campaign: c }: { campaign: PerfCampaignDetail 
 
 /** A campaign's configurations, one row each, with every figure the campaign measures. */
 export function CampaignTable({ campaign: c }: { campaign: PerfCampaignDetail }) {
-  const onCpu = c.backend === 'CPU';
+  const onCpu = c.backend === 'cpu';
   const na = 'n/a on CPU';
   return (
     <table className="table table--compact" data-testid="campaign-table">

@@ -84,13 +84,13 @@ export function PerformanceView({ figures: f, onCpu, residency, points }: ViewPr
   const ttft = summarize(points.map((p) => p.ttftMs));
   const rate = summarize(points.map((p) => p.decodeTokensPerSecond));
   const cache = f.expertCache;
-  const scope = f.peakVramScope === 'process' ? 'this app' : f.peakVramScope === 'device' ? 'whole GPU, other programs included' : 'scope unknown';
+  const scope = f.peakMemoryScope === 'process' ? 'this app' : f.peakMemoryScope === 'device' ? 'whole GPU, other programs included' : 'scope unknown';
   return (
     <div className="perf" data-testid="performance">
       <div className="stats stats--small stats--five">
         <Stat label="Decode (median)" value={rate ? `${formatNumber(rate.p50)} tok/s` : '—'} hint={rate ? `${formatNumber(rate.min)}–${formatNumber(rate.max)} over ${rate.n}` : undefined} testId="perf-decode" />
         <Stat label="TTFT p50 / p90" value={ttft ? `${formatNumber(ttft.p50, 0)} / ${formatNumber(ttft.p90, 0)} ms` : '—'} hint={ttft ? `p99 ${formatNumber(ttft.p99, 0)} ms` : undefined} testId="perf-ttft" />
-        <Stat label="Peak GPU memory" value={onCpu ? NA_CPU : formatBytes(f.peakVramBytes)} hint={onCpu ? undefined : scope} testId="perf-vram" />
+        <Stat label="Peak GPU memory" value={onCpu ? NA_CPU : formatBytes(f.peakMemoryBytes)} hint={onCpu ? undefined : scope} testId="perf-vram" />
         <Stat label="Host → GPU copies" value={onCpu ? NA_CPU : formatBytes(f.h2dBytes)} testId="perf-h2d" />
         <Stat
           label="Expert cache"

@@ -151,8 +151,8 @@ export function ResultsPage() {
             <Stat label="Decode" value={`${formatNumber(d.figures.decodeTokensPerSecond)} tok/s`} />
             <Stat
               label="Peak VRAM"
-              value={d.backendLabel.startsWith('CPU') ? 'n/a on CPU' : formatBytes(d.figures.peakVramBytes)}
-              hint={peakVramHint(d.figures.peakVramScope)}
+              value={d.backend === 'cpu' ? 'n/a on CPU' : formatBytes(d.figures.peakMemoryBytes)}
+              hint={peakMemoryHint(d.figures.peakMemoryScope)}
               testId="peak-vram"
             />
             <Stat label="Tokens generated" value={d.figures.generatedTokens.toLocaleString()} />
@@ -187,7 +187,7 @@ export function ResultsPage() {
             runId={d.id}
             done={d.done}
             figures={d.figures}
-            onCpu={d.backendLabel.startsWith('CPU')}
+            onCpu={d.backend === 'cpu'}
             residency={d.residency === 'pending' ? 'not loaded yet' : d.residency}
           />
           <Card title="Responses">
@@ -201,7 +201,7 @@ export function ResultsPage() {
   );
 }
 
-function peakVramHint(scope: 'process' | 'device' | null): string | undefined {
+function peakMemoryHint(scope: 'process' | 'device' | null): string | undefined {
   if (scope === 'process') return 'this app';
   if (scope === 'device') return 'whole GPU, other programs included';
   return undefined;

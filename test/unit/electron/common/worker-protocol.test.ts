@@ -66,27 +66,27 @@ describe('parseWorkerMessage', () => {
 describe('checkResponseValue', () => {
   const item = { itemId: 'a', tokenIds: [1], text: 'x', finishReason: 'stop', ttftMs: 1, decodeTokensPerSecond: 2 };
   it('accepts values of the right shape', () => {
-    expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 })).toBeNull();
-    for (const peakVramScope of ['process', 'device']) {
-      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 9, peakVramScope, h2dBytes: 0 })).toBeNull();
+    expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 })).toBeNull();
+    for (const peakMemoryScope of ['process', 'device']) {
+      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakMemoryBytes: 9, peakMemoryScope, h2dBytes: 0 })).toBeNull();
     }
-    const gen = { items: [item], wallMs: 1, peakVramBytes: 9, peakVramScope: 'process', h2dBytes: 0 };
+    const gen = { items: [item], wallMs: 1, peakMemoryBytes: 9, peakMemoryScope: 'process', h2dBytes: 0 };
     expect(checkResponseValue('generate', { ...gen, expertCache: { hits: 3, misses: 1, evictions: 0 } })).toBeNull();
     expect(checkResponseValue('generate', { ...gen, expertCache: null })).toBeNull();
     expect(checkResponseValue('cancel', false)).toBeNull();
     expect(checkResponseValue('encode-chat', [{ text: 't', tokenIds: [1, 2] }])).toBeNull();
   });
   it('names what is wrong', () => {
-    for (const peakVramScope of ['gpu', undefined]) {
-      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 0, peakVramScope, h2dBytes: 0 })).toBe(
-        'generate value: peakVramScope must be process, device or null',
+    for (const peakMemoryScope of ['gpu', undefined]) {
+      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakMemoryBytes: 0, peakMemoryScope, h2dBytes: 0 })).toBe(
+        'generate value: peakMemoryScope must be process, device or null',
       );
     }
-    expect(checkResponseValue('generate', { items: [{ ...item, finishReason: 'eos' }], wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 })).toBe(
+    expect(checkResponseValue('generate', { items: [{ ...item, finishReason: 'eos' }], wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 })).toBe(
       'generate value: items[0].finishReason must be stop, length or cancelled',
     );
     for (const expertCache of [{ hits: 1, misses: -1, evictions: 0 }, { hits: 1, misses: 1 }, 5]) {
-      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0, expertCache })).toBe(
+      expect(checkResponseValue('generate', { items: [item], wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0, expertCache })).toBe(
         'generate value: expertCache needs hits, misses and evictions (counts)',
       );
     }

@@ -44,7 +44,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
       let disposed = false;
       loadedModels += 1;
       return {
-        backend: 'CPU',
+        backend: 'cpu',
         deviceLabel: 'CPU',
         residency: 'host',
         vocabSize: 261,
@@ -87,7 +87,7 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
             }
           }
           for (const o of out) o.reason ??= 'cancelled';
-          return { items: out.map((_, i) => result(i)), peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 };
+          return { items: out.map((_, i) => result(i)), peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 };
         },
         fault: () => '',
         deviceMemory: () => (first && held > 0 && !disposed ? { device: first.index, bytes: held } : null),

@@ -257,8 +257,8 @@ describe('the worker answers each request', () => {
           { itemId: 'one', tokenIds: [97, 98], text: 'ab', finishReason: 'stop' },
           { itemId: 'two', tokenIds: [120, 121, 122], text: 'xyz', finishReason: 'stop' },
         ],
-        peakVramBytes: 0,
-        peakVramScope: null,
+        peakMemoryBytes: 0,
+        peakMemoryScope: null,
         h2dBytes: 0,
       },
     });
@@ -324,7 +324,7 @@ describe('the worker answers each request', () => {
           const end = (finishReason: 'stop' | 'cancelled') => ({ tokenIds: [97], finishReason, ttftMs: 1, decodeTokensPerSecond: 0 });
           onToken(0, 97, end('stop'));
           onToken(1, 97, end('cancelled'));
-          return Promise.resolve({ items: [end('stop'), end('cancelled')], peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+          return Promise.resolve({ items: [end('stop'), end('cancelled')], peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 });
         },
       }),
     });

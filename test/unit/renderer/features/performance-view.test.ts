@@ -11,7 +11,7 @@ const { PerformanceView } = (await import(/* @vite-ignore */ viewModule)) as { P
 
 const text = (p: ViewProps) => renderToStaticMarkup(createElement(PerformanceView, p)).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
 const figures: RunFigures = {
-  ttftMs: 40, decodeTokensPerSecond: 100, peakVramBytes: 6 * 2 ** 30, peakVramScope: 'process', h2dBytes: 3e9,
+  ttftMs: 40, decodeTokensPerSecond: 100, peakMemoryBytes: 6 * 2 ** 30, peakMemoryScope: 'process', h2dBytes: 3e9,
   expertCache: { hits: 12_000, misses: 345, evictions: 300 }, generatedTokens: 100, wallSeconds: 1,
 };
 // TTFT 10..50 ms and rates 80..120 tok/s: medians 30 ms and 100 tok/s, p90 46 ms.
@@ -31,7 +31,7 @@ describe('PerformanceView', () => {
   });
 
   it('says n/a on CPU for what the CPU backend does not have, not a dash', () => {
-    const t = text({ figures: { ...figures, peakVramBytes: null, peakVramScope: null, h2dBytes: null, expertCache: null }, onCpu: true, residency: 'host memory', points });
+    const t = text({ figures: { ...figures, peakMemoryBytes: null, peakMemoryScope: null, h2dBytes: null, expertCache: null }, onCpu: true, residency: 'host memory', points });
     expect(t).toContain('Peak GPU memory n/a on CPU');
     expect(t).toContain('Host → GPU copies n/a on CPU');
     expect(t).toContain('Expert cache n/a on CPU');

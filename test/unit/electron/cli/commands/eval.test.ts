@@ -203,30 +203,30 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
 
 describe('formatFigures', () => {
   const base = {
-    batches: 1, generatedTokens: 1000, wallMs: 4000, peakVramBytes: 3 * 2 ** 30, h2dBytes: 2e9, meanTtftMs: 41.6, meanDecodeTokensPerSecond: 77.25,
+    batches: 1, generatedTokens: 1000, wallMs: 4000, peakMemoryBytes: 3 * 2 ** 30, h2dBytes: 2e9, meanTtftMs: 41.6, meanDecodeTokensPerSecond: 77.25,
     expertCache: null,
   };
   it.each([
-    ['CUDA', 'process', 'peak VRAM 3.00 GiB (this process), H2D 2.00 GB'],
-    ['CUDA', 'device', 'peak VRAM 3.00 GiB (whole GPU, other processes included), H2D 2.00 GB'],
-    ['CUDA', null, 'peak VRAM 3.00 GiB (scope unknown), H2D 2.00 GB'],
-  ] as const)('%s with scope %s says what the peak measures', (backend, peakVramScope, tail) => {
-    expect(formatFigures({ ...base, peakVramScope }, backend)).toBe(
+    ['cuda', 'process', 'peak VRAM 3.00 GiB (this process), H2D 2.00 GB'],
+    ['cuda', 'device', 'peak VRAM 3.00 GiB (whole GPU, other processes included), H2D 2.00 GB'],
+    ['cuda', null, 'peak VRAM 3.00 GiB (scope unknown), H2D 2.00 GB'],
+  ] as const)('%s with scope %s says what the peak measures', (backend, peakMemoryScope, tail) => {
+    expect(formatFigures({ ...base, peakMemoryScope }, backend)).toBe(
       `figures: 1000 tokens in 4.0 s (250.0 tok/s overall), mean TTFT 42 ms, mean decode 77.3 tok/s, ${tail}`,
     );
   });
   it('gives no overall speed without generating time, and no GPU memory figure the backend did not measure', () => {
-    expect(formatFigures({ ...base, generatedTokens: 0, wallMs: 0, peakVramBytes: 0, peakVramScope: null, meanTtftMs: null, meanDecodeTokensPerSecond: null }, 'CUDA')).toBe(
+    expect(formatFigures({ ...base, generatedTokens: 0, wallMs: 0, peakMemoryBytes: 0, peakMemoryScope: null, meanTtftMs: null, meanDecodeTokensPerSecond: null }, 'cuda')).toBe(
       'figures: 0 tokens in 0.0 s (— tok/s overall)',
     );
   });
   it('adds the expert cache counts a CUDA run reported', () => {
-    expect(formatFigures({ ...base, peakVramScope: 'process', expertCache: { hits: 900, misses: 40, evictions: 12 } }, 'CUDA')).toMatch(
+    expect(formatFigures({ ...base, peakMemoryScope: 'process', expertCache: { hits: 900, misses: 40, evictions: 12 } }, 'cuda')).toMatch(
       /H2D 2\.00 GB, expert cache 900 hits \/ 40 misses \/ 12 evictions$/,
     );
   });
   it('gives no GPU figures for the CPU backend', () => {
-    expect(formatFigures({ ...base, peakVramBytes: 0, peakVramScope: null, meanTtftMs: null }, 'CPU')).toBe(
+    expect(formatFigures({ ...base, peakMemoryBytes: 0, peakMemoryScope: null, meanTtftMs: null }, 'cpu')).toBe(
       'figures: 1000 tokens in 4.0 s (250.0 tok/s overall), mean decode 77.3 tok/s',
     );
   });

@@ -43,7 +43,7 @@ describe.skipIf(!addonHasRuntime())('horizon perf on the tiny model (CPU)', () =
     let id: string;
     try {
       const [c] = new PerfRepo(db).list();
-      expect(c).toMatchObject({ status: 'completed', backend: 'CPU', settings: { prompts: 12, blocks: 3, maxNewTokens: 128, warmupTokens: 64 } });
+      expect(c).toMatchObject({ status: 'completed', backend: 'cpu', settings: { prompts: 12, blocks: 3, maxNewTokens: 128, warmupTokens: 64 } });
       id = c!.id;
       const detail = new PerfRepo(db).get(id)!;
       expect(detail.requests).toHaveLength(36);

@@ -145,7 +145,7 @@ describe('migrate', () => {
         return out;
       }) as typeof db.pragma);
       expect(migrate(db)).toBe(latest);
-      expect(db.prepare(`SELECT COUNT(*) FROM pragma_table_info('run_figures') WHERE name = 'peak_vram_scope'`).pluck().get()).toBe(1);
+      expect(db.prepare(`SELECT COUNT(*) FROM pragma_table_info('run_figures') WHERE name = 'peak_memory_scope'`).pluck().get()).toBe(1);
       db.close();
       other.close();
     } finally {

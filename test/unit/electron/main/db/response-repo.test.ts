@@ -90,8 +90,8 @@ describe('RunRepo + ResponseRepo', () => {
 
   it('replaces the device fields each into its own column', () => {
     runs.create(sampleRun('r1'));
-    runs.updateDevice('r1', 'CUDA', 'NVIDIA H200', 'resident');
-    expect(runs.require('r1')).toMatchObject({ backend: 'CUDA', deviceLabel: 'NVIDIA H200', residency: 'resident' });
+    runs.updateDevice('r1', 'cuda', 'NVIDIA H200', 'resident');
+    expect(runs.require('r1')).toMatchObject({ backend: 'cuda', deviceLabel: 'NVIDIA H200', residency: 'resident' });
   });
 
   describe('orders and filters a page', () => {
@@ -104,7 +104,7 @@ describe('RunRepo + ResponseRepo', () => {
         resp(102, 1, [false], [true]),
         resp(25, 2, [true, true, false], [true, true, true]),
         resp(3, 3, [true, true], [true, true]),
-      ], { generatedTokens: 4, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+      ], { generatedTokens: 4, wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 });
     });
     const keys = (f: Parameters<ResponseRepo['page']>[1]) => responses.page('r1', f).items.map((r) => r.key);
 
@@ -138,13 +138,13 @@ describe('RunRepo + ResponseRepo', () => {
 
   it('sums the expert cache counts of the jobs that report them, and keeps null where none did', () => {
     runs.create(sampleRun('cpu'));
-    responses.addJobFigures('cpu', { wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+    responses.addJobFigures('cpu', { wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 });
     expect(responses.figures('cpu').expertCache).toBeNull();
     runs.create(sampleRun('gpu'));
-    responses.addJobFigures('gpu', { wallMs: 1, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 7, expertCache: { hits: 10, misses: 2, evictions: 1 } });
+    responses.addJobFigures('gpu', { wallMs: 1, peakMemoryBytes: 5, peakMemoryScope: 'process', h2dBytes: 7, expertCache: { hits: 10, misses: 2, evictions: 1 } });
     // A job that ended without the worker's figures adds none.
-    responses.addJobFigures('gpu', { wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
-    responses.addJobFigures('gpu', { wallMs: 1, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 7, expertCache: { hits: 5, misses: 0, evictions: 0 } });
+    responses.addJobFigures('gpu', { wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 });
+    responses.addJobFigures('gpu', { wallMs: 1, peakMemoryBytes: 5, peakMemoryScope: 'process', h2dBytes: 7, expertCache: { hits: 5, misses: 0, evictions: 0 } });
     expect(responses.figures('gpu')).toMatchObject({ batches: 3, h2dBytes: 14, expertCache: { hits: 15, misses: 2, evictions: 1 } });
   });
 
@@ -161,9 +161,9 @@ describe('RunRepo + ResponseRepo', () => {
   it('stores batches with verdicts and figures, and answers queries over them', () => {
     runs.create(sampleRun('r1'));
     responses.insertBatch('r1', [resp(1001, 0, [true, true], [true, true]), resp(1005, 2, [false, true], [true, true])], {
-      generatedTokens: 10, wallMs: 100, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 7,
+      generatedTokens: 10, wallMs: 100, peakMemoryBytes: 5, peakMemoryScope: 'process', h2dBytes: 7,
     });
-    responses.insertBatch('r1', [resp(1003, 1, [false], [false], 'Needle here')], { generatedTokens: 5, wallMs: 50, peakVramBytes: 3, peakVramScope: 'device', h2dBytes: 1 });
+    responses.insertBatch('r1', [resp(1003, 1, [false], [false], 'Needle here')], { generatedTokens: 5, wallMs: 50, peakMemoryBytes: 3, peakMemoryScope: 'device', h2dBytes: 1 });
     expect(responses.storedKeys('r1')).toEqual(new Set([1001, 1003, 1005]));
     expect(responses.all('r1').map((r) => [r.key, r.strictPass, r.loosePass])).toEqual([
       [1001, true, true],
@@ -176,7 +176,7 @@ describe('RunRepo + ResponseRepo', () => {
       { instructionId: 'punctuation:no_comma', count: 3, strictPassed: 1, loosePassed: 2 },
     ]);
     expect(responses.figures('r1')).toEqual({
-      batches: 2, generatedTokens: 15, wallMs: 150, peakVramBytes: 5, peakVramScope: 'process', h2dBytes: 8, expertCache: null, meanTtftMs: 20, meanDecodeTokensPerSecond: 100,
+      batches: 2, generatedTokens: 15, wallMs: 150, peakMemoryBytes: 5, peakMemoryScope: 'process', h2dBytes: 8, expertCache: null, meanTtftMs: 20, meanDecodeTokensPerSecond: 100,
     });
     expect(responses.page('r1', { verdict: 'fail', mode: 'strict' }).items.map((r) => r.key)).toEqual([1003, 1005]);
     expect(responses.page('r1', { verdict: 'fail', mode: 'loose' }).items.map((r) => r.key)).toEqual([1003]);
@@ -200,7 +200,7 @@ describe('RunRepo + ResponseRepo', () => {
     const storeTwo = (r: RunRepo, s: ResponseRepo, id: string) => {
       r.create(sampleRun(id));
       s.insertBatch(id, [resp(1, 0, [true, false], [true, true]), resp(2, 1, [true], [true])], {
-        generatedTokens: 10, wallMs: 100, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0,
+        generatedTokens: 10, wallMs: 100, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0,
       });
       r.finish(id, 'completed');
     };
@@ -249,18 +249,18 @@ describe('RunRepo + ResponseRepo', () => {
 
   it("keeps the scope of the job whose figure is the run's peak", () => {
     runs.create(sampleRun('r1'));
-    const job = (peakVramBytes: number, peakVramScope: 'process' | 'device' | null) =>
-      responses.addJobFigures('r1', { wallMs: 1, peakVramBytes, peakVramScope, h2dBytes: 0 });
+    const job = (peakMemoryBytes: number, peakMemoryScope: 'process' | 'device' | null) =>
+      responses.addJobFigures('r1', { wallMs: 1, peakMemoryBytes, peakMemoryScope, h2dBytes: 0 });
     job(0, null); // a job that ended without the worker's figures
-    expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 0, peakVramScope: null });
+    expect(responses.figures('r1')).toMatchObject({ peakMemoryBytes: 0, peakMemoryScope: null });
     job(100, 'process');
     job(50, 'device');
-    expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 100, peakVramScope: 'process' });
+    expect(responses.figures('r1')).toMatchObject({ peakMemoryBytes: 100, peakMemoryScope: 'process' });
     job(0, null);
     job(100, 'device'); // a tie keeps the scope already recorded
-    expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 100, peakVramScope: 'process' });
+    expect(responses.figures('r1')).toMatchObject({ peakMemoryBytes: 100, peakMemoryScope: 'process' });
     job(300, 'device');
-    expect(responses.figures('r1')).toMatchObject({ peakVramBytes: 300, peakVramScope: 'device', batches: 6 });
+    expect(responses.figures('r1')).toMatchObject({ peakMemoryBytes: 300, peakMemoryScope: 'device', batches: 6 });
   });
 
   it('stores NUL characters as they are, and each lone surrogate as one U+FFFD (what UTF-8 can hold)', () => {
@@ -275,9 +275,9 @@ describe('RunRepo + ResponseRepo', () => {
 
   it('rolls back the whole batch when one response is a duplicate', () => {
     runs.create(sampleRun('r1'));
-    responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+    responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 });
     expect(() =>
-      responses.insertBatch('r1', [resp(2, 1, [true], [true]), resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 }),
+      responses.insertBatch('r1', [resp(2, 1, [true], [true]), resp(1, 0, [true], [true])], { generatedTokens: 1, wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 }),
     ).toThrow(/UNIQUE constraint failed/);
     expect(responses.storedKeys('r1')).toEqual(new Set([1]));
     expect(responses.figures('r1').batches).toBe(1);
@@ -307,7 +307,7 @@ describe('RunRepo + ResponseRepo', () => {
     runs.create(sampleRun('r1'));
     db.exec(`CREATE TEMP TRIGGER no_jobs BEFORE UPDATE OF batches ON run_figures BEGIN SELECT RAISE(ABORT, 'no job figures'); END`);
     expect(() =>
-      responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 4, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 }),
+      responses.insertBatch('r1', [resp(1, 0, [true], [true])], { generatedTokens: 4, wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 }),
     ).toThrow('no job figures');
     expect(responses.count('r1')).toBe(0);
     expect(responses.figures('r1')).toMatchObject({ generatedTokens: 0, batches: 0 });

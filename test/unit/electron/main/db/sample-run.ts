@@ -11,7 +11,7 @@ export const sampleRun = (id: string): NewRun => ({
   weights: 'int4',
   manifestSha256: 'b'.repeat(64),
   manifestJson: '{"files":[]}',
-  backend: 'CPU',
+  backend: 'cpu',
   deviceLabel: 'CPU',
   residency: 'host',
   policy: { decoding: 'greedy', maxNewTokens: 16, batch: 2, stopTokenIds: [0], limit: 3, chatTemplate: 'tokenizer_config.json', requestedBackend: 'auto' },

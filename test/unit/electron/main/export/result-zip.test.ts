@@ -94,7 +94,7 @@ describe('result ZIP: write and verify', () => {
     expect(Object.keys(first)).toEqual(['key', 'prompt', 'response', 'tokens', 'finish_reason', 'timings']);
     expect(entries.get('eval_results_strict.jsonl')!.toString()).toMatch(/^\{"follow_all_instructions": (true|false), "follow_instruction_list": \[/);
     const perf = JSON.parse(entries.get('performance.json')!.toString()) as Record<string, unknown>;
-    expect(perf).toMatchObject({ backend: 'CPU', generated_tokens: 28, overall_tokens_per_second: 28, peak_vram_bytes: null });
+    expect(perf).toMatchObject({ backend: 'cpu', generated_tokens: 28, overall_tokens_per_second: 28, peak_memory_bytes: null });
   });
 
   it("writes each mode's own verdicts, the figures in seconds, and a model manifest that is not JSON as text", async () => {
@@ -107,7 +107,7 @@ describe('result ZIP: write and verify', () => {
     responses.insertBatch('run-modes', [{
       key: rec.key, position: 0, prompt: rec.prompt, response: 'r', tokens: 3, finishReason: 'stop', ttftMs: 1, decodeTokensPerSecond: 1,
       verdicts: rec.instruction_id_list.map((id) => ({ instructionId: id, kwargs: {}, strict: false, loose: true })),
-    }], { generatedTokens: 3, wallMs: 1500, peakVramBytes: 9, peakVramScope: 'process', h2dBytes: 9 });
+    }], { generatedTokens: 3, wallMs: 1500, peakMemoryBytes: 9, peakMemoryScope: 'process', h2dBytes: 9 });
     runs.finish('run-modes', 'completed');
     const opts = { runs, responses, inputDataText: inputText };
     await expect(writeResultZip({ ...opts, inputDataText: `${inputText}\n` }, 'run-modes', path.join(dir, 'modes-bad.zip'))).rejects.toThrow(
@@ -121,7 +121,7 @@ describe('result ZIP: write and verify', () => {
     expect(row('eval_results_strict.jsonl').follow_instruction_list.every((v) => !v)).toBe(true);
     expect(row('eval_results_loose.jsonl')).toMatchObject({ follow_all_instructions: true });
     expect(row('eval_results_loose.jsonl').follow_instruction_list.every((v) => v)).toBe(true);
-    expect(JSON.parse(entries.get('performance.json')!.toString())).toMatchObject({ wall_seconds: 1.5, peak_vram_bytes: null, peak_vram_scope: null, h2d_bytes: null });
+    expect(JSON.parse(entries.get('performance.json')!.toString())).toMatchObject({ wall_seconds: 1.5, peak_memory_bytes: null, peak_memory_scope: null, h2d_bytes: null });
     expect(JSON.parse(entries.get('manifest.json')!.toString())).toMatchObject({ model: { manifest: 'not json' } });
     db.close();
   });
@@ -695,7 +695,7 @@ describe('result ZIP: write and verify', () => {
           verdicts: records[i]!.instruction_id_list.map((id, j) => ({ instructionId: id, kwargs: records[i]!.kwargs[j] ?? {}, strict: v.strict[j]!, loose: v.loose[j]! })),
         };
       };
-      const figures = { generatedTokens: 7, wallMs: 100, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 };
+      const figures = { generatedTokens: 7, wallMs: 100, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 };
       const runs = new RunRepo(db);
       runs.create({ ...sampleRun('run-live'), total: 5, datasetSha256: sha256(inputText) });
       runs.markRunning('run-live');

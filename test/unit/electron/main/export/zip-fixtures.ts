@@ -55,7 +55,7 @@ export function storeRun(
         verdicts: rec.instruction_id_list.map((id, j) => ({ instructionId: id, kwargs: rec.kwargs[j] ?? {}, strict: v.strict[j]!, loose: v.loose[j]! })),
       };
     }),
-    { generatedTokens: 7 * answers.length, wallMs: 1000, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 },
+    { generatedTokens: 7 * answers.length, wallMs: 1000, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 },
   );
   if (status !== 'running') runs.finish(runId, status);
   return { runs, responses };

@@ -142,7 +142,7 @@ describe('eval-run job', () => {
     const events: RunProgress[] = [];
     let device = '';
     const final = await executeEvalRun(deps, 'r1', { onProgress: (p) => events.push(p), onLoaded: (i) => (device = i.deviceLabel) });
-    expect(final).toMatchObject({ status: 'completed', backend: 'CPU', deviceLabel: 'CPU', residency: 'host' });
+    expect(final).toMatchObject({ status: 'completed', backend: 'cpu', deviceLabel: 'CPU', residency: 'host' });
     expect(device).toBe('CPU');
     const stored = deps.responses.all('r1');
     expect(stored.map((r) => r.key)).toEqual(records.slice(0, 5).map((r) => r.key));
@@ -592,7 +592,7 @@ function scriptedRuntime(o: {
       switch (req.type) {
         case 'load':
           return ok({
-            modelDir: req.modelDir, packedDir: req.packedDir, weights: req.weights, backend: 'CPU', deviceLabel: 'CPU',
+            modelDir: req.modelDir, packedDir: req.packedDir, weights: req.weights, backend: 'cpu', deviceLabel: 'CPU',
             residency: o.residency ?? 'host', eosTokenIds: [EOS_ID], vocabSize: 257, maxContext: req.maxContext ?? 4096,
           });
         case 'encode-chat':
@@ -617,7 +617,7 @@ const itemOf = (itemId: string, text = 'short answer'): GenerationItemResult => 
   itemId, tokenIds: [65, 66, 67], text, finishReason: 'stop', ttftMs: 5, decodeTokensPerSecond: 40,
 });
 const batchOf = (itemIds: readonly string[], wallMs = 10): GenerationBatchResult => ({
-  items: itemIds.map((id) => itemOf(id)), wallMs, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0,
+  items: itemIds.map((id) => itemOf(id)), wallMs, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0,
 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -822,8 +822,8 @@ describe('eval-run job with a scripted runtime', () => {
       },
     });
     await newRun(rt, 'm-residency');
-    new RunRepo(db).updateDevice('m-residency', 'CPU', 'CPU', 'host');
-    expect(await executeEvalRun(depsWith(rt), 'm-residency')).toMatchObject({ status: 'completed', backend: 'CPU', residency: 'all on GPU' });
+    new RunRepo(db).updateDevice('m-residency', 'cpu', 'CPU', 'host');
+    expect(await executeEvalRun(depsWith(rt), 'm-residency')).toMatchObject({ status: 'completed', backend: 'cpu', residency: 'all on GPU' });
   });
 
   it('after a resume, counts the prompts left from all stored responses: none left at the end', async () => {

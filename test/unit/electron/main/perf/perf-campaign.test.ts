@@ -10,6 +10,7 @@ import type { PromptRecord } from '../../../../../evals/ifeval/types.js';
 import {
   aggregateConfig,
   campaignConfigs,
+  onCpuBackend,
   parseBudgetList,
   type PerfRequestRecord,
 } from '../../../../../electron/common/perf-campaign.js';
@@ -50,6 +51,16 @@ describe('campaign aggregates', () => {
     expect(aggregateConfig([rec({ peakMemoryBytes: 5 })], true).peakMemoryBytes).toBeNull();
   });
 
+  it.each([
+    ['cpu', true],
+    ['CPU', true], // a campaign ZIP written before the backend names were unified
+    ['cuda', false],
+    ['CUDA', false],
+    ['pending', false],
+  ])('reads backend %s from a campaign ZIP as on the CPU: %s', (backend, cpu) => {
+    expect(onCpuBackend(backend)).toBe(cpu);
+  });
+
   it('parses a budget list in GiB and names each configuration', () => {
     expect(parseBudgetList(' 4, 8,4 ,0.5')).toEqual([4 * 2 ** 30, 8 * 2 ** 30, 2 ** 29]);
     expect(() => parseBudgetList('4,lots')).toThrow("expert budget 'lots' must be a number of GiB from 0.25 to 1024");
@@ -72,7 +83,7 @@ function fakeRuntime(opts: { failGenerateAt?: number; cuda?: boolean } = {}) {
       asked.push(req);
       if (req.type === 'load') {
         const budget = req.expertBudgetBytes as number | undefined;
-        return { ok: true, value: { backend: opts.cuda ? 'CUDA' : 'CPU', deviceLabel: opts.cuda ? 'Fake GPU' : 'CPU', residency: budget ? `${budget} bytes of experts` : 'all experts', eosTokenIds: [0], vocabSize: 100, maxContext: 4096 } };
+        return { ok: true, value: { backend: opts.cuda ? 'cuda' : 'cpu', deviceLabel: opts.cuda ? 'Fake GPU' : 'CPU', residency: budget ? `${budget} bytes of experts` : 'all experts', eosTokenIds: [0], vocabSize: 100, maxContext: 4096 } };
       }
       if (req.type === 'encode-chat') return { ok: true, value: (req.prompts as string[]).map((p) => ({ text: p, tokenIds: Array.from({ length: p.length % 7 + 3 }, (_, i) => i + 1) })) };
       if (req.type === 'generate') {
@@ -84,7 +95,7 @@ function fakeRuntime(opts: { failGenerateAt?: number; cuda?: boolean } = {}) {
           ok: true,
           value: {
             items: [{ itemId: 'x', tokenIds: Array.from({ length: n }, () => 5), text: '', finishReason: 'length', ttftMs: 10 + generates, decodeTokensPerSecond: 200 }],
-            wallMs: 10 + generates + n / 0.2, peakVramBytes: opts.cuda ? 1000 + generates : 0, peakVramScope: opts.cuda ? 'process' : null,
+            wallMs: 10 + generates + n / 0.2, peakMemoryBytes: opts.cuda ? 1000 + generates : 0, peakMemoryScope: opts.cuda ? 'process' : null,
             h2dBytes: opts.cuda ? 64 : 0, expertCache: opts.cuda ? { hits: 10, misses: 1, evictions: 0 } : null,
           },
         };

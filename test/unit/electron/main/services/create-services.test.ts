@@ -110,7 +110,7 @@ describe('createServices (scripted worker)', () => {
     await services.runs.activeRun?.done;
     const detail = await services.api.runs.get({ runId });
     if (!detail.ok) throw new Error(detail.error.message);
-    expect(detail.value).toMatchObject({ status: 'completed', backendLabel: 'CPU backend', done: 4, total: 4, policy: { batch: 3, maxNewTokens: 64, greedy: true, expertBudgetBytes: 512 * 2 ** 20 }, figures: { peakVramBytes: null, peakVramScope: null } });
+    expect(detail.value).toMatchObject({ status: 'completed', backendLabel: 'CPU backend', done: 4, total: 4, policy: { batch: 3, maxNewTokens: 64, greedy: true, expertBudgetBytes: 512 * 2 ** 20 }, figures: { peakMemoryBytes: null, peakMemoryScope: null } });
     expect(detail.value.residency).toBe('host'); // as the (scripted) engine reported it
     expect(detail.value.accuracies).not.toBeNull();
     expect(detail.value.byInstruction.reduce((n, r) => n + r.count, 0)).toBeGreaterThan(0);

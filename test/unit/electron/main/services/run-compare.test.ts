@@ -92,7 +92,7 @@ describe('horizon compare', () => {
       runs.create({ ...sampleRun(id), total: rows.length });
       runs.markRunning(id);
       const stored: StoredResponse[] = rows.map(({ strictPass: _s, loosePass: _l, ...r }) => r);
-      responses.insertBatch(id, stored, { generatedTokens: 3, wallMs: 1, peakVramBytes: 0, peakVramScope: null, h2dBytes: 0 });
+      responses.insertBatch(id, stored, { generatedTokens: 3, wallMs: 1, peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 0 });
       runs.finish(id, 'completed');
     }
     db.close();

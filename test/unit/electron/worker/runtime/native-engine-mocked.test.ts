@@ -107,7 +107,7 @@ describe('createNativeEngine', () => {
     addon.probe = { cudaCompiled: true, error: '', devices: [cudaDevice(0, 'RTX A'), cudaDevice(1, 'RTX B')] };
     const model = await engine.load({ modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'auto', expertBudgetBytes: GIB, cudaDevice: 1 });
     expect(addon.loads).toEqual([{ dir: '/p', weights: 'int4', backend: 'cuda', expertBudget: GIB, device: 1 }]);
-    expect(model).toMatchObject({ backend: 'CUDA', deviceLabel: 'RTX B (24.0 GiB)', vocabSize: 300, maxContext: 512 });
+    expect(model).toMatchObject({ backend: 'cuda', deviceLabel: 'RTX B (24.0 GiB)', vocabSize: 300, maxContext: 512 });
     expect(model.deviceMemory()).toEqual({ device: 1, bytes: 5 * GIB });
   });
 
@@ -131,14 +131,14 @@ describe('createNativeEngine', () => {
         // No token, no time to a first one.
         { tokenIds: [], finishReason: 'cancelled', ttftMs: -1, decodeTokensPerSecond: 40 },
       ],
-      peakVramBytes: 3 * GIB,
-      peakVramScope: 'device',
+      peakMemoryBytes: 3 * GIB,
+      peakMemoryScope: 'device',
       h2dBytes: 7,
       // The cache's counts as the native stats gave them (evictions absent: 0).
       expertCache: { hits: 0, misses: 0, evictions: 0 },
     });
     fake.state.output = { results: [], stats: stats({ peakMemoryScope: 'process' }) };
-    expect((await model.generate([], policy, () => undefined, new AbortController().signal)).peakVramScope).toBe('process');
+    expect((await model.generate([], policy, () => undefined, new AbortController().signal)).peakMemoryScope).toBe('process');
     fake.state.output = { results: [], stats: stats({ expertHits: 50, expertMisses: 5, expertEvictions: 2 }) };
     expect((await model.generate([], policy, () => undefined, new AbortController().signal)).expertCache).toEqual({ hits: 50, misses: 5, evictions: 2 });
     expect(fake.state.requests[1]).not.toHaveProperty('batch');
@@ -147,8 +147,8 @@ describe('createNativeEngine', () => {
   it('reports no GPU figures on the CPU', async () => {
     const model = await engine.load({ modelDir: '/m', packedDir: null, weights: 'bf16', backend: 'cpu' });
     addon.model!.state.output = { results: [], stats: stats({ peakMemoryScope: 'estimate' }) };
-    expect(await model.generate([], policy, () => undefined, new AbortController().signal)).toEqual({ items: [], peakVramBytes: 0, peakVramScope: null, h2dBytes: 7, expertCache: null });
-    expect(model).toMatchObject({ backend: 'CPU', deviceLabel: 'CPU', residency: 'host memory, 3 threads' });
+    expect(await model.generate([], policy, () => undefined, new AbortController().signal)).toEqual({ items: [], peakMemoryBytes: 0, peakMemoryScope: null, h2dBytes: 7, expertCache: null });
+    expect(model).toMatchObject({ backend: 'cpu', deviceLabel: 'CPU', residency: 'host memory, 3 threads' });
     expect(model.deviceMemory()).toBeNull();
   });
 

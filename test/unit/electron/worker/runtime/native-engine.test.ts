@@ -44,7 +44,7 @@ describe.skipIf(!addonHasRuntime())(
     it('generates in the worker exactly what the addon generates in-process (greedy, stop token stripped)', async () => {
       const loaded = await worker.request({ type: 'load', modelDir: src, packedDir: packed, weights: 'int4', backend: 'cpu', maxContext: 96 });
       if (!loaded.ok) throw new Error(loaded.error.message);
-      expect(loaded.value).toMatchObject({ backend: 'CPU', deviceLabel: 'CPU', weights: 'int4', maxContext: 96 });
+      expect(loaded.value).toMatchObject({ backend: 'cpu', deviceLabel: 'CPU', weights: 'int4', maxContext: 96 });
       expect(loaded.value.eosTokenIds).toContain(eos);
       const enc = await worker.request({ type: 'encode-chat', prompts: ['Write a haiku.', 'List three colors, no commas.'] });
       if (!enc.ok) throw new Error(enc.error.message);
@@ -74,8 +74,8 @@ describe.skipIf(!addonHasRuntime())(
       } finally {
         model.close();
       }
-      expect(gen.value.peakVramBytes).toBe(0);
-      expect(gen.value.peakVramScope).toBeNull();
+      expect(gen.value.peakMemoryBytes).toBe(0);
+      expect(gen.value.peakMemoryScope).toBeNull();
     });
 
     it("reports a job's own error when an unload disposes its model while it runs, and disposes once", async () => {
