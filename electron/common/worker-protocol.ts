@@ -88,17 +88,22 @@ export type FinishReason = 'stop' | 'length' | 'cancelled';
  * memory with other processes included, where the driver does not account per process (Windows WDDM, containers).
  */
 export type PeakMemoryScope = 'process' | 'device';
-export const PEAK_VRAM_SCOPES: readonly PeakMemoryScope[] = ['process', 'device'];
+export const PEAK_MEMORY_SCOPES: readonly PeakMemoryScope[] = ['process', 'device'];
 
-export interface GenerationItemResult {
-  readonly itemId: string;
+/** One prompt's generation as it ended: what the engine reports, and what the worker answers with its item id. */
+export interface PromptGeneration {
+  /** The generated tokens, without a final stop token. */
   readonly tokenIds: readonly number[];
-  readonly text: string;
   readonly finishReason: FinishReason;
-  /** Milliseconds from the start of this item's prefill step to its first generated token (-1 if none). */
+  /** Milliseconds from the start of this prompt's prefill step to its first generated token (-1 if none). */
   readonly ttftMs: number;
-  /** Decode tokens per second for this item, after its first token (0 if fewer than 2 tokens). */
+  /** Decode tokens per second for this prompt, after its first token (0 if fewer than 2 tokens). */
   readonly decodeTokensPerSecond: number;
+}
+
+export interface GenerationItemResult extends PromptGeneration {
+  readonly itemId: string;
+  readonly text: string;
 }
 
 export interface GenerationBatchResult {
@@ -404,7 +409,7 @@ export function checkResponseValue(type: WorkerRequestType, v: unknown): string 
     case 'generate': {
       if (!isRecord(v) || !Array.isArray(v.items)) return 'generate value needs items';
       if (!isNumber(v.wallMs) || !isNumber(v.peakMemoryBytes) || !isNumber(v.h2dBytes)) return 'generate value needs wallMs, peakMemoryBytes, h2dBytes';
-      if (v.peakMemoryScope !== null && !PEAK_VRAM_SCOPES.includes(v.peakMemoryScope as PeakMemoryScope)) {
+      if (v.peakMemoryScope !== null && !PEAK_MEMORY_SCOPES.includes(v.peakMemoryScope as PeakMemoryScope)) {
         return 'generate value: peakMemoryScope must be process, device or null';
       }
       if (v.expertCache != null) {

@@ -3,7 +3,9 @@ import { assertNever } from '../common/result.js';
 import type {
   DeviceProbe,
   GenerationBatchResult,
+  GenerationItemResult,
   LoadedModelInfo,
+  PromptGeneration,
   WorkerMessage,
   WorkerRequest,
   WorkerResponseValues,
@@ -152,6 +154,8 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
         `item ${tooLong.itemId} has ${tooLong.tokenIds.length} prompt tokens, more than the ${model.maxContext} the model was loaded with`,
       );
     }
+    // A prompt's generation as the worker answers it, in the item event and in the job's result alike.
+    const answered = (itemId: string, g: PromptGeneration): GenerationItemResult => ({ ...g, itemId, text: tokenizer.decode(g.tokenIds) });
     const controller = new AbortController();
     jobs.set(request.jobId, controller);
     const counts = new Array<number>(request.items.length).fill(0);
@@ -166,7 +170,7 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
           counts[index] = (counts[index] ?? 0) + 1;
           port.send({ event: 'token', jobId: request.jobId, itemId: item.itemId, tokenId, count: counts[index] ?? 0 });
           if (end && end.finishReason !== 'cancelled') {
-            port.send({ event: 'item', jobId: request.jobId, item: { itemId: item.itemId, text: tokenizer.decode(end.tokenIds), ...end } });
+            port.send({ event: 'item', jobId: request.jobId, item: answered(item.itemId, end) });
           }
         },
         controller.signal,
@@ -175,14 +179,7 @@ export function serveWorker(port: WorkerPort, engine: InferenceEngine): void {
         throw new WorkerError('INTERNAL', `engine returned ${result.items.length} results for ${request.items.length} prompts`);
       }
       return {
-        items: result.items.map((r, i) => ({
-          itemId: request.items[i]?.itemId ?? '',
-          tokenIds: r.tokenIds,
-          text: tokenizer.decode(r.tokenIds),
-          finishReason: r.finishReason,
-          ttftMs: r.ttftMs,
-          decodeTokensPerSecond: r.decodeTokensPerSecond,
-        })),
+        items: result.items.map((r, i) => answered(request.items[i]?.itemId ?? '', r)),
         wallMs: performance.now() - started,
         peakMemoryBytes: result.peakMemoryBytes,
         peakMemoryScope: result.peakMemoryScope,

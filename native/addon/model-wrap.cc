@@ -189,7 +189,7 @@ Napi::Object end_object(Napi::Env env, const rt::generate_result & r) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("tokens", to_array(env, r.tokens));
   o.Set("promptTokens", r.prompt_tokens);
-  o.Set("timeToFirstTokenMs", r.time_to_first_token_ms);
+  o.Set("ttftMs", r.ttft_ms);
   o.Set("decodeTokensPerSecond", r.decode_tokens_per_s);
   o.Set("finishReason", rt::finish_reason_name(r.finish_reason));
   return o;

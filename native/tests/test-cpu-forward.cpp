@@ -149,7 +149,7 @@ static void continuous_batching(model & m, const std::vector<std::vector<int32_t
           "prompt %zu: two at a time gives the tokens of all at once", i);
     CHECK(ends[i] == 1 && ended[i].tokens == res[i].tokens && ended[i].finish_reason == res[i].finish_reason,
           "prompt %zu: its end is streamed once with its result", i);
-    CHECK(ended[i].time_to_first_token_ms > 0, "prompt %zu: figures are set when it ends", i);
+    CHECK(ended[i].ttft_ms > 0, "prompt %zu: figures are set when it ends", i);
   }
   CHECK(most_live == 2, "at most batch prompts generate at once (%d)", most_live);
   CHECK(!end_before_last_token, "the end comes with the last token");
@@ -235,7 +235,7 @@ static void generation(const fs::path & dir) {
     CHECK(single[0].tokens == batched[i].tokens, "prompt %zu: batched generation differs from one-by-one", i);
     CHECK(batched[i].finish_reason == finish_reason::length && batched[i].tokens.size() == 8, "prompt %zu: length finish", i);
     CHECK(batched[i].prompt_tokens == static_cast<int>(prompts[i].size()), "prompt tokens");
-    CHECK(batched[i].time_to_first_token_ms > 0 && batched[i].decode_tokens_per_s > 0, "figures are set");
+    CHECK(batched[i].ttft_ms > 0 && batched[i].decode_tokens_per_s > 0, "figures are set");
   }
   // Stop on the third token of prompt 1.
   const int32_t stop = batched[1].tokens[2];

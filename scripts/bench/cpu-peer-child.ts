@@ -27,7 +27,7 @@ try {
   const long = await run(1024);
   console.log(
     JSON.stringify({
-      prefillTps: (128 / short.timeToFirstTokenMs) * 1000,
+      prefillTps: (128 / short.ttftMs) * 1000,
       decode128Tps: short.decodeTokensPerSecond,
       decode1024Tps: long.decodeTokensPerSecond,
       maxRssBytes: process.resourceUsage().maxRSS * 1024,

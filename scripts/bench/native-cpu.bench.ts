@@ -67,11 +67,11 @@ export async function bench(): Promise<Row[]> {
         const out = await model.generate({ prompts: [prompt], maxNewTokens: 24 });
         const r = out.results[0]!;
         const info = model.info();
-        single.set(weights, { tps: r.decodeTokensPerSecond, ttft: r.timeToFirstTokenMs });
+        single.set(weights, { tps: r.decodeTokensPerSecond, ttft: r.ttftMs });
         rows.push({
           what: `decode ${weights}`,
           value: `${r.decodeTokensPerSecond.toFixed(2)} tok/s`,
-          note: `TTFT ${r.timeToFirstTokenMs.toFixed(0)} ms for ${r.promptTokens} prompt tokens, ${info.threads} threads, ${info.simd ? 'AVX2' : 'scalar'}; ${layers}-layer model (the full model has 16)`,
+          note: `TTFT ${r.ttftMs.toFixed(0)} ms for ${r.promptTokens} prompt tokens, ${info.threads} threads, ${info.simd ? 'AVX2' : 'scalar'}; ${layers}-layer model (the full model has 16)`,
         });
         if (weights === 'int4') {
           // Eight prompts decoded together: every step reads each active weight row once for all of them.

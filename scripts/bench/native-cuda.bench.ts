@@ -55,7 +55,7 @@ export async function bench(): Promise<Row[]> {
             what: `${label} b${batch}`,
             value: `${decode.toFixed(1)} tok/s`,
             note:
-              `TTFT ${r.timeToFirstTokenMs.toFixed(1)} ms (${r.promptTokens} tokens), peak VRAM ${(s.peakMemoryBytes / 2 ** 30).toFixed(2)} GiB (${s.peakMemoryScope}), ` +
+              `TTFT ${r.ttftMs.toFixed(1)} ms (${r.promptTokens} tokens), peak VRAM ${(s.peakMemoryBytes / 2 ** 30).toFixed(2)} GiB (${s.peakMemoryScope}), ` +
               `hits ${s.expertHits} misses ${s.expertMisses} evictions ${s.expertEvictions ?? 0} H2D ${(s.h2dBytes / 1e9).toFixed(2)} GB D2H ${s.d2hBytes}`,
           });
         }

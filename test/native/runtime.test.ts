@@ -107,7 +107,7 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
       const single = await model.generate({ prompts: [p], maxNewTokens: 6 });
       expect(single.results[0]!.tokens).toEqual(batched.results[i]!.tokens);
       expect(batched.results[i]).toMatchObject({ promptTokens: p.length, finishReason: 'length' });
-      expect(batched.results[i]!.timeToFirstTokenMs).toBeGreaterThan(0);
+      expect(batched.results[i]!.ttftMs).toBeGreaterThan(0);
       expect(batched.results[i]!.decodeTokensPerSecond).toBeGreaterThan(0);
     }
     expect(batched.stats.expertHits).toBeGreaterThan(0);

@@ -77,7 +77,7 @@ export async function run(args: string[]): Promise<number> {
       console.log(
         `backend ${info.backend} (${info.weights}${info.simd ? ', avx2' : ''}, ${info.threads} threads): ` +
           `${r.promptTokens} prompt tokens, ${r.tokens.length} generated, finish ${r.finishReason}, ` +
-          `time to first token ${r.timeToFirstTokenMs.toFixed(1)} ms, decode ${r.decodeTokensPerSecond.toFixed(2)} tokens/s, ` +
+          `time to first token ${r.ttftMs.toFixed(1)} ms, decode ${r.decodeTokensPerSecond.toFixed(2)} tokens/s, ` +
           `peak memory ${(out.stats.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB (${PEAK_SCOPE_WORDS[out.stats.peakMemoryScope]})`,
       );
       if (info.backend === 'cuda') {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { isNativeStatus, type NativeStatus } from '../../common/native-status.js';
-import type { BackendKind, WeightsKind } from '../../common/worker-protocol.js';
+import type { BackendKind, PromptGeneration, WeightsKind } from '../../common/worker-protocol.js';
 
 /** A CUDA device as reported by the driver. */
 export interface NativeDeviceInfo {
@@ -114,17 +114,10 @@ export interface GenerateRequest {
   readonly batch?: number;
 }
 
-export type FinishReason = 'stop' | 'length' | 'cancelled';
-
-/** One prompt's outcome. */
-export interface GenerateResult {
+/** One prompt's outcome as the runtime reports it: its figures as PromptGeneration names them, `tokens` with the stop token. */
+export interface GenerateResult extends Omit<PromptGeneration, 'tokenIds'> {
   readonly tokens: readonly number[];
   readonly promptTokens: number;
-  /** From the start of this prompt's prefill step to its first generated token. */
-  readonly timeToFirstTokenMs: number;
-  /** Generated tokens after the first, per second after the first (0 with fewer than 2 tokens). */
-  readonly decodeTokensPerSecond: number;
-  readonly finishReason: FinishReason;
 }
 
 /** Request-wide backend figures; counters that do not apply to a backend are 0. */

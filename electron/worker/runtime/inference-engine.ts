@@ -6,21 +6,12 @@ import type {
   FinishReason,
   GenerationPolicy,
   PeakMemoryScope,
+  PromptGeneration,
   WeightsKind,
 } from '../../common/worker-protocol.js';
 
-/** One prompt's generation as the engine reports it; `tokenIds` excludes the stop token. */
-export interface EngineItemResult {
-  readonly tokenIds: readonly number[];
-  readonly finishReason: FinishReason;
-  /** Milliseconds from the batch start to the first generated token (-1 if none). */
-  readonly ttftMs: number;
-  /** Tokens per second after the first token (0 with fewer than 2 tokens). */
-  readonly decodeTokensPerSecond: number;
-}
-
 export interface EngineBatchResult {
-  readonly items: readonly EngineItemResult[];
+  readonly items: readonly PromptGeneration[];
   /** Bytes; 0 on the CPU backend. */
   readonly peakMemoryBytes: number;
   /** What peakMemoryBytes measures (see PeakMemoryScope); null on the CPU backend. */
@@ -46,7 +37,7 @@ export interface EngineModel {
   generate(
     prompts: readonly (readonly number[])[],
     policy: GenerationPolicy,
-    onToken: (itemIndex: number, tokenId: number, end?: EngineItemResult) => void,
+    onToken: (itemIndex: number, tokenId: number, end?: PromptGeneration) => void,
     signal: AbortSignal,
   ): Promise<EngineBatchResult>;
   /** Empty while the model can run; otherwise the device error after which every request fails (the device can be

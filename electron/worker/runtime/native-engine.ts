@@ -1,8 +1,8 @@
-import type { BackendChoice, DeviceProbe } from '../../common/worker-protocol.js';
+import type { BackendChoice, DeviceProbe, PromptGeneration } from '../../common/worker-protocol.js';
 import { probedDevice } from '../../common/worker-protocol.js';
 import { loadModel, loadNativeBinding } from './binding.js';
 import type { BackendKind, GenerateResult, NativeModelInfo } from './binding.js';
-import type { EngineItemResult, EngineModel, InferenceEngine } from './inference-engine.js';
+import type { EngineModel, InferenceEngine } from './inference-engine.js';
 
 /** A CUDA driver API version as people write it ("12.8"), 'unknown' for 0. */
 export function driverString(v: number): string {
@@ -59,12 +59,12 @@ export function residencyLabel(info: Pick<NativeModelInfo, 'backend' | 'weights'
   );
 }
 
-function engineItem(r: GenerateResult): EngineItemResult {
+function engineItem(r: GenerateResult): PromptGeneration {
   return {
     // The runtime includes the stop token in `tokens`; results exclude it.
     tokenIds: r.finishReason === 'stop' ? r.tokens.slice(0, -1) : r.tokens,
     finishReason: r.finishReason,
-    ttftMs: r.tokens.length > 0 ? r.timeToFirstTokenMs : -1,
+    ttftMs: r.tokens.length > 0 ? r.ttftMs : -1,
     decodeTokensPerSecond: r.decodeTokensPerSecond,
   };
 }

@@ -105,7 +105,7 @@ struct generate_request {
 struct generate_result {
   std::vector<int32_t> tokens;      // generated tokens, including a final stop token
   int prompt_tokens = 0;
-  double time_to_first_token_ms = 0;  // from the start of the prompt's prefill step to its first generated token
+  double ttft_ms = 0;  // from the start of the prompt's prefill step to its first generated token
   double decode_tokens_per_s = 0;     // tokens after the first / time after the first
   rt::finish_reason finish_reason = rt::finish_reason::none;
 };

@@ -236,7 +236,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   auto set_figures = [&](size_t i) {
     generate_result & r = results[i];
     if (r.tokens.empty()) return;
-    r.time_to_first_token_ms = std::chrono::duration<double, std::milli>(first[i] - admitted[i]).count();
+    r.ttft_ms = std::chrono::duration<double, std::milli>(first[i] - admitted[i]).count();
     const double span = std::chrono::duration<double>(last[i] - first[i]).count();
     r.decode_tokens_per_s = (r.tokens.size() > 1 && span > 0) ? static_cast<double>(r.tokens.size() - 1) / span : 0.0;
   };

@@ -53,7 +53,7 @@ const stats = (over: Partial<GenerateOutput['stats']> = {}): GenerateOutput['sta
   peakMemoryBytes: 3 * GIB, peakMemoryScope: 'process', ...over,
 });
 const result = (tokens: number[], finishReason: 'stop' | 'length' | 'cancelled') => ({
-  tokens, promptTokens: 2, timeToFirstTokenMs: 12.5, decodeTokensPerSecond: 40, finishReason,
+  tokens, promptTokens: 2, ttftMs: 12.5, decodeTokensPerSecond: 40, finishReason,
 });
 const policy = { decoding: 'greedy', maxNewTokens: 8, stopTokenIds: [2] } as const;
 
