@@ -3,7 +3,6 @@ import type {
   BackendKind,
   DeviceProbe,
   ExpertCacheCounts,
-  FinishReason,
   GenerationPolicy,
   PeakMemoryScope,
   PromptGeneration,
