@@ -45,6 +45,22 @@ export function probedDevice(probe: DeviceProbe, cudaDevice?: number): WorkerDev
   return probe.devices.find((d) => d.index === index);
 }
 
+/** Why a load with these choices cannot run on the probed devices: CUDA asked for and none usable, or no such device. */
+export type DeviceProblem =
+  | { readonly kind: 'no-cuda'; readonly note: string }
+  | { readonly kind: 'no-such-device'; readonly device: number; readonly devices: readonly WorkerDeviceInfo[] };
+
+/**
+ * The worker's rule for where a load runs, as a check: 'auto' without a device index takes the CPU when no CUDA device
+ * is usable; otherwise the device asked for (the first when none) must exist.
+ */
+export function deviceProblem(probe: DeviceProbe, choice: BackendChoice, cudaDevice?: number): DeviceProblem | null {
+  if (choice === 'cpu' || (choice === 'auto' && cudaDevice === undefined && probe.devices.length === 0)) return null;
+  if (probe.devices.length === 0) return { kind: 'no-cuda', note: probe.note };
+  if (!probedDevice(probe, cudaDevice)) return { kind: 'no-such-device', device: cudaDevice ?? 0, devices: probe.devices };
+  return null;
+}
+
 /** Greedy decoding with a token budget; generation stops at any of `stopTokenIds`. */
 export interface GenerationPolicy {
   readonly decoding: 'greedy';

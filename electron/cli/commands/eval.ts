@@ -8,14 +8,13 @@ import type { RunFigureTotals } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
-import { autoBatchForRun } from '../../main/jobs/auto-batch.js';
-import { createEvalRun, DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
+import { DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
+import { startEvalRun } from '../../main/jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunBackend, RunProgress } from '../../common/ipc-contract.js';
 import { RUN_BATCH, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../common/run-settings.js';
-import { probedDevice } from '../../common/worker-protocol.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError, whenStdoutCloses } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
@@ -216,36 +215,24 @@ export async function run(args: string[]): Promise<number> {
       console.log(`resuming run ${runId}: ${responses.count(runId)}/${existing.total} responses stored`);
       runIdForQuit = runId;
     } else {
-      // A GPU asked for that is not there fails before a run is stored (it would only fail, resumable in vain).
-      if (backend === 'cuda' || cudaDevice !== undefined) {
-        const probe = await worker.request({ type: 'probe' });
-        if (!probe.ok) throw new Error(`probing CUDA devices failed: ${probe.error.message}`);
-        if (!probedDevice(probe.value, cudaDevice)) {
-          const have = probe.value.devices.map((d) => d.index).join(', ');
-          throw new Error(
-            cudaDevice !== undefined && have
-              ? `--device ${cudaDevice}: no such CUDA device (there are: ${have}; see npx horizon devices)`
-              : `no CUDA device for ${backend === 'cuda' ? '--backend cuda' : `--device ${cudaDevice}`}: ${probe.value.note || 'none found'}`,
-          );
-        }
-      }
       runId = newRunId();
       runIdForQuit = runId;
-      const created = await createEvalRun(deps, {
+      const created = await startEvalRun(deps, {
         runId,
         source,
         backend,
-        batch: batch ?? (await autoBatchForRun(worker, inputs.records, {
-          source, backend, ...(cudaDevice !== undefined ? { cudaDevice } : {}),
-          ...(limit !== undefined ? { limit } : {}), ...(maxNewTokens !== undefined ? { maxNewTokens } : {}),
-        })),
+        ...(batch !== undefined ? { batch } : {}),
         ...(limit !== undefined ? { limit } : {}),
         ...(maxNewTokens !== undefined ? { maxNewTokens } : {}),
         ...(budget.expertBudget !== undefined ? { expertBudgetBytes: budget.expertBudget } : {}),
         ...(cudaDevice !== undefined ? { cudaDevice } : {}),
         appVersion: toolVersion(),
         datasetSha256: inputs.datasetSha256,
-      });
+      }, (p) =>
+        p.kind === 'no-such-device'
+          ? `--device ${p.device}: no such CUDA device (there are: ${p.devices.map((d) => d.index).join(', ')}; see npx horizon devices)`
+          : `no CUDA device for ${backend === 'cuda' ? '--backend cuda' : `--device ${cudaDevice}`}: ${p.note || 'none found'}`,
+      );
       console.log(`run ${runId}: ${created.modelId}`);
       console.log(`  ${created.total} prompts, batch ${created.policy.batch}, max new tokens ${created.policy.maxNewTokens}, greedy, stop ids ${created.policy.stopTokenIds.join(',')}`);
     }

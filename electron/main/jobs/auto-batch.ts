@@ -106,6 +106,14 @@ export async function autoBatch(opts: {
   });
 }
 
+/** The worker's device probe; null when it cannot answer. */
+export async function probeDevices(runtime: Pick<RuntimeClient, 'request' | 'state' | 'restart'>): Promise<DeviceProbe | null> {
+  // A worker that crashed (a device fault ends it) would answer nothing, and the run would get the CPU's batch.
+  if (runtime.state === 'crashed' && !(await runtime.restart()).ok) return null;
+  const r = await runtime.request({ type: 'probe' });
+  return r.ok ? r.value : null;
+}
+
 /** `autoBatch` for a run about to be created with `createEvalRun`: the worker probes the devices. */
 export function autoBatchForRun(
   runtime: Pick<RuntimeClient, 'request' | 'state' | 'restart'>,
@@ -116,12 +124,7 @@ export function autoBatchForRun(
     source: req.source,
     requestedBackend: req.backend ?? 'auto',
     ...(req.cudaDevice !== undefined ? { cudaDevice: req.cudaDevice } : {}),
-    probe: async () => {
-      // A worker that crashed (a device fault ends it) would answer nothing, and the run would get the CPU's batch.
-      if (runtime.state === 'crashed' && !(await runtime.restart()).ok) return null;
-      const r = await runtime.request({ type: 'probe' });
-      return r.ok ? r.value : null;
-    },
+    probe: () => probeDevices(runtime),
     contextTokens: () =>
       runContextTokens(
         req.source.modelDir,

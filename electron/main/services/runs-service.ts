@@ -24,9 +24,9 @@ import type { RunRecord, RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import type { RuntimeClient } from '../jobs/eval-run.js';
 import { deleteRunExportFiles } from '../export/run-export-files.js';
-import { autoBatchForRun } from '../jobs/auto-batch.js';
 import { backendLabel } from '../jobs/backend-label.js';
-import { createEvalRun, executeEvalRun, newRunId } from '../jobs/eval-run.js';
+import { executeEvalRun, newRunId } from '../jobs/eval-run.js';
+import { startEvalRun } from '../jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import { readyVariant } from './models-service.js';
@@ -191,14 +191,12 @@ export class RunsService implements RunsApi {
       const variant = await readyVariant(this.opts.dataDir, req.modelId);
       const inputs = await this.opts.inputs();
       const source = await resolveModelSource(variant.preparedDir, variant.weights);
-      const runId = newRunId();
-      const batch = req.batch ?? (await autoBatchForRun(this.opts.runtime, inputs.records, { source, ...req }));
-      const run = await createEvalRun(
+      const run = await startEvalRun(
         { runs: this.opts.runs, responses: this.opts.responses, runtime: this.opts.runtime, records: inputs.records, tools: inputs.tools },
         {
-          runId,
+          runId: newRunId(),
           source,
-          batch,
+          ...(req.batch !== undefined ? { batch: req.batch } : {}),
           ...(req.limit !== undefined ? { limit: req.limit } : {}),
           ...(req.maxNewTokens !== undefined ? { maxNewTokens: req.maxNewTokens } : {}),
           ...(req.expertBudgetMiB !== undefined ? { expertBudgetBytes: req.expertBudgetMiB * 2 ** 20 } : {}),
@@ -206,6 +204,10 @@ export class RunsService implements RunsApi {
           appVersion: this.opts.appVersion,
           datasetSha256: inputs.datasetSha256,
         },
+        (p) =>
+          p.kind === 'no-cuda'
+            ? `CUDA device ${req.cudaDevice ?? 0} was chosen, but no CUDA device is usable: ${p.note}`
+            : `CUDA device ${p.device} was chosen, but this machine has ${p.devices.map((d) => `${d.index}: ${d.name}`).join(', ')}`,
       );
       this.launch(run.id, inputs);
       return this.summary(this.opts.runs.require(run.id));

@@ -1,5 +1,5 @@
 import type { BackendChoice, DeviceProbe, PromptGeneration } from '../../common/worker-protocol.js';
-import { probedDevice } from '../../common/worker-protocol.js';
+import { deviceProblem, probedDevice } from '../../common/worker-protocol.js';
 import { loadModel, loadNativeBinding } from './binding.js';
 import type { BackendKind, GenerateResult, NativeModelInfo } from './binding.js';
 import type { EngineModel, InferenceEngine } from './inference-engine.js';
@@ -36,14 +36,14 @@ export function pickBackend(
   probe: DeviceProbe,
   cudaDevice?: number,
 ): { kind: BackendKind; device?: DeviceProbe['devices'][number] } {
-  if (choice === 'cpu' || (choice === 'auto' && probe.devices.length === 0)) return { kind: 'cpu' };
-  if (probe.devices.length === 0) throw new Error(`the CUDA backend was asked for but is not usable: ${probe.note}`);
-  const device = probedDevice(probe, cudaDevice);
-  if (!device) {
-    const found = probe.devices.map((d) => `${d.index}: ${d.name}`).join(', ');
-    throw new Error(`CUDA device ${cudaDevice} was asked for but is not among the devices found (${found})`);
+  const problem = deviceProblem(probe, choice, cudaDevice);
+  if (problem?.kind === 'no-cuda') throw new Error(`the CUDA backend was asked for but is not usable: ${problem.note}`);
+  if (problem?.kind === 'no-such-device') {
+    const found = problem.devices.map((d) => `${d.index}: ${d.name}`).join(', ');
+    throw new Error(`CUDA device ${problem.device} was asked for but is not among the devices found (${found})`);
   }
-  return { kind: 'cuda', device };
+  const device = choice === 'cpu' ? undefined : probedDevice(probe, cudaDevice);
+  return device ? { kind: 'cuda', device } : { kind: 'cpu' };
 }
 
 /** Where the weights live, as the runtime reports it (never a guess from the device's size). */

@@ -331,6 +331,13 @@ describe('createServices (scripted worker reporting a GPU)', () => {
     await expect.poll(() => services.worker.state).toBe('crashed');
     expect(await start({ cudaDevice: 1 })).toMatchObject({ status: 'completed', batch: 64 });
   });
+
+  it('refuses a GPU the machine does not have before storing a run, as horizon eval does', async () => {
+    const before = await services.api.runs.list();
+    const r = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/int4-g32', limit: 2, cudaDevice: 7 });
+    expect(r).toEqual({ ok: false, error: { code: 'BAD_INPUT', message: 'CUDA device 7 was chosen, but this machine has 0: GPU 0, 1: GPU 1' } });
+    expect(await services.api.runs.list()).toEqual(before);
+  });
 });
 
 describe('createServices (a worker whose generation hangs)', () => {

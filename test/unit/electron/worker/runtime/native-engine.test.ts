@@ -143,5 +143,7 @@ describe('pickBackend', () => {
 
   it('says why when CUDA is asked for but not usable', () => {
     expect(() => pickBackend('cuda', none, 0)).toThrow('the CUDA backend was asked for but is not usable: no CUDA device found');
+    // A device index is a request for that GPU, also under 'auto': never a silent fall back to the CPU.
+    expect(() => pickBackend('auto', none, 1)).toThrow('the CUDA backend was asked for but is not usable: no CUDA device found');
   });
 });
