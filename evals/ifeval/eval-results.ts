@@ -1,21 +1,12 @@
 import type { EvalResultRow } from './types.js';
 
+const ESCAPES: Readonly<Record<string, string>> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+
+// One replace over the string, not a `+=` per character: that builds a rope of one node a character, ~30 bytes each,
+// which held 1.7 GB for 541 responses of 50,000 characters until the file was written.
 function pyJsonString(s: string): string {
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    const ch = s[i]!;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
-    else if (c < 0x20 || c > 0x7e) out += `\\u${c.toString(16).padStart(4, '0')}`;
-    else out += ch;
-  }
-  return `${out}"`;
+  // Without the u flag each UTF-16 unit matches alone, so an astral character becomes its two \u escapes, as in Python.
+  return `"${s.replace(/["\\]|[^\x20-\x7e]/g, (ch) => ESCAPES[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 
 /**
