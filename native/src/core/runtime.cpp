@@ -1,6 +1,7 @@
 // rt-runtime.h over the backend contract: model loading, the logits tool and batched greedy generation.
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -84,24 +85,28 @@ const char * finish_reason_name(finish_reason f) {
   return "none";
 }
 
-bool parse_weights_kind(const std::string & name, weights_kind & out) {
-  for (const weights_kind w : {weights_kind::bf16, weights_kind::int4}) {
-    if (name == weights_kind_name(w)) {
-      out = w;
+namespace {
+
+// The kind among `kinds` whose name is `name`.
+template <typename Kind>
+bool parse_kind(const std::string & name, std::initializer_list<Kind> kinds, const char * (*name_of)(Kind), Kind & out) {
+  for (const Kind k : kinds) {
+    if (name == name_of(k)) {
+      out = k;
       return true;
     }
   }
   return false;
 }
 
+}  // namespace
+
+bool parse_weights_kind(const std::string & name, weights_kind & out) {
+  return parse_kind(name, {weights_kind::bf16, weights_kind::int4}, weights_kind_name, out);
+}
+
 bool parse_backend_kind(const std::string & name, backend_kind & out) {
-  for (const backend_kind b : {backend_kind::cpu, backend_kind::cuda}) {
-    if (name == backend_kind_name(b)) {
-      out = b;
-      return true;
-    }
-  }
-  return false;
+  return parse_kind(name, {backend_kind::cpu, backend_kind::cuda}, backend_kind_name, out);
 }
 
 std::shared_ptr<model> rt_model_load(const model_load_options & options, rt_error & error) {
