@@ -8,7 +8,8 @@
 # Writes $OUT/gpu-check.json (benchmark figures) and $OUT/gpu-check.log when $OUT is set.
 # Env: GPU_CHECK_ARCHS (CMake CUDA architectures; default: the first GPU's compute capability),
 #      GPU_CHECK_QUICK=1 (fewer benchmark steps), GPU_CHECK_PARTIAL_SLOTS (default 16 of 64 experts per layer),
-#      GPU_CHECK_BUILD_TIMEOUT (seconds, default 300).
+#      GPU_CHECK_BUILD_TIMEOUT (seconds, default 300), GPU_CHECK_IFEVAL_MAX_S (the IFEval-shaped workload's limit,
+#      default 120: past it the run stops and reports the tokens made by then).
 set -u
 cd "$(dirname "$0")/.."
 START=$(date +%s)
@@ -77,6 +78,11 @@ fi
 BENCH_ARGS=(--partial-slots "${GPU_CHECK_PARTIAL_SLOTS:-16}")
 [ "${GPU_CHECK_QUICK:-0}" = "1" ] && BENCH_ARGS+=(--quick)
 [ -n "${OUT:-}" ] && BENCH_ARGS+=(--json "$OUT/gpu-check.json")
+# The IFEval-shaped workload needs IFEval's prompts: ../shared's copy, or one carried to the device machine in the
+# ignored .cache/ifeval/ (the device machine gets the working tree, not ../shared).
+IFEVAL_INPUT=""
+for f in ../shared/ifeval/input_data.jsonl .cache/ifeval/input_data.jsonl; do [ -f "$f" ] && IFEVAL_INPUT="$f" && break; done
+if [ -n "$IFEVAL_INPUT" ]; then BENCH_ARGS+=(--ifeval "$IFEVAL_INPUT" --ifeval-max-s "${GPU_CHECK_IFEVAL_MAX_S:-120}"); else say "no input_data.jsonl: the IFEval-shaped workload is skipped"; fi
 REMAIN=$(( 400 - ($(date +%s) - START) ))
 [ "$REMAIN" -lt 60 ] && REMAIN=60
 timeout -k 10 "$REMAIN" "$BUILD/bench-gpu" "${BENCH_ARGS[@]}" 2>&1 | tee -a "$LOG"

@@ -2,8 +2,10 @@
 // memory (FP16 non-routed tensors, qpacked-v2 experts with group 32), run through the CUDA backend with full
 // residency and with a partial expert budget. Prints a table; `--json PATH` also writes the figures as JSON.
 // Flags: --layers N (default 16), --partial-slots N (default 16 of 64), --quick (fewer steps), --small (a narrow
-// model and short prompts: a smoke run of every path, e.g. on the CUDA simulator; its figures mean nothing).
+// model and short prompts: a smoke run of every path, e.g. on the CUDA simulator; its figures mean nothing),
+// --ifeval INPUT_DATA.jsonl (also run the IFEval-shaped workload: see ifeval_workload_from).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,13 +13,17 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/backend.h"
+#include "core/json.h"
+#include "core/model-from-weights.h"
 #include "core/model-weights.h"
+#include "rt/rt-runtime.h"
 
 #ifdef RT_WITH_CUDA
 #include <cuda_runtime.h>
@@ -165,6 +171,113 @@ std::vector<int32_t> prompt(int n, int seed, int vocab) {
   return t;
 }
 
+// IFEval's 541 prompts as a run meets them, each answer a fixed length with EOS suppressed: 74 prompts (chosen once,
+// seeded) at 1,280 tokens and the other 467 at lengths drawn uniformly from 64..640, as the published run ended 74 at
+// the length limit and 467 at EOS. The benchmark model has no tokenizer, so a prompt's length is estimated from its
+// chat rendering (OLMoE's template) at one token per 4 bytes, about what OLMoE's GPT-NeoX vocabulary gives on English
+// text, and its token ids are drawn; random weights make the content of the ids irrelevant to speed. `shrink` divides
+// every length and keeps the first 541 / shrink prompts (a smoke run).
+struct ifeval_workload {
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<int> new_tokens;
+  long long total_new = 0;
+  int longest = 0;  // prompt + answer tokens of the longest sequence
+};
+
+bool ifeval_workload_from(const std::string & path, int vocab, int shrink, ifeval_workload & out, std::string & error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = path + ": cannot read";
+    return false;
+  }
+  std::vector<size_t> chat_bytes;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json_value row;
+    std::string why;
+    const json_value * prompt = json_parse(line, row, why) ? row.get("prompt") : nullptr;
+    if (prompt == nullptr || !prompt->is_string()) {
+      error = path + " line " + std::to_string(n) + ": " + (why.empty() ? "no \"prompt\" string" : why);
+      return false;
+    }
+    const std::string chat = "<|endoftext|><|user|>\n" + prompt->str + "\n<|assistant|>\n";
+    chat_bytes.push_back(chat.size());
+  }
+  if (chat_bytes.size() != 541) {
+    error = path + ": " + std::to_string(chat_bytes.size()) + " prompts, not IFEval's 541";
+    return false;
+  }
+  std::vector<int> lengths(541);
+  std::mt19937 rng(541);
+  for (int i = 0; i < 541; ++i) lengths[static_cast<size_t>(i)] = i < 74 ? 1280 : std::uniform_int_distribution<int>(64, 640)(rng);
+  std::shuffle(lengths.begin(), lengths.end(), rng);
+  const size_t keep = 541 / static_cast<size_t>(std::max(1, shrink));
+  for (size_t i = 0; i < keep; ++i) {
+    const int plen = std::max(1, static_cast<int>((chat_bytes[i] + 3) / 4) / shrink);
+    std::vector<int32_t> ids(static_cast<size_t>(plen));
+    for (auto & t : ids) t = std::uniform_int_distribution<int>(50, vocab - 50)(rng);
+    out.prompts.push_back(std::move(ids));
+    out.new_tokens.push_back(std::max(1, lengths[i] / shrink));
+    out.total_new += out.new_tokens.back();
+    out.longest = std::max(out.longest, plen + out.new_tokens.back());
+  }
+  return true;
+}
+
+struct ifeval_figures {
+  bool ran = false;       // every prompt generated its whole answer
+  bool stopped = false;   // cut off at the time limit (then wall_s is the limit and new_tokens what was made by then)
+  std::string error;
+  int prompts = 0;
+  long long new_tokens = 0, asked_tokens = 0;
+  double wall_s = 0;
+};
+
+// The workload through rt_model_generate, as `horizon eval` runs it: continuous batching at `batch`, full residency;
+// cancelled after `max_s` seconds (a machine lent for minutes must still write its figures).
+ifeval_figures run_ifeval(std::unique_ptr<model_weights> w, const ifeval_workload & wl, int batch, double max_s) {
+  ifeval_figures f;
+  model_load_options o;
+  o.weights = weights_kind::int4;
+  o.backend = backend_kind::cuda;
+  o.max_context = wl.longest + 8;
+  o.max_sequences = batch;
+  rt_error err;
+  std::shared_ptr<model> m = rt_model_from_weights(std::move(w), o, err);
+  if (!m) {
+    f.error = err.message;
+    return f;
+  }
+  generate_request r;
+  r.prompts = wl.prompts;
+  r.max_new_tokens_each = wl.new_tokens;
+  r.batch = batch;  // no stop tokens: every answer runs to its length
+  std::vector<generate_result> results;
+  generate_stats stats;
+  std::atomic<bool> cancel{false}, done{false};
+  const auto t0 = clk::now();
+  std::thread watchdog([&] {
+    while (!done.load() && seconds_since(t0) < max_s) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!done.load()) cancel.store(true);
+  });
+  const bool ok = rt_model_generate(*m, r, &cancel, nullptr, results, stats, err);
+  done.store(true);
+  watchdog.join();
+  f.wall_s = seconds_since(t0);
+  f.asked_tokens = wl.total_new;
+  if (!ok) {
+    f.error = err.message;
+    return f;
+  }
+  for (const auto & res : results) f.new_tokens += static_cast<long long>(res.tokens.size());
+  f.prompts = static_cast<int>(results.size());
+  f.stopped = cancel.load();
+  f.ran = !f.stopped && f.new_tokens == wl.total_new;
+  if (!f.ran && !f.stopped) f.error = "generated " + std::to_string(f.new_tokens) + " tokens, the workload asks " + std::to_string(wl.total_new);
+  return f;
+}
+
 struct decode_result {
   double tokens_per_s = 0;
   double ttft_ms = 0;
@@ -232,7 +345,7 @@ struct residency_figures {
   double load_s = 0;
   double prefill_tps = 0, ttft_512_ms = 0, ttft_128_ms = 0;
   double decode1 = 0, decode1_nograph = 0, decode8 = 0, decode32 = 0, decode64 = 0;
-  double peak_vram_gib = 0;
+  double peak_memory_gib = 0;
   int decode_step_ops = 0;  // kernels in the captured batch-1 decode step
   backend_counters counters;
   bool ok = true;
@@ -275,7 +388,7 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     // 64: the most a run generates at once (the automatic batch size on a large GPU, one decode graph).
     f.decode64 = run_decode(*be, w.config.vocab_size, 64, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
     f.counters = be->counters();
-    f.peak_vram_gib = static_cast<double>(f.counters.peak_memory_bytes) / (1024.0 * 1024 * 1024);
+    f.peak_memory_gib = static_cast<double>(f.counters.peak_memory_bytes) / (1024.0 * 1024 * 1024);
     if (!partial) {
       be.reset();
       o.cuda_graphs = false;
@@ -295,7 +408,8 @@ residency_figures run_residency(const model_weights & w, const char * label, int
 int main(int argc, char ** argv) {
   int layers = 16, partial_slots = 16;
   bool quick = false, small = false;
-  std::string json_path;
+  std::string json_path, ifeval_path;
+  double ifeval_max_s = 180;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--layers" && i + 1 < argc) layers = std::atoi(argv[++i]);
@@ -303,6 +417,8 @@ int main(int argc, char ** argv) {
     else if (a == "--quick") quick = true;
     else if (a == "--small") small = true;
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "--ifeval" && i + 1 < argc) ifeval_path = argv[++i];
+    else if (a == "--ifeval-max-s" && i + 1 < argc) ifeval_max_s = std::atof(argv[++i]);
   }
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
@@ -344,7 +460,7 @@ int main(int argc, char ** argv) {
     }
     std::printf("%-9s %6d %8.1f %10.0f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %9.2f %10llu %12llu %6llu %9.2f\n",
                 f.label.c_str(), f.slots, f.load_s, f.prefill_tps, f.ttft_128_ms, f.ttft_512_ms, f.decode1,
-                f.decode1_nograph, f.decode8, f.decode32, f.decode64, f.peak_vram_gib,
+                f.decode1_nograph, f.decode8, f.decode32, f.decode64, f.peak_memory_gib,
                 static_cast<unsigned long long>(f.counters.expert_hits),
                 static_cast<unsigned long long>(f.counters.expert_misses),
                 static_cast<unsigned long long>(f.counters.expert_evictions), f.counters.h2d_bytes / 1e9);
@@ -369,6 +485,28 @@ int main(int argc, char ** argv) {
               "continuous batching): %.1f min at batch 1, %.1f min at batch 32, %.1f min at batch 64\n",
               avg_prompt, avg_new, ifeval_b1 / 60, ifeval_b32 / 60, ifeval_b64 / 60);
 
+  // Last: the run takes the model's weights.
+  ifeval_figures ifeval;
+  if (!ifeval_path.empty()) {
+    ifeval_workload wl;
+    if (!ifeval_workload_from(ifeval_path, c.vocab_size, small ? 64 : 1, wl, ifeval.error)) {
+      std::printf("IFEval-shaped workload: %s\n", ifeval.error.c_str());
+    } else {
+      const int batch = 64;
+      ifeval = run_ifeval(std::make_unique<model_weights>(std::move(m->w)), wl, batch, ifeval_max_s);
+      if (ifeval.ran) {
+        std::printf("IFEval-shaped workload (%d prompts, lengths estimated, EOS suppressed, %lld new tokens, continuous "
+                    "batching at %d, full residency): %.1f s, %.0f generated tok/s\n",
+                    ifeval.prompts, ifeval.new_tokens, batch, ifeval.wall_s, ifeval.new_tokens / std::max(1e-9, ifeval.wall_s));
+      } else if (ifeval.stopped) {
+        std::printf("IFEval-shaped workload stopped at its %.1f s limit: %lld of %lld new tokens (%.0f generated tok/s)\n",
+                    ifeval_max_s, ifeval.new_tokens, ifeval.asked_tokens, ifeval.new_tokens / std::max(1e-9, ifeval.wall_s));
+      } else {
+        std::printf("IFEval-shaped workload FAILED: %s\n", ifeval.error.c_str());
+      }
+    }
+  }
+
   if (!json_path.empty()) {
     std::ofstream j(json_path);
     j << "{\n  \"device\": \"" << prop.name << "\",\n  \"layers\": " << layers
@@ -377,7 +515,17 @@ int main(int argc, char ** argv) {
       << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio
       << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0) << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
       << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
-      << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"runs\": [";
+      << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"ifeval_shaped\": ";
+    if (ifeval_path.empty()) {
+      j << "null";
+    } else {
+      std::string why = ifeval.error;
+      std::replace(why.begin(), why.end(), '"', '\'');
+      j << "{\"ran\": " << (ifeval.ran ? "true" : "false") << ", \"stopped_at_limit\": " << (ifeval.stopped ? "true" : "false")
+        << ", \"prompts\": " << ifeval.prompts << ", \"new_tokens\": " << ifeval.new_tokens << ", \"asked_tokens\": "
+        << ifeval.asked_tokens << ", \"batch\": 64, \"wall_s\": " << ifeval.wall_s << ", \"error\": \"" << why << "\"}";
+    }
+    j << ",\n  \"runs\": [";
     for (size_t i = 0; i < runs.size(); ++i) {
       const auto & f = runs[i];
       j << (i ? "," : "") << "\n    {\"residency\": \"" << f.label << "\", \"ok\": " << (f.ok ? "true" : "false")
@@ -385,8 +533,8 @@ int main(int argc, char ** argv) {
         << f.prefill_tps << ", \"ttft_128_ms\": " << f.ttft_128_ms << ", \"ttft_512_ms\": " << f.ttft_512_ms
         << ", \"decode_tokens_per_s\": {\"b1\": " << f.decode1 << ", \"b1_no_graph\": " << f.decode1_nograph
         << ", \"b8\": " << f.decode8 << ", \"b32\": " << f.decode32 << ", \"b64\": " << f.decode64
-        << "}, \"peak_vram_bytes\": "
-        << f.counters.peak_memory_bytes << ", \"peak_vram_scope\": \"" << f.counters.peak_memory_scope
+        << "}, \"peak_memory_bytes\": "
+        << f.counters.peak_memory_bytes << ", \"peak_memory_scope\": \"" << f.counters.peak_memory_scope
         << "\", \"expert_hits\": " << f.counters.expert_hits
         << ", \"expert_misses\": " << f.counters.expert_misses << ", \"expert_evictions\": "
         << f.counters.expert_evictions << ", \"h2d_bytes\": " << f.counters.h2d_bytes << ", \"d2h_bytes\": "
@@ -397,6 +545,7 @@ int main(int argc, char ** argv) {
   }
   bool all_ok = true;
   for (const auto & f : runs) all_ok = all_ok && f.ok && f.counters.d2h_bytes == 0;
+  all_ok = all_ok && (ifeval_path.empty() || ifeval.ran || ifeval.stopped);
   return all_ok ? 0 : 1;
 }
 

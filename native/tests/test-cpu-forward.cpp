@@ -157,6 +157,33 @@ static void continuous_batching(model & m, const std::vector<std::vector<int32_t
         "a prompt that stops early frees its place");
 }
 
+// One token limit a prompt (the GPU benchmark's IFEval-shaped workload): each prompt generates the greedy tokens of a
+// request with its limit alone, continuous batching admits the next as one ends, and a limit of 0 ends a prompt at once.
+static void per_prompt_limits(model & m) {
+  generate_request r;
+  r.prompts = {{3, 17, 42}, {5, 9}, {60, 11, 2}, {33}};
+  r.max_new_tokens_each = {5, 0, 2, 7};
+  r.batch = 2;
+  std::vector<generate_result> res;
+  generate_stats st;
+  rt_error err;
+  CHECK(rt_model_generate(m, r, nullptr, nullptr, res, st, err), "per-prompt limits: %s", err.message.c_str());
+  for (size_t i = 0; i < r.prompts.size(); ++i) {
+    generate_request alone;
+    alone.prompts = {r.prompts[i]};
+    alone.max_new_tokens = r.max_new_tokens_each[i];
+    std::vector<generate_result> one;
+    CHECK(rt_model_generate(m, alone, nullptr, nullptr, one, st, err), "prompt %zu alone: %s", i, err.message.c_str());
+    CHECK(res[i].tokens == one[0].tokens && res[i].finish_reason == finish_reason::length &&
+              static_cast<int>(res[i].tokens.size()) == r.max_new_tokens_each[i],
+          "prompt %zu: %zu tokens with limit %d, as alone", i, res[i].tokens.size(), r.max_new_tokens_each[i]);
+  }
+  r.max_new_tokens_each = {5, 2};
+  CHECK(!rt_model_generate(m, r, nullptr, nullptr, res, st, err) && err.code == rt_status::invalid_request &&
+            err.message == "generate: 2 token limits for 4 prompts",
+        "limits that do not match the prompts are refused: %s", err.message.c_str());
+}
+
 // A request that ends by an exception (here its token callback; a backend's bad_alloc alike) frees its sequences: the
 // CPU backend's peak counts the KV caches of every sequence still allocated, so one left behind raises the next peak.
 static void exception_frees_sequences(model & m) {
@@ -257,6 +284,7 @@ static void generation(const fs::path & dir) {
   }
   continuous_batching(*m, prompts, batched[1].tokens[2]);
   exception_frees_sequences(*m);
+  per_prompt_limits(*m);
   // SIMD vs scalar kernels.
   std::vector<std::vector<float>> a, b;
   rt_error err;

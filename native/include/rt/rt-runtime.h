@@ -96,6 +96,7 @@ bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector
 struct generate_request {
   std::vector<std::vector<int32_t>> prompts;
   int max_new_tokens = 256;
+  std::vector<int> max_new_tokens_each;  // when not empty, one limit a prompt in place of max_new_tokens
   std::vector<int32_t> stop_tokens;  // generation of a prompt ends after emitting one of these
   int prefill_token_budget = 4096;   // prompt tokens a step feeds at most; a longer prompt is prefilled in chunks
   int batch = 0;                     // at most this many prompts generate at once, the next starting as one ends; 0 = all

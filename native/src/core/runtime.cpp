@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/backend.h"
+#include "core/model-from-weights.h"
 #include "cpu/cpu-kernels.h"
 #include "cpu/q4-q8-dot.h"
 #include "rt/rt-runtime.h"
@@ -111,13 +112,20 @@ bool parse_backend_kind(const std::string & name, backend_kind & out) {
 
 std::shared_ptr<model> rt_model_load(const model_load_options & options, rt_error & error) {
   error = rt_error{};
-  auto m = std::make_shared<model>();
-  m->options = options;
-  m->weights = model_weights_load(options.dir, options.weights, error.message);
-  if (!m->weights) {
+  std::unique_ptr<model_weights> weights = model_weights_load(options.dir, options.weights, error.message);
+  if (!weights) {
     error.code = rt_status::model_invalid;
     return nullptr;
   }
+  return rt_model_from_weights(std::move(weights), options, error);
+}
+
+std::shared_ptr<model> rt_model_from_weights(std::unique_ptr<model_weights> weights, const model_load_options & options,
+                                             rt_error & error) {
+  error = rt_error{};
+  auto m = std::make_shared<model>();
+  m->options = options;
+  m->weights = std::move(weights);
   backend_options bo;
   bo.threads = options.threads;
   bo.max_context = options.max_context;
@@ -202,6 +210,11 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
   const size_t n = req.prompts.size();
   results.assign(n, generate_result{});
   stats = generate_stats{};
+  if (!req.max_new_tokens_each.empty() && req.max_new_tokens_each.size() != n) {
+    return fail(error, rt_status::invalid_request,
+                "generate: " + std::to_string(req.max_new_tokens_each.size()) + " token limits for " + std::to_string(n) + " prompts");
+  }
+  const auto limit_of = [&req](size_t i) { return req.max_new_tokens_each.empty() ? req.max_new_tokens : req.max_new_tokens_each[i]; };
   for (size_t i = 0; i < n; ++i) {
     if (req.prompts[i].empty()) {
       return prompt_failed(rt_status::invalid_prompt, i, "generate: prompt " + std::to_string(i) + " is empty");
@@ -246,7 +259,9 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
     r.decode_tokens_per_s = (r.tokens.size() > 1 && span > 0) ? static_cast<double>(r.tokens.size() - 1) / span : 0.0;
   };
 
-  if (req.max_new_tokens <= 0) {
+  bool any_tokens = false;
+  for (size_t i = 0; i < n; ++i) any_tokens = any_tokens || limit_of(i) > 0;
+  if (!any_tokens) {
     for (auto & r : results) r.finish_reason = finish_reason::length;
     return true;
   }
@@ -280,7 +295,7 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       if (r.tokens.size() == 1) first[i] = now;
       last[i] = now;
       if (is_stop(tok)) r.finish_reason = finish_reason::stop;
-      else if (static_cast<int>(r.tokens.size()) >= req.max_new_tokens || length[i] >= max_ctx) r.finish_reason = finish_reason::length;
+      else if (static_cast<int>(r.tokens.size()) >= limit_of(i) || length[i] >= max_ctx) r.finish_reason = finish_reason::length;
       if (r.finish_reason != finish_reason::none) {
         set_figures(i);
         release(i);
@@ -330,12 +345,18 @@ bool rt_model_generate(model & m, const generate_request & req, const std::atomi
       partial = fed[i] < p.size() ? i : n;
     };
     if (partial < n) feed(partial);
+    // A prompt allowed no tokens ends at once, without a place.
+    const auto skip_empty = [&] {
+      while (next < n && limit_of(next) <= 0) results[next++].finish_reason = finish_reason::length;
+    };
+    skip_empty();
     while (budget > 0 && partial == n && next < n && active < batch_size) {
       seqs[next] = m.be->seq_create(error);
       if (seqs[next] < 0) return false;
       admitted[next] = step0;
       ++active;
       feed(next++);
+      skip_empty();
     }
     if (step.empty()) break;
     const bool prefilled = budget < kPrefillTokens;
