@@ -8,7 +8,8 @@
 # Writes $OUT/gpu-check.json (benchmark figures) and $OUT/gpu-check.log when $OUT is set.
 # Env: GPU_CHECK_ARCHS (CMake CUDA architectures; default: the first GPU's compute capability),
 #      GPU_CHECK_QUICK=1 (fewer benchmark steps), GPU_CHECK_PARTIAL_SLOTS (default 16 of 64 experts per layer),
-#      GPU_CHECK_BUILD_TIMEOUT (seconds, default 300), GPU_CHECK_IFEVAL_MAX_S (the IFEval-shaped workload's limit,
+#      GPU_CHECK_MODE=peer (build, then only the llama.cpp peer beside the benchmark: scripts/gpu-peer.sh; a second
+#      call while the machine is warm reuses the peer's build), GPU_CHECK_BUILD_TIMEOUT (seconds, default 300), GPU_CHECK_IFEVAL_MAX_S (the IFEval-shaped workload's limit,
 #      default 120: past it the run stops and reports the tokens made by then).
 set -u
 cd "$(dirname "$0")/.."
@@ -58,12 +59,20 @@ if ! timeout 240 cmake -S native -B "$BUILD" ${GEN[@]+"${GEN[@]}"} -DRT_CUDA=ON 
 fi
 # Only what runs here: the CPU tests and the simulator builds cannot fail this check or spend its minutes.
 timeout -k 10 "${GPU_CHECK_BUILD_TIMEOUT:-300}" cmake --build "$BUILD" --parallel "$JOBS" \
-  --target test-gpu-ops test-gpu-model bench-gpu >>"$LOG" 2>&1
+  --target test-gpu-ops test-gpu-model bench-gpu peer-gguf >>"$LOG" 2>&1
 BUILD_RC=$?
 if [ "$BUILD_RC" != "0" ] || [ ! -x "$BUILD/bench-gpu" ]; then
   say "build failed (see $LOG)"; tail -40 "$LOG"; exit 3
 fi
 say "built in $(( $(date +%s) - START )) s"
+
+# The peer run instead of the checks: llama.cpp beside the benchmark (scripts/gpu-peer.sh), in the rest of the 9 minutes.
+if [ "${GPU_CHECK_MODE:-}" = "peer" ]; then
+  ARCHS="$ARCHS" scripts/gpu-peer.sh "$BUILD" $(( 530 - ($(date +%s) - START) ))
+  PEER_RC=$?
+  say "peer run exit code $PEER_RC; total $(( $(date +%s) - START )) s"
+  exit "$PEER_RC"
+fi
 
 TEST_RC=0
 # --timeout: ctest ends a hung test itself (killing ctest alone would leave the test holding the GPU).
