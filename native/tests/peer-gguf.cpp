@@ -7,6 +7,7 @@
 // Usage: peer-gguf OUT.gguf [--layers N] [--small]
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
