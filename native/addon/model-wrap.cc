@@ -114,8 +114,11 @@ class load_worker : public Napi::AsyncWorker {
   load_worker(Napi::Env env, rt::model_load_options o) : Napi::AsyncWorker(env), opts_(std::move(o)), deferred_(env) {}
   Napi::Promise promise() { return deferred_.Promise(); }
   void Execute() override {
-    model_ = rt::rt_model_load(opts_, error_);
-    if (!model_) SetError(error_.message);
+    const bool ok = guarded(error_, [&] {
+      model_ = rt::rt_model_load(opts_, error_);
+      return model_ != nullptr;
+    });
+    if (!ok) SetError(error_.message);
   }
   void OnOK() override {
     Napi::Object obj = model_ctor(Env()).New({});
@@ -137,7 +140,7 @@ class logits_worker : public Napi::AsyncWorker {
       : Napi::AsyncWorker(env), model_(std::move(m)), tokens_(std::move(t)), deferred_(env) {}
   Napi::Promise promise() { return deferred_.Promise(); }
   void Execute() override {
-    if (!rt::rt_model_logits(*model_, tokens_, out_, error_)) SetError(error_.message);
+    if (!guarded(error_, [&] { return rt::rt_model_logits(*model_, tokens_, out_, error_); })) SetError(error_.message);
   }
   void OnOK() override {
     Napi::Env env = Env();
