@@ -29,7 +29,7 @@ int bits_differ(float a, float b) { return std::memcmp(&a, &b, sizeof a) != 0; }
 
 int main() {
   test_util::rng rng(11);
-  const int rows = 3;
+  const int rows = 7;  // four-row, two-row and single-row kernels and every mix of them
   for (int cols : {64, 70, 8}) {  // 70 and 8 leave a scalar tail after the 16-wide steps
     std::vector<float> wf(static_cast<size_t>(rows * cols));
     for (float & v : wf) v = rng.uniform();
@@ -54,14 +54,17 @@ int main() {
             for (int t = 0; t < n; ++t) bad += bits_differ(y[static_cast<size_t>(t * ldy)], cpu_row_dot(w, r, x.data() + t * ldx));
             CHECK(bad == 0, "dtype %d cols %d n %d row %lld simd %d: %d tokens differ", static_cast<int>(w.type), cols,
                   n, static_cast<long long>(r), simd, bad);
-            if (r + 1 < rows) {  // the two-row kernel (AVX-512 where the CPU has it) gives the same bits
-              cpu_row_pair_dot_n(w, r, x.data(), ldx, n, y.data(), ldy);
-              int pair_bad = 0;
+            // Several rows at once (four- and two-row kernels on AVX-512 where the CPU has them, and a remainder)
+            // give the same bits, whatever the count.
+            for (int count = 1; r + count <= rows; ++count) {
+              std::vector<float> ys(static_cast<size_t>(n * rows), -1.0f);
+              cpu_rows_dot_n(w, r, count, x.data(), ldx, n, ys.data(), rows);
+              int rows_bad = 0;
               for (int t = 0; t < n; ++t)
-                for (int k = 0; k < 2; ++k)
-                  pair_bad += bits_differ(y[static_cast<size_t>(t * ldy + k)], cpu_row_dot(w, r + k, x.data() + t * ldx));
-              CHECK(pair_bad == 0, "pair: dtype %d cols %d n %d row %lld simd %d: %d results differ", static_cast<int>(w.type), cols, n,
-                    static_cast<long long>(r), simd, pair_bad);
+                for (int k = 0; k < count; ++k)
+                  rows_bad += bits_differ(ys[static_cast<size_t>(t * rows + k)], cpu_row_dot(w, r + k, x.data() + t * ldx));
+              CHECK(rows_bad == 0, "%d rows: dtype %d cols %d n %d row %lld simd %d: %d results differ", count, static_cast<int>(w.type),
+                    cols, n, static_cast<long long>(r), simd, rows_bad);
             }
           }
         }

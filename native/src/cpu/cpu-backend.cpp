@@ -186,14 +186,10 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
             float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
             const int width = idx < QD ? QD : KD;
             const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
-            // Two rows of the same matrix at once where they are (the pair kernel shares each vector load).
-            if (idx + 1 < ie && r + 1 < width) {
-              cpu_row_pair_dot_n(*wt, r, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
-              idx += 2;
-            } else {
-              cpu_row_dot_n(*wt, r, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
-              ++idx;
-            }
+            // The block's rows of one matrix in one call (the kernels share each vector load across rows).
+            const int rows = static_cast<int>(std::min<int64_t>(ie - idx, width - r));
+            cpu_rows_dot_n(*wt, r, rows, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
+            idx += rows;
           }
         }
       }

@@ -33,11 +33,11 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
  */
 void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
 /**
- * cpu_row_dot_n for rows r and r + 1 at once: row r's result for token t at y[t * ldy], row r + 1's at y[t * ldy + 1].
- * Bit for bit the values of the single-row calls; on AVX-512, for two tokens or more, each converted weight vector
- * serves up to four tokens and each activation vector both rows.
+ * cpu_row_dot_n for `rows` consecutive rows from r at once: row r + i's result for token t at y[t * ldy + i]. Bit for
+ * bit the values of the single-row calls; on AVX-512, for two tokens or more, each converted weight vector serves up
+ * to four tokens and each activation vector four rows (two for a remainder).
  */
-void cpu_row_pair_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
+void cpu_rows_dot_n(const tensor_view & w, int64_t r, int rows, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
 /** The same for row r of a qpacked matrix; equal to n calls of cpu_row_dot_q4. */
 void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,
                       float * y, int64_t ldy);

@@ -1,0 +1,140 @@
+// CPU kernel figures against what this core can do (not a test; `npm run bench -- --only cpu-kernels`): the rate of
+// independent FP32 FMAs (8- and 16-wide) and of 8-bit dot products, beside the INT4 x 8-bit row kernel on every
+// path the CPU has and the FP16 GEMM of prefill, all on one thread, in multiply-adds a second. A kernel's share of its
+// ceiling says how much a better kernel could win on this machine; #18's notes cite these.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "core/model-weights.h"
+#include "core/thread-pool.h"
+#include "cpu/cpu-kernels.h"
+#include "cpu/q4-q8-dot.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#define RT_BENCH_X86 1
+#endif
+
+using namespace rt;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+// Best of `reps` timings of fn, in seconds.
+template <typename Fn>
+double best_of(int reps, Fn fn) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = clk::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double>(clk::now() - t0).count());
+  }
+  return best;
+}
+
+#ifdef RT_BENCH_X86
+// Twelve independent chains: enough to cover the FMA latency on every current core.
+__attribute__((target("avx2,fma"))) float fma8(long n) {
+  __m256 a[12];
+  const __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+  for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_ps(static_cast<float>(i));
+  for (long k = 0; k < n; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm256_fmadd_ps(a[i], m, c);
+  __m256 s = a[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, a[i]);
+  float o[8];
+  _mm256_storeu_ps(o, s);
+  return o[0];
+}
+
+__attribute__((target("avx512f"))) float fma16(long n) {
+  __m512 a[12];
+  const __m512 m = _mm512_set1_ps(0.999f), c = _mm512_set1_ps(0.001f);
+  for (int i = 0; i < 12; ++i) a[i] = _mm512_set1_ps(static_cast<float>(i));
+  for (long k = 0; k < n; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm512_fmadd_ps(a[i], m, c);
+  __m512 s = a[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, a[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
+// 32 unsigned x signed byte products summed into 8 lanes per instruction.
+__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) int dpbusd8(long n) {
+  __m256i a[12];
+  const __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-2);
+  for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_epi32(i);
+  for (long k = 0; k < n; ++k)
+    for (int i = 0; i < 12; ++i) a[i] = _mm256_dpbusd_epi32(a[i], u, s);
+  __m256i t = a[0];
+  for (int i = 1; i < 12; ++i) t = _mm256_add_epi32(t, a[i]);
+  return _mm256_extract_epi32(t, 0);
+}
+#endif
+
+}  // namespace
+
+int main() {
+  std::printf("one thread; multiply-adds a second (G = 1e9)\n");
+  volatile float sink = 0;
+#ifdef RT_BENCH_X86
+  const long n = 20000000;
+  const double f8 = best_of(3, [&] { sink = sink + fma8(n); });
+  std::printf("  ceiling  FP32 FMA, 8-wide:           %6.1f G\n", n * 12.0 * 8 / f8 / 1e9);
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool vnni = avx512 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  if (avx512) {
+    const double f16 = best_of(3, [&] { sink = sink + fma16(n); });
+    std::printf("  ceiling  FP32 FMA, 16-wide:          %6.1f G\n", n * 12.0 * 16 / f16 / 1e9);
+  }
+  if (vnni) {
+    volatile int isink = 0;
+    const double d = best_of(3, [&] { isink = isink + dpbusd8(n); });
+    std::printf("  ceiling  8-bit dot (dpbusd, 256):    %6.1f G\n", n * 12.0 * 32 / d / 1e9);
+  }
+#endif
+
+  // The INT4 x 8-bit row kernel: an expert's gate/up rows (2048 columns) against 1 and 8 tokens, on every path.
+  const int cols = 2048, rows = 512, nb = cols / kQ8Block;
+  std::mt19937 g(7);
+  std::vector<uint8_t> q(static_cast<size_t>(rows) * cols / 2);
+  for (auto & b : q) b = static_cast<uint8_t>(g());
+  std::vector<uint16_t> s(static_cast<size_t>(rows) * nb, 0x2C00);
+  const int max_t = 8;
+  std::vector<float> x(static_cast<size_t>(max_t) * cols);
+  for (auto & v : x) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
+  std::vector<int8_t> xq(x.size());
+  std::vector<float> xd(x.size() / kQ8Block);
+  for (int t = 0; t < max_t; ++t) cpu_quantize_q8(x.data() + t * cols, cols, xq.data() + t * cols, xd.data() + t * nb);
+  std::vector<float> y(static_cast<size_t>(rows) * max_t);
+  for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
+    if (!cpu_isa_force(isa)) continue;
+    for (int nt : {1, 8}) {
+      const int reps = isa == cpu_isa::scalar ? 2 : 20;
+      const double t = best_of(5, [&] {
+        for (int k = 0; k < reps; ++k) cpu_rows_dot_q4q8(q.data(), s.data(), cols, rows, xq.data(), xd.data(), cols, nt, y.data(), rows);
+      });
+      std::printf("  kernel   INT4 x 8-bit, %-11s %d tok: %6.1f G\n", cpu_isa_name(isa), nt,
+                  static_cast<double>(rows) * cols * nt * reps / t / 1e9);
+    }
+  }
+  cpu_isa_reset();
+
+  // Prefill's FP16 GEMM: a 2048 x 2048 projection against 128 tokens.
+  const int out = 2048, in = 2048, tokens = 128;
+  std::vector<uint16_t> w(static_cast<size_t>(out) * in);
+  for (auto & v : w) v = static_cast<uint16_t>(0x2400 | (g() & 0x83FF));
+  tensor_view tv;
+  tv.type = dtype::f16;
+  tv.shape = {out, in};
+  tv.data = w.data();
+  std::vector<float> xa(static_cast<size_t>(tokens) * in), ya(static_cast<size_t>(tokens) * out);
+  for (auto & v : xa) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
+  thread_pool pool(1);
+  const double tg = best_of(3, [&] { cpu_matmul(tv, xa.data(), tokens, ya.data(), pool); });
+  std::printf("  kernel   FP16 GEMM 2048x2048, 128 tok:  %6.1f G\n", static_cast<double>(out) * in * tokens / tg / 1e9);
+  return sink == 12345.0f ? 1 : 0;
+}
