@@ -2,6 +2,7 @@ import { create } from 'zustand';
 
 import type { DeletedRun, ExportFile, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
 import { call } from '../api.js';
+import { confirmationSteps } from './deletion.js';
 import { useResults } from './results.js';
 import { useRuns } from './runs.js';
 
@@ -155,21 +156,16 @@ export const useHistory = create<HistoryState>((set, get) => ({
     // Not knowing the ZIPs (an unreadable exports/ folder) leaves them where they are: the run can still be deleted.
     set({ deletion: { ...now, zips: r.ok ? r.value : [] } });
   },
-  setDeleteZips: (on) => {
-    const d = get().deletion;
-    if (d && !d.busy) set({ deletion: { ...d, deleteZips: on } });
-  },
-  cancelDelete: () => {
-    if (!get().deletion?.busy) set({ deletion: null });
-  },
+  setDeleteZips: (on) => confirmationSteps(get, set).edit({ deleteZips: on }),
+  cancelDelete: () => confirmationSteps(get, set).cancel(),
   confirmDelete: async () => {
-    const d = get().deletion;
-    if (!d || d.busy) return false;
-    set({ deletion: { ...d, busy: true, error: null } });
+    const steps = confirmationSteps(get, set);
+    const d = steps.begin();
+    if (!d) return false;
     const runId = d.run.id;
     const r = await call('runs:delete', { runId, ...(d.deleteZips && d.zips?.length ? { deleteExport: true } : {}) });
     if (!r.ok) {
-      set({ deletion: { ...d, busy: false, error: r.error.message } });
+      steps.fail(d, r.error.message);
       return false;
     }
     noteDeleted(runId);

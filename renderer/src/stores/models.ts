@@ -14,6 +14,7 @@ import {
 } from '../../../electron/common/ipc-contract.js';
 import { repoProblem, revisionProblem } from '../../../electron/common/model-ref.js';
 import { call } from '../api.js';
+import { confirmationSteps } from './deletion.js';
 import { useSystem } from './system.js';
 
 export interface PrepareJobState {
@@ -125,20 +126,15 @@ export const useModels = create<ModelsState>((set, get) => ({
     set({ details: { modelId, value: r.ok ? r.value : null, error: r.ok ? null : r.error.message } });
   },
   askDelete: (model) => set({ deletion: { model, scope: model.weights === 'int4' ? 'variant' : 'model', busy: false, error: null }, deleted: null }),
-  setDeleteScope: (scope) => {
-    const d = get().deletion;
-    if (d && !d.busy) set({ deletion: { ...d, scope } });
-  },
-  cancelDelete: () => {
-    if (!get().deletion?.busy) set({ deletion: null });
-  },
+  setDeleteScope: (scope) => confirmationSteps(get, set).edit({ scope }),
+  cancelDelete: () => confirmationSteps(get, set).cancel(),
   confirmDelete: async () => {
-    const d = get().deletion;
-    if (!d || d.busy) return false;
-    set({ deletion: { ...d, busy: true, error: null } });
+    const steps = confirmationSteps(get, set);
+    const d = steps.begin();
+    if (!d) return false;
     const r = await call('models:delete', { modelId: d.model.id, scope: d.scope });
     if (!r.ok) {
-      set({ deletion: { ...d, busy: false, error: r.error.message } });
+      steps.fail(d, r.error.message);
       return false;
     }
     // The list is read again before the notice shows, so that the two never disagree on screen.
