@@ -124,6 +124,42 @@ static void hand_dot() {
   cpu_isa_reset();
 }
 
+// Whole rows whose every partial sum is exact in float (d = 1, scale 0.5, |sum| < 2^24), so every path must give the
+// integer answer exactly: the extremes of the codebook against the extremes of the activations, in rows long enough
+// for the one-token AVX-512 kernel (its unsigned-level shift is taken back in the integer sums).
+static void exact_rows() {
+  const uint16_t half = fp16_from_f32(0.5f);
+  for (int nb : {8, 16, 40}) {
+    const int cols = nb * 32;
+    for (int wp = 0; wp < 3; ++wp) {
+      for (int xp = 0; xp < 3; ++xp) {
+        std::vector<int> u(cols);
+        std::vector<float> x(cols);
+        for (int c = 0; c < cols; ++c) {
+          u[c] = wp == 0 ? (c * 7) % 16 : wp == 1 ? 0 : 15;
+          x[c] = xp == 0 ? static_cast<float>((c % 3 - 1) * 127) : xp == 1 ? -127.0f : (c % 32 == 5 ? 127.0f : (c % 5) * 25.0f);
+        }
+        std::vector<uint8_t> q(cols / 2);
+        for (int j = 0; j < cols / 2; ++j) q[j] = static_cast<uint8_t>(u[2 * j] | (u[2 * j + 1] << 4));
+        std::vector<uint16_t> sc(nb, half);
+        std::vector<int8_t> xq(cols);
+        std::vector<float> xd(nb);
+        cpu_quantize_q8(x.data(), cols, xq.data(), xd.data());
+        int64_t s = 0;
+        for (int c = 0; c < cols; ++c) s += static_cast<int64_t>(kHq4Codebook[u[c]]) * static_cast<int64_t>(x[c]);
+        const float want = static_cast<float>(s) * 0.5f;
+        for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
+          if (!cpu_isa_force(isa)) continue;
+          float y = 0;
+          cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xq.data(), xd.data(), cols, 1, &y, 1);
+          CHECK(y == want, "%s nb %d weights %d activations %d: %g, want %g", cpu_isa_name(isa), nb, wp, xp, y, want);
+        }
+      }
+    }
+  }
+  cpu_isa_reset();
+}
+
 // cpu_rows_dot_q4q8 gives each row's per-row result, bit for bit, on every path (one token and several).
 static void rows_call() {
   test_util::rng r(23);
@@ -156,6 +192,7 @@ int main() {
   quantize_definition();
   rows_call();
   hand_dot();
+  exact_rows();
   paths_agree();
   return test_util::finish("test-q4-q8-dot");
 }

@@ -152,34 +152,55 @@ RT_T_AVX2 inline __m256i dot_maddubs(__m256i a, __m256i b) { return _mm256_madd_
 RT_T_AVXVNNI inline __m256i dot_avxvnni(__m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), a, b); }
 RT_T_AVX512VNNI inline __m256i dot_avx512vnni(__m256i a, __m256i b) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), a, b); }
 
-// Decode (one token) on AVX-512: two blocks per 512-bit step. The sign trick has no 512-bit sign instruction, so the
-// activations of negative levels are negated under a byte mask.
+// Levels shifted to unsigned, K + 128 (the codebook spans [-127, 109]): dpbusd takes its unsigned operand from the
+// weights, so decode needs no sign step; the shift's 128 * sum(x) is taken back by starting each dot at its negation.
+struct offset_levels {
+  alignas(16) uint8_t v[16];
+};
+constexpr offset_levels make_offset_levels() {
+  offset_levels a{};
+  for (int i = 0; i < 16; ++i) a.v[i] = static_cast<uint8_t>(kHq4Codebook[i] + 128);
+  return a;
+}
+constexpr offset_levels kOffsetLevels = make_offset_levels();
+
+// Blocks the decode kernel's correction table holds (on the stack): rows up to 16,384 columns.
+constexpr int kDecodeMaxBlocks = 512;
+
+// Decode (one token) on AVX-512: two blocks per 512-bit step, 8 instructions a step. Lane j of step k starts at
+// -128 * (x bytes 4j..4j+3 of blocks 2k, 2k+1), so each lane's integer sum is exactly sum K[u] * x; the two blocks'
+// scale products are picked out of one vector of eight by a permute.
 RT_T_AVX512VNNI void decode_avx512_rows(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const int8_t * q, const float * d,
                                         float * y) {
-  const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook)));
-  const __m512i mags = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels.v)));
+  const __m512i levels = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i *>(kOffsetLevels.v)));
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i shift = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
-  for (int64_t r = 0; r < rows; ++r, qrow += nb * 16, srow += nb) {
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  alignas(32) float comb[8];
-  for (int g = 0; g < nb; g += 8) {
-    _mm256_store_ps(comb, _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g))), _mm256_loadu_ps(d + g)));
-    for (int k = 0; k < 8; k += 2) {
-      const int b = g + k;
-      const __m512i two = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(qrow + b * 16)));
-      const __m512i idx = _mm512_and_si512(_mm512_srlv_epi32(_mm512_shuffle_i64x2(two, two, 0x50), shift), low4);
-      const __m512i ws = _mm512_shuffle_epi8(levels, idx);
-      const __m512i wa = _mm512_shuffle_epi8(mags, idx);
-      const __m512i x = _mm512_loadu_si512(q + b * kQ8Block);
-      const __m512i xs = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(ws), _mm512_setzero_si512(), x);
-      const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wa, xs);
-      const __m512 sc = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_broadcast_ss(&comb[k])), _mm256_broadcast_ss(&comb[k + 1]), 1);
-      if (k & 2) acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc1);
-      else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc0);
-    }
+  alignas(64) int32_t corr[kDecodeMaxBlocks / 2][16];
+  const __m512i m128 = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int k = 0; k < nb / 2; ++k) {
+    const __m512i x = _mm512_loadu_si512(q + k * 2 * kQ8Block);
+    _mm512_store_si512(corr[k], _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), m128, x)));
   }
-  y[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  const __m512i pick[4] = {
+      _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+      _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5), _mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)};
+  for (int64_t r = 0; r < rows; ++r, qrow += nb * 16, srow += nb) {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    for (int g = 0; g < nb; g += 8) {
+      const __m512 comb = _mm512_zextps256_ps512(
+          _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g))), _mm256_loadu_ps(d + g)));
+      for (int k = 0; k < 4; ++k) {
+        const int b = g + 2 * k;
+        const __m512i two = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(qrow + b * 16)));
+        const __m512i idx = _mm512_and_si512(_mm512_srlv_epi32(_mm512_shuffle_i64x2(two, two, 0x50), shift), low4);
+        const __m512i wu = _mm512_shuffle_epi8(levels, idx);
+        const __m512i s = _mm512_dpbusd_epi32(_mm512_load_si512(corr[b / 2]), wu, _mm512_loadu_si512(q + b * kQ8Block));
+        const __m512 sc = _mm512_permutexvar_ps(pick[k], comb);
+        if (k & 1) acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc1);
+        else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sc, acc0);
+      }
+    }
+    y[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
   }
 }
 
@@ -305,7 +326,7 @@ void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, c
   switch (g_isa) {
 #ifdef RT_Q8_X86
     case cpu_isa::avx512_vnni:
-      if (n == 1 && nb % 8 == 0) return decode_avx512_rows(qrow, srow, nb, 1, q, d, y);
+      if (n == 1 && nb % 8 == 0 && nb <= kDecodeMaxBlocks) return decode_avx512_rows(qrow, srow, nb, 1, q, d, y);
       return tiles<run_avx512vnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
     case cpu_isa::avx_vnni: return tiles<run_avxvnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
     case cpu_isa::avx2: return tiles<run_avx2>(qrow, srow, nb, q, d, ldq, n, y, ldy);
@@ -318,7 +339,7 @@ void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int
                        int n, float * y, int64_t ldy) {
   const int nb = cols / kQ8Block;
 #ifdef RT_Q8_X86
-  if (g_isa == cpu_isa::avx512_vnni && n == 1 && nb % 8 == 0) return decode_avx512_rows(q, scales, nb, rows, xq, xd, y);
+  if (g_isa == cpu_isa::avx512_vnni && n == 1 && nb % 8 == 0 && nb <= kDecodeMaxBlocks) return decode_avx512_rows(q, scales, nb, rows, xq, xd, y);
 #endif
   for (int64_t r = 0; r < rows; ++r) cpu_row_dot_q4q8_n(q + r * (cols / 2), scales + r * nb, cols, xq, xd, ldq, n, y + r, ldy);
 }
