@@ -107,15 +107,16 @@ int main() {
   std::vector<float> x(static_cast<size_t>(max_t) * cols);
   for (auto & v : x) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
   std::vector<int8_t> xq(x.size());
-  std::vector<float> xd(x.size() / kQ8Block);
-  for (int t = 0; t < max_t; ++t) cpu_quantize_q8(x.data() + t * cols, cols, xq.data() + t * cols, xd.data() + t * nb);
+  std::vector<float> xd(x.size() / kQ8Block), xs(xd.size());
+  for (int t = 0; t < max_t; ++t) cpu_quantize_q8(x.data() + t * cols, cols, xq.data() + t * cols, xd.data() + t * nb, xs.data() + t * nb);
+  const q8_rows xa8{xq.data(), xd.data(), xs.data(), cols};
   std::vector<float> y(static_cast<size_t>(rows) * max_t);
   for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
     if (!cpu_isa_force(isa)) continue;
     for (int nt : {1, 8}) {
       const int reps = isa == cpu_isa::scalar ? 2 : 20;
       const double t = best_of(5, [&] {
-        for (int k = 0; k < reps; ++k) cpu_rows_dot_q4q8(q.data(), s.data(), cols, rows, xq.data(), xd.data(), cols, nt, y.data(), rows);
+        for (int k = 0; k < reps; ++k) cpu_rows_dot_q4q8(q.data(), s.data(), cols, rows, xa8, nt, y.data(), rows);
       });
       std::printf("  kernel   INT4 x 8-bit, %-11s %d tok: %6.1f G\n", cpu_isa_name(isa), nt,
                   static_cast<double>(rows) * cols * nt * reps / t / 1e9);

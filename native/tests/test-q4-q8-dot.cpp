@@ -14,16 +14,28 @@ using namespace rt;
 /** |path - scalar| / sum|terms|: the paths add the same exact integer block sums in another float order. */
 static const double MAX_REL_DIFF_ISA_VS_SCALAR = 1e-6;
 
+// Activations quantised into owned buffers.
+struct q8_buf {
+  std::vector<int8_t> q;
+  std::vector<float> d, sum;
+  int64_t ld;
+  q8_buf(const float * x, int n, int ld_) : q(n), d(n / 32), sum(n / 32), ld(ld_) { cpu_quantize_q8(x, n, q.data(), d.data(), sum.data()); }
+  q8_rows rows() const { return {q.data(), d.data(), sum.data(), ld}; }
+};
+
 static void quantize_definition() {
   // Block 0: x = c - 16 (amax 16, d = 16/127, q = round(x * 127/16)); block 1: all zero.
   std::vector<float> x(64, 0.0f);
   for (int c = 0; c < 32; ++c) x[c] = static_cast<float>(c - 16);
   std::vector<int8_t> q(64);
-  std::vector<float> d(2);
+  std::vector<float> d(2), sum(2, -1.0f);
   for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2}) {
     if (!cpu_isa_force(isa)) continue;
-    cpu_quantize_q8(x.data(), 64, q.data(), d.data());
+    cpu_quantize_q8(x.data(), 64, q.data(), d.data(), sum.data());
     CHECK(d[0] == 16.0f / 127.0f && d[1] == 0.0f, "%s: scales %g %g", cpu_isa_name(isa), d[0], d[1]);
+    int want_sum = 0;
+    for (int c = 0; c < 32; ++c) want_sum += static_cast<int>(std::nearbyint((c - 16) * (127.0f / 16.0f)));
+    CHECK(sum[0] == static_cast<float>(want_sum) && sum[1] == 0.0f, "%s: block sums %g %g, want %d 0", cpu_isa_name(isa), sum[0], sum[1], want_sum);
     for (int j = 0; j < 16; ++j) {
       const int even = static_cast<int>(std::nearbyint((2 * j - 16) * (127.0f / 16.0f)));
       const int odd = static_cast<int>(std::nearbyint((2 * j + 1 - 16) * (127.0f / 16.0f)));
@@ -39,12 +51,12 @@ static void quantize_definition() {
   for (auto & v : y) v = r.uniform() * 3.0f;
   y[7] = 0.5f * (127.0f / 127.0f);
   std::vector<int8_t> qa(y.size()), qb(y.size());
-  std::vector<float> da(y.size() / 32), db(y.size() / 32);
+  std::vector<float> da(y.size() / 32), db(y.size() / 32), sa(da.size()), sb(da.size());
   cpu_isa_force(cpu_isa::scalar);
-  cpu_quantize_q8(y.data(), static_cast<int>(y.size()), qa.data(), da.data());
+  cpu_quantize_q8(y.data(), static_cast<int>(y.size()), qa.data(), da.data(), sa.data());
   cpu_isa_reset();
-  cpu_quantize_q8(y.data(), static_cast<int>(y.size()), qb.data(), db.data());
-  CHECK(qa == qb && da == db, "the %s quantiser equals the scalar one", cpu_isa_name(cpu_isa_active()));
+  cpu_quantize_q8(y.data(), static_cast<int>(y.size()), qb.data(), db.data(), sb.data());
+  CHECK(qa == qb && da == db && sa == sb, "the %s quantiser equals the scalar one", cpu_isa_name(cpu_isa_active()));
 }
 
 static void paths_agree() {
@@ -59,15 +71,14 @@ static void paths_agree() {
     for (auto & v : w) v = r.uniform() * 0.05f;
     for (auto & v : x) v = r.uniform() * 2.0f;
     qpacked_quantize_row(w.data(), cols, 32, q.data(), sc.data());
-    std::vector<int8_t> xq(x.size());
-    std::vector<float> xd(x.size() / 32);
-    cpu_quantize_q8(x.data(), static_cast<int>(x.size()), xq.data(), xd.data());
+    const q8_buf xb(x.data(), static_cast<int>(x.size()), cols);
+    const std::vector<float> & xd = xb.d;
     std::vector<float> back(cols);
     qpacked_dequantize_row(q.data(), sc.data(), cols, 32, back.data());
     for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 17}) {
       std::vector<float> ref(n), got(n);
       cpu_isa_force(cpu_isa::scalar);
-      cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xq.data(), xd.data(), cols, n, ref.data(), 1);
+      cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xb.rows(), n, ref.data(), 1);
       for (int t = 0; t < n; ++t) {
         // Scalar against float activations: each activation moves by at most half its block's step d/2.
         double exact = 0, bound = 1e-6, mag = 1e-12;
@@ -83,7 +94,7 @@ static void paths_agree() {
         ++paths;
         // Output stride 3 checks that each token's result lands at t * ldy.
         std::vector<float> strided(static_cast<size_t>(n) * 3, -7.0f);
-        cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xq.data(), xd.data(), cols, n, strided.data(), 3);
+        cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xb.rows(), n, strided.data(), 3);
         for (int t = 0; t < n; ++t) {
           double mag = 1e-12;
           for (int c = 0; c < cols; ++c) mag += std::fabs(back[c] * x[static_cast<size_t>(t) * cols + c]);
@@ -109,16 +120,14 @@ static void hand_dot() {
   const uint16_t sc = fp16_from_f32(0.5f);
   float x[32];
   for (int c = 0; c < 32; ++c) x[c] = static_cast<float>((c % 3 - 1) * 2);
-  int8_t xq[32];
-  float xd;
-  cpu_quantize_q8(x, 32, xq, &xd);
+  const q8_buf xb(x, 32, 32);
   int64_t s = 0;
   for (int c = 0; c < 32; ++c) s += static_cast<int64_t>(kHq4Codebook[c % 16]) * ((c % 3 - 1) * 127);
   const float want = static_cast<float>(s) * (0.5f * (2.0f / 127.0f));
   for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
     if (!cpu_isa_force(isa)) continue;
     float y = 0;
-    cpu_row_dot_q4q8_n(q, &sc, 32, xq, &xd, 32, 1, &y, 1);
+    cpu_row_dot_q4q8_n(q, &sc, 32, xb.rows(), 1, &y, 1);
     CHECK(y == want, "%s: hand block %g, want %g", cpu_isa_name(isa), y, want);
   }
   cpu_isa_reset();
@@ -142,16 +151,14 @@ static void exact_rows() {
         std::vector<uint8_t> q(cols / 2);
         for (int j = 0; j < cols / 2; ++j) q[j] = static_cast<uint8_t>(u[2 * j] | (u[2 * j + 1] << 4));
         std::vector<uint16_t> sc(nb, half);
-        std::vector<int8_t> xq(cols);
-        std::vector<float> xd(nb);
-        cpu_quantize_q8(x.data(), cols, xq.data(), xd.data());
+        const q8_buf xb(x.data(), cols, cols);
         int64_t s = 0;
         for (int c = 0; c < cols; ++c) s += static_cast<int64_t>(kHq4Codebook[u[c]]) * static_cast<int64_t>(x[c]);
         const float want = static_cast<float>(s) * 0.5f;
         for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
           if (!cpu_isa_force(isa)) continue;
           float y = 0;
-          cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xq.data(), xd.data(), cols, 1, &y, 1);
+          cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xb.rows(), 1, &y, 1);
           CHECK(y == want, "%s nb %d weights %d activations %d: %g, want %g", cpu_isa_name(isa), nb, wp, xp, y, want);
         }
       }
@@ -171,15 +178,13 @@ static void rows_call() {
     std::vector<uint8_t> q(w.size() / 2);
     std::vector<uint16_t> sc(w.size() / 32);
     for (int i = 0; i < rows; ++i) qpacked_quantize_row(w.data() + i * cols, cols, 32, q.data() + i * cols / 2, sc.data() + i * nb);
-    std::vector<int8_t> xq(x.size());
-    std::vector<float> xd(x.size() / 32);
-    cpu_quantize_q8(x.data(), static_cast<int>(x.size()), xq.data(), xd.data());
+    const q8_buf xb(x.data(), static_cast<int>(x.size()), cols);
     for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
       if (!cpu_isa_force(isa)) continue;
       for (int n : {1, 3}) {
         std::vector<float> one(static_cast<size_t>(n) * rows), all(static_cast<size_t>(n) * rows, -1.0f);
-        for (int i = 0; i < rows; ++i) cpu_row_dot_q4q8_n(q.data() + i * cols / 2, sc.data() + i * nb, cols, xq.data(), xd.data(), cols, n, one.data() + i, rows);
-        cpu_rows_dot_q4q8(q.data(), sc.data(), cols, rows, xq.data(), xd.data(), cols, n, all.data(), rows);
+        for (int i = 0; i < rows; ++i) cpu_row_dot_q4q8_n(q.data() + i * cols / 2, sc.data() + i * nb, cols, xb.rows(), n, one.data() + i, rows);
+        cpu_rows_dot_q4q8(q.data(), sc.data(), cols, rows, xb.rows(), n, all.data(), rows);
         CHECK(std::memcmp(one.data(), all.data(), one.size() * sizeof(float)) == 0, "%s cols %d n %d: the rows call differs from per-row calls",
               cpu_isa_name(isa), cols, n);
       }

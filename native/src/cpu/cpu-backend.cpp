@@ -23,6 +23,7 @@ struct cpu_scratch {
   std::vector<std::vector<std::pair<int, float>>> by_expert;  // per expert: (token, routing weight)
   std::vector<int8_t> xq;  // 8-bit expert inputs (gate/up, then down), cpu_quantize_q8's layout
   std::vector<float> xd;   // their block scales
+  std::vector<float> xs;   // and block sums
   std::vector<float> picked;  // one token's routing weights
   std::vector<int> order, active, tok, pos, seq_of, rows;
   std::vector<int64_t> first_row;
@@ -288,11 +289,13 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     const bool q8 = int4 && G == kQ8Block && cpu_kernels_q8_activations();
     auto & xq = ws_.xq;
     auto & xd = ws_.xd;
+    auto & xs = ws_.xs;
     if (q8) {
       xq.resize(static_cast<size_t>(used) * std::max(H, I));
       xd.resize(static_cast<size_t>(used) * std::max(H, I) / kQ8Block);
+      xs.resize(xd.size());
       pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(xe.data() + r * H, H, xq.data() + r * H, xd.data() + r * (H / kQ8Block));
+        for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(xe.data() + r * H, H, xq.data() + r * H, xd.data() + r * (H / kQ8Block), xs.data() + r * (H / kQ8Block));
       }, 4);
     }
     pool_.parallel_for(static_cast<int64_t>(active.size()) * 2 * I, [&](int64_t r0, int64_t r1) {
@@ -311,7 +314,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
           const int64_t count = std::min(r1 - idx, I - r);
           const tensor_view & sc = up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e];
           cpu_rows_dot_q4q8(static_cast<const uint8_t *>(w.data) + r * (H / 2), static_cast<const uint16_t *>(sc.data) + r * (H / G), H, count,
-                            xq.data() + first_row[a] * H, xd.data() + first_row[a] * (H / kQ8Block), H, n, dst, I);
+                            q8_rows{xq.data(), xd.data(), xs.data(), H}.from(first_row[a]), n, dst, I);
           idx += count;
           continue;
         }
@@ -323,7 +326,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
     ref::swiglu(ge.data(), ue.data(), static_cast<int>(ge.size()), ge.data());
     if (q8) {
       pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(ge.data() + r * I, I, xq.data() + r * I, xd.data() + r * (I / kQ8Block));
+        for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(ge.data() + r * I, I, xq.data() + r * I, xd.data() + r * (I / kQ8Block), xs.data() + r * (I / kQ8Block));
       }, 4);
     }
     pool_.parallel_for(static_cast<int64_t>(active.size()) * H, [&](int64_t r0, int64_t r1) {
@@ -338,7 +341,7 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
           const int64_t count = std::min(r1 - idx, H - r);
           cpu_rows_dot_q4q8(static_cast<const uint8_t *>(L.expert_down[e]->data) + r * (I / 2),
                             static_cast<const uint16_t *>(L.expert_down_scales[e]->data) + r * (I / G), I, count,
-                            xq.data() + first_row[a] * I, xd.data() + first_row[a] * (I / kQ8Block), I, n, dst, H);
+                            q8_rows{xq.data(), xd.data(), xs.data(), I}.from(first_row[a]), n, dst, H);
           idx += count;
           continue;
         }

@@ -53,12 +53,11 @@ cpu_isa initial() {
 
 cpu_isa g_isa = initial();
 
-void scalar_dot(const uint8_t * qrow, const uint16_t * srow, int cols, const int8_t * q, const float * d, int64_t ldq, int n,
-                float * y, int64_t ldy) {
+void scalar_dot(const uint8_t * qrow, const uint16_t * srow, int cols, const q8_rows & a, int n, float * y, int64_t ldy) {
   const int nb = cols / kQ8Block;
   for (int t = 0; t < n; ++t) {
-    const int8_t * qt = q + t * ldq;
-    const float * dt = d + t * (ldq / kQ8Block);
+    const int8_t * qt = a.q + t * a.ld;
+    const float * dt = a.d + t * (a.ld / kQ8Block);
     float acc = 0.0f;
     for (int b = 0; b < nb; ++b) {
       const uint8_t * w = qrow + b * 16;
@@ -84,76 +83,10 @@ constexpr abs_levels make_abs_levels() {
 }
 constexpr abs_levels kAbsLevels = make_abs_levels();
 
-// Block B of the row into accumulator U_ of every token (the body the kernels below unroll). The nibbles of a block
-// are read once into both 128-bit halves and shifted per half (low nibbles = even columns, high = odd ones), and
-// the two scales' product comes from comb[t][B % 8], filled for eight blocks at a time.
-#define RT_Q4Q8_BLOCK(DOT, B, U_)                                                                                       \
-  do {                                                                                                                 \
-    const int b_ = (B);                                                                                                \
-    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(qrow + b_ * 16))); \
-    const __m256i idx = _mm256_and_si256(_mm256_srlv_epi32(both, nibble_shift), low4);                                \
-    const __m256i ws = _mm256_shuffle_epi8(levels, idx);                                                               \
-    const __m256i wa = _mm256_shuffle_epi8(mags, idx);                                                                 \
-    for (int t = 0; t < NT; ++t) {                                                                                     \
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + t * ldq + b_ * kQ8Block));           \
-      const __m256i s = DOT(wa, _mm256_sign_epi8(x, ws));                                                              \
-      acc[t][U_] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_broadcast_ss(&comb[t][b_ & 7]), acc[t][U_]);          \
-    }                                                                                                                  \
-  } while (0)
-
-// One kernel body for the three x86 paths; DOT(a, b) sums the 4-byte groups of unsigned a times signed b into int32
-// lanes. NT tokens share one unpack of each weight block (their accumulators stay in registers). With one or two
-// tokens, U consecutive blocks go to U accumulators: a single accumulator's chain of dependent FMAs, a few cycles
-// each, would otherwise bound decode (a row's 64 blocks one after another).
-#define RT_Q4Q8_KERNEL(NAME, TARGET, DOT)                                                                              \
-  template <int NT>                                                                                                    \
-  TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, const int8_t * q, const float * d, int64_t ldq, \
-                   float * y, int64_t ldy) {                                                                           \
-    constexpr int U = NT == 1 ? 4 : NT == 2 ? 2 : 1;                                                                   \
-    const __m256i levels = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kHq4Codebook))); \
-    const __m256i mags = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels.v)));  \
-    const __m256i low4 = _mm256_set1_epi8(0x0F);                                                                       \
-    const __m256i nibble_shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);                                            \
-    const int64_t ldd = ldq / kQ8Block;                                                                                \
-    alignas(32) float comb[NT][8];                                                                                     \
-    __m256 acc[NT][U];                                                                                                 \
-    for (int t = 0; t < NT; ++t)                                                                                       \
-      for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();                                                     \
-    for (int g = 0; g < nb; g += 8) {                                                                                  \
-      const int ge = nb - g < 8 ? nb : g + 8;                                                                          \
-      if (ge - g == 8) {                                                                                               \
-        const __m256 sw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g)));              \
-        for (int t = 0; t < NT; ++t) _mm256_store_ps(comb[t], _mm256_mul_ps(sw, _mm256_loadu_ps(d + t * ldd + g)));    \
-      } else {                                                                                                         \
-        for (int t = 0; t < NT; ++t)                                                                                   \
-          for (int k = g; k < ge; ++k) comb[t][k & 7] = _cvtsh_ss(srow[k]) * d[t * ldd + k];                           \
-      }                                                                                                                \
-      int b = g;                                                                                                       \
-      for (; b + U <= ge; b += U) {                                                                                    \
-        RT_Q4Q8_BLOCK(DOT, b, 0);                                                                                      \
-        if constexpr (U > 1) RT_Q4Q8_BLOCK(DOT, b + 1, U > 1 ? 1 : 0);                                                 \
-        if constexpr (U > 2) {                                                                                         \
-          RT_Q4Q8_BLOCK(DOT, b + 2, U > 2 ? 2 : 0);                                                                    \
-          RT_Q4Q8_BLOCK(DOT, b + 3, U > 3 ? 3 : 0);                                                                    \
-        }                                                                                                              \
-      }                                                                                                                \
-      for (; b < ge; ++b) RT_Q4Q8_BLOCK(DOT, b, 0);                                                                    \
-    }                                                                                                                  \
-    for (int t = 0; t < NT; ++t) {                                                                                     \
-      for (int u = 1; u < U; ++u) acc[t][0] = _mm256_add_ps(acc[t][0], acc[t][u]);                                     \
-      __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[t][0]), _mm256_extractf128_ps(acc[t][0], 1));                   \
-      v = _mm_add_ps(v, _mm_movehl_ps(v, v));                                                                          \
-      v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));                                                                      \
-      y[t * ldy] = _mm_cvtss_f32(v);                                                                                   \
-    }                                                                                                                  \
-  }
-
-RT_T_AVX2 inline __m256i dot_maddubs(__m256i a, __m256i b) { return _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1)); }
-RT_T_AVXVNNI inline __m256i dot_avxvnni(__m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), a, b); }
-RT_T_AVX512VNNI inline __m256i dot_avx512vnni(__m256i a, __m256i b) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), a, b); }
-
-// Levels shifted to unsigned, K + 128 (the codebook spans [-127, 109]): dpbusd takes its unsigned operand from the
-// weights, so decode needs no sign step; the shift's 128 * sum(x) is taken back by starting each dot at its negation.
+// Levels shifted to unsigned, K + 128 (the codebook spans [-127, 109]): dpbusd (which, unlike maddubs, cannot
+// saturate) takes its unsigned operand from the weights, so the VNNI paths need no sign step; the shift adds
+// 128 * sum(q) to each block's integer sum, taken back once per block (the decode kernel in its integer sums, the
+// tiled one in float, from the quantiser's block sums).
 struct offset_levels {
   alignas(16) uint8_t v[16];
 };
@@ -164,14 +97,114 @@ constexpr offset_levels make_offset_levels() {
 }
 constexpr offset_levels kOffsetLevels = make_offset_levels();
 
+// Block B of the row into accumulator U_ of every token (the body the kernels below unroll). The nibbles of a block
+// are read once into both 128-bit halves and shifted per half (low nibbles = even columns, high = odd ones), and
+// the two scales' product comes from comb[t][B % 8], filled for eight blocks at a time. SHIFTED: levels + 128 against
+// the activations as they are; otherwise |K| against the activations carrying K's sign.
+#define RT_Q4Q8_BLOCK(DOT, SHIFTED, B, U_)                                                                              \
+  do {                                                                                                                 \
+    const int b_ = (B);                                                                                                \
+    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(qrow + b_ * 16))); \
+    const __m256i idx = _mm256_and_si256(_mm256_srlv_epi32(both, nibble_shift), low4);                                \
+    const __m256i wl = _mm256_shuffle_epi8(levels, idx);                                                               \
+    [[maybe_unused]] __m256i wa;                                                                                       \
+    if constexpr (!(SHIFTED)) wa = _mm256_shuffle_epi8(mags, idx);                                                     \
+    for (int t = 0; t < NT; ++t) {                                                                                     \
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(aq + t * ldq + b_ * kQ8Block));          \
+      __m256i s;                                                                                                       \
+      if constexpr (SHIFTED) s = DOT(wl, x);                                                                           \
+      else s = DOT(wa, _mm256_sign_epi8(x, wl));                                                                       \
+      acc[t][U_] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_broadcast_ss(&comb[t][b_ & 7]), acc[t][U_]);          \
+    }                                                                                                                  \
+  } while (0)
+
+// One kernel body for the three x86 paths; DOT(a, b) sums the 4-byte groups of unsigned a times signed b into int32
+// lanes. NT tokens share one unpack of each weight block (their accumulators stay in registers). With one or two
+// tokens, U consecutive blocks go to U accumulators: a single accumulator's chain of dependent FMAs, a few cycles
+// each, would otherwise bound decode (a row's 64 blocks one after another). A SHIFTED kernel takes each block's
+// 128 * sum(q) * scales back with one multiply-add per token and eight blocks (the lanes are summed at the end, so the
+// eight blocks' terms may share a vector).
+#define RT_Q4Q8_KERNEL(NAME, TARGET, DOT, SHIFTED)                                                                     \
+  template <int NT>                                                                                                    \
+  TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, const q8_rows & a, float * y, int64_t ldy) {   \
+    constexpr int U = NT == 1 ? 4 : NT == 2 ? 2 : 1;                                                                   \
+    const __m256i levels = _mm256_broadcastsi128_si256(                                                                \
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>((SHIFTED) ? static_cast<const void *>(kOffsetLevels.v)      \
+                                                                    : static_cast<const void *>(kHq4Codebook))));     \
+    [[maybe_unused]] const __m256i mags =                                                                              \
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels.v)));                  \
+    const __m256i low4 = _mm256_set1_epi8(0x0F);                                                                       \
+    const __m256i nibble_shift = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);                                            \
+    const int8_t * const aq = a.q;                                                                                     \
+    const float * const ad = a.d;                                                                                      \
+    const float * const asum = a.sum;                                                                                  \
+    const int64_t ldq = a.ld, ldd = a.ld / kQ8Block;                                                                   \
+    alignas(32) float comb[NT][8];                                                                                     \
+    float tail[NT] = {};                                                                                               \
+    __m256 acc[NT][U];                                                                                                 \
+    for (int t = 0; t < NT; ++t)                                                                                       \
+      for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();                                                     \
+    for (int g = 0; g < nb; g += 8) {                                                                                  \
+      const int ge = nb - g < 8 ? nb : g + 8;                                                                          \
+      if (ge - g == 8) {                                                                                               \
+        const __m256 sw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g)));              \
+        for (int t = 0; t < NT; ++t) {                                                                                 \
+          const __m256 c = _mm256_mul_ps(sw, _mm256_loadu_ps(ad + t * ldd + g));                                     \
+          _mm256_store_ps(comb[t], c);                                                                                 \
+          if constexpr (SHIFTED)                                                                                       \
+            acc[t][0] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_loadu_ps(asum + t * ldd + g), _mm256_set1_ps(128.0f)), c, acc[t][0]); \
+        }                                                                                                              \
+      } else {                                                                                                         \
+        for (int t = 0; t < NT; ++t)                                                                                   \
+          for (int k = g; k < ge; ++k) {                                                                               \
+            comb[t][k & 7] = _cvtsh_ss(srow[k]) * ad[t * ldd + k];                                                   \
+            if constexpr (SHIFTED) tail[t] -= 128.0f * asum[t * ldd + k] * comb[t][k & 7];                            \
+          }                                                                                                            \
+      }                                                                                                                \
+      int b = g;                                                                                                       \
+      if (ge - g == 8) {                                                                                               \
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k += U) {                                                       \
+          RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k, 0);                                                                       \
+          if constexpr (U > 1) RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k + 1, U > 1 ? 1 : 0);                                  \
+          if constexpr (U > 2) {                                                                                       \
+            RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k + 2, U > 2 ? 2 : 0);                                                     \
+            RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k + 3, U > 3 ? 3 : 0);                                                     \
+          }                                                                                                            \
+        }                                                                                                              \
+        continue;                                                                                                      \
+      }                                                                                                                \
+      for (; b + U <= ge; b += U) {                                                                                    \
+        RT_Q4Q8_BLOCK(DOT, SHIFTED, b, 0);                                                                             \
+        if constexpr (U > 1) RT_Q4Q8_BLOCK(DOT, SHIFTED, b + 1, U > 1 ? 1 : 0);                                        \
+        if constexpr (U > 2) {                                                                                         \
+          RT_Q4Q8_BLOCK(DOT, SHIFTED, b + 2, U > 2 ? 2 : 0);                                                           \
+          RT_Q4Q8_BLOCK(DOT, SHIFTED, b + 3, U > 3 ? 3 : 0);                                                           \
+        }                                                                                                              \
+      }                                                                                                                \
+      for (; b < ge; ++b) RT_Q4Q8_BLOCK(DOT, SHIFTED, b, 0);                                                           \
+    }                                                                                                                  \
+    for (int t = 0; t < NT; ++t) {                                                                                     \
+      for (int u = 1; u < U; ++u) acc[t][0] = _mm256_add_ps(acc[t][0], acc[t][u]);                                     \
+      __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[t][0]), _mm256_extractf128_ps(acc[t][0], 1));                   \
+      v = _mm_add_ps(v, _mm_movehl_ps(v, v));                                                                          \
+      v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));                                                                      \
+      y[t * ldy] = _mm_cvtss_f32(v) + tail[t];                                                                         \
+    }                                                                                                                  \
+  }
+
+RT_T_AVX2 inline __m256i dot_maddubs(__m256i a, __m256i b) { return _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1)); }
+RT_T_AVXVNNI inline __m256i dot_avxvnni(__m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), a, b); }
+RT_T_AVX512VNNI inline __m256i dot_avx512vnni(__m256i a, __m256i b) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), a, b); }
+
 // Blocks the decode kernel's correction table holds (on the stack): rows up to 16,384 columns.
 constexpr int kDecodeMaxBlocks = 512;
 
 // Decode (one token) on AVX-512: two blocks per 512-bit step, 8 instructions a step. Lane j of step k starts at
 // -128 * (x bytes 4j..4j+3 of blocks 2k, 2k+1), so each lane's integer sum is exactly sum K[u] * x; the two blocks'
 // scale products are picked out of one vector of eight by a permute.
-RT_T_AVX512VNNI void decode_avx512_rows(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const int8_t * q, const float * d,
-                                        float * y) {
+RT_T_AVX512VNNI void decode_avx512_rows(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const q8_rows & a, float * y) {
+  const int8_t * q = a.q;
+  const float * d = a.d;
   const __m512i levels = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i *>(kOffsetLevels.v)));
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i shift = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
@@ -204,46 +237,41 @@ RT_T_AVX512VNNI void decode_avx512_rows(const uint8_t * qrow, const uint16_t * s
   }
 }
 
-RT_Q4Q8_KERNEL(kernel_avx2, RT_T_AVX2, dot_maddubs)
-RT_Q4Q8_KERNEL(kernel_avxvnni, RT_T_AVXVNNI, dot_avxvnni)
-RT_Q4Q8_KERNEL(kernel_avx512vnni, RT_T_AVX512VNNI, dot_avx512vnni)
+RT_Q4Q8_KERNEL(kernel_avx2, RT_T_AVX2, dot_maddubs, false)
+RT_Q4Q8_KERNEL(kernel_avxvnni, RT_T_AVXVNNI, dot_avxvnni, true)
+RT_Q4Q8_KERNEL(kernel_avx512vnni, RT_T_AVX512VNNI, dot_avx512vnni, true)
 
 // Tokens in tiles of 8, then one tile of the rest.
 template <template <int> class K>
-void tiles(const uint8_t * qrow, const uint16_t * srow, int nb, const int8_t * q, const float * d, int64_t ldq, int n, float * y,
-           int64_t ldy) {
-  const int64_t ldd = ldq / kQ8Block;
-  int t = 0;
-  for (; t + 8 <= n; t += 8) K<8>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy);
-  switch (n - t) {
-    case 7: K<7>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
-    case 6: K<6>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
-    case 5: K<5>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
-    case 4: K<4>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
-    case 3: K<3>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
-    case 2: K<2>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
-    case 1: K<1>::run(qrow, srow, nb, q + t * ldq, d + t * ldd, ldq, y + t * ldy, ldy); break;
-    default: break;
+void tiles(const uint8_t * qrow, const uint16_t * srow, int nb, const q8_rows & a, int n, float * y, int64_t ldy) {
+  for (int t = 0; t < n;) {
+    const q8_rows at = a.from(t);
+    switch (n - t < 8 ? n - t : 8) {
+      case 8: K<8>::run(qrow, srow, nb, at, y + t * ldy, ldy); t += 8; break;
+      case 7: K<7>::run(qrow, srow, nb, at, y + t * ldy, ldy); t += 7; break;
+      case 6: K<6>::run(qrow, srow, nb, at, y + t * ldy, ldy); t += 6; break;
+      case 5: K<5>::run(qrow, srow, nb, at, y + t * ldy, ldy); t += 5; break;
+      case 4: K<4>::run(qrow, srow, nb, at, y + t * ldy, ldy); t += 4; break;
+      case 3: K<3>::run(qrow, srow, nb, at, y + t * ldy, ldy); t += 3; break;
+      case 2: K<2>::run(qrow, srow, nb, at, y + t * ldy, ldy); t += 2; break;
+      default: K<1>::run(qrow, srow, nb, at, y + t * ldy, ldy); t += 1; break;
+    }
   }
 }
 
 template <int NT> struct run_avx2 {
-  static void run(const uint8_t * a, const uint16_t * b, int nb, const int8_t * q, const float * d, int64_t ldq, float * y, int64_t ldy) {
-    kernel_avx2<NT>(a, b, nb, q, d, ldq, y, ldy);
-  }
+  static void run(const uint8_t * w, const uint16_t * s, int nb, const q8_rows & a, float * y, int64_t ldy) { kernel_avx2<NT>(w, s, nb, a, y, ldy); }
 };
 template <int NT> struct run_avxvnni {
-  static void run(const uint8_t * a, const uint16_t * b, int nb, const int8_t * q, const float * d, int64_t ldq, float * y, int64_t ldy) {
-    kernel_avxvnni<NT>(a, b, nb, q, d, ldq, y, ldy);
-  }
+  static void run(const uint8_t * w, const uint16_t * s, int nb, const q8_rows & a, float * y, int64_t ldy) { kernel_avxvnni<NT>(w, s, nb, a, y, ldy); }
 };
 template <int NT> struct run_avx512vnni {
-  static void run(const uint8_t * a, const uint16_t * b, int nb, const int8_t * q, const float * d, int64_t ldq, float * y, int64_t ldy) {
-    kernel_avx512vnni<NT>(a, b, nb, q, d, ldq, y, ldy);
+  static void run(const uint8_t * w, const uint16_t * s, int nb, const q8_rows & a, float * y, int64_t ldy) {
+    kernel_avx512vnni<NT>(w, s, nb, a, y, ldy);
   }
 };
 
-RT_T_AVX2 void quantize_avx2(const float * x, int n, int8_t * q, float * d) {
+RT_T_AVX2 void quantize_avx2(const float * x, int n, int8_t * q, float * d, float * sum) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (int b = 0; b < n / kQ8Block; ++b) {
     const float * xb = x + b * kQ8Block;
@@ -262,6 +290,11 @@ RT_T_AVX2 void quantize_avx2(const float * x, int n, int8_t * q, float * d) {
     __m256i r[4];
     for (int i = 0; i < 4; ++i)
       r[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    const __m256i r4 = _mm256_add_epi32(_mm256_add_epi32(r[0], r[1]), _mm256_add_epi32(r[2], r[3]));
+    __m128i h4 = _mm_add_epi32(_mm256_castsi256_si128(r4), _mm256_extracti128_si256(r4, 1));
+    h4 = _mm_add_epi32(h4, _mm_shuffle_epi32(h4, 0x4E));
+    h4 = _mm_add_epi32(h4, _mm_shuffle_epi32(h4, 0xB1));
+    sum[b] = static_cast<float>(_mm_cvtsi128_si32(h4));
     // Columns 0..31 as int32 in r[0..3]; gather the even ones, then the odd ones.
     alignas(32) int32_t all[32];
     for (int i = 0; i < 4; ++i) _mm256_store_si256(reinterpret_cast<__m256i *>(all + 8 * i), r[i]);
@@ -275,7 +308,7 @@ RT_T_AVX2 void quantize_avx2(const float * x, int n, int8_t * q, float * d) {
 
 #endif
 
-void quantize_scalar(const float * x, int n, int8_t * q, float * d) {
+void quantize_scalar(const float * x, int n, int8_t * q, float * d, float * sum) {
   for (int b = 0; b < n / kQ8Block; ++b) {
     const float * xb = x + b * kQ8Block;
     float amax = 0.0f;
@@ -283,10 +316,13 @@ void quantize_scalar(const float * x, int n, int8_t * q, float * d) {
     d[b] = amax / 127.0f;
     const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
     int8_t * qb = q + b * kQ8Block;
+    int s = 0;
     for (int j = 0; j < 16; ++j) {
       qb[j] = static_cast<int8_t>(std::nearbyint(xb[2 * j] * inv));
       qb[16 + j] = static_cast<int8_t>(std::nearbyint(xb[2 * j + 1] * inv));
+      s += qb[j] + qb[16 + j];
     }
+    sum[b] = static_cast<float>(s);
   }
 }
 
@@ -313,35 +349,33 @@ bool cpu_isa_force(cpu_isa isa) {
 
 void cpu_isa_reset() { g_isa = best(); }
 
-void cpu_quantize_q8(const float * x, int n, int8_t * q, float * d) {
+void cpu_quantize_q8(const float * x, int n, int8_t * q, float * d, float * sum) {
 #ifdef RT_Q8_X86
-  if (g_isa != cpu_isa::scalar) return quantize_avx2(x, n, q, d);
+  if (g_isa != cpu_isa::scalar) return quantize_avx2(x, n, q, d, sum);
 #endif
-  quantize_scalar(x, n, q, d);
+  quantize_scalar(x, n, q, d, sum);
 }
 
-void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const int8_t * q, const float * d, int64_t ldq,
-                        int n, float * y, int64_t ldy) {
+void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const q8_rows & a, int n, float * y, int64_t ldy) {
   const int nb = cols / kQ8Block;
   switch (g_isa) {
 #ifdef RT_Q8_X86
     case cpu_isa::avx512_vnni:
-      if (n == 1 && nb % 8 == 0 && nb <= kDecodeMaxBlocks) return decode_avx512_rows(qrow, srow, nb, 1, q, d, y);
-      return tiles<run_avx512vnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
-    case cpu_isa::avx_vnni: return tiles<run_avxvnni>(qrow, srow, nb, q, d, ldq, n, y, ldy);
-    case cpu_isa::avx2: return tiles<run_avx2>(qrow, srow, nb, q, d, ldq, n, y, ldy);
+      if (n == 1 && nb % 8 == 0 && nb <= kDecodeMaxBlocks) return decode_avx512_rows(qrow, srow, nb, 1, a, y);
+      return tiles<run_avx512vnni>(qrow, srow, nb, a, n, y, ldy);
+    case cpu_isa::avx_vnni: return tiles<run_avxvnni>(qrow, srow, nb, a, n, y, ldy);
+    case cpu_isa::avx2: return tiles<run_avx2>(qrow, srow, nb, a, n, y, ldy);
 #endif
-    default: return scalar_dot(qrow, srow, cols, q, d, ldq, n, y, ldy);
+    default: return scalar_dot(qrow, srow, cols, a, n, y, ldy);
   }
 }
 
-void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int64_t rows, const int8_t * xq, const float * xd, int64_t ldq,
-                       int n, float * y, int64_t ldy) {
+void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int64_t rows, const q8_rows & a, int n, float * y, int64_t ldy) {
   const int nb = cols / kQ8Block;
 #ifdef RT_Q8_X86
-  if (g_isa == cpu_isa::avx512_vnni && n == 1 && nb % 8 == 0 && nb <= kDecodeMaxBlocks) return decode_avx512_rows(q, scales, nb, rows, xq, xd, y);
+  if (g_isa == cpu_isa::avx512_vnni && n == 1 && nb % 8 == 0 && nb <= kDecodeMaxBlocks) return decode_avx512_rows(q, scales, nb, rows, a, y);
 #endif
-  for (int64_t r = 0; r < rows; ++r) cpu_row_dot_q4q8_n(q + r * (cols / 2), scales + r * nb, cols, xq, xd, ldq, n, y + r, ldy);
+  for (int64_t r = 0; r < rows; ++r) cpu_row_dot_q4q8_n(q + r * (cols / 2), scales + r * nb, cols, a, n, y + r, ldy);
 }
 
 }  // namespace rt

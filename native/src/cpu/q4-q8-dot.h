@@ -24,24 +24,33 @@ void cpu_isa_reset();
 
 /**
  * Quantises n floats (n % 32 == 0) to int8: per block of 32, d = max|x| / 127 and q = round-half-even(x * (127 /
- * max|x|)) (all zero when max|x| is 0). Each block's 32 bytes hold the even columns first, then the odd ones, the
- * order the packed nibbles unpack to.
+ * max|x|)) (all zero when max|x| is 0), and sum = the block's sum of q (exact as a float). Each block's 32 bytes hold
+ * the even columns first, then the odd ones, the order the packed nibbles unpack to.
  */
-void cpu_quantize_q8(const float * x, int n, int8_t * q, float * d);
+void cpu_quantize_q8(const float * x, int n, int8_t * q, float * d, float * sum);
+
+/** Rows of activations quantised by cpu_quantize_q8: token t's bytes at q + t * ld, its block scales and sums at
+ * d + t * ld / 32 and sum + t * ld / 32. */
+struct q8_rows {
+  const int8_t * q;
+  const float * d;
+  const float * sum;
+  int64_t ld;
+  q8_rows from(int64_t t) const { return {q + t * ld, d + t * (ld / kQ8Block), sum + t * (ld / kQ8Block), ld}; }
+};
 
 /**
  * y[t * ldy] = sum over blocks b of (sum_c K[u_c] * q_t[c]) * (w_scale[b] * d_t[b]) for t < n tokens, one packed row
- * (cols/2 bytes, cols/32 FP16 scales) against activations quantised by cpu_quantize_q8 (token t at q + t * ldq and
- * d + t * ldq / 32). Integer sums are exact on every path; the float accumulation order differs between paths.
+ * (cols/2 bytes, cols/32 FP16 scales) against n tokens of `a`. Integer sums are exact on every path (the VNNI ones add
+ * 128 * sum(q) and take it back: the one-token kernel in the integer sum, the others as one float term a block); the
+ * float accumulation order differs between paths.
  */
-void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const int8_t * q, const float * d, int64_t ldq,
-                        int n, float * y, int64_t ldy);
+void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const q8_rows & a, int n, float * y, int64_t ldy);
 
 /**
  * cpu_row_dot_q4q8_n over `rows` consecutive rows of one matrix (q and scales at its first row): row r's result for
  * token t goes to y[r + t * ldy]. The same values as a call per row; one call lets a path keep its set-up across rows.
  */
-void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int64_t rows, const int8_t * xq, const float * xd, int64_t ldq,
-                       int n, float * y, int64_t ldy);
+void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int64_t rows, const q8_rows & a, int n, float * y, int64_t ldy);
 
 }  // namespace rt
