@@ -151,15 +151,22 @@ static void exact_rows() {
         std::vector<uint8_t> q(cols / 2);
         for (int j = 0; j < cols / 2; ++j) q[j] = static_cast<uint8_t>(u[2 * j] | (u[2 * j + 1] << 4));
         std::vector<uint16_t> sc(nb, half);
-        const q8_buf xb(x.data(), cols, cols);
+        // The same row as three tokens: one token takes the decode kernel, three the tiled one.
+        std::vector<float> x3(x);
+        x3.insert(x3.end(), x.begin(), x.end());
+        x3.insert(x3.end(), x.begin(), x.end());
+        const q8_buf xb(x3.data(), 3 * cols, cols);
         int64_t s = 0;
         for (int c = 0; c < cols; ++c) s += static_cast<int64_t>(kHq4Codebook[u[c]]) * static_cast<int64_t>(x[c]);
         const float want = static_cast<float>(s) * 0.5f;
         for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
           if (!cpu_isa_force(isa)) continue;
-          float y = 0;
-          cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xb.rows(), 1, &y, 1);
-          CHECK(y == want, "%s nb %d weights %d activations %d: %g, want %g", cpu_isa_name(isa), nb, wp, xp, y, want);
+          for (int n : {1, 3}) {
+            float y[3] = {};
+            cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xb.rows(), n, y, 1);
+            for (int t = 0; t < n; ++t)
+              CHECK(y[t] == want, "%s nb %d weights %d activations %d, %d token(s): %g, want %g", cpu_isa_name(isa), nb, wp, xp, n, y[t], want);
+          }
         }
       }
     }
