@@ -9,6 +9,7 @@
 #include "core/backend.h"
 #include "core/batch-check.h"
 #include "core/thread-pool.h"
+#include "cpu/attention-f16.h"
 #include "cpu/cpu-kernels.h"
 #include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
@@ -211,31 +212,20 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
       cpu_f32_to_f16(k.data() + static_cast<int64_t>(t) * KD, s.k[static_cast<size_t>(l)].data() + p * KD, KD);
       cpu_f32_to_f16(v.data() + static_cast<int64_t>(t) * KD, s.v[static_cast<size_t>(l)].data() + p * KD, KD);
     }
-    pool_.parallel_for(static_cast<int64_t>(T) * nh, [&](int64_t b, int64_t e) {
+    // Work items are (token, run of heads): one run a thread for a single token, so decode uses every thread.
+    const int head_run = (nh + pool_.size() - 1) / pool_.size();
+    const int runs = (nh + head_run - 1) / head_run;
+    pool_.parallel_for(static_cast<int64_t>(T) * runs, [&](int64_t b, int64_t e) {
       std::vector<float> sc;
       for (int64_t idx = b; idx < e; ++idx) {
-        const int t = static_cast<int>(idx / nh), hh = static_cast<int>(idx % nh);
+        const int t = static_cast<int>(idx / runs), h0 = static_cast<int>(idx % runs) * head_run;
         const cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
         const int n = pos[static_cast<size_t>(t)] + 1;
-        const float * qh = q.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(hh) * hd;
-        const int kvh = hh / group_rep;
-        const uint16_t * kc = s.k[static_cast<size_t>(l)].data() + static_cast<int64_t>(kvh) * hd;
-        const uint16_t * vc = s.v[static_cast<size_t>(l)].data() + static_cast<int64_t>(kvh) * hd;
-        sc.resize(static_cast<size_t>(n));
-        float mx = -INFINITY;
-        for (int j = 0; j < n; ++j) {
-          sc[static_cast<size_t>(j)] = cpu_dot_f16(kc + static_cast<int64_t>(j) * KD, qh, hd) * scale;
-          mx = std::max(mx, sc[static_cast<size_t>(j)]);
-        }
-        float sum = 0.0f;
-        for (int j = 0; j < n; ++j) {
-          sc[static_cast<size_t>(j)] = std::exp(sc[static_cast<size_t>(j)] - mx);
-          sum += sc[static_cast<size_t>(j)];
-        }
-        float * out = att.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(hh) * hd;
-        std::fill(out, out + hd, 0.0f);
-        const float inv = 1.0f / sum;
-        for (int j = 0; j < n; ++j) cpu_axpy_f16(sc[static_cast<size_t>(j)] * inv, vc + static_cast<int64_t>(j) * KD, out, hd);
+        const int heads = std::min(head_run, nh - h0);
+        sc.resize(static_cast<size_t>(heads) * n);
+        const attention_heads ah{q.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(h0) * hd,
+                                 s.k[static_cast<size_t>(l)].data(), s.v[static_cast<size_t>(l)].data(), KD, h0, heads, group_rep, hd, scale};
+        cpu_attention_heads_f16(ah, n, sc.data(), att.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(h0) * hd);
       }
     });
     cpu_matmul(*L.o_proj, att.data(), T, o.data(), pool_);

@@ -1,0 +1,160 @@
+#include "cpu/attention-f16.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cpu/cpu-kernels.h"
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define RT_ATT_AVX512 1
+#define RT_T_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")))
+// GCC 12's AVX-512 headers build some results from _mm512_undefined_*(), which its own flow analysis then reports.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#endif
+
+namespace rt {
+
+namespace {
+
+int64_t kv_offset(const attention_heads & a, int i) { return static_cast<int64_t>((a.h0 + i) / a.rep) * a.head_dim; }
+
+// Head by head on the row kernels (AVX2 or scalar, as cpu_kernels_simd says): the reference loop.
+void attend_rows(const attention_heads & a, int n, float * scratch, float * out) {
+  const int hd = a.head_dim;
+  for (int i = 0; i < a.n_heads; ++i) {
+    const float * q = a.q + static_cast<int64_t>(i) * hd;
+    const uint16_t * keys = a.keys + kv_offset(a, i);
+    const uint16_t * values = a.values + kv_offset(a, i);
+    float * sc = scratch + static_cast<int64_t>(i) * n;
+    float * o = out + static_cast<int64_t>(i) * hd;
+    float mx = -INFINITY;
+    for (int j = 0; j < n; ++j) {
+      sc[j] = cpu_dot_f16(keys + j * a.ld, q, hd) * a.scale;
+      mx = std::max(mx, sc[j]);
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < n; ++j) {
+      sc[j] = std::exp(sc[j] - mx);
+      sum += sc[j];
+    }
+    std::fill(o, o + hd, 0.0f);
+    const float inv = 1.0f / sum;
+    for (int j = 0; j < n; ++j) cpu_axpy_f16(sc[j] * inv, values + j * a.ld, o, hd);
+  }
+}
+
+#ifdef RT_ATT_AVX512
+bool detect_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+const bool g_avx512 = detect_avx512();
+
+// exp(x) for x <= 0 (a score minus the largest): x = k ln2 + r with |r| <= ln2/2, e^r by its degree-7 Taylor
+// polynomial (truncation below 6e-9 relative), then scaled by 2^k; below -104 the result is 0, as expf's underflow.
+RT_T_AVX512 __m512 exp_nonpositive(__m512 x) {
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145751953125f), x);  // ln2's high part, exact in the product
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.428606765330187045e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512 e = _mm512_scalef_ps(p, k);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_LT_OQ), e, _mm512_setzero_ps());
+}
+
+// Rows a few positions ahead are fetched by hand: the next row is a row stride away, out of the hardware
+// prefetchers' page.
+constexpr int kAhead = 4;
+RT_T_AVX512 inline void prefetch_span(const uint16_t * p, int64_t halfs) {
+  for (int64_t c = 0; c < halfs; c += 32) _mm_prefetch(reinterpret_cast<const char *>(p + c), _MM_HINT_T0);
+}
+
+// Softmax of one head's scores in place, already divided by their sum (NaN scores give NaN weights).
+RT_T_AVX512 void softmax_in_place(float * sc, int n) {
+  __m512 mxv = _mm512_set1_ps(-INFINITY);
+  int j = 0;
+  for (; j + 16 <= n; j += 16) mxv = _mm512_max_ps(mxv, _mm512_loadu_ps(sc + j));
+  float mx = _mm512_reduce_max_ps(mxv);
+  for (; j < n; ++j) mx = std::max(mx, sc[j]);
+  const __m512 m = _mm512_set1_ps(mx);
+  __m512 sumv = _mm512_setzero_ps();
+  for (j = 0; j < n; j += 16) {
+    const __mmask16 k = n - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1u);
+    const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, sc + j), m));
+    _mm512_mask_storeu_ps(sc + j, k, e);
+    sumv = _mm512_add_ps(sumv, _mm512_maskz_mov_ps(k, e));
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sumv));
+  for (j = 0; j < n; j += 16) {
+    const __mmask16 k = n - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1u);
+    _mm512_mask_storeu_ps(sc + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, sc + j), inv));
+  }
+}
+
+// V vectors of 16 lanes a head. Two accumulators a score halve its chain of dependent multiply-adds.
+template <int V>
+RT_T_AVX512 void attend_avx512(const attention_heads & a, int n, float * scratch, float * out) {
+  constexpr int hd = 16 * V;
+  const int nh = a.n_heads;
+  // The KV span these heads read in a row: from their first KV head to the end of their last.
+  const int64_t first = kv_offset(a, 0), span = kv_offset(a, nh - 1) + hd - first;
+  for (int j = 0; j < n; ++j) {
+    const uint16_t * row = a.keys + j * a.ld;
+    for (int i = 0; i < nh; ++i) {
+      const uint16_t * kj = row + kv_offset(a, i);
+      prefetch_span(kj + kAhead * a.ld, hd);
+      const float * q = a.q + i * hd;
+      __m512 a0 = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(kj))), _mm512_loadu_ps(q));
+      __m512 a1 = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(kj + 16))), _mm512_loadu_ps(q + 16));
+      for (int k = 2; k < V; k += 2) {
+        a0 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(kj + 16 * k))), _mm512_loadu_ps(q + 16 * k), a0);
+        a1 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(kj + 16 * k + 16))),
+                             _mm512_loadu_ps(q + 16 * k + 16), a1);
+      }
+      scratch[static_cast<int64_t>(i) * n + j] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) * a.scale;
+    }
+  }
+  for (int i = 0; i < nh; ++i) softmax_in_place(scratch + static_cast<int64_t>(i) * n, n);
+  std::fill(out, out + static_cast<int64_t>(nh) * hd, 0.0f);
+  for (int j = 0; j < n; ++j) {
+    const uint16_t * row = a.values + j * a.ld;
+    for (int i = 0; i < nh; ++i) {
+      const uint16_t * vj = row + kv_offset(a, i);
+      prefetch_span(vj + kAhead * a.ld, hd);
+      float * o = out + i * hd;
+      const __m512 p = _mm512_set1_ps(scratch[static_cast<int64_t>(i) * n + j]);
+      for (int k = 0; k < V; ++k)
+        _mm512_storeu_ps(o + 16 * k, _mm512_fmadd_ps(p, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(vj + 16 * k))),
+                                                     _mm512_loadu_ps(o + 16 * k)));
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void cpu_attention_heads_f16(const attention_heads & a, int n, float * scratch, float * out) {
+#ifdef RT_ATT_AVX512
+  if (g_avx512 && cpu_kernels_simd()) {
+    switch (a.head_dim) {
+      case 64: return attend_avx512<4>(a, n, scratch, out);
+      case 128: return attend_avx512<8>(a, n, scratch, out);
+      case 256: return attend_avx512<16>(a, n, scratch, out);
+      default: break;
+    }
+  }
+#endif
+  attend_rows(a, n, scratch, out);
+}
+
+}  // namespace rt
