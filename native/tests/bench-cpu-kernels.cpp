@@ -1,7 +1,8 @@
 // CPU kernel figures against what this core can do (not a test; `npm run bench -- --only cpu-kernels`): the rate of
 // independent FP32 FMAs (8- and 16-wide) and of 8-bit dot products, beside the INT4 x 8-bit row kernel on every
 // path the CPU has and the FP16 GEMM of prefill, all on one thread, in multiply-adds a second. A kernel's share of its
-// ceiling says how much a better kernel could win on this machine; #18's notes cite these.
+// ceiling says how much a better kernel could win on this machine; #18's notes cite these. Last, the memory read
+// rate with the bench's threads and the decode rate it allows (decode is bound by it, not by the kernels).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -137,5 +138,33 @@ int main() {
   thread_pool pool(1);
   const double tg = best_of(3, [&] { cpu_matmul(tv, xa.data(), tokens, ya.data(), pool); });
   std::printf("  kernel   FP16 GEMM 2048x2048, 128 tok:  %6.1f G\n", static_cast<double>(out) * in * tokens / tg / 1e9);
+
+  // Decode reads every active weight once a token, so memory bounds it: read bandwidth with the bench's thread
+  // count (HORIZON_BENCH_THREADS, default 2) over 1 GiB, and the decode rate that allows at OLMoE-1B-7B's bytes a token
+  // (FP16 attention, router and LM head, 8 experts of 4.5-bit weights a layer; the KV cache comes on top).
+  const char * env_threads = std::getenv("HORIZON_BENCH_THREADS");
+  const int threads = env_threads ? std::max(1, std::atoi(env_threads)) : 2;
+  const size_t words = (size_t{1} << 30) / sizeof(uint64_t);
+  std::vector<uint64_t> big(words);
+  for (size_t i = 0; i < words; i += 512) big[i] = i;
+  thread_pool readers(threads);
+  std::vector<uint64_t> part(static_cast<size_t>(threads) * 8);
+  const double tr = best_of(3, [&] {
+    readers.parallel_for(threads, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        uint64_t acc = 0;
+        const size_t lo = words / threads * t, hi = t + 1 == threads ? words : lo + words / threads;
+        for (size_t i = lo; i < hi; ++i) acc += big[i];
+        part[static_cast<size_t>(t) * 8] = acc;
+      }
+    });
+  });
+  for (int t = 0; t < threads; ++t) sink += static_cast<float>(part[static_cast<size_t>(t) * 8] & 1);
+  const double gbs = static_cast<double>(words * sizeof(uint64_t)) / tr / 1e9;
+  const double layers = 16, hidden = 2048, inter = 1024, vocab = 50304, top_k = 8, experts = 64;
+  const double bytes = layers * (4 * hidden * hidden * 2 + experts * hidden * 2 + top_k * 3 * hidden * inter * 4.5 / 8) + vocab * hidden * 2;
+  std::printf("  ceiling  memory read, %d thread(s):    %6.1f GB/s\n", threads, gbs);
+  std::printf("  ceiling  decode at that rate:           %6.1f tok/s (%.2f GB a token: OLMoE-1B-7B, FP16 rest, 4.5-bit experts)\n",
+              gbs * 1e9 / bytes, bytes / 1e9);
   return sink == 12345.0f ? 1 : 0;
 }
