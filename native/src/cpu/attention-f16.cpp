@@ -8,12 +8,7 @@
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #define RT_ATT_AVX512 1
 #define RT_T_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")))
-// GCC 12's AVX-512 headers build some results from _mm512_undefined_*(), which its own flow analysis then reports.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "cpu/x86-intrinsics.h"
 #endif
 
 namespace rt {
@@ -72,8 +67,8 @@ RT_T_AVX512 __m512 exp_nonpositive(__m512 x) {
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_LT_OQ), e, _mm512_setzero_ps());
 }
 
-// Rows a few positions ahead are fetched by hand: the next row is a row stride away, out of the hardware
-// prefetchers' page.
+// Each head's slice of the row a few positions ahead is fetched by hand, spread over the heads' loop (one burst a
+// row overflowed the miss buffers: 10.4 ms against 8.5 for 16 layers x 16 heads x 1,024 positions on one thread).
 constexpr int kAhead = 4;
 RT_T_AVX512 inline void prefetch_span(const uint16_t * p, int64_t halfs) {
   for (int64_t c = 0; c < halfs; c += 32) _mm_prefetch(reinterpret_cast<const char *>(p + c), _MM_HINT_T0);
@@ -106,8 +101,6 @@ template <int V>
 RT_T_AVX512 void attend_avx512(const attention_heads & a, int n, float * scratch, float * out) {
   constexpr int hd = 16 * V;
   const int nh = a.n_heads;
-  // The KV span these heads read in a row: from their first KV head to the end of their last.
-  const int64_t first = kv_offset(a, 0), span = kv_offset(a, nh - 1) + hd - first;
   for (int j = 0; j < n; ++j) {
     const uint16_t * row = a.keys + j * a.ld;
     for (int i = 0; i < nh; ++i) {

@@ -11,12 +11,7 @@
 #define RT_T_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define RT_T_AVXVNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
 #define RT_T_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
-// GCC 12's AVX-512 headers build some results from _mm512_undefined_*(), which its own flow analysis then reports.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "cpu/x86-intrinsics.h"
 #endif
 
 namespace rt {
