@@ -7,7 +7,7 @@
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #define RT_ATT_AVX512 1
-#define RT_T_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")))
+#define RT_T_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
 #include "cpu/x86-intrinsics.h"
 #endif
 
@@ -43,12 +43,6 @@ void attend_rows(const attention_heads & a, int n, float * scratch, float * out)
 }
 
 #ifdef RT_ATT_AVX512
-bool detect_avx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-}
-const bool g_avx512 = detect_avx512();
-
 // exp(x) for x <= 0 (a score minus the largest): x = k ln2 + r with |r| <= ln2/2, e^r by its degree-7 Taylor
 // polynomial (truncation below 6e-9 relative), then scaled by 2^k; below -104 the result is 0, as expf's underflow.
 RT_T_AVX512 __m512 exp_nonpositive(__m512 x) {
@@ -74,6 +68,9 @@ RT_T_AVX512 inline void prefetch_span(const uint16_t * p, int64_t halfs) {
   for (int64_t c = 0; c < halfs; c += 32) _mm_prefetch(reinterpret_cast<const char *>(p + c), _MM_HINT_T0);
 }
 
+// Lanes 0 .. left - 1 of a 16-lane step (all of them from 16 on).
+inline __mmask16 lanes(int left) { return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u); }
+
 // Softmax of one head's scores in place, already divided by their sum (NaN scores give NaN weights).
 RT_T_AVX512 void softmax_in_place(float * sc, int n) {
   __m512 mxv = _mm512_set1_ps(-INFINITY);
@@ -84,14 +81,14 @@ RT_T_AVX512 void softmax_in_place(float * sc, int n) {
   const __m512 m = _mm512_set1_ps(mx);
   __m512 sumv = _mm512_setzero_ps();
   for (j = 0; j < n; j += 16) {
-    const __mmask16 k = n - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1u);
+    const __mmask16 k = lanes(n - j);
     const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, sc + j), m));
     _mm512_mask_storeu_ps(sc + j, k, e);
     sumv = _mm512_add_ps(sumv, _mm512_maskz_mov_ps(k, e));
   }
   const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sumv));
   for (j = 0; j < n; j += 16) {
-    const __mmask16 k = n - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1u);
+    const __mmask16 k = lanes(n - j);
     _mm512_mask_storeu_ps(sc + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, sc + j), inv));
   }
 }
@@ -138,7 +135,7 @@ RT_T_AVX512 void attend_avx512(const attention_heads & a, int n, float * scratch
 
 void cpu_attention_heads_f16(const attention_heads & a, int n, float * scratch, float * out) {
 #ifdef RT_ATT_AVX512
-  if (g_avx512 && cpu_kernels_simd()) {
+  if (cpu_kernels_avx512()) {
     switch (a.head_dim) {
       case 64: return attend_avx512<4>(a, n, scratch, out);
       case 128: return attend_avx512<8>(a, n, scratch, out);

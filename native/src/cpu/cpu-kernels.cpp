@@ -10,13 +10,14 @@
 #define RT_X86_SIMD 1
 #define RT_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define RT_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
-#include <immintrin.h>
+#include "cpu/x86-intrinsics.h"
 #elif defined(_MSC_VER) && defined(_M_X64)
 // MSVC emits AVX2 intrinsics without /arch flags; the run-time check below keeps older CPUs on the scalar path.
 #define RT_X86_SIMD 1
 #define RT_AVX2
-#include <immintrin.h>
 #include <intrin.h>
+
+#include "cpu/x86-intrinsics.h"
 #endif
 
 #if defined(_MSC_VER) && !defined(__clang__)
@@ -277,6 +278,7 @@ float dot(const typename L::elem * w, const float * x, int n) {
 }  // namespace
 
 bool cpu_kernels_simd() { return g_simd; }
+bool cpu_kernels_avx512() { return g_avx512; }
 
 namespace {
 bool g_q8 = true;

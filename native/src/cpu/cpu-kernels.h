@@ -10,6 +10,8 @@ namespace rt {
 
 /** True when the AVX2 path is in use (CPU supports AVX2+FMA+F16C and it was not disabled). */
 bool cpu_kernels_simd();
+/** True when the AVX-512 paths are in use too (AVX-512 F/BW/VL on this CPU, and the SIMD path not switched off). */
+bool cpu_kernels_avx512();
 /** Forces the scalar path (tests compare both paths). */
 void cpu_kernels_set_simd(bool enabled);
 /** Whether INT4 experts (group 32) take 8-bit activations (default) or FP32 ones (the numerics reference). */

@@ -118,6 +118,18 @@ constexpr offset_levels kOffsetLevels = make_offset_levels();
     }                                                                                                                  \
   } while (0)
 
+// U consecutive blocks from B, block B + u into accumulator u. A full group of eight takes it in a fixed loop the
+// compiler unrolls (comb's index becomes a constant), the rest of a row in a counted one.
+#define RT_Q4Q8_STEP(DOT, SHIFTED, B)                                                                                  \
+  do {                                                                                                                 \
+    RT_Q4Q8_BLOCK(DOT, SHIFTED, (B), 0);                                                                               \
+    if constexpr (U > 1) RT_Q4Q8_BLOCK(DOT, SHIFTED, (B) + 1, U > 1 ? 1 : 0);                                          \
+    if constexpr (U > 2) {                                                                                             \
+      RT_Q4Q8_BLOCK(DOT, SHIFTED, (B) + 2, U > 2 ? 2 : 0);                                                             \
+      RT_Q4Q8_BLOCK(DOT, SHIFTED, (B) + 3, U > 3 ? 3 : 0);                                                             \
+    }                                                                                                                  \
+  } while (0)
+
 // One kernel body for the three x86 paths; DOT(a, b) sums the 4-byte groups of unsigned a times signed b into int32
 // lanes. NT tokens share one unpack of each weight block (their accumulators stay in registers). With one or two
 // tokens, U consecutive blocks go to U accumulators: a single accumulator's chain of dependent FMAs, a few cycles
@@ -161,26 +173,12 @@ constexpr offset_levels kOffsetLevels = make_offset_levels();
             if constexpr (SHIFTED) tail[t] -= 128.0f * asum[t * ldd + k] * comb[t][k & 7];                            \
           }                                                                                                            \
       }                                                                                                                \
-      int b = g;                                                                                                       \
       if (ge - g == 8) {                                                                                               \
-        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k += U) {                                                       \
-          RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k, 0);                                                                       \
-          if constexpr (U > 1) RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k + 1, U > 1 ? 1 : 0);                                  \
-          if constexpr (U > 2) {                                                                                       \
-            RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k + 2, U > 2 ? 2 : 0);                                                     \
-            RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k + 3, U > 3 ? 3 : 0);                                                     \
-          }                                                                                                            \
-        }                                                                                                              \
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k += U) RT_Q4Q8_STEP(DOT, SHIFTED, g + k);                      \
         continue;                                                                                                      \
       }                                                                                                                \
-      for (; b + U <= ge; b += U) {                                                                                    \
-        RT_Q4Q8_BLOCK(DOT, SHIFTED, b, 0);                                                                             \
-        if constexpr (U > 1) RT_Q4Q8_BLOCK(DOT, SHIFTED, b + 1, U > 1 ? 1 : 0);                                        \
-        if constexpr (U > 2) {                                                                                         \
-          RT_Q4Q8_BLOCK(DOT, SHIFTED, b + 2, U > 2 ? 2 : 0);                                                           \
-          RT_Q4Q8_BLOCK(DOT, SHIFTED, b + 3, U > 3 ? 3 : 0);                                                           \
-        }                                                                                                              \
-      }                                                                                                                \
+      int b = g;                                                                                                       \
+      for (; b + U <= ge; b += U) RT_Q4Q8_STEP(DOT, SHIFTED, b);                                                       \
       for (; b < ge; ++b) RT_Q4Q8_BLOCK(DOT, SHIFTED, b, 0);                                                           \
     }                                                                                                                  \
     for (int t = 0; t < NT; ++t) {                                                                                     \
