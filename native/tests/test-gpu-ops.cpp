@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/ref-ops.h"
+#include "quant/qpacked.h"
 
 /** ctest's SKIP_RETURN_CODE for the gpu label (CMakeLists.txt): no device is a skip, not a pass. */
 constexpr int kSkip = 77;
@@ -36,8 +37,10 @@ constexpr int kSkip = 77;
 // order bounds the matmuls; FP16 outputs add one rounding (2^-11 relative).
 static const float MAX_ABS_ERR_W4A16_GEMV = 2e-4f;
 static const float MAX_ABS_ERR_W4A16_GEMM = 2e-4f;
-static const float MAX_ABS_ERR_W4A16_SWIGLU = 5e-3f;  // a rare FP16 rounding flip of the fused activation
 static const float MAX_ABS_ERR_F16_GEMM = 2e-4f;
+// Tensor cores sum a k-step's products in FP32 without IEEE order (and, on some GPUs, align before adding): against
+// the FP32 reference over the same FP16 weights, outputs of magnitude ~20 move by up to ~1e-4.
+static const float MAX_ABS_ERR_MMA = 1e-3f;
 // Rows of 16 K columns: FP32 sums of that many terms (outputs up to ~10) in two different orders.
 static const float MAX_ABS_ERR_WIDE_ROWS = 1e-3f;
 static const float MAX_ABS_ERR_RMSNORM_F16 = 4e-3f;
@@ -151,9 +154,68 @@ packed_matrix random_packed(rng & r, int rows, int cols, int group, float scale_
   return m;
 }
 
-// Plain (single group) W4A16: GEMV at n = 1 and a small batch; shapes cover the fast path (cols % 32 == 0, group % 8
-// == 0, with one or several scales per lane step) and the generic kernel.
-void test_w4a16_plain(int rows, int cols, int group, int n, const char * label, float tol) {
+const char * kernel_name(rt_w4a16_kernel k) {
+  switch (k) {
+    case rt_w4a16_kernel::gemv: return "gemv";
+    case rt_w4a16_kernel::mma: return "mma";
+    case rt_w4a16_kernel::smem_tiled: return "smem-tiled";
+    case rt_w4a16_kernel::generic: return "generic";
+    default: return "auto";
+  }
+}
+
+// Each W4A16 kernel forced, then the automatic choice.
+const rt_w4a16_kernel W4A16_KERNELS[] = {rt_w4a16_kernel::gemv, rt_w4a16_kernel::mma, rt_w4a16_kernel::smem_tiled,
+                                         rt_w4a16_kernel::generic, rt_w4a16_kernel::automatic};
+
+bool device_has_mma() {
+  int dev = 0, major = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major >= 8;
+}
+
+// The tensor-core kernel multiplies each level by its group's scale in FP16 (one rounding of the weight), so its
+// reference is the FP16 matmul over those rounded weights; the others keep level x scale exact in FP32.
+std::vector<uint16_t> fp16_weights(const packed_matrix & m, int rows, int cols, int group) {
+  std::vector<uint16_t> w(static_cast<size_t>(rows) * cols);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      const uint8_t b = m.q[(static_cast<size_t>(r) * cols + c) / 2];
+      const int code = c % 2 == 0 ? b & 0xF : b >> 4;
+      const float s = rt::ref::half_to_float(m.s[static_cast<size_t>(r) * (cols / group) + c / group]);
+      w[static_cast<size_t>(r) * cols + c] = rt::ref::float_to_half(static_cast<float>(rt::kHq4Codebook[code]) * s);
+    }
+  }
+  return w;
+}
+
+// y = x W^T over the weights the chosen kernel uses (exact or rounded to FP16).
+std::vector<float> w4a16_reference(rt_w4a16_kernel chosen, const float * x, int n, const packed_matrix & m, int rows,
+                                   int cols, int group) {
+  std::vector<float> y(static_cast<size_t>(n) * rows);
+  if (chosen == rt_w4a16_kernel::mma) {
+    const std::vector<uint16_t> w = fp16_weights(m, rows, cols, group);
+    rt::ref::matmul_f16(x, n, w.data(), rows, cols, y.data());
+  } else {
+    rt::ref::matmul_w4a16(x, n, m.q.data(), m.s.data(), rows, cols, group, y.data());
+  }
+  return y;
+}
+
+// A forced kernel runs when the shape and device allow it; the tensor cores must be taken wherever they exist.
+rt_w4a16_kernel checked_choice(const rt_cuda_w4a16_args & a, const std::string & name) {
+  const rt_w4a16_kernel got = rt_cuda_w4a16_choice(a);
+  if (a.kernel == rt_w4a16_kernel::mma && a.cols % 128 == 0 && a.group_size % 8 == 0) {
+    expect((got == rt_w4a16_kernel::mma) == device_has_mma(), name + ": tensor cores iff sm_80+");
+  }
+  return got;
+}
+
+// Plain (single group) W4A16: GEMV at n = 1 and small batches; shapes cover one or several scales per lane step,
+// row and token tails, and shapes only the generic kernel takes.
+void test_w4a16_plain(int rows, int cols, int group, int n, const char * label, float tol,
+                      rt_w4a16_kernel kernel = rt_w4a16_kernel::automatic) {
   rng r(static_cast<uint64_t>(rows * 131 + cols * 7 + group + n));
   const packed_matrix m = random_packed(r, rows, cols, group, 0.02f);
   std::vector<uint16_t> xb;
@@ -179,19 +241,42 @@ void test_w4a16_plain(int rows, int cols, int group, int n, const char * label, 
   a.rows = rows;
   a.cols = cols;
   a.group_size = group;
+  a.kernel = kernel;
+  char name[128];
+  std::snprintf(name, sizeof name, "%s %dx%d g%d n%d [%s", label, rows, cols, group, n, kernel_name(kernel));
+  const rt_w4a16_kernel chosen = checked_choice(a, name);
+  std::snprintf(name + std::strlen(name), sizeof name - std::strlen(name), " -> %s]", kernel_name(chosen));
   rt_cuda_matmul_w4a16(a, nullptr);
-  std::vector<float> ref(static_cast<size_t>(n) * rows);
-  rt::ref::matmul_w4a16(xf.data(), n, m.q.data(), m.s.data(), rows, cols, group, ref.data());
-  char name[96];
-  std::snprintf(name, sizeof name, "%s %dx%d g%d n%d", label, rows, cols, group, n);
-  expect_close(name, dy.get(), ref, tol);
+  const std::vector<float> got = dy.get();
+  expect_close(name, got, w4a16_reference(chosen, xf.data(), n, m, rows, cols, group),
+               chosen == rt_w4a16_kernel::mma ? std::max(tol, MAX_ABS_ERR_MMA) : tol);
+  if (chosen == rt_w4a16_kernel::mma) {
+    // Against the exact weights the only further error is that rounding: at most 2^-11 |w x| a column.
+    std::vector<float> exact(static_cast<size_t>(n) * rows);
+    rt::ref::matmul_w4a16(xf.data(), n, m.q.data(), m.s.data(), rows, cols, group, exact.data());
+    const std::vector<uint16_t> w = fp16_weights(m, rows, cols, group);
+    bool within = true;
+    for (int t = 0; t < n; ++t) {
+      for (int o = 0; o < rows; ++o) {
+        double bound = 0.0;
+        for (int c = 0; c < cols; ++c) {
+          bound += std::fabs(rt::ref::half_to_float(w[static_cast<size_t>(o) * cols + c]) * xf[static_cast<size_t>(t) * cols + c]);
+        }
+        bound = bound * std::ldexp(1.0, -11) + MAX_ABS_ERR_MMA;
+        const size_t i = static_cast<size_t>(t) * rows + o;
+        within = within && std::fabs(got[i] - exact[i]) <= bound;
+      }
+    }
+    expect(within, std::string(name) + " within the FP16 weight rounding of the exact product");
+  }
 }
 
 // Grouped W4A16 as the MoE uses it: entries sorted by expert, x rows by token, y rows by assignment, one skipped
-// group (null weights) whose outputs must stay untouched, and accumulate mode. 256 columns in groups of 32 take the
-// fast kernel, 48 in groups of 16 the generic one.
-void test_w4a16_grouped(bool with_active, int cols = 256, int group = 32) {
-  const int rows = 200, experts = 6, tokens = 23, k = 2;
+// group (null weights) whose outputs must stay untouched, and accumulate mode. 256 columns in groups of 32 fit every
+// kernel, 48 in groups of 16 only the generic one.
+void test_w4a16_grouped(bool with_active, int cols = 256, int group = 32, rt_w4a16_kernel kernel = rt_w4a16_kernel::automatic,
+                        int tokens = 23) {
+  const int rows = 200, experts = 6, k = 2;
   rng r(99);
   std::vector<packed_matrix> mats;
   for (int e = 0; e < experts; ++e) mats.push_back(random_packed(r, rows, cols, group, 0.02f));
@@ -247,6 +332,8 @@ void test_w4a16_grouped(bool with_active, int cols = 256, int group = 32) {
   a.cols = cols;
   a.group_size = group;
   a.accumulate = true;
+  a.max_group_entries = tokens;
+  a.kernel = kernel;
   // The active list names groups per grid row (-1 = idle row); here it leaves out the skipped group.
   std::vector<int> active;
   for (int e = 0; e < experts; ++e) if (e != skipped) active.push_back(e);
@@ -256,61 +343,77 @@ void test_w4a16_grouped(bool with_active, int cols = 256, int group = 32) {
     a.active = dactive.p;
     a.n_launch = static_cast<int>(active.size());
   }
+  char name[128];
+  std::snprintf(name, sizeof name, "w4a16 grouped %dx%d g%d n%d (%s) [%s", rows, cols, group, tokens,
+                with_active ? "active list" : "skip + accumulate", kernel_name(kernel));
+  const rt_w4a16_kernel chosen = checked_choice(a, name);
+  std::snprintf(name + std::strlen(name), sizeof name - std::strlen(name), " -> %s]", kernel_name(chosen));
   rt_cuda_matmul_w4a16(a, nullptr);
   std::vector<float> ref = init;
-  std::vector<float> one(static_cast<size_t>(rows));
   for (int as = 0; as < tokens * k; ++as) {
     const int e = ids[static_cast<size_t>(as)];
     if (e == skipped) continue;
-    const packed_matrix & m = mats[static_cast<size_t>(e)];
-    rt::ref::matmul_w4a16(xf.data() + static_cast<size_t>(as / k) * cols, 1, m.q.data(), m.s.data(), rows, cols, group,
-                          one.data());
+    const std::vector<float> one =
+        w4a16_reference(chosen, xf.data() + static_cast<size_t>(as / k) * cols, 1, mats[static_cast<size_t>(e)], rows, cols, group);
     for (int i = 0; i < rows; ++i) ref[static_cast<size_t>(as) * rows + i] += one[static_cast<size_t>(i)];
   }
-  char name[96];
-  std::snprintf(name, sizeof name, "w4a16 grouped %dx%d g%d (%s)", rows, cols, group,
-                with_active ? "active list" : "skip + accumulate");
-  expect_close(name, dy.get(), ref, MAX_ABS_ERR_W4A16_GEMM);
+  expect_close(name, dy.get(), ref, chosen == rt_w4a16_kernel::mma ? MAX_ABS_ERR_MMA : MAX_ABS_ERR_W4A16_GEMM);
 }
 
-// Down projection with the SwiGLU fused into the activation load: equals swiglu -> FP16 -> W4A16.
-void test_w4a16_swiglu(int rows, int cols, int group, int n) {
+// Gate-up projection with the SwiGLU epilogue: h = fp16(silu(gate) * up) per entry, rows_out placing each entry's h.
+// Kernels without the epilogue write y and run rt_cuda_swiglu over swiglu_rows rows.
+void test_w4a16_swiglu(int inter, int cols, int group, int n, rt_w4a16_kernel kernel) {
+  const int rows = 2 * inter;
   rng r(static_cast<uint64_t>(rows + cols + group + n + 17));
-  const packed_matrix m = random_packed(r, rows, cols, group, 0.02f);
-  std::vector<float> gu(static_cast<size_t>(n) * 2 * cols);
-  for (auto & v : gu) v = 3.0f * r.uniform();
+  const packed_matrix m = random_packed(r, rows, cols, group, 0.005f);
+  std::vector<uint16_t> xb;
+  std::vector<float> xf;
+  random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+  std::vector<int> rows_out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) rows_out[static_cast<size_t>(i)] = n - 1 - i;
   dev<uint8_t> dq(m.q);
   dev<uint16_t> ds(m.s);
-  dev<float> dgu(gu);
+  dev<uint16_t> dx(xb);
+  dev<int> dout(rows_out);
   dev<float> dy(static_cast<size_t>(n) * rows);
+  dev<uint16_t> dh(static_cast<size_t>(n) * inter);
   dev<const uint8_t *> tq(std::vector<const uint8_t *>{dq.p});
   dev<const __half *> ts(std::vector<const __half *>{reinterpret_cast<const __half *>(ds.p)});
   rt_cuda_w4a16_args a;
-  a.x_swiglu = dgu.p;
+  a.x = reinterpret_cast<const __half *>(dx.p);
+  a.ldx = cols;
   a.y = dy.p;
   a.ldy = rows;
+  a.rows_out = dout.p;
   a.n_entries = n;
   a.qweight = tq.p;
   a.scales = ts.p;
   a.rows = rows;
   a.cols = cols;
   a.group_size = group;
+  a.y_swiglu = reinterpret_cast<__half *>(dh.p);
+  a.ld_swiglu = inter;
+  a.swiglu_rows = n;
+  a.kernel = kernel;
+  char name[128];
+  std::snprintf(name, sizeof name, "w4a16 swiglu epilogue %dx%d g%d n%d [%s", rows, cols, group, n, kernel_name(kernel));
+  const rt_w4a16_kernel chosen = checked_choice(a, name);
+  std::snprintf(name + std::strlen(name), sizeof name - std::strlen(name), " -> %s]", kernel_name(chosen));
   rt_cuda_matmul_w4a16(a, nullptr);
-  std::vector<float> h(static_cast<size_t>(n) * cols);
+  const std::vector<float> gu = w4a16_reference(chosen, xf.data(), n, m, rows, cols, group);
+  std::vector<float> ref(static_cast<size_t>(n) * inter);
   for (int t = 0; t < n; ++t) {
-    rt::ref::swiglu(gu.data() + static_cast<size_t>(t) * 2 * cols, gu.data() + static_cast<size_t>(t) * 2 * cols + cols,
-                    cols, h.data() + static_cast<size_t>(t) * cols);
+    const float * row = gu.data() + static_cast<size_t>(t) * rows;
+    float * h = ref.data() + static_cast<size_t>(rows_out[static_cast<size_t>(t)]) * inter;
+    rt::ref::swiglu(row, row + inter, inter, h);
+    for (int i = 0; i < inter; ++i) h[i] = rt::ref::half_to_float(rt::ref::float_to_half(h[i]));
   }
-  for (auto & v : h) v = rt::ref::half_to_float(rt::ref::float_to_half(v));
-  std::vector<float> ref(static_cast<size_t>(n) * rows);
-  rt::ref::matmul_w4a16(h.data(), n, m.q.data(), m.s.data(), rows, cols, group, ref.data());
-  char name[96];
-  std::snprintf(name, sizeof name, "w4a16 fused swiglu %dx%d g%d n%d", rows, cols, group, n);
-  // GPU expf vs std::exp can flip an FP16 rounding of h; that moves y by at most ulp(h) * |w| per column.
-  expect_close(name, dy.get(), ref, MAX_ABS_ERR_W4A16_SWIGLU);
+  // GPU expf vs std::exp (and FP32 sums in another order) can flip an FP16 rounding of h: one ulp at |h| < 8.
+  expect_close(name, halves_to_floats(dh.get()), ref, MAX_ABS_ERR_SWIGLU);
 }
 
-void test_f16(int rows, int cols, int n, bool gather, const char * label, float tol = MAX_ABS_ERR_F16_GEMM) {
+void test_f16(int rows, int cols, int n, bool gather, const char * label, float tol = MAX_ABS_ERR_F16_GEMM,
+              rt_f16_kernel kernel = rt_f16_kernel::automatic) {
   rng r(static_cast<uint64_t>(rows + cols * 3 + n));
   std::vector<uint16_t> wb, xb;
   std::vector<float> wf, xf;
@@ -332,6 +435,11 @@ void test_f16(int rows, int cols, int n, bool gather, const char * label, float 
   a.w = reinterpret_cast<const __half *>(dw.p);
   a.rows = rows;
   a.cols = cols;
+  a.kernel = kernel;
+  const rt_f16_kernel chosen = rt_cuda_f16_choice(a);
+  if (kernel == rt_f16_kernel::mma && cols % 128 == 0) {
+    expect((chosen == rt_f16_kernel::mma) == device_has_mma(), std::string(label) + ": tensor cores iff sm_80+");
+  }
   rt_cuda_matmul_f16(a, nullptr);
   std::vector<float> xg(static_cast<size_t>(n) * cols);
   for (int i = 0; i < n; ++i) {
@@ -341,8 +449,10 @@ void test_f16(int rows, int cols, int n, bool gather, const char * label, float 
   std::vector<float> ref(static_cast<size_t>(n) * rows);
   rt::ref::matmul_f16(xg.data(), n, wb.data(), rows, cols, ref.data());
   char name[96];
-  std::snprintf(name, sizeof name, "%s %dx%d n%d", label, rows, cols, n);
-  expect_close(name, dy.get(), ref, tol);
+  static const char * const names[] = {"auto", "mma", "cuda-cores", "generic"};
+  std::snprintf(name, sizeof name, "%s %dx%d n%d [%s -> %s]", label, rows, cols, n, names[static_cast<int>(kernel)],
+                names[static_cast<int>(chosen)]);
+  expect_close(name, dy.get(), ref, chosen == rt_f16_kernel::mma ? std::max(tol, MAX_ABS_ERR_MMA) : tol);
 }
 
 void test_rmsnorm() {
@@ -755,24 +865,34 @@ int main() {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
-  test_w4a16_plain(2048, 2048, 128, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV);
-  test_w4a16_plain(2048, 1024, 128, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV);
-  test_w4a16_plain(70, 512, 16, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV);
-  test_w4a16_plain(130, 2048, 128, 13, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM);
-  test_w4a16_plain(64, 96, 8, 9, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM);
+  for (rt_w4a16_kernel k : W4A16_KERNELS) {
+    test_w4a16_plain(2048, 2048, 128, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV, k);
+    test_w4a16_plain(2048, 1024, 32, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV, k);
+    test_w4a16_plain(70, 512, 16, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV, k);
+    test_w4a16_plain(130, 2048, 128, 13, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM, k);
+    test_w4a16_plain(300, 1024, 32, 40, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM, k);
+    test_w4a16_plain(64, 256, 16, 20, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM, k);
+    test_w4a16_plain(64, 96, 8, 9, "w4a16 gemm", MAX_ABS_ERR_W4A16_GEMM, k);
+    test_w4a16_swiglu(200, 256, 32, 5, k);
+    test_w4a16_swiglu(24, 384, 32, 37, k);
+    test_w4a16_grouped(false, 256, 32, k);
+    test_w4a16_grouped(true, 256, 32, k);
+    test_w4a16_grouped(true, 256, 32, k, 80);
+  }
   test_w4a16_plain(33, 48, 16, 3, "w4a16 generic", MAX_ABS_ERR_W4A16_GEMM);
   test_w4a16_plain(20, 20, 10, 2, "w4a16 generic", MAX_ABS_ERR_W4A16_GEMM);
-  test_w4a16_swiglu(256, 256, 32, 3);
-  test_w4a16_swiglu(40, 48, 16, 2);
-  test_w4a16_grouped(false);
-  test_w4a16_grouped(true);
+  test_w4a16_swiglu(20, 48, 16, 2, rt_w4a16_kernel::automatic);
   test_w4a16_grouped(false, 48, 16);
   test_w4a16_grouped(true, 48, 16);
-  test_f16(2048, 2048, 1, false, "f16 gemv");
-  test_f16(1001, 512, 11, true, "f16 gemm gather");
+  for (rt_f16_kernel k : {rt_f16_kernel::mma, rt_f16_kernel::cuda_cores, rt_f16_kernel::generic, rt_f16_kernel::automatic}) {
+    test_f16(2048, 2048, 1, false, "f16 gemv", MAX_ABS_ERR_F16_GEMM, k);
+    test_f16(1001, 512, 11, true, "f16 gemm gather", MAX_ABS_ERR_F16_GEMM, k);
+    test_f16(264, 384, 70, true, "f16 gemm gather", MAX_ABS_ERR_F16_GEMM, k);
+  }
   test_f16(50, 12, 4, false, "f16 generic");
   test_f16(50, 12, 4, true, "f16 generic gather");
   // One padded activation row of these is 72 KiB, more than sm_75 gives a block (64 KiB): the generic kernel there.
+  test_w4a16_plain(20, 16384, 128, 2, "w4a16 wide rows", MAX_ABS_ERR_WIDE_ROWS, rt_w4a16_kernel::smem_tiled);
   test_w4a16_plain(20, 16384, 128, 2, "w4a16 wide rows", MAX_ABS_ERR_WIDE_ROWS);
   test_f16(20, 16384, 2, false, "f16 wide rows", MAX_ABS_ERR_WIDE_ROWS);
   test_rmsnorm();

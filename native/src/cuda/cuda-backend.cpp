@@ -304,7 +304,6 @@ class cuda_copy_engine final : public expert_copy_engine {
 
 constexpr int MAX_STEP_TOKENS = 1024;  // a larger batch runs as several steps of at most this many tokens
 constexpr int MAX_SEQUENCES = 1024;
-constexpr int FUSED_SWIGLU_MAX_TOKENS = 8;
 constexpr size_t MAX_GRAPH_SEQUENCES = 64;
 
 class cuda_backend final : public backend {
@@ -398,6 +397,7 @@ class cuda_backend final : public backend {
     const int * active = nullptr;      // groups to launch (-1 = none), or null for all n_groups
     int n_launch = 0;
     int n_groups = 0;
+    int n_entries = 0;                 // assignments over all groups
     const uint8_t * const * q_gu = nullptr;
     const __half * const * s_gu = nullptr;
     const uint8_t * const * q_d = nullptr;
@@ -797,18 +797,18 @@ void cuda_backend::expert_matmuls(const expert_groups & g, int n) {
   gu.cols = c.hidden_size;
   gu.group_size = group_;
   gu.max_group_entries = n;
+  gu.n_entries = g.n_entries;
+  // The step's figure, not the stage's: full and partial residency then take the same kernels (the same numbers).
+  gu.mean_group_entries = std::max(1, n * c.num_experts_per_tok / c.num_experts);
+  // SwiGLU in the gate-up launch's epilogue: h_ gets the activations, gu_ is scratch for a kernel without it.
+  gu.y_swiglu = h_;
+  gu.ld_swiglu = c.intermediate_size;
+  gu.swiglu_rows = n * c.num_experts_per_tok;
   rt_cuda_matmul_w4a16(gu, stream_);
   rt_cuda_w4a16_args dn = gu;
-  // Small steps fuse SwiGLU into the down projection's load (one launch less); large ones would recompute it in
-  // every row block, so they materialise it once.
-  if (n <= FUSED_SWIGLU_MAX_TOKENS) {
-    dn.x = nullptr;
-    dn.x_swiglu = gu_;
-  } else {
-    rt_cuda_swiglu(gu_, n * c.num_experts_per_tok, c.intermediate_size, h_, stream_);
-    dn.x = h_;
-    dn.ldx = c.intermediate_size;
-  }
+  dn.y_swiglu = nullptr;
+  dn.x = h_;
+  dn.ldx = c.intermediate_size;
   dn.y = z_;
   dn.ldy = c.hidden_size;
   dn.rows_in = g.sorted;
@@ -837,6 +837,7 @@ void cuda_backend::layer_moe_full(int li, int n) {
   g.active = active_;
   g.n_launch = std::min(E, A);  // at most this many experts are routed; the rest of `active` is -1
   g.n_groups = E;
+  g.n_entries = A;
   g.q_gu = tab_qgu_ + static_cast<size_t>(li) * E;
   g.s_gu = tab_sgu_ + static_cast<size_t>(li) * E;
   g.q_d = tab_qd_ + static_cast<size_t>(li) * E;
@@ -903,6 +904,7 @@ void cuda_backend::layer_moe_partial(int li, int n) {
     g.sorted = stage_ctrl_ + G + 1;
     g.sorted_tok = g.sorted + n_sorted;
     g.n_groups = G;
+    g.n_entries = n_sorted;
     g.q_gu = reinterpret_cast<const uint8_t * const *>(stage_ptrs_);
     g.s_gu = reinterpret_cast<const __half * const *>(stage_ptrs_ + G);
     g.q_d = reinterpret_cast<const uint8_t * const *>(stage_ptrs_ + 2 * G);

@@ -54,3 +54,25 @@ int rt_cuda_allow_optin_smem(std::initializer_list<const void *> kernels) {
   for (const void * k : kernels) rt_cuda_allow_smem(k, static_cast<size_t>(optin));
   return optin;
 }
+
+namespace rt_cuda {
+
+bool mma_available() {
+  static std::mutex mu;
+  static std::map<int, bool> known;
+  int dev = 0;
+  cudaGetDevice(&dev);
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, added] = known.try_emplace(dev, false);
+  if (added) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess) {
+      it->second = major >= 8;
+    } else {
+      cudaGetLastError();
+    }
+  }
+  return it->second;
+}
+
+}  // namespace rt_cuda

@@ -103,13 +103,34 @@ int max_dynamic_smem() {
 
 }  // namespace
 
+namespace {
+
+bool cuda_cores_fit(const rt_cuda_f16_args & a) {
+  // The CUDA-core kernel holds at least one padded activation row in shared memory.
+  return a.cols % 8 == 0 && padded_len(a.cols) * static_cast<int>(sizeof(float)) <= max_dynamic_smem();
+}
+
+}  // namespace
+
+rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & a) {
+  switch (a.kernel) {
+    case rt_f16_kernel::mma: return rt_cuda_f16_mma_fits(a) ? a.kernel : rt_f16_kernel::generic;
+    case rt_f16_kernel::cuda_cores: return cuda_cores_fit(a) ? a.kernel : rt_f16_kernel::generic;
+    case rt_f16_kernel::generic: return a.kernel;
+    default: break;
+  }
+  if (a.n >= RT_F16_MMA_MIN_TOKENS && rt_cuda_f16_mma_fits(a)) return rt_f16_kernel::mma;
+  return cuda_cores_fit(a) ? rt_f16_kernel::cuda_cores : rt_f16_kernel::generic;
+}
+
 void rt_cuda_matmul_f16(const rt_cuda_f16_args & a, cudaStream_t stream) {
   if (a.rows <= 0 || a.n <= 0) return;
-  const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
-  // The fast kernel holds at least one padded activation row in shared memory; wider rows take the generic kernel.
-  const int smem_limit = a.cols % 8 == 0 ? max_dynamic_smem() : 0;
-  if (row_bytes <= smem_limit) {
-    const int tok_cap = std::max(1, std::min({RT_F16_TOKEN_TILE, a.n, smem_limit / row_bytes}));
+  const rt_f16_kernel k = rt_cuda_f16_choice(a);
+  if (k == rt_f16_kernel::mma) {
+    rt_cuda_f16_mma(a, stream);
+  } else if (k == rt_f16_kernel::cuda_cores) {
+    const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
+    const int tok_cap = std::max(1, std::min({RT_F16_TOKEN_TILE, a.n, max_dynamic_smem() / row_bytes}));
     const int rows_per_block = R * RT_F16_WARPS;
     const int grid = (a.rows + rows_per_block - 1) / rows_per_block;
     const size_t smem = static_cast<size_t>(tok_cap) * row_bytes;
@@ -118,9 +139,10 @@ void rt_cuda_matmul_f16(const rt_cuda_f16_args & a, cudaStream_t stream) {
     } else {
       f16_fast<RT_F16_TOKEN_TILE><<<grid, THREADS, smem, stream>>>(a, tok_cap);
     }
+    RT_CUDA_LAUNCH_CHECK();
   } else {
     const dim3 grid((a.rows + 127) / 128, std::min(a.n, 64));
     f16_generic<<<grid, 128, 0, stream>>>(a);
+    RT_CUDA_LAUNCH_CHECK();
   }
-  RT_CUDA_LAUNCH_CHECK();
 }

@@ -4,7 +4,13 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-/** Output rows per warp, warps per block and activation rows held in registers at once. */
+/** Which kernel computes a call; `automatic` picks by shape and device (the others are for tests and benchmarks). */
+enum class rt_f16_kernel { automatic, mma, cuda_cores, generic };
+
+/** Tokens from which `automatic` takes the tensor cores (a tile holds 16). */
+constexpr int RT_F16_MMA_MIN_TOKENS = 4;
+
+/** Output rows per warp, warps per block and activation rows held in registers at once (CUDA-core kernel). */
 constexpr int RT_F16_ROWS_PER_WARP = 4;
 constexpr int RT_F16_WARPS = 4;
 constexpr int RT_F16_TOKEN_TILE = 8;
@@ -22,6 +28,14 @@ struct rt_cuda_f16_args {
   int rows = 0;
   int cols = 0;
   bool accumulate = false;
+  rt_f16_kernel kernel = rt_f16_kernel::automatic;
 };
 
 void rt_cuda_matmul_f16(const rt_cuda_f16_args & args, cudaStream_t stream);
+
+/** The kernel `automatic` would run for `args` on the current device. */
+rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & args);
+
+// The tensor-core kernel (matmul-f16-mma.cu) behind rt_cuda_matmul_f16.
+bool rt_cuda_f16_mma_fits(const rt_cuda_f16_args & args);
+void rt_cuda_f16_mma(const rt_cuda_f16_args & args, cudaStream_t stream);

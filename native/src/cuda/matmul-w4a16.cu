@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/common.cuh"
+#include "cuda/swiglu.cuh"
 #include "quant/qpacked.h"
 
 namespace {
@@ -23,16 +24,8 @@ __device__ __forceinline__ void group_range(const rt_cuda_w4a16_args & a, int g,
   }
 }
 
-// Activation pair (c, c + 1) of x row xr (c even), from FP16 x or computed from the fused SwiGLU input.
+// Activation pair (c, c + 1) of x row xr (c even).
 __device__ __forceinline__ float2 load_x2(const rt_cuda_w4a16_args & a, int xr, int c) {
-  if (a.x_swiglu != nullptr) {
-    const float * row = a.x_swiglu + static_cast<size_t>(xr) * 2 * a.cols;
-    float2 out;
-    const float g0 = row[c], g1 = row[c + 1];
-    out.x = __half2float(__float2half_rn(g0 / (1.0f + expf(-g0)) * row[a.cols + c]));
-    out.y = __half2float(__float2half_rn(g1 / (1.0f + expf(-g1)) * row[a.cols + c + 1]));
-    return out;
-  }
   return __half22float2(*reinterpret_cast<const __half2 *>(a.x + static_cast<size_t>(xr) * a.ldx + c));
 }
 
@@ -202,31 +195,84 @@ int max_dynamic_smem() {
 
 }  // namespace
 
-void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
-  if (a.rows <= 0 || a.n_groups <= 0) return;
+namespace {
+
+bool smem_tiled_fits(const rt_cuda_w4a16_args & a) {
   const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
-  // The fast kernel holds at least one padded activation row in shared memory; wider rows take the generic kernel.
+  // The tiled kernel holds at least one padded activation row in shared memory.
   const int level_bytes = kLevelFloats * static_cast<int>(sizeof(float));
-  const int smem_limit = a.cols % 32 == 0 && a.group_size % 8 == 0 ? max_dynamic_smem() - level_bytes : 0;
-  if (row_bytes <= smem_limit) {
-    int most = a.offsets == nullptr ? a.n_entries : (a.max_group_entries > 0 ? a.max_group_entries : RT_W4A16_TOKEN_TILE);
-    most = std::max(1, std::min(most, RT_W4A16_TOKEN_TILE));
-    const int tok_cap = std::max(1, std::min(most, smem_limit / row_bytes));
-    const int rows_per_block = R * RT_W4A16_WARPS;
-    const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
-    if (grid_rows <= 0) return;
-    const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, grid_rows);
-    const size_t smem = static_cast<size_t>(level_bytes) + static_cast<size_t>(tok_cap) * row_bytes;
-    if (tok_cap == 1) {
-      w4a16_fast<1><<<grid, THREADS, smem, stream>>>(a, 1);
-    } else {
-      w4a16_fast<RT_W4A16_TOKEN_TILE><<<grid, THREADS, smem, stream>>>(a, tok_cap);
-    }
+  return a.cols % 32 == 0 && a.group_size % 8 == 0 && row_bytes <= max_dynamic_smem() - level_bytes;
+}
+
+void smem_tiled(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
+  const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
+  const int level_bytes = kLevelFloats * static_cast<int>(sizeof(float));
+  const int smem_limit = max_dynamic_smem() - level_bytes;
+  int most = a.offsets == nullptr ? a.n_entries : (a.max_group_entries > 0 ? a.max_group_entries : RT_W4A16_TOKEN_TILE);
+  most = std::max(1, std::min(most, RT_W4A16_TOKEN_TILE));
+  const int tok_cap = std::max(1, std::min(most, smem_limit / row_bytes));
+  const int rows_per_block = R * RT_W4A16_WARPS;
+  const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+  if (grid_rows <= 0) return;
+  const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, grid_rows);
+  const size_t smem = static_cast<size_t>(level_bytes) + static_cast<size_t>(tok_cap) * row_bytes;
+  if (tok_cap == 1) {
+    w4a16_fast<1><<<grid, THREADS, smem, stream>>>(a, 1);
   } else {
-    const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
-    if (grid_rows <= 0) return;
-    const dim3 grid((a.rows + 127) / 128, grid_rows, 8);
-    w4a16_generic<<<grid, 128, 0, stream>>>(a);
+    w4a16_fast<RT_W4A16_TOKEN_TILE><<<grid, THREADS, smem, stream>>>(a, tok_cap);
   }
   RT_CUDA_LAUNCH_CHECK();
+}
+
+void generic(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
+  const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+  if (grid_rows <= 0) return;
+  const dim3 grid((a.rows + 127) / 128, grid_rows, 8);
+  w4a16_generic<<<grid, 128, 0, stream>>>(a);
+  RT_CUDA_LAUNCH_CHECK();
+}
+
+bool fits(rt_w4a16_kernel k, const rt_cuda_w4a16_args & a) {
+  switch (k) {
+    case rt_w4a16_kernel::mma: return rt_cuda_w4a16_mma_fits(a);
+    case rt_w4a16_kernel::gemv: return rt_cuda_w4a16_gemv_fits(a);
+    case rt_w4a16_kernel::smem_tiled: return smem_tiled_fits(a);
+    default: return true;
+  }
+}
+
+}  // namespace
+
+rt_w4a16_kernel rt_cuda_w4a16_choice(const rt_cuda_w4a16_args & a) {
+  if (a.kernel != rt_w4a16_kernel::automatic) return fits(a.kernel, a) ? a.kernel : rt_w4a16_kernel::generic;
+  int mean = a.mean_group_entries;
+  if (mean <= 0) {
+    const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+    const int groups = a.offsets == nullptr ? 1 : std::max(1, std::min(a.n_entries, grid_rows));
+    mean = a.n_entries / groups;
+  }
+  if (mean >= RT_W4A16_MMA_MIN_ENTRIES && rt_cuda_w4a16_mma_fits(a)) return rt_w4a16_kernel::mma;
+  if (rt_cuda_w4a16_gemv_fits(a)) return rt_w4a16_kernel::gemv;
+  return rt_w4a16_kernel::generic;
+}
+
+void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
+  if (a.rows <= 0 || a.n_groups <= 0) return;
+  const rt_w4a16_kernel k = rt_cuda_w4a16_choice(a);
+  const bool fused = k == rt_w4a16_kernel::mma || k == rt_w4a16_kernel::gemv;
+  if (a.y_swiglu != nullptr && !fused) {
+    // No SwiGLU epilogue in these kernels: the projections go to y, then one SwiGLU pass.
+    rt_cuda_w4a16_args plain = a;
+    plain.y_swiglu = nullptr;
+    plain.kernel = k;
+    rt_cuda_matmul_w4a16(plain, stream);
+    rt_cuda_swiglu(a.y, a.swiglu_rows, a.rows / 2, a.y_swiglu, stream);
+    return;
+  }
+  switch (k) {
+    case rt_w4a16_kernel::mma: rt_cuda_w4a16_mma(a, stream); break;
+    case rt_w4a16_kernel::gemv: rt_cuda_w4a16_gemv(a, stream); break;
+    case rt_w4a16_kernel::smem_tiled: smem_tiled(a, stream); break;
+    default: generic(a, stream); break;
+  }
 }

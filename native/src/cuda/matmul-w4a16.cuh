@@ -7,7 +7,19 @@
 
 #include <cstdint>
 
-/** Output rows handled by one warp and warps per block of the fast kernel. */
+/** Which kernel computes a call; `automatic` picks by shape and device (the others are for tests and benchmarks). */
+enum class rt_w4a16_kernel {
+  automatic,
+  gemv,        // CUDA cores, weights and activations straight from global memory: decode (a few entries a group)
+  mma,         // tensor cores (sm_80+), m16n8k16 FP16 with FP32 accumulation: prefill and batched decode
+  smem_tiled,  // CUDA cores, activations staged in shared memory (the first kernel, kept to be measured against)
+  generic,     // one thread per (row, entry): any even shape
+};
+
+/** Entries a group must average for `automatic` to take the tensor cores (a tile holds 16; below, GEMV). */
+constexpr int RT_W4A16_MMA_MIN_ENTRIES = 4;
+
+/** Output rows handled by one warp and warps per block of the smem-tiled kernel. */
 constexpr int RT_W4A16_ROWS_PER_WARP = 4;
 constexpr int RT_W4A16_WARPS = 4;
 /** Most activation rows held in registers at once (the token tile). */
@@ -17,9 +29,6 @@ constexpr int RT_W4A16_TOKEN_TILE = 8;
 struct rt_cuda_w4a16_args {
   const __half * x = nullptr;  // activations; entry row r starts at x + r * ldx
   int ldx = 0;
-  // Fused SwiGLU input instead of x: row r is [gate(cols) | up(cols)] FP32 at x_swiglu + r * 2 * cols, and the
-  // activation is fp16(silu(gate) * up), exactly what rt_cuda_swiglu would have stored.
-  const float * x_swiglu = nullptr;
   float * y = nullptr;  // outputs; row r starts at y + r * ldy
   int ldy = 0;
   const int * rows_in = nullptr;   // [entries] x row per sorted entry; nullptr = the entry index
@@ -27,6 +36,9 @@ struct rt_cuda_w4a16_args {
   const int * offsets = nullptr;   // [n_groups + 1] entry ranges per group; nullptr = one group of n_entries
   int n_entries = 0;
   int max_group_entries = 0;  // upper bound on entries in one group (e.g. the token count); 0 = unknown
+  // Entries a group averages, for the kernel choice; 0 = n_entries over the groups launched. The MoE passes the
+  // step's figure so that a stage of a few experts (partial residency) computes as all experts would.
+  int mean_group_entries = 0;
   const uint8_t * const * qweight = nullptr;  // [n_groups] per-group [rows, cols/2] bytes; nullptr skips a group
   const __half * const * scales = nullptr;    // [n_groups] per-group [rows, cols/group_size]
   int n_groups = 1;
@@ -36,6 +48,23 @@ struct rt_cuda_w4a16_args {
   int cols = 0;
   int group_size = 0;
   bool accumulate = false;
+  // SwiGLU epilogue (gate-up projections): rows [0, rows/2) are gate rows and [rows/2, rows) up rows; entry e's
+  // fp16(silu(gate_r) * up_r), as rt_cuda_swiglu computes it, goes to y_swiglu + rows_out[e] * ld_swiglu + r.
+  // A kernel without the epilogue writes y (then scratch, with ldy == rows) and rt_cuda_swiglu converts its first
+  // swiglu_rows rows (ld_swiglu == rows / 2). Not with accumulate.
+  __half * y_swiglu = nullptr;
+  int ld_swiglu = 0;
+  int swiglu_rows = 0;
+  rt_w4a16_kernel kernel = rt_w4a16_kernel::automatic;
 };
 
+/** The kernel `automatic` would run for `args` on the current device. */
+rt_w4a16_kernel rt_cuda_w4a16_choice(const rt_cuda_w4a16_args & args);
+
 void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & args, cudaStream_t stream);
+
+// The kernels behind rt_cuda_matmul_w4a16 (one file each); `fits` says whether a kernel can take the shape.
+bool rt_cuda_w4a16_gemv_fits(const rt_cuda_w4a16_args & args);
+void rt_cuda_w4a16_gemv(const rt_cuda_w4a16_args & args, cudaStream_t stream);
+bool rt_cuda_w4a16_mma_fits(const rt_cuda_w4a16_args & args);
+void rt_cuda_w4a16_mma(const rt_cuda_w4a16_args & args, cudaStream_t stream);

@@ -149,7 +149,16 @@ struct block_run {
   int n_threads = 0;
   context sched;
   std::vector<uint64_t> warp_slots;
+  std::vector<uint32_t> mma_slots;  // two banks of kMmaWords per thread, as warp_slots
 };
+
+constexpr size_t kMmaWords = 6;
+
+float half_bits_to_float(uint16_t bits) {
+  __half_raw raw;
+  raw.x = bits;
+  return __half2float(__half(raw));
+}  // an m16n8k16 lane's A (4 words) and B (2) fragments
 
 thread_local block_run * g_block = nullptr;
 thread_local fiber * g_fiber = nullptr;
@@ -610,6 +619,39 @@ uint64_t warp_exchange(unsigned mask, uint64_t bits, int src_lane) {
   return src < g_block->n_threads ? g_block->warp_slots[bank + static_cast<size_t>(src)] : bits;
 }
 
+// The PTX ISA's fragment layout, lane = 4 * g + t: A (16 x 16, row-major) a0 = A[g][2t..2t+1], a1 = A[g+8][2t..],
+// a2 = A[g][2t+8..], a3 = A[g+8][2t+8..]; B (16 x 8) b0 = B[2t..2t+1][g], b1 = B[2t+8..2t+9][g]; C and D (16 x 8)
+// c0..c1 = C[g][2t..2t+1], c2..c3 = C[g+8][2t..2t+1]. Lower half of a word = lower column (or k). Products are exact
+// in FP32 and summed in k order, then added to C; a GPU may sum in another order (differences of FP32 rounding).
+void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  fiber * f = g_fiber;
+  const size_t bank = static_cast<size_t>(f->exchanges++ & 1) * g_block->mma_slots.size() / 2;
+  const int me = f->linear;
+  uint32_t * mine = &g_block->mma_slots[bank + static_cast<size_t>(me) * kMmaWords];
+  for (int i = 0; i < 4; ++i) mine[i] = a[i];
+  mine[4] = b[0];
+  mine[5] = b[1];
+  sync_warp(0xffffffffu);
+  const uint32_t * warp = &g_block->mma_slots[bank + static_cast<size_t>(me & ~31) * kMmaWords];
+  const auto half_at = [&](int lane, int word, int which) {
+    const uint32_t w = warp[static_cast<size_t>(lane) * kMmaWords + static_cast<size_t>(word)];
+    return half_bits_to_float(static_cast<uint16_t>(which != 0 ? w >> 16 : w & 0xFFFFu));
+  };
+  // A[m][k] and B[k][n] from the lanes that hold them.
+  const auto A = [&](int m, int k) {
+    const int lane = 4 * (m & 7) + (k & 7) / 2;
+    return half_at(lane, (m >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0), k & 1);
+  };
+  const auto B = [&](int k, int n) { return half_at(4 * n + (k & 7) / 2, 4 + (k >= 8 ? 1 : 0), k & 1); };
+  const int g = (me & 31) / 4, t = (me & 31) % 4;
+  for (int i = 0; i < 4; ++i) {
+    const int m = g + (i >= 2 ? 8 : 0), n = 2 * t + (i & 1);
+    float sum = 0.0f;
+    for (int k = 0; k < 16; ++k) sum += A(m, k) * B(k, n);
+    d[i] += sum;
+  }
+}
+
 void set_reverse_order(bool reverse) { g_reverse_order.store(reverse, std::memory_order_relaxed); }
 
 void inject_fault(fault_on what, uint64_t n) {
@@ -690,6 +732,7 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
     b.n_threads = static_cast<int>(block.x * block.y * block.z);
     if (b.fibers.size() < static_cast<size_t>(b.n_threads)) b.fibers.resize(static_cast<size_t>(b.n_threads));
     b.warp_slots.assign(static_cast<size_t>((b.n_threads + 31) / 32 * 32) * 2, 0);
+    b.mma_slots.assign(static_cast<size_t>((b.n_threads + 31) / 32 * 32) * 2 * kMmaWords, 0);
     block_run * outer = g_block;
     g_block = &b;
     const bool rev = reversed_order();

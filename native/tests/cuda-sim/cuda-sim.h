@@ -21,6 +21,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+/** Kernel sources test it where the simulator stands in for an instruction it cannot run natively (mma). */
+#define RT_CUDA_SIM 1
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -57,6 +60,8 @@ void * dynamic_shared();
 void sync_block();
 void sync_warp(unsigned mask);
 uint64_t warp_exchange(unsigned mask, uint64_t bits, int src_lane);
+/** mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 for the calling warp: every lane of a full warp calls it. */
+void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 inline int lane() { return static_cast<int>(thread_index().x & 31u); }
 
 void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
@@ -157,10 +162,22 @@ inline float __int_as_float(int i) {
   std::memcpy(&f, &i, 4);
   return f;
 }
+inline float __uint_as_float(unsigned i) {
+  float f;
+  std::memcpy(&f, &i, 4);
+  return f;
+}
 inline int __float_as_int(float f) {
   int i;
   std::memcpy(&i, &f, 4);
   return i;
+}
+// CUDA's __byte_perm: byte n of the result is byte (s >> 4n) & 7 of y:x.
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const uint64_t in = (static_cast<uint64_t>(y) << 32) | x;
+  unsigned r = 0;
+  for (int n = 0; n < 4; ++n) r |= static_cast<unsigned>((in >> (8 * ((s >> (4 * n)) & 7))) & 0xFFu) << (8 * n);
+  return r;
 }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline float __expf(float x) { return std::exp(x); }

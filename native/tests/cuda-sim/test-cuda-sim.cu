@@ -442,9 +442,65 @@ void test_sticky_faults() {
          "an injected copy fault strikes copies from pinned memory only");
 }
 
+// mma.sync m16n8k16 as the PTX ISA lays out its fragments, written here the way llama.cpp's mma.cuh indexes them (l:
+// a thread's 32-bit element). Each warp multiplies its own matrices; small integers keep every sum exact.
+__global__ void mma_kernel(const __half * a, const __half * b, const float * c, float * d) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  a += w * 256;
+  b += w * 128;
+  c += w * 128;
+  d += w * 128;
+  uint32_t af[4], bf[2];
+  float acc[4];
+  for (int l = 0; l < 4; ++l) {
+    const int i = (l % 2) * 8 + lane / 4, j = (l / 2) * 4 + lane % 4;  // row, half2 column
+    __half2 h = __halves2half2(a[i * 16 + 2 * j], a[i * 16 + 2 * j + 1]);
+    std::memcpy(&af[l], &h, 4);
+  }
+  for (int l = 0; l < 2; ++l) {
+    const int n = lane / 4, j = l * 4 + lane % 4;  // column of B, half2 index along k
+    __half2 h = __halves2half2(b[(2 * j) * 8 + n], b[(2 * j + 1) * 8 + n]);
+    std::memcpy(&bf[l], &h, 4);
+  }
+  for (int l = 0; l < 4; ++l) acc[l] = c[((l / 2) * 8 + lane / 4) * 8 + (lane % 4) * 2 + l % 2];
+  ::rt_sim::mma_m16n8k16(acc, af, bf);
+  for (int l = 0; l < 4; ++l) d[((l / 2) * 8 + lane / 4) * 8 + (lane % 4) * 2 + l % 2] = acc[l];
+}
+
+void test_mma() {
+  std::vector<__half> a(512), b(256);
+  std::vector<float> c(256), ref(256);
+  for (int i = 0; i < 512; ++i) a[static_cast<size_t>(i)] = __float2half(static_cast<float>((i * 7) % 11 - 5));
+  for (int i = 0; i < 256; ++i) b[static_cast<size_t>(i)] = __float2half(static_cast<float>((i * 5) % 9 - 4));
+  for (int i = 0; i < 256; ++i) c[static_cast<size_t>(i)] = static_cast<float>(i % 13);
+  for (int w = 0; w < 2; ++w) {
+    for (int m = 0; m < 16; ++m) {
+      for (int n = 0; n < 8; ++n) {
+        float sum = c[static_cast<size_t>(w * 128 + m * 8 + n)];
+        for (int k = 0; k < 16; ++k) {
+          sum += __half2float(a[static_cast<size_t>(w * 256 + m * 16 + k)]) * __half2float(b[static_cast<size_t>(w * 128 + k * 8 + n)]);
+        }
+        ref[static_cast<size_t>(w * 128 + m * 8 + n)] = sum;
+      }
+    }
+  }
+  __half * da = device_copy(a);
+  __half * db = device_copy(b);
+  float * dc = device_copy(c);
+  float * dd = nullptr;
+  cudaMalloc(&dd, 256 * sizeof(float));
+  mma_kernel<<<1, 64>>>(da, db, dc, dd);
+  expect(host_copy(dd, 256) == ref, "mma m16n8k16: D = A B + C by the PTX fragment layout, per warp");
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  cudaFree(dd);
+}
+
 }  // namespace
 
 int main() {
+  test_mma();
   test_warp_ops();
   test_block_sync_and_shared();
   test_scheduling_order();
