@@ -28,6 +28,9 @@
 #ifdef RT_WITH_CUDA
 #include <cuda_runtime.h>
 
+#include "cuda/matmul-f16.cuh"
+#include "cuda/matmul-w4a16.cuh"
+
 using namespace rt;
 using clk = std::chrono::steady_clock;
 
@@ -403,6 +406,224 @@ residency_figures run_residency(const model_weights & w, const char * label, int
   return f;
 }
 
+// One kernel against another on the model's matmul shapes, each call timed alone with CUDA events (median of the
+// repetitions): the W4A16 gate-up (SwiGLU epilogue) and down projections at entries a group from decode to prefill,
+// and the FP16 QKV and LM head projections. Weight bytes over time is the figure batch-1 decode lives by; outputs
+// are compared with the first kernel's (FP16 weight rounding in the tensor-core kernels: about 1e-3 relative).
+struct kernel_figure {
+  std::string op, kernel;
+  int entries = 0, groups = 0;
+  double us = 0, weight_gb_s = 0, tflops = 0, max_rel_diff = 0;
+};
+
+template <typename F>
+double time_us(F && launch, int reps) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  launch();  // warm-up
+  std::vector<float> t;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(a);
+    launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(ms * 1000.0f);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t.empty() ? 0.0 : t[t.size() / 2];
+}
+
+// Random bytes, or FP16 values (bits & half_and) | half_or as build_model fills its tensors.
+template <typename T>
+T * device_random(size_t n, uint64_t seed, uint16_t half_or = 0, uint16_t half_and = 0) {
+  std::vector<uint8_t> h(n * sizeof(T));
+  fill_random(h.data(), h.size(), seed, half_or, half_and, half_or != 0);
+  void * p = nullptr;
+  if (cudaMalloc(&p, h.size()) != cudaSuccess) throw std::runtime_error("cudaMalloc failed in the kernel bench");
+  cudaMemcpy(p, h.data(), h.size(), cudaMemcpyHostToDevice);
+  return static_cast<T *>(p);
+}
+
+double max_rel_diff(const std::vector<float> & a, const std::vector<float> & b) {
+  double worst = 0, scale = 1e-6;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+  }
+  return worst / scale;
+}
+
+std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
+  std::vector<kernel_figure> out;
+  const int hidden = small ? 256 : 2048, inter = small ? 128 : 1024, experts = small ? 8 : 64, k = small ? 2 : 8;
+  const int group = 32, reps = quick ? 2 : 20;
+  // Experts' codes and scales: gate-up [2 inter, hidden], down [hidden, inter].
+  std::vector<uint8_t *> qgu, qd;
+  std::vector<__half *> sgu, sd;
+  for (int e = 0; e < experts; ++e) {
+    qgu.push_back(device_random<uint8_t>(size_t(2) * inter * hidden / 2, 100 + e));
+    sgu.push_back(device_random<__half>(size_t(2) * inter * hidden / group, 200 + e, 0x0C00, 0x03FF));
+    qd.push_back(device_random<uint8_t>(size_t(hidden) * inter / 2, 300 + e));
+    sd.push_back(device_random<__half>(size_t(hidden) * inter / group, 400 + e, 0x0C00, 0x03FF));
+  }
+  const auto table = [](const auto & v) {
+    using P = typename std::decay_t<decltype(v)>::value_type;
+    void * p = nullptr;
+    cudaMalloc(&p, v.size() * sizeof(P));
+    cudaMemcpy(p, v.data(), v.size() * sizeof(P), cudaMemcpyHostToDevice);
+    return static_cast<const P *>(p);
+  };
+  const auto tqgu = table(qgu), tqd = table(qd);
+  const auto tsgu = table(sgu), tsd = table(sd);
+  const int max_tokens = small ? 64 : 512;
+  __half * x = device_random<__half>(size_t(max_tokens) * hidden, 7, 0x3400, 0x83FF);
+  __half * h = device_random<__half>(size_t(max_tokens) * k * inter, 8, 0x3400, 0x83FF);
+  float * y = nullptr;
+  cudaMalloc(&y, sizeof(float) * size_t(max_tokens) * k * 2 * inter);
+  __half * hs = nullptr;
+  cudaMalloc(&hs, sizeof(__half) * size_t(max_tokens) * k * inter);
+  const rt_w4a16_kernel kinds[] = {rt_w4a16_kernel::gemv, rt_w4a16_kernel::smem_tiled, rt_w4a16_kernel::mma};
+  const char * names[] = {"gemv", "smem-tiled", "mma"};
+  // Tokens in the step: batch-1 decode (8 experts, one entry each), batched decode, a prefill chunk.
+  for (int tokens : small ? std::vector<int>{1, 16} : std::vector<int>{1, 8, 32, 64, 512}) {
+    const int assignments = tokens * k;
+    const int groups = std::min(experts, assignments);
+    // Assignments spread evenly over `groups` experts, as the router would on average.
+    std::vector<int> offsets(static_cast<size_t>(experts) + 1), sorted(static_cast<size_t>(assignments)),
+        sorted_tok(static_cast<size_t>(assignments));
+    for (int g = 0; g <= experts; ++g) offsets[static_cast<size_t>(g)] = static_cast<int>(static_cast<long long>(std::min(g, groups)) * assignments / groups);
+    for (int a = 0; a < assignments; ++a) {
+      sorted[static_cast<size_t>(a)] = a;
+      sorted_tok[static_cast<size_t>(a)] = a / k;
+    }
+    const int * doff = table(offsets);
+    const int * dsorted = table(sorted);
+    const int * dtok = table(sorted_tok);
+    const double gu_bytes = static_cast<double>(groups) * 2 * inter * hidden * (0.5 + 2.0 / group);
+    const double d_bytes = static_cast<double>(groups) * hidden * inter * (0.5 + 2.0 / group);
+    for (int proj = 0; proj < 2; ++proj) {
+      std::vector<float> first;
+      for (int i = 0; i < 3; ++i) {
+        rt_cuda_w4a16_args a;
+        a.offsets = doff;
+        a.rows_out = dsorted;
+        a.n_groups = experts;
+        a.n_entries = assignments;
+        a.max_group_entries = (assignments + groups - 1) / groups;
+        a.kernel = kinds[i];
+        a.group_size = group;
+        if (proj == 0) {
+          a.x = x;
+          a.ldx = hidden;
+          a.rows_in = dtok;
+          a.qweight = tqgu;
+          a.scales = tsgu;
+          a.rows = 2 * inter;
+          a.cols = hidden;
+          a.y = y;
+          a.ldy = 2 * inter;
+          a.y_swiglu = hs;
+          a.ld_swiglu = inter;
+          a.swiglu_rows = assignments;
+        } else {
+          a.x = h;
+          a.ldx = inter;
+          a.rows_in = dsorted;
+          a.qweight = tqd;
+          a.scales = tsd;
+          a.rows = hidden;
+          a.cols = inter;
+          a.y = y;
+          a.ldy = hidden;
+        }
+        if (rt_cuda_w4a16_choice(a) != kinds[i]) continue;  // this kernel cannot take the shape on this device
+        kernel_figure f;
+        f.op = proj == 0 ? "w4a16 gate-up+swiglu" : "w4a16 down";
+        f.kernel = names[i];
+        f.entries = assignments;
+        f.groups = groups;
+        f.us = time_us([&] { rt_cuda_matmul_w4a16(a, nullptr); }, reps);
+        const double bytes = proj == 0 ? gu_bytes : d_bytes;
+        f.weight_gb_s = bytes / (f.us * 1e3);
+        f.tflops = 2.0 * assignments * a.rows * a.cols / (f.us * 1e6);
+        std::vector<float> got;
+        if (proj == 0) {
+          std::vector<__half> hv(size_t(assignments) * inter);
+          cudaMemcpy(hv.data(), hs, hv.size() * sizeof(__half), cudaMemcpyDeviceToHost);
+          for (const __half & v : hv) got.push_back(__half2float(v));
+        } else {
+          got.resize(size_t(assignments) * hidden);
+          cudaMemcpy(got.data(), y, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+        }
+        if (first.empty()) first = got;
+        f.max_rel_diff = max_rel_diff(got, first);
+        out.push_back(f);
+      }
+    }
+    cudaFree(const_cast<int *>(doff));
+    cudaFree(const_cast<int *>(dsorted));
+    cudaFree(const_cast<int *>(dtok));
+  }
+  // FP16 dense: the fused QKV projection and the LM head.
+  const int vocab = small ? 1000 : 50304;
+  __half * w = device_random<__half>(size_t(vocab) * hidden, 9, 0x2400, 0x83FF);
+  float * yd = nullptr;
+  cudaMalloc(&yd, sizeof(float) * size_t(max_tokens) * vocab);
+  for (int rows : {3 * hidden, vocab}) {
+    for (int tokens : small ? std::vector<int>{1, 16} : std::vector<int>{1, 8, 64, 512}) {
+      std::vector<float> first;
+      for (rt_f16_kernel kind : {rt_f16_kernel::cuda_cores, rt_f16_kernel::mma}) {
+        rt_cuda_f16_args a;
+        a.x = x;
+        a.ldx = hidden;
+        a.y = yd;
+        a.ldy = rows;
+        a.n = tokens;
+        a.w = w;
+        a.rows = rows;
+        a.cols = hidden;
+        a.kernel = kind;
+        if (rt_cuda_f16_choice(a) != kind) continue;
+        kernel_figure f;
+        f.op = rows == vocab ? "f16 lm head" : "f16 qkv";
+        f.kernel = kind == rt_f16_kernel::mma ? "mma" : "cuda-cores";
+        f.entries = tokens;
+        f.groups = 1;
+        f.us = time_us([&] { rt_cuda_matmul_f16(a, nullptr); }, reps);
+        f.weight_gb_s = 2.0 * rows * hidden / (f.us * 1e3);
+        f.tflops = 2.0 * tokens * rows * hidden / (f.us * 1e6);
+        std::vector<float> got(size_t(tokens) * rows);
+        cudaMemcpy(got.data(), yd, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+        if (first.empty()) first = got;
+        f.max_rel_diff = max_rel_diff(got, first);
+        out.push_back(f);
+      }
+    }
+  }
+  cudaFree(yd);
+  cudaFree(w);
+  cudaFree(x);
+  cudaFree(h);
+  cudaFree(y);
+  cudaFree(hs);
+  for (int e = 0; e < experts; ++e) {
+    cudaFree(qgu[static_cast<size_t>(e)]);
+    cudaFree(sgu[static_cast<size_t>(e)]);
+    cudaFree(qd[static_cast<size_t>(e)]);
+    cudaFree(sd[static_cast<size_t>(e)]);
+  }
+  cudaFree(const_cast<uint8_t **>(reinterpret_cast<uint8_t * const *>(tqgu)));
+  cudaFree(const_cast<uint8_t **>(reinterpret_cast<uint8_t * const *>(tqd)));
+  cudaFree(const_cast<__half **>(reinterpret_cast<__half * const *>(tsgu)));
+  cudaFree(const_cast<__half **>(reinterpret_cast<__half * const *>(tsd)));
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char ** argv) {
@@ -432,6 +653,16 @@ int main(int argc, char ** argv) {
               prop.totalGlobalMem / 1073741824.0, prop.multiProcessorCount);
   const double copy_bw = measured_copy_bandwidth(small ? size_t(64) << 20 : size_t(1) << 30);
   std::printf("measured device copy bandwidth: %.2f TB/s (nominal %.1f TB/s)\n", copy_bw / 1e12, NOMINAL_BANDWIDTH / 1e12);
+
+  const std::vector<kernel_figure> kernels = kernel_ab(small, quick);
+  std::printf("\nkernels, one call each (median of repetitions; weight GB/s against %.1f TB/s nominal):\n", NOMINAL_BANDWIDTH / 1e12);
+  std::printf("%-22s %-11s %8s %7s %10s %11s %9s %12s\n", "op", "kernel", "entries", "groups", "us", "weight GB/s",
+              "TFLOP/s", "rel diff");
+  for (const auto & f : kernels) {
+    std::printf("%-22s %-11s %8d %7d %10.2f %11.0f %9.2f %12.2e\n", f.op.c_str(), f.kernel.c_str(), f.entries, f.groups,
+                f.us, f.weight_gb_s, f.tflops, f.max_rel_diff);
+  }
+  std::printf("\n");
 
   const auto tb = clk::now();
   auto m = build_model(layers, small);
@@ -525,6 +756,14 @@ int main(int argc, char ** argv) {
         << ", \"prompts\": " << ifeval.prompts << ", \"new_tokens\": " << ifeval.new_tokens << ", \"asked_tokens\": "
         << ifeval.asked_tokens << ", \"batch\": 64, \"wall_s\": " << ifeval.wall_s << ", \"error\": \"" << why << "\"}";
     }
+    j << ",\n  \"kernels\": [";
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const auto & f = kernels[i];
+      j << (i ? "," : "") << "\n    {\"op\": \"" << f.op << "\", \"kernel\": \"" << f.kernel << "\", \"entries\": "
+        << f.entries << ", \"groups\": " << f.groups << ", \"us\": " << f.us << ", \"weight_gb_s\": " << f.weight_gb_s
+        << ", \"tflops\": " << f.tflops << ", \"max_rel_diff\": " << f.max_rel_diff << "}";
+    }
+    j << "\n  ]";
     j << ",\n  \"runs\": [";
     for (size_t i = 0; i < runs.size(); ++i) {
       const auto & f = runs[i];
