@@ -407,6 +407,7 @@ class cuda_backend final : public backend {
   // Routes the step's tokens (from rlogits_) and runs their experts; the partial path is handed the routing.
   void layer_moe_full(int li, int n_tokens);
   void layer_moe_partial(int li, int n_tokens);
+  void stage_matmuls(int li, const expert_lease & lease, const std::vector<int> & which, const std::vector<int> & ids, int n);
 
   model_config cfg_;
   // The CUDA current device is per host thread, and the runtime calls in from Node's worker threads: every entry
@@ -846,6 +847,54 @@ void cuda_backend::layer_moe_full(int li, int n) {
   full_hits_ += static_cast<uint64_t>(A);
 }
 
+// Expert matmuls of the lease's groups `which` (indices into lease.experts) over the step's assignments `ids`.
+void cuda_backend::stage_matmuls(int li, const expert_lease & lease, const std::vector<int> & which,
+                                 const std::vector<int> & ids, int n) {
+  const int K = cfg_.num_experts_per_tok, A = n * K;
+  const int G = static_cast<int>(which.size());
+  std::vector<int> ctrl(static_cast<size_t>(G + 1));
+  std::vector<int> sorted;
+  std::vector<int> sorted_tok;
+  for (int g = 0; g < G; ++g) {
+    ctrl[static_cast<size_t>(g)] = static_cast<int>(sorted.size());
+    const int expert = lease.experts[static_cast<size_t>(which[static_cast<size_t>(g)])];
+    for (int a = 0; a < A; ++a) {
+      if (ids[static_cast<size_t>(a)] == expert) {
+        sorted.push_back(a);
+        sorted_tok.push_back(a / K);
+      }
+    }
+  }
+  ctrl[static_cast<size_t>(G)] = static_cast<int>(sorted.size());
+  const int n_sorted = static_cast<int>(sorted.size());
+  ctrl.insert(ctrl.end(), sorted.begin(), sorted.end());
+  ctrl.insert(ctrl.end(), sorted_tok.begin(), sorted_tok.end());
+  std::vector<const void *> ptrs(static_cast<size_t>(4 * G));
+  for (int g = 0; g < G; ++g) {
+    const uint8_t * base = engine_->slot_ptr(li, lease.slots[static_cast<size_t>(which[static_cast<size_t>(g)])]);
+    ptrs[static_cast<size_t>(g)] = base + layout_.q_gu;
+    ptrs[static_cast<size_t>(G + g)] = base + layout_.s_gu;
+    ptrs[static_cast<size_t>(2 * G + g)] = base + layout_.q_d;
+    ptrs[static_cast<size_t>(3 * G + g)] = base + layout_.s_d;
+  }
+  // Pageable sources: cudaMemcpyAsync returns once they are staged, so the vectors may go out of scope; a later
+  // call's upload into the same buffers runs after these kernels (one stream).
+  ck(cudaMemcpyAsync(stage_ctrl_, ctrl.data(), ctrl.size() * 4, cudaMemcpyHostToDevice, stream_), "stage control");
+  ck(cudaMemcpyAsync(stage_ptrs_, ptrs.data(), ptrs.size() * sizeof(void *), cudaMemcpyHostToDevice, stream_),
+     "stage tables");
+  expert_groups g;
+  g.offsets = stage_ctrl_;
+  g.sorted = stage_ctrl_ + G + 1;
+  g.sorted_tok = g.sorted + n_sorted;
+  g.n_groups = G;
+  g.n_entries = n_sorted;
+  g.q_gu = reinterpret_cast<const uint8_t * const *>(stage_ptrs_);
+  g.s_gu = reinterpret_cast<const __half * const *>(stage_ptrs_ + G);
+  g.q_d = reinterpret_cast<const uint8_t * const *>(stage_ptrs_ + 2 * G);
+  g.s_d = reinterpret_cast<const __half * const *>(stage_ptrs_ + 3 * G);
+  expert_matmuls(g, n);
+}
+
 void cuda_backend::layer_moe_partial(int li, int n) {
   const model_config & c = cfg_;
   const int K = c.num_experts_per_tok, A = n * K;
@@ -868,48 +917,15 @@ void cuda_backend::layer_moe_partial(int li, int n) {
     std::string err;
     if (!cache_->begin_acquire(li, stage, lease, err)) throw std::runtime_error(err);
     const lease_guard held(*cache_, lease);
+    // Experts already resident compute while the misses copy on the copy stream; the misses compute once their
+    // copies are observed complete and published (finish_acquire).
+    std::vector<int> hit, miss;
+    for (size_t i = 0; i < lease.experts.size(); ++i) {
+      (cache_->slot_of(li, lease.experts[i]) == lease.slots[i] ? hit : miss).push_back(static_cast<int>(i));
+    }
+    if (!hit.empty()) stage_matmuls(li, lease, hit, ids, n);
     cache_->finish_acquire(lease);
-    // Group this stage's assignments by expert.
-    const int G = static_cast<int>(stage.size());
-    std::vector<int> ctrl(static_cast<size_t>(G + 1));
-    std::vector<int> sorted;
-    std::vector<int> sorted_tok;
-    for (int g = 0; g < G; ++g) {
-      ctrl[static_cast<size_t>(g)] = static_cast<int>(sorted.size());
-      for (int a = 0; a < A; ++a) {
-        if (ids[static_cast<size_t>(a)] == lease.experts[static_cast<size_t>(g)]) {
-          sorted.push_back(a);
-          sorted_tok.push_back(a / K);
-        }
-      }
-    }
-    ctrl[static_cast<size_t>(G)] = static_cast<int>(sorted.size());
-    const int n_sorted = static_cast<int>(sorted.size());
-    ctrl.insert(ctrl.end(), sorted.begin(), sorted.end());
-    ctrl.insert(ctrl.end(), sorted_tok.begin(), sorted_tok.end());
-    std::vector<const void *> ptrs(static_cast<size_t>(4 * G));
-    for (int g = 0; g < G; ++g) {
-      const uint8_t * base = engine_->slot_ptr(li, lease.slots[static_cast<size_t>(g)]);
-      ptrs[static_cast<size_t>(g)] = base + layout_.q_gu;
-      ptrs[static_cast<size_t>(G + g)] = base + layout_.s_gu;
-      ptrs[static_cast<size_t>(2 * G + g)] = base + layout_.q_d;
-      ptrs[static_cast<size_t>(3 * G + g)] = base + layout_.s_d;
-    }
-    // Pageable sources: cudaMemcpyAsync returns once they are staged, so the vectors may go out of scope.
-    ck(cudaMemcpyAsync(stage_ctrl_, ctrl.data(), ctrl.size() * 4, cudaMemcpyHostToDevice, stream_), "stage control");
-    ck(cudaMemcpyAsync(stage_ptrs_, ptrs.data(), ptrs.size() * sizeof(void *), cudaMemcpyHostToDevice, stream_),
-       "stage tables");
-    expert_groups g;
-    g.offsets = stage_ctrl_;
-    g.sorted = stage_ctrl_ + G + 1;
-    g.sorted_tok = g.sorted + n_sorted;
-    g.n_groups = G;
-    g.n_entries = n_sorted;
-    g.q_gu = reinterpret_cast<const uint8_t * const *>(stage_ptrs_);
-    g.s_gu = reinterpret_cast<const __half * const *>(stage_ptrs_ + G);
-    g.q_d = reinterpret_cast<const uint8_t * const *>(stage_ptrs_ + 2 * G);
-    g.s_d = reinterpret_cast<const __half * const *>(stage_ptrs_ + 3 * G);
-    expert_matmuls(g, n);
+    if (!miss.empty()) stage_matmuls(li, lease, miss, ids, n);
     for (int s : lease.slots) ck(cudaEventRecord(engine_->slot_event(li, s), stream_), "record slot readers");
   }
 }
