@@ -897,7 +897,7 @@ int main() {
   test_f16(20, 16384, 2, false, "f16 wide rows", MAX_ABS_ERR_WIDE_ROWS);
   test_rmsnorm();
   test_rope();
-  test_attention(64);
+  for (int hd : {32, 64, 128, 256}) test_attention(hd);
   test_attention(36);
   test_qk_norm_rope();
   test_router(false);

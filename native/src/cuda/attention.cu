@@ -81,26 +81,62 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
   }
   const float total = rt_cuda::block_sum(local_sum, scratch);  // its barriers also publish scores[]
 
-  // P.V: warps split the positions, lanes split head_dim.
+  // P.V: warps split the positions, lanes split head_dim. Where head_dim is 32, 64, 128 or 256 a lane owns
+  // head_dim / 32 adjacent dimensions and reads them in one load (4 to 16 bytes of the V row); else dimension
+  // lane + 32 i, one 2-byte load each.
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
   float acc[MAX_PER_LANE];
 #pragma unroll
   for (int i = 0; i < MAX_PER_LANE; ++i) acc[i] = 0.0f;
+  const int per_lane = hd / 32;
+  const bool contiguous = hd % 32 == 0 && (per_lane == 1 || per_lane == 2 || per_lane == 4 || per_lane == 8);
+  if (contiguous && per_lane == 4) {
 #pragma unroll 4
-  for (int j = j0 + warp; j < n; j += WARPS) {
-    const float p = scores[j - j0];
-    const __half * vrow = vbase + static_cast<size_t>(j) * kv_dim;
+    for (int j = j0 + warp; j < n; j += WARPS) {
+      const float p = scores[j - j0];
+      const uint2 raw = *reinterpret_cast<const uint2 *>(vbase + static_cast<size_t>(j) * kv_dim + 4 * lane);
+      const float2 v01 = __half22float2(*reinterpret_cast<const __half2 *>(&raw.x));
+      const float2 v23 = __half22float2(*reinterpret_cast<const __half2 *>(&raw.y));
+      acc[0] = fmaf(p, v01.x, acc[0]);
+      acc[1] = fmaf(p, v01.y, acc[1]);
+      acc[2] = fmaf(p, v23.x, acc[2]);
+      acc[3] = fmaf(p, v23.y, acc[3]);
+    }
+  } else if (contiguous) {
+#pragma unroll 4
+    for (int j = j0 + warp; j < n; j += WARPS) {
+      const float p = scores[j - j0];
+      const __half2 * vrow = reinterpret_cast<const __half2 *>(vbase + static_cast<size_t>(j) * kv_dim + per_lane * lane);
+      if (per_lane == 1) {
+        acc[0] = fmaf(p, __half2float(vbase[static_cast<size_t>(j) * kv_dim + lane]), acc[0]);
+        continue;
+      }
 #pragma unroll
-    for (int i = 0; i < MAX_PER_LANE; ++i) {
-      const int d = lane + 32 * i;
-      if (d < hd) acc[i] = fmaf(p, __half2float(vrow[d]), acc[i]);
+      for (int i = 0; i < MAX_PER_LANE / 2; ++i) {
+        if (2 * i < per_lane) {
+          const float2 v = __half22float2(vrow[i]);
+          acc[2 * i] = fmaf(p, v.x, acc[2 * i]);
+          acc[2 * i + 1] = fmaf(p, v.y, acc[2 * i + 1]);
+        }
+      }
+    }
+  } else {
+#pragma unroll 4
+    for (int j = j0 + warp; j < n; j += WARPS) {
+      const float p = scores[j - j0];
+      const __half * vrow = vbase + static_cast<size_t>(j) * kv_dim;
+#pragma unroll
+      for (int i = 0; i < MAX_PER_LANE; ++i) {
+        const int d = lane + 32 * i;
+        if (d < hd) acc[i] = fmaf(p, __half2float(vrow[d]), acc[i]);
+      }
     }
   }
 #pragma unroll
   for (int i = 0; i < MAX_PER_LANE; ++i) {
-    const int d = lane + 32 * i;
-    if (d < hd) part[warp * hd + d] = acc[i];
+    const int d = contiguous ? per_lane * lane + i : lane + 32 * i;
+    if (contiguous ? i < per_lane : d < hd) part[warp * hd + d] = acc[i];
   }
   __syncthreads();
   const float inv = 1.0f / total;
