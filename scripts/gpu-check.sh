@@ -121,7 +121,7 @@ LEFT=$(( 470 - ($(date +%s) - START) ))
 if [ -n "$NCU" ] && [ "$LEFT" -ge 60 ]; then
   KERNELS="${OUT:-${TMPDIR:-/tmp}}/gpu-kernels.txt"
   timeout -k 10 $(( LEFT < 150 ? LEFT : 150 )) "$NCU" --clock-control none --metrics gpu__time_duration.sum \
-    --launch-skip 1500 --launch-count 900 --print-summary per-kernel "$BUILD/bench-gpu" --quick >"$KERNELS.raw" 2>&1
+    --launch-skip 1500 --launch-count 900 --print-summary per-kernel "$BUILD/bench-gpu" --quick --no-kernel-table >"$KERNELS.raw" 2>&1
   grep -v '^==PROF==' "$KERNELS.raw" | grep -E 'Invocations|gpu__time_duration' | paste - - |
     sed -E 's/Device [0-9]+, CC [0-9.]+, //; s/\([^()]*_args[^()]*\)//; s/\(const [^()]*\)//; s/gpu__time_duration.sum +//; s/ +/ /g' \
     >"$KERNELS"
