@@ -169,6 +169,75 @@ double bytes_per_token(const model_config & c, int group, int ctx) {
   return attn + router + lm + experts + kv;
 }
 
+// Bytes a decode step of `batch` sequences reads: every non-routed weight once, the experts its tokens route to
+// (uniform routing touches E (1 - (1 - K/E)^batch) of a layer's E experts) and each sequence's KV cache.
+double bytes_per_step(const model_config & c, int group, int ctx, int batch) {
+  const double one = bytes_per_token(c, group, ctx);
+  const double H = c.hidden_size, I = c.intermediate_size, L = c.num_hidden_layers, E = c.num_experts;
+  const double expert = 3 * (I * H / 2 + I * H / group * 2);
+  const double kv = L * ctx * c.num_key_value_heads * c.head_dim * 2.0 * 2;
+  const double touched = E * (1 - std::pow(1 - c.num_experts_per_tok / E, batch));
+  return one - L * c.num_experts_per_tok * expert - kv + L * touched * expert + batch * kv;
+}
+
+// Users' cards (vendor figures) for the projections.
+struct card {
+  const char * name;
+  double bandwidth;  // bytes/s
+  double memory;     // bytes
+};
+const card CARDS[] = {{"RTX 4060 8 GB", 272e9, 8.0 * 1073741824.0},
+                      {"RTX 5070 12 GB", 672e9, 12.0 * 1073741824.0},
+                      {"RTX 4090 24 GB", 1008e9, 24.0 * 1073741824.0}};
+
+// A projection (not a measurement) of a card from this GPU's measured decode steps: each measured step splits into
+// its bytes at the measured copy bandwidth and a remainder (launches, latency, compute) carried over unchanged, so
+// step(card) = bytes / card bandwidth + remainder. The batch is what the card's memory leaves for KV caches of
+// `seq_tokens` after the weights and 1 GiB of runtime, at most 64, rounded down to a measured batch; prefill keeps
+// the measured rate (compute-bound; a smaller card is slower: optimistic). Full residency only.
+struct projection {
+  std::string card;
+  bool fits = false;
+  int batch = 0;
+  double decode1 = 0, decode_batch = 0, ifeval_s = 0;
+};
+
+std::vector<projection> project_cards(const model_config & c, int group, double weight_bytes, double copy_bw,
+                                      double prefill_tps, const double (&rates)[4], double avg_prompt, double avg_new) {
+  const int batches[4] = {1, 8, 32, 64};
+  const int ctx = 192;
+  const double seq_tokens = 640 + 1280;
+  const double kv_per_seq = c.num_hidden_layers * seq_tokens * c.num_key_value_heads * c.head_dim * 2.0 * 2;
+  std::vector<projection> out;
+  for (const card & k : CARDS) {
+    projection p;
+    p.card = k.name;
+    const double free_bytes = k.memory - weight_bytes - 1073741824.0;
+    p.fits = free_bytes >= kv_per_seq && rates[0] > 0;
+    if (!p.fits) {
+      out.push_back(p);
+      continue;
+    }
+    const int most = static_cast<int>(std::min(64.0, std::floor(free_bytes / kv_per_seq)));
+    int bi = 0;
+    for (int i = 0; i < 4; ++i) {
+      if (batches[i] <= most && rates[i] > 0) bi = i;
+    }
+    const auto step = [&](int i) {
+      const double bytes = bytes_per_step(c, group, ctx, batches[i]);
+      const double measured = batches[i] / rates[i];
+      const double remainder = std::max(0.0, measured - bytes / copy_bw);
+      return bytes / k.bandwidth + remainder;
+    };
+    p.batch = batches[bi];
+    p.decode1 = 1 / step(0);
+    p.decode_batch = batches[bi] / step(bi);
+    p.ifeval_s = 541 * avg_prompt / std::max(1e-9, prefill_tps) + 541 * avg_new / p.decode_batch;
+    out.push_back(p);
+  }
+  return out;
+}
+
 std::vector<int32_t> prompt(int n, int seed, int vocab) {
   std::vector<int32_t> t(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) t[static_cast<size_t>(i)] = (seed * 7919 + i * 104729) % (vocab - 100) + 50;
@@ -719,6 +788,23 @@ int main(int argc, char ** argv) {
   std::printf("projected IFEval-541 (assuming %.0f prompt and %.0f generated tokens per prompt, full residency, "
               "continuous batching): %.1f min at batch 1, %.1f min at batch 32, %.1f min at batch 64\n",
               avg_prompt, avg_new, ifeval_b1 / 60, ifeval_b32 / 60, ifeval_b64 / 60);
+  std::vector<projection> cards;
+  if (full.ok) {
+    const double rates[4] = {full.decode1, full.decode8, full.decode32, full.decode64};
+    cards = project_cards(c, m->w.group_size, static_cast<double>(m->w.total_bytes), copy_bw, full.prefill_tps, rates,
+                          avg_prompt, avg_new);
+    std::printf("\nPROJECTIONS for users' cards (not measurements: this GPU's decode steps split into bytes at its copy "
+                "bandwidth and a remainder kept as is; full residency):\n");
+    for (const projection & p : cards) {
+      if (!p.fits) {
+        std::printf("  %-16s the weights and one sequence's KV cache do not fit: partial residency, not projected\n",
+                    p.card.c_str());
+      } else {
+        std::printf("  %-16s decode b1 %.0f tok/s, b%d %.0f tok/s, IFEval-541 %.1f min\n", p.card.c_str(), p.decode1,
+                    p.batch, p.decode_batch, p.ifeval_s / 60);
+      }
+    }
+  }
 
   // Last: the run takes the model's weights.
   ifeval_figures ifeval;
@@ -760,6 +846,14 @@ int main(int argc, char ** argv) {
         << ", \"prompts\": " << ifeval.prompts << ", \"new_tokens\": " << ifeval.new_tokens << ", \"asked_tokens\": "
         << ifeval.asked_tokens << ", \"batch\": 64, \"wall_s\": " << ifeval.wall_s << ", \"error\": \"" << why << "\"}";
     }
+    j << ",\n  \"card_projections\": [";
+    for (size_t i = 0; i < cards.size(); ++i) {
+      const projection & p = cards[i];
+      j << (i ? "," : "") << "\n    {\"card\": \"" << p.card << "\", \"full_residency_fits\": " << (p.fits ? "true" : "false")
+        << ", \"decode_b1_tokens_per_s\": " << p.decode1 << ", \"batch\": " << p.batch << ", \"decode_batch_tokens_per_s\": "
+        << p.decode_batch << ", \"ifeval541_s\": " << p.ifeval_s << "}";
+    }
+    j << "\n  ]";
     j << ",\n  \"kernels\": [";
     for (size_t i = 0; i < kernels.size(); ++i) {
       const auto & f = kernels[i];
