@@ -647,7 +647,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
   for (int rows : {3 * hidden, vocab}) {
     for (int tokens : small ? std::vector<int>{1, 16} : std::vector<int>{1, 8, 64, 512}) {
       std::vector<float> first;
-      for (rt_f16_kernel kind : {rt_f16_kernel::cuda_cores, rt_f16_kernel::mma}) {
+      for (rt_f16_kernel kind : {rt_f16_kernel::cuda_cores, rt_f16_kernel::gemv, rt_f16_kernel::mma}) {
         rt_cuda_f16_args a;
         a.x = x;
         a.ldx = hidden;
@@ -661,7 +661,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         if (rt_cuda_f16_choice(a) != kind) continue;
         kernel_figure f;
         f.op = rows == vocab ? "f16 lm head" : "f16 qkv";
-        f.kernel = kind == rt_f16_kernel::mma ? "mma" : "cuda-cores";
+        f.kernel = kind == rt_f16_kernel::mma ? "mma" : kind == rt_f16_kernel::gemv ? "gemv" : "cuda-cores";
         f.entries = tokens;
         f.groups = 1;
         f.us = time_us([&] { rt_cuda_matmul_f16(a, nullptr); }, reps);

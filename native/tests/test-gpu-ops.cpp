@@ -333,6 +333,7 @@ void test_w4a16_grouped(bool with_active, int cols = 256, int group = 32, rt_w4a
   a.group_size = group;
   a.accumulate = true;
   a.max_group_entries = tokens;
+  a.n_entries = tokens * k;
   a.kernel = kernel;
   // The active list names groups per grid row (-1 = idle row); here it leaves out the skipped group.
   std::vector<int> active;
@@ -449,7 +450,7 @@ void test_f16(int rows, int cols, int n, bool gather, const char * label, float 
   std::vector<float> ref(static_cast<size_t>(n) * rows);
   rt::ref::matmul_f16(xg.data(), n, wb.data(), rows, cols, ref.data());
   char name[96];
-  static const char * const names[] = {"auto", "mma", "cuda-cores", "generic"};
+  static const char * const names[] = {"auto", "mma", "gemv", "cuda-cores", "generic"};
   std::snprintf(name, sizeof name, "%s %dx%d n%d [%s -> %s]", label, rows, cols, n, names[static_cast<int>(kernel)],
                 names[static_cast<int>(chosen)]);
   expect_close(name, dy.get(), ref, chosen == rt_f16_kernel::mma ? std::max(tol, MAX_ABS_ERR_MMA) : tol);
@@ -884,8 +885,11 @@ int main() {
   test_w4a16_swiglu(20, 48, 16, 2, rt_w4a16_kernel::automatic);
   test_w4a16_grouped(false, 48, 16);
   test_w4a16_grouped(true, 48, 16);
-  for (rt_f16_kernel k : {rt_f16_kernel::mma, rt_f16_kernel::cuda_cores, rt_f16_kernel::generic, rt_f16_kernel::automatic}) {
+  for (rt_f16_kernel k : {rt_f16_kernel::mma, rt_f16_kernel::gemv, rt_f16_kernel::cuda_cores, rt_f16_kernel::generic,
+                          rt_f16_kernel::automatic}) {
     test_f16(2048, 2048, 1, false, "f16 gemv", MAX_ABS_ERR_F16_GEMM, k);
+    test_f16(1030, 264, 1, true, "f16 gemv gather", MAX_ABS_ERR_F16_GEMM, k);
+    test_f16(75, 2056, 3, true, "f16 gemv gather", MAX_ABS_ERR_F16_GEMM, k);
     test_f16(1001, 512, 11, true, "f16 gemm gather", MAX_ABS_ERR_F16_GEMM, k);
     test_f16(264, 384, 70, true, "f16 gemm gather", MAX_ABS_ERR_F16_GEMM, k);
   }

@@ -115,11 +115,17 @@ bool cuda_cores_fit(const rt_cuda_f16_args & a) {
 rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & a) {
   switch (a.kernel) {
     case rt_f16_kernel::mma: return rt_cuda_f16_mma_fits(a) ? a.kernel : rt_f16_kernel::generic;
+    case rt_f16_kernel::gemv: return rt_cuda_f16_gemv_fits(a) ? a.kernel : rt_f16_kernel::generic;
     case rt_f16_kernel::cuda_cores: return cuda_cores_fit(a) ? a.kernel : rt_f16_kernel::generic;
     case rt_f16_kernel::generic: return a.kernel;
     default: break;
   }
-  if (a.n >= RT_F16_MMA_MIN_TOKENS && rt_cuda_f16_mma_fits(a)) return rt_f16_kernel::mma;
+  if (a.n >= RT_F16_MMA_MIN_TOKENS) {
+    if (rt_cuda_f16_mma_fits(a)) return rt_f16_kernel::mma;
+    // Below sm_80: the shared-memory kernel reuses each weight for 8 tokens (the GEMV for 4).
+    if (cuda_cores_fit(a)) return rt_f16_kernel::cuda_cores;
+  }
+  if (rt_cuda_f16_gemv_fits(a)) return rt_f16_kernel::gemv;
   return cuda_cores_fit(a) ? rt_f16_kernel::cuda_cores : rt_f16_kernel::generic;
 }
 
@@ -128,6 +134,8 @@ void rt_cuda_matmul_f16(const rt_cuda_f16_args & a, cudaStream_t stream) {
   const rt_f16_kernel k = rt_cuda_f16_choice(a);
   if (k == rt_f16_kernel::mma) {
     rt_cuda_f16_mma(a, stream);
+  } else if (k == rt_f16_kernel::gemv) {
+    rt_cuda_f16_gemv(a, stream);
   } else if (k == rt_f16_kernel::cuda_cores) {
     const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
     const int tok_cap = std::max(1, std::min({RT_F16_TOKEN_TILE, a.n, max_dynamic_smem() / row_bytes}));

@@ -5,7 +5,13 @@
 #include <cuda_runtime.h>
 
 /** Which kernel computes a call; `automatic` picks by shape and device (the others are for tests and benchmarks). */
-enum class rt_f16_kernel { automatic, mma, cuda_cores, generic };
+enum class rt_f16_kernel {
+  automatic,
+  mma,         // tensor cores (sm_80+): 4+ tokens
+  gemv,        // CUDA cores, weights and activations straight from global memory: decode
+  cuda_cores,  // CUDA cores, activations staged in shared memory (the first kernel, kept to be measured against)
+  generic,     // one thread per (row, token): any shape
+};
 
 /** Tokens from which `automatic` takes the tensor cores (a tile holds 16). */
 constexpr int RT_F16_MMA_MIN_TOKENS = 4;
@@ -36,6 +42,8 @@ void rt_cuda_matmul_f16(const rt_cuda_f16_args & args, cudaStream_t stream);
 /** The kernel `automatic` would run for `args` on the current device. */
 rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & args);
 
-// The tensor-core kernel (matmul-f16-mma.cu) behind rt_cuda_matmul_f16.
+// The kernels behind rt_cuda_matmul_f16 (matmul-f16-mma.cu, matmul-f16-gemv.cu).
 bool rt_cuda_f16_mma_fits(const rt_cuda_f16_args & args);
 void rt_cuda_f16_mma(const rt_cuda_f16_args & args, cudaStream_t stream);
+bool rt_cuda_f16_gemv_fits(const rt_cuda_f16_args & args);
+void rt_cuda_f16_gemv(const rt_cuda_f16_args & args, cudaStream_t stream);

@@ -251,7 +251,11 @@ rt_w4a16_kernel rt_cuda_w4a16_choice(const rt_cuda_w4a16_args & a) {
     const int groups = a.offsets == nullptr ? 1 : std::max(1, std::min(a.n_entries, grid_rows));
     mean = a.n_entries / groups;
   }
-  if (mean >= RT_W4A16_MMA_MIN_ENTRIES && rt_cuda_w4a16_mma_fits(a)) return rt_w4a16_kernel::mma;
+  if (mean >= RT_W4A16_MMA_MIN_ENTRIES) {
+    if (rt_cuda_w4a16_mma_fits(a)) return rt_w4a16_kernel::mma;
+    // Below sm_80 the kernel measured on the GPU so far keeps batched steps.
+    if (smem_tiled_fits(a)) return rt_w4a16_kernel::smem_tiled;
+  }
   if (rt_cuda_w4a16_gemv_fits(a)) return rt_w4a16_kernel::gemv;
   return rt_w4a16_kernel::generic;
 }
