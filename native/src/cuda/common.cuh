@@ -98,6 +98,18 @@ __device__ __forceinline__ void store_warp_rows(const float (&acc)[R][TB], int n
   }
 }
 
+/** Eight FP16 activations from `p` (16-byte aligned) as floats. */
+__device__ __forceinline__ void load_x8(const __half * p, float (&xv)[8]) {
+  const uint4 raw = __ldg(reinterpret_cast<const uint4 *>(p));
+  const __half2 * h = reinterpret_cast<const __half2 *>(&raw);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float2 f = __half22float2(h[k]);
+    xv[2 * k] = f.x;
+    xv[2 * k + 1] = f.y;
+  }
+}
+
 /** Index of column `c` in a padded shared-memory activation row. */
 __host__ __device__ __forceinline__ int padded_col(int c) { return c + (c >> 5) * 4; }
 /** Floats per padded activation row of `n` columns. */

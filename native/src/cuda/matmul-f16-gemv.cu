@@ -48,15 +48,8 @@ __global__ void __launch_bounds__(THREADS) f16_gemv(rt_cuda_f16_args a) {
 #pragma unroll
         for (int j = 0; j < TB; ++j) {
           if (j < nt) {
-            const uint4 raw = __ldg(reinterpret_cast<const uint4 *>(xr[j] + c));
-            const __half2 * xh = reinterpret_cast<const __half2 *>(&raw);
             float xv[8];
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-              const float2 f = __half22float2(xh[k]);
-              xv[2 * k] = f.x;
-              xv[2 * k + 1] = f.y;
-            }
+            rt_cuda::load_x8(xr[j] + c, xv);
 #pragma unroll
             for (int r = 0; r < R; ++r) {
               const __half2 * wh = reinterpret_cast<const __half2 *>(&w[u][r]);

@@ -50,21 +50,12 @@ __global__ void __launch_bounds__(THREADS) f16_mma(rt_cuda_f16_args a) {
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) w[nt] = wp[nt] != nullptr ? __ldg(reinterpret_cast<const uint4 *>(wp[nt] + cl + 8 * i)) : z;
       uint32_t ae[MT][4], ao[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        const uint4 lo = xp[mt][0] != nullptr ? __ldg(reinterpret_cast<const uint4 *>(xp[mt][0] + cl + 8 * i)) : z;
-        const uint4 hi = xp[mt][1] != nullptr ? __ldg(reinterpret_cast<const uint4 *>(xp[mt][1] + cl + 8 * i)) : z;
-        rt_cuda::a_frags(lo, hi, ae[mt], ao[mt]);
-      }
+      rt_cuda::load_a_frags(xp, cl + 8 * i, ae, ao);
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const uint32_t be[2] = {w[nt].x, w[nt].y};
         const uint32_t bo[2] = {w[nt].z, w[nt].w};
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          rt_cuda::mma_16816(acc[mt][nt], ae[mt], be);
-          rt_cuda::mma_16816(acc[mt][nt], ao[mt], bo);
-        }
+        rt_cuda::mma_two_steps(acc, nt, ae, ao, be, bo);
       }
     }
   }

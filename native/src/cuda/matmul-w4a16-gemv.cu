@@ -69,20 +69,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_gemv(rt_cuda_w4a16_args a) {
                      : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const __half * srow = sc + static_cast<size_t>(row[r]) * gpr;
-        if (!ok[r]) {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) s[r][i] = 0.0f;
-        } else if (one_scale) {
-          const float s0 = __half2float(srow[c / a.group_size]);
-#pragma unroll
-          for (int i = 0; i < 4; ++i) s[r][i] = s0;
-        } else {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) s[r][i] = __half2float(srow[(c + 8 * i) / a.group_size]);
-        }
-      }
+      for (int r = 0; r < R; ++r) rt_cuda::word_scales(sc + static_cast<size_t>(row[r]) * gpr, c, a.group_size, one_scale, ok[r], s[r]);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         float lv[R][8];
@@ -102,15 +89,8 @@ __global__ void __launch_bounds__(THREADS) w4a16_gemv(rt_cuda_w4a16_args a) {
 #pragma unroll
         for (int j = 0; j < TB; ++j) {
           if (j < nt) {
-            const uint4 raw = __ldg(reinterpret_cast<const uint4 *>(xr[j] + c + 8 * i));
-            const __half2 * h = reinterpret_cast<const __half2 *>(&raw);
             float xv[8];
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-              const float2 f = __half22float2(h[k]);
-              xv[2 * k] = f.x;
-              xv[2 * k + 1] = f.y;
-            }
+            rt_cuda::load_x8(xr[j] + c + 8 * i, xv);
 #pragma unroll
             for (int r = 0; r < R; ++r) {
               float d = 0.0f;

@@ -74,29 +74,12 @@ __global__ void __launch_bounds__(THREADS) w4a16_mma(rt_cuda_w4a16_args a) {
       const bool ok = row < limit[nt];
       q[nt] = ok ? __ldg(reinterpret_cast<const uint4 *>(qw + static_cast<size_t>(row) * qstride + cl / 2))
                  : make_uint4(0, 0, 0, 0);
-      const __half * srow = sc + static_cast<size_t>(row) * gpr;
-      if (!ok) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) s[nt][i] = __float2half2_rn(0.0f);
-      } else if (one_scale) {
-        const __half2 s0 = __half2half2(srow[cl / a.group_size]);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) s[nt][i] = s0;
-      } else {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) s[nt][i] = __half2half2(srow[(cl + 8 * i) / a.group_size]);
-      }
+      rt_cuda::word_scales(sc + static_cast<size_t>(row) * gpr, cl, a.group_size, one_scale, ok, s[nt]);
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       uint32_t ae[MT][4], ao[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        const uint4 z = make_uint4(0, 0, 0, 0);
-        const uint4 lo = xp[mt][0] != nullptr ? __ldg(reinterpret_cast<const uint4 *>(xp[mt][0] + cl + 8 * i)) : z;
-        const uint4 hi = xp[mt][1] != nullptr ? __ldg(reinterpret_cast<const uint4 *>(xp[mt][1] + cl + 8 * i)) : z;
-        rt_cuda::a_frags(lo, hi, ae[mt], ao[mt]);
-      }
+      rt_cuda::load_a_frags(xp, cl + 8 * i, ae, ao);
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         uint32_t lo, hi;
@@ -105,11 +88,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_mma(rt_cuda_w4a16_args a) {
                                 bits(__hmul2(rt_cuda::hq4::level_h2<1>(lo), s[nt][i]))};
         const uint32_t bo[2] = {bits(__hmul2(rt_cuda::hq4::level_h2<0>(hi), s[nt][i])),
                                 bits(__hmul2(rt_cuda::hq4::level_h2<1>(hi), s[nt][i]))};
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          rt_cuda::mma_16816(acc[mt][nt], ae[mt], be);
-          rt_cuda::mma_16816(acc[mt][nt], ao[mt], bo);
-        }
+        rt_cuda::mma_two_steps(acc, nt, ae, ao, be, bo);
       }
     }
   }

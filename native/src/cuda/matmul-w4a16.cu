@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/common.cuh"
+#include "cuda/w4a16-common.cuh"
 #include "cuda/swiglu.cuh"
 #include "quant/qpacked.h"
 
@@ -13,16 +14,6 @@ using rt_cuda::padded_len;
 
 constexpr int R = RT_W4A16_ROWS_PER_WARP;
 constexpr int THREADS = RT_W4A16_WARPS * 32;
-
-__device__ __forceinline__ void group_range(const rt_cuda_w4a16_args & a, int g, int & begin, int & end) {
-  if (a.offsets != nullptr) {
-    begin = a.offsets[g];
-    end = a.offsets[g + 1];
-  } else {
-    begin = 0;
-    end = a.n_entries;
-  }
-}
 
 // Activation pair (c, c + 1) of x row xr (c even).
 __device__ __forceinline__ float2 load_x2(const rt_cuda_w4a16_args & a, int xr, int c) {
@@ -49,10 +40,9 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
   extern __shared__ float4 smem4[];
   float * lut = reinterpret_cast<float *>(smem4);
   float * xs = lut + kLevelFloats;
-  const int g = a.active != nullptr ? a.active[blockIdx.y] : static_cast<int>(blockIdx.y);
+  int begin = 0, end = 0;
+  const int g = rt_cuda::w4a16_group(a, static_cast<int>(blockIdx.y), begin, end);
   if (g < 0) return;
-  int begin, end;
-  group_range(a, g, begin, end);
   const uint8_t * qw = a.qweight[g];
   const __half * sc = a.scales[g];
   if (begin >= end || qw == nullptr) return;
@@ -101,15 +91,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
           q[r][1] = v.y;
           q[r][2] = v.z;
           q[r][3] = v.w;
-          const __half * srow = sc + static_cast<size_t>(row) * gpr;
-          if (one_scale_per_lane_step) {
-            const float s0 = __half2float(srow[c / a.group_size]);
-#pragma unroll
-            for (int k = 0; k < 4; ++k) s[r][k] = s0;
-          } else {
-#pragma unroll
-            for (int k = 0; k < 4; ++k) s[r][k] = __half2float(srow[(c + 8 * k) / a.group_size]);
-          }
+          rt_cuda::word_scales(sc + static_cast<size_t>(row) * gpr, c, a.group_size, one_scale_per_lane_step, true, s[r]);
         } else {
 #pragma unroll
           for (int k = 0; k < 4; ++k) {
@@ -155,10 +137,9 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
 
 // Any even cols and group size: one thread per (row, entry). Used for shapes the fast kernel cannot read.
 __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
-  const int g = a.active != nullptr ? a.active[blockIdx.y] : static_cast<int>(blockIdx.y);
+  int begin = 0, end = 0;
+  const int g = rt_cuda::w4a16_group(a, static_cast<int>(blockIdx.y), begin, end);
   if (g < 0) return;
-  int begin, end;
-  group_range(a, g, begin, end);
   const uint8_t * qw = a.qweight[g];
   const __half * sc = a.scales[g];
   if (qw == nullptr) return;

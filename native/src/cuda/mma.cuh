@@ -52,6 +52,31 @@ __device__ __forceinline__ void a_frags(const uint4 & lo, const uint4 & hi, uint
   odd[3] = hi.w;
 }
 
+/** The A fragments of k-steps 2i and 2i+1 for MT token tiles: 16 bytes from column `col` of each row in `xp`
+ * (rows g and g + 8 of each tile; null past the tokens reads as zeros). */
+template <int MT>
+__device__ __forceinline__ void load_a_frags(const __half * const (&xp)[MT][2], int col, uint32_t (&even)[MT][4],
+                                             uint32_t (&odd)[MT][4]) {
+  const uint4 z = make_uint4(0, 0, 0, 0);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const uint4 lo = xp[mt][0] != nullptr ? __ldg(reinterpret_cast<const uint4 *>(xp[mt][0] + col)) : z;
+    const uint4 hi = xp[mt][1] != nullptr ? __ldg(reinterpret_cast<const uint4 *>(xp[mt][1] + col)) : z;
+    a_frags(lo, hi, even[mt], odd[mt]);
+  }
+}
+
+/** acc[.][nt] += the two k-steps' products of every token tile with weight tile nt (B fragments be, bo). */
+template <int MT, int NT>
+__device__ __forceinline__ void mma_two_steps(float (&acc)[MT][NT][4], int nt, const uint32_t (&ae)[MT][4],
+                                              const uint32_t (&ao)[MT][4], const uint32_t (&be)[2], const uint32_t (&bo)[2]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    mma_16816(acc[mt][nt], ae[mt], be);
+    mma_16816(acc[mt][nt], ao[mt], bo);
+  }
+}
+
 /** Whether the device that launches next can run the tensor-core kernels (sm_80 or newer). */
 bool mma_available();
 
