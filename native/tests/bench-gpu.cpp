@@ -29,6 +29,7 @@
 #ifdef RT_WITH_CUDA
 #include <cuda_runtime.h>
 
+#include "cuda/attention.cuh"
 #include "cuda/matmul-f16.cuh"
 #include "cuda/matmul-w4a16.cuh"
 
@@ -479,7 +480,8 @@ residency_figures run_residency(const model_weights & w, const char * label, int
 // One kernel against another on the model's matmul shapes, each call timed alone with CUDA events (median of the
 // repetitions): the W4A16 gate-up (SwiGLU epilogue) and down projections at entries a group from decode to prefill,
 // and the FP16 QKV and LM head projections. Weight bytes over time is the figure batch-1 decode lives by; outputs
-// are compared with the first kernel's (FP16 weight rounding in the tensor-core kernels: about 1e-3 relative).
+// are compared with the first kernel's (FP16 weight rounding in the tensor-core kernels: about 1e-3 relative). Then
+// decode attention by positions a split block (K and V bytes over time).
 struct kernel_figure {
   std::string op, kernel;
   int entries = 0, groups = 0;
@@ -677,6 +679,80 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
   }
   cudaFree(yd);
   cudaFree(w);
+  // Decode attention (OLMoE: 16 heads of 128, no grouping) by positions a split block: more, shorter blocks use more
+  // SMs at short contexts; the kernel in the model uses RT_ATTENTION_SPLIT_LEN.
+  {
+    const int nh = small ? 4 : 16, hd = 128, max_ctx = small ? 256 : 2048, ld = 3 * nh * hd;
+    const int seqs = 8;
+    std::vector<__half *> kc, vc;
+    for (int i = 0; i < seqs; ++i) {
+      kc.push_back(device_random<__half>(size_t(max_ctx) * nh * hd, 500 + i, 0x3400, 0x83FF));
+      vc.push_back(device_random<__half>(size_t(max_ctx) * nh * hd, 600 + i, 0x3400, 0x83FF));
+    }
+    const auto kt = table(kc), vt = table(vc);
+    float * qkv = nullptr;
+    cudaMalloc(&qkv, sizeof(float) * size_t(seqs) * ld);
+    cudaMemset(qkv, 0, sizeof(float) * size_t(seqs) * ld);
+    __half * ao = nullptr;
+    cudaMalloc(&ao, sizeof(__half) * size_t(seqs) * nh * hd);
+    float * ws = nullptr;
+    cudaMalloc(&ws, sizeof(float) * rt_cuda_attention_workspace_floats(nh, hd, max_ctx, 32));
+    for (int tokens : {1, 8}) {
+      for (int ctx : small ? std::vector<int>{100} : std::vector<int>{192, 1024}) {
+        std::vector<int> slot(static_cast<size_t>(tokens)), pos(static_cast<size_t>(tokens), ctx - 1);
+        for (int i = 0; i < tokens; ++i) slot[static_cast<size_t>(i)] = i;
+        const int * dslot = table(slot);
+        const int * dpos = table(pos);
+        std::vector<float> first;
+        for (int split : {32, 64, 128, 256}) {
+          rt_cuda_attention_args a;
+          a.q = qkv;
+          a.k = qkv + nh * hd;
+          a.v = qkv + 2 * nh * hd;
+          a.ld = ld;
+          a.k_seq = const_cast<__half * const *>(kt);
+          a.v_seq = const_cast<__half * const *>(vt);
+          a.tok_slot = dslot;
+          a.tok_pos = dpos;
+          a.n_tokens = tokens;
+          a.n_heads = nh;
+          a.n_kv_heads = nh;
+          a.head_dim = hd;
+          a.max_context = max_ctx;
+          a.out = ao;
+          a.workspace = ws;
+          a.split_len = split;
+          a.kv_stored = true;
+          kernel_figure f;
+          f.op = "attention ctx " + std::to_string(ctx);
+          f.kernel = "split " + std::to_string(split);
+          f.entries = tokens;
+          f.groups = nh;
+          f.us = time_us([&] { rt_cuda_attention(a, nullptr); }, reps);
+          f.weight_gb_s = 2.0 * tokens * ctx * nh * hd * 2 / (f.us * 1e3);  // K and V bytes
+          f.tflops = 4.0 * tokens * ctx * nh * hd / (f.us * 1e6);
+          std::vector<__half> hv(size_t(tokens) * nh * hd);
+          cudaMemcpy(hv.data(), ao, hv.size() * sizeof(__half), cudaMemcpyDeviceToHost);
+          std::vector<float> got;
+          for (const __half & v : hv) got.push_back(__half2float(v));
+          if (first.empty()) first = got;
+          f.max_rel_diff = max_rel_diff(got, first);
+          out.push_back(f);
+        }
+        cudaFree(const_cast<int *>(dslot));
+        cudaFree(const_cast<int *>(dpos));
+      }
+    }
+    cudaFree(qkv);
+    cudaFree(ao);
+    cudaFree(ws);
+    for (int i = 0; i < seqs; ++i) {
+      cudaFree(kc[static_cast<size_t>(i)]);
+      cudaFree(vc[static_cast<size_t>(i)]);
+    }
+    cudaFree(const_cast<__half **>(kt));
+    cudaFree(const_cast<__half **>(vt));
+  }
   cudaFree(x);
   cudaFree(h);
   cudaFree(y);
