@@ -33,7 +33,6 @@
 #include "cuda/qk-norm-rope.cuh"
 #include "cuda/rmsnorm.cuh"
 #include "cuda/router-topk.cuh"
-#include "cuda/swiglu.cuh"
 
 namespace rt {
 

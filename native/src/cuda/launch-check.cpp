@@ -13,7 +13,20 @@ namespace {
 // different devices launch from different threads.
 std::mutex g_smem_mu;
 std::map<std::pair<int, const void *>, int> g_smem_allowed;
-std::map<int, int> g_smem_optin;  // per device: the opt-in limit, asked of the runtime once
+std::map<std::pair<int, cudaDeviceAttr>, int> g_attributes;  // per device, asked of the runtime once
+
+// The current device's `attr`, asked once per device; `fallback` when the runtime cannot say.
+int cached_attribute(cudaDeviceAttr attr, int fallback) {
+  int dev = 0;
+  cudaGetDevice(&dev);
+  std::lock_guard<std::mutex> lock(g_smem_mu);
+  auto [it, added] = g_attributes.try_emplace({dev, attr}, fallback);
+  if (added && cudaDeviceGetAttribute(&it->second, attr, dev) != cudaSuccess) {
+    it->second = fallback;
+    cudaGetLastError();
+  }
+  return it->second;
+}
 }  // namespace
 
 void rt_cuda_check_launch(const char * file, int line) {
@@ -39,40 +52,13 @@ void rt_cuda_allow_smem(const void * kernel, size_t bytes) {
 }
 
 int rt_cuda_allow_optin_smem(std::initializer_list<const void *> kernels) {
-  int dev = 0;
-  cudaGetDevice(&dev);
-  int optin = 48 * 1024;
-  {
-    std::lock_guard<std::mutex> lock(g_smem_mu);
-    auto [it, added] = g_smem_optin.try_emplace(dev, optin);
-    if (added && cudaDeviceGetAttribute(&it->second, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
-      it->second = optin;
-      cudaGetLastError();
-    }
-    optin = it->second;
-  }
+  const int optin = cached_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 * 1024);
   for (const void * k : kernels) rt_cuda_allow_smem(k, static_cast<size_t>(optin));
   return optin;
 }
 
 namespace rt_cuda {
 
-bool mma_available() {
-  static std::mutex mu;
-  static std::map<int, bool> known;
-  int dev = 0;
-  cudaGetDevice(&dev);
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, added] = known.try_emplace(dev, false);
-  if (added) {
-    int major = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess) {
-      it->second = major >= 8;
-    } else {
-      cudaGetLastError();
-    }
-  }
-  return it->second;
-}
+bool mma_available() { return cached_attribute(cudaDevAttrComputeCapabilityMajor, 0) >= 8; }
 
 }  // namespace rt_cuda

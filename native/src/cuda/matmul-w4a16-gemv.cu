@@ -14,7 +14,6 @@ constexpr int THREADS = WARPS * 32;
 constexpr int LANE_COLS = 32;
 constexpr int PASS_COLS = 32 * LANE_COLS;
 
-__device__ __forceinline__ uint32_t word(const uint4 & v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
 // R rows a warp, TB entries at a time.
 template <int R, int TB>
@@ -76,7 +75,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_gemv(rt_cuda_w4a16_args a) {
 #pragma unroll
         for (int r = 0; r < R; ++r) {
           uint32_t lo, hi;
-          rt_cuda::hq4::shifted_bytes(word(q[r], i), lo, hi);
+          rt_cuda::hq4::shifted_bytes(rt_cuda::word(q[r], i), lo, hi);
           lv[r][0] = rt_cuda::hq4::level_f32<0>(lo);
           lv[r][1] = rt_cuda::hq4::level_f32<1>(lo);
           lv[r][2] = rt_cuda::hq4::level_f32<2>(lo);
@@ -146,7 +145,7 @@ bool rt_cuda_w4a16_gemv_fits(const rt_cuda_w4a16_args & a) {
 }
 
 void rt_cuda_w4a16_gemv(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
-  const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+  const int grid_rows = rt_cuda_w4a16_grid_rows(a);
   if (grid_rows <= 0) return;
   const int most = a.offsets == nullptr ? a.n_entries : (a.max_group_entries > 0 ? a.max_group_entries : RT_W4A16_TOKEN_TILE);
   if (most <= 1) {

@@ -3,8 +3,6 @@
 // 128-column slab a lane reads 16 bytes of codes of each of its tiles' rows, unpacks them in registers to exact FP16
 // levels times the FP16 group scale (the weight rounded once to FP16) and feeds m16n8k16 MMAs with FP32 accumulation;
 // activations come straight from global memory, 16 bytes a row per two k-steps (mma.cuh has the column order).
-#include <algorithm>
-
 #include "cuda/common.cuh"
 #include "cuda/hq4-unpack.cuh"
 #include "cuda/matmul-w4a16.cuh"
@@ -17,7 +15,6 @@ constexpr int WARPS = 4;
 constexpr int THREADS = WARPS * 32;
 constexpr int NT = 4;  // 8-row tiles a warp
 
-__device__ __forceinline__ uint32_t word(const uint4 & v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 __device__ __forceinline__ uint32_t bits(__half2 h) { return *reinterpret_cast<const uint32_t *>(&h); }
 
 template <int MT>
@@ -83,7 +80,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_mma(rt_cuda_w4a16_args a) {
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         uint32_t lo, hi;
-        rt_cuda::hq4::shifted_bytes(word(q[nt], i), lo, hi);
+        rt_cuda::hq4::shifted_bytes(rt_cuda::word(q[nt], i), lo, hi);
         const uint32_t be[2] = {bits(__hmul2(rt_cuda::hq4::level_h2<0>(lo), s[nt][i])),
                                 bits(__hmul2(rt_cuda::hq4::level_h2<1>(lo), s[nt][i]))};
         const uint32_t bo[2] = {bits(__hmul2(rt_cuda::hq4::level_h2<0>(hi), s[nt][i])),
@@ -132,14 +129,12 @@ bool rt_cuda_w4a16_mma_fits(const rt_cuda_w4a16_args & a) {
 }
 
 void rt_cuda_w4a16_mma(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
-  const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+  const int grid_rows = rt_cuda_w4a16_grid_rows(a);
   const int most = a.offsets == nullptr ? a.n_entries : (a.max_group_entries > 0 ? a.max_group_entries : a.n_entries);
   if (grid_rows <= 0 || most <= 0) return;
   // Tiles sized to a group's average entries; a group over the tile takes further blocks (grid z). No 64-entry
   // tile: its accumulators and fragments need more than 255 registers (ptxas spills them).
-  const int groups = a.offsets == nullptr ? 1 : std::max(1, std::min(a.n_entries, grid_rows));
-  const int average = a.mean_group_entries > 0 ? a.mean_group_entries : (a.n_entries + groups - 1) / groups;
-  if (average <= 16) {
+  if (rt_cuda_w4a16_mean_entries(a) <= 16) {
     launch<1>(a, grid_rows, most, stream);
   } else {
     launch<2>(a, grid_rows, most, stream);

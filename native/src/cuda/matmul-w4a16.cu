@@ -193,7 +193,7 @@ void smem_tiled(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
   most = std::max(1, std::min(most, RT_W4A16_TOKEN_TILE));
   const int tok_cap = std::max(1, std::min(most, smem_limit / row_bytes));
   const int rows_per_block = R * RT_W4A16_WARPS;
-  const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+  const int grid_rows = rt_cuda_w4a16_grid_rows(a);
   if (grid_rows <= 0) return;
   const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, grid_rows);
   const size_t smem = static_cast<size_t>(level_bytes) + static_cast<size_t>(tok_cap) * row_bytes;
@@ -206,7 +206,7 @@ void smem_tiled(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
 }
 
 void generic(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
-  const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
+  const int grid_rows = rt_cuda_w4a16_grid_rows(a);
   if (grid_rows <= 0) return;
   const dim3 grid((a.rows + 127) / 128, grid_rows, 8);
   w4a16_generic<<<grid, 128, 0, stream>>>(a);
@@ -226,13 +226,7 @@ bool fits(rt_w4a16_kernel k, const rt_cuda_w4a16_args & a) {
 
 rt_w4a16_kernel rt_cuda_w4a16_choice(const rt_cuda_w4a16_args & a) {
   if (a.kernel != rt_w4a16_kernel::automatic) return fits(a.kernel, a) ? a.kernel : rt_w4a16_kernel::generic;
-  int mean = a.mean_group_entries;
-  if (mean <= 0) {
-    const int grid_rows = a.active != nullptr ? a.n_launch : a.n_groups;
-    const int groups = a.offsets == nullptr ? 1 : std::max(1, std::min(a.n_entries, grid_rows));
-    mean = a.n_entries / groups;
-  }
-  if (mean >= RT_W4A16_MMA_MIN_ENTRIES) {
+  if (rt_cuda_w4a16_mean_entries(a) >= RT_W4A16_MMA_MIN_ENTRIES) {
     if (rt_cuda_w4a16_mma_fits(a)) return rt_w4a16_kernel::mma;
     // Below sm_80 the kernel measured on the GPU so far keeps batched steps.
     if (smem_tiled_fits(a)) return rt_w4a16_kernel::smem_tiled;

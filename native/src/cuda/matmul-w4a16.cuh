@@ -61,6 +61,17 @@ struct rt_cuda_w4a16_args {
 /** The kernel `automatic` would run for `args` on the current device. */
 rt_w4a16_kernel rt_cuda_w4a16_choice(const rt_cuda_w4a16_args & args);
 
+/** Grid rows of a launch: one per listed group (`active`) or per group. */
+inline int rt_cuda_w4a16_grid_rows(const rt_cuda_w4a16_args & a) { return a.active != nullptr ? a.n_launch : a.n_groups; }
+
+/** Entries a group averages (rounded down): `mean_group_entries`, else n_entries over the groups launched. */
+inline int rt_cuda_w4a16_mean_entries(const rt_cuda_w4a16_args & a) {
+  if (a.mean_group_entries > 0) return a.mean_group_entries;
+  if (a.offsets == nullptr) return a.n_entries;
+  const int groups = a.n_entries < rt_cuda_w4a16_grid_rows(a) ? a.n_entries : rt_cuda_w4a16_grid_rows(a);
+  return groups > 0 ? a.n_entries / groups : a.n_entries;
+}
+
 void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & args, cudaStream_t stream);
 
 // The kernels behind rt_cuda_matmul_w4a16 (one file each); `fits` says whether a kernel can take the shape.

@@ -9,6 +9,9 @@
 
 namespace rt_cuda {
 
+/** Word i (0..3) of a 16-byte load. */
+__device__ __forceinline__ uint32_t word(const uint4 & v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
 /** The group of grid row `y` (-1: none) and its entry range. */
 __device__ __forceinline__ int w4a16_group(const rt_cuda_w4a16_args & a, int y, int & begin, int & end) {
   const int g = a.active != nullptr ? a.active[y] : y;
