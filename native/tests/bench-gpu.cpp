@@ -697,6 +697,9 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
     cudaMalloc(&ao, sizeof(__half) * size_t(seqs) * nh * hd);
     float * ws = nullptr;
     cudaMalloc(&ws, sizeof(float) * rt_cuda_attention_workspace_floats(nh, hd, max_ctx, 32));
+    unsigned * arrivals = nullptr;
+    cudaMalloc(&arrivals, sizeof(unsigned) * RT_ATTENTION_SPLIT_MAX_TOKENS * nh);
+    cudaMemset(arrivals, 0, sizeof(unsigned) * RT_ATTENTION_SPLIT_MAX_TOKENS * nh);
     for (int tokens : {1, 8}) {
       for (int ctx : small ? std::vector<int>{100} : std::vector<int>{192, 1024}) {
         std::vector<int> slot(static_cast<size_t>(tokens)), pos(static_cast<size_t>(tokens), ctx - 1);
@@ -704,7 +707,10 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         const int * dslot = table(slot);
         const int * dpos = table(pos);
         std::vector<float> first;
-        for (int split : {32, 64, 128, 256}) {
+        for (int variant = 0; variant < 8; ++variant) {
+          // Each split length with the merge as a second launch, then as the split launch's tail.
+          const int split = 32 << (variant % 4);
+          const bool fused = variant >= 4;
           rt_cuda_attention_args a;
           a.q = qkv;
           a.k = qkv + nh * hd;
@@ -723,9 +729,10 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
           a.workspace = ws;
           a.split_len = split;
           a.kv_stored = true;
+          a.arrivals = fused ? arrivals : nullptr;
           kernel_figure f;
           f.op = "attention ctx " + std::to_string(ctx);
-          f.kernel = "split " + std::to_string(split);
+          f.kernel = "split " + std::to_string(split) + (fused ? ", merged in launch" : "");
           f.entries = tokens;
           f.groups = nh;
           f.us = time_us([&] { rt_cuda_attention(a, nullptr); }, reps);
@@ -746,6 +753,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
     cudaFree(qkv);
     cudaFree(ao);
     cudaFree(ws);
+    cudaFree(arrivals);
     for (int i = 0; i < seqs; ++i) {
       cudaFree(kc[static_cast<size_t>(i)]);
       cudaFree(vc[static_cast<size_t>(i)]);

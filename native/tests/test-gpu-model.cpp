@@ -371,8 +371,8 @@ void chunked_prefill(const fs::path & dir, const char * label, int slots) {
 // The launches of a one-sequence decode step (what batch-1 decode pays per token beside the bytes it reads), by
 // the plan in cuda_backend::step under full residency. Per layer: QKV projection, q/k norm + RoPE + K/V store,
 // attention, output projection, post-attention norm, router projection, top-k with grouping, gate-up with the
-// SwiGLU epilogue, down, MoE reduce with the next norm (and an attention combine when the context is longer than
-// one split, not in these tiny models). Outside: embedding, the first layer's norm, LM head, argmax. A change here
+// SwiGLU epilogue, down, MoE reduce with the next norm (attention merges its split partials in its own launch).
+// Outside: embedding, the first layer's norm, LM head, argmax. A change here
 // is a change of that plan: make it on purpose.
 constexpr int DECODE_KERNELS_PER_LAYER = 10;
 constexpr int DECODE_KERNELS_OUTSIDE_LAYERS = 4;

@@ -541,6 +541,19 @@ void test_attention(int hd) {
     a.workspace = split ? dws.p : nullptr;
     a.split_len = split_len;
     rt_cuda_attention(a, nullptr);
+    if (split) {
+      // The same step with the combine as the split launch's tail: the same operations, so the same bits, and the
+      // arrival counters back at zero for the next step.
+      dev<unsigned> arrivals(static_cast<size_t>(RT_ATTENTION_SPLIT_MAX_TOKENS) * nh);
+      dev<uint16_t> fused(static_cast<size_t>(n) * nh * hd);
+      a.arrivals = arrivals.p;
+      a.out = reinterpret_cast<__half *>(fused.p);
+      rt_cuda_attention(a, nullptr);
+      const std::vector<unsigned> left = arrivals.get();
+      expect(halves_to_floats(fused.get()) == halves_to_floats(dout.get()) &&
+                 std::all_of(left.begin(), left.end(), [](unsigned c) { return c == 0; }),
+             std::string(label) + " hd" + std::to_string(hd) + ", fused combine");
+    }
     for (int t = 0; t < n; ++t) {
       for (int i = 0; i < kv_dim; ++i) {
         const size_t c = static_cast<size_t>(pos[static_cast<size_t>(t)]) * kv_dim + i;

@@ -19,6 +19,29 @@ __global__ void kv_store_kernel(rt_cuda_attention_args a) {
   }
 }
 
+// The softmax-weighted merge of a (token, head)'s split partials into its output row.
+__device__ __forceinline__ void combine_splits(const rt_cuda_attention_args & a, int t, int h, int split_len) {
+  const int hd = a.head_dim;
+  const int splits = (a.max_context + split_len - 1) / split_len;
+  const int used = (a.tok_pos[t] + 1 + split_len - 1) / split_len;
+  const float * base = a.workspace + (static_cast<size_t>(t) * a.n_heads + h) * splits * (hd + 2);
+  float m = -INFINITY;
+  for (int s = 0; s < used; ++s) m = fmaxf(m, __ldcg(base + static_cast<size_t>(s) * (hd + 2)));
+  float denom = 0.0f;
+  for (int s = 0; s < used; ++s) {
+    const float * p = base + static_cast<size_t>(s) * (hd + 2);
+    denom += expf(__ldcg(p) - m) * __ldcg(p + 1);
+  }
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+    float acc = 0.0f;
+    for (int s = 0; s < used; ++s) {
+      const float * p = base + static_cast<size_t>(s) * (hd + 2);
+      acc += expf(__ldcg(p) - m) * __ldcg(p + 2 + d);
+    }
+    a.out[static_cast<size_t>(t) * a.n_heads * hd + h * hd + d] = __float2half_rn(acc / denom);
+  }
+}
+
 // One block per (token, head, split); positions j0 .. j0 + split_len of the token's sequence. With one split the
 // block writes the normalised output, otherwise its unnormalised sum, max and denominator for the combine kernel.
 __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda_attention_args a, int split_len) {
@@ -155,27 +178,17 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
     a.workspace[piece * (hd + 2)] = m;
     a.workspace[piece * (hd + 2) + 1] = total;
   }
+  // The combine as this launch's tail: the (token, head)'s last split block to finish merges all of its splits.
+  if (gridDim.z > 1 && a.arrivals != nullptr) {
+    const unsigned used = static_cast<unsigned>((a.tok_pos[t] + split_len) / split_len);
+    if (rt_cuda::last_block_arrived(a.arrivals + static_cast<size_t>(t) * a.n_heads + h, used)) {
+      combine_splits(a, t, h, split_len);
+    }
+  }
 }
 
 __global__ void attention_combine_kernel(rt_cuda_attention_args a, int split_len) {
-  const int t = blockIdx.x;
-  const int h = blockIdx.y;
-  const int hd = a.head_dim;
-  const int splits = (a.max_context + split_len - 1) / split_len;
-  const int used = (a.tok_pos[t] + 1 + split_len - 1) / split_len;
-  const float * base = a.workspace + (static_cast<size_t>(t) * a.n_heads + h) * splits * (hd + 2);
-  float m = -INFINITY;
-  for (int s = 0; s < used; ++s) m = fmaxf(m, base[static_cast<size_t>(s) * (hd + 2)]);
-  float denom = 0.0f;
-  for (int s = 0; s < used; ++s) denom += expf(base[static_cast<size_t>(s) * (hd + 2)] - m) * base[static_cast<size_t>(s) * (hd + 2) + 1];
-  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-    float acc = 0.0f;
-    for (int s = 0; s < used; ++s) {
-      const float * p = base + static_cast<size_t>(s) * (hd + 2);
-      acc += expf(p[0] - m) * p[2 + d];
-    }
-    a.out[static_cast<size_t>(t) * a.n_heads * hd + h * hd + d] = __float2half_rn(acc / denom);
-  }
+  combine_splits(a, blockIdx.x, blockIdx.y, split_len);
 }
 
 }  // namespace
@@ -204,7 +217,7 @@ void rt_cuda_attention(const rt_cuda_attention_args & a, cudaStream_t stream) {
   rt_cuda_allow_smem(reinterpret_cast<const void *>(attention_kernel), smem);
   attention_kernel<<<dim3(a.n_tokens, a.n_heads, splits), RT_ATTENTION_THREADS, smem, stream>>>(a, split_len);
   RT_CUDA_LAUNCH_CHECK();
-  if (split) {
+  if (split && a.arrivals == nullptr) {
     attention_combine_kernel<<<dim3(a.n_tokens, a.n_heads, 1), 128, 0, stream>>>(a, split_len);
     RT_CUDA_LAUNCH_CHECK();
   }

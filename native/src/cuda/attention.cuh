@@ -32,6 +32,9 @@ struct rt_cuda_attention_args {
   float * workspace = nullptr;  // rt_cuda_attention_workspace_floats floats; nullptr = never split
   int split_len = 0;            // positions per split block; 0 = RT_ATTENTION_SPLIT_LEN
   bool kv_stored = false;       // the step's K/V rows are already in the cache (rt_cuda_qk_norm_rope stored them)
+  // [RT_ATTENTION_SPLIT_MAX_TOKENS * n_heads] zeroed counters: split blocks merge their partials in the same launch
+  // (the last block of a head to finish); nullptr = a second launch merges them.
+  unsigned * arrivals = nullptr;
 };
 
 /** Floats of workspace that let steps of up to RT_ATTENTION_SPLIT_MAX_TOKENS tokens split their positions. */

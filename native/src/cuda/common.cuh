@@ -74,6 +74,45 @@ __device__ __forceinline__ float block_max(float v, float * scratch) {
 }
 
 /**
+ * The sum block_sum gives in a block of V threads when virtual thread vt contributes part(vt): the same additions in
+ * the same order, so a tail fused into a launch of another block size (V a multiple of it) matches the V-thread
+ * kernel bit for bit. `scratch` holds 32 floats; every thread gets the result.
+ */
+template <int V, typename F>
+__device__ __forceinline__ float virtual_block_sum(F part, float * scratch) {
+  static_assert(V % 32 == 0 && V <= 1024, "virtual block size");
+  const int lane = threadIdx.x & 31;
+  const int warps = static_cast<int>(blockDim.x) >> 5;
+  __syncthreads();
+  for (int m = 0; m * static_cast<int>(blockDim.x) < V; ++m) {
+    const float v = warp_sum(part(static_cast<int>(threadIdx.x) + m * static_cast<int>(blockDim.x)));
+    if (lane == 0) scratch[(threadIdx.x >> 5) + m * warps] = v;
+  }
+  __syncthreads();
+  return warp_sum(lane < V / 32 ? scratch[lane] : 0.0f);
+}
+
+/**
+ * Whether this block is the last of the launch's `count` blocks to arrive here (the same answer in all its threads);
+ * every thread of every counted block must call it once. The last block may then read, through loads that bypass L1
+ * (__ldcg), all that the others wrote before arriving: this is how a launch runs the step's next small kernel as its
+ * tail instead of paying a launch for it. The counter (zero before the launch) is zero again after it.
+ */
+__device__ __forceinline__ bool last_block_arrived(unsigned * counter, unsigned count) {
+  __shared__ unsigned arrived;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    arrived = atomicAdd(counter, 1u);
+    if (arrived == count - 1) atomicExch(counter, 0u);
+  }
+  __syncthreads();
+  const bool last = arrived == count - 1;
+  if (last) __threadfence();
+  return last;
+}
+
+/**
  * The matmul kernels' epilogue: each lane holds partial dot products of R rows (from row0) for nt tokens (from
  * chunk); sums them over the warp and lane 0 writes (or adds) y[token's output row][row].
  */

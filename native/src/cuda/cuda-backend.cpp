@@ -466,6 +466,10 @@ class cuda_backend final : public backend {
   int * argmax_ = nullptr;
   int * ctrl_ = nullptr;  // [4][tokens]: ids, positions, slots, output rows
   float * attn_ws_ = nullptr;  // split-position attention partials for small (decode) steps
+  // Zeroed arrival counters of the launches that end in a tail (last_block_arrived): attention's split merge, one a
+  // (token, head), then one for the matmul tails. A launch leaves them at zero; launches of a stream never overlap.
+  unsigned * arrivals_ = nullptr;
+  unsigned * matmul_arrivals_ = nullptr;
   // Partial residency stage control: offsets, sorted, sorted_tok, then pointer tables.
   int * stage_ctrl_ = nullptr;
   void ** stage_ptrs_ = nullptr;
@@ -670,6 +674,10 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
 
     attn_ws_ = static_cast<float *>(
         arena_.alloc(sizeof(float) * rt_cuda_attention_workspace_floats(nh, hd, max_ctx_, 0), "attention workspace"));
+    const size_t n_arrivals = static_cast<size_t>(RT_ATTENTION_SPLIT_MAX_TOKENS) * nh + 1;
+    arrivals_ = static_cast<unsigned *>(arena_.alloc(sizeof(unsigned) * n_arrivals, "arrival counters"));
+    ck(cudaMemset(arrivals_, 0, sizeof(unsigned) * n_arrivals), "clear arrival counters");
+    matmul_arrivals_ = arrivals_ + n_arrivals - 1;
     kv_table_ = static_cast<__half **>(arena_.alloc(sizeof(__half *) * 2 * MAX_SEQUENCES, "kv table"));
     ck(cudaMemset(kv_table_, 0, sizeof(__half *) * 2 * MAX_SEQUENCES), "clear kv table");
     ensure_scratch(64);
@@ -983,6 +991,7 @@ void cuda_backend::step(int n, int n_out) {
     at.max_context = max_ctx_;
     at.out = attn_;
     at.workspace = attn_ws_;
+    at.arrivals = arrivals_;
     rt_cuda_attention(at, stream_);
     dense(d.wo, H, nh * hd, attn_, nh * hd, n, x_, H, /*accumulate=*/true);
     rt_cuda_rmsnorm(x_, H, d.post_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);

@@ -157,6 +157,12 @@ template <typename T>
 T __ldg(const T * p) {
   return *p;
 }
+template <typename T>
+T __ldcg(const T * p) {
+  return *p;
+}
+// Blocks run one after another, so every write is visible to the blocks that follow.
+inline void __threadfence() {}
 inline float __int_as_float(int i) {
   float f;
   std::memcpy(&f, &i, 4);
@@ -203,5 +209,11 @@ template <typename T>
 T atomicAdd(T * p, T v) {
   const T old = *p;
   *p = old + v;
+  return old;
+}
+template <typename T>
+T atomicExch(T * p, T v) {
+  const T old = *p;
+  *p = v;
   return old;
 }
