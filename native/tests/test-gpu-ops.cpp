@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -867,6 +868,268 @@ void test_swiglu_reduce_embed_argmax() {
          "argmax (ties low; a row with a NaN gives -1; the block's last warp counts)");
 }
 
+// A matmul tail run in the decode GEMV's last block (one launch) against the tail's own launch after the matmul:
+// the same bits in every output, the arrival counter back at zero, and the in-launch form taken only for steps of at
+// most RT_MATMUL_TAIL_MAX_TOKENS tokens. Enough rows for several blocks, so that which block runs the tail varies
+// (and the reverse-order run makes it block 0). The tails' own kernels are checked against the CPU references above;
+// the rmsnorm tail is also checked against its reference here.
+void test_matmul_tails(int n) {
+  rng r(40 + static_cast<uint64_t>(n));
+  dev<unsigned> arrivals(1);
+  const std::string at = " n" + std::to_string(n);
+  const bool fusable = n <= RT_MATMUL_TAIL_MAX_TOKENS;
+  // Runs `go` once with the tail in the launch and once on its own; `outputs` reads back everything the step wrote.
+  const auto compare = [&](const std::string & what, const std::function<void(unsigned *)> & go,
+                           const std::function<std::vector<float>()> & outputs, const std::function<void()> & reset) {
+    reset();
+    go(nullptr);
+    const std::vector<float> separate = outputs();
+    reset();
+    go(arrivals.p);
+    const std::vector<float> fused = outputs();
+    bool same = separate.size() == fused.size();
+    for (size_t i = 0; same && i < fused.size(); ++i) same = std::memcmp(&fused[i], &separate[i], sizeof(float)) == 0;
+    expect(same && arrivals.get()[0] == 0, what + at + ": in-launch tail equals its own launch");
+  };
+  const auto in_launch_as_expected = [&](const rt_cuda_matmul_tail & t, int rows, int ldy, const std::string & what) {
+    rt_cuda_matmul_tail with = t;
+    with.arrivals = arrivals.p;
+    expect(rt_cuda_matmul_tail_in_launch(with, rows, ldy) == fusable && !rt_cuda_matmul_tail_in_launch(t, rows, ldy),
+           what + at + (fusable ? ": taken in the launch" : ": a launch of its own"));
+  };
+
+  // The post-attention norm after the accumulating output projection.
+  {
+    const int rows = 264, cols = 512;
+    std::vector<uint16_t> wb, xb, nb;
+    std::vector<float> wf, xf, nf;
+    random_half(r, static_cast<size_t>(rows) * cols, 0.1f, wb, wf);
+    random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+    random_half(r, rows, 1.5f, nb, nf);
+    std::vector<float> y0(static_cast<size_t>(n) * rows);
+    for (auto & v : y0) v = r.uniform();
+    dev<uint16_t> dw(wb), dx(xb), dn(nb), out(static_cast<size_t>(n) * rows);
+    dev<float> dy(y0);
+    rt_cuda_f16_args a;
+    a.x = reinterpret_cast<const __half *>(dx.p);
+    a.ldx = cols;
+    a.y = dy.p;
+    a.ldy = rows;
+    a.n = n;
+    a.w = reinterpret_cast<const __half *>(dw.p);
+    a.rows = rows;
+    a.cols = cols;
+    a.accumulate = true;
+    a.kernel = rt_f16_kernel::gemv;
+    a.tail.kind = rt_matmul_tail_kind::rmsnorm;
+    a.tail.n_tokens = n;
+    a.tail.norm_w = reinterpret_cast<const __half *>(dn.p);
+    a.tail.eps = 1e-5f;
+    a.tail.out16 = reinterpret_cast<__half *>(out.p);
+    in_launch_as_expected(a.tail, rows, rows, "rmsnorm tail");
+    const auto outputs = [&] {
+      std::vector<float> v = dy.get();
+      const std::vector<float> o = halves_to_floats(out.get());
+      v.insert(v.end(), o.begin(), o.end());
+      return v;
+    };
+    const auto reset = [&] { CK(cudaMemcpy(dy.p, y0.data(), y0.size() * sizeof(float), cudaMemcpyHostToDevice)); };
+    compare("rmsnorm tail", [&](unsigned * c) {
+      a.tail.arrivals = c;
+      rt_cuda_matmul_f16(a, nullptr);
+    }, outputs, reset);
+    const std::vector<float> y = dy.get();
+    std::vector<float> ref(static_cast<size_t>(n) * rows);
+    for (int t = 0; t < n; ++t) {
+      rt::ref::rmsnorm(y.data() + static_cast<size_t>(t) * rows, nf.data(), 1e-5f, rows, ref.data() + static_cast<size_t>(t) * rows);
+    }
+    for (auto & v : ref) v = rt::ref::half_to_float(rt::ref::float_to_half(v));
+    expect_close("rmsnorm tail vs reference" + at, halves_to_floats(out.get()), ref, MAX_ABS_ERR_RMSNORM_F16);
+  }
+
+  // Routing, with and without the grouping, after the router projection.
+  for (bool grouped : {true, false}) {
+    const int experts = 64, k = 8, cols = 256;
+    std::vector<uint16_t> wb, xb;
+    std::vector<float> wf, xf;
+    random_half(r, static_cast<size_t>(experts) * cols, 0.2f, wb, wf);
+    random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+    dev<uint16_t> dw(wb), dx(xb);
+    dev<float> logits(static_cast<size_t>(n) * experts), weights(static_cast<size_t>(n) * k);
+    dev<int> ids(static_cast<size_t>(n) * k), offsets(experts + 1), sorted(static_cast<size_t>(n) * k),
+        sorted_tok(static_cast<size_t>(n) * k), active(experts);
+    rt_cuda_f16_args a;
+    a.x = reinterpret_cast<const __half *>(dx.p);
+    a.ldx = cols;
+    a.y = logits.p;
+    a.ldy = experts;
+    a.n = n;
+    a.w = reinterpret_cast<const __half *>(dw.p);
+    a.rows = experts;
+    a.cols = cols;
+    a.kernel = rt_f16_kernel::gemv;
+    a.tail.kind = rt_matmul_tail_kind::route;
+    a.tail.n_tokens = n;
+    a.tail.k = k;
+    a.tail.norm_topk_prob = grouped;
+    a.tail.ids = ids.p;
+    a.tail.weights = weights.p;
+    if (grouped) {
+      a.tail.offsets = offsets.p;
+      a.tail.sorted = sorted.p;
+      a.tail.sorted_token = sorted_tok.p;
+      a.tail.active = active.p;
+    }
+    const std::string what = grouped ? "route+group tail" : "route tail";
+    in_launch_as_expected(a.tail, experts, experts, what);
+    // The order inside an expert's group is unspecified: each group's entries are compared sorted.
+    const auto outputs = [&] {
+      std::vector<float> v = logits.get();
+      const std::vector<float> w = weights.get();
+      v.insert(v.end(), w.begin(), w.end());
+      std::vector<int> all = ids.get();
+      if (grouped) {
+        const std::vector<int> off = offsets.get();
+        std::vector<int> srt = sorted.get(), stok = sorted_tok.get();
+        for (int e = 0; e < experts; ++e) {
+          std::sort(srt.begin() + off[static_cast<size_t>(e)], srt.begin() + off[static_cast<size_t>(e) + 1]);
+          std::sort(stok.begin() + off[static_cast<size_t>(e)], stok.begin() + off[static_cast<size_t>(e) + 1]);
+        }
+        const std::vector<int> act = active.get();
+        for (const std::vector<int> & part : {off, srt, stok, act}) all.insert(all.end(), part.begin(), part.end());
+      }
+      for (int i : all) v.push_back(static_cast<float>(i));
+      return v;
+    };
+    const auto reset = [&] {
+      CK(cudaMemset(ids.p, 0xFF, ids.n * sizeof(int)));
+      CK(cudaMemset(offsets.p, 0xFF, offsets.n * sizeof(int)));
+    };
+    compare(what, [&](unsigned * c) {
+      a.tail.arrivals = c;
+      rt_cuda_matmul_f16(a, nullptr);
+    }, outputs, reset);
+  }
+
+  // The attention prologue after the QKV projection (GQA: 4 query heads over 2 KV heads).
+  {
+    const int nh = 4, nkv = 2, hd = 32, cols = 128, max_ctx = 8;
+    const int rows = (nh + 2 * nkv) * hd, kn = nkv * hd;
+    std::vector<uint16_t> wb, xb, qb, kb;
+    std::vector<float> wf, xf, qf, kf;
+    random_half(r, static_cast<size_t>(rows) * cols, 0.2f, wb, wf);
+    random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+    random_half(r, nh * hd, 1.5f, qb, qf);
+    random_half(r, kn, 1.5f, kb, kf);
+    std::vector<int> pos, slot;
+    for (int t = 0; t < n; ++t) {
+      pos.push_back(1 + 3 * t);
+      slot.push_back(t % 2);
+    }
+    dev<uint16_t> dw(wb), dx(xb), dq(qb), dk(kb);
+    dev<int> dpos(pos), dslot(slot);
+    dev<float> qkv(static_cast<size_t>(n) * rows);
+    dev<uint16_t> kc0(static_cast<size_t>(max_ctx) * kn), vc0(static_cast<size_t>(max_ctx) * kn);
+    dev<uint16_t> kc1(static_cast<size_t>(max_ctx) * kn), vc1(static_cast<size_t>(max_ctx) * kn);
+    dev<__half *> kt(std::vector<__half *>{reinterpret_cast<__half *>(kc0.p), reinterpret_cast<__half *>(kc1.p)});
+    dev<__half *> vt(std::vector<__half *>{reinterpret_cast<__half *>(vc0.p), reinterpret_cast<__half *>(vc1.p)});
+    rt_cuda_f16_args a;
+    a.x = reinterpret_cast<const __half *>(dx.p);
+    a.ldx = cols;
+    a.y = qkv.p;
+    a.ldy = rows;
+    a.n = n;
+    a.w = reinterpret_cast<const __half *>(dw.p);
+    a.rows = rows;
+    a.cols = cols;
+    a.kernel = rt_f16_kernel::gemv;
+    a.tail.kind = rt_matmul_tail_kind::qk_norm_rope;
+    a.tail.n_tokens = n;
+    a.tail.qk.n_heads = nh;
+    a.tail.qk.n_kv_heads = nkv;
+    a.tail.qk.head_dim = hd;
+    a.tail.qk.q_norm = reinterpret_cast<const __half *>(dq.p);
+    a.tail.qk.k_norm = reinterpret_cast<const __half *>(dk.p);
+    a.tail.qk.eps = 1e-5f;
+    a.tail.qk.theta = 10000.0f;
+    a.tail.qk.positions = dpos.p;
+    a.tail.qk.tok_slot = dslot.p;
+    a.tail.qk.k_seq = kt.p;
+    a.tail.qk.v_seq = vt.p;
+    in_launch_as_expected(a.tail, rows, rows, "qk norm+rope tail");
+    const auto outputs = [&] {
+      std::vector<float> v = qkv.get();
+      for (const auto * c : {&kc0, &vc0, &kc1, &vc1}) {
+        const std::vector<float> f = halves_to_floats(c->get());
+        v.insert(v.end(), f.begin(), f.end());
+      }
+      return v;
+    };
+    const auto reset = [&] {
+      for (const auto * c : {&kc0, &vc0, &kc1, &vc1}) CK(cudaMemset(c->p, 0, c->n * sizeof(uint16_t)));
+    };
+    compare("qk norm+rope tail", [&](unsigned * c) {
+      a.tail.arrivals = c;
+      rt_cuda_matmul_f16(a, nullptr);
+    }, outputs, reset);
+  }
+
+  // The MoE reduce with the next norm after the down projection (W4A16 decode GEMV; entry t * k + j is token t's
+  // j-th expert row).
+  {
+    const int hidden = 256, cols = 128, group = 32, k = 4;
+    const packed_matrix m = random_packed(r, hidden, cols, group, 0.02f);
+    std::vector<uint16_t> xb, nb;
+    std::vector<float> xf, nf;
+    random_half(r, static_cast<size_t>(n) * k * cols, 1.0f, xb, xf);
+    random_half(r, hidden, 1.5f, nb, nf);
+    std::vector<float> resid0(static_cast<size_t>(n) * hidden), w(static_cast<size_t>(n) * k);
+    for (auto & v : resid0) v = 2.0f * r.uniform();
+    for (auto & v : w) v = 0.5f + 0.5f * r.uniform();
+    dev<uint8_t> dq(m.q);
+    dev<uint16_t> ds(m.s), dx(xb), dn(nb), out(static_cast<size_t>(n) * hidden);
+    const uint8_t * qp = dq.p;
+    const __half * sp = reinterpret_cast<const __half *>(ds.p);
+    dev<const uint8_t *> tq(std::vector<const uint8_t *>{qp});
+    dev<const __half *> ts(std::vector<const __half *>{sp});
+    dev<float> z(static_cast<size_t>(n) * k * hidden), resid(resid0), dwts(w);
+    rt_cuda_w4a16_args a;
+    a.x = reinterpret_cast<const __half *>(dx.p);
+    a.ldx = cols;
+    a.y = z.p;
+    a.ldy = hidden;
+    a.n_entries = n * k;
+    a.qweight = tq.p;
+    a.scales = ts.p;
+    a.n_groups = 1;
+    a.rows = hidden;
+    a.cols = cols;
+    a.group_size = group;
+    a.kernel = rt_w4a16_kernel::gemv;
+    a.tail.kind = rt_matmul_tail_kind::moe_reduce;
+    a.tail.n_tokens = n;
+    a.tail.k = k;
+    a.tail.weights = dwts.p;
+    a.tail.x = resid.p;
+    a.tail.norm_w = reinterpret_cast<const __half *>(dn.p);
+    a.tail.eps = 1e-5f;
+    a.tail.out16 = reinterpret_cast<__half *>(out.p);
+    in_launch_as_expected(a.tail, hidden, hidden, "moe reduce tail");
+    const auto outputs = [&] {
+      std::vector<float> v = z.get();
+      const std::vector<float> x = resid.get(), o = halves_to_floats(out.get());
+      v.insert(v.end(), x.begin(), x.end());
+      v.insert(v.end(), o.begin(), o.end());
+      return v;
+    };
+    const auto reset = [&] { CK(cudaMemcpy(resid.p, resid0.data(), resid0.size() * sizeof(float), cudaMemcpyHostToDevice)); };
+    compare("moe reduce tail", [&](unsigned * c) {
+      a.tail.arrivals = c;
+      rt_cuda_matmul_w4a16(a, nullptr);
+    }, outputs, reset);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -931,6 +1194,7 @@ int main() {
   expect(!rt_cuda_route_and_group_fits(1, 400, 8), "route and group refuses 48-64 KiB of shared memory");
   expect(!rt_cuda_route_and_group_fits(0, 64, 8), "route and group refuses an empty step");
   test_swiglu_reduce_embed_argmax();
+  for (int n = 1; n <= RT_MATMUL_TAIL_MAX_TOKENS + 1; ++n) test_matmul_tails(n);
   if (count > 1) {
     // Function attributes (the opt-in to more than 48 KiB of shared memory) are per device: the launches above
     // raised them on device 0, and these need them raised on the last device too.

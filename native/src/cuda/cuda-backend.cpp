@@ -373,9 +373,9 @@ class cuda_backend final : public backend {
   void ensure_scratch(int tokens);
   void step(int n_tokens, int n_out);
   /** y[n][rows] = (or += with `accumulate`) x[n][cols] times the FP16 weight w[rows][cols] transposed; x rows may
-   * be picked through `rows_in`. */
+   * be picked through `rows_in`; `tail` runs over y after it. */
   void dense(const __half * w, int rows, int cols, const __half * x, int ldx, int n, float * y, int ldy,
-             bool accumulate = false, const int * rows_in = nullptr) {
+             bool accumulate = false, const int * rows_in = nullptr, const rt_cuda_matmul_tail * tail = nullptr) {
     rt_cuda_f16_args a;
     a.w = w;
     a.rows = rows;
@@ -387,7 +387,16 @@ class cuda_backend final : public backend {
     a.y = y;
     a.ldy = ldy;
     a.accumulate = accumulate;
+    if (tail != nullptr) a.tail = *tail;
     rt_cuda_matmul_f16(a, stream_);
+  }
+  /** A tail of the step's n tokens with the matmul tails' arrival counter. */
+  rt_cuda_matmul_tail make_tail(rt_matmul_tail_kind kind, int n) const {
+    rt_cuda_matmul_tail t;
+    t.kind = kind;
+    t.n_tokens = n;
+    t.arrivals = matmul_arrivals_;
+    return t;
   }
   struct expert_groups {
     const int * offsets = nullptr;     // [n_groups + 1] into sorted
@@ -402,8 +411,10 @@ class cuda_backend final : public backend {
     const uint8_t * const * q_d = nullptr;
     const __half * const * s_d = nullptr;
   };
-  void expert_matmuls(const expert_groups & g, int n_tokens);
-  // Routes the step's tokens (from rlogits_) and runs their experts; the partial path is handed the routing.
+  // `down_tail` runs after the down projection (the MoE reduce, when the groups are the whole layer's).
+  void expert_matmuls(const expert_groups & g, int n_tokens, const rt_cuda_matmul_tail * down_tail = nullptr);
+  // Runs the step's routed experts (routed and grouped by the router projection's tail); the partial path routes
+  // there too, but groups on the host by stage.
   void layer_moe_full(int li, int n_tokens);
   void layer_moe_partial(int li, int n_tokens);
   void stage_matmuls(int li, const expert_lease & lease, const std::vector<int> & which, const std::vector<int> & ids, int n);
@@ -786,7 +797,7 @@ void cuda_backend::seq_free(int seq_id) {
 
 // Gate/up then down projections of the routed assignments, grouped by expert: `g` says where the groups and their
 // weights are (all experts of a layer under full residency, one stage's slots under partial residency).
-void cuda_backend::expert_matmuls(const expert_groups & g, int n) {
+void cuda_backend::expert_matmuls(const expert_groups & g, int n, const rt_cuda_matmul_tail * down_tail) {
   const model_config & c = cfg_;
   rt_cuda_w4a16_args gu;
   gu.x = xn_;
@@ -824,20 +835,13 @@ void cuda_backend::expert_matmuls(const expert_groups & g, int n) {
   dn.scales = g.s_d;
   dn.rows = c.hidden_size;
   dn.cols = c.intermediate_size;
+  if (down_tail != nullptr) dn.tail = *down_tail;
   rt_cuda_matmul_w4a16(dn, stream_);
 }
 
 void cuda_backend::layer_moe_full(int li, int n) {
   const model_config & c = cfg_;
   const int K = c.num_experts_per_tok, E = c.num_experts, A = n * K;
-  // Routing, then grouping by expert: one launch for the small steps of decode, two otherwise.
-  if (rt_cuda_route_and_group_fits(n, E, K)) {
-    rt_cuda_route_and_group(rlogits_, n, E, K, c.norm_topk_prob, topk_ids_, topk_w_, offsets_, sorted_, sorted_tok_,
-                            active_, stream_);
-  } else {
-    rt_cuda_router_topk(rlogits_, n, E, K, c.norm_topk_prob, topk_ids_, topk_w_, stream_);
-    rt_cuda_moe_group(topk_ids_, A, K, E, offsets_, sorted_, sorted_tok_, active_, stream_);
-  }
   expert_groups g;
   g.offsets = offsets_;
   g.sorted = sorted_;
@@ -850,7 +854,16 @@ void cuda_backend::layer_moe_full(int li, int n) {
   g.s_gu = tab_sgu_ + static_cast<size_t>(li) * E;
   g.q_d = tab_qd_ + static_cast<size_t>(li) * E;
   g.s_d = tab_sd_ + static_cast<size_t>(li) * E;
-  expert_matmuls(g, n);
+  // The MoE reduce with the next layer's input norm (the final norm after the last layer) as the down tail.
+  const bool last = li + 1 == c.num_hidden_layers;
+  rt_cuda_matmul_tail reduce = make_tail(rt_matmul_tail_kind::moe_reduce, n);
+  reduce.weights = topk_w_;
+  reduce.k = K;
+  reduce.x = x_;
+  reduce.norm_w = last ? final_norm_ : layers_[static_cast<size_t>(li) + 1].input_norm;
+  reduce.eps = c.rms_norm_eps;
+  reduce.out16 = xn_;
+  expert_matmuls(g, n, &reduce);
   full_hits_ += static_cast<uint64_t>(A);
 }
 
@@ -951,7 +964,6 @@ void cuda_backend::step(int n, int n_out) {
   rt_cuda_rmsnorm(x_, H, layers_.front().input_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
   for (int li = 0; li < c.num_hidden_layers; ++li) {
     const layer_dev & d = layers_[static_cast<size_t>(li)];
-    dense(d.wqkv, qkv_w_, H, xn_, H, n, qkv_, qkv_w_);
     float * q = qkv_;
     float * k = qkv_ + nh * hd;
     float * v = k + nkv * hd;
@@ -972,7 +984,9 @@ void cuda_backend::step(int n, int n_out) {
     pro.k_seq = kv_table_;
     pro.v_seq = kv_table_ + MAX_SEQUENCES;
     pro.layer_offset = layer_offset;
-    rt_cuda_qk_norm_rope(pro, stream_);
+    rt_cuda_matmul_tail prologue = make_tail(rt_matmul_tail_kind::qk_norm_rope, n);
+    prologue.qk = pro;
+    dense(d.wqkv, qkv_w_, H, xn_, H, n, qkv_, qkv_w_, false, nullptr, &prologue);
     rt_cuda_attention_args at;
     at.q = q;
     at.k = k;
@@ -993,18 +1007,32 @@ void cuda_backend::step(int n, int n_out) {
     at.workspace = attn_ws_;
     at.arrivals = arrivals_;
     rt_cuda_attention(at, stream_);
-    dense(d.wo, H, nh * hd, attn_, nh * hd, n, x_, H, /*accumulate=*/true);
-    rt_cuda_rmsnorm(x_, H, d.post_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
-    dense(d.router, c.num_experts, H, xn_, H, n, rlogits_, c.num_experts);
+    rt_cuda_matmul_tail post_norm = make_tail(rt_matmul_tail_kind::rmsnorm, n);
+    post_norm.norm_w = d.post_norm;
+    post_norm.eps = c.rms_norm_eps;
+    post_norm.out16 = xn_;
+    dense(d.wo, H, nh * hd, attn_, nh * hd, n, x_, H, /*accumulate=*/true, nullptr, &post_norm);
+    // Routing (and under full residency grouping by expert) as the router projection's tail.
+    rt_cuda_matmul_tail route = make_tail(rt_matmul_tail_kind::route, n);
+    route.k = c.num_experts_per_tok;
+    route.norm_topk_prob = c.norm_topk_prob;
+    route.ids = topk_ids_;
+    route.weights = topk_w_;
+    if (full_) {
+      route.offsets = offsets_;
+      route.sorted = sorted_;
+      route.sorted_token = sorted_tok_;
+      route.active = active_;
+    }
+    dense(d.router, c.num_experts, H, xn_, H, n, rlogits_, c.num_experts, false, nullptr, &route);
     if (full_) {
       layer_moe_full(li, n);
     } else {
-      rt_cuda_router_topk(rlogits_, n, c.num_experts, c.num_experts_per_tok, c.norm_topk_prob, topk_ids_, topk_w_, stream_);
       layer_moe_partial(li, n);
+      const bool last = li + 1 == c.num_hidden_layers;
+      const __half * next_norm = last ? final_norm_ : layers_[static_cast<size_t>(li) + 1].input_norm;
+      rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, next_norm, c.rms_norm_eps, xn_, stream_);
     }
-    const bool last = li + 1 == c.num_hidden_layers;
-    const __half * next_norm = last ? final_norm_ : layers_[static_cast<size_t>(li) + 1].input_norm;
-    rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, next_norm, c.rms_norm_eps, xn_, stream_);
   }
   dense(lm_head_, c.vocab_size, H, xn_, H, n_out, logits_, c.vocab_size, false, /*rows_in=*/d_out);
   rt_cuda_argmax(logits_, n_out, c.vocab_size, c.vocab_size, argmax_, stream_);

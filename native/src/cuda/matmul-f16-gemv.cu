@@ -4,6 +4,7 @@
 // are most of the bytes a token reads.
 #include "cuda/common.cuh"
 #include "cuda/matmul-f16.cuh"
+#include "cuda/matmul-tail-block.cuh"
 
 namespace {
 
@@ -12,7 +13,7 @@ constexpr int THREADS = WARPS * 32;
 constexpr int STEP_COLS = 32 * 8;
 
 template <int R, int TB>
-__global__ void __launch_bounds__(THREADS) f16_gemv(rt_cuda_f16_args a) {
+__device__ __forceinline__ void gemv_rows(const rt_cuda_f16_args & a) {
   const int lane = threadIdx.x & 31;
   const int row0 = (static_cast<int>(blockIdx.x) * WARPS + static_cast<int>(threadIdx.x >> 5)) * R;
   if (row0 >= a.rows) return;
@@ -69,9 +70,17 @@ __global__ void __launch_bounds__(THREADS) f16_gemv(rt_cuda_f16_args a) {
 }
 
 template <int R, int TB>
+__global__ void __launch_bounds__(THREADS) f16_gemv(rt_cuda_f16_args a) {
+  extern __shared__ int tail_smem[];
+  gemv_rows<R, TB>(a);
+  rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
+}
+
+template <int R, int TB>
 void launch(const rt_cuda_f16_args & a, cudaStream_t stream) {
   const int per_block = R * WARPS;
-  f16_gemv<R, TB><<<(a.rows + per_block - 1) / per_block, THREADS, 0, stream>>>(a);
+  const size_t smem = rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS);
+  f16_gemv<R, TB><<<(a.rows + per_block - 1) / per_block, THREADS, smem, stream>>>(a);
 }
 
 }  // namespace

@@ -129,9 +129,12 @@ rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & a) {
   return cuda_cores_fit(a) ? rt_f16_kernel::cuda_cores : rt_f16_kernel::generic;
 }
 
-void rt_cuda_matmul_f16(const rt_cuda_f16_args & a, cudaStream_t stream) {
-  if (a.rows <= 0 || a.n <= 0) return;
-  const rt_f16_kernel k = rt_cuda_f16_choice(a);
+void rt_cuda_matmul_f16(const rt_cuda_f16_args & args, cudaStream_t stream) {
+  if (args.rows <= 0 || args.n <= 0) return;
+  const rt_f16_kernel k = rt_cuda_f16_choice(args);
+  rt_cuda_f16_args a = args;
+  const bool tail_in_launch = k == rt_f16_kernel::gemv && rt_cuda_matmul_tail_in_launch(a.tail, a.rows, a.ldy);
+  if (!tail_in_launch) a.tail.kind = rt_matmul_tail_kind::none;
   if (k == rt_f16_kernel::mma) {
     rt_cuda_f16_mma(a, stream);
   } else if (k == rt_f16_kernel::gemv) {
@@ -153,4 +156,5 @@ void rt_cuda_matmul_f16(const rt_cuda_f16_args & a, cudaStream_t stream) {
     f16_generic<<<grid, 128, 0, stream>>>(a);
     RT_CUDA_LAUNCH_CHECK();
   }
+  if (!tail_in_launch) rt_cuda_matmul_tail_launch(args.tail, args.y, args.rows, args.ldy, stream);
 }

@@ -4,6 +4,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "cuda/matmul-tail.cuh"
+
 /** Which kernel computes a call; `automatic` picks by shape and device (the others are for tests and benchmarks). */
 enum class rt_f16_kernel {
   automatic,
@@ -35,6 +37,7 @@ struct rt_cuda_f16_args {
   int cols = 0;
   bool accumulate = false;
   rt_f16_kernel kernel = rt_f16_kernel::automatic;
+  rt_cuda_matmul_tail tail;  // run after the rows are written (y rows 0..tail.n_tokens, rows_out unset)
 };
 
 void rt_cuda_matmul_f16(const rt_cuda_f16_args & args, cudaStream_t stream);

@@ -4,6 +4,7 @@
 // FP32. In SwiGLU mode a warp's rows are R/2 gate rows and the R/2 up rows that pair with them.
 #include "cuda/common.cuh"
 #include "cuda/hq4-unpack.cuh"
+#include "cuda/matmul-tail-block.cuh"
 #include "cuda/matmul-w4a16.cuh"
 #include "cuda/w4a16-common.cuh"
 
@@ -17,7 +18,7 @@ constexpr int PASS_COLS = 32 * LANE_COLS;
 
 // R rows a warp, TB entries at a time.
 template <int R, int TB>
-__global__ void __launch_bounds__(THREADS) w4a16_gemv(rt_cuda_w4a16_args a) {
+__device__ __forceinline__ void gemv_rows(const rt_cuda_w4a16_args & a) {
   int begin = 0, end = 0;
   const int g = rt_cuda::w4a16_group(a, static_cast<int>(blockIdx.y), begin, end);
   if (g < 0 || begin >= end) return;
@@ -131,11 +132,18 @@ __global__ void __launch_bounds__(THREADS) w4a16_gemv(rt_cuda_w4a16_args a) {
 }
 
 template <int R, int TB>
+__global__ void __launch_bounds__(THREADS) w4a16_gemv(rt_cuda_w4a16_args a) {
+  extern __shared__ int tail_smem[];
+  gemv_rows<R, TB>(a);
+  rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
+}
+
+template <int R, int TB>
 void launch(const rt_cuda_w4a16_args & a, int grid_rows, cudaStream_t stream) {
   const int unit_rows = a.y_swiglu != nullptr ? R / 2 : R;
   const int units = ((a.y_swiglu != nullptr ? a.rows / 2 : a.rows) + unit_rows - 1) / unit_rows;
   const dim3 grid((units + WARPS - 1) / WARPS, grid_rows);
-  w4a16_gemv<R, TB><<<grid, THREADS, 0, stream>>>(a);
+  w4a16_gemv<R, TB><<<grid, THREADS, rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream>>>(a);
 }
 
 }  // namespace

@@ -235,9 +235,20 @@ rt_w4a16_kernel rt_cuda_w4a16_choice(const rt_cuda_w4a16_args & a) {
   return rt_w4a16_kernel::generic;
 }
 
-void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
-  if (a.rows <= 0 || a.n_groups <= 0) return;
-  const rt_w4a16_kernel k = rt_cuda_w4a16_choice(a);
+void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & args, cudaStream_t stream) {
+  if (args.rows <= 0 || args.n_groups <= 0) return;
+  const rt_w4a16_kernel k = rt_cuda_w4a16_choice(args);
+  if (args.tail.kind != rt_matmul_tail_kind::none &&
+      (k != rt_w4a16_kernel::gemv || args.y_swiglu != nullptr || rt_cuda_w4a16_grid_rows(args) <= 0 ||
+       !rt_cuda_matmul_tail_in_launch(args.tail, args.rows, args.ldy))) {
+    rt_cuda_w4a16_args plain = args;
+    plain.tail.kind = rt_matmul_tail_kind::none;
+    plain.kernel = k;
+    rt_cuda_matmul_w4a16(plain, stream);
+    rt_cuda_matmul_tail_launch(args.tail, args.y, args.rows, args.ldy, stream);
+    return;
+  }
+  const rt_cuda_w4a16_args & a = args;
   const bool fused = k == rt_w4a16_kernel::mma || k == rt_w4a16_kernel::gemv;
   if (a.y_swiglu != nullptr && !fused) {
     // No SwiGLU epilogue in these kernels: the projections go to y, then one SwiGLU pass.

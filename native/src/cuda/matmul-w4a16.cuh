@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "cuda/matmul-tail.cuh"
+
 /** Which kernel computes a call; `automatic` picks by shape and device (the others are for tests and benchmarks). */
 enum class rt_w4a16_kernel {
   automatic,
@@ -56,6 +58,8 @@ struct rt_cuda_w4a16_args {
   int ld_swiglu = 0;
   int swiglu_rows = 0;
   rt_w4a16_kernel kernel = rt_w4a16_kernel::automatic;
+  // Run after the rows are written, over y (moe_reduce: rows_out are the assignments t * k + j). Not with SwiGLU.
+  rt_cuda_matmul_tail tail;
 };
 
 /** The kernel `automatic` would run for `args` on the current device. */

@@ -1,58 +1,13 @@
 #include "cuda/qk-norm-rope.cuh"
 
 #include "cuda/common.cuh"
+#include "cuda/qk-norm-rope-block.cuh"
 
 namespace {
 
 __global__ void __launch_bounds__(RT_QK_NORM_ROPE_THREADS) qk_norm_rope_kernel(rt_cuda_qk_norm_rope_args a) {
   __shared__ float scratch[32];
-  const int t = blockIdx.x;
-  const int hd = a.head_dim;
-  const int half_dim = hd / 2;
-  const int qn = a.n_heads * hd;
-  const int kn = a.n_kv_heads * hd;
-  float * q = a.qkv + static_cast<size_t>(t) * a.ld;
-  const float * k = q + qn;
-  const float * v = k + kn;
-
-  float ssq = 0.0f;
-  for (int i = threadIdx.x; i < qn; i += blockDim.x) ssq = fmaf(q[i], q[i], ssq);
-  const float inv_q = rsqrtf(rt_cuda::block_sum(ssq, scratch) / static_cast<float>(qn) + a.eps);
-  float ssk = 0.0f;
-  for (int i = threadIdx.x; i < kn; i += blockDim.x) ssk = fmaf(k[i], k[i], ssk);
-  const float inv_k = rsqrtf(rt_cuda::block_sum(ssk, scratch) / static_cast<float>(kn) + a.eps);
-
-  const int pos = a.positions[t];
-  const float fpos = static_cast<float>(pos);
-  const size_t cache = a.layer_offset + static_cast<size_t>(pos) * kn;
-  __half * kc = a.k_seq[a.tok_slot[t]] + cache;
-  __half * vc = a.v_seq[a.tok_slot[t]] + cache;
-  // Each thread owns rotation pairs (i, i + half_dim) of one head, so reads and writes never overlap.
-  for (int idx = threadIdx.x; idx < (a.n_heads + a.n_kv_heads) * half_dim; idx += blockDim.x) {
-    const int h = idx / half_dim;
-    const int i = idx - h * half_dim;
-    const bool is_q = h < a.n_heads;
-    const int off = (is_q ? h : h - a.n_heads) * hd + i;
-    const float * src = is_q ? q : k;
-    const __half * w = is_q ? a.q_norm : a.k_norm;
-    const float inv = is_q ? inv_q : inv_k;
-    const float x1 = src[off] * inv * __half2float(w[off]);
-    const float x2 = src[off + half_dim] * inv * __half2float(w[off + half_dim]);
-    // Same float32 steps as rt_cuda_rope and transformers: inv_freq = 1 / theta^(2i/d), angle = pos * inv_freq.
-    const float inv_freq = 1.0f / powf(a.theta, static_cast<float>(2 * i) / static_cast<float>(hd));
-    float s, c;
-    sincosf(fpos * inv_freq, &s, &c);
-    const float y1 = x1 * c - x2 * s;
-    const float y2 = x2 * c + x1 * s;
-    if (is_q) {
-      q[off] = y1;
-      q[off + half_dim] = y2;
-    } else {
-      kc[off] = __float2half_rn(y1);
-      kc[off + half_dim] = __float2half_rn(y2);
-    }
-  }
-  for (int i = threadIdx.x; i < kn; i += blockDim.x) vc[i] = __float2half_rn(v[i]);
+  rt_cuda::qk_norm_rope_token(a, blockIdx.x, scratch);
 }
 
 }  // namespace

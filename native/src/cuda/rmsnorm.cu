@@ -1,25 +1,16 @@
 #include "cuda/rmsnorm.cuh"
 
 #include "cuda/common.cuh"
+#include "cuda/rmsnorm-block.cuh"
 
 namespace {
 
 __global__ void __launch_bounds__(RT_RMSNORM_THREADS)
     rmsnorm_kernel(const float * x, int ldx, const __half * w, float eps, int n, __half * y16, float * y32, int ldy) {
   __shared__ float scratch[32];
-  const float * xr = x + static_cast<size_t>(blockIdx.x) * ldx;
-  float ss = 0.0f;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) ss = fmaf(xr[i], xr[i], ss);
-  ss = rt_cuda::block_sum(ss, scratch);
-  const float inv = rsqrtf(ss / static_cast<float>(n) + eps);
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const float v = xr[i] * inv * __half2float(w[i]);
-    if (y16 != nullptr) {
-      y16[static_cast<size_t>(blockIdx.x) * ldy + i] = __float2half_rn(v);
-    } else {
-      y32[static_cast<size_t>(blockIdx.x) * ldy + i] = v;
-    }
-  }
+  const size_t t = blockIdx.x;
+  rt_cuda::rmsnorm_row(x + t * ldx, w, eps, n, y16 != nullptr ? y16 + t * ldy : nullptr,
+                       y16 != nullptr ? nullptr : y32 + t * ldy, scratch);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 namespace rt_cuda {
 
 /**
- * Softmax of `row` (n_experts logits) in FP32 into `probs` (the warp's own n_experts floats, overwritten), then the
+ * Softmax of `row` (n_experts logits, read through L2) in FP32 into `probs` (the warp's own n_experts floats, overwritten), then the
  * top-k probabilities, ties to the lower index, renormalised when `norm`; lane 0 writes ids[j] and weights[j].
  * With NaN logits nothing is picked: the id is n_experts, which the expert kernels and the grouping skip.
  */
@@ -14,11 +14,11 @@ __device__ __forceinline__ void router_warp_topk(const float * row, int n_expert
                                                  int * ids, float * weights) {
   const int lane = threadIdx.x & 31;
   float m = -INFINITY;
-  for (int e = lane; e < n_experts; e += 32) m = fmaxf(m, row[e]);
+  for (int e = lane; e < n_experts; e += 32) m = fmaxf(m, __ldcg(row + e));
   m = warp_max(m);
   float s = 0.0f;
   for (int e = lane; e < n_experts; e += 32) {
-    const float p = expf(row[e] - m);
+    const float p = expf(__ldcg(row + e) - m);
     probs[e] = p;
     s += p;
   }
