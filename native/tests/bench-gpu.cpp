@@ -641,15 +641,17 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
     cudaFree(const_cast<int *>(dsorted));
     cudaFree(const_cast<int *>(dtok));
   }
-  // FP16 dense: the fused QKV projection and the LM head.
+  // FP16 dense: the router, the output projection, the fused QKV projection and the LM head.
   const int vocab = small ? 1000 : 50304;
   __half * w = device_random<__half>(size_t(vocab) * hidden, 9, 0x2400, 0x83FF);
   float * yd = nullptr;
   cudaMalloc(&yd, sizeof(float) * size_t(max_tokens) * vocab);
-  for (int rows : {3 * hidden, vocab}) {
-    for (int tokens : small ? std::vector<int>{1, 16} : std::vector<int>{1, 8, 64, 512}) {
+  const int router_rows = small ? 8 : 64;
+  for (int rows : {router_rows, hidden, 3 * hidden, vocab}) {
+    for (int tokens : small ? std::vector<int>{1, 16} : std::vector<int>{1, 2, 8, 64, 512}) {
       std::vector<float> first;
-      for (rt_f16_kernel kind : {rt_f16_kernel::cuda_cores, rt_f16_kernel::gemv, rt_f16_kernel::mma}) {
+      for (rt_f16_kernel kind : {rt_f16_kernel::cuda_cores, rt_f16_kernel::gemv, rt_f16_kernel::gemv_split,
+                                 rt_f16_kernel::mma}) {
         rt_cuda_f16_args a;
         a.x = x;
         a.ldx = hidden;
@@ -662,8 +664,11 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         a.kernel = kind;
         if (rt_cuda_f16_choice(a) != kind) continue;
         kernel_figure f;
-        f.op = rows == vocab ? "f16 lm head" : "f16 qkv";
-        f.kernel = kind == rt_f16_kernel::mma ? "mma" : kind == rt_f16_kernel::gemv ? "gemv" : "cuda-cores";
+        f.op = rows == vocab ? "f16 lm head" : rows == router_rows ? "f16 router" : rows == hidden ? "f16 o proj" : "f16 qkv";
+        f.kernel = kind == rt_f16_kernel::mma          ? "mma"
+                   : kind == rt_f16_kernel::gemv       ? "gemv"
+                   : kind == rt_f16_kernel::gemv_split ? "gemv split"
+                                                       : "cuda-cores";
         f.entries = tokens;
         f.groups = 1;
         f.us = time_us([&] { rt_cuda_matmul_f16(a, nullptr); }, reps);

@@ -451,7 +451,7 @@ void test_f16(int rows, int cols, int n, bool gather, const char * label, float 
   std::vector<float> ref(static_cast<size_t>(n) * rows);
   rt::ref::matmul_f16(xg.data(), n, wb.data(), rows, cols, ref.data());
   char name[96];
-  static const char * const names[] = {"auto", "mma", "gemv", "cuda-cores", "generic"};
+  static const char * const names[] = {"auto", "mma", "gemv", "gemv-split", "cuda-cores", "generic"};
   std::snprintf(name, sizeof name, "%s %dx%d n%d [%s -> %s]", label, rows, cols, n, names[static_cast<int>(kernel)],
                 names[static_cast<int>(chosen)]);
   expect_close(name, dy.get(), ref, chosen == rt_f16_kernel::mma ? std::max(tol, MAX_ABS_ERR_MMA) : tol);
@@ -872,11 +872,11 @@ void test_swiglu_reduce_embed_argmax() {
 // the same bits in every output, the arrival counter back at zero, and the in-launch form taken only for steps of at
 // most RT_MATMUL_TAIL_MAX_TOKENS tokens. Enough rows for several blocks, so that which block runs the tail varies
 // (and the reverse-order run makes it block 0). The tails' own kernels are checked against the CPU references above;
-// the rmsnorm tail is also checked against its reference here.
-void test_matmul_tails(int n) {
+// the rmsnorm tail is also checked against its reference here. Both divisions of the FP16 GEMV end in the tail.
+void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
   rng r(40 + static_cast<uint64_t>(n));
   dev<unsigned> arrivals(1);
-  const std::string at = " n" + std::to_string(n);
+  const std::string at = " n" + std::to_string(n) + (dense_kernel == rt_f16_kernel::gemv_split ? " (column split)" : "");
   const bool fusable = n <= RT_MATMUL_TAIL_MAX_TOKENS;
   // Runs `go` once with the tail in the launch and once on its own; `outputs` reads back everything the step wrote.
   const auto compare = [&](const std::string & what, const std::function<void(unsigned *)> & go,
@@ -920,7 +920,7 @@ void test_matmul_tails(int n) {
     a.rows = rows;
     a.cols = cols;
     a.accumulate = true;
-    a.kernel = rt_f16_kernel::gemv;
+    a.kernel = dense_kernel;
     a.tail.kind = rt_matmul_tail_kind::rmsnorm;
     a.tail.n_tokens = n;
     a.tail.norm_w = reinterpret_cast<const __half *>(dn.p);
@@ -967,7 +967,7 @@ void test_matmul_tails(int n) {
     a.w = reinterpret_cast<const __half *>(dw.p);
     a.rows = experts;
     a.cols = cols;
-    a.kernel = rt_f16_kernel::gemv;
+    a.kernel = dense_kernel;
     a.tail.kind = rt_matmul_tail_kind::route;
     a.tail.n_tokens = n;
     a.tail.k = k;
@@ -1042,7 +1042,7 @@ void test_matmul_tails(int n) {
     a.w = reinterpret_cast<const __half *>(dw.p);
     a.rows = rows;
     a.cols = cols;
-    a.kernel = rt_f16_kernel::gemv;
+    a.kernel = dense_kernel;
     a.tail.kind = rt_matmul_tail_kind::qk_norm_rope;
     a.tail.n_tokens = n;
     a.tail.qk.n_heads = nh;
@@ -1161,11 +1161,14 @@ int main() {
   test_w4a16_swiglu(20, 48, 16, 2, rt_w4a16_kernel::automatic);
   test_w4a16_grouped(false, 48, 16);
   test_w4a16_grouped(true, 48, 16);
-  for (rt_f16_kernel k : {rt_f16_kernel::mma, rt_f16_kernel::gemv, rt_f16_kernel::cuda_cores, rt_f16_kernel::generic,
-                          rt_f16_kernel::automatic}) {
+  for (rt_f16_kernel k : {rt_f16_kernel::mma, rt_f16_kernel::gemv, rt_f16_kernel::gemv_split, rt_f16_kernel::cuda_cores,
+                          rt_f16_kernel::generic, rt_f16_kernel::automatic}) {
     test_f16(2048, 2048, 1, false, "f16 gemv", MAX_ABS_ERR_F16_GEMM, k);
     test_f16(1030, 264, 1, true, "f16 gemv gather", MAX_ABS_ERR_F16_GEMM, k);
     test_f16(75, 2056, 3, true, "f16 gemv gather", MAX_ABS_ERR_F16_GEMM, k);
+    // Few rows: the column-split GEMV takes one or two rows a block (sm_count() blocks per SM or fewer).
+    test_f16(12, 520, 1, false, "f16 gemv few rows", MAX_ABS_ERR_F16_GEMM, k);
+    test_f16(21, 264, 2, true, "f16 gemv few rows", MAX_ABS_ERR_F16_GEMM, k);
     test_f16(1001, 512, 11, true, "f16 gemm gather", MAX_ABS_ERR_F16_GEMM, k);
     test_f16(264, 384, 70, true, "f16 gemm gather", MAX_ABS_ERR_F16_GEMM, k);
   }
@@ -1194,7 +1197,10 @@ int main() {
   expect(!rt_cuda_route_and_group_fits(1, 400, 8), "route and group refuses 48-64 KiB of shared memory");
   expect(!rt_cuda_route_and_group_fits(0, 64, 8), "route and group refuses an empty step");
   test_swiglu_reduce_embed_argmax();
-  for (int n = 1; n <= RT_MATMUL_TAIL_MAX_TOKENS + 1; ++n) test_matmul_tails(n);
+  for (int n = 1; n <= RT_MATMUL_TAIL_MAX_TOKENS + 1; ++n) {
+    test_matmul_tails(n, rt_f16_kernel::gemv);
+    test_matmul_tails(n, rt_f16_kernel::gemv_split);
+  }
   if (count > 1) {
     // Function attributes (the opt-in to more than 48 KiB of shared memory) are per device: the launches above
     // raised them on device 0, and these need them raised on the last device too.

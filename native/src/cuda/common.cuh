@@ -20,6 +20,9 @@ namespace rt_cuda {
 
 constexpr int WARP = 32;
 
+/** Streaming multiprocessors of the device that launches next (asked of the runtime once per device). */
+int sm_count();
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

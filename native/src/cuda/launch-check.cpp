@@ -61,4 +61,6 @@ namespace rt_cuda {
 
 bool mma_available() { return cached_attribute(cudaDevAttrComputeCapabilityMajor, 0) >= 8; }
 
+int sm_count() { return cached_attribute(cudaDevAttrMultiProcessorCount, 1); }
+
 }  // namespace rt_cuda

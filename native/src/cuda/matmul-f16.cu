@@ -115,7 +115,8 @@ bool cuda_cores_fit(const rt_cuda_f16_args & a) {
 rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & a) {
   switch (a.kernel) {
     case rt_f16_kernel::mma: return rt_cuda_f16_mma_fits(a) ? a.kernel : rt_f16_kernel::generic;
-    case rt_f16_kernel::gemv: return rt_cuda_f16_gemv_fits(a) ? a.kernel : rt_f16_kernel::generic;
+    case rt_f16_kernel::gemv:
+    case rt_f16_kernel::gemv_split: return rt_cuda_f16_gemv_fits(a) ? a.kernel : rt_f16_kernel::generic;
     case rt_f16_kernel::cuda_cores: return cuda_cores_fit(a) ? a.kernel : rt_f16_kernel::generic;
     case rt_f16_kernel::generic: return a.kernel;
     default: break;
@@ -125,7 +126,9 @@ rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & a) {
     // Below sm_80: the shared-memory kernel reuses each weight for 8 tokens (the GEMV for 4).
     if (cuda_cores_fit(a)) return rt_f16_kernel::cuda_cores;
   }
-  if (rt_cuda_f16_gemv_fits(a)) return rt_f16_kernel::gemv;
+  if (rt_cuda_f16_gemv_fits(a)) {
+    return rt_cuda_f16_gemv_splits_columns(a.rows) ? rt_f16_kernel::gemv_split : rt_f16_kernel::gemv;
+  }
   return cuda_cores_fit(a) ? rt_f16_kernel::cuda_cores : rt_f16_kernel::generic;
 }
 
@@ -133,12 +136,15 @@ void rt_cuda_matmul_f16(const rt_cuda_f16_args & args, cudaStream_t stream) {
   if (args.rows <= 0 || args.n <= 0) return;
   const rt_f16_kernel k = rt_cuda_f16_choice(args);
   rt_cuda_f16_args a = args;
-  const bool tail_in_launch = k == rt_f16_kernel::gemv && rt_cuda_matmul_tail_in_launch(a.tail, a.rows, a.ldy);
+  const bool tail_in_launch = (k == rt_f16_kernel::gemv || k == rt_f16_kernel::gemv_split) &&
+                              rt_cuda_matmul_tail_in_launch(a.tail, a.rows, a.ldy);
   if (!tail_in_launch) a.tail.kind = rt_matmul_tail_kind::none;
   if (k == rt_f16_kernel::mma) {
     rt_cuda_f16_mma(a, stream);
   } else if (k == rt_f16_kernel::gemv) {
     rt_cuda_f16_gemv(a, stream);
+  } else if (k == rt_f16_kernel::gemv_split) {
+    rt_cuda_f16_gemv_split(a, stream);
   } else if (k == rt_f16_kernel::cuda_cores) {
     const int row_bytes = padded_len(a.cols) * static_cast<int>(sizeof(float));
     const int tok_cap = std::max(1, std::min({RT_F16_TOKEN_TILE, a.n, max_dynamic_smem() / row_bytes}));

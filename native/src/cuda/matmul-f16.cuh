@@ -10,13 +10,17 @@
 enum class rt_f16_kernel {
   automatic,
   mma,         // tensor cores (sm_80+): 4+ tokens
-  gemv,        // CUDA cores, weights and activations straight from global memory: decode
+  gemv,        // CUDA cores, weights and activations straight from global memory, whole rows a warp: decode
+  gemv_split,  // the same with a block's warps splitting each row's columns: decode over few rows
   cuda_cores,  // CUDA cores, activations staged in shared memory (the first kernel, kept to be measured against)
   generic,     // one thread per (row, token): any shape
 };
 
 /** Tokens from which `automatic` takes the tensor cores (a tile holds 16). */
 constexpr int RT_F16_MMA_MIN_TOKENS = 4;
+
+/** Decode GEMV blocks per SM below which (whole rows a warp) the warps of a block split the rows' columns instead. */
+constexpr int RT_F16_GEMV_BLOCKS_PER_SM = 2;
 
 /** Output rows per warp, warps per block and activation rows held in registers at once (CUDA-core kernel). */
 constexpr int RT_F16_ROWS_PER_WARP = 4;
@@ -50,3 +54,6 @@ bool rt_cuda_f16_mma_fits(const rt_cuda_f16_args & args);
 void rt_cuda_f16_mma(const rt_cuda_f16_args & args, cudaStream_t stream);
 bool rt_cuda_f16_gemv_fits(const rt_cuda_f16_args & args);
 void rt_cuda_f16_gemv(const rt_cuda_f16_args & args, cudaStream_t stream);
+void rt_cuda_f16_gemv_split(const rt_cuda_f16_args & args, cudaStream_t stream);
+/** Whether `automatic` takes gemv_split over gemv for a matrix of `rows` on the current device. */
+bool rt_cuda_f16_gemv_splits_columns(int rows);
