@@ -685,7 +685,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
   cudaFree(yd);
   cudaFree(w);
   // Decode attention (OLMoE: 16 heads of 128, no grouping) by positions a split block: more, shorter blocks use more
-  // SMs at short contexts; the kernel in the model uses RT_ATTENTION_SPLIT_LEN.
+  // SMs at short contexts; the model's steps take positions a block by SM count and position (split_len 0, last).
   {
     const int nh = small ? 4 : 16, hd = 128, max_ctx = small ? 256 : 2048, ld = 3 * nh * hd;
     const int seqs = 8;
@@ -712,9 +712,9 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         const int * dslot = table(slot);
         const int * dpos = table(pos);
         std::vector<float> first;
-        for (int variant = 0; variant < 8; ++variant) {
-          // Each split length with the merge as a second launch, then as the split launch's tail.
-          const int split = 32 << (variant % 4);
+        for (int variant = 0; variant < 9; ++variant) {
+          // Each split length with the merge as a second launch, then as the split launch's tail; then the model's.
+          const int split = variant == 8 ? 0 : 32 << (variant % 4);
           const bool fused = variant >= 4;
           rt_cuda_attention_args a;
           a.q = qkv;
@@ -737,7 +737,8 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
           a.arrivals = fused ? arrivals : nullptr;
           kernel_figure f;
           f.op = "attention ctx " + std::to_string(ctx);
-          f.kernel = "split " + std::to_string(split) + (fused ? ", merged in launch" : "");
+          f.kernel = split == 0 ? "by SM count (" + std::to_string(rt_cuda_attention_splits(a)) + " blocks a head)"
+                                : "split " + std::to_string(split) + (fused ? ", merged in launch" : "");
           f.entries = tokens;
           f.groups = nh;
           f.us = time_us([&] { rt_cuda_attention(a, nullptr); }, reps);

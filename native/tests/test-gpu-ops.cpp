@@ -503,8 +503,8 @@ void test_rope() {
 // Two sequences: sequence 0 prefilled with 6 tokens in one call, then a mixed call with one decode token of
 // sequence 0 (position 6) and a 3-token prefill of sequence 1; GQA with 4 query heads over 2 KV heads. A head_dim
 // that is not a multiple of 8 takes the kernel's __half2 reads of K instead of 16-byte ones.
-void test_attention(int hd) {
-  const int nh = 4, nkv = 2, max_ctx = 16, ld = (nh + 2 * nkv) * hd;
+void test_attention(int hd, int max_ctx = 16) {
+  const int nh = 4, nkv = 2, ld = (nh + 2 * nkv) * hd;
   const int kv_dim = nkv * hd;
   rng r(7);
   dev<uint16_t> kc0(static_cast<size_t>(max_ctx) * kv_dim), vc0(static_cast<size_t>(max_ctx) * kv_dim);
@@ -517,7 +517,7 @@ void test_attention(int hd) {
   std::vector<float> ws(rt_cuda_attention_workspace_floats(nh, hd, max_ctx, 4));
   dev<float> dws(ws);
   auto run = [&](const std::vector<int> & slot, const std::vector<int> & pos, bool split, const char * label,
-                 int split_len = 4) {
+                 int split_len = 4, int want_splits = 0) {
     const int n = static_cast<int>(slot.size());
     std::vector<float> qkv(static_cast<size_t>(n) * ld);
     for (auto & v : qkv) v = 2.0f * r.uniform();
@@ -541,6 +541,10 @@ void test_attention(int hd) {
     a.out = reinterpret_cast<__half *>(dout.p);
     a.workspace = split ? dws.p : nullptr;
     a.split_len = split_len;
+    if (want_splits > 0) {
+      expect(rt_cuda_attention_splits(a) == want_splits,
+             std::string(label) + ": " + std::to_string(want_splits) + " block(s) a head");
+    }
     rt_cuda_attention(a, nullptr);
     if (split) {
       // The same step with the combine as the split launch's tail: the same operations, so the same bits, and the
@@ -579,6 +583,25 @@ void test_attention(int hd) {
     std::snprintf(name, sizeof name, "%s hd%d", label, hd);
     expect_close(name, halves_to_floats(dout.get()), ref, MAX_ABS_ERR_ATTENTION);
   };
+  if (max_ctx > 16) {
+    // Positions a block chosen on the device (split_len 0): on the simulator's 4 SMs a one-token step of 4 heads
+    // spreads each head over 2 blocks, 151 positions rounded up to 160 at position 300, at position 40 the minimum
+    // of 32; two tokens make 8 (token, head) pairs, enough blocks without a split.
+    std::vector<int> slots, positions;
+    for (int p = 0; p < 300; ++p) {
+      slots.push_back(0);
+      positions.push_back(p);
+    }
+    run(slots, positions, false, "attention long prefill");
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int one = sms == 4 ? 2 : 0, two = sms == 4 ? 1 : 0;  // on a GPU: correct for its own split
+    run({0}, {300}, true, "attention decode, split by SM count", 0, one);
+    run({0}, {40}, true, "attention decode, shortest split by SM count", 0, one);
+    run({1, 1, 1}, {0, 1, 2}, false, "attention second sequence");
+    run({0, 1}, {301, 3}, true, "attention decode of two, by SM count", 0, two);
+    return;
+  }
   run({0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5}, false, "attention prefill (causal)");
   run({0, 1, 1, 1}, {6, 0, 1, 2}, true, "attention mixed, split positions");
   run({0, 1}, {7, 3}, false, "attention decode, one block");
@@ -1182,6 +1205,7 @@ int main() {
   test_rope();
   for (int hd : {32, 64, 128, 256}) test_attention(hd);
   test_attention(36);
+  test_attention(64, 512);
   test_qk_norm_rope();
   test_router(false);
   test_router(true);

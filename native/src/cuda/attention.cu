@@ -1,5 +1,7 @@
 #include "cuda/attention.cuh"
 
+#include <algorithm>
+
 #include "cuda/common.cuh"
 
 namespace {
@@ -19,12 +21,27 @@ __global__ void kv_store_kernel(rt_cuda_attention_args a) {
   }
 }
 
+// How a step's positions are split over blocks: `fixed` positions a block, or (fixed 0) each token's positions over
+// at most `target` blocks of a multiple of RT_ATTENTION_MIN_SPLIT_LEN. `splits`: the grid's blocks a (token, head)
+// and the workspace's pieces a (token, head).
+struct split_plan {
+  int fixed = 0;
+  int target = 1;
+  int splits = 1;
+};
+
+__host__ __device__ __forceinline__ int split_len_at(const split_plan & p, int pos) {
+  if (p.fixed > 0) return p.fixed;
+  const int per = (pos + p.target) / p.target;  // ceil((pos + 1) / target)
+  return (per + RT_ATTENTION_MIN_SPLIT_LEN - 1) / RT_ATTENTION_MIN_SPLIT_LEN * RT_ATTENTION_MIN_SPLIT_LEN;
+}
+
 // The softmax-weighted merge of a (token, head)'s split partials into its output row.
-__device__ __forceinline__ void combine_splits(const rt_cuda_attention_args & a, int t, int h, int split_len) {
+__device__ __forceinline__ void combine_splits(const rt_cuda_attention_args & a, int t, int h, const split_plan & plan) {
   const int hd = a.head_dim;
-  const int splits = (a.max_context + split_len - 1) / split_len;
-  const int used = (a.tok_pos[t] + 1 + split_len - 1) / split_len;
-  const float * base = a.workspace + (static_cast<size_t>(t) * a.n_heads + h) * splits * (hd + 2);
+  const int split_len = split_len_at(plan, a.tok_pos[t]);
+  const int used = (a.tok_pos[t] + split_len) / split_len;
+  const float * base = a.workspace + (static_cast<size_t>(t) * a.n_heads + h) * plan.splits * (hd + 2);
   float m = -INFINITY;
   for (int s = 0; s < used; ++s) m = fmaxf(m, __ldcg(base + static_cast<size_t>(s) * (hd + 2)));
   float denom = 0.0f;
@@ -43,8 +60,8 @@ __device__ __forceinline__ void combine_splits(const rt_cuda_attention_args & a,
 }
 
 // One block per (token, head, split); positions j0 .. j0 + split_len of the token's sequence. With one split the
-// block writes the normalised output, otherwise its unnormalised sum, max and denominator for the combine kernel.
-__global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda_attention_args a, int split_len) {
+// block writes the normalised output, otherwise its unnormalised sum, max and denominator for the merge.
+__global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda_attention_args a, split_plan plan) {
   extern __shared__ float sm[];
   const int hd = a.head_dim;
   float * qs = sm;                        // [hd]
@@ -54,6 +71,7 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
 
   const int t = blockIdx.x;
   const int h = blockIdx.y;
+  const int split_len = split_len_at(plan, a.tok_pos[t]);
   const int j0 = static_cast<int>(blockIdx.z) * split_len;
   const int n = min(a.tok_pos[t] + 1, j0 + split_len);
   if (j0 >= n) return;  // whole block: this split starts past the sequence
@@ -163,7 +181,7 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
   }
   __syncthreads();
   const float inv = 1.0f / total;
-  const size_t piece = (static_cast<size_t>(t) * a.n_heads + h) * gridDim.z + blockIdx.z;
+  const size_t piece = (static_cast<size_t>(t) * a.n_heads + h) * plan.splits + blockIdx.z;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
     float s = 0.0f;
 #pragma unroll
@@ -182,20 +200,48 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
   if (gridDim.z > 1 && a.arrivals != nullptr) {
     const unsigned used = static_cast<unsigned>((a.tok_pos[t] + split_len) / split_len);
     if (rt_cuda::last_block_arrived(a.arrivals + static_cast<size_t>(t) * a.n_heads + h, used)) {
-      combine_splits(a, t, h, split_len);
+      combine_splits(a, t, h, plan);
     }
   }
 }
 
-__global__ void attention_combine_kernel(rt_cuda_attention_args a, int split_len) {
-  combine_splits(a, blockIdx.x, blockIdx.y, split_len);
+__global__ void attention_combine_kernel(rt_cuda_attention_args a, split_plan plan) {
+  combine_splits(a, blockIdx.x, blockIdx.y, plan);
+}
+
+// Blocks a token's positions spread over when split by position: enough for RT_ATTENTION_BLOCKS_PER_SM blocks an
+// SM over the step's (token, head) pairs, no more than RT_ATTENTION_MIN_SPLIT_LEN-position blocks fill the context.
+int split_target(int n_tokens, int n_heads, int max_context) {
+  const int pairs = std::max(1, n_tokens * n_heads);
+  const int want = (RT_ATTENTION_BLOCKS_PER_SM * rt_cuda::sm_count() + pairs - 1) / pairs;
+  const int most = (max_context + RT_ATTENTION_MIN_SPLIT_LEN - 1) / RT_ATTENTION_MIN_SPLIT_LEN;
+  return std::max(1, std::min(want, most));
+}
+
+// The plan of a step: split by position for decode-sized steps with a workspace, else one block a (token, head).
+split_plan plan_of(const rt_cuda_attention_args & a) {
+  split_plan p;
+  const bool decode = a.workspace != nullptr && a.n_tokens <= RT_ATTENTION_SPLIT_MAX_TOKENS;
+  if (decode && a.split_len > 0 && a.split_len < a.max_context) {
+    p.fixed = a.split_len;
+    p.splits = (a.max_context + a.split_len - 1) / a.split_len;
+  } else if (decode && a.split_len == 0) {
+    p.target = split_target(a.n_tokens, a.n_heads, a.max_context);
+    p.splits = p.target;
+  }
+  if (p.splits <= 1) {
+    p.fixed = a.max_context;
+    p.splits = 1;
+  }
+  return p;
 }
 
 }  // namespace
 
 size_t rt_cuda_attention_workspace_floats(int n_heads, int head_dim, int max_context, int split_len) {
-  const int len = split_len > 0 ? split_len : RT_ATTENTION_SPLIT_LEN;
-  const size_t splits = static_cast<size_t>((max_context + len - 1) / len);
+  // One token's step splits the most.
+  const size_t splits = static_cast<size_t>(split_len > 0 ? (max_context + split_len - 1) / split_len
+                                                          : split_target(1, n_heads, max_context));
   return static_cast<size_t>(RT_ATTENTION_SPLIT_MAX_TOKENS) * n_heads * splits * (head_dim + 2);
 }
 
@@ -203,22 +249,22 @@ size_t rt_cuda_attention_smem(int max_context, int head_dim) {
   return sizeof(float) * (static_cast<size_t>(head_dim) * (1 + WARPS) + 32 + static_cast<size_t>(max_context));
 }
 
+int rt_cuda_attention_splits(const rt_cuda_attention_args & a) { return plan_of(a).splits; }
+
 void rt_cuda_attention(const rt_cuda_attention_args & a, cudaStream_t stream) {
   if (a.n_tokens <= 0) return;
   if (!a.kv_stored) {
     kv_store_kernel<<<a.n_tokens, 256, 0, stream>>>(a);
     RT_CUDA_LAUNCH_CHECK();
   }
-  const int len = a.split_len > 0 ? a.split_len : RT_ATTENTION_SPLIT_LEN;
-  const bool split = a.workspace != nullptr && a.n_tokens <= RT_ATTENTION_SPLIT_MAX_TOKENS && len < a.max_context;
-  const int split_len = split ? len : a.max_context;
-  const int splits = split ? (a.max_context + len - 1) / len : 1;
-  const size_t smem = rt_cuda_attention_smem(split_len, a.head_dim);
+  const split_plan plan = plan_of(a);
+  // Scores for the longest block: at the last position of the context.
+  const size_t smem = rt_cuda_attention_smem(split_len_at(plan, a.max_context - 1), a.head_dim);
   rt_cuda_allow_smem(reinterpret_cast<const void *>(attention_kernel), smem);
-  attention_kernel<<<dim3(a.n_tokens, a.n_heads, splits), RT_ATTENTION_THREADS, smem, stream>>>(a, split_len);
+  attention_kernel<<<dim3(a.n_tokens, a.n_heads, plan.splits), RT_ATTENTION_THREADS, smem, stream>>>(a, plan);
   RT_CUDA_LAUNCH_CHECK();
-  if (split && a.arrivals == nullptr) {
-    attention_combine_kernel<<<dim3(a.n_tokens, a.n_heads, 1), 128, 0, stream>>>(a, split_len);
+  if (plan.splits > 1 && a.arrivals == nullptr) {
+    attention_combine_kernel<<<dim3(a.n_tokens, a.n_heads, 1), 128, 0, stream>>>(a, plan);
     RT_CUDA_LAUNCH_CHECK();
   }
 }

@@ -9,8 +9,13 @@ constexpr int RT_ATTENTION_THREADS = 128;
 constexpr int RT_ATTENTION_MAX_HEAD_DIM = 256;
 /** Decode steps of at most this many tokens split each sequence's positions over several blocks (flash-decoding). */
 constexpr int RT_ATTENTION_SPLIT_MAX_TOKENS = 8;
-/** Positions per block when split. */
-constexpr int RT_ATTENTION_SPLIT_LEN = 128;
+/**
+ * Split decode steps aim at this many blocks an SM: each token's positions spread over
+ * ceil(RT_ATTENTION_BLOCKS_PER_SM * SMs / (tokens * heads)) blocks of a multiple of RT_ATTENTION_MIN_SPLIT_LEN
+ * positions, chosen on the device from the token's position (a decode graph replays at every context length).
+ */
+constexpr int RT_ATTENTION_BLOCKS_PER_SM = 2;
+constexpr int RT_ATTENTION_MIN_SPLIT_LEN = 32;
 
 /** Arguments of rt_cuda_attention; every pointer is device memory. */
 struct rt_cuda_attention_args {
@@ -30,17 +35,21 @@ struct rt_cuda_attention_args {
   int max_context = 0;  // bound on pos + 1 (sizes the score buffer)
   __half * out = nullptr;  // [n_tokens, n_heads * head_dim]
   float * workspace = nullptr;  // rt_cuda_attention_workspace_floats floats; nullptr = never split
-  int split_len = 0;            // positions per split block; 0 = RT_ATTENTION_SPLIT_LEN
+  int split_len = 0;            // positions per split block; 0 = by position and SM count (RT_ATTENTION_BLOCKS_PER_SM)
   bool kv_stored = false;       // the step's K/V rows are already in the cache (rt_cuda_qk_norm_rope stored them)
   // [RT_ATTENTION_SPLIT_MAX_TOKENS * n_heads] zeroed counters: split blocks merge their partials in the same launch
   // (the last block of a head to finish); nullptr = a second launch merges them.
   unsigned * arrivals = nullptr;
 };
 
-/** Floats of workspace that let steps of up to RT_ATTENTION_SPLIT_MAX_TOKENS tokens split their positions. */
+/** Floats of workspace that let steps of up to RT_ATTENTION_SPLIT_MAX_TOKENS tokens split their positions (on the
+ * current device, whose SM count sets the splits when split_len is 0). */
 size_t rt_cuda_attention_workspace_floats(int n_heads, int head_dim, int max_context, int split_len);
 
 /** Bytes of dynamic shared memory one attention block needs for `max_context` and `head_dim`. */
 size_t rt_cuda_attention_smem(int max_context, int head_dim);
 
 void rt_cuda_attention(const rt_cuda_attention_args & args, cudaStream_t stream);
+
+/** Blocks a (token, head) gets in the grid of rt_cuda_attention(args) on the current device (1: no split). */
+int rt_cuda_attention_splits(const rt_cuda_attention_args & args);
