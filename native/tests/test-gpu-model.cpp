@@ -372,11 +372,11 @@ void chunked_prefill(const fs::path & dir, const char * label, int slots) {
 // the plan in cuda_backend::step under full residency. Per layer: QKV projection with the q/k norm + RoPE + K/V
 // store as its tail, attention (its split partials merged in the same launch), output projection with the
 // post-attention norm as its tail, router projection with top-k and grouping as its tail, gate-up with the SwiGLU
-// epilogue, down with the MoE reduce and the next norm as its tail. Outside: embedding, the first layer's norm, LM
-// head, argmax. A down projection the decode GEMV cannot take (the tiny model's) launches the reduce on its own. A
+// epilogue, down with the MoE reduce and the next norm as its tail. Outside: embedding with the first layer's norm,
+// LM head with the argmax as its tail. A down projection the decode GEMV cannot take (the tiny model's) launches the reduce on its own. A
 // change here is a change of that plan: make it on purpose.
 constexpr int DECODE_KERNELS_PER_LAYER = 6;
-constexpr int DECODE_KERNELS_OUTSIDE_LAYERS = 4;
+constexpr int DECODE_KERNELS_OUTSIDE_LAYERS = 2;
 
 void graphs_and_batching(const fs::path & dir, const char * label, int kernels_per_layer = DECODE_KERNELS_PER_LAYER) {
   rt_error err;

@@ -870,6 +870,20 @@ void test_swiglu_reduce_embed_argmax() {
     if (ids[i] < vocab) std::copy_n(tf.begin() + static_cast<std::ptrdiff_t>(ids[i]) * dim, dim, eref.begin() + static_cast<std::ptrdiff_t>(i) * dim);
   }
   expect_close("embedding gather", de.get(), eref, 0.0f);
+  {
+    // With the first layer's norm in the same launch: the same x, and rt_cuda_rmsnorm's bits for xn.
+    std::vector<uint16_t> nb;
+    std::vector<float> nf2;
+    random_half(r, dim, 1.5f, nb, nf2);
+    dev<uint16_t> dnw(nb), fused_xn(ids.size() * dim), separate_xn(ids.size() * dim);
+    dev<float> fused_x(ids.size() * dim);
+    const int n_ids = static_cast<int>(ids.size());
+    rt_cuda_embedding_norm(dids.p, n_ids, reinterpret_cast<const __half *>(dt.p), vocab, dim, fused_x.p,
+                           reinterpret_cast<const __half *>(dnw.p), 1e-5f, reinterpret_cast<__half *>(fused_xn.p), nullptr);
+    rt_cuda_rmsnorm(de.p, dim, reinterpret_cast<const __half *>(dnw.p), 1e-5f, n_ids, dim,
+                    reinterpret_cast<__half *>(separate_xn.p), nullptr, dim, nullptr);
+    expect(fused_x.get() == de.get() && fused_xn.get() == separate_xn.get(), "embedding + first norm in one launch");
+  }
 
   const int arows = 5, cols = 50304;
   std::vector<float> lg(static_cast<size_t>(arows) * cols);
@@ -1095,6 +1109,47 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
       a.tail.arrivals = c;
       rt_cuda_matmul_f16(a, nullptr);
     }, outputs, reset);
+  }
+
+  // The greedy pick after the LM head, with a NaN row when there are two tokens (its answer is -1).
+  {
+    const int vocab = 1000, cols = 128;
+    std::vector<uint16_t> wb, xb;
+    std::vector<float> wf, xf;
+    random_half(r, static_cast<size_t>(vocab) * cols, 0.2f, wb, wf);
+    random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+    if (n >= 2) xb[static_cast<size_t>(cols) + 5] = 0x7E00;  // NaN activation: the second token's logits are NaN
+    dev<uint16_t> dw(wb), dx(xb);
+    dev<float> logits(static_cast<size_t>(n) * vocab);
+    dev<int> picks(static_cast<size_t>(n));
+    rt_cuda_f16_args a;
+    a.x = reinterpret_cast<const __half *>(dx.p);
+    a.ldx = cols;
+    a.y = logits.p;
+    a.ldy = vocab;
+    a.n = n;
+    a.w = reinterpret_cast<const __half *>(dw.p);
+    a.rows = vocab;
+    a.cols = cols;
+    a.kernel = dense_kernel;
+    a.tail.kind = rt_matmul_tail_kind::argmax;
+    a.tail.n_tokens = n;
+    a.tail.argmax_out = picks.p;
+    in_launch_as_expected(a.tail, vocab, vocab, "argmax tail");
+    const auto outputs = [&] {
+      std::vector<float> v;
+      for (int p : picks.get()) v.push_back(static_cast<float>(p));
+      return v;
+    };
+    const auto reset = [&] { CK(cudaMemset(picks.p, 0x7F, picks.n * sizeof(int))); };
+    compare("argmax tail", [&](unsigned * c) {
+      a.tail.arrivals = c;
+      rt_cuda_matmul_f16(a, nullptr);
+    }, outputs, reset);
+    const std::vector<float> lg = logits.get();
+    std::vector<int> want;
+    for (int t = 0; t < n; ++t) want.push_back(rt::ref::argmax(lg.data() + static_cast<size_t>(t) * vocab, vocab));
+    expect(picks.get() == want && (n < 2 || want[1] == -1), "argmax tail vs reference" + at);
   }
 
   // The MoE reduce with the next norm after the down projection (W4A16 decode GEMV; entry t * k + j is token t's

@@ -958,10 +958,9 @@ void cuda_backend::step(int n, int n_out) {
   const int * d_pos = ctrl_ + scratch_tokens_;
   const int * d_slot = ctrl_ + 2 * scratch_tokens_;
   const int * d_out = ctrl_ + 3 * scratch_tokens_;
-  rt_cuda_embedding(d_ids, n, embed_, c.vocab_size, H, x_, stream_);
-  // Each layer's input norm is applied by the launch that last updated x_: here for the first layer, then by the
-  // previous layer's MoE reduce (which also applies the final norm after the last layer).
-  rt_cuda_rmsnorm(x_, H, layers_.front().input_norm, c.rms_norm_eps, n, H, xn_, nullptr, H, stream_);
+  // Each layer's input norm is applied by the launch that last updated x_: here the embedding for the first layer,
+  // then the previous layer's MoE reduce (which also applies the final norm after the last layer).
+  rt_cuda_embedding_norm(d_ids, n, embed_, c.vocab_size, H, x_, layers_.front().input_norm, c.rms_norm_eps, xn_, stream_);
   for (int li = 0; li < c.num_hidden_layers; ++li) {
     const layer_dev & d = layers_[static_cast<size_t>(li)];
     float * q = qkv_;
@@ -1034,8 +1033,9 @@ void cuda_backend::step(int n, int n_out) {
       rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, next_norm, c.rms_norm_eps, xn_, stream_);
     }
   }
-  dense(lm_head_, c.vocab_size, H, xn_, H, n_out, logits_, c.vocab_size, false, /*rows_in=*/d_out);
-  rt_cuda_argmax(logits_, n_out, c.vocab_size, c.vocab_size, argmax_, stream_);
+  rt_cuda_matmul_tail pick = make_tail(rt_matmul_tail_kind::argmax, n_out);
+  pick.argmax_out = argmax_;
+  dense(lm_head_, c.vocab_size, H, xn_, H, n_out, logits_, c.vocab_size, false, /*rows_in=*/d_out, &pick);
 }
 
 bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_positions,

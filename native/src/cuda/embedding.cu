@@ -1,23 +1,35 @@
 #include "cuda/embedding.cuh"
 
 #include "cuda/common.cuh"
+#include "cuda/rmsnorm-block.cuh"
 
 namespace {
 
-__global__ void embedding_kernel(const int * ids, const __half * table, int vocab, int hidden, float * x) {
+constexpr int THREADS = 256;
+
+__global__ void __launch_bounds__(THREADS) embedding_kernel(const int * ids, const __half * table, int vocab, int hidden,
+                                                            float * x, const __half * norm_w, float eps, __half * xn) {
+  __shared__ float scratch[32];
   const int t = blockIdx.x;
   const int id = ids[t];
   const bool ok = id >= 0 && id < vocab;
+  float * xr = x + static_cast<size_t>(t) * hidden;
   for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-    x[static_cast<size_t>(t) * hidden + i] = ok ? __half2float(table[static_cast<size_t>(id) * hidden + i]) : 0.0f;
+    xr[i] = ok ? __half2float(table[static_cast<size_t>(id) * hidden + i]) : 0.0f;
   }
+  if (norm_w != nullptr) rt_cuda::rmsnorm_row(xr, norm_w, eps, hidden, xn + static_cast<size_t>(t) * hidden, nullptr, scratch);
 }
 
 }  // namespace
 
 void rt_cuda_embedding(const int * ids, int n, const __half * table, int vocab, int hidden, float * x,
                        cudaStream_t stream) {
+  rt_cuda_embedding_norm(ids, n, table, vocab, hidden, x, nullptr, 0.0f, nullptr, stream);
+}
+
+void rt_cuda_embedding_norm(const int * ids, int n, const __half * table, int vocab, int hidden, float * x,
+                            const __half * norm_w, float eps, __half * xn, cudaStream_t stream) {
   if (n <= 0) return;
-  embedding_kernel<<<n, 256, 0, stream>>>(ids, table, vocab, hidden, x);
+  embedding_kernel<<<n, THREADS, 0, stream>>>(ids, table, vocab, hidden, x, norm_w, eps, xn);
   RT_CUDA_LAUNCH_CHECK();
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The in-launch form of a matmul tail (device code, for the .cu files only): the GEMV kernels end with
 // finish_with_tail, and the block that finishes last runs the tail's per-token work.
+#include "cuda/argmax-block.cuh"
 #include "cuda/common.cuh"
 #include "cuda/matmul-tail.cuh"
 #include "cuda/moe-group-block.cuh"
@@ -41,6 +42,9 @@ __device__ __forceinline__ void finish_with_tail(const rt_cuda_matmul_tail & tai
       for (int t = 0; t < tail.n_tokens; ++t) {
         moe_reduce_token(y, tail.weights, tail.k, rows, tail.x, tail.norm_w, tail.eps, tail.out16, t, scratch);
       }
+      break;
+    case rt_matmul_tail_kind::argmax:
+      for (int t = 0; t < tail.n_tokens; ++t) argmax_row(y + static_cast<size_t>(t) * ldy, rows, tail.argmax_out + t);
       break;
     default:
       break;

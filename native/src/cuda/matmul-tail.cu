@@ -1,5 +1,6 @@
 #include "cuda/matmul-tail.cuh"
 
+#include "cuda/argmax.cuh"
 #include "cuda/common.cuh"
 #include "cuda/moe-group-block.cuh"
 #include "cuda/moe-group.cuh"
@@ -52,6 +53,9 @@ void rt_cuda_matmul_tail_launch(const rt_cuda_matmul_tail & t, float * y, int ro
     }
     case rt_matmul_tail_kind::moe_reduce:
       rt_cuda_moe_reduce(y, t.weights, t.n_tokens, t.k, rows, t.x, t.norm_w, t.eps, t.out16, stream);
+      return;
+    case rt_matmul_tail_kind::argmax:
+      rt_cuda_argmax(y, t.n_tokens, rows, ldy, t.argmax_out, stream);
       return;
   }
 }

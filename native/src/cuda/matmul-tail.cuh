@@ -15,6 +15,7 @@ enum class rt_matmul_tail_kind {
   route,         // top-k of softmax(y[t]) into ids / weights, grouped by expert when offsets is set (the router)
   qk_norm_rope,  // rt_cuda_qk_norm_rope over y (the QKV projection)
   moe_reduce,    // rt_cuda_moe_reduce of y (the down projection's rows t * k + j) into x, then the next norm
+  argmax,        // rt_cuda_argmax of y's rows into argmax_out (the greedy pick after the LM head)
 };
 
 /** A tail does its tokens one after another in one block: past this many a launch of their own is cheaper. */
@@ -40,6 +41,7 @@ struct rt_cuda_matmul_tail {
   int * active = nullptr;
   float * x = nullptr;        // moe_reduce: the residual rows
   rt_cuda_qk_norm_rope_args qk;  // qk_norm_rope (its qkv and ld are the matmul's y and ldy)
+  int * argmax_out = nullptr;    // argmax: [n_tokens]
 };
 
 /** Whether a GEMV launch of `rows` x (y with row stride ldy) may run `tail` in its last block. */
