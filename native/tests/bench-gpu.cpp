@@ -3,7 +3,8 @@
 // residency and with a partial expert budget. Prints a table; `--json PATH` also writes the figures as JSON.
 // Flags: --layers N (default 16), --partial-slots N (default 16 of 64), --quick (fewer steps), --small (a narrow
 // model and short prompts: a smoke run of every path, e.g. on the CUDA simulator; its figures mean nothing),
-// --ifeval INPUT_DATA.jsonl (also run the IFEval-shaped workload: see ifeval_workload_from), --no-kernel-table (skip
+// --ifeval INPUT_DATA.jsonl (also run the IFEval-shaped workload: see ifeval_workload_from), --ifeval-batch N (its
+// continuous batch; default 256, what horizon eval takes on a large GPU, 64 with --small), --no-kernel-table (skip
 // the per-kernel timings that come first: a profiler counting launches then starts at the model's).
 #include <algorithm>
 #include <atomic>
@@ -419,6 +420,7 @@ struct residency_figures {
   double load_s = 0;
   double prefill_tps = 0, ttft_512_ms = 0, ttft_128_ms = 0;
   double decode1 = 0, decode1_nograph = 0, decode8 = 0, decode32 = 0, decode64 = 0;
+  double decode256 = 0;  // full residency, not in quick runs: the batch horizon eval takes on a large GPU
   double peak_memory_gib = 0;
   int decode_step_ops = 0;  // kernels in the captured batch-1 decode step
   backend_counters counters;
@@ -461,6 +463,8 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     f.decode32 = run_decode(*be, w.config.vocab_size, 32, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
     // 64: the most a run generates at once (the automatic batch size on a large GPU, one decode graph).
     f.decode64 = run_decode(*be, w.config.vocab_size, 64, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
+    // Past 64 sequences a step runs without a graph (auto-batch.ts: GPU_BATCHES).
+    if (!partial && !quick) f.decode256 = run_decode(*be, w.config.vocab_size, 256, 128, std::max(2, stepsb / 2)).tokens_per_s;
     f.counters = be->counters();
     f.peak_memory_gib = static_cast<double>(f.counters.peak_memory_bytes) / (1024.0 * 1024 * 1024);
     if (!partial) {
@@ -791,6 +795,7 @@ int main(int argc, char ** argv) {
   bool quick = false, small = false, kernel_table = true;
   std::string json_path, ifeval_path;
   double ifeval_max_s = 180;
+  int ifeval_batch = 0;  // 0: 256 (what horizon eval takes where the KV cache fits: a large GPU), 64 with --small
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--layers" && i + 1 < argc) layers = std::atoi(argv[++i]);
@@ -800,6 +805,7 @@ int main(int argc, char ** argv) {
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--ifeval" && i + 1 < argc) ifeval_path = argv[++i];
     else if (a == "--ifeval-max-s" && i + 1 < argc) ifeval_max_s = std::atof(argv[++i]);
+    else if (a == "--ifeval-batch" && i + 1 < argc) ifeval_batch = std::atoi(argv[++i]);
     else if (a == "--no-kernel-table") kernel_table = false;
   }
   int count = 0;
@@ -844,17 +850,18 @@ int main(int argc, char ** argv) {
   const double avg_prompt = std::getenv("IFEVAL_AVG_PROMPT") ? std::atof(std::getenv("IFEVAL_AVG_PROMPT")) : 100;
   const double avg_new = std::getenv("IFEVAL_AVG_NEW") ? std::atof(std::getenv("IFEVAL_AVG_NEW")) : 400;
 
-  std::printf("\n%-8s %6s %8s %10s %10s %10s %10s %10s %10s %10s %10s %9s %10s %12s %6s %9s\n", "residency", "slots",
-              "load_s", "prefill/s", "ttft128ms", "ttft512ms", "dec1/s", "dec1-nogr", "dec8/s", "dec32/s", "dec64/s",
-              "peakGiB", "hits", "misses", "evict", "h2d_GB");
+  std::printf("\n%-8s %6s %8s %10s %10s %10s %10s %10s %10s %10s %10s %10s %9s %10s %12s %6s %9s\n", "residency",
+              "slots", "load_s", "prefill/s", "ttft128ms", "ttft512ms", "dec1/s", "dec1-nogr", "dec8/s", "dec32/s",
+              "dec64/s", "dec256/s", "peakGiB", "hits", "misses", "evict", "h2d_GB");
   for (const auto & f : runs) {
     if (!f.ok) {
       std::printf("%-8s FAILED: %s\n", f.label.c_str(), f.error.c_str());
       continue;
     }
-    std::printf("%-9s %6d %8.1f %10.0f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %9.2f %10llu %12llu %6llu %9.2f\n",
+    std::printf("%-9s %6d %8.1f %10.0f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %9.2f %10llu %12llu %6llu "
+                "%9.2f\n",
                 f.label.c_str(), f.slots, f.load_s, f.prefill_tps, f.ttft_128_ms, f.ttft_512_ms, f.decode1,
-                f.decode1_nograph, f.decode8, f.decode32, f.decode64, f.peak_memory_gib,
+                f.decode1_nograph, f.decode8, f.decode32, f.decode64, f.decode256, f.peak_memory_gib,
                 static_cast<unsigned long long>(f.counters.expert_hits),
                 static_cast<unsigned long long>(f.counters.expert_misses),
                 static_cast<unsigned long long>(f.counters.expert_evictions), f.counters.h2d_bytes / 1e9);
@@ -875,9 +882,12 @@ int main(int argc, char ** argv) {
       full.ok ? 541 * avg_prompt / full.prefill_tps + 541 * avg_new / std::max(1e-9, full.decode32) : 0;
   const double ifeval_b64 =
       full.ok ? 541 * avg_prompt / full.prefill_tps + 541 * avg_new / std::max(1e-9, full.decode64) : 0;
+  const double ifeval_b256 =
+      full.ok && full.decode256 > 0 ? 541 * avg_prompt / full.prefill_tps + 541 * avg_new / full.decode256 : 0;
   std::printf("projected IFEval-541 (assuming %.0f prompt and %.0f generated tokens per prompt, full residency, "
-              "continuous batching): %.1f min at batch 1, %.1f min at batch 32, %.1f min at batch 64\n",
-              avg_prompt, avg_new, ifeval_b1 / 60, ifeval_b32 / 60, ifeval_b64 / 60);
+              "continuous batching): %.1f min at batch 1, %.1f min at batch 32, %.1f min at batch 64, %.1f min at "
+              "batch 256\n",
+              avg_prompt, avg_new, ifeval_b1 / 60, ifeval_b32 / 60, ifeval_b64 / 60, ifeval_b256 / 60);
   std::vector<projection> cards;
   if (full.ok) {
     const double rates[4] = {full.decode1, full.decode8, full.decode32, full.decode64};
@@ -898,12 +908,12 @@ int main(int argc, char ** argv) {
 
   // Last: the run takes the model's weights.
   ifeval_figures ifeval;
+  const int batch = ifeval_batch > 0 ? ifeval_batch : (small ? 64 : 256);
   if (!ifeval_path.empty()) {
     ifeval_workload wl;
     if (!ifeval_workload_from(ifeval_path, c.vocab_size, small ? 64 : 1, wl, ifeval.error)) {
       std::printf("IFEval-shaped workload: %s\n", ifeval.error.c_str());
     } else {
-      const int batch = 64;
       ifeval = run_ifeval(std::make_unique<model_weights>(std::move(m->w)), wl, batch, ifeval_max_s);
       if (ifeval.ran) {
         std::printf("IFEval-shaped workload (%d prompts, lengths estimated, EOS suppressed, %lld new tokens, continuous "
@@ -934,7 +944,7 @@ int main(int argc, char ** argv) {
       std::replace(why.begin(), why.end(), '"', '\'');
       j << "{\"ran\": " << (ifeval.ran ? "true" : "false") << ", \"stopped_at_limit\": " << (ifeval.stopped ? "true" : "false")
         << ", \"prompts\": " << ifeval.prompts << ", \"new_tokens\": " << ifeval.new_tokens << ", \"asked_tokens\": "
-        << ifeval.asked_tokens << ", \"batch\": 64, \"wall_s\": " << ifeval.wall_s << ", \"error\": \"" << why << "\"}";
+        << ifeval.asked_tokens << ", \"batch\": " << batch << ", \"wall_s\": " << ifeval.wall_s << ", \"error\": \"" << why << "\"}";
     }
     j << ",\n  \"card_projections\": [";
     for (size_t i = 0; i < cards.size(); ++i) {
@@ -960,7 +970,7 @@ int main(int argc, char ** argv) {
         << f.prefill_tps << ", \"ttft_128_ms\": " << f.ttft_128_ms << ", \"ttft_512_ms\": " << f.ttft_512_ms
         << ", \"decode_tokens_per_s\": {\"b1\": " << f.decode1 << ", \"b1_no_graph\": " << f.decode1_nograph
         << ", \"b8\": " << f.decode8 << ", \"b32\": " << f.decode32 << ", \"b64\": " << f.decode64
-        << "}, \"peak_memory_bytes\": "
+        << ", \"b256\": " << f.decode256 << "}, \"peak_memory_bytes\": "
         << f.counters.peak_memory_bytes << ", \"peak_memory_scope\": \"" << f.counters.peak_memory_scope
         << "\", \"expert_hits\": " << f.counters.expert_hits
         << ", \"expert_misses\": " << f.counters.expert_misses << ", \"expert_evictions\": "
