@@ -311,7 +311,7 @@ export interface StartRunRequest {
   readonly modelId: string;
   /** First N prompts of IFEval (1..541); all when omitted. */
   readonly limit?: number;
-  /** Prompts generated together (1..64). */
+  /** Prompts generated together (1..256). */
   readonly batch?: number;
   /** Generation cap per response (1..4096; engine default 1280). */
   readonly maxNewTokens?: number;

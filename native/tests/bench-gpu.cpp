@@ -4,7 +4,7 @@
 // Flags: --layers N (default 16), --partial-slots N (default 16 of 64), --quick (fewer steps), --small (a narrow
 // model and short prompts: a smoke run of every path, e.g. on the CUDA simulator; its figures mean nothing),
 // --ifeval INPUT_DATA.jsonl (also run the IFEval-shaped workload: see ifeval_workload_from), --ifeval-batch N (its
-// continuous batch; default 256, what horizon eval takes on a large GPU, 64 with --small), --no-kernel-table (skip
+// continuous batch; default 64, what horizon eval takes on a large GPU), --no-kernel-table (skip
 // the per-kernel timings that come first: a profiler counting launches then starts at the model's).
 #include <algorithm>
 #include <atomic>
@@ -463,7 +463,8 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     f.decode32 = run_decode(*be, w.config.vocab_size, 32, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
     // 64: the most a run generates at once (the automatic batch size on a large GPU, one decode graph).
     f.decode64 = run_decode(*be, w.config.vocab_size, 64, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
-    // Past 64 sequences a step runs without a graph (auto-batch.ts: GPU_BATCHES).
+    // Past 64 sequences a step runs without a graph; the figure says whether horizon eval's automatic batch
+    // (auto-batch.ts: at most 64) should go further.
     if (!partial && !quick) f.decode256 = run_decode(*be, w.config.vocab_size, 256, 128, std::max(2, stepsb / 2)).tokens_per_s;
     f.counters = be->counters();
     f.peak_memory_gib = static_cast<double>(f.counters.peak_memory_bytes) / (1024.0 * 1024 * 1024);
@@ -795,7 +796,7 @@ int main(int argc, char ** argv) {
   bool quick = false, small = false, kernel_table = true;
   std::string json_path, ifeval_path;
   double ifeval_max_s = 180;
-  int ifeval_batch = 0;  // 0: 256 (what horizon eval takes where the KV cache fits: a large GPU), 64 with --small
+  int ifeval_batch = 64;  // what horizon eval takes on a large GPU
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--layers" && i + 1 < argc) layers = std::atoi(argv[++i]);
@@ -908,7 +909,7 @@ int main(int argc, char ** argv) {
 
   // Last: the run takes the model's weights.
   ifeval_figures ifeval;
-  const int batch = ifeval_batch > 0 ? ifeval_batch : (small ? 64 : 256);
+  const int batch = ifeval_batch;
   if (!ifeval_path.empty()) {
     ifeval_workload wl;
     if (!ifeval_workload_from(ifeval_path, c.vocab_size, small ? 64 : 1, wl, ifeval.error)) {

@@ -15,12 +15,8 @@ import type { ModelSource } from './model-source.js';
 import { readJsonObject } from './model-source.js';
 import { runContextTokens } from './run-context.js';
 
-/**
- * Largest first. Past 64 sequences the CUDA backend launches a decode step's kernels without a graph (it keeps one
- * graph per batch size up to 64), which costs about 0.2 ms a step against the several ms such a step computes; in
- * exchange each expert's weights serve 2-4 times as many tokens, and its tensor-core tiles (16 entries) fill.
- */
-export const GPU_BATCHES = [256, 192, 128, 96, 64, 48, 32, 24, 16, 12, 8, 6, 4, 2, 1] as const;
+/** Largest first; 64 is the most sequences the CUDA backend replays as one decode graph. */
+export const GPU_BATCHES = [64, 48, 32, 24, 16, 12, 8, 6, 4, 2, 1] as const;
 /** Kept free on the GPU for the CUDA context, scratch buffers and other programs (a desktop's display, say). */
 export const GPU_RESERVE_BYTES = 1.5 * 2 ** 30;
 /** Share of the GPU's memory a run plans with, since other programs may take more while it runs. */

@@ -39,11 +39,11 @@ describe('runs store', () => {
     await useRuns.getState().start();
     expect(useRuns.getState().error).toBe('Choose a prepared model first.');
     // Every bad field at once, each under its own name.
-    useRuns.getState().setForm({ modelId: 'm', batch: '100', expertBudgetGiB: '0.1', cudaDevice: 'gpu1', limit: '20' });
+    useRuns.getState().setForm({ modelId: 'm', batch: '300', expertBudgetGiB: '0.1', cudaDevice: 'gpu1', limit: '20' });
     await useRuns.getState().start();
     expect(useRuns.getState().error).toBeNull();
     expect(useRuns.getState().fieldErrors).toEqual({
-      batch: 'Batch size must be a whole number from 1 to 64.',
+      batch: 'Batch size must be a whole number from 1 to 256.',
       expertBudgetGiB: 'GPU expert memory must be a number of GiB from 0.25 to 1024, or empty for automatic.',
       cudaDevice: 'GPU must be a whole number from 0 to 63.',
     });

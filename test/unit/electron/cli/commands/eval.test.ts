@@ -33,7 +33,7 @@ describe('horizon eval / verify / export: usage', () => {
     expect(await capture(['eval', '--model', 'x', '--weights', 'fp8'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--weights must be int4 or bf16/) });
     expect(await capture(['eval', '--model', 'x', '--limit', 'ten'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--limit must be an integer from 1 to 541, got 'ten'/) });
     expect(await capture(['eval', '--model', 'x', '--limit', '600'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--limit must be an integer from 1 to 541/) });
-    expect(await capture(['eval', '--model', 'x', '--batch', '0'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--batch must be an integer from 1 to 64/) });
+    expect(await capture(['eval', '--model', 'x', '--batch', '0'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--batch must be an integer from 1 to 256/) });
     expect(await capture(['eval', '--model', 'x', '--expert-budget', '4slots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget for eval is a size in GiB/) });
     expect(await capture(['eval', '--model', 'x', '--expert-budget', 'lots'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--expert-budget must be <GiB>/) });
     expect(await capture(['verify'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/give exactly one RESULT\.zip/) });

@@ -450,8 +450,8 @@ describe('eval-run job', () => {
       createEvalRun(deps, { runId: `r-range-${JSON.stringify(o)}`, source, appVersion: '0.1.0', datasetSha256: 'x', ...o });
     await expect(make({ limit: records.length + 1 })).rejects.toThrow(`limit must be an integer in 1..${records.length}`);
     // The one set of run limits (electron/common/run-settings.ts), as the app and the CLI check them.
-    await expect(make({ batch: 65 })).rejects.toThrow('batch must be an integer in 1..64');
-    await expect(make({ batch: 1.5 })).rejects.toThrow('batch must be an integer in 1..64');
+    await expect(make({ batch: 257 })).rejects.toThrow('batch must be an integer in 1..256');
+    await expect(make({ batch: 1.5 })).rejects.toThrow('batch must be an integer in 1..256');
     await expect(make({ maxNewTokens: 0 })).rejects.toThrow('max new tokens must be an integer in 1..4096');
     await expect(make({ maxNewTokens: 4097 })).rejects.toThrow('max new tokens must be an integer in 1..4096');
     expect(await make({ limit: 3 })).toMatchObject({ total: 3, policy: { limit: 3 } });
