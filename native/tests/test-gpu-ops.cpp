@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/ref-ops.h"
@@ -905,6 +906,20 @@ void test_swiglu_reduce_embed_argmax() {
          "argmax (ties low; a row with a NaN gives -1; the block's last warp counts)");
 }
 
+// Dense FP16 arguments: n tokens of x (cols a row) through w [rows, cols] into y (rows a row), this test's kernel.
+rt_cuda_f16_args dense_args(const uint16_t * x, const uint16_t * w, int rows, int cols, int n, float * y) {
+  rt_cuda_f16_args a;
+  a.x = reinterpret_cast<const __half *>(x);
+  a.ldx = cols;
+  a.y = y;
+  a.ldy = rows;
+  a.n = n;
+  a.w = reinterpret_cast<const __half *>(w);
+  a.rows = rows;
+  a.cols = cols;
+  return a;
+}
+
 // A matmul tail run in the decode GEMV's last block (one launch) against the tail's own launch after the matmul:
 // the same bits in every output, the arrival counter back at zero, and the in-launch form taken only for steps of at
 // most RT_MATMUL_TAIL_MAX_TOKENS tokens. Enough rows for several blocks, so that which block runs the tail varies
@@ -928,6 +943,17 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     for (size_t i = 0; same && i < fused.size(); ++i) same = std::memcmp(&fused[i], &separate[i], sizeof(float)) == 0;
     expect(same && arrivals.get()[0] == 0, what + at + ": in-launch tail equals its own launch");
   };
+  // The step under test: the matmul with its tail, given the arrival counter (nullptr: the tail's own launch).
+  const auto step_of = [](auto & args) {
+    return [&args](unsigned * c) {
+      args.tail.arrivals = c;
+      if constexpr (std::is_same_v<std::decay_t<decltype(args)>, rt_cuda_f16_args>) {
+        rt_cuda_matmul_f16(args, nullptr);
+      } else {
+        rt_cuda_matmul_w4a16(args, nullptr);
+      }
+    };
+  };
   const auto in_launch_as_expected = [&](const rt_cuda_matmul_tail & t, int rows, int ldy, const std::string & what) {
     rt_cuda_matmul_tail with = t;
     with.arrivals = arrivals.p;
@@ -947,15 +973,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     for (auto & v : y0) v = r.uniform();
     dev<uint16_t> dw(wb), dx(xb), dn(nb), out(static_cast<size_t>(n) * rows);
     dev<float> dy(y0);
-    rt_cuda_f16_args a;
-    a.x = reinterpret_cast<const __half *>(dx.p);
-    a.ldx = cols;
-    a.y = dy.p;
-    a.ldy = rows;
-    a.n = n;
-    a.w = reinterpret_cast<const __half *>(dw.p);
-    a.rows = rows;
-    a.cols = cols;
+    rt_cuda_f16_args a = dense_args(dx.p, dw.p, rows, cols, n, dy.p);
     a.accumulate = true;
     a.kernel = dense_kernel;
     a.tail.kind = rt_matmul_tail_kind::rmsnorm;
@@ -971,10 +989,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
       return v;
     };
     const auto reset = [&] { CK(cudaMemcpy(dy.p, y0.data(), y0.size() * sizeof(float), cudaMemcpyHostToDevice)); };
-    compare("rmsnorm tail", [&](unsigned * c) {
-      a.tail.arrivals = c;
-      rt_cuda_matmul_f16(a, nullptr);
-    }, outputs, reset);
+    compare("rmsnorm tail", step_of(a), outputs, reset);
     const std::vector<float> y = dy.get();
     std::vector<float> ref(static_cast<size_t>(n) * rows);
     for (int t = 0; t < n; ++t) {
@@ -995,15 +1010,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     dev<float> logits(static_cast<size_t>(n) * experts), weights(static_cast<size_t>(n) * k);
     dev<int> ids(static_cast<size_t>(n) * k), offsets(experts + 1), sorted(static_cast<size_t>(n) * k),
         sorted_tok(static_cast<size_t>(n) * k), active(experts);
-    rt_cuda_f16_args a;
-    a.x = reinterpret_cast<const __half *>(dx.p);
-    a.ldx = cols;
-    a.y = logits.p;
-    a.ldy = experts;
-    a.n = n;
-    a.w = reinterpret_cast<const __half *>(dw.p);
-    a.rows = experts;
-    a.cols = cols;
+    rt_cuda_f16_args a = dense_args(dx.p, dw.p, experts, cols, n, logits.p);
     a.kernel = dense_kernel;
     a.tail.kind = rt_matmul_tail_kind::route;
     a.tail.n_tokens = n;
@@ -1042,10 +1049,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
       CK(cudaMemset(ids.p, 0xFF, ids.n * sizeof(int)));
       CK(cudaMemset(offsets.p, 0xFF, offsets.n * sizeof(int)));
     };
-    compare(what, [&](unsigned * c) {
-      a.tail.arrivals = c;
-      rt_cuda_matmul_f16(a, nullptr);
-    }, outputs, reset);
+    compare(what, step_of(a), outputs, reset);
   }
 
   // The attention prologue after the QKV projection (GQA: 4 query heads over 2 KV heads).
@@ -1070,15 +1074,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     dev<uint16_t> kc1(static_cast<size_t>(max_ctx) * kn), vc1(static_cast<size_t>(max_ctx) * kn);
     dev<__half *> kt(std::vector<__half *>{reinterpret_cast<__half *>(kc0.p), reinterpret_cast<__half *>(kc1.p)});
     dev<__half *> vt(std::vector<__half *>{reinterpret_cast<__half *>(vc0.p), reinterpret_cast<__half *>(vc1.p)});
-    rt_cuda_f16_args a;
-    a.x = reinterpret_cast<const __half *>(dx.p);
-    a.ldx = cols;
-    a.y = qkv.p;
-    a.ldy = rows;
-    a.n = n;
-    a.w = reinterpret_cast<const __half *>(dw.p);
-    a.rows = rows;
-    a.cols = cols;
+    rt_cuda_f16_args a = dense_args(dx.p, dw.p, rows, cols, n, qkv.p);
     a.kernel = dense_kernel;
     a.tail.kind = rt_matmul_tail_kind::qk_norm_rope;
     a.tail.n_tokens = n;
@@ -1105,10 +1101,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     const auto reset = [&] {
       for (const auto * c : {&kc0, &vc0, &kc1, &vc1}) CK(cudaMemset(c->p, 0, c->n * sizeof(uint16_t)));
     };
-    compare("qk norm+rope tail", [&](unsigned * c) {
-      a.tail.arrivals = c;
-      rt_cuda_matmul_f16(a, nullptr);
-    }, outputs, reset);
+    compare("qk norm+rope tail", step_of(a), outputs, reset);
   }
 
   // The greedy pick after the LM head, with a NaN row when there are two tokens (its answer is -1).
@@ -1122,15 +1115,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     dev<uint16_t> dw(wb), dx(xb);
     dev<float> logits(static_cast<size_t>(n) * vocab);
     dev<int> picks(static_cast<size_t>(n));
-    rt_cuda_f16_args a;
-    a.x = reinterpret_cast<const __half *>(dx.p);
-    a.ldx = cols;
-    a.y = logits.p;
-    a.ldy = vocab;
-    a.n = n;
-    a.w = reinterpret_cast<const __half *>(dw.p);
-    a.rows = vocab;
-    a.cols = cols;
+    rt_cuda_f16_args a = dense_args(dx.p, dw.p, vocab, cols, n, logits.p);
     a.kernel = dense_kernel;
     a.tail.kind = rt_matmul_tail_kind::argmax;
     a.tail.n_tokens = n;
@@ -1142,10 +1127,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
       return v;
     };
     const auto reset = [&] { CK(cudaMemset(picks.p, 0x7F, picks.n * sizeof(int))); };
-    compare("argmax tail", [&](unsigned * c) {
-      a.tail.arrivals = c;
-      rt_cuda_matmul_f16(a, nullptr);
-    }, outputs, reset);
+    compare("argmax tail", step_of(a), outputs, reset);
     const std::vector<float> lg = logits.get();
     std::vector<int> want;
     for (int t = 0; t < n; ++t) want.push_back(rt::ref::argmax(lg.data() + static_cast<size_t>(t) * vocab, vocab));
@@ -1201,10 +1183,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
       return v;
     };
     const auto reset = [&] { CK(cudaMemcpy(resid.p, resid0.data(), resid0.size() * sizeof(float), cudaMemcpyHostToDevice)); };
-    compare("moe reduce tail", [&](unsigned * c) {
-      a.tail.arrivals = c;
-      rt_cuda_matmul_w4a16(a, nullptr);
-    }, outputs, reset);
+    compare("moe reduce tail", step_of(a), outputs, reset);
   }
 }
 

@@ -4,21 +4,9 @@
 // whatever their block size.
 #include "cuda/common.cuh"
 #include "cuda/qk-norm-rope.cuh"
+#include "cuda/rmsnorm-block.cuh"
 
 namespace rt_cuda {
-
-__device__ __forceinline__ float sum_squares_as_qk_block(const float * v, int n, float * scratch) {
-  return virtual_block_sum<RT_QK_NORM_ROPE_THREADS>(
-      [&](int vt) {
-        float ss = 0.0f;
-        for (int i = vt; i < n; i += RT_QK_NORM_ROPE_THREADS) {
-          const float x = __ldcg(v + i);
-          ss = fmaf(x, x, ss);
-        }
-        return ss;
-      },
-      scratch);
-}
 
 __device__ __forceinline__ void qk_norm_rope_token(const rt_cuda_qk_norm_rope_args & a, int t, float * scratch) {
   const int hd = a.head_dim;
@@ -29,8 +17,8 @@ __device__ __forceinline__ void qk_norm_rope_token(const rt_cuda_qk_norm_rope_ar
   const float * k = q + qn;
   const float * v = k + kn;
 
-  const float inv_q = rsqrtf(sum_squares_as_qk_block(q, qn, scratch) / static_cast<float>(qn) + a.eps);
-  const float inv_k = rsqrtf(sum_squares_as_qk_block(k, kn, scratch) / static_cast<float>(kn) + a.eps);
+  const float inv_q = rsqrtf(sum_squares_as<RT_QK_NORM_ROPE_THREADS>(q, qn, scratch) / static_cast<float>(qn) + a.eps);
+  const float inv_k = rsqrtf(sum_squares_as<RT_QK_NORM_ROPE_THREADS>(k, kn, scratch) / static_cast<float>(kn) + a.eps);
 
   const int pos = a.positions[t];
   const float fpos = static_cast<float>(pos);

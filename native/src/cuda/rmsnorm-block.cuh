@@ -7,18 +7,23 @@
 
 namespace rt_cuda {
 
-/** Sum of squares of x[0..n) as a RT_RMSNORM_THREADS-thread block adds it; x read through L2 (__ldcg). */
-__device__ __forceinline__ float rmsnorm_sum_squares(const float * x, int n, float * scratch) {
-  return virtual_block_sum<RT_RMSNORM_THREADS>(
+/** Sum of squares of x[0..n) as a V-thread block adds it; x read through L2 (__ldcg). */
+template <int V>
+__device__ __forceinline__ float sum_squares_as(const float * x, int n, float * scratch) {
+  return virtual_block_sum<V>(
       [&](int vt) {
         float ss = 0.0f;
-        for (int i = vt; i < n; i += RT_RMSNORM_THREADS) {
+        for (int i = vt; i < n; i += V) {
           const float v = __ldcg(x + i);
           ss = fmaf(v, v, ss);
         }
         return ss;
       },
       scratch);
+}
+
+__device__ __forceinline__ float rmsnorm_sum_squares(const float * x, int n, float * scratch) {
+  return sum_squares_as<RT_RMSNORM_THREADS>(x, n, scratch);
 }
 
 /** y = x * rsqrt(sum_squares / n + eps) * w into y16 (FP16) or else y32 (FP32, may alias x). */
