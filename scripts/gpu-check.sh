@@ -113,15 +113,16 @@ if [ -n "$SANITIZER" ] && [ -x "$BUILD/test-gpu-ops" ]; then
 else
   say "compute-sanitizer: not found, not run"; SAN_RC=1
 fi
-# Where a batch-1 decode step's time goes, kernel by kernel (informational: it never fails the check). The launches
-# skipped are the warm-up and the 512-token prefill; the 900 profiled cover the 128-token prefill before the batch-1
-# decode (its launches are the 8-token-tile and FP16 GEMM kernels) and about four decode steps.
+# Where a batch-1 decode step's time goes, kernel by kernel (informational: it never fails the check). bench-gpu marks
+# the timed batch-1 decode steps under full residency as the profiler's range (cudaProfilerStart/Stop); the 400
+# launches profiled are about four of those steps (98 kernels each for OLMoE).
 NCU=$(cuda_tool ncu)
 LEFT=$(( 470 - ($(date +%s) - START) ))
 if [ -n "$NCU" ] && [ "$LEFT" -ge 60 ]; then
   KERNELS="${OUT:-${TMPDIR:-/tmp}}/gpu-kernels.txt"
   timeout -k 10 $(( LEFT < 150 ? LEFT : 150 )) "$NCU" --clock-control none --metrics gpu__time_duration.sum \
-    --launch-skip 1500 --launch-count 900 --print-summary per-kernel "$BUILD/bench-gpu" --quick --no-kernel-table >"$KERNELS.raw" 2>&1
+    --profile-from-start off --launch-count 400 --print-summary per-kernel "$BUILD/bench-gpu" --quick --no-kernel-table \
+    >"$KERNELS.raw" 2>&1
   grep -v '^==PROF==' "$KERNELS.raw" | grep -E 'Invocations|gpu__time_duration' | paste - - |
     sed -E 's/Device [0-9]+, CC [0-9.]+, //; s/\([^()]*_args[^()]*\)//; s/\(const [^()]*\)//; s/gpu__time_duration.sum +//; s/ +/ /g' \
     >"$KERNELS"

@@ -28,6 +28,7 @@
 #include "rt/rt-runtime.h"
 
 #ifdef RT_WITH_CUDA
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include "cuda/attention.cuh"
@@ -359,8 +360,9 @@ struct decode_result {
 };
 
 // Prefills `batch` prompts of `prompt_len` tokens in one step, then decodes `steps` tokens per sequence; the rate
-// excludes the first generated token (it comes from the prefill step).
-decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int steps) {
+// excludes the first generated token (it comes from the prefill step). With `profile`, the timed steps are the
+// profiler's collection range (gpu-check's Nsight Compute pass runs with --profile-from-start off).
+decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int steps, bool profile = false) {
   rt_error err;
   std::vector<batch_entry> b(static_cast<size_t>(batch));
   for (int i = 0; i < batch; ++i) {
@@ -385,11 +387,13 @@ decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int
     if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err.message);
     advance();
   }
+  if (profile) cudaProfilerStart();
   const auto t1 = clk::now();
   for (int s = 0; s < steps; ++s) {
     if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err.message);
     advance();
   }
+  if (profile) cudaProfilerStop();
   r.tokens_per_s = static_cast<double>(batch) * steps / seconds_since(t1);
   for (const auto & e : b) be.seq_free(e.seq_id);
   return r;
@@ -455,7 +459,7 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     const decode_result p512 = run_decode(*be, w.config.vocab_size, 1, 512 / shrink, 1);
     f.ttft_512_ms = p512.ttft_ms;
     f.prefill_tps = 512.0 / shrink / (p512.ttft_ms / 1e3);
-    const decode_result d1 = run_decode(*be, w.config.vocab_size, 1, 128 / shrink, std::max(2, steps1 / shrink));
+    const decode_result d1 = run_decode(*be, w.config.vocab_size, 1, 128 / shrink, std::max(2, steps1 / shrink), !partial);
     f.ttft_128_ms = d1.ttft_ms;
     f.decode1 = d1.tokens_per_s;
     f.decode_step_ops = be->decode_step_ops();
