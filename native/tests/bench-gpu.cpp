@@ -357,6 +357,8 @@ ifeval_figures run_ifeval(std::unique_ptr<model_weights> w, const ifeval_workloa
 struct decode_result {
   double tokens_per_s = 0;
   double ttft_ms = 0;
+  int timed_steps = 0;
+  uint64_t timed_h2d_bytes = 0;  // expert bytes copied in during the timed steps (partial residency)
 };
 
 // Prefills `batch` prompts of `prompt_len` tokens in one step, then decodes `steps` tokens per sequence; the rate
@@ -388,6 +390,7 @@ decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int
     advance();
   }
   if (profile) cudaProfilerStart();
+  const uint64_t h2d0 = be.counters().h2d_bytes;
   const auto t1 = clk::now();
   for (int s = 0; s < steps; ++s) {
     if (!be.forward_greedy(b, next, err)) throw std::runtime_error(err.message);
@@ -395,6 +398,8 @@ decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int
   }
   if (profile) cudaProfilerStop();
   r.tokens_per_s = static_cast<double>(batch) * steps / seconds_since(t1);
+  r.timed_steps = steps;
+  r.timed_h2d_bytes = be.counters().h2d_bytes - h2d0;
   for (const auto & e : b) be.seq_free(e.seq_id);
   return r;
 }
@@ -418,13 +423,41 @@ double measured_copy_bandwidth(size_t bytes) {
   return 2.0 * bytes * reps / (ms / 1e3);  // each copy reads and writes `bytes`
 }
 
+// Host-to-device rate from pinned memory, the path partial residency copies experts on.
+double measured_h2d_bandwidth(size_t bytes) {
+  void *h = nullptr, *d = nullptr;
+  if (cudaMallocHost(&h, bytes) != cudaSuccess) return 0;
+  if (cudaMalloc(&d, bytes) != cudaSuccess) {
+    cudaFreeHost(h);
+    return 0;
+  }
+  std::memset(h, 1, bytes);
+  cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  cudaEventRecord(e0);
+  const int reps = 5;
+  for (int i = 0; i < reps; ++i) cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, nullptr);
+  cudaEventRecord(e1);
+  cudaEventSynchronize(e1);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, e0, e1);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(d);
+  cudaFreeHost(h);
+  return ms > 0 ? static_cast<double>(bytes) * reps / (ms / 1e3) : 0;
+}
+
 struct residency_figures {
   std::string label;
   int slots = 0;
   double load_s = 0;
   double prefill_tps = 0, ttft_512_ms = 0, ttft_128_ms = 0;
   double decode1 = 0, decode1_nograph = 0, decode8 = 0, decode32 = 0, decode64 = 0;
-  double decode256 = 0;  // full residency, not in quick runs: the batch horizon eval takes on a large GPU
+  double decode256 = 0;  // full residency, not in quick runs
+  double h2d_bytes_per_step8 = 0;  // partial residency: expert bytes copied in per batch-8 decode step
   double peak_memory_gib = 0;
   int decode_step_ops = 0;  // kernels in the captured batch-1 decode step
   backend_counters counters;
@@ -463,7 +496,9 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     f.ttft_128_ms = d1.ttft_ms;
     f.decode1 = d1.tokens_per_s;
     f.decode_step_ops = be->decode_step_ops();
-    f.decode8 = run_decode(*be, w.config.vocab_size, 8, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
+    const decode_result d8 = run_decode(*be, w.config.vocab_size, 8, 128 / shrink, std::max(2, stepsb / shrink));
+    f.decode8 = d8.tokens_per_s;
+    f.h2d_bytes_per_step8 = static_cast<double>(d8.timed_h2d_bytes) / std::max(1, d8.timed_steps);
     f.decode32 = run_decode(*be, w.config.vocab_size, 32, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
     // 64: the most a run generates at once (the automatic batch size on a large GPU, one decode graph).
     f.decode64 = run_decode(*be, w.config.vocab_size, 64, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
@@ -825,6 +860,8 @@ int main(int argc, char ** argv) {
               prop.totalGlobalMem / 1073741824.0, prop.multiProcessorCount);
   const double copy_bw = measured_copy_bandwidth(small ? size_t(64) << 20 : size_t(1) << 30);
   std::printf("measured device copy bandwidth: %.2f TB/s (nominal %.1f TB/s)\n", copy_bw / 1e12, NOMINAL_BANDWIDTH / 1e12);
+  const double h2d_bw = measured_h2d_bandwidth(small ? size_t(16) << 20 : size_t(256) << 20);
+  std::printf("measured host-to-device bandwidth (pinned): %.1f GB/s\n", h2d_bw / 1e9);
 
   const std::vector<kernel_figure> kernels = kernel_table ? kernel_ab(small, quick) : std::vector<kernel_figure>{};
   if (!kernels.empty()) {
@@ -881,6 +918,18 @@ int main(int argc, char ** argv) {
     std::printf("batch-1 decode step: %d kernels in its graph, %.2f us per kernel at the measured rate\n",
                 full.decode_step_ops, 1e6 / full.decode1 / full.decode_step_ops);
   }
+  // Partial residency at batch 8 against full (the goal: 60%), and the most the experts it copied in allow: a step
+  // cannot be shorter than its copies at the measured host-to-device rate.
+  const residency_figures & part = runs[1];
+  const double partial_share8 = full.ok && part.ok && full.decode8 > 0 ? part.decode8 / full.decode8 : 0;
+  const double copy_ceiling8 =
+      part.ok && part.h2d_bytes_per_step8 > 0 && h2d_bw > 0 ? 8.0 / (part.h2d_bytes_per_step8 / h2d_bw) : 0;
+  if (full.ok && part.ok) {
+    std::printf("partial residency at batch 8: %.0f tok/s = %.0f%% of full; it copied %.2f GB of experts a step, so at "
+                "%.1f GB/s no schedule beats %.0f tok/s (%.0f%% of full)\n",
+                part.decode8, 100 * partial_share8, part.h2d_bytes_per_step8 / 1e9, h2d_bw / 1e9, copy_ceiling8,
+                full.decode8 > 0 ? 100 * copy_ceiling8 / full.decode8 : 0.0);
+  }
   const double ifeval_b1 = full.ok ? 541 * (full.ttft_128_ms / 1e3 + (avg_new - 1) / full.decode1) : 0;
   // Runs batch continuously (a prompt starts as soon as another ends), so the batch stays full until the last ones.
   const double ifeval_b32 =
@@ -936,7 +985,10 @@ int main(int argc, char ** argv) {
   if (!json_path.empty()) {
     std::ofstream j(json_path);
     j << "{\n  \"device\": \"" << prop.name << "\",\n  \"layers\": " << layers
-      << ",\n  \"measured_copy_bandwidth_tb_s\": " << copy_bw / 1e12 << ",\n  \"nominal_bandwidth_tb_s\": "
+      << ",\n  \"measured_copy_bandwidth_tb_s\": " << copy_bw / 1e12 << ",\n  \"measured_h2d_bandwidth_gb_s\": "
+      << h2d_bw / 1e9 << ",\n  \"partial_batch8\": {\"share_of_full\": " << partial_share8
+      << ", \"h2d_bytes_per_step\": " << part.h2d_bytes_per_step8 << ", \"copy_bound_tokens_per_s\": " << copy_ceiling8
+      << "},\n  \"nominal_bandwidth_tb_s\": "
       << NOMINAL_BANDWIDTH / 1e12 << ",\n  \"bytes_per_token_batch1\": " << bpt << ",\n  \"roofline_tokens_per_s\": "
       << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio
       << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0) << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
