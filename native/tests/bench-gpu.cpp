@@ -404,23 +404,36 @@ decode_result run_decode(backend & be, int vocab, int batch, int prompt_len, int
   return r;
 }
 
+// Median time of `reps` runs of `launch` (after one warm-up), by device events on the legacy stream.
+template <typename F>
+double time_us(F && launch, int reps) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  launch();  // warm-up
+  std::vector<float> t;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(a);
+    launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    t.push_back(ms * 1000.0f);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t.empty() ? 0.0 : t[t.size() / 2];
+}
+
 double measured_copy_bandwidth(size_t bytes) {
   void *a = nullptr, *b = nullptr;
   if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0;
-  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  cudaEventRecord(e0);
-  const int reps = 10;
-  for (int i = 0; i < reps; ++i) cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-  cudaEventRecord(e1);
-  cudaEventSynchronize(e1);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, e0, e1);
+  const double us = time_us([&] { cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice); }, 10);
   cudaFree(a);
   cudaFree(b);
-  return 2.0 * bytes * reps / (ms / 1e3);  // each copy reads and writes `bytes`
+  return us > 0 ? 2.0 * bytes / (us / 1e6) : 0;  // each copy reads and writes `bytes`
 }
 
 // Host-to-device rate from pinned memory, the path partial residency copies experts on.
@@ -432,22 +445,10 @@ double measured_h2d_bandwidth(size_t bytes) {
     return 0;
   }
   std::memset(h, 1, bytes);
-  cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  cudaEventRecord(e0);
-  const int reps = 5;
-  for (int i = 0; i < reps; ++i) cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, nullptr);
-  cudaEventRecord(e1);
-  cudaEventSynchronize(e1);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, e0, e1);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  const double us = time_us([&] { cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, nullptr); }, 5);
   cudaFree(d);
   cudaFreeHost(h);
-  return ms > 0 ? static_cast<double>(bytes) * reps / (ms / 1e3) : 0;
+  return us > 0 ? static_cast<double>(bytes) / (us / 1e6) : 0;
 }
 
 struct residency_figures {
@@ -531,28 +532,6 @@ struct kernel_figure {
   int entries = 0, groups = 0;
   double us = 0, weight_gb_s = 0, tflops = 0, max_rel_diff = 0;
 };
-
-template <typename F>
-double time_us(F && launch, int reps) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  launch();  // warm-up
-  std::vector<float> t;
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(a);
-    launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms * 1000.0f);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t.empty() ? 0.0 : t[t.size() / 2];
-}
 
 // Random bytes, or FP16 values (bits & half_and) | half_or as build_model fills its tensors.
 template <typename T>
