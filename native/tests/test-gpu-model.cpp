@@ -63,12 +63,13 @@ fs::path pack(const fs::path & src, const fs::path & dst) {
 }
 
 std::unique_ptr<backend> make(const model_weights & w, const char * kind, int slots, bool graphs = true,
-                              int max_context = 64) {
+                              int max_context = 64, bool tails = true) {
   backend_options o;
   o.threads = 2;
   o.max_context = max_context;
   o.expert_slots = slots;
   o.cuda_graphs = graphs;
+  o.matmul_tails = tails;
   rt_error err;
   std::unique_ptr<backend> be = std::string(kind) == "cpu" ? cpu_backend_create(w, o, err) : cuda_backend_create(w, o, err);
   CHECK(be != nullptr, "%s backend: %s", kind, err.message.c_str());
@@ -393,6 +394,15 @@ void graphs_and_batching(const fs::path & dir, const char * label, int kernels_p
         "%s: the decode graph holds %d kernels per layer and %d outside them (got %d in all)", label,
         kernels_per_layer, DECODE_KERNELS_OUTSIDE_LAYERS, with->decode_step_ops());
   CHECK(without->decode_step_ops() == 0, "%s: no decode graph without CUDA graphs", label);
+  {
+    // The tails as launches of their own: the same tokens, more launches.
+    auto apart = make(*w, "cuda", 0, true, 64, /*tails=*/false);
+    if (apart) {
+      CHECK(greedy(*apart, {PROMPT_A}, 16) == a, "%s: decode with the tails launched apart equals decode with them fused", label);
+      CHECK(apart->decode_step_ops() > with->decode_step_ops(), "%s: tails apart take more launches (%d vs %d)", label,
+            apart->decode_step_ops(), with->decode_step_ops());
+    }
+  }
   const auto one_b = greedy(*without, {PROMPT_B}, 16);
   const auto batched = greedy(*without, {PROMPT_A, PROMPT_B}, 16);
   CHECK(batched.size() == 2 && batched[0] == a[0] && batched[1] == one_b[0], "%s: batched decode equals one-by-one", label);

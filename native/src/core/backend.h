@@ -31,6 +31,7 @@ struct backend_options {
   int device = 0;                  // CUDA device index
   int expert_slots = 0;            // CUDA: GPU expert slots per layer (overrides expert_budget_bytes); 0 = unused
   bool cuda_graphs = true;         // CUDA: capture batch-1 decode steps as CUDA graphs
+  bool matmul_tails = true;        // CUDA: small kernels run in the last block of the matmul before them (decode)
 };
 
 /** One sequence's share of a batched step. */

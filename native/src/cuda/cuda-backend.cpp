@@ -395,7 +395,7 @@ class cuda_backend final : public backend {
     rt_cuda_matmul_tail t;
     t.kind = kind;
     t.n_tokens = n;
-    t.arrivals = matmul_arrivals_;
+    t.arrivals = use_tails_ ? matmul_arrivals_ : nullptr;
     return t;
   }
   struct expert_groups {
@@ -428,6 +428,7 @@ class cuda_backend final : public backend {
   int max_ctx_ = 0;
   bool full_ = true;
   bool use_graphs_ = true;
+  bool use_tails_ = true;  // the matmul tails in their matmul's launch (else a launch of their own, same results)
   int slots_per_layer_ = 0;
   expert_layout layout_;
 
@@ -531,6 +532,8 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
   }
   const char * env_graphs = std::getenv("HORIZON_CUDA_GRAPHS");
   use_graphs_ = o.cuda_graphs && !(env_graphs != nullptr && std::strcmp(env_graphs, "0") == 0);
+  const char * env_tails = std::getenv("HORIZON_CUDA_TAILS");
+  use_tails_ = o.matmul_tails && !(env_tails != nullptr && std::strcmp(env_tails, "0") == 0);
   try {
     ck(cudaSetDevice(o.device), "select device");
     device_ = o.device;
@@ -1004,7 +1007,7 @@ void cuda_backend::step(int n, int n_out) {
     at.max_context = max_ctx_;
     at.out = attn_;
     at.workspace = attn_ws_;
-    at.arrivals = arrivals_;
+    at.arrivals = use_tails_ ? arrivals_ : nullptr;
     rt_cuda_attention(at, stream_);
     rt_cuda_matmul_tail post_norm = make_tail(rt_matmul_tail_kind::rmsnorm, n);
     post_norm.norm_w = d.post_norm;
