@@ -961,9 +961,10 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
            what + at + (fusable ? ": taken in the launch" : ": a launch of its own"));
   };
 
-  // The post-attention norm after the accumulating output projection.
-  {
-    const int rows = 264, cols = 512;
+  // The post-attention norm after the accumulating output projection; a row a tail thread holds in registers, and
+  // one wider than that (4,100 values), which it adds one virtual thread after another.
+  for (const int rows : {264, 4100}) {
+    const int cols = 512;
     std::vector<uint16_t> wb, xb, nb;
     std::vector<float> wf, xf, nf;
     random_half(r, static_cast<size_t>(rows) * cols, 0.1f, wb, wf);
@@ -981,7 +982,8 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     a.tail.norm_w = reinterpret_cast<const __half *>(dn.p);
     a.tail.eps = 1e-5f;
     a.tail.out16 = reinterpret_cast<__half *>(out.p);
-    in_launch_as_expected(a.tail, rows, rows, "rmsnorm tail");
+    const std::string wide = rows > 4096 ? " (wide)" : "";
+    in_launch_as_expected(a.tail, rows, rows, "rmsnorm tail" + wide);
     const auto outputs = [&] {
       std::vector<float> v = dy.get();
       const std::vector<float> o = halves_to_floats(out.get());
@@ -989,14 +991,14 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
       return v;
     };
     const auto reset = [&] { CK(cudaMemcpy(dy.p, y0.data(), y0.size() * sizeof(float), cudaMemcpyHostToDevice)); };
-    compare("rmsnorm tail", step_of(a), outputs, reset);
+    compare("rmsnorm tail" + wide, step_of(a), outputs, reset);
     const std::vector<float> y = dy.get();
     std::vector<float> ref(static_cast<size_t>(n) * rows);
     for (int t = 0; t < n; ++t) {
       rt::ref::rmsnorm(y.data() + static_cast<size_t>(t) * rows, nf.data(), 1e-5f, rows, ref.data() + static_cast<size_t>(t) * rows);
     }
     for (auto & v : ref) v = rt::ref::half_to_float(rt::ref::float_to_half(v));
-    expect_close("rmsnorm tail vs reference" + at, halves_to_floats(out.get()), ref, MAX_ABS_ERR_RMSNORM_F16);
+    expect_close("rmsnorm tail vs reference" + wide + at, halves_to_floats(out.get()), ref, MAX_ABS_ERR_RMSNORM_F16);
   }
 
   // Routing, with and without the grouping, after the router projection.
@@ -1121,6 +1123,11 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     a.tail.n_tokens = n;
     a.tail.argmax_out = picks.p;
     in_launch_as_expected(a.tail, vocab, vocab, "argmax tail");
+    {
+      rt_cuda_matmul_tail wide = a.tail;
+      wide.arrivals = arrivals.p;
+      expect(!rt_cuda_matmul_tail_in_launch(wide, 50304, 50304), "argmax tail over OLMoE's vocabulary: a launch of its own");
+    }
     const auto outputs = [&] {
       std::vector<float> v;
       for (int p : picks.get()) v.push_back(static_cast<float>(p));
@@ -1135,9 +1142,9 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
   }
 
   // The MoE reduce with the next norm after the down projection (W4A16 decode GEMV; entry t * k + j is token t's
-  // j-th expert row).
-  {
-    const int hidden = 256, cols = 128, group = 32, k = 4;
+  // j-th expert row), held in registers and not.
+  for (const int hidden : {256, 4100}) {
+    const int cols = 128, group = 32, k = 4;
     const packed_matrix m = random_packed(r, hidden, cols, group, 0.02f);
     std::vector<uint16_t> xb, nb;
     std::vector<float> xf, nf;
@@ -1174,7 +1181,8 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     a.tail.norm_w = reinterpret_cast<const __half *>(dn.p);
     a.tail.eps = 1e-5f;
     a.tail.out16 = reinterpret_cast<__half *>(out.p);
-    in_launch_as_expected(a.tail, hidden, hidden, "moe reduce tail");
+    const std::string wide = hidden > 4096 ? " (wide)" : "";
+    in_launch_as_expected(a.tail, hidden, hidden, "moe reduce tail" + wide);
     const auto outputs = [&] {
       std::vector<float> v = z.get();
       const std::vector<float> x = resid.get(), o = halves_to_floats(out.get());
@@ -1183,7 +1191,7 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
       return v;
     };
     const auto reset = [&] { CK(cudaMemcpy(resid.p, resid0.data(), resid0.size() * sizeof(float), cudaMemcpyHostToDevice)); };
-    compare("moe reduce tail", step_of(a), outputs, reset);
+    compare("moe reduce tail" + wide, step_of(a), outputs, reset);
   }
 }
 

@@ -133,31 +133,40 @@ __device__ __forceinline__ void rows_by_block(const rt_cuda_f16_args & a) {
   });
 }
 
-template <int R, int TB>
+// TAIL: the kernel ends with the matmul tail. Compiled apart, since the tails' code would otherwise set the register
+// count of every launch (decode GEMVs keep more loads in flight with fewer registers).
+template <int R, int TB, bool TAIL>
 __global__ void __launch_bounds__(THREADS) f16_gemv(rt_cuda_f16_args a) {
   extern __shared__ int tail_smem[];
   rows_by_warp<R, TB>(a);
-  rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
+  if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
 }
 
-template <int R, int TB>
+template <int R, int TB, bool TAIL>
 __global__ void __launch_bounds__(THREADS) f16_gemv_split(rt_cuda_f16_args a) {
   extern __shared__ int tail_smem[];
   rows_by_block<R, TB>(a);
-  rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
+  if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
 }
 
 template <int R, int TB>
 void launch(const rt_cuda_f16_args & a, cudaStream_t stream) {
-  const int per_block = R * WARPS;
-  const size_t smem = rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS);
-  f16_gemv<R, TB><<<(a.rows + per_block - 1) / per_block, THREADS, smem, stream>>>(a);
+  const int grid = (a.rows + R * WARPS - 1) / (R * WARPS);
+  if (rt_cuda::tail_in_this_launch(a.tail)) {
+    f16_gemv<R, TB, true><<<grid, THREADS, rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream>>>(a);
+  } else {
+    f16_gemv<R, TB, false><<<grid, THREADS, 0, stream>>>(a);
+  }
 }
 
 template <int R, int TB>
 void launch_split(const rt_cuda_f16_args & a, cudaStream_t stream) {
-  const size_t smem = rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS);
-  f16_gemv_split<R, TB><<<(a.rows + R - 1) / R, THREADS, smem, stream>>>(a);
+  const int grid = (a.rows + R - 1) / R;
+  if (rt_cuda::tail_in_this_launch(a.tail)) {
+    f16_gemv_split<R, TB, true><<<grid, THREADS, rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream>>>(a);
+  } else {
+    f16_gemv_split<R, TB, false><<<grid, THREADS, 0, stream>>>(a);
+  }
 }
 
 // Blocks that keep every SM busy: below this, the columns split too.

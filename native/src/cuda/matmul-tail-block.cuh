@@ -11,6 +11,11 @@
 
 namespace rt_cuda {
 
+/** Whether a launch given `tail` ends with it (host code: which kernel to launch). */
+inline bool tail_in_this_launch(const rt_cuda_matmul_tail & tail) {
+  return tail.kind != rt_matmul_tail_kind::none && tail.arrivals != nullptr;
+}
+
 /**
  * Every thread of every block of the launch calls this after its share of the matmul; the last block to arrive
  * runs `tail` over y. `smem`: rt_cuda_matmul_tail_smem bytes of dynamic shared memory.

@@ -16,6 +16,8 @@ bool rt_cuda_matmul_tail_in_launch(const rt_cuda_matmul_tail & t, int rows, int 
       return ldy == rows && rt_cuda::route_and_group_smem(t.n_tokens, rows, t.k, 32) <= 48 * 1024;
     case rt_matmul_tail_kind::moe_reduce:
       return ldy == rows;
+    case rt_matmul_tail_kind::argmax:
+      return rows <= RT_MATMUL_TAIL_MAX_ARGMAX_ROWS;
     default:
       return true;
   }

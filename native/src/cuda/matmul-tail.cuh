@@ -20,6 +20,11 @@ enum class rt_matmul_tail_kind {
 
 /** A tail does its tokens one after another in one block: past this many a launch of their own is cheaper. */
 constexpr int RT_MATMUL_TAIL_MAX_TOKENS = 2;
+/**
+ * Widest row the argmax tail takes in the launch: one block of 128 threads reads a row ~4 values a round, so a
+ * vocabulary like OLMoE's 50,304 takes a hundred rounds there against a dozen for the 1,024-thread argmax kernel.
+ */
+constexpr int RT_MATMUL_TAIL_MAX_ARGMAX_ROWS = 4096;
 
 /** What a matmul runs after its rows are written; pointers are device memory. */
 struct rt_cuda_matmul_tail {

@@ -25,32 +25,64 @@ __device__ __forceinline__ void qk_norm_rope_token(const rt_cuda_qk_norm_rope_ar
   const size_t cache = a.layer_offset + static_cast<size_t>(pos) * kn;
   __half * kc = a.k_seq[a.tok_slot[t]] + cache;
   __half * vc = a.v_seq[a.tok_slot[t]] + cache;
-  // Each thread owns rotation pairs (i, i + half_dim) of one head, so reads and writes never overlap.
-  for (int idx = threadIdx.x; idx < (a.n_heads + a.n_kv_heads) * half_dim; idx += blockDim.x) {
-    const int h = idx / half_dim;
-    const int i = idx - h * half_dim;
-    const bool is_q = h < a.n_heads;
-    const int off = (is_q ? h : h - a.n_heads) * hd + i;
-    const float * src = is_q ? q : k;
-    const __half * w = is_q ? a.q_norm : a.k_norm;
-    const float inv = is_q ? inv_q : inv_k;
-    const float x1 = __ldcg(src + off) * inv * __half2float(w[off]);
-    const float x2 = __ldcg(src + off + half_dim) * inv * __half2float(w[off + half_dim]);
-    // Same float32 steps as rt_cuda_rope and transformers: inv_freq = 1 / theta^(2i/d), angle = pos * inv_freq.
-    const float inv_freq = 1.0f / powf(a.theta, static_cast<float>(2 * i) / static_cast<float>(hd));
-    float s, c;
-    sincosf(fpos * inv_freq, &s, &c);
-    const float y1 = x1 * c - x2 * s;
-    const float y2 = x2 * c + x1 * s;
-    if (is_q) {
-      q[off] = y1;
-      q[off + half_dim] = y2;
-    } else {
-      kc[off] = __float2half_rn(y1);
-      kc[off + half_dim] = __float2half_rn(y2);
+  // Each thread owns rotation pairs (i, i + half_dim) of one head, so reads and writes never overlap. Four pairs a
+  // thread at a time, their loads before any store (a store to q would otherwise hold back the next pair's loads).
+  constexpr int CHUNK = 4;
+  const int pairs = (a.n_heads + a.n_kv_heads) * half_dim;
+  for (int base = threadIdx.x; base < pairs; base += CHUNK * blockDim.x) {
+    float x1[CHUNK], x2[CHUNK];
+    int off[CHUNK];
+#pragma unroll
+    for (int u = 0; u < CHUNK; ++u) {
+      const int idx = base + u * static_cast<int>(blockDim.x);
+      const int h = idx / half_dim;
+      const int i = idx - h * half_dim;
+      const bool is_q = h < a.n_heads;
+      off[u] = (is_q ? h : h - a.n_heads) * hd + i;
+      const float * src = is_q ? q : k;
+      const __half * w = is_q ? a.q_norm : a.k_norm;
+      const float inv = is_q ? inv_q : inv_k;
+      x1[u] = 0.0f;
+      x2[u] = 0.0f;
+      if (idx < pairs) {
+        x1[u] = __ldcg(src + off[u]) * inv * __half2float(w[off[u]]);
+        x2[u] = __ldcg(src + off[u] + half_dim) * inv * __half2float(w[off[u] + half_dim]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < CHUNK; ++u) {
+      const int idx = base + u * static_cast<int>(blockDim.x);
+      if (idx >= pairs) break;
+      const int h = idx / half_dim;
+      const int i = idx - h * half_dim;
+      // Same float32 steps as rt_cuda_rope and transformers: inv_freq = 1 / theta^(2i/d), angle = pos * inv_freq.
+      const float inv_freq = 1.0f / powf(a.theta, static_cast<float>(2 * i) / static_cast<float>(hd));
+      float sn, cs;
+      sincosf(fpos * inv_freq, &sn, &cs);
+      const float y1 = x1[u] * cs - x2[u] * sn;
+      const float y2 = x2[u] * cs + x1[u] * sn;
+      if (h < a.n_heads) {
+        q[off[u]] = y1;
+        q[off[u] + half_dim] = y2;
+      } else {
+        kc[off[u]] = __float2half_rn(y1);
+        kc[off[u] + half_dim] = __float2half_rn(y2);
+      }
     }
   }
-  for (int i = threadIdx.x; i < kn; i += blockDim.x) vc[i] = __float2half_rn(__ldcg(v + i));
+  for (int base = threadIdx.x; base < kn; base += CHUNK * blockDim.x) {
+    float vv[CHUNK];
+#pragma unroll
+    for (int u = 0; u < CHUNK; ++u) {
+      const int i = base + u * static_cast<int>(blockDim.x);
+      vv[u] = i < kn ? __ldcg(v + i) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < CHUNK; ++u) {
+      const int i = base + u * static_cast<int>(blockDim.x);
+      if (i < kn) vc[i] = __float2half_rn(vv[u]);
+    }
+  }
 }
 
 }  // namespace rt_cuda
