@@ -76,29 +76,21 @@ __device__ __forceinline__ int token_pointers(const rt_cuda_f16_args & a, int t0
   return nt;
 }
 
-// Rows row0 .. row0 + R against every token tile of TB: this lane's dot products over columns c_begin,
-// c_begin + c_step, ... in runs of 8, handed to store(acc, nt, t0).
-template <int R, int TB, typename Store>
-__device__ __forceinline__ void token_tiles(const rt_cuda_f16_args & a, int row0, int c_begin, int c_step, Store store) {
+// Rows split over warps: warp w of block b owns rows (4b + w) R ... (The two divisions set up their tiles
+// alike, but written apart: sharing the loop through a lambda made ptxas spill in the one-row division.)
+template <int R, int TB>
+__device__ __forceinline__ void rows_by_warp(const rt_cuda_f16_args & a) {
+  const int row0 = (static_cast<int>(blockIdx.x) * WARPS + static_cast<int>(threadIdx.x >> 5)) * R;
+  if (row0 >= a.rows) return;
   const __half * wr[R];
   row_pointers<R>(a, row0, wr);
   for (int t0 = 0; t0 < a.n; t0 += TB) {
     const __half * xr[TB];
     const int nt = token_pointers<TB>(a, t0, xr);
     float acc[R][TB];
-    lane_dots<R, TB>(a, wr, xr, nt, c_begin, c_step, acc);
-    store(acc, nt, t0);
-  }
-}
-
-// Rows split over warps: warp w of block b owns rows (4b + w) R ...
-template <int R, int TB>
-__device__ __forceinline__ void rows_by_warp(const rt_cuda_f16_args & a) {
-  const int row0 = (static_cast<int>(blockIdx.x) * WARPS + static_cast<int>(threadIdx.x >> 5)) * R;
-  if (row0 >= a.rows) return;
-  token_tiles<R, TB>(a, row0, (threadIdx.x & 31) * 8, STEP_COLS, [&](const float (&acc)[R][TB], int nt, int t0) {
+    lane_dots<R, TB>(a, wr, xr, nt, (threadIdx.x & 31) * 8, STEP_COLS, acc);
     rt_cuda::store_warp_rows<R, TB>(acc, nt, row0, a.rows, t0, a.rows_out, a.y, a.ldy, a.accumulate);
-  });
+  }
 }
 
 // Columns split over the block's warps: block b owns rows bR ..; warp w takes columns 8 (32 w + lane) + 1024 i.
@@ -108,7 +100,13 @@ __device__ __forceinline__ void rows_by_block(const rt_cuda_f16_args & a) {
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   const int row0 = static_cast<int>(blockIdx.x) * R;
-  token_tiles<R, TB>(a, row0, (warp * 32 + lane) * 8, WARPS * STEP_COLS, [&](const float (&acc)[R][TB], int nt, int t0) {
+  const __half * wr[R];
+  row_pointers<R>(a, row0, wr);
+  for (int t0 = 0; t0 < a.n; t0 += TB) {
+    const __half * xr[TB];
+    const int nt = token_pointers<TB>(a, t0, xr);
+    float acc[R][TB];
+    lane_dots<R, TB>(a, wr, xr, nt, (warp * 32 + lane) * 8, WARPS * STEP_COLS, acc);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
 #pragma unroll
@@ -130,7 +128,7 @@ __device__ __forceinline__ void rows_by_block(const rt_cuda_f16_args & a) {
       }
     }
     __syncthreads();
-  });
+  }
 }
 
 // TAIL: the kernel ends with the matmul tail. Compiled apart, since the tails' code would otherwise set the register
