@@ -682,15 +682,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
       std::vector<float> first;
       for (rt_f16_kernel kind : {rt_f16_kernel::cuda_cores, rt_f16_kernel::gemv, rt_f16_kernel::gemv_split,
                                  rt_f16_kernel::mma}) {
-        rt_cuda_f16_args a;
-        a.x = x;
-        a.ldx = hidden;
-        a.y = yd;
-        a.ldy = rows;
-        a.n = tokens;
-        a.w = w;
-        a.rows = rows;
-        a.cols = hidden;
+        rt_cuda_f16_args a = rt_cuda_f16_dense(w, rows, hidden, x, hidden, tokens, yd, rows);
         a.kernel = kind;
         if (rt_cuda_f16_choice(a) != kind) continue;
         kernel_figure f;

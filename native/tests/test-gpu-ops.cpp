@@ -117,6 +117,12 @@ std::vector<float> halves_to_floats(const std::vector<uint16_t> & h) {
   return f;
 }
 
+// Dense FP16 arguments over the tests' FP16 bits: n tokens of x (cols a row) through w [rows, cols] into y.
+rt_cuda_f16_args dense_args(const uint16_t * x, const uint16_t * w, int rows, int cols, int n, float * y) {
+  return rt_cuda_f16_dense(reinterpret_cast<const __half *>(w), rows, cols, reinterpret_cast<const __half *>(x), cols, n,
+                           y, rows);
+}
+
 void expect_close(const std::string & name, const std::vector<float> & gpu, const std::vector<float> & ref, float tol) {
   float worst = 0.0f;
   size_t at = 0;
@@ -428,16 +434,8 @@ void test_f16(int rows, int cols, int n, bool gather, const char * label, float 
   dev<uint16_t> dw(wb), dx(xb);
   dev<int> drows(rows_in);
   dev<float> dy(static_cast<size_t>(n) * rows);
-  rt_cuda_f16_args a;
-  a.x = reinterpret_cast<const __half *>(dx.p);
-  a.ldx = cols;
-  a.y = dy.p;
-  a.ldy = rows;
+  rt_cuda_f16_args a = dense_args(dx.p, dw.p, rows, cols, n, dy.p);
   a.rows_in = gather ? drows.p : nullptr;
-  a.n = n;
-  a.w = reinterpret_cast<const __half *>(dw.p);
-  a.rows = rows;
-  a.cols = cols;
   a.kernel = kernel;
   const rt_f16_kernel chosen = rt_cuda_f16_choice(a);
   if (kernel == rt_f16_kernel::mma && cols % 128 == 0) {
@@ -865,7 +863,8 @@ void test_swiglu_reduce_embed_argmax() {
   dev<uint16_t> dt(tb);
   dev<int> dids(ids);
   dev<float> de(ids.size() * dim);
-  rt_cuda_embedding(dids.p, static_cast<int>(ids.size()), reinterpret_cast<const __half *>(dt.p), vocab, dim, de.p, nullptr);
+  rt_cuda_embedding(dids.p, static_cast<int>(ids.size()), reinterpret_cast<const __half *>(dt.p), vocab, dim, de.p, nullptr,
+                    0.0f, nullptr, nullptr);
   std::vector<float> eref(ids.size() * dim, 0.0f);
   for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < vocab) std::copy_n(tf.begin() + static_cast<std::ptrdiff_t>(ids[i]) * dim, dim, eref.begin() + static_cast<std::ptrdiff_t>(i) * dim);
@@ -879,7 +878,7 @@ void test_swiglu_reduce_embed_argmax() {
     dev<uint16_t> dnw(nb), fused_xn(ids.size() * dim), separate_xn(ids.size() * dim);
     dev<float> fused_x(ids.size() * dim);
     const int n_ids = static_cast<int>(ids.size());
-    rt_cuda_embedding_norm(dids.p, n_ids, reinterpret_cast<const __half *>(dt.p), vocab, dim, fused_x.p,
+    rt_cuda_embedding(dids.p, n_ids, reinterpret_cast<const __half *>(dt.p), vocab, dim, fused_x.p,
                            reinterpret_cast<const __half *>(dnw.p), 1e-5f, reinterpret_cast<__half *>(fused_xn.p), nullptr);
     rt_cuda_rmsnorm(de.p, dim, reinterpret_cast<const __half *>(dnw.p), 1e-5f, n_ids, dim,
                     reinterpret_cast<__half *>(separate_xn.p), nullptr, dim, nullptr);
@@ -904,20 +903,6 @@ void test_swiglu_reduce_embed_argmax() {
   expect(dam.get() == aref && aref[0] == 777 && aref[1] == 50303 && aref[2] == -1 && aref[3] == -1 &&
              aref[4] == last_warp_col,
          "argmax (ties low; a row with a NaN gives -1; the block's last warp counts)");
-}
-
-// Dense FP16 arguments: n tokens of x (cols a row) through w [rows, cols] into y (rows a row), this test's kernel.
-rt_cuda_f16_args dense_args(const uint16_t * x, const uint16_t * w, int rows, int cols, int n, float * y) {
-  rt_cuda_f16_args a;
-  a.x = reinterpret_cast<const __half *>(x);
-  a.ldx = cols;
-  a.y = y;
-  a.ldy = rows;
-  a.n = n;
-  a.w = reinterpret_cast<const __half *>(w);
-  a.rows = rows;
-  a.cols = cols;
-  return a;
 }
 
 // A matmul tail run in the decode GEMV's last block (one launch) against the tail's own launch after the matmul:

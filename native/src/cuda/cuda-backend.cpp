@@ -23,15 +23,12 @@
 #include "core/batch-check.h"
 #include "core/expert-cache.h"
 #include "core/nvml-process-memory.h"
-#include "cuda/argmax.cuh"
 #include "cuda/attention.cuh"
 #include "cuda/embedding.cuh"
 #include "cuda/matmul-f16.cuh"
 #include "cuda/matmul-w4a16.cuh"
-#include "cuda/moe-group.cuh"
 #include "cuda/moe-reduce.cuh"
 #include "cuda/qk-norm-rope.cuh"
-#include "cuda/rmsnorm.cuh"
 #include "cuda/router-topk.cuh"
 
 namespace rt {
@@ -376,16 +373,8 @@ class cuda_backend final : public backend {
    * be picked through `rows_in`; `tail` runs over y after it. */
   void dense(const __half * w, int rows, int cols, const __half * x, int ldx, int n, float * y, int ldy,
              bool accumulate = false, const int * rows_in = nullptr, const rt_cuda_matmul_tail * tail = nullptr) {
-    rt_cuda_f16_args a;
-    a.w = w;
-    a.rows = rows;
-    a.cols = cols;
-    a.x = x;
-    a.ldx = ldx;
+    rt_cuda_f16_args a = rt_cuda_f16_dense(w, rows, cols, x, ldx, n, y, ldy);
     a.rows_in = rows_in;
-    a.n = n;
-    a.y = y;
-    a.ldy = ldy;
     a.accumulate = accumulate;
     if (tail != nullptr) a.tail = *tail;
     rt_cuda_matmul_f16(a, stream_);
@@ -963,7 +952,7 @@ void cuda_backend::step(int n, int n_out) {
   const int * d_out = ctrl_ + 3 * scratch_tokens_;
   // Each layer's input norm is applied by the launch that last updated x_: here the embedding for the first layer,
   // then the previous layer's MoE reduce (which also applies the final norm after the last layer).
-  rt_cuda_embedding_norm(d_ids, n, embed_, c.vocab_size, H, x_, layers_.front().input_norm, c.rms_norm_eps, xn_, stream_);
+  rt_cuda_embedding(d_ids, n, embed_, c.vocab_size, H, x_, layers_.front().input_norm, c.rms_norm_eps, xn_, stream_);
   for (int li = 0; li < c.num_hidden_layers; ++li) {
     const layer_dev & d = layers_[static_cast<size_t>(li)];
     float * q = qkv_;

@@ -23,12 +23,7 @@ __global__ void __launch_bounds__(THREADS) embedding_kernel(const int * ids, con
 }  // namespace
 
 void rt_cuda_embedding(const int * ids, int n, const __half * table, int vocab, int hidden, float * x,
-                       cudaStream_t stream) {
-  rt_cuda_embedding_norm(ids, n, table, vocab, hidden, x, nullptr, 0.0f, nullptr, stream);
-}
-
-void rt_cuda_embedding_norm(const int * ids, int n, const __half * table, int vocab, int hidden, float * x,
-                            const __half * norm_w, float eps, __half * xn, cudaStream_t stream) {
+                       const __half * norm_w, float eps, __half * xn, cudaStream_t stream) {
   if (n <= 0) return;
   embedding_kernel<<<n, THREADS, 0, stream>>>(ids, table, vocab, hidden, x, norm_w, eps, xn);
   RT_CUDA_LAUNCH_CHECK();

@@ -44,6 +44,21 @@ struct rt_cuda_f16_args {
   rt_cuda_matmul_tail tail;  // run after the rows are written (y rows 0..tail.n_tokens, rows_out unset)
 };
 
+/** The arguments of y[n][rows] = x[n][cols] W^T, W [rows, cols]; x and y rows ldx and ldy apart; the rest default. */
+inline rt_cuda_f16_args rt_cuda_f16_dense(const __half * w, int rows, int cols, const __half * x, int ldx, int n,
+                                          float * y, int ldy) {
+  rt_cuda_f16_args a;
+  a.w = w;
+  a.rows = rows;
+  a.cols = cols;
+  a.x = x;
+  a.ldx = ldx;
+  a.n = n;
+  a.y = y;
+  a.ldy = ldy;
+  return a;
+}
+
 void rt_cuda_matmul_f16(const rt_cuda_f16_args & args, cudaStream_t stream);
 
 /** The kernel `automatic` would run for `args` on the current device. */

@@ -11,8 +11,8 @@
 
 namespace rt_cuda {
 
-/** Whether a launch given `tail` ends with it (host code: which kernel to launch). */
-inline bool tail_in_this_launch(const rt_cuda_matmul_tail & tail) {
+/** Whether a launch given `tail` ends with it (the launch code picks the kernel by it, the kernel checks it). */
+__host__ __device__ inline bool tail_in_this_launch(const rt_cuda_matmul_tail & tail) {
   return tail.kind != rt_matmul_tail_kind::none && tail.arrivals != nullptr;
 }
 
@@ -22,7 +22,7 @@ inline bool tail_in_this_launch(const rt_cuda_matmul_tail & tail) {
  */
 __device__ __forceinline__ void finish_with_tail(const rt_cuda_matmul_tail & tail, float * y, int rows, int ldy,
                                                  void * smem) {
-  if (tail.kind == rt_matmul_tail_kind::none || tail.arrivals == nullptr) return;
+  if (!tail_in_this_launch(tail)) return;
   if (!last_block_arrived(tail.arrivals, gridDim.x * gridDim.y * gridDim.z)) return;
   __shared__ float scratch[32];
   switch (tail.kind) {

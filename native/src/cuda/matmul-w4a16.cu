@@ -238,17 +238,10 @@ rt_w4a16_kernel rt_cuda_w4a16_choice(const rt_cuda_w4a16_args & a) {
 void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & args, cudaStream_t stream) {
   if (args.rows <= 0 || args.n_groups <= 0) return;
   const rt_w4a16_kernel k = rt_cuda_w4a16_choice(args);
-  if (args.tail.kind != rt_matmul_tail_kind::none &&
-      (k != rt_w4a16_kernel::gemv || args.y_swiglu != nullptr || rt_cuda_w4a16_grid_rows(args) <= 0 ||
-       !rt_cuda_matmul_tail_in_launch(args.tail, args.rows, args.ldy))) {
-    rt_cuda_w4a16_args plain = args;
-    plain.tail.kind = rt_matmul_tail_kind::none;
-    plain.kernel = k;
-    rt_cuda_matmul_w4a16(plain, stream);
-    rt_cuda_matmul_tail_launch(args.tail, args.y, args.rows, args.ldy, stream);
-    return;
-  }
-  const rt_cuda_w4a16_args & a = args;
+  rt_cuda_w4a16_args a = args;
+  const bool tail_in_launch = k == rt_w4a16_kernel::gemv && a.y_swiglu == nullptr && rt_cuda_w4a16_grid_rows(a) > 0 &&
+                              rt_cuda_matmul_tail_in_launch(a.tail, a.rows, a.ldy);
+  if (!tail_in_launch) a.tail.kind = rt_matmul_tail_kind::none;
   const bool fused = k == rt_w4a16_kernel::mma || k == rt_w4a16_kernel::gemv;
   if (a.y_swiglu != nullptr && !fused) {
     // No SwiGLU epilogue in these kernels: the projections go to y, then one SwiGLU pass.
@@ -257,12 +250,13 @@ void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & args, cudaStream_t stream) 
     plain.kernel = k;
     rt_cuda_matmul_w4a16(plain, stream);
     rt_cuda_swiglu(a.y, a.swiglu_rows, a.rows / 2, a.y_swiglu, stream);
-    return;
+  } else {
+    switch (k) {
+      case rt_w4a16_kernel::mma: rt_cuda_w4a16_mma(a, stream); break;
+      case rt_w4a16_kernel::gemv: rt_cuda_w4a16_gemv(a, stream); break;
+      case rt_w4a16_kernel::smem_tiled: smem_tiled(a, stream); break;
+      default: generic(a, stream); break;
+    }
   }
-  switch (k) {
-    case rt_w4a16_kernel::mma: rt_cuda_w4a16_mma(a, stream); break;
-    case rt_w4a16_kernel::gemv: rt_cuda_w4a16_gemv(a, stream); break;
-    case rt_w4a16_kernel::smem_tiled: smem_tiled(a, stream); break;
-    default: generic(a, stream); break;
-  }
+  if (!tail_in_launch) rt_cuda_matmul_tail_launch(args.tail, args.y, args.rows, args.ldy, stream);
 }
