@@ -20,13 +20,7 @@ __global__ void __launch_bounds__(THREADS) f16_mma(rt_cuda_f16_args a) {
   const int base = (static_cast<int>(blockIdx.x) * WARPS + static_cast<int>(threadIdx.x >> 5)) * 8 * NT;
   if (base >= a.rows) return;
   const __half * xp[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int e = t0 + 16 * mt + gq + 8 * h;
-      xp[mt][h] = e < a.n ? a.x + static_cast<size_t>(a.rows_in != nullptr ? a.rows_in[e] : e) * a.ldx : nullptr;
-    }
+  rt_cuda::a_rows(a.x, a.ldx, a.rows_in, t0, a.n, xp);
   const __half * wp[NT];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
@@ -34,12 +28,7 @@ __global__ void __launch_bounds__(THREADS) f16_mma(rt_cuda_f16_args a) {
     wp[nt] = row < a.rows ? a.w + static_cast<size_t>(row) * a.cols : nullptr;
   }
   float acc[MT][NT][4];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+  rt_cuda::zero_acc(acc);
 
   const uint4 z = make_uint4(0, 0, 0, 0);
   for (int c0 = 0; c0 < a.cols; c0 += rt_cuda::MMA_SLAB) {

@@ -42,24 +42,13 @@ __global__ void __launch_bounds__(THREADS) w4a16_mma(rt_cuda_w4a16_args a) {
   }
   // This lane's activation rows: entries e0 + 16 mt + gq and + 8 (null past the group).
   const __half * xp[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int e = e0 + 16 * mt + gq + 8 * h;
-      xp[mt][h] = e < end ? a.x + static_cast<size_t>(rt_cuda::in_row(a, e)) * a.ldx : nullptr;
-    }
+  rt_cuda::a_rows(a.x, a.ldx, a.rows_in, e0, end, xp);
   const int cols = a.cols;
   const int qstride = cols / 2;
   const int gpr = cols / a.group_size;
   const bool one_scale = a.group_size % 32 == 0;
   float acc[MT][NT][4];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+  rt_cuda::zero_acc(acc);
 
   for (int c0 = 0; c0 < cols; c0 += rt_cuda::MMA_SLAB) {
     const int cl = c0 + 32 * t;

@@ -52,6 +52,34 @@ __device__ __forceinline__ void a_frags(const uint4 & lo, const uint4 & hi, uint
   odd[3] = hi.w;
 }
 
+/**
+ * The activation rows this lane's A fragments read for MT token tiles from entry `first`: rows g and g + 8 of each
+ * tile (g = lane / 4), entry e's row rows_in[e] (e itself without rows_in), null at entries `end` and past.
+ */
+template <int MT>
+__device__ __forceinline__ void a_rows(const __half * x, int ldx, const int * rows_in, int first, int end,
+                                       const __half * (&xp)[MT][2]) {
+  const int g = (threadIdx.x & 31) >> 2;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int e = first + 16 * mt + g + 8 * h;
+      xp[mt][h] = e < end ? x + static_cast<size_t>(rows_in != nullptr ? rows_in[e] : e) * ldx : nullptr;
+    }
+}
+
+/** Every accumulator of MT x NT tiles set to zero. */
+template <int MT, int NT>
+__device__ __forceinline__ void zero_acc(float (&acc)[MT][NT][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+}
+
 /** The A fragments of k-steps 2i and 2i+1 for MT token tiles: 16 bytes from column `col` of each row in `xp`
  * (rows g and g + 8 of each tile; null past the tokens reads as zeros). */
 template <int MT>
