@@ -458,6 +458,10 @@ struct residency_figures {
   double prefill_tps = 0, ttft_512_ms = 0, ttft_128_ms = 0;
   double decode1 = 0, decode1_nograph = 0, decode8 = 0, decode32 = 0, decode64 = 0;
   double decode1_apart = 0;  // full residency, with each matmul tail a launch of its own (graphs on)
+  // Full residency with plain launches instead of programmatic dependent ones (equal to the above where the device
+  // has none: programmatic says whether the main run used them).
+  double decode1_plain = 0, decode64_plain = 0;
+  bool programmatic = false;
   double decode256 = 0;  // full residency, not in quick runs
   double h2d_bytes_per_step8 = 0;  // partial residency: expert bytes copied in per batch-8 decode step
   double peak_memory_gib = 0;
@@ -498,6 +502,7 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     f.ttft_128_ms = d1.ttft_ms;
     f.decode1 = d1.tokens_per_s;
     f.decode_step_ops = be->decode_step_ops();
+    f.programmatic = be->programmatic_launch();
     const decode_result d8 = run_decode(*be, w.config.vocab_size, 8, 128 / shrink, std::max(2, stepsb / shrink));
     f.decode8 = d8.tokens_per_s;
     f.h2d_bytes_per_step8 = static_cast<double>(d8.timed_h2d_bytes) / std::max(1, d8.timed_steps);
@@ -517,6 +522,15 @@ residency_figures run_residency(const model_weights & w, const char * label, int
         f.decode1_apart = run_decode(*apart, w.config.vocab_size, 1, 128 / shrink, steps).tokens_per_s;
       }
       o.matmul_tails = true;
+      if (f.programmatic) {
+        o.programmatic_launch = false;
+        if (auto plain_launch = cuda_backend_create(w, o, err)) {
+          f.decode1_plain = run_decode(*plain_launch, w.config.vocab_size, 1, 128 / shrink, steps).tokens_per_s;
+          const int steps64 = std::max(2, stepsb / shrink);
+          f.decode64_plain = run_decode(*plain_launch, w.config.vocab_size, 64, 128 / shrink, steps64).tokens_per_s;
+        }
+        o.programmatic_launch = true;
+      }
       o.cuda_graphs = false;
       auto plain = cuda_backend_create(w, o, err);
       if (plain) f.decode1_nograph = run_decode(*plain, w.config.vocab_size, 1, 128 / shrink, steps).tokens_per_s;
@@ -896,6 +910,14 @@ int main(int argc, char ** argv) {
     std::printf("batch-1 decode step: %d kernels in its graph, %.2f us per kernel at the measured rate\n",
                 full.decode_step_ops, 1e6 / full.decode1 / full.decode_step_ops);
   }
+  if (full.ok && full.programmatic) {
+    std::printf("programmatic dependent launches: batch 1 %.1f tok/s (plain launches %.1f, %.2fx), batch 64 %.1f "
+                "(plain %.1f, %.2fx)\n",
+                full.decode1, full.decode1_plain, full.decode1_plain > 0 ? full.decode1 / full.decode1_plain : 0,
+                full.decode64, full.decode64_plain, full.decode64_plain > 0 ? full.decode64 / full.decode64_plain : 0);
+  } else if (full.ok) {
+    std::printf("programmatic dependent launches: not used (compute capability before 9.0, or the probe failed)\n");
+  }
   // Partial residency at batch 8 against full (the goal: 60%), and the most the experts it copied in allow: a step
   // cannot be shorter than its copies at the measured host-to-device rate.
   const residency_figures & part = runs[1];
@@ -969,7 +991,9 @@ int main(int argc, char ** argv) {
       << "},\n  \"nominal_bandwidth_tb_s\": "
       << NOMINAL_BANDWIDTH / 1e12 << ",\n  \"bytes_per_token_batch1\": " << bpt << ",\n  \"roofline_tokens_per_s\": "
       << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio
-      << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0) << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
+      << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0)
+      << ",\n  \"programmatic_launch\": " << (full.ok && full.programmatic ? "true" : "false")
+      << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
       << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
       << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"ifeval_shaped\": ";
     if (ifeval_path.empty()) {
@@ -1004,7 +1028,8 @@ int main(int argc, char ** argv) {
         << ", \"slots_per_layer\": " << f.slots << ", \"load_s\": " << f.load_s << ", \"prefill_tokens_per_s\": "
         << f.prefill_tps << ", \"ttft_128_ms\": " << f.ttft_128_ms << ", \"ttft_512_ms\": " << f.ttft_512_ms
         << ", \"decode_tokens_per_s\": {\"b1\": " << f.decode1 << ", \"b1_no_graph\": " << f.decode1_nograph
-        << ", \"b1_tails_apart\": " << f.decode1_apart
+        << ", \"b1_tails_apart\": " << f.decode1_apart << ", \"b1_plain_launch\": " << f.decode1_plain
+        << ", \"b64_plain_launch\": " << f.decode64_plain
         << ", \"b8\": " << f.decode8 << ", \"b32\": " << f.decode32 << ", \"b64\": " << f.decode64
         << ", \"b256\": " << f.decode256 << "}, \"peak_memory_bytes\": "
         << f.counters.peak_memory_bytes << ", \"peak_memory_scope\": \"" << f.counters.peak_memory_scope

@@ -63,8 +63,9 @@ fs::path pack(const fs::path & src, const fs::path & dst) {
 }
 
 std::unique_ptr<backend> make(const model_weights & w, const char * kind, int slots, bool graphs = true,
-                              int max_context = 64, bool tails = true) {
+                              int max_context = 64, bool tails = true, bool programmatic = true) {
   backend_options o;
+  o.programmatic_launch = programmatic;
   o.threads = 2;
   o.max_context = max_context;
   o.expert_slots = slots;
@@ -267,6 +268,8 @@ void full_vs_partial(const fs::path & dir, const char * label, int n_experts, in
   for (int slots : {1, top_k, n_experts - 1}) {
     auto part = make(*w, "cuda", slots);
     if (!part) continue;
+    CHECK(!part->programmatic_launch(),
+          "%s: %d slots: partial residency launches plainly (copies and waits between kernels)", label, slots);
     const uint64_t bytes_at_start = part->device_bytes();
     part->counters_reset();
     const auto lp = all_logits(*part, PROMPT_A);
@@ -401,6 +404,22 @@ void graphs_and_batching(const fs::path & dir, const char * label, int kernels_p
       CHECK(greedy(*apart, {PROMPT_A}, 16) == a, "%s: decode with the tails launched apart equals decode with them fused", label);
       CHECK(apart->decode_step_ops() > with->decode_step_ops(), "%s: tails apart take more launches (%d vs %d)", label,
             apart->decode_step_ops(), with->decode_step_ops());
+    }
+  }
+  {
+    // Programmatic dependent launch where the device has it (9.0+), plain launches otherwise or when turned off: the
+    // same tokens (on the simulator every thread of a programmatic launch must also wait for the kernel before it).
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    CHECK(with->programmatic_launch() == (major >= 9), "%s: programmatic launches %s on compute capability %d.x",
+          label, major >= 9 ? "on" : "off", major);
+    auto plain = make(*w, "cuda", 0, true, 64, true, /*programmatic=*/false);
+    if (plain) {
+      CHECK(!plain->programmatic_launch(), "%s: programmatic launches off when the options say so", label);
+      CHECK(greedy(*plain, {PROMPT_A}, 16) == a, "%s: decode with plain launches equals decode with programmatic ones",
+            label);
+      CHECK(plain->decode_step_ops() == with->decode_step_ops(), "%s: as many kernels either way", label);
     }
   }
   const auto one_b = greedy(*without, {PROMPT_B}, 16);

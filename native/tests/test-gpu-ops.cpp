@@ -25,6 +25,7 @@ constexpr int kSkip = 77;
 #include "cuda/argmax.cuh"
 #include "cuda/attention.cuh"
 #include "cuda/embedding.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/matmul-f16.cuh"
 #include "cuda/matmul-w4a16.cuh"
 #include "cuda/moe-group.cuh"
@@ -1192,6 +1193,10 @@ int main() {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
+  // Every kernel as a programmatic dependent launch where the device has them (9.0+), as a full-residency step
+  // launches them: on the simulator each thread must then wait for the kernel before it (launch.cuh's rule).
+  const rt_cuda::programmatic_scope pdl(prop.major >= 9);
+  std::printf("programmatic dependent launches: %s\n", prop.major >= 9 ? "on" : "off (before compute capability 9.0)");
   for (rt_w4a16_kernel k : W4A16_KERNELS) {
     test_w4a16_plain(2048, 2048, 128, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV, k);
     test_w4a16_plain(2048, 1024, 32, 1, "w4a16 gemv", MAX_ABS_ERR_W4A16_GEMV, k);

@@ -32,6 +32,7 @@ struct backend_options {
   int expert_slots = 0;            // CUDA: GPU expert slots per layer (overrides expert_budget_bytes); 0 = unused
   bool cuda_graphs = true;         // CUDA: capture batch-1 decode steps as CUDA graphs
   bool matmul_tails = true;        // CUDA: small kernels run in the last block of the matmul before them (decode)
+  bool programmatic_launch = true;  // CUDA 9.0+: kernels launch while the one before them finishes (full residency)
 };
 
 /** One sequence's share of a batched step. */
@@ -77,6 +78,9 @@ class backend {
 
   /** Operations (kernels) in the captured one-sequence decode step: 0 on the CPU and until one is captured. */
   virtual int decode_step_ops() const { return 0; }
+
+  /** Whether steps launch their kernels as programmatic dependent launches (CUDA, compute capability 9.0+). */
+  virtual bool programmatic_launch() const { return false; }
 
   /** Creates an empty sequence (KV cache) and returns its id (>= 0), or -1 with `error` set. */
   virtual int seq_create(rt_error & error) = 0;

@@ -6,6 +6,7 @@
 namespace {
 
 __global__ void __launch_bounds__(RT_ARGMAX_THREADS) argmax_kernel(const float * logits, int n_cols, int ld, int * out) {
+  rt_cuda::follow_prior_grids();
   rt_cuda::argmax_row(logits + static_cast<size_t>(blockIdx.x) * ld, n_cols, out + blockIdx.x);
 }
 
@@ -13,6 +14,6 @@ __global__ void __launch_bounds__(RT_ARGMAX_THREADS) argmax_kernel(const float *
 
 void rt_cuda_argmax(const float * logits, int n_rows, int n_cols, int ld, int * out, cudaStream_t stream) {
   if (n_rows <= 0) return;
-  argmax_kernel<<<n_rows, RT_ARGMAX_THREADS, 0, stream>>>(logits, n_cols, ld, out);
+  rt_cuda::launch("argmax_kernel", argmax_kernel, n_rows, RT_ARGMAX_THREADS, 0, stream, logits, n_cols, ld, out);
   RT_CUDA_LAUNCH_CHECK();
 }

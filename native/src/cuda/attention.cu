@@ -10,6 +10,7 @@ constexpr int WARPS = RT_ATTENTION_THREADS / 32;
 constexpr int MAX_PER_LANE = RT_ATTENTION_MAX_HEAD_DIM / 32;
 
 __global__ void kv_store_kernel(rt_cuda_attention_args a) {
+  rt_cuda::follow_prior_grids();
   const int t = blockIdx.x;
   const int kv_dim = a.n_kv_heads * a.head_dim;
   const size_t base = a.layer_offset + static_cast<size_t>(a.tok_pos[t]) * kv_dim;
@@ -62,6 +63,7 @@ __device__ __forceinline__ void combine_splits(const rt_cuda_attention_args & a,
 // One block per (token, head, split); positions j0 .. j0 + split_len of the token's sequence. With one split the
 // block writes the normalised output, otherwise its unnormalised sum, max and denominator for the merge.
 __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda_attention_args a, split_plan plan) {
+  rt_cuda::follow_prior_grids();
   extern __shared__ float sm[];
   const int hd = a.head_dim;
   float * qs = sm;                        // [hd]
@@ -206,6 +208,7 @@ __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda
 }
 
 __global__ void attention_combine_kernel(rt_cuda_attention_args a, split_plan plan) {
+  rt_cuda::follow_prior_grids();
   combine_splits(a, blockIdx.x, blockIdx.y, plan);
 }
 
@@ -254,17 +257,19 @@ int rt_cuda_attention_splits(const rt_cuda_attention_args & a) { return plan_of(
 void rt_cuda_attention(const rt_cuda_attention_args & a, cudaStream_t stream) {
   if (a.n_tokens <= 0) return;
   if (!a.kv_stored) {
-    kv_store_kernel<<<a.n_tokens, 256, 0, stream>>>(a);
+    rt_cuda::launch("kv_store_kernel", kv_store_kernel, a.n_tokens, 256, 0, stream, a);
     RT_CUDA_LAUNCH_CHECK();
   }
   const split_plan plan = plan_of(a);
   // Scores for the longest block: at the last position of the context.
   const size_t smem = rt_cuda_attention_smem(split_len_at(plan, a.max_context - 1), a.head_dim);
   rt_cuda_allow_smem(reinterpret_cast<const void *>(attention_kernel), smem);
-  attention_kernel<<<dim3(a.n_tokens, a.n_heads, plan.splits), RT_ATTENTION_THREADS, smem, stream>>>(a, plan);
+  rt_cuda::launch("attention_kernel", attention_kernel, dim3(a.n_tokens, a.n_heads, plan.splits), RT_ATTENTION_THREADS,
+                  smem, stream, a, plan);
   RT_CUDA_LAUNCH_CHECK();
   if (plan.splits > 1 && a.arrivals == nullptr) {
-    attention_combine_kernel<<<dim3(a.n_tokens, a.n_heads, 1), 128, 0, stream>>>(a, plan);
+    rt_cuda::launch("attention_combine_kernel", attention_combine_kernel, dim3(a.n_tokens, a.n_heads, 1), 128, 0,
+                    stream, a, plan);
     RT_CUDA_LAUNCH_CHECK();
   }
 }

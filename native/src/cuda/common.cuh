@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "cuda/launch.cuh"
+
 #define RT_CUDA_LAUNCH_CHECK() rt_cuda_check_launch(__FILE__, __LINE__)
 
 void rt_cuda_check_launch(const char * file, int line);

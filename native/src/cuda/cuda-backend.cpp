@@ -25,6 +25,7 @@
 #include "core/nvml-process-memory.h"
 #include "cuda/attention.cuh"
 #include "cuda/embedding.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/matmul-f16.cuh"
 #include "cuda/matmul-w4a16.cuh"
 #include "cuda/moe-reduce.cuh"
@@ -323,6 +324,7 @@ class cuda_backend final : public backend {
   int device_expert_slots() const override { return slots_per_layer_; }
   uint64_t device_bytes() const override { return arena_.held(); }
   int decode_step_ops() const override { return decode_step_ops_.load(); }
+  bool programmatic_launch() const override { return use_pdl_; }
   int sequence_limit() const override { return MAX_SEQUENCES; }
   int seq_create(rt_error & error) override;
   void seq_free(int seq_id) override;
@@ -418,6 +420,9 @@ class cuda_backend final : public backend {
   bool full_ = true;
   bool use_graphs_ = true;
   bool use_tails_ = true;  // the matmul tails in their matmul's launch (else a launch of their own, same results)
+  // Kernels of a full-residency step launched as programmatic dependent launches (launch.cuh). Partial residency
+  // keeps plain launches: its steps interleave kernels with copies and cross-stream waits.
+  bool use_pdl_ = false;
   int slots_per_layer_ = 0;
   expert_layout layout_;
 
@@ -601,6 +606,9 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
       slots = expert_cache_slots_for_budget(avail, layout_.bytes, L, E);
     }
     full_ = slots >= E;
+    const char * env_pdl = std::getenv("HORIZON_CUDA_PDL");
+    use_pdl_ = full_ && o.programmatic_launch && !(env_pdl != nullptr && std::strcmp(env_pdl, "0") == 0) &&
+               rt_cuda_programmatic_launch_works(stream_);
     slots_per_layer_ = full_ ? E : slots;
 
     if (full_) {
@@ -952,7 +960,11 @@ void cuda_backend::step(int n, int n_out) {
   const int * d_out = ctrl_ + 3 * scratch_tokens_;
   // Each layer's input norm is applied by the launch that last updated x_: here the embedding for the first layer,
   // then the previous layer's MoE reduce (which also applies the final norm after the last layer).
-  rt_cuda_embedding(d_ids, n, embed_, c.vocab_size, H, x_, layers_.front().input_norm, c.rms_norm_eps, xn_, stream_);
+  {
+    // The step's first kernel follows the upload of its inputs, a copy, not a kernel: a plain launch.
+    const rt_cuda::programmatic_scope plain(false);
+    rt_cuda_embedding(d_ids, n, embed_, c.vocab_size, H, x_, layers_.front().input_norm, c.rms_norm_eps, xn_, stream_);
+  }
   for (int li = 0; li < c.num_hidden_layers; ++li) {
     const layer_dev & d = layers_[static_cast<size_t>(li)];
     float * q = qkv_;
@@ -1057,6 +1069,7 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
     bool decode_step = full_ && use_graphs_ && !all_positions && batch.size() <= MAX_GRAPH_SEQUENCES;
     for (const batch_entry & b : batch) decode_step = decode_step && b.tokens.size() == 1;
     bool replays_only = true;  // every step a replay of an already instantiated graph
+    const rt_cuda::programmatic_scope pdl(use_pdl_);
     for (size_t begin = 0; begin < all.size(); begin += MAX_STEP_TOKENS) {
       const int n = static_cast<int>(std::min<size_t>(MAX_STEP_TOKENS, all.size() - begin));
       ensure_scratch(n);

@@ -9,6 +9,7 @@ constexpr int THREADS = 256;
 
 __global__ void __launch_bounds__(THREADS) embedding_kernel(const int * ids, const __half * table, int vocab, int hidden,
                                                             float * x, const __half * norm_w, float eps, __half * xn) {
+  rt_cuda::follow_prior_grids();
   __shared__ float scratch[32];
   const int t = blockIdx.x;
   const int id = ids[t];
@@ -25,6 +26,7 @@ __global__ void __launch_bounds__(THREADS) embedding_kernel(const int * ids, con
 void rt_cuda_embedding(const int * ids, int n, const __half * table, int vocab, int hidden, float * x,
                        const __half * norm_w, float eps, __half * xn, cudaStream_t stream) {
   if (n <= 0) return;
-  embedding_kernel<<<n, THREADS, 0, stream>>>(ids, table, vocab, hidden, x, norm_w, eps, xn);
+  rt_cuda::launch("embedding_kernel", embedding_kernel, n, THREADS, 0, stream, ids, table, vocab, hidden, x, norm_w,
+                  eps, xn);
   RT_CUDA_LAUNCH_CHECK();
 }

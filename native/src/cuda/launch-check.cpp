@@ -1,4 +1,4 @@
-// Host-only helpers of the kernels' launch code (declared in common.cuh).
+// Host-only helpers of the kernels' launch code (declared in common.cuh and launch.cuh).
 #include <cuda_runtime.h>
 
 #include <initializer_list>
@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "cuda/launch.cuh"
 
 namespace {
 // Dynamic shared memory each kernel may use, per device: CUDA keeps function attributes per device, and models on
@@ -62,5 +64,15 @@ namespace rt_cuda {
 bool mma_available() { return cached_attribute(cudaDevAttrComputeCapabilityMajor, 0) >= 8; }
 
 int sm_count() { return cached_attribute(cudaDevAttrMultiProcessorCount, 1); }
+
+namespace {
+thread_local bool g_programmatic = false;
+}
+
+bool programmatic_launch_on() { return g_programmatic; }
+
+programmatic_scope::programmatic_scope(bool on) : before_(g_programmatic) { g_programmatic = on; }
+
+programmatic_scope::~programmatic_scope() { g_programmatic = before_; }
 
 }  // namespace rt_cuda

@@ -65,6 +65,18 @@ __device__ __forceinline__ void row_pointers(const rt_cuda_f16_args & a, int row
   for (int r = 0; r < R; ++r) wr[r] = row0 + r < a.rows ? a.w + static_cast<size_t>(row0 + r) * a.cols : nullptr;
 }
 
+// Before the wait for the previous kernel (launch.cuh): this thread's share of rows wr's 128-byte lines into L2,
+// lines first, first + step, ...; weights are the one input no kernel writes.
+template <int R>
+__device__ __forceinline__ void prefetch_rows(const __half * const (&wr)[R], int cols, int first, int step) {
+  const int lines = (cols * static_cast<int>(sizeof(__half)) + 127) / 128;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    if (wr[r] == nullptr) continue;
+    for (int l = first; l < lines; l += step) rt_cuda::prefetch_l2(reinterpret_cast<const char *>(wr[r]) + 128 * l);
+  }
+}
+
 template <int TB>
 __device__ __forceinline__ int token_pointers(const rt_cuda_f16_args & a, int t0, const __half * (&xr)[TB]) {
   const int nt = min(TB, a.n - t0);
@@ -81,9 +93,11 @@ __device__ __forceinline__ int token_pointers(const rt_cuda_f16_args & a, int t0
 template <int R, int TB>
 __device__ __forceinline__ void rows_by_warp(const rt_cuda_f16_args & a) {
   const int row0 = (static_cast<int>(blockIdx.x) * WARPS + static_cast<int>(threadIdx.x >> 5)) * R;
-  if (row0 >= a.rows) return;
   const __half * wr[R];
   row_pointers<R>(a, row0, wr);
+  prefetch_rows<R>(wr, a.cols, threadIdx.x & 31, 32);
+  rt_cuda::follow_prior_grids();
+  if (row0 >= a.rows) return;
   for (int t0 = 0; t0 < a.n; t0 += TB) {
     const __half * xr[TB];
     const int nt = token_pointers<TB>(a, t0, xr);
@@ -102,6 +116,8 @@ __device__ __forceinline__ void rows_by_block(const rt_cuda_f16_args & a) {
   const int row0 = static_cast<int>(blockIdx.x) * R;
   const __half * wr[R];
   row_pointers<R>(a, row0, wr);
+  prefetch_rows<R>(wr, a.cols, static_cast<int>(threadIdx.x), THREADS);
+  rt_cuda::follow_prior_grids();
   for (int t0 = 0; t0 < a.n; t0 += TB) {
     const __half * xr[TB];
     const int nt = token_pointers<TB>(a, t0, xr);
@@ -151,9 +167,10 @@ template <int R, int TB>
 void launch(const rt_cuda_f16_args & a, cudaStream_t stream) {
   const int grid = (a.rows + R * WARPS - 1) / (R * WARPS);
   if (rt_cuda::tail_in_this_launch(a.tail)) {
-    f16_gemv<R, TB, true><<<grid, THREADS, rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream>>>(a);
+    rt_cuda::launch("f16_gemv<R, TB, true>", f16_gemv<R, TB, true>, grid, THREADS,
+                    rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream, a);
   } else {
-    f16_gemv<R, TB, false><<<grid, THREADS, 0, stream>>>(a);
+    rt_cuda::launch("f16_gemv<R, TB, false>", f16_gemv<R, TB, false>, grid, THREADS, 0, stream, a);
   }
 }
 
@@ -161,9 +178,10 @@ template <int R, int TB>
 void launch_split(const rt_cuda_f16_args & a, cudaStream_t stream) {
   const int grid = (a.rows + R - 1) / R;
   if (rt_cuda::tail_in_this_launch(a.tail)) {
-    f16_gemv_split<R, TB, true><<<grid, THREADS, rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream>>>(a);
+    rt_cuda::launch("f16_gemv_split<R, TB, true>", f16_gemv_split<R, TB, true>, grid, THREADS,
+                    rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream, a);
   } else {
-    f16_gemv_split<R, TB, false><<<grid, THREADS, 0, stream>>>(a);
+    rt_cuda::launch("f16_gemv_split<R, TB, false>", f16_gemv_split<R, TB, false>, grid, THREADS, 0, stream, a);
   }
 }
 

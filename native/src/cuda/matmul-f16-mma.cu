@@ -14,6 +14,7 @@ constexpr int NT = 4;
 
 template <int MT>
 __global__ void __launch_bounds__(THREADS) f16_mma(rt_cuda_f16_args a) {
+  rt_cuda::follow_prior_grids();
   const int t0 = static_cast<int>(blockIdx.y) * 16 * MT;
   const int lane = threadIdx.x & 31;
   const int gq = lane >> 2, t = lane & 3;
@@ -72,7 +73,7 @@ template <int MT>
 void launch(const rt_cuda_f16_args & a, cudaStream_t stream) {
   const int per_block = 8 * NT * WARPS;
   const dim3 grid((a.rows + per_block - 1) / per_block, (a.n + 16 * MT - 1) / (16 * MT));
-  f16_mma<MT><<<grid, THREADS, 0, stream>>>(a);
+  rt_cuda::launch("f16_mma<MT>", f16_mma<MT>, grid, THREADS, 0, stream, a);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ constexpr int THREADS = RT_F16_WARPS * 32;
 // Requires cols % 8 == 0: each lane reads 16 bytes (8 columns) of a row per step. TB: token tile in registers.
 template <int TB>
 __global__ void __launch_bounds__(THREADS) f16_fast(rt_cuda_f16_args a, int tok_cap) {
+  rt_cuda::follow_prior_grids();
   extern __shared__ float4 smem4[];
   float * xs = reinterpret_cast<float *>(smem4);
   const int warp = threadIdx.x >> 5;
@@ -81,6 +82,7 @@ __global__ void __launch_bounds__(THREADS) f16_fast(rt_cuda_f16_args a, int tok_
 }
 
 __global__ void f16_generic(rt_cuda_f16_args a) {
+  rt_cuda::follow_prior_grids();
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= a.rows) return;
   for (int e = static_cast<int>(blockIdx.y); e < a.n; e += static_cast<int>(gridDim.y)) {
@@ -152,14 +154,15 @@ void rt_cuda_matmul_f16(const rt_cuda_f16_args & args, cudaStream_t stream) {
     const int grid = (a.rows + rows_per_block - 1) / rows_per_block;
     const size_t smem = static_cast<size_t>(tok_cap) * row_bytes;
     if (tok_cap == 1) {
-      f16_fast<1><<<grid, THREADS, smem, stream>>>(a, 1);
+      rt_cuda::launch("f16_fast<1>", f16_fast<1>, grid, THREADS, smem, stream, a, 1);
     } else {
-      f16_fast<RT_F16_TOKEN_TILE><<<grid, THREADS, smem, stream>>>(a, tok_cap);
+      rt_cuda::launch("f16_fast<RT_F16_TOKEN_TILE>", f16_fast<RT_F16_TOKEN_TILE>, grid, THREADS, smem, stream, a,
+                      tok_cap);
     }
     RT_CUDA_LAUNCH_CHECK();
   } else {
     const dim3 grid((a.rows + 127) / 128, std::min(a.n, 64));
-    f16_generic<<<grid, 128, 0, stream>>>(a);
+    rt_cuda::launch("f16_generic", f16_generic, grid, 128, 0, stream, a);
     RT_CUDA_LAUNCH_CHECK();
   }
   if (!tail_in_launch) rt_cuda_matmul_tail_launch(args.tail, args.y, args.rows, args.ldy, stream);

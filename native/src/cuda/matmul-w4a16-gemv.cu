@@ -134,6 +134,7 @@ __device__ __forceinline__ void gemv_rows(const rt_cuda_w4a16_args & a) {
 // TAIL: the kernel ends with the matmul tail (compiled apart: see matmul-f16-gemv.cu).
 template <int R, int TB, bool TAIL>
 __global__ void __launch_bounds__(THREADS) w4a16_gemv(rt_cuda_w4a16_args a) {
+  rt_cuda::follow_prior_grids();
   extern __shared__ int tail_smem[];
   gemv_rows<R, TB>(a);
   if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
@@ -145,9 +146,10 @@ void launch(const rt_cuda_w4a16_args & a, int grid_rows, cudaStream_t stream) {
   const int units = ((a.y_swiglu != nullptr ? a.rows / 2 : a.rows) + unit_rows - 1) / unit_rows;
   const dim3 grid((units + WARPS - 1) / WARPS, grid_rows);
   if (rt_cuda::tail_in_this_launch(a.tail)) {
-    w4a16_gemv<R, TB, true><<<grid, THREADS, rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream>>>(a);
+    rt_cuda::launch("w4a16_gemv<R, TB, true>", w4a16_gemv<R, TB, true>, grid, THREADS,
+                    rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream, a);
   } else {
-    w4a16_gemv<R, TB, false><<<grid, THREADS, 0, stream>>>(a);
+    rt_cuda::launch("w4a16_gemv<R, TB, false>", w4a16_gemv<R, TB, false>, grid, THREADS, 0, stream, a);
   }
 }
 

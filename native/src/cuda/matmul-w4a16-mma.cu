@@ -19,6 +19,7 @@ __device__ __forceinline__ uint32_t bits(__half2 h) { return *reinterpret_cast<c
 
 template <int MT>
 __global__ void __launch_bounds__(THREADS) w4a16_mma(rt_cuda_w4a16_args a) {
+  rt_cuda::follow_prior_grids();
   int begin = 0, end = 0;
   const int g = rt_cuda::w4a16_group(a, static_cast<int>(blockIdx.y), begin, end);
   if (g < 0) return;
@@ -107,7 +108,7 @@ void launch(const rt_cuda_w4a16_args & a, int grid_rows, int most, cudaStream_t 
   const int per_block = a.y_swiglu != nullptr ? 16 * WARPS : 32 * WARPS;
   const int rows = a.y_swiglu != nullptr ? a.rows / 2 : a.rows;
   const dim3 grid((rows + per_block - 1) / per_block, grid_rows, (most + 16 * MT - 1) / (16 * MT));
-  w4a16_mma<MT><<<grid, THREADS, 0, stream>>>(a);
+  rt_cuda::launch("w4a16_mma<MT>", w4a16_mma<MT>, grid, THREADS, 0, stream, a);
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ __device__ __forceinline__ float level(const float * lut, uint32_t w, int i) { r
 // tile held in registers: 1 for decode (fewer registers, more resident warps) or RT_W4A16_TOKEN_TILE.
 template <int TB>
 __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int tok_cap) {
+  rt_cuda::follow_prior_grids();
   // Dynamic shared memory: the codebook (16 floats, kept in the dynamic part so the opted-in size is the whole
   // budget), then the activation rows.
   extern __shared__ float4 smem4[];
@@ -137,6 +138,7 @@ __global__ void __launch_bounds__(THREADS) w4a16_fast(rt_cuda_w4a16_args a, int 
 
 // Any even cols and group size: one thread per (row, entry). Used for shapes the fast kernel cannot read.
 __global__ void w4a16_generic(rt_cuda_w4a16_args a) {
+  rt_cuda::follow_prior_grids();
   int begin = 0, end = 0;
   const int g = rt_cuda::w4a16_group(a, static_cast<int>(blockIdx.y), begin, end);
   if (g < 0) return;
@@ -198,9 +200,10 @@ void smem_tiled(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
   const dim3 grid((a.rows + rows_per_block - 1) / rows_per_block, grid_rows);
   const size_t smem = static_cast<size_t>(level_bytes) + static_cast<size_t>(tok_cap) * row_bytes;
   if (tok_cap == 1) {
-    w4a16_fast<1><<<grid, THREADS, smem, stream>>>(a, 1);
+    rt_cuda::launch("w4a16_fast<1>", w4a16_fast<1>, grid, THREADS, smem, stream, a, 1);
   } else {
-    w4a16_fast<RT_W4A16_TOKEN_TILE><<<grid, THREADS, smem, stream>>>(a, tok_cap);
+    rt_cuda::launch("w4a16_fast<RT_W4A16_TOKEN_TILE>", w4a16_fast<RT_W4A16_TOKEN_TILE>, grid, THREADS, smem, stream, a,
+                    tok_cap);
   }
   RT_CUDA_LAUNCH_CHECK();
 }
@@ -209,7 +212,7 @@ void generic(const rt_cuda_w4a16_args & a, cudaStream_t stream) {
   const int grid_rows = rt_cuda_w4a16_grid_rows(a);
   if (grid_rows <= 0) return;
   const dim3 grid((a.rows + 127) / 128, grid_rows, 8);
-  w4a16_generic<<<grid, 128, 0, stream>>>(a);
+  rt_cuda::launch("w4a16_generic", w4a16_generic, grid, 128, 0, stream, a);
   RT_CUDA_LAUNCH_CHECK();
 }
 

@@ -5,6 +5,7 @@
 namespace {
 
 __global__ void rope_kernel(float * x, int ld, int n_heads, int head_dim, const int * positions, float theta) {
+  rt_cuda::follow_prior_grids();
   const int t = blockIdx.x;
   const int half_dim = head_dim / 2;
   const float pos = static_cast<float>(positions[t]);
@@ -29,6 +30,6 @@ __global__ void rope_kernel(float * x, int ld, int n_heads, int head_dim, const 
 void rt_cuda_rope(float * x, int ld, int n_tokens, int n_heads, int head_dim, const int * positions, float theta,
                   cudaStream_t stream) {
   if (n_tokens <= 0) return;
-  rope_kernel<<<n_tokens, 256, 0, stream>>>(x, ld, n_heads, head_dim, positions, theta);
+  rt_cuda::launch("rope_kernel", rope_kernel, n_tokens, 256, 0, stream, x, ld, n_heads, head_dim, positions, theta);
   RT_CUDA_LAUNCH_CHECK();
 }

@@ -7,6 +7,7 @@ namespace {
 
 __global__ void router_kernel(const float * logits, int n_tokens, int n_experts, int k, bool norm, int * ids,
                               float * weights) {
+  rt_cuda::follow_prior_grids();
   extern __shared__ float probs_all[];
   const int warp = threadIdx.x >> 5;
   const int t = blockIdx.x * RT_ROUTER_WARPS + warp;
@@ -22,7 +23,7 @@ void rt_cuda_router_topk(const float * logits, int n_tokens, int n_experts, int 
   if (n_tokens <= 0) return;
   const int blocks = (n_tokens + RT_ROUTER_WARPS - 1) / RT_ROUTER_WARPS;
   const size_t smem = sizeof(float) * RT_ROUTER_WARPS * n_experts;
-  router_kernel<<<blocks, RT_ROUTER_WARPS * 32, smem, stream>>>(logits, n_tokens, n_experts, k, norm_topk_prob, ids,
-                                                                 weights);
+  rt_cuda::launch("router_kernel", router_kernel, blocks, RT_ROUTER_WARPS * 32, smem, stream, logits, n_tokens,
+                  n_experts, k, norm_topk_prob, ids, weights);
   RT_CUDA_LAUNCH_CHECK();
 }

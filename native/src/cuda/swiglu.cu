@@ -5,6 +5,7 @@
 namespace {
 
 __global__ void swiglu_kernel(const float * gu, size_t total, int inter, __half * out) {
+  rt_cuda::follow_prior_grids();
   for (size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; idx < total;
        idx += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const size_t r = idx / inter;
@@ -21,6 +22,6 @@ void rt_cuda_swiglu(const float * gu, int n_rows, int inter, __half * out, cudaS
   const size_t total = static_cast<size_t>(n_rows) * inter;
   if (total == 0) return;
   const int blocks = static_cast<int>((total + 255) / 256 < 65535 ? (total + 255) / 256 : 65535);
-  swiglu_kernel<<<blocks, 256, 0, stream>>>(gu, total, inter, out);
+  rt_cuda::launch("swiglu_kernel", swiglu_kernel, blocks, 256, 0, stream, gu, total, inter, out);
   RT_CUDA_LAUNCH_CHECK();
 }

@@ -129,6 +129,7 @@ struct fiber {
   uint3 tid{};
   int linear = 0;
   unsigned exchanges = 0;
+  bool waited_prior = false;  // called grid_dependency_wait
 };
 
 // Lanes of a warp hand control to each other directly; the scheduler only sees a warp once all its lanes wait at
@@ -142,6 +143,7 @@ struct warp_run {
 struct block_run {
   const char * kernel = "";
   const std::function<void()> * body = nullptr;
+  bool programmatic = false;
   uint3 bidx{};
   dim3 bdim, gdim;
   std::vector<char> smem;
@@ -214,6 +216,11 @@ void fiber_entry() {
   fiber_started();
   (*g_block->body)();
   fiber * f = g_fiber;
+  if (g_block->programmatic && !f->waited_prior) {
+    die(where(*g_block) + " thread (" + std::to_string(f->tid.x) + "," + std::to_string(f->tid.y) + "," +
+        std::to_string(f->tid.z) + "): launched as a programmatic dependent launch, it ended without waiting for the "
+        "kernel before it (rt_cuda::wait_for_prior_grids), which may still be writing what it read");
+  }
   f->state = fiber_state::done;
   warp_run & w = g_block->warps[static_cast<size_t>(f->linear / 32)];
   --w.live;
@@ -261,6 +268,7 @@ void run_block(block_run & b) {
     f.state = fiber_state::run;
     f.linear = i;
     f.exchanges = 0;
+    f.waited_prior = false;
     f.tid.x = static_cast<unsigned>(i) % b.bdim.x;
     f.tid.y = (static_cast<unsigned>(i) / b.bdim.x) % b.bdim.y;
     f.tid.z = static_cast<unsigned>(i) / (b.bdim.x * b.bdim.y);
@@ -687,8 +695,17 @@ int probe_launch_bounds(const std::function<void()> & call) {
   return bound;
 }
 
+void grid_dependency_wait() { g_fiber->waited_prior = true; }
+
+void release_dependent_grids() {
+  if (!g_fiber->waited_prior) {
+    die(where(*g_block) + ": a thread released the kernel after it before waiting for the kernel before it; the "
+        "next kernel could then start, and read, before this one's predecessor completed (src/cuda/launch.cuh)");
+  }
+}
+
 void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                    int max_threads, std::function<void()> body) {
+                    int max_threads, std::function<void()> body, bool programmatic) {
   std::lock_guard<std::recursive_mutex> lock(g_mu);
   const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
   std::string bad;
@@ -724,9 +741,10 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
   auto shared_body = std::make_shared<std::function<void()>>(std::move(body));
   op o;
   o.counts_as = op::what::kernel;
-  o.fn = [name, grid, block, smem, shared_body]() {
+  o.fn = [name, grid, block, smem, shared_body, programmatic]() {
     thread_local block_run b;
     b.kernel = name;
+    b.programmatic = programmatic;
     b.body = shared_body.get();
     b.bdim = block;
     b.gdim = grid;

@@ -65,7 +65,14 @@ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
 inline int lane() { return static_cast<int>(thread_index().x & 31u); }
 
 void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                    int max_threads, std::function<void()> body);
+                    int max_threads, std::function<void()> body, bool programmatic = false);
+/**
+ * griddepcontrol.wait. Blocks run one after another here, so the wait itself has nothing to wait for; what is checked
+ * is the rule of src/cuda/launch.cuh: every thread of a programmatic launch waits before it ends.
+ */
+void grid_dependency_wait();
+/** griddepcontrol.launch_dependents: checked to come after the thread's wait (launch.cuh's rule). */
+void release_dependent_grids();
 
 /**
  * First statement of every kernel (translate.cmake puts it there), with the kernel's __launch_bounds__ (0: none).
@@ -79,6 +86,7 @@ struct launch {
   dim3 grid, block;
   size_t smem;
   cudaStream_t stream;
+  bool programmatic = false;  // cudaLaunchAttributeProgrammaticStreamSerialization
   launch(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = nullptr) : grid(g), block(b), smem(s), stream(st) {}
 
   template <typename... P, typename... A>
@@ -88,7 +96,7 @@ struct launch {
     // A GPU refuses a block larger than the kernel's __launch_bounds__, which only its body names here.
     const int max_threads = probe_launch_bounds([&kernel, &params]() { std::apply(kernel, params); });
     enqueue_kernel(name, reinterpret_cast<const void *>(kernel), grid, block, smem, stream, max_threads,
-                   [kernel, params]() { std::apply(kernel, params); });
+                   [kernel, params]() { std::apply(kernel, params); }, programmatic);
   }
 };
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda/launch.cuh"
+
 static int failures = 0;
 
 static void expect(bool ok, const std::string & what) {
@@ -49,6 +51,17 @@ __global__ void block_sum_kernel(const float * in, float * out, int n) {
 }
 
 __global__ void add_kernel(int * p, int v) { p[threadIdx.x] += v; }
+
+__global__ void follow_add_kernel(int * p, int v) {
+  rt_cuda::follow_prior_grids();
+  p[threadIdx.x] += v;
+}
+
+__global__ void release_first_kernel(int * p) {
+  rt_cuda::release_dependent_grids();
+  rt_cuda::wait_for_prior_grids();
+  p[threadIdx.x] = 1;
+}
 
 // Lane 5 returns early; the others still name it in a full-mask shuffle.
 __global__ void exited_lane_shuffle_kernel(int * out) {
@@ -376,6 +389,22 @@ void test_reported_bugs() {
            cudaMemcpy(d, h.data(), 32, cudaMemcpyHostToDevice);
          }),
          "a copy overrunning its device allocation is reported");
+  expect(aborts([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 32 * sizeof(int));
+           add_kernel<<<1, 32>>>(d, 1);
+           const rt_cuda::programmatic_scope on(true);
+           rt_cuda::launch("add_kernel", add_kernel, 1, 32, 0, nullptr, d, 1);
+           cudaDeviceSynchronize();
+         }),
+         "a programmatic launch of a kernel that never waits for the kernel before it is reported");
+  expect(aborts([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 32 * sizeof(int));
+           release_first_kernel<<<1, 32>>>(d);
+           cudaDeviceSynchronize();
+         }),
+         "releasing the next kernel before waiting for the previous one is reported");
   expect(!aborts([] {
            int * d = nullptr;
            cudaMalloc(&d, 32 * sizeof(int));
@@ -383,6 +412,22 @@ void test_reported_bugs() {
            cudaDeviceSynchronize();
          }),
          "(control) a correct kernel in a child process does not abort");
+  expect(!aborts([] {
+           int * d = nullptr;
+           cudaMalloc(&d, 32 * sizeof(int));
+           cudaMemset(d, 0, 32 * sizeof(int));
+           add_kernel<<<1, 32>>>(d, 1);
+           {
+             const rt_cuda::programmatic_scope on(true);
+             rt_cuda::launch("follow_add_kernel", follow_add_kernel, 1, 32, 0, nullptr, d, 2);
+           }
+           std::vector<int> h(32);
+           cudaMemcpy(h.data(), d, 32 * sizeof(int), cudaMemcpyDeviceToHost);
+           for (int v : h) {
+             if (v != 3) std::abort();
+           }
+         }),
+         "(control) a programmatic launch that waits first runs after the kernel before it");
 }
 
 // Runs `body` in a child process (an injected fault is sticky for the process) and returns its verdict.
