@@ -827,6 +827,8 @@ int main(int argc, char ** argv) {
   bool quick = false, small = false, kernel_table = true;
   std::string json_path, ifeval_path;
   double ifeval_max_s = 180;
+  double deadline_s = 0;  // seconds from start by which the figures must be written (0: none)
+  const auto bench_start = clk::now();
   int ifeval_batch = 64;  // what horizon eval takes on a large GPU
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -837,6 +839,7 @@ int main(int argc, char ** argv) {
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--ifeval" && i + 1 < argc) ifeval_path = argv[++i];
     else if (a == "--ifeval-max-s" && i + 1 < argc) ifeval_max_s = std::atof(argv[++i]);
+    else if (a == "--deadline-s" && i + 1 < argc) deadline_s = std::atof(argv[++i]);
     else if (a == "--ifeval-batch" && i + 1 < argc) ifeval_batch = std::atoi(argv[++i]);
     else if (a == "--no-kernel-table") kernel_table = false;
   }
@@ -963,7 +966,20 @@ int main(int argc, char ** argv) {
   // Last: the run takes the model's weights.
   ifeval_figures ifeval;
   const int batch = ifeval_batch;
-  if (!ifeval_path.empty()) {
+  if (!ifeval_path.empty() && deadline_s > 0) {
+    // The workload is last and stops at its limit; keep it inside the caller's deadline (its model load and the JSON
+    // after it need some seconds), or the killed run would take every figure above with it.
+    const double left = deadline_s - seconds_since(bench_start) - 20;
+    if (left < ifeval_max_s) {
+      std::printf("IFEval-shaped workload: limited to %.0f s (the deadline is %.0f s from the start)\n",
+                  std::max(0.0, left), deadline_s);
+      ifeval_max_s = left;
+    }
+  }
+  if (!ifeval_path.empty() && ifeval_max_s < 10) {
+    ifeval.error = "not run: under 10 s left before the deadline";
+    std::printf("IFEval-shaped workload: %s\n", ifeval.error.c_str());
+  } else if (!ifeval_path.empty()) {
     ifeval_workload wl;
     if (!ifeval_workload_from(ifeval_path, c.vocab_size, small ? 64 : 1, wl, ifeval.error)) {
       std::printf("IFEval-shaped workload: %s\n", ifeval.error.c_str());
