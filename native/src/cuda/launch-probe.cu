@@ -31,6 +31,15 @@ bool rt_cuda_programmatic_launch_works(cudaStream_t stream) {
     return false;
   }
   if (major < 9) return false;
+#if !defined(RT_CUDA_SIM)
+  // The kernels must run code built for 9.0+: one JIT-compiled from an older PTX target (a device newer than every
+  // architecture this binary lists) lacks griddepcontrol.wait and would read before the kernel before it is done.
+  cudaFuncAttributes fa{};
+  if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void *>(probe_read)) != cudaSuccess || fa.ptxVersion < 90) {
+    cudaGetLastError();
+    return false;
+  }
+#endif
   int * buf = nullptr;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
