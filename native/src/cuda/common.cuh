@@ -24,6 +24,8 @@ constexpr int WARP = 32;
 
 /** Streaming multiprocessors of the device that launches next (asked of the runtime once per device). */
 int sm_count();
+/** Bytes of L2 cache of the device that launches next (0 where the runtime cannot say). */
+int l2_bytes();
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll

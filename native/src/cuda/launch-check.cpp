@@ -65,6 +65,8 @@ bool mma_available() { return cached_attribute(cudaDevAttrComputeCapabilityMajor
 
 int sm_count() { return cached_attribute(cudaDevAttrMultiProcessorCount, 1); }
 
+int l2_bytes() { return cached_attribute(cudaDevAttrL2CacheSize, 0); }
+
 namespace {
 thread_local bool g_programmatic = false;
 }

@@ -57,7 +57,9 @@ __device__ __forceinline__ void follow_prior_grids() {
 
 /** A hint that the 128-byte line at `p` will be read soon: brought into L2, never into L1 (so never stale). */
 __device__ __forceinline__ void prefetch_l2(const void * p) {
-#if defined(__CUDA_ARCH__) && !defined(RT_CUDA_SIM)
+#if defined(RT_CUDA_SIM)
+  ::rt_sim::check_prefetch(p);
+#elif defined(__CUDA_ARCH__)
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 #else
   (void)p;

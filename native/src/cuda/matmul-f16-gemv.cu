@@ -5,6 +5,9 @@
 // (the router's 64 rows, the output projection's 2,048), by columns too: a block's warps split R rows' columns and
 // add their sums in shared memory in warp order. The division depends on the row count alone and a row's sum runs
 // in the same order for any R and token count, so a token's result does not depend on the batch it is in.
+#include <algorithm>
+#include <cstdint>
+
 #include "cuda/common.cuh"
 #include "cuda/matmul-f16.cuh"
 #include "cuda/matmul-tail-block.cuh"
@@ -65,11 +68,10 @@ __device__ __forceinline__ void row_pointers(const rt_cuda_f16_args & a, int row
   for (int r = 0; r < R; ++r) wr[r] = row0 + r < a.rows ? a.w + static_cast<size_t>(row0 + r) * a.cols : nullptr;
 }
 
-// Before the wait for the previous kernel (launch.cuh): this thread's share of rows wr's 128-byte lines into L2,
-// lines first, first + step, ...; weights are the one input no kernel writes.
+// Before the wait for the previous kernel (launch.cuh): this thread's share of the first `lines` 128-byte lines of
+// rows wr into L2, lines first, first + step, ...; weights are the one input no kernel writes.
 template <int R>
-__device__ __forceinline__ void prefetch_rows(const __half * const (&wr)[R], int cols, int first, int step) {
-  const int lines = (cols * static_cast<int>(sizeof(__half)) + 127) / 128;
+__device__ __forceinline__ void prefetch_rows(const __half * const (&wr)[R], int lines, int first, int step) {
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     if (wr[r] == nullptr) continue;
@@ -91,11 +93,11 @@ __device__ __forceinline__ int token_pointers(const rt_cuda_f16_args & a, int t0
 // Rows split over warps: warp w of block b owns rows (4b + w) R ... (The two divisions set up their tiles
 // alike, but written apart: sharing the loop through a lambda made ptxas spill in the one-row division.)
 template <int R, int TB>
-__device__ __forceinline__ void rows_by_warp(const rt_cuda_f16_args & a) {
+__device__ __forceinline__ void rows_by_warp(const rt_cuda_f16_args & a, int prefetch_lines) {
   const int row0 = (static_cast<int>(blockIdx.x) * WARPS + static_cast<int>(threadIdx.x >> 5)) * R;
   const __half * wr[R];
   row_pointers<R>(a, row0, wr);
-  prefetch_rows<R>(wr, a.cols, threadIdx.x & 31, 32);
+  prefetch_rows<R>(wr, prefetch_lines, threadIdx.x & 31, 32);
   rt_cuda::follow_prior_grids();
   if (row0 >= a.rows) return;
   for (int t0 = 0; t0 < a.n; t0 += TB) {
@@ -109,14 +111,14 @@ __device__ __forceinline__ void rows_by_warp(const rt_cuda_f16_args & a) {
 
 // Columns split over the block's warps: block b owns rows bR ..; warp w takes columns 8 (32 w + lane) + 1024 i.
 template <int R, int TB>
-__device__ __forceinline__ void rows_by_block(const rt_cuda_f16_args & a) {
+__device__ __forceinline__ void rows_by_block(const rt_cuda_f16_args & a, int prefetch_lines) {
   __shared__ float partial[WARPS][R * TB];
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   const int row0 = static_cast<int>(blockIdx.x) * R;
   const __half * wr[R];
   row_pointers<R>(a, row0, wr);
-  prefetch_rows<R>(wr, a.cols, static_cast<int>(threadIdx.x), THREADS);
+  prefetch_rows<R>(wr, prefetch_lines, static_cast<int>(threadIdx.x), THREADS);
   rt_cuda::follow_prior_grids();
   for (int t0 = 0; t0 < a.n; t0 += TB) {
     const __half * xr[TB];
@@ -150,17 +152,27 @@ __device__ __forceinline__ void rows_by_block(const rt_cuda_f16_args & a) {
 // TAIL: the kernel ends with the matmul tail. Compiled apart, since the tails' code would otherwise set the register
 // count of every launch (decode GEMVs keep more loads in flight with fewer registers).
 template <int R, int TB, bool TAIL>
-__global__ void __launch_bounds__(THREADS) f16_gemv(rt_cuda_f16_args a) {
+__global__ void __launch_bounds__(THREADS) f16_gemv(rt_cuda_f16_args a, int prefetch_lines) {
   extern __shared__ int tail_smem[];
-  rows_by_warp<R, TB>(a);
+  rows_by_warp<R, TB>(a, prefetch_lines);
   if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
 }
 
 template <int R, int TB, bool TAIL>
-__global__ void __launch_bounds__(THREADS) f16_gemv_split(rt_cuda_f16_args a) {
+__global__ void __launch_bounds__(THREADS) f16_gemv_split(rt_cuda_f16_args a, int prefetch_lines) {
   extern __shared__ int tail_smem[];
-  rows_by_block<R, TB>(a);
+  rows_by_block<R, TB>(a, prefetch_lines);
   if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
+}
+
+// Lines of each weight row a kernel brings into L2 before its wait: none without a programmatic launch (the kernel
+// before it has finished: nothing to overlap), and at most half the L2 over the whole matrix (the LM head is four
+// times an H200's L2; lines fetched past it would evict those fetched first).
+int prefetch_lines(const rt_cuda_f16_args & a) {
+  if (!rt_cuda::programmatic_launch_on() || a.rows <= 0) return 0;
+  const int64_t row_lines = (static_cast<int64_t>(a.cols) * static_cast<int64_t>(sizeof(__half)) + 127) / 128;
+  const int64_t budget_lines = static_cast<int64_t>(rt_cuda::l2_bytes()) / 2 / 128;
+  return static_cast<int>(std::min(row_lines, budget_lines / a.rows));
 }
 
 template <int R, int TB>
@@ -168,9 +180,10 @@ void launch(const rt_cuda_f16_args & a, cudaStream_t stream) {
   const int grid = (a.rows + R * WARPS - 1) / (R * WARPS);
   if (rt_cuda::tail_in_this_launch(a.tail)) {
     rt_cuda::launch("f16_gemv<R, TB, true>", f16_gemv<R, TB, true>, grid, THREADS,
-                    rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream, a);
+                    rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream, a, prefetch_lines(a));
   } else {
-    rt_cuda::launch("f16_gemv<R, TB, false>", f16_gemv<R, TB, false>, grid, THREADS, 0, stream, a);
+    rt_cuda::launch("f16_gemv<R, TB, false>", f16_gemv<R, TB, false>, grid, THREADS, 0, stream, a,
+                    prefetch_lines(a));
   }
 }
 
@@ -179,9 +192,10 @@ void launch_split(const rt_cuda_f16_args & a, cudaStream_t stream) {
   const int grid = (a.rows + R - 1) / R;
   if (rt_cuda::tail_in_this_launch(a.tail)) {
     rt_cuda::launch("f16_gemv_split<R, TB, true>", f16_gemv_split<R, TB, true>, grid, THREADS,
-                    rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream, a);
+                    rt_cuda_matmul_tail_smem(a.tail, a.rows, WARPS), stream, a, prefetch_lines(a));
   } else {
-    rt_cuda::launch("f16_gemv_split<R, TB, false>", f16_gemv_split<R, TB, false>, grid, THREADS, 0, stream, a);
+    rt_cuda::launch("f16_gemv_split<R, TB, false>", f16_gemv_split<R, TB, false>, grid, THREADS, 0, stream, a,
+                    prefetch_lines(a));
   }
 }
 

@@ -697,6 +697,15 @@ int probe_launch_bounds(const std::function<void()> & call) {
 
 void grid_dependency_wait() { g_fiber->waited_prior = true; }
 
+void check_prefetch(const void * p) {
+  std::lock_guard<std::recursive_mutex> lock(g_mu);
+  bool partial = false;
+  const allocation * al = find_alloc(p, 1, partial);
+  if (al == nullptr || al->where != space::device) {
+    die(where(*g_block) + ": an L2 prefetch of an address outside every device allocation");
+  }
+}
+
 void release_dependent_grids() {
   if (!g_fiber->waited_prior) {
     die(where(*g_block) + ": a thread released the kernel after it before waiting for the kernel before it; the "
@@ -875,6 +884,8 @@ cudaError_t cudaDeviceGetAttribute(int * value, cudaDeviceAttr attr, int device)
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = smem_optin(); return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 * 1024; return cudaSuccess;
     case cudaDevAttrMultiProcessorCount: *value = 4; return cudaSuccess;
+    // Small, so that the prefetch budgets it sets cut the tests' matrices too.
+    case cudaDevAttrL2CacheSize: *value = 1 << 20; return cudaSuccess;
     case cudaDevAttrComputeCapabilityMajor: *value = compute_capability() / 10; return cudaSuccess;
     case cudaDevAttrComputeCapabilityMinor: *value = compute_capability() % 10; return cudaSuccess;
     default: return fail(cudaErrorInvalidValue);

@@ -73,6 +73,8 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
 void grid_dependency_wait();
 /** griddepcontrol.launch_dependents: checked to come after the thread's wait (launch.cuh's rule). */
 void release_dependent_grids();
+/** prefetch.global.L2: checked to name a byte of device memory. */
+void check_prefetch(const void * p);
 
 /**
  * First statement of every kernel (translate.cmake puts it there), with the kernel's __launch_bounds__ (0: none).
