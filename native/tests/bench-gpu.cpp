@@ -552,6 +552,7 @@ struct kernel_figure {
   std::string op, kernel;
   int entries = 0, groups = 0;
   double us = 0, weight_gb_s = 0, tflops = 0, max_rel_diff = 0;
+  bool automatic = false;  // the kernel the model's steps take for this shape
 };
 
 // Random bytes, or FP16 values (bits & half_and) | half_or as build_model fills its tensors.
@@ -658,7 +659,10 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
           a.ldy = hidden;
         }
         if (rt_cuda_w4a16_choice(a) != kinds[i]) continue;  // this kernel cannot take the shape on this device
+        rt_cuda_w4a16_args chosen = a;
+        chosen.kernel = rt_w4a16_kernel::automatic;
         kernel_figure f;
+        f.automatic = rt_cuda_w4a16_choice(chosen) == kinds[i];
         f.op = proj == 0 ? "w4a16 gate-up+swiglu" : "w4a16 down";
         f.kernel = names[i];
         f.entries = assignments;
@@ -699,7 +703,10 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         rt_cuda_f16_args a = rt_cuda_f16_dense(w, rows, hidden, x, hidden, tokens, yd, rows);
         a.kernel = kind;
         if (rt_cuda_f16_choice(a) != kind) continue;
+        rt_cuda_f16_args chosen = a;
+        chosen.kernel = rt_f16_kernel::automatic;
         kernel_figure f;
+        f.automatic = rt_cuda_f16_choice(chosen) == kind;
         f.op = rows == vocab ? "f16 lm head" : rows == router_rows ? "f16 router" : rows == hidden ? "f16 o proj" : "f16 qkv";
         f.kernel = kind == rt_f16_kernel::mma          ? "mma"
                    : kind == rt_f16_kernel::gemv       ? "gemv"
@@ -775,6 +782,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
           f.op = "attention ctx " + std::to_string(ctx);
           f.kernel = split == 0 ? "by SM count (" + std::to_string(rt_cuda_attention_splits(a)) + " blocks a head)"
                                 : "split " + std::to_string(split) + (fused ? ", merged in launch" : "");
+          f.automatic = split == 0;
           f.entries = tokens;
           f.groups = nh;
           f.us = time_us([&] { rt_cuda_attention(a, nullptr); }, reps);
@@ -864,9 +872,25 @@ int main(int argc, char ** argv) {
     std::printf("%-22s %-11s %8s %7s %10s %11s %9s %12s\n", "op", "kernel", "entries", "groups", "us", "weight GB/s",
                 "TFLOP/s", "rel diff");
     for (const auto & f : kernels) {
-      std::printf("%-22s %-11s %8d %7d %10.2f %11.0f %9.2f %12.2e\n", f.op.c_str(), f.kernel.c_str(), f.entries, f.groups,
-                  f.us, f.weight_gb_s, f.tflops, f.max_rel_diff);
+      std::printf("%-22s %-11s %8d %7d %10.2f %11.0f %9.2f %12.2e%s\n", f.op.c_str(), f.kernel.c_str(), f.entries,
+                  f.groups, f.us, f.weight_gb_s, f.tflops, f.max_rel_diff, f.automatic ? "  (automatic)" : "");
     }
+    // Where the automatic choice is not the fastest by over 5%: the constants behind that choice (RT_W4A16_MMA_MIN_
+    // ENTRIES, RT_F16_MMA_MIN_TOKENS, RT_F16_GEMV_BLOCKS_PER_SM, RT_ATTENTION_BLOCKS_PER_SM) want another value.
+    int misses = 0;
+    for (const auto & f : kernels) {
+      if (!f.automatic) continue;
+      const kernel_figure * best = &f;
+      for (const auto & g : kernels) {
+        if (g.op == f.op && g.entries == f.entries && g.groups == f.groups && g.us < best->us) best = &g;
+      }
+      if (best->us < 0.95 * f.us) {
+        if (misses++ == 0) std::printf("\nthe automatic choice is not the fastest here:\n");
+        std::printf("  %s, %d entries: automatic %s %.2f us, %s %.2f us (%.2fx)\n", f.op.c_str(), f.entries,
+                    f.kernel.c_str(), f.us, best->kernel.c_str(), best->us, f.us / best->us);
+      }
+    }
+    if (misses == 0) std::printf("\nthe automatic choice is the fastest (within 5%%) for every shape above\n");
     std::printf("\n");
   }
 
@@ -1034,7 +1058,8 @@ int main(int argc, char ** argv) {
       const auto & f = kernels[i];
       j << (i ? "," : "") << "\n    {\"op\": \"" << f.op << "\", \"kernel\": \"" << f.kernel << "\", \"entries\": "
         << f.entries << ", \"groups\": " << f.groups << ", \"us\": " << f.us << ", \"weight_gb_s\": " << f.weight_gb_s
-        << ", \"tflops\": " << f.tflops << ", \"max_rel_diff\": " << f.max_rel_diff << "}";
+        << ", \"tflops\": " << f.tflops << ", \"max_rel_diff\": " << f.max_rel_diff
+        << ", \"automatic\": " << (f.automatic ? "true" : "false") << "}";
     }
     j << "\n  ]";
     j << ",\n  \"runs\": [";
