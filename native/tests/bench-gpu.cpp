@@ -945,6 +945,14 @@ int main(int argc, char ** argv) {
   } else if (full.ok) {
     std::printf("programmatic dependent launches: not used (compute capability before 9.0, or the probe failed)\n");
   }
+  if (full.ok && full.decode1_apart > 0) {
+    std::printf("matmul tails: batch 1 %.1f tok/s in their matmuls' launches, %.1f launched apart (%.2fx)\n",
+                full.decode1, full.decode1_apart, full.decode1 / full.decode1_apart);
+  }
+  if (full.ok && full.decode256 > 0) {
+    std::printf("batch 256 against 64 (the automatic batch's cap): %.1f tok/s against %.1f (%.2fx)\n", full.decode256,
+                full.decode64, full.decode64 > 0 ? full.decode256 / full.decode64 : 0);
+  }
   // Partial residency at batch 8 against full (the goal: 60%), and the most the experts it copied in allow: a step
   // cannot be shorter than its copies at the measured host-to-device rate.
   const residency_figures & part = runs[1];
