@@ -29,6 +29,7 @@ struct split_plan {
   int fixed = 0;
   int target = 1;
   int splits = 1;
+  bool prefetch = false;  // a programmatic launch: K and V rows into L2 before the wait
 };
 
 __host__ __device__ __forceinline__ int split_len_at(const split_plan & p, int pos) {
@@ -60,9 +61,42 @@ __device__ __forceinline__ void combine_splits(const rt_cuda_attention_args & a,
   }
 }
 
+// A pointer from a device table, read through L2 (nvcc's __ldcg takes no pointer types).
+template <typename T>
+__device__ __forceinline__ T * ldcg_pointer(T * const * table, int i) {
+  return reinterpret_cast<T *>(__ldcg(reinterpret_cast<const unsigned long long *>(table) + i));
+}
+
+// This block's K and V rows (positions j0 .. n of its token's sequence) into L2, before the wait; reads go through L2.
+__device__ __forceinline__ void prefetch_kv(const rt_cuda_attention_args & a, const split_plan & plan) {
+  const int t = blockIdx.x;
+  const int pos = __ldcg(a.tok_pos + t);
+  const int split_len = split_len_at(plan, pos);
+  const int j0 = static_cast<int>(blockIdx.z) * split_len;
+  const int n = min(pos + 1, j0 + split_len);
+  if (j0 >= n) return;
+  const int kvh = static_cast<int>(blockIdx.y) / (a.n_heads / a.n_kv_heads);
+  const int slot = __ldcg(a.tok_slot + t);
+  const size_t kv_dim = static_cast<size_t>(a.n_kv_heads) * a.head_dim;
+  const size_t offset = a.layer_offset + static_cast<size_t>(kvh) * a.head_dim;
+  const char * k = reinterpret_cast<const char *>(ldcg_pointer(a.k_seq, slot) + offset);
+  const char * v = reinterpret_cast<const char *>(ldcg_pointer(a.v_seq, slot) + offset);
+  const int row_lines = (a.head_dim * static_cast<int>(sizeof(__half)) + 127) / 128;
+  const int count = (n - j0) * row_lines;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) {
+    const size_t at = static_cast<size_t>(j0 + i / row_lines) * kv_dim * sizeof(__half) + 128 * static_cast<size_t>(i % row_lines);
+    rt_cuda::prefetch_l2(k + at);
+    rt_cuda::prefetch_l2(v + at);
+  }
+}
+
 // One block per (token, head, split); positions j0 .. j0 + split_len of the token's sequence. With one split the
 // block writes the normalised output, otherwise its unnormalised sum, max and denominator for the merge.
 __global__ void __launch_bounds__(RT_ATTENTION_THREADS) attention_kernel(rt_cuda_attention_args a, split_plan plan) {
+  // Before the wait (launch.cuh): the K and V rows of earlier positions into L2. The positions and sequence slots came
+  // with the step's inputs, copied before its first kernel, which launched plainly; rows of earlier steps are
+  // settled, and the current position's (which the kernel before may still be writing) is only prefetched.
+  if (plan.prefetch) prefetch_kv(a, plan);
   rt_cuda::follow_prior_grids();
   extern __shared__ float sm[];
   const int hd = a.head_dim;
@@ -260,7 +294,8 @@ void rt_cuda_attention(const rt_cuda_attention_args & a, cudaStream_t stream) {
     rt_cuda::launch("kv_store_kernel", kv_store_kernel, a.n_tokens, 256, 0, stream, a);
     RT_CUDA_LAUNCH_CHECK();
   }
-  const split_plan plan = plan_of(a);
+  split_plan plan = plan_of(a);
+  plan.prefetch = rt_cuda::programmatic_launch_on() && a.n_tokens <= RT_ATTENTION_SPLIT_MAX_TOKENS;
   // Scores for the longest block: at the last position of the context.
   const size_t smem = rt_cuda_attention_smem(split_len_at(plan, a.max_context - 1), a.head_dim);
   rt_cuda_allow_smem(reinterpret_cast<const void *>(attention_kernel), smem);
