@@ -1092,27 +1092,46 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
     compare("qk norm+rope tail", step_of(a), outputs, reset);
   }
 
-  // The greedy pick after the LM head, with a NaN row when there are two tokens (its answer is -1).
-  {
-    const int vocab = 1000, cols = 128;
+  // The greedy pick after the LM head, with a NaN row when there are two tokens (its answer is -1): a vocabulary a few
+  // blocks cover and one over 4,096 (OLMoE's is 50,304) whose largest logit appears twice, in different blocks, so
+  // the last block's pick among the blocks' bests must keep the lower index. Each block leaves its best in the
+  // partials; without them the argmax is a launch of its own.
+  for (const int vocab : {1000, 5000}) {
+    const int cols = 128;
     std::vector<uint16_t> wb, xb;
     std::vector<float> wf, xf;
     random_half(r, static_cast<size_t>(vocab) * cols, 0.2f, wb, wf);
     random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+    if (vocab > 4096) {
+      // Rows 4321 and 77 the same, and far above the rest: a tie for the largest logit, in different blocks.
+      for (int c = 0; c < cols; ++c) {
+        wb[static_cast<size_t>(4321) * cols + c] = wb[static_cast<size_t>(77) * cols + c] = xb[static_cast<size_t>(c)];
+      }
+    }
     if (n >= 2) xb[static_cast<size_t>(cols) + 5] = 0x7E00;  // NaN activation: the second token's logits are NaN
     dev<uint16_t> dw(wb), dx(xb);
     dev<float> logits(static_cast<size_t>(n) * vocab);
     dev<int> picks(static_cast<size_t>(n));
+    dev<int> partials(static_cast<size_t>(2 * RT_MATMUL_TAIL_MAX_TOKENS) * vocab);  // int2 a (token, row)
     rt_cuda_f16_args a = dense_args(dx.p, dw.p, vocab, cols, n, logits.p);
     a.kernel = dense_kernel;
     a.tail.kind = rt_matmul_tail_kind::argmax;
     a.tail.n_tokens = n;
     a.tail.argmax_out = picks.p;
-    in_launch_as_expected(a.tail, vocab, vocab, "argmax tail");
+    a.tail.argmax_partials = reinterpret_cast<int2 *>(partials.p);
+    a.tail.argmax_partials_per_token = vocab;
+    const std::string what = "argmax tail (" + std::to_string(vocab) + " rows)";
+    in_launch_as_expected(a.tail, vocab, vocab, what);
     {
-      rt_cuda_matmul_tail wide = a.tail;
-      wide.arrivals = arrivals.p;
-      expect(!rt_cuda_matmul_tail_in_launch(wide, 50304, 50304), "argmax tail over OLMoE's vocabulary: a launch of its own");
+      rt_cuda_matmul_tail bare = a.tail;
+      bare.arrivals = arrivals.p;
+      bare.argmax_partials = nullptr;
+      rt_cuda_matmul_tail short_partials = bare;
+      short_partials.argmax_partials = a.tail.argmax_partials;
+      short_partials.argmax_partials_per_token = vocab - 1;
+      expect(!rt_cuda_matmul_tail_in_launch(bare, vocab, vocab) &&
+                 !rt_cuda_matmul_tail_in_launch(short_partials, vocab, vocab),
+             what + at + ": without room for every block's best, a launch of its own");
     }
     const auto outputs = [&] {
       std::vector<float> v;
@@ -1120,11 +1139,12 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
       return v;
     };
     const auto reset = [&] { CK(cudaMemset(picks.p, 0x7F, picks.n * sizeof(int))); };
-    compare("argmax tail", step_of(a), outputs, reset);
+    compare(what, step_of(a), outputs, reset);
     const std::vector<float> lg = logits.get();
     std::vector<int> want;
     for (int t = 0; t < n; ++t) want.push_back(rt::ref::argmax(lg.data() + static_cast<size_t>(t) * vocab, vocab));
-    expect(picks.get() == want && (n < 2 || want[1] == -1), "argmax tail vs reference" + at);
+    expect(picks.get() == want && (n < 2 || want[1] == -1) && (vocab <= 4096 || want[0] == 77),
+           what + " vs reference" + at);
   }
 
   // The MoE reduce with the next norm after the down projection (W4A16 decode GEMV; entry t * k + j is token t's

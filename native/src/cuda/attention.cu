@@ -67,7 +67,7 @@ __device__ __forceinline__ T * ldcg_pointer(T * const * table, int i) {
   return reinterpret_cast<T *>(__ldcg(reinterpret_cast<const unsigned long long *>(table) + i));
 }
 
-// This block's K and V rows (positions j0 .. n of its token's sequence) into L2, before the wait; reads go through L2.
+// This block's K and V rows (positions j0 .. n of its token's sequence) into L2 before the wait; reads through L2.
 __device__ __forceinline__ void prefetch_kv(const rt_cuda_attention_args & a, const split_plan & plan) {
   const int t = blockIdx.x;
   const int pos = __ldcg(a.tok_pos + t);
@@ -84,7 +84,8 @@ __device__ __forceinline__ void prefetch_kv(const rt_cuda_attention_args & a, co
   const int row_lines = (a.head_dim * static_cast<int>(sizeof(__half)) + 127) / 128;
   const int count = (n - j0) * row_lines;
   for (int i = threadIdx.x; i < count; i += blockDim.x) {
-    const size_t at = static_cast<size_t>(j0 + i / row_lines) * kv_dim * sizeof(__half) + 128 * static_cast<size_t>(i % row_lines);
+    const size_t row = static_cast<size_t>(j0 + i / row_lines);
+    const size_t at = row * kv_dim * sizeof(__half) + 128 * static_cast<size_t>(i % row_lines);
     rt_cuda::prefetch_l2(k + at);
     rt_cuda::prefetch_l2(v + at);
   }

@@ -476,6 +476,8 @@ class cuda_backend final : public backend {
   // (token, head), then one for the matmul tails. A launch leaves them at zero; launches of a stream never overlap.
   unsigned * arrivals_ = nullptr;
   unsigned * matmul_arrivals_ = nullptr;
+  // The LM head's argmax tail: each block's best of its rows, [RT_MATMUL_TAIL_MAX_TOKENS][vocab].
+  int2 * argmax_partials_ = nullptr;
   // Partial residency stage control: offsets, sorted, sorted_tok, then pointer tables.
   int * stage_ctrl_ = nullptr;
   void ** stage_ptrs_ = nullptr;
@@ -689,6 +691,8 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
     arrivals_ = static_cast<unsigned *>(arena_.alloc(sizeof(unsigned) * n_arrivals, "arrival counters"));
     ck(cudaMemset(arrivals_, 0, sizeof(unsigned) * n_arrivals), "clear arrival counters");
     matmul_arrivals_ = arrivals_ + n_arrivals - 1;
+    argmax_partials_ = static_cast<int2 *>(
+        arena_.alloc(sizeof(int2) * RT_MATMUL_TAIL_MAX_TOKENS * static_cast<size_t>(c.vocab_size), "argmax partials"));
     kv_table_ = static_cast<__half **>(arena_.alloc(sizeof(__half *) * 2 * MAX_SEQUENCES, "kv table"));
     ck(cudaMemset(kv_table_, 0, sizeof(__half *) * 2 * MAX_SEQUENCES), "clear kv table");
     ensure_scratch(64);
@@ -1039,6 +1043,8 @@ void cuda_backend::step(int n, int n_out) {
   }
   rt_cuda_matmul_tail pick = make_tail(rt_matmul_tail_kind::argmax, n_out);
   pick.argmax_out = argmax_;
+  pick.argmax_partials = argmax_partials_;
+  pick.argmax_partials_per_token = c.vocab_size;
   dense(lm_head_, c.vocab_size, H, xn_, H, n_out, logits_, c.vocab_size, false, /*rows_in=*/d_out, &pick);
 }
 

@@ -155,14 +155,19 @@ template <int R, int TB, bool TAIL>
 __global__ void __launch_bounds__(THREADS) f16_gemv(rt_cuda_f16_args a, int prefetch_lines) {
   extern __shared__ int tail_smem[];
   rows_by_warp<R, TB>(a, prefetch_lines);
-  if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
+  if constexpr (TAIL) {
+    const int row0 = static_cast<int>(blockIdx.x) * WARPS * R;
+    rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem, row0, WARPS * R);
+  }
 }
 
 template <int R, int TB, bool TAIL>
 __global__ void __launch_bounds__(THREADS) f16_gemv_split(rt_cuda_f16_args a, int prefetch_lines) {
   extern __shared__ int tail_smem[];
   rows_by_block<R, TB>(a, prefetch_lines);
-  if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
+  if constexpr (TAIL) {
+    rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem, static_cast<int>(blockIdx.x) * R, R);
+  }
 }
 
 // Lines of each weight row a kernel brings into L2 before its wait: none without a programmatic launch (the kernel

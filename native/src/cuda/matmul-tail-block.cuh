@@ -17,13 +17,25 @@ __host__ __device__ inline bool tail_in_this_launch(const rt_cuda_matmul_tail & 
 }
 
 /**
- * Every thread of every block of the launch calls this after its share of the matmul; the last block to arrive
- * runs `tail` over y. `smem`: rt_cuda_matmul_tail_smem bytes of dynamic shared memory.
+ * Every thread of every block of the launch calls this after its share of the matmul (rows block_row0 ..
+ * block_row0 + block_rows of y); the last block to arrive runs `tail` over y. `smem`: rt_cuda_matmul_tail_smem bytes
+ * of dynamic shared memory. The argmax is shared out: each block first leaves the best of its own rows, and the last
+ * block picks among those (a vocabulary of 50,304 would take one block a hundred rounds of loads).
  */
 __device__ __forceinline__ void finish_with_tail(const rt_cuda_matmul_tail & tail, float * y, int rows, int ldy,
-                                                 void * smem) {
+                                                 void * smem, int block_row0, int block_rows) {
   if (!tail_in_this_launch(tail)) return;
-  if (!last_block_arrived(tail.arrivals, gridDim.x * gridDim.y * gridDim.z)) return;
+  const int blocks = static_cast<int>(gridDim.x * gridDim.y * gridDim.z);
+  if (tail.kind == rt_matmul_tail_kind::argmax) {
+    __syncthreads();  // the rows this block's warps wrote are read back
+    const int b = static_cast<int>(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+    const int r1 = min(rows, block_row0 + block_rows);
+    for (int t = 0; t < tail.n_tokens; ++t) {
+      argmax_partial(y + static_cast<size_t>(t) * ldy, block_row0, r1, rows,
+                     tail.argmax_partials + static_cast<size_t>(t) * tail.argmax_partials_per_token + b);
+    }
+  }
+  if (!last_block_arrived(tail.arrivals, static_cast<unsigned>(blocks))) return;
   __shared__ float scratch[32];
   switch (tail.kind) {
     case rt_matmul_tail_kind::rmsnorm:
@@ -49,7 +61,10 @@ __device__ __forceinline__ void finish_with_tail(const rt_cuda_matmul_tail & tai
       }
       break;
     case rt_matmul_tail_kind::argmax:
-      for (int t = 0; t < tail.n_tokens; ++t) argmax_row(y + static_cast<size_t>(t) * ldy, rows, tail.argmax_out + t);
+      for (int t = 0; t < tail.n_tokens; ++t) {
+        argmax_of_partials(tail.argmax_partials + static_cast<size_t>(t) * tail.argmax_partials_per_token, blocks,
+                           rows, tail.argmax_out + t);
+      }
       break;
     default:
       break;

@@ -17,7 +17,7 @@ bool rt_cuda_matmul_tail_in_launch(const rt_cuda_matmul_tail & t, int rows, int 
     case rt_matmul_tail_kind::moe_reduce:
       return ldy == rows;
     case rt_matmul_tail_kind::argmax:
-      return rows <= RT_MATMUL_TAIL_MAX_ARGMAX_ROWS;
+      return t.argmax_partials != nullptr && t.argmax_partials_per_token >= rows;
     default:
       return true;
   }

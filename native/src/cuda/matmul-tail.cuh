@@ -20,11 +20,6 @@ enum class rt_matmul_tail_kind {
 
 /** A tail does its tokens one after another in one block: past this many a launch of their own is cheaper. */
 constexpr int RT_MATMUL_TAIL_MAX_TOKENS = 2;
-/**
- * Widest row the argmax tail takes in the launch: one block of 128 threads reads a row ~4 values a round, so a
- * vocabulary like OLMoE's 50,304 takes a hundred rounds there against a dozen for the 1,024-thread argmax kernel.
- */
-constexpr int RT_MATMUL_TAIL_MAX_ARGMAX_ROWS = 4096;
 
 /** What a matmul runs after its rows are written; pointers are device memory. */
 struct rt_cuda_matmul_tail {
@@ -47,6 +42,10 @@ struct rt_cuda_matmul_tail {
   float * x = nullptr;        // moe_reduce: the residual rows
   rt_cuda_qk_norm_rope_args qk;  // qk_norm_rope (its qkv and ld are the matmul's y and ldy)
   int * argmax_out = nullptr;    // argmax: [n_tokens]
+  // argmax in the launch: [n_tokens][argmax_partials_per_token] each block's best of its rows, for the last block;
+  // at least as many a token as the matmul has rows (a block has one or more). nullptr: a launch of its own.
+  int2 * argmax_partials = nullptr;
+  int argmax_partials_per_token = 0;
 };
 
 /** Whether a GEMV launch of `rows` x (y with row stride ldy) may run `tail` in its last block. */

@@ -137,7 +137,8 @@ __global__ void __launch_bounds__(THREADS) w4a16_gemv(rt_cuda_w4a16_args a) {
   rt_cuda::follow_prior_grids();
   extern __shared__ int tail_smem[];
   gemv_rows<R, TB>(a);
-  if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem);
+  // No argmax tail here (the dispatcher's rule), so no block's rows are named.
+  if constexpr (TAIL) rt_cuda::finish_with_tail(a.tail, a.y, a.rows, a.ldy, tail_smem, 0, 0);
 }
 
 template <int R, int TB>

@@ -242,7 +242,9 @@ void rt_cuda_matmul_w4a16(const rt_cuda_w4a16_args & args, cudaStream_t stream) 
   if (args.rows <= 0 || args.n_groups <= 0) return;
   const rt_w4a16_kernel k = rt_cuda_w4a16_choice(args);
   rt_cuda_w4a16_args a = args;
+  // Not the argmax: its in-launch form wants each block's output rows, which a grouped launch's blocks share.
   const bool tail_in_launch = k == rt_w4a16_kernel::gemv && a.y_swiglu == nullptr && rt_cuda_w4a16_grid_rows(a) > 0 &&
+                              a.tail.kind != rt_matmul_tail_kind::argmax &&
                               rt_cuda_matmul_tail_in_launch(a.tail, a.rows, a.ldy);
   if (!tail_in_launch) a.tail.kind = rt_matmul_tail_kind::none;
   const bool fused = k == rt_w4a16_kernel::mma || k == rt_w4a16_kernel::gemv;
