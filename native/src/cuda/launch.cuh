@@ -5,8 +5,9 @@
 // between two of them is a large share of its time.
 //
 // The rule every kernel here follows (the simulator checks it on every thread of a programmatic launch):
-//   1. before wait_for_prior_grids(): index arithmetic and prefetch_l2 of immutable weights only, no other global
-//      memory access (the previous kernel may still be reading or writing any buffer);
+//   1. before wait_for_prior_grids(): index arithmetic, L2 prefetches (never stale: they bypass L1), and reads
+//      through L2 of what was copied in before the step's first kernel, which launches plainly (positions, slots);
+//      no other global memory access (the previous kernel may still be reading or writing any buffer);
 //   2. release_dependent_grids() only after that wait, so the kernel after this one cannot start before every
 //      block here has seen the kernel before it complete: waiting on the previous kernel alone then also orders
 //      everything earlier on the stream.
