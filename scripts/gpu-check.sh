@@ -5,7 +5,8 @@
 # Then, in the time left, compute-sanitizer's memcheck, racecheck and synccheck over the kernel tests (test-gpu-ops):
 # what the CPU simulator cannot show (shared-memory races between warps that run at once, barriers in divergent code).
 # Then, when Nsight Compute is there, the time of each kernel of a batch-1 decode step ($OUT/gpu-kernels.txt).
-# Writes $OUT/gpu-check.json (benchmark figures) and $OUT/gpu-check.log when $OUT is set.
+# Writes $OUT/gpu-check.json (benchmark figures) and $OUT/gpu-check.log when $OUT is set. On a machine without the
+# ../shared beside this checkout, run scripts/gpu-carry.sh here first and carry the folders it names.
 # Env: GPU_CHECK_ARCHS (CMake CUDA architectures; default: the first GPU's compute capability),
 #      GPU_CHECK_QUICK=1 (fewer benchmark steps), GPU_CHECK_PARTIAL_SLOTS (default 16 of 64 experts per layer),
 #      GPU_CHECK_MODE=peer (build, then only the llama.cpp peer beside the benchmark: scripts/gpu-peer.sh; a second

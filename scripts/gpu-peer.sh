@@ -18,7 +18,9 @@ left() { echo $(( DEADLINE - $(date +%s) )); }
 LOG="${OUT:-${TMPDIR:-/tmp}}/gpu-peer.log"
 mkdir -p "$(dirname "$LOG")"
 say() { echo "gpu-peer: $*" | tee -a "$LOG"; }
+# ../shared beside this checkout, or the copy scripts/gpu-carry.sh makes for a device machine (which never gets ../shared).
 SRC=../shared/peers/llama.cpp
+[ -d "$SRC" ] || SRC=.cache/peers/llama.cpp-src
 CPU="${PEER_CPU:-0}"
 PB="${PEER_BUILD:-$([ "$CPU" = 1 ] && echo .cache/peers/llama-cpu || echo .cache/peers/llama-cuda)}"
 WORK="${OUT:-${TMPDIR:-/tmp}}"
@@ -27,7 +29,10 @@ if [ "$CPU" = 1 ]; then SMALL=(--small --layers 1); NGL=(-t 2); BENCH="$BUILD/si
 
 # The dry run makes do with the CPU build's llama-bench (its cache holds no llama-batched-bench).
 if [ ! -x "$PB/bin/llama-bench" ] || { [ "$CPU" != 1 ] && [ ! -x "$PB/bin/llama-batched-bench" ]; }; then
-  if [ ! -d "$SRC" ]; then say "skipped: $SRC is not here"; exit 2; fi
+  if [ ! -d "$SRC" ]; then
+    say "skipped: no llama.cpp source (../shared/peers/llama.cpp, or .cache/peers/llama.cpp-src carried: see scripts/gpu-carry.sh)"
+    exit 2
+  fi
   if [ "$(left)" -lt 240 ]; then say "skipped: $(left) s left, too few to build llama.cpp (a few minutes); call again"; exit 2; fi
   FLAGS=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TESTS=OFF
          -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF)
@@ -76,7 +81,7 @@ P_B8=$(batched 8); P_B32=$(batched 32); P_B64=$(batched 64)
 JSON="$WORK/gpu-check-peer.json"
 cat >"$JSON" <<EOF
 {
-  "peer": "llama.cpp $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '(../shared/peers)'), Q4_0 experts + F16 rest, random weights",
+  "peer": "llama.cpp $(cut -c1-12 "$SRC/.commit" 2>/dev/null || grep -o -m1 'commit `[0-9a-f]*' "$(dirname "$SRC")/README.md" 2>/dev/null | cut -c9-20) ($SRC), Q4_0 experts + F16 rest, random weights",
   "ours": {"prefill_512": $(num "$O_PP"), "decode_b1": $(num "$O_B1"), "decode_b8": $(num "$O_B8"), "decode_b32": $(num "$O_B32"), "decode_b64": $(num "$O_B64")},
   "peer_figures": {"prefill_512": $(num "$PP"), "decode_b1": $(num "$TG"), "decode_b8": $(num "$P_B8"), "decode_b32": $(num "$P_B32"), "decode_b64": $(num "$P_B64")},
   "ratios": {"prefill_512": $(ratio "$O_PP" "$PP"), "decode_b1": $(ratio "$O_B1" "$TG"), "decode_b8": $(ratio "$O_B8" "$P_B8"), "decode_b32": $(ratio "$O_B32" "$P_B32"), "decode_b64": $(ratio "$O_B64" "$P_B64")}
