@@ -16,6 +16,7 @@ mkdir -p "$SRC.tmp"
 # tar keeps the tree's links and modes; the excluded parts are not needed to build llama-bench and llama-batched-bench.
 tar -C "$SHARED/peers/llama.cpp" --exclude=./.git --exclude=./gguf-py --exclude=./conversion --exclude='./*.py' -cf - . |
   tar -C "$SRC.tmp" -xf -
+chmod -R u+w "$SRC.tmp"  # ../shared is read-only, and so would the copy be, for a later run to replace
 rm -rf "$SRC"
 mv "$SRC.tmp" "$SRC"
 # The pinned commit, which ../shared/peers/README.md names, travels inside the copy (gpu-peer.sh reports it).

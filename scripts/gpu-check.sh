@@ -75,6 +75,20 @@ if [ "${GPU_CHECK_MODE:-}" = "peer" ]; then
   exit "$PEER_RC"
 fi
 
+# Meanwhile, on the cores the GPU tests and benchmark leave idle, llama.cpp's build and the peer's GGUF for a
+# GPU_CHECK_MODE=peer call that follows on this machine (a lent machine stays only while calls follow one another):
+# at the lowest priority, paused while the sanitizers and Nsight Compute run, stopped at the 530 s mark (what it
+# built is kept). GPU_CHECK_PEER_PREPARE=0 leaves it out.
+PEER_PID=""
+if [ "${GPU_CHECK_PEER_PREPARE:-1}" = 1 ] && command -v setsid >/dev/null 2>&1; then
+  PJOBS=$(( JOBS > 4 ? JOBS - 2 : 1 ))
+  setsid nice -n 19 env ARCHS="$ARCHS" PEER_PREPARE_ONLY=1 PEER_JOBS="$PJOBS" OUT="${OUT:-${TMPDIR:-/tmp}}" \
+    scripts/gpu-peer.sh "$BUILD" $(( 530 - ($(date +%s) - START) )) >/dev/null 2>&1 &
+  PEER_PID=$!
+  say "preparing the peer in the background ($PJOBS jobs at nice 19; log: gpu-peer.log)"
+fi
+peer_signal() { [ -n "$PEER_PID" ] && kill -"$1" -- -"$PEER_PID" 2>/dev/null; }
+
 TEST_RC=0
 # --timeout: ctest ends a hung test itself (killing ctest alone would leave the test holding the GPU).
 timeout -k 10 180 ctest --test-dir "$BUILD" -L gpu --timeout 150 --output-on-failure -V 2>&1 | tee -a "$LOG"
@@ -103,6 +117,7 @@ grep -q "^skipped: " "$LOG" && BENCH_RC=1
 say "benchmark exit code $BENCH_RC; $(( $(date +%s) - START )) s so far"
 
 # Each sanitizer runs only when it can finish before the 470 s mark; one not run says so and counts as not passed.
+peer_signal STOP
 SAN_RC=0
 if [ -n "$SANITIZER" ] && [ -x "$BUILD/test-gpu-ops" ]; then
   for tool in memcheck racecheck synccheck; do
@@ -134,6 +149,19 @@ if [ -n "$NCU" ] && [ "$LEFT" -ge 60 ]; then
   tee -a "$LOG" <"$KERNELS"
 else
   say "ncu: $([ -z "$NCU" ] && echo 'not found' || echo 'no time left'), kernel times not taken"
+fi
+peer_signal CONT
+if [ -n "$PEER_PID" ]; then
+  LEFT=$(( 530 - ($(date +%s) - START) ))
+  [ "$LEFT" -gt 0 ] && timeout "$LEFT" tail --pid="$PEER_PID" -f /dev/null
+  kill -0 "$PEER_PID" 2>/dev/null && peer_signal TERM
+  PB="${PEER_BUILD:-.cache/peers/llama-cuda}"  # as gpu-peer.sh names them
+  if [ -x "$PB/bin/llama-batched-bench" ] && [ -f "$(dirname "$PB")/random-olmoe-q4_0.gguf" ]; then
+    say "peer prepared: GPU_CHECK_MODE=peer scripts/gpu-check.sh on this machine runs the comparison without building"
+  else
+    say "peer not fully prepared in the time left (what it built is kept: GPU_CHECK_MODE=peer goes on from there;" \
+        "see gpu-peer.log)"
+  fi
 fi
 say "total $(( $(date +%s) - START )) s"
 [ "$TEST_RC" = "0" ] && [ "$BENCH_RC" = "0" ] && [ "$SAN_RC" = "0" ]

@@ -10,7 +10,8 @@
 # Usage: scripts/gpu-peer.sh BUILD_DIR SECONDS_LEFT
 # Env: OUT, ARCHS (CMake CUDA architectures), PEER_BUILD (default .cache/peers/llama-cuda), PEER_CPU=1 (a dry run of
 # the plumbing on a machine without a GPU: the CPU llama.cpp in .cache/peers/llama-cpu, the simulator's bench, the
-# small model).
+# small model), PEER_PREPARE_ONLY=1 (build llama.cpp and write the GGUF, then stop: gpu-check.sh runs that in the
+# background so that a peer call on the same machine finds both ready), PEER_JOBS (build jobs; default all cores).
 set -u
 BUILD="$1"
 DEADLINE=$(( $(date +%s) + $2 ))
@@ -33,21 +34,27 @@ if [ ! -x "$PB/bin/llama-bench" ] || { [ "$CPU" != 1 ] && [ ! -x "$PB/bin/llama-
     say "skipped: no llama.cpp source (../shared/peers/llama.cpp, or .cache/peers/llama.cpp-src carried: see scripts/gpu-carry.sh)"
     exit 2
   fi
-  if [ "$(left)" -lt 240 ]; then say "skipped: $(left) s left, too few to build llama.cpp (a few minutes); call again"; exit 2; fi
+  if [ "$(left)" -lt 240 ] && [ "${PEER_PREPARE_ONLY:-0}" != 1 ]; then
+    say "skipped: $(left) s left, too few to build llama.cpp (a few minutes); call again"; exit 2
+  fi
   FLAGS=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TESTS=OFF
          -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF)
   [ "$CPU" = 1 ] || FLAGS+=(-DGGML_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=${ARCHS:-90-real}")
   T0=$(date +%s)
+  RESERVE=$([ "${PEER_PREPARE_ONLY:-0}" = 1 ] && echo 5 || echo 120)  # seconds kept for the runs after the build
   if ! timeout -k 10 120 cmake -S "$SRC" -B "$PB" "${FLAGS[@]}" >>"$LOG" 2>&1 ||
-     ! timeout -k 10 $(( $(left) - 120 )) cmake --build "$PB" -j"$(nproc)" --target llama-bench llama-batched-bench >>"$LOG" 2>&1; then
+     ! timeout -k 10 $(( $(left) - RESERVE > 30 ? $(left) - RESERVE : 30 )) cmake --build "$PB" -j"${PEER_JOBS:-$(nproc)}" \
+         --target llama-bench llama-batched-bench >>"$LOG" 2>&1; then
     say "skipped: the llama.cpp build did not finish ($(( $(date +%s) - T0 )) s; the folder is kept: call again)"; exit 2
   fi
   say "llama.cpp built in $(( $(date +%s) - T0 )) s"
 fi
-GGUF="$WORK/random-olmoe-q4_0$([ "$CPU" = 1 ] && echo -small).gguf"
-if [ ! -f "$GGUF" ]; then
-  "$BUILD/peer-gguf" "$GGUF" "${SMALL[@]}" | tee -a "$LOG" || { say "skipped: peer-gguf failed"; exit 2; }
-fi
+# Beside the build, not under $OUT: 4.6 GB that should neither travel back nor be written again by the next call.
+GGUF="$(dirname "$PB")/random-olmoe-q4_0$([ "$CPU" = 1 ] && echo -small).gguf"
+# peer-gguf writes a temporary file and renames it, so a file here is whole.
+[ -f "$GGUF" ] || "$BUILD/peer-gguf" "$GGUF" "${SMALL[@]}" | tee -a "$LOG"
+[ -f "$GGUF" ] || { say "skipped: peer-gguf failed"; exit 2; }
+if [ "${PEER_PREPARE_ONLY:-0}" = 1 ]; then say "prepared: llama.cpp in $PB, the model in $GGUF"; exit 0; fi
 export LD_LIBRARY_PATH="$PB/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 ours() {  # $1: the JSON to write
