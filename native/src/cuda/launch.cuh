@@ -4,7 +4,8 @@
 // previous results land, instead of paying launch latency after them. A decode step is ~100 short kernels, so the gap
 // between two of them is a large share of its time.
 //
-// The rule every kernel here follows (the simulator checks it on every thread of a programmatic launch):
+// The rule every kernel here follows (the simulator checks what it can see of it: every thread of a programmatic
+// launch waits, releases only after waiting, and prefetches only device memory):
 //   1. before wait_for_prior_grids(): index arithmetic, L2 prefetches (never stale: they bypass L1), and reads
 //      through L2 of what was copied in before the step's first kernel, which launches plainly (positions, slots);
 //      no other global memory access (the previous kernel may still be reading or writing any buffer);
