@@ -92,9 +92,8 @@ __device__ __forceinline__ void argmax_of_partials(const int2 * partials, int n,
     const int2 p = __ldcg(partials + i);
     if (p.y < 0) {
       nan = 1;
-    } else if (argmax_better(__int_as_float(p.x), p.y, bv, bi)) {
-      bv = __int_as_float(p.x);
-      bi = p.y;
+    } else {
+      argmax_take(__int_as_float(p.x), p.y, bv, bi, nan);
     }
   }
   block_argmax(bv, bi, nan, n_cols);

@@ -36,6 +36,12 @@ namespace rt {
 
 namespace {
 
+/** Whether environment variable `name` is "0": the switches that turn a CUDA feature off in the app. */
+bool env_off(const char * name) {
+  const char * v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, "0") == 0;
+}
+
 // A failure inside a step or the load, with the status it reports.
 class cuda_failure : public std::runtime_error {
  public:
@@ -404,9 +410,10 @@ class cuda_backend final : public backend {
   };
   // `down_tail` runs after the down projection (the MoE reduce, when the groups are the whole layer's).
   void expert_matmuls(const expert_groups & g, int n_tokens, const rt_cuda_matmul_tail * down_tail = nullptr);
-  // Runs the step's routed experts (routed and grouped by the router projection's tail); the partial path routes
-  // there too, but groups on the host by stage.
-  void layer_moe_full(int li, int n_tokens);
+  // Runs the step's routed experts (routed and grouped by the router projection's tail; the full path's MoE reduce
+  // applies `next_norm` as the down projection's tail); the partial path routes there too, but groups on the host by
+  // stage.
+  void layer_moe_full(int li, int n_tokens, const __half * next_norm);
   void layer_moe_partial(int li, int n_tokens);
   void stage_matmuls(int li, const expert_lease & lease, const std::vector<int> & which, const std::vector<int> & ids, int n);
 
@@ -526,10 +533,8 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
   if (c.clip_qkv != 0.0f) {
     return fail(error, rt_status::unsupported, "the CUDA backend does not implement clip_qkv (set in " + w.dir + "/config.json)");
   }
-  const char * env_graphs = std::getenv("HORIZON_CUDA_GRAPHS");
-  use_graphs_ = o.cuda_graphs && !(env_graphs != nullptr && std::strcmp(env_graphs, "0") == 0);
-  const char * env_tails = std::getenv("HORIZON_CUDA_TAILS");
-  use_tails_ = o.matmul_tails && !(env_tails != nullptr && std::strcmp(env_tails, "0") == 0);
+  use_graphs_ = o.cuda_graphs && !env_off("HORIZON_CUDA_GRAPHS");
+  use_tails_ = o.matmul_tails && !env_off("HORIZON_CUDA_TAILS");
   try {
     ck(cudaSetDevice(o.device), "select device");
     device_ = o.device;
@@ -608,8 +613,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
       slots = expert_cache_slots_for_budget(avail, layout_.bytes, L, E);
     }
     full_ = slots >= E;
-    const char * env_pdl = std::getenv("HORIZON_CUDA_PDL");
-    use_pdl_ = full_ && o.programmatic_launch && !(env_pdl != nullptr && std::strcmp(env_pdl, "0") == 0) &&
+    use_pdl_ = full_ && o.programmatic_launch && !env_off("HORIZON_CUDA_PDL") &&
                rt_cuda_programmatic_launch_works(stream_);
     slots_per_layer_ = full_ ? E : slots;
 
@@ -843,7 +847,7 @@ void cuda_backend::expert_matmuls(const expert_groups & g, int n, const rt_cuda_
   rt_cuda_matmul_w4a16(dn, stream_);
 }
 
-void cuda_backend::layer_moe_full(int li, int n) {
+void cuda_backend::layer_moe_full(int li, int n, const __half * next_norm) {
   const model_config & c = cfg_;
   const int K = c.num_experts_per_tok, E = c.num_experts, A = n * K;
   expert_groups g;
@@ -858,13 +862,12 @@ void cuda_backend::layer_moe_full(int li, int n) {
   g.s_gu = tab_sgu_ + static_cast<size_t>(li) * E;
   g.q_d = tab_qd_ + static_cast<size_t>(li) * E;
   g.s_d = tab_sd_ + static_cast<size_t>(li) * E;
-  // The MoE reduce with the next layer's input norm (the final norm after the last layer) as the down tail.
-  const bool last = li + 1 == c.num_hidden_layers;
+  // The MoE reduce with the next norm as the down tail.
   rt_cuda_matmul_tail reduce = make_tail(rt_matmul_tail_kind::moe_reduce, n);
   reduce.weights = topk_w_;
   reduce.k = K;
   reduce.x = x_;
-  reduce.norm_w = last ? final_norm_ : layers_[static_cast<size_t>(li) + 1].input_norm;
+  reduce.norm_w = next_norm;
   reduce.eps = c.rms_norm_eps;
   reduce.out16 = xn_;
   expert_matmuls(g, n, &reduce);
@@ -1032,12 +1035,13 @@ void cuda_backend::step(int n, int n_out) {
       route.active = active_;
     }
     dense(d.router, c.num_experts, H, xn_, H, n, rlogits_, c.num_experts, false, nullptr, &route);
+    // The MoE reduce applies the next layer's input norm (the final norm after the last layer).
+    const bool last = li + 1 == c.num_hidden_layers;
+    const __half * next_norm = last ? final_norm_ : layers_[static_cast<size_t>(li) + 1].input_norm;
     if (full_) {
-      layer_moe_full(li, n);
+      layer_moe_full(li, n, next_norm);
     } else {
       layer_moe_partial(li, n);
-      const bool last = li + 1 == c.num_hidden_layers;
-      const __half * next_norm = last ? final_norm_ : layers_[static_cast<size_t>(li) + 1].input_norm;
       rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, next_norm, c.rms_norm_eps, xn_, stream_);
     }
   }
