@@ -11,7 +11,10 @@
 # Env: OUT, ARCHS (CMake CUDA architectures), PEER_BUILD (default .cache/peers/llama-cuda), PEER_CPU=1 (a dry run of
 # the plumbing on a machine without a GPU: the CPU llama.cpp in .cache/peers/llama-cpu, the simulator's bench, the
 # small model), PEER_PREPARE_ONLY=1 (build llama.cpp and write the GGUF, then stop: gpu-check.sh runs that in the
-# background so that a peer call on the same machine finds both ready), PEER_JOBS (build jobs; default all cores).
+# background so that the comparison later in the same call finds both ready), PEER_JOBS (build jobs; default all
+# cores), PEER_AFTER (a file to wait for before writing the GGUF: gpu-check.sh creates it once bench-gpu and peer-gguf
+# are built, so that llama.cpp's build can start beside ours), PEER_OURS_FIRST (a bench-gpu JSON written just before:
+# it stands for our first run, so that gpu-check.sh's own benchmark opens the alternation).
 set -u
 BUILD="$1"
 DEADLINE=$(( $(date +%s) + $2 ))
@@ -52,23 +55,35 @@ fi
 # Beside the build, not under $OUT: 4.6 GB that should neither travel back nor be written again by the next call.
 GGUF="$(dirname "$PB")/random-olmoe-q4_0$([ "$CPU" = 1 ] && echo -small).gguf"
 # peer-gguf writes a temporary file and renames it, so a file here is whole.
+if [ ! -f "$GGUF" ] && [ -n "${PEER_AFTER:-}" ]; then
+  while [ ! -e "$PEER_AFTER" ] && [ "$(left)" -gt 0 ]; do sleep 2; done
+  [ -e "$PEER_AFTER" ] || { say "skipped: $PEER_AFTER did not appear (our build) in the time given"; exit 2; }
+fi
 [ -f "$GGUF" ] || "$BUILD/peer-gguf" "$GGUF" "${SMALL[@]}" | tee -a "$LOG"
 [ -f "$GGUF" ] || { say "skipped: peer-gguf failed"; exit 2; }
 if [ "${PEER_PREPARE_ONLY:-0}" = 1 ]; then say "prepared: llama.cpp in $PB, the model in $GGUF"; exit 0; fi
 export LD_LIBRARY_PATH="$PB/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-ours() {  # $1: the JSON to write
-  timeout -k 10 $(( $(left) > 60 ? $(left) - 30 : 30 )) "$BENCH" --quick "${SMALL[@]}" --partial-slots "$SLOTS" --json "$1" >>"$LOG" 2>&1
+ours() {  # $1: the JSON to write; full residency alone, which is what the peer's figures stand beside
+  timeout -k 10 $(( $(left) > 60 ? $(left) - 10 : 50 )) "$BENCH" --quick --full-only --no-kernel-table "${SMALL[@]}" \
+    --partial-slots "$SLOTS" --json "$1" >>"$LOG" 2>&1
 }
+# Each of the peer's runs gets at most $1 seconds and never more than leaves our second run a minute.
+cap() { local c=$(( $(left) - 60 )); [ "$c" -gt "$1" ] && c=$1; [ "$c" -lt 20 ] && c=20; echo "$c"; }
 # A number from our bench's JSON: the first "KEY": value after "residency": "full".
 our_figure() { sed -n '/"residency": "full"/,$p' "$1" | grep -o "\"$2\": [0-9.e+-]*" | head -1 | sed 's/.*: //'; }
 
-ours "$WORK/ours-1.json" || say "our first benchmark run failed (see $LOG)"
-PP=$(timeout -k 10 120 "$PB/bin/llama-bench" -m "$GGUF" "${NGL[@]}" -p 512 -n 0 -r 3 -o csv 2>>"$LOG" | tail -1 | awk -F'","' '{print $(NF-1)}')
-TG=$(timeout -k 10 120 "$PB/bin/llama-bench" -m "$GGUF" "${NGL[@]}" -p 0 -n 128 -d 128 -r 3 -o csv 2>>"$LOG" | tail -1 | awk -F'","' '{print $(NF-1)}')
+OURS1="$WORK/ours-1.json"
+if [ -n "${PEER_OURS_FIRST:-}" ] && [ -f "$PEER_OURS_FIRST" ]; then
+  OURS1="$PEER_OURS_FIRST"
+else
+  ours "$OURS1" || say "our first benchmark run failed (see $LOG)"
+fi
+PP=$(timeout -k 10 "$(cap 90)" "$PB/bin/llama-bench" -m "$GGUF" "${NGL[@]}" -p 512 -n 0 -r 3 -o csv 2>>"$LOG" | tail -1 | awk -F'","' '{print $(NF-1)}')
+TG=$(timeout -k 10 "$(cap 90)" "$PB/bin/llama-bench" -m "$GGUF" "${NGL[@]}" -p 0 -n 128 -d 128 -r 3 -o csv 2>>"$LOG" | tail -1 | awk -F'","' '{print $(NF-1)}')
 BATCHED=""
 if [ -x "$PB/bin/llama-batched-bench" ]; then
-  BATCHED=$(timeout -k 10 180 "$PB/bin/llama-batched-bench" -m "$GGUF" "${NGL[@]}" -c 17000 -npp 128 -ntg 128 -npl 8,32,64 \
+  BATCHED=$(timeout -k 10 "$(cap 150)" "$PB/bin/llama-batched-bench" -m "$GGUF" "${NGL[@]}" -c 17000 -npp 128 -ntg 128 -npl 8,32,64 \
     --output-format jsonl 2>>"$LOG")
 else
   say "no llama-batched-bench in $PB: the batched figures are skipped"
@@ -78,7 +93,7 @@ ours "$WORK/ours-2.json" || say "our second benchmark run failed (see $LOG)"
 
 best() {  # the better of our two runs' figure $1
   local a b
-  a=$(our_figure "$WORK/ours-1.json" "$1" 2>/dev/null); b=$(our_figure "$WORK/ours-2.json" "$1" 2>/dev/null)
+  a=$(our_figure "$OURS1" "$1" 2>/dev/null); b=$(our_figure "$WORK/ours-2.json" "$1" 2>/dev/null)
   awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { print (a > b ? a : b) }'
 }
 ratio() { awk -v o="$1" -v p="$2" 'BEGIN { if (p > 0 && o > 0) printf "%.3f", o / p; else print "null" }'; }
