@@ -14,11 +14,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "core/backend.h"
@@ -505,13 +509,23 @@ struct residency_figures {
 };
 
 // Prompt lengths: 512 for prefill, 128 before decoding (divided by `shrink` for a smoke run).
-residency_figures run_residency(const model_weights & w, const char * label, int slots, bool quick, int shrink) {
+// What a residency run changes from the backend's defaults: the kernel thresholds (0: built in), and whether it also
+// times full residency's comparison runs (tails apart, plain launches, no graphs).
+struct run_settings {
+  int w4a16_mma_min_entries = 0, f16_mma_min_tokens = 0;
+  bool comparisons = true;
+};
+
+residency_figures run_residency(const model_weights & w, const char * label, int slots, bool quick, int shrink,
+                                const run_settings & rs = {}) {
   residency_figures f;
   f.label = label;
   f.slots = slots == 0 ? w.config.num_experts : slots;
   backend_options o;
   o.max_context = 1024;
   o.expert_slots = slots;
+  o.w4a16_mma_min_entries = rs.w4a16_mma_min_entries;
+  o.f16_mma_min_tokens = rs.f16_mma_min_tokens;
   rt_error err;
   const auto t0 = clk::now();
   auto be = cuda_backend_create(w, o, err);
@@ -547,7 +561,7 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     if (!partial && !quick) f.decode256 = run_decode(*be, w.config.vocab_size, 256, 128, std::max(2, stepsb / 2)).tokens_per_s;
     f.counters = be->counters();
     f.peak_memory_gib = static_cast<double>(f.counters.peak_memory_bytes) / (1024.0 * 1024 * 1024);
-    if (!partial) {
+    if (!partial && rs.comparisons) {
       be.reset();
       const int steps = std::max(2, (quick ? 16 : 64) / shrink);
       o.matmul_tails = false;
@@ -586,7 +600,53 @@ struct kernel_figure {
   int entries = 0, groups = 0;
   double us = 0, weight_gb_s = 0, tflops = 0, max_rel_diff = 0;
   bool automatic = false;  // the kernel the model's steps take for this shape
+  int kind = 0;            // rt_w4a16_kernel or rt_f16_kernel
+  // The kind `automatic` takes for this shape with the tensor-core threshold at t (matmuls only).
+  std::function<int(int)> choice_at;
 };
+
+// A tensor-core threshold chosen from the kernel table: among `candidates`, the one whose choices cost the least over
+// the table's shapes whose op begins with `prefix` (each shape's time over its fastest kernel's, summed: the shape
+// count would be every shape at its fastest); the built-in value kept unless another costs less.
+struct tuned_threshold {
+  int value = 0, builtin = 0, shapes = 0;
+  double cost = 0, builtin_cost = 0;
+};
+
+constexpr int NEVER = 1 << 30;  // a threshold no step reaches
+std::string threshold_text(int t) { return t >= NEVER ? std::string("never") : "from " + std::to_string(t); }
+
+tuned_threshold tune_threshold(const std::vector<kernel_figure> & ks, const std::string & prefix,
+                               const std::vector<int> & candidates, int builtin) {
+  std::map<std::tuple<std::string, int, int>, std::vector<const kernel_figure *>> shapes;
+  for (const auto & f : ks) {
+    if (f.op.compare(0, prefix.size(), prefix) == 0 && f.choice_at) shapes[{f.op, f.entries, f.groups}].push_back(&f);
+  }
+  const auto cost = [&](int t) {
+    double c = 0;
+    for (const auto & [shape, rows] : shapes) {
+      double best = std::numeric_limits<double>::infinity();
+      for (const kernel_figure * r : rows) best = std::min(best, r->us);
+      const int kind = rows.front()->choice_at(t);
+      const auto hit = std::find_if(rows.begin(), rows.end(), [kind](const kernel_figure * r) { return r->kind == kind; });
+      if (hit == rows.end()) return std::numeric_limits<double>::infinity();  // a kernel the table did not time
+      c += (*hit)->us / best;
+    }
+    return c;
+  };
+  tuned_threshold r;
+  r.builtin = r.value = builtin;
+  r.shapes = static_cast<int>(shapes.size());
+  r.builtin_cost = r.cost = cost(builtin);
+  for (int t : candidates) {
+    const double c = cost(t);
+    if (c < r.cost - 1e-9) {
+      r.cost = c;
+      r.value = t;
+    }
+  }
+  return r;
+}
 
 // Random bytes, or FP16 values (bits & half_and) | half_or as build_model fills its tensors.
 template <typename T>
@@ -696,6 +756,11 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         chosen.kernel = rt_w4a16_kernel::automatic;
         kernel_figure f;
         f.automatic = rt_cuda_w4a16_choice(chosen) == kinds[i];
+        f.kind = static_cast<int>(kinds[i]);
+        f.choice_at = [chosen](int t) mutable {
+          chosen.mma_min_entries = t;
+          return static_cast<int>(rt_cuda_w4a16_choice(chosen));
+        };
         f.op = proj == 0 ? "w4a16 gate-up+swiglu" : "w4a16 down";
         f.kernel = names[i];
         f.entries = assignments;
@@ -740,6 +805,11 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         chosen.kernel = rt_f16_kernel::automatic;
         kernel_figure f;
         f.automatic = rt_cuda_f16_choice(chosen) == kind;
+        f.kind = static_cast<int>(kind);
+        f.choice_at = [chosen](int t) mutable {
+          chosen.mma_min_tokens = t;
+          return static_cast<int>(rt_cuda_f16_choice(chosen));
+        };
         f.op = rows == vocab ? "f16 lm head" : rows == router_rows ? "f16 router" : rows == hidden ? "f16 o proj" : "f16 qkv";
         f.kernel = kind == rt_f16_kernel::mma          ? "mma"
                    : kind == rt_f16_kernel::gemv       ? "gemv"
@@ -931,6 +1001,21 @@ int main(int argc, char ** argv) {
     if (misses == 0) std::printf("\nthe automatic choice is the fastest (within 5%%) for every shape above\n");
     std::printf("\n");
   }
+  // The tensor-core thresholds this table argues for; when they differ from the built-in ones, full residency runs
+  // once more with them (below), so that one GPU session shows what moving the constants would give the model.
+  // (Below sm_80 the same thresholds pick the shared-memory kernels instead of the tensor-core ones.)
+  const tuned_threshold tuned_w4 = tune_threshold(kernels, "w4a16", {1, 2, 4, 8, 16, 32, 64, NEVER}, RT_W4A16_MMA_MIN_ENTRIES);
+  const tuned_threshold tuned_f16 =
+      tune_threshold(kernels, "f16", {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, NEVER}, RT_F16_MMA_MIN_TOKENS);
+  const bool tuned_differs = tuned_w4.value != tuned_w4.builtin || tuned_f16.value != tuned_f16.builtin;
+  for (const auto & [name, unit, t] :
+       {std::tuple<const char *, const char *, const tuned_threshold &>{"W4A16 batched kernel", "entries an expert", tuned_w4},
+        {"FP16 batched kernel", "tokens", tuned_f16}}) {
+    if (t.shapes == 0) continue;
+    std::printf("the kernel table's choice: %s %s %s (built in: from %d), time over the fastest summed over its %d "
+                "shapes %.2f (built in %.2f)\n",
+                name, threshold_text(t.value).c_str(), unit, t.builtin, t.shapes, t.cost, t.builtin_cost);
+  }
 
   const auto tb = clk::now();
   auto m = build_model(layers, small);
@@ -941,6 +1026,13 @@ int main(int argc, char ** argv) {
   std::vector<residency_figures> runs;
   const int shrink = small ? 16 : 1;
   runs.push_back(run_residency(m->w, "full", 0, quick, shrink));
+  if (tuned_differs) {
+    run_settings rs;
+    rs.w4a16_mma_min_entries = tuned_w4.value;
+    rs.f16_mma_min_tokens = tuned_f16.value;
+    rs.comparisons = false;
+    runs.push_back(run_residency(m->w, "tuned", 0, true, shrink, rs));
+  }
   if (partial_run) {
     runs.push_back(run_residency(m->w, "partial", partial_slots, quick, shrink));
   } else {
@@ -992,6 +1084,18 @@ int main(int argc, char ** argv) {
   } else if (full.ok) {
     std::printf("programmatic dependent launches: not used (compute capability before 9.0, or the probe failed)\n");
   }
+  const residency_figures * tuned = runs.size() > 2 ? &runs[1] : nullptr;
+  if (tuned != nullptr && tuned->ok && full.ok) {
+    const auto r = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    std::printf("tuned thresholds (W4A16 batched kernel %s entries an expert, FP16 %s tokens) against the built-in "
+                "ones: prefill %.0f tok/s (%.2fx), decode b1 %.1f (%.2fx), b8 %.1f (%.2fx), b32 %.1f (%.2fx), b64 %.1f "
+                "(%.2fx)\n",
+                threshold_text(tuned_w4.value).c_str(), threshold_text(tuned_f16.value).c_str(), tuned->prefill_tps, r(tuned->prefill_tps, full.prefill_tps),
+                tuned->decode1, r(tuned->decode1, full.decode1), tuned->decode8, r(tuned->decode8, full.decode8),
+                tuned->decode32, r(tuned->decode32, full.decode32), tuned->decode64, r(tuned->decode64, full.decode64));
+  } else if (!kernels.empty()) {
+    std::printf("tuned thresholds: the built-in ones (the kernel table argues for no other)\n");
+  }
   if (full.ok && full.decode1_apart > 0) {
     std::printf("matmul tails: batch 1 %.1f tok/s in their matmuls' launches, %.1f launched apart (%.2fx)\n",
                 full.decode1, full.decode1_apart, full.decode1 / full.decode1_apart);
@@ -1002,7 +1106,7 @@ int main(int argc, char ** argv) {
   }
   // Partial residency at batch 8 against full (the goal: 60%), and the most the experts it copied in allow: a step
   // cannot be shorter than its copies at the measured host-to-device rate.
-  const residency_figures & part = runs[1];
+  const residency_figures & part = runs.back();  // partial residency comes last
   const double partial_share8 = full.ok && part.ok && full.decode8 > 0 ? part.decode8 / full.decode8 : 0;
   const double copy_ceiling8 =
       part.ok && part.h2d_bytes_per_step8 > 0 && h2d_bw > 0 ? 8.0 / (part.h2d_bytes_per_step8 / h2d_bw) : 0;
@@ -1089,6 +1193,12 @@ int main(int argc, char ** argv) {
       << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio
       << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0)
       << ",\n  \"programmatic_launch\": " << (full.ok && full.programmatic ? "true" : "false")
+      << ",\n  \"tuned_thresholds\": {\"w4a16_mma_min_entries\": " << tuned_w4.value
+      << ", \"builtin_w4a16_mma_min_entries\": " << tuned_w4.builtin << ", \"w4a16_table_cost\": " << tuned_w4.cost
+      << ", \"builtin_w4a16_table_cost\": " << tuned_w4.builtin_cost << ", \"w4a16_shapes\": " << tuned_w4.shapes
+      << ", \"f16_mma_min_tokens\": " << tuned_f16.value << ", \"builtin_f16_mma_min_tokens\": " << tuned_f16.builtin
+      << ", \"f16_table_cost\": " << tuned_f16.cost << ", \"builtin_f16_table_cost\": " << tuned_f16.builtin_cost
+      << ", \"f16_shapes\": " << tuned_f16.shapes << ", \"run\": " << (tuned != nullptr ? "\"tuned\"" : "null") << "}"
       << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
       << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
       << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"ifeval_shaped\": ";

@@ -31,6 +31,12 @@ using namespace rt;
 
 namespace fs = std::filesystem;
 
+#ifdef RT_TEST_ON_CUDA_SIM
+namespace rt_sim {
+uint64_t kernel_runs(const char * prefix);  // tests/cuda-sim/cuda-sim.h
+}
+#endif
+
 /** Max |cuda - cpu| logit difference relative to the largest |logit|: FP16 activations and KV vs FP32 on the CPU. */
 static const float MAX_REL_ERR_MODEL_LOGITS = 3e-2f;
 /**
@@ -156,6 +162,48 @@ void cuda_matches_cpu(const fs::path & dir, const char * label) {
   const backend_counters c = gpu->counters();
   CHECK(c.d2h_bytes == 0 && c.expert_misses == 0, "%s: full residency moves no experts", label);
   CHECK(c.expert_hits > 0 && c.peak_memory_bytes > 0, "%s: hits and peak memory are reported", label);
+}
+
+// The kernel thresholds of backend_options (the GPU benchmark sets them from its kernel table) reach the kernel
+// choice: tensor cores for every matmul or for none, each within the model tolerance of the CPU's logits, prefill and
+// decode. On the simulator, which counts kernel runs by name, the first runs tensor-core kernels exactly where the
+// device has them (sm_80+) and the second never.
+void kernel_thresholds(const fs::path & dir, const char * label) {
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
+  if (!w) return;
+  auto cpu = make(*w, "cpu", 0);
+  if (!cpu) return;
+  const auto lc = all_logits(*cpu, PROMPT_A);
+  int dev = 0, major = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  for (const bool tensor_cores : {true, false}) {
+    backend_options o;
+    o.threads = 2;
+    o.max_context = 64;
+    o.w4a16_mma_min_entries = tensor_cores ? 1 : 1 << 30;
+    o.f16_mma_min_tokens = tensor_cores ? 1 : 1 << 30;
+    const char * which = tensor_cores ? "tensor cores for every matmul" : "tensor cores for none";
+    auto gpu = cuda_backend_create(*w, o, err);
+    CHECK(gpu != nullptr, "%s, %s: %s", label, which, err.message.c_str());
+    if (!gpu) continue;
+#ifdef RT_TEST_ON_CUDA_SIM
+    const uint64_t mma_before = rt_sim::kernel_runs("w4a16_mma") + rt_sim::kernel_runs("f16_mma");
+#endif
+    const auto lg = all_logits(*gpu, PROMPT_A);
+    const float rel = max_diff(lc, lg) / std::max(1e-6f, max_abs(lc));
+    CHECK(rel <= MAX_REL_ERR_MODEL_LOGITS, "%s, %s: cuda vs cpu logits rel err %g", label, which, rel);
+    const auto tokens = greedy(*gpu, {PROMPT_B}, 4);
+    CHECK(tokens.size() == 1 && tokens[0].size() == 4, "%s, %s: decode runs", label, which);
+#ifdef RT_TEST_ON_CUDA_SIM
+    const uint64_t mma_runs = rt_sim::kernel_runs("w4a16_mma") + rt_sim::kernel_runs("f16_mma") - mma_before;
+    std::printf("%s, %s: %llu tensor-core kernel runs (sm_%d.x)\n", label, which,
+                static_cast<unsigned long long>(mma_runs), major);
+    CHECK(tensor_cores && major >= 8 ? mma_runs > 0 : mma_runs == 0, "%s, %s: %llu tensor-core kernel runs on sm_%d.x",
+          label, which, static_cast<unsigned long long>(mma_runs), major);
+#endif
+  }
 }
 
 // What peak memory measures. Under the simulator with RT_TEST_FAKE_NVML (tests/fake-nvml), NVML's per-process figure
@@ -618,6 +666,7 @@ int main() {
   cuda_matches_cpu(gqa, "small gqa+norm_topk (fast kernels)");
   full_vs_partial(gqa, "small gqa", g.experts, g.top_k);
   graphs_and_batching(gqa, "small gqa");
+  kernel_thresholds(gqa, "small gqa");
   chunked_prefill(gqa, "small gqa", 0);
   fs::remove_all(root);
   return test_util::finish("test-gpu-model");

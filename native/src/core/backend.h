@@ -33,6 +33,10 @@ struct backend_options {
   bool cuda_graphs = true;         // CUDA: capture batch-1 decode steps as CUDA graphs
   bool matmul_tails = true;        // CUDA: small kernels run in the last block of the matmul before them (decode)
   bool programmatic_launch = true;  // CUDA 9.0+: kernels launch while the one before them finishes (full residency)
+  // CUDA: where `automatic` kernel choices take the tensor cores (0 = the built-in thresholds): entries an expert
+  // averages in a W4A16 matmul, tokens in an FP16 one. For the GPU benchmark, which sets them from its kernel table.
+  int w4a16_mma_min_entries = 0;
+  int f16_mma_min_tokens = 0;
 };
 
 /** One sequence's share of a batched step. */

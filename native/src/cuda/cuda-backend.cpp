@@ -384,6 +384,7 @@ class cuda_backend final : public backend {
     rt_cuda_f16_args a = rt_cuda_f16_dense(w, rows, cols, x, ldx, n, y, ldy);
     a.rows_in = rows_in;
     a.accumulate = accumulate;
+    a.mma_min_tokens = f16_mma_min_tokens_;
     if (tail != nullptr) a.tail = *tail;
     rt_cuda_matmul_f16(a, stream_);
   }
@@ -430,6 +431,7 @@ class cuda_backend final : public backend {
   // Kernels of a full-residency step launched as programmatic dependent launches (launch.cuh). Partial residency
   // keeps plain launches: its steps interleave kernels with copies and cross-stream waits.
   bool use_pdl_ = false;
+  int w4a16_mma_min_entries_ = 0, f16_mma_min_tokens_ = 0;  // backend_options' kernel thresholds (0: built in)
   int slots_per_layer_ = 0;
   expert_layout layout_;
 
@@ -535,6 +537,8 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
   }
   use_graphs_ = o.cuda_graphs && !env_off("HORIZON_CUDA_GRAPHS");
   use_tails_ = o.matmul_tails && !env_off("HORIZON_CUDA_TAILS");
+  w4a16_mma_min_entries_ = std::max(0, o.w4a16_mma_min_entries);
+  f16_mma_min_tokens_ = std::max(0, o.f16_mma_min_tokens);
   try {
     ck(cudaSetDevice(o.device), "select device");
     device_ = o.device;
@@ -827,6 +831,7 @@ void cuda_backend::expert_matmuls(const expert_groups & g, int n, const rt_cuda_
   gu.n_entries = g.n_entries;
   // The step's figure, not the stage's: full and partial residency then take the same kernels (the same numbers).
   gu.mean_group_entries = std::max(1, n * c.num_experts_per_tok / c.num_experts);
+  gu.mma_min_entries = w4a16_mma_min_entries_;
   // SwiGLU in the gate-up launch's epilogue: h_ gets the activations, gu_ is scratch for a kernel without it.
   gu.y_swiglu = h_;
   gu.ld_swiglu = c.intermediate_size;

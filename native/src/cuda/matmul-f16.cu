@@ -123,7 +123,7 @@ rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & a) {
     case rt_f16_kernel::generic: return a.kernel;
     default: break;
   }
-  if (a.n >= RT_F16_MMA_MIN_TOKENS) {
+  if (a.n >= (a.mma_min_tokens > 0 ? a.mma_min_tokens : RT_F16_MMA_MIN_TOKENS)) {
     if (rt_cuda_f16_mma_fits(a)) return rt_f16_kernel::mma;
     // Below sm_80: the shared-memory kernel reuses each weight for 8 tokens (the GEMV for 4).
     if (cuda_cores_fit(a)) return rt_f16_kernel::cuda_cores;

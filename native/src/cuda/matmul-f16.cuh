@@ -41,6 +41,7 @@ struct rt_cuda_f16_args {
   int cols = 0;
   bool accumulate = false;
   rt_f16_kernel kernel = rt_f16_kernel::automatic;
+  int mma_min_tokens = 0;  // `automatic`'s tensor-core threshold; 0 = RT_F16_MMA_MIN_TOKENS (the benchmark tunes it)
   rt_cuda_matmul_tail tail;  // run after the rows are written (y rows 0..tail.n_tokens, rows_out unset)
 };
 

@@ -229,7 +229,7 @@ bool fits(rt_w4a16_kernel k, const rt_cuda_w4a16_args & a) {
 
 rt_w4a16_kernel rt_cuda_w4a16_choice(const rt_cuda_w4a16_args & a) {
   if (a.kernel != rt_w4a16_kernel::automatic) return fits(a.kernel, a) ? a.kernel : rt_w4a16_kernel::generic;
-  if (rt_cuda_w4a16_mean_entries(a) >= RT_W4A16_MMA_MIN_ENTRIES) {
+  if (rt_cuda_w4a16_mean_entries(a) >= (a.mma_min_entries > 0 ? a.mma_min_entries : RT_W4A16_MMA_MIN_ENTRIES)) {
     if (rt_cuda_w4a16_mma_fits(a)) return rt_w4a16_kernel::mma;
     // Below sm_80 the kernel measured on the GPU so far keeps batched steps.
     if (smem_tiled_fits(a)) return rt_w4a16_kernel::smem_tiled;

@@ -58,6 +58,7 @@ struct rt_cuda_w4a16_args {
   int ld_swiglu = 0;
   int swiglu_rows = 0;
   rt_w4a16_kernel kernel = rt_w4a16_kernel::automatic;
+  int mma_min_entries = 0;  // `automatic`'s tensor-core threshold; 0 = RT_W4A16_MMA_MIN_ENTRIES (the benchmark tunes it)
   // Run after the rows are written, over y (moe_reduce: rows_out are the assignments t * k + j). Not with SwiGLU.
   rt_cuda_matmul_tail tail;
 };

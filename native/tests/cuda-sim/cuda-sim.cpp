@@ -713,6 +713,21 @@ void release_dependent_grids() {
   }
 }
 
+namespace {
+std::mutex g_runs_mu;
+std::map<std::string, uint64_t> g_kernel_runs;  // by kernel name, under g_runs_mu
+}  // namespace
+
+uint64_t kernel_runs(const char * prefix) {
+  std::lock_guard<std::mutex> lock(g_runs_mu);
+  const std::string p = prefix;
+  uint64_t n = 0;
+  for (const auto & [name, runs] : g_kernel_runs) {
+    if (name.compare(0, p.size(), p) == 0) n += runs;
+  }
+  return n;
+}
+
 void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                     int max_threads, std::function<void()> body, bool programmatic) {
   std::lock_guard<std::recursive_mutex> lock(g_mu);
@@ -751,6 +766,10 @@ void enqueue_kernel(const char * name, const void * func, dim3 grid, dim3 block,
   op o;
   o.counts_as = op::what::kernel;
   o.fn = [name, grid, block, smem, shared_body, programmatic]() {
+    {
+      std::lock_guard<std::mutex> lock(g_runs_mu);
+      ++g_kernel_runs[name];
+    }
     thread_local block_run b;
     b.kernel = name;
     b.programmatic = programmatic;

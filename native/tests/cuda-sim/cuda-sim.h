@@ -102,6 +102,9 @@ struct launch {
   }
 };
 
+/** Kernels run (graph replays included) since the process started whose name begins with `prefix`. */
+uint64_t kernel_runs(const char * prefix);
+
 /** Bytes moved by copies since the process started, per direction (host-to-device, device-to-host). */
 struct copy_totals {
   uint64_t h2d = 0, d2h = 0, d2d = 0;
