@@ -13,7 +13,9 @@
 #include "core/model-weights.h"
 #include "core/thread-pool.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/lm-head-screen.h"
 #include "cpu/q4-q8-dot.h"
+#include "cpu/ref-ops.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
@@ -139,11 +141,42 @@ int main() {
   const double tg = best_of(3, [&] { cpu_matmul(tv, xa.data(), tokens, ya.data(), pool); });
   std::printf("  kernel   FP16 GEMM 2048x2048, 128 tok:  %6.1f G\n", static_cast<double>(out) * in * tokens / tg / 1e9);
 
+  // Greedy decode's LM head (OLMoE's 50,304 x 2,048 FP16), one token, with the bench's threads: the full product and
+  // its argmax against the INT8 screen (cpu/lm-head-screen.h), which reads half the bytes and a few FP16 rows.
+  const char * env_threads = std::getenv("HORIZON_BENCH_THREADS");
+  const int threads = env_threads ? std::max(1, std::atoi(env_threads)) : 2;
+  {
+    const int V = 50304, H = 2048;
+    std::vector<uint16_t> head(static_cast<size_t>(V) * H);
+    for (auto & v : head) v = static_cast<uint16_t>(0x2000 | (g() & 0x83FF));
+    tensor_view hv;
+    hv.type = dtype::f16;
+    hv.shape = {V, H};
+    hv.data = head.data();
+    std::vector<float> xh(H), logits(V);
+    for (auto & v : xh) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
+    thread_pool lm_pool(threads);
+    lm_head_screen screen;
+    const auto tb = clk::now();
+    lm_head_screen_build(hv, lm_pool, screen);
+    const double build_s = std::chrono::duration<double>(clk::now() - tb).count();
+    int32_t full_tok = 0, screened_tok = 0;
+    const double tf = best_of(5, [&] {
+      cpu_matmul(hv, xh.data(), 1, logits.data(), lm_pool);
+      full_tok = ref::argmax(logits.data(), V);
+    });
+    lm_head_screen_stats st;
+    const double ts = best_of(5, [&] { lm_head_screen_argmax(screen, hv, xh.data(), H, 1, lm_pool, &screened_tok, st); });
+    std::printf("  LM head  50304x2048 FP16, 1 token, %d thread(s): full product + argmax %.2f ms (%.1f GB/s), INT8 "
+                "screen %.2f ms (%.2fx; %.1f FP16 rows a token; built in %.2f s)%s\n",
+                threads, tf * 1e3, static_cast<double>(V) * H * 2 / tf / 1e9, ts * 1e3, tf / ts,
+                static_cast<double>(st.exact_rows) / std::max<uint64_t>(1, st.tokens), build_s,
+                full_tok == screened_tok ? "" : "  MISMATCH");
+  }
+
   // Decode reads every active weight once a token, so memory bounds it: read bandwidth with the bench's thread
   // count (HORIZON_BENCH_THREADS, default 2) over 1 GiB, and the decode rate that allows at OLMoE-1B-7B's bytes a token
   // (FP16 attention, router and LM head, 8 experts of 4.5-bit weights a layer; the KV cache comes on top).
-  const char * env_threads = std::getenv("HORIZON_BENCH_THREADS");
-  const int threads = env_threads ? std::max(1, std::atoi(env_threads)) : 2;
   const size_t words = (size_t{1} << 30) / sizeof(uint64_t);
   std::vector<uint64_t> big(words);
   for (size_t i = 0; i < words; i += 512) big[i] = i;

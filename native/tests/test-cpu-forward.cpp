@@ -9,6 +9,7 @@
 #include "core/safetensors.h"
 #include "core/mapped-file.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/ref-ops.h"
 #include "quant/qpacked.h"
 #include "rt/rt-runtime.h"
 #include "test-helpers.h"
@@ -206,6 +207,51 @@ static void exception_frees_sequences(model & m) {
   CHECK(after.peak_memory_bytes == before.peak_memory_bytes,
         "sequences left allocated by the request that threw: peak %llu bytes, %llu before",
         static_cast<unsigned long long>(after.peak_memory_bytes), static_cast<unsigned long long>(before.peak_memory_bytes));
+}
+
+// Greedy steps through the LM head's INT8 screen (cpu/lm-head-screen.h) give the tokens that forward()'s full logits
+// give, for a batch of two sequences over prefill and decode steps; without the screen (backend_options) none is
+// screened.
+static void screened_greedy(const fs::path & dir) {
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::bf16, err.message);
+  CHECK(w != nullptr, "screened greedy: %s", err.message.c_str());
+  if (!w) return;
+  const std::vector<std::vector<int32_t>> prompts = {{3, 17, 42, 5}, {9, 60}};
+  std::vector<std::vector<int32_t>> tokens[3];
+  uint64_t screened[3] = {0, 0, 0};
+  for (int k = 0; k < 3; ++k) {  // 0: forward() and its logits' argmax; 1: forward_greedy, screen on; 2: screen off
+    backend_options bo;
+    bo.threads = 2;
+    bo.lm_head_screen = k != 2;
+    auto be = cpu_backend_create(*w, bo, err);
+    std::vector<batch_entry> b(prompts.size());
+    for (size_t i = 0; i < prompts.size(); ++i) b[i] = {be->seq_create(err), prompts[i], 0};
+    tokens[k].assign(prompts.size(), {});
+    for (int step = 0; step < 10; ++step) {
+      std::vector<int32_t> next;
+      if (k == 0) {
+        std::vector<std::vector<float>> logits;
+        CHECK(be->forward(b, false, logits, err), "screened greedy: %s", err.message.c_str());
+        for (const auto & l : logits) next.push_back(ref::argmax(l.data(), static_cast<int>(l.size())));
+      } else {
+        CHECK(be->forward_greedy(b, next, err), "screened greedy: %s", err.message.c_str());
+      }
+      if (next.size() != b.size()) return;
+      for (size_t i = 0; i < b.size(); ++i) {
+        tokens[k][i].push_back(next[i]);
+        b[i].start_pos += static_cast<int>(b[i].tokens.size());
+        b[i].tokens = {next[i]};
+      }
+    }
+    screened[k] = be->counters().lm_head_screened;
+  }
+  CHECK(tokens[1] == tokens[0] && tokens[2] == tokens[0], "screened greedy: the same tokens with the screen, without it "
+        "and from the full logits");
+  CHECK(screened[1] == 20 && screened[2] == 0 && screened[0] == 0,
+        "screened greedy: 20 tokens screened with the screen (%llu), none without (%llu) or through forward (%llu)",
+        static_cast<unsigned long long>(screened[1]), static_cast<unsigned long long>(screened[2]),
+        static_cast<unsigned long long>(screened[0]));
 }
 
 static void generation(const fs::path & dir) {
@@ -573,6 +619,8 @@ int main() {
   test_util::write_tiny_model(root / "tied", t, 13);
   kv_cache_matches_recompute(root / "tied", "tied");
   generation(root / "mha");
+  screened_greedy(root / "mha");
+  screened_greedy(root / "tied");
   int4_vs_dequantised(root / "mha", root);
   q8_activations(root);
   router_ties(root);

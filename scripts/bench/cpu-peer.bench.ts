@@ -2,7 +2,8 @@
  * The CPU backend beside llama.cpp on the same machine and model, alternated: a full-size random OLMoE-1B-7B (the
  * project's generator), packed to INT4 by the project and converted by ../shared/peers/olmoe_to_gguf.py to Q4_0
  * experts + F16 rest (the matched representation) and to llama.cpp's stock Q4_0 mix. Prints prefill 128, decode
- * after 128 and after 1024 tokens and peak RSS for each runtime, medians over the pairs, and the ratios.
+ * after 128 and after 1024 tokens and peak RSS for each runtime, medians over the pairs, and the ratios; ours also
+ * with the LM head's INT8 screen turned off (HORIZON_CPU_LM_SCREEN=0), which shows what the screen gives decode.
  *
  * Everything it builds or writes is cached under .cache/peers (llama.cpp's build, the checkpoint, the pack, the
  * GGUFs: about 30 GB): the first run takes an hour on two cores, later ones minutes. Skips with a message when
@@ -65,10 +66,10 @@ async function cached(dir: string, what: string, make: (tmp: string) => Promise<
   return dir;
 }
 
-function oursOnce(int4: string, threads: number, newTokens: number): Figures {
+function oursOnce(int4: string, threads: number, newTokens: number, env: NodeJS.ProcessEnv = {}): Figures {
   const child = path.join(ROOT, 'scripts', 'bench', 'cpu-peer-child.ts');
   const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-  const { out, maxRssBytes } = timed(tsx, [child, int4, String(threads), String(newTokens)]);
+  const { out, maxRssBytes } = timed(tsx, [child, int4, String(threads), String(newTokens)], env);
   const line = out.trim().split('\n').pop()!;
   const f = JSON.parse(line) as Figures & { isa: string };
   return { ...f, maxRssBytes };
@@ -119,10 +120,11 @@ export async function bench(): Promise<unknown> {
     });
     run(path.join(bin, 'llama-quantize'), ['--allow-requantize', matched, path.join(tmp, 'q4_0-stock.gguf'), 'Q4_0']);
   });
-  const sides: Record<string, Figures[]> = { ours: [], matched: [], stock: [] };
+  const sides: Record<string, Figures[]> = { ours: [], unscreened: [], matched: [], stock: [] };
   for (let p = 0; p < pairs; p++) {
     const load0 = loadavg()[0]!;
     sides.ours!.push(oursOnce(int4, threads, newTokens));
+    sides.unscreened!.push(oursOnce(int4, threads, newTokens, { HORIZON_CPU_LM_SCREEN: '0' }));
     sides.matched!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-experts-f16.gguf'), threads, newTokens));
     sides.stock!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-stock.gguf'), threads, newTokens));
     console.log(`cpu-peer: pair ${p + 1}/${pairs} done (load average before it ${load0.toFixed(2)})`);
@@ -141,6 +143,7 @@ export async function bench(): Promise<unknown> {
   const gb = (b: number) => `${(b / 1e9).toFixed(1)} GB`;
   const label: Record<string, string> = {
     ours: 'Horizon, INT4 hq4nl g32 experts + FP16',
+    unscreened: 'Horizon, LM head without INT8 screen',
     matched: 'llama.cpp, Q4_0 experts + F16 rest',
     stock: 'llama.cpp, stock Q4_0 mix',
   };
@@ -150,7 +153,7 @@ export async function bench(): Promise<unknown> {
     console.log(`  ${label[k]!.padEnd(40)} ${f.prefillTps.toFixed(1).padStart(14)} ${f.decode128Tps.toFixed(1).padStart(11)} ${f.decode1024Tps.toFixed(1).padStart(12)} ${gb(f.maxRssBytes).padStart(9)}`);
   }
   const o = med.ours!;
-  for (const k of ['matched', 'stock']) {
+  for (const k of ['unscreened', 'matched', 'stock']) {
     const p = med[k]!;
     console.log(
       `  ratio vs ${label[k]!}: prefill ${(o.prefillTps / p.prefillTps).toFixed(2)}x, decode@128 ${(o.decode128Tps / p.decode128Tps).toFixed(2)}x, decode@1024 ${(o.decode1024Tps / p.decode1024Tps).toFixed(2)}x, peak RSS ${(o.maxRssBytes / p.maxRssBytes).toFixed(2)}x`,

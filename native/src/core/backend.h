@@ -37,6 +37,10 @@ struct backend_options {
   // averages in a W4A16 matmul, tokens in an FP16 one. For the GPU benchmark, which sets them from its kernel table.
   int w4a16_mma_min_entries = 0;
   int f16_mma_min_tokens = 0;
+  // CPU: greedy steps find the argmax through an INT8 copy of the LM head and compute only the rows that can still
+  // win from the FP16 weights (cpu/lm-head-screen.h: the same tokens, fewer bytes). HORIZON_CPU_LM_SCREEN=0 also
+  // turns it off.
+  bool lm_head_screen = true;
 };
 
 /** One sequence's share of a batched step. */
@@ -62,6 +66,8 @@ struct backend_counters {
   // from NVML), "device" (CUDA without NVML's per-process figure: the device's used memory, other processes included).
   std::string peak_memory_scope = "estimate";
   uint64_t expert_evictions = 0;   // CUDA partial residency: GPU expert copies discarded to make room
+  uint64_t lm_head_screened = 0;   // CPU: greedy tokens whose argmax the LM head's INT8 screen found
+  uint64_t lm_head_exact_rows = 0;  // CPU: FP16 LM head rows computed for them (the screen's candidates)
 };
 
 class backend {

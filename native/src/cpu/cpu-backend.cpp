@@ -3,7 +3,9 @@
 // Mirrors transformers modeling_olmoe.py (OlmoeDecoderLayer / OlmoeSparseMoeBlock).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <unordered_map>
 
 #include "core/backend.h"
@@ -11,6 +13,7 @@
 #include "core/thread-pool.h"
 #include "cpu/attention-f16.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/lm-head-screen.h"
 #include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
 
@@ -42,6 +45,8 @@ class cpu_backend final : public backend {
   cpu_backend(const model_weights & w, const backend_options & o)
       : w_(w), c_(w.config), pool_(o.threads) {
     max_ctx_ = o.max_context > 0 ? o.max_context : c_.max_position_embeddings;
+    const char * env = std::getenv("HORIZON_CPU_LM_SCREEN");
+    use_screen_ = o.lm_head_screen && !(env != nullptr && std::string(env) == "0");
   }
 
   backend_kind kind() const override { return backend_kind::cpu; }
@@ -73,9 +78,18 @@ class cpu_backend final : public backend {
   void counters_reset() override { counters_ = backend_counters{}; }
 
   bool forward(const std::vector<batch_entry> & batch, bool all_positions, std::vector<std::vector<float>> & logits,
-               rt_error & error) override;
+               rt_error & error) override {
+    return run(batch, all_positions, &logits, nullptr, error);
+  }
+  bool forward_greedy(const std::vector<batch_entry> & batch, std::vector<int32_t> & next, rt_error & error) override {
+    return run(batch, false, nullptr, &next, error);
+  }
 
  private:
+  /** The step: logits of the wanted positions, or (next != nullptr) each entry's greedy token. */
+  bool run(const std::vector<batch_entry> & batch, bool all_positions, std::vector<std::vector<float>> * logits,
+           std::vector<int32_t> * next, rt_error & error);
+
   void ensure_capacity(cpu_seq & s, int need) {
     if (need <= s.capacity) return;
     int cap = std::max(need, std::min(max_ctx_, std::max(64, s.capacity * 2)));
@@ -119,10 +133,13 @@ class cpu_backend final : public backend {
   backend_counters counters_;
   std::unordered_map<const tensor_view *, std::vector<float>> norm_f32_;
   cpu_scratch ws_;
+  bool use_screen_ = true;
+  lm_head_screen screen_;  // built by the first greedy step
+  bool screen_built_ = false;
 };
 
-bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_positions,
-                          std::vector<std::vector<float>> & logits, rt_error & error) {
+bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions,
+                      std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, rt_error & error) {
   const int H = c_.hidden_size, I = c_.intermediate_size, E = c_.num_experts, K = c_.num_experts_per_tok;
   const int hd = c_.head_dim, nh = c_.num_attention_heads, nkv = c_.num_key_value_heads;
   const int QD = nh * hd, KD = nkv * hd, V = c_.vocab_size;
@@ -375,15 +392,32 @@ bool cpu_backend::forward(const std::vector<batch_entry> & batch, bool all_posit
   for (int i = 0; i < R; ++i)
     std::memcpy(xr.data() + static_cast<int64_t>(i) * H, x.data() + static_cast<int64_t>(rows[static_cast<size_t>(i)]) * H, sizeof(float) * H);
   rmsnorm_rows(xr.data(), R, H, *w_.final_norm, xr.data());
-  cpu_matmul(*w_.lm_head, xr.data(), R, out.data(), pool_);
-  scratch += static_cast<uint64_t>(R) * (H + V) * 4;
+  if (next != nullptr && use_screen_) {
+    if (!screen_built_) {
+      lm_head_screen_build(*w_.lm_head, pool_, screen_);
+      screen_built_ = true;
+    }
+    next->assign(static_cast<size_t>(R), 0);
+    lm_head_screen_stats st;
+    lm_head_screen_argmax(screen_, *w_.lm_head, xr.data(), H, R, pool_, next->data(), st);
+    counters_.lm_head_screened += st.tokens;
+    counters_.lm_head_exact_rows += st.exact_rows;
+    scratch += static_cast<uint64_t>(R) * H * 4 + static_cast<uint64_t>(R) * V * 16;
+  } else {
+    cpu_matmul(*w_.lm_head, xr.data(), R, out.data(), pool_);
+    scratch += static_cast<uint64_t>(R) * (H + V) * 4;
+  }
 
-  logits.assign(batch.size(), {});
-  {
+  if (next != nullptr && !use_screen_) {
+    next->assign(static_cast<size_t>(R), 0);
+    for (int i = 0; i < R; ++i) (*next)[static_cast<size_t>(i)] = static_cast<int32_t>(ref::argmax(out.data() + static_cast<int64_t>(i) * V, V));
+  }
+  if (logits != nullptr) {
+    logits->assign(batch.size(), {});
     int r = 0;
     for (size_t b = 0; b < batch.size(); ++b) {
       const int n = all_positions ? static_cast<int>(batch[b].tokens.size()) : 1;
-      logits[b].assign(out.begin() + static_cast<int64_t>(r) * V, out.begin() + static_cast<int64_t>(r + n) * V);
+      (*logits)[b].assign(out.begin() + static_cast<int64_t>(r) * V, out.begin() + static_cast<int64_t>(r + n) * V);
       r += n;
     }
   }

@@ -1,0 +1,49 @@
+#pragma once
+// Greedy decoding's argmax over the LM head without reading all of it: an INT8 copy of the head (one scale a row)
+// screens the vocabulary, and only the rows that can still be the largest are computed from the FP16 weights. Each
+// screened logit comes with a bound on its distance to the logit the full FP16 product would give (the INT8 rounding
+// of the weights and of the activations, and the float rounding of the full product), so a row is left out only when
+// its largest possible logit is below the smallest possible logit of another row: the token is exactly the argmax of
+// the full product (ties to the lowest id, -1 on NaN). A batch-1 decode step of OLMoE then reads 103 MB of INT8 and a
+// few FP16 rows instead of 206 MB of FP16, a sixth of its bytes.
+#include <cstdint>
+#include <vector>
+
+#include "core/model-weights.h"
+#include "core/thread-pool.h"
+
+namespace rt {
+
+struct lm_head_screen {
+  int rows = 0, cols = 0;
+  std::vector<int8_t> q;        // [rows][cols]: round(w / scale), in [-127, 127]
+  std::vector<float> scale;     // per row: max |w| / 127
+  std::vector<float> err;       // per row: max |w - scale * q|, rounded up
+  std::vector<float> max_abs;   // per row: max |w|
+  std::vector<int32_t> l1;      // per row: sum |q|
+  std::vector<int32_t> q_sum;   // per row: sum q (dpbusd's unsigned activations are x + 128)
+  float max_abs_all = 0;        // max |w| over the matrix
+  bool ok = false;              // built, and every weight finite
+};
+
+/** What the screen did: tokens screened, FP16 rows computed for them, tokens it handed to the full product. */
+struct lm_head_screen_stats {
+  uint64_t tokens = 0, exact_rows = 0, full_products = 0;
+};
+
+/** Builds the INT8 copy of `w` ([rows, cols], F16/BF16/F32); leaves s.ok false when a weight is not finite. */
+void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_screen & s);
+
+/**
+ * next[t] = argmax over rows r of cpu_row_dot(w, r, x + t * ldx) for t < n, exactly (ties to the lowest row, -1 when
+ * a logit is NaN), reading the FP16 rows only of the screen's candidates. A token whose activations are not finite, or
+ * large enough that a product could overflow, takes the full product instead.
+ */
+void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const float * x, int64_t ldx, int n,
+                           thread_pool & pool, int32_t * next, lm_head_screen_stats & stats);
+
+/** Sum of q[i] * x[i] over n int8 values (the screen's kernel; |values| <= 127). The scalar loop is the reference. */
+int32_t lm_head_screen_dot(const int8_t * q, const int8_t * x, int n);
+int32_t lm_head_screen_dot_reference(const int8_t * q, const int8_t * x, int n);
+
+}  // namespace rt
