@@ -16,6 +16,7 @@
 #include "cpu/lm-head-screen.h"
 #include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
+#include "test-helpers.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #include <immintrin.h>
@@ -131,10 +132,7 @@ int main() {
   const int out = 2048, in = 2048, tokens = 128;
   std::vector<uint16_t> w(static_cast<size_t>(out) * in);
   for (auto & v : w) v = static_cast<uint16_t>(0x2400 | (g() & 0x83FF));
-  tensor_view tv;
-  tv.type = dtype::f16;
-  tv.shape = {out, in};
-  tv.data = w.data();
+  const tensor_view tv = test_util::matrix_view(dtype::f16, out, in, w.data(), 2);
   std::vector<float> xa(static_cast<size_t>(tokens) * in), ya(static_cast<size_t>(tokens) * out);
   for (auto & v : xa) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
   thread_pool pool(1);
@@ -149,10 +147,7 @@ int main() {
     const int V = 50304, H = 2048;
     std::vector<uint16_t> head(static_cast<size_t>(V) * H);
     for (auto & v : head) v = static_cast<uint16_t>(0x2000 | (g() & 0x83FF));
-    tensor_view hv;
-    hv.type = dtype::f16;
-    hv.shape = {V, H};
-    hv.data = head.data();
+    const tensor_view hv = test_util::matrix_view(dtype::f16, V, H, head.data(), 2);
     std::vector<float> xh(H), logits(V);
     for (auto & v : xh) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
     thread_pool lm_pool(threads);

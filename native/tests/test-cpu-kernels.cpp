@@ -10,18 +10,9 @@
 #include "test-helpers.h"
 
 using namespace rt;
+using test_util::matrix_view;
 
 namespace {
-
-tensor_view view(dtype type, int64_t rows, int64_t cols, const void * data, size_t elem) {
-  tensor_view t;
-  t.name = "w";
-  t.type = type;
-  t.shape = {rows, cols};
-  t.data = data;
-  t.nbytes = static_cast<size_t>(rows * cols) * elem;
-  return t;
-}
 
 int bits_differ(float a, float b) { return std::memcmp(&a, &b, sizeof a) != 0; }
 
@@ -38,8 +29,8 @@ int main() {
       wb[i] = test_util::bf16_from_f32(wf[i]);
       wh[i] = fp16_from_f32(wf[i]);
     }
-    const tensor_view dense[] = {view(dtype::f32, rows, cols, wf.data(), 4), view(dtype::bf16, rows, cols, wb.data(), 2),
-                                 view(dtype::f16, rows, cols, wh.data(), 2)};
+    const tensor_view dense[] = {matrix_view(dtype::f32, rows, cols, wf.data(), 4), matrix_view(dtype::bf16, rows, cols, wb.data(), 2),
+                                 matrix_view(dtype::f16, rows, cols, wh.data(), 2)};
     for (bool simd : {true, false}) {
       cpu_kernels_set_simd(simd);
       for (int n : {1, 3, 4, 5, 8, 9}) {
@@ -79,8 +70,8 @@ int main() {
     std::vector<uint8_t> q(static_cast<size_t>(rows * cols / 2));
     std::vector<uint16_t> sc(static_cast<size_t>(rows * cols / group));
     for (int r = 0; r < rows; ++r) qpacked_quantize_row(wf.data() + r * cols, cols, group, q.data() + r * cols / 2, sc.data() + r * cols / group);
-    const tensor_view qv = view(dtype::u8, rows, cols / 2, q.data(), 1);
-    const tensor_view sv = view(dtype::f16, rows, cols / group, sc.data(), 2);
+    const tensor_view qv = matrix_view(dtype::u8, rows, cols / 2, q.data(), 1);
+    const tensor_view sv = matrix_view(dtype::f16, rows, cols / group, sc.data(), 2);
     for (bool simd : {true, false}) {
       cpu_kernels_set_simd(simd);
       for (int n : {1, 4, 6, 9}) {
@@ -110,8 +101,8 @@ int main() {
       wh[i] = fp16_from_f32(wf[i]);
     }
     const std::vector<uint8_t> wu(wf.size(), 0x77);
-    const tensor_view rows_of[] = {view(dtype::f32, 2, cols, wf.data(), 4), view(dtype::bf16, 2, cols, wb.data(), 2),
-                                   view(dtype::f16, 2, cols, wh.data(), 2), view(dtype::u8, 2, cols, wu.data(), 1)};
+    const tensor_view rows_of[] = {matrix_view(dtype::f32, 2, cols, wf.data(), 4), matrix_view(dtype::bf16, 2, cols, wb.data(), 2),
+                                   matrix_view(dtype::f16, 2, cols, wh.data(), 2), matrix_view(dtype::u8, 2, cols, wu.data(), 1)};
     for (const tensor_view & t : rows_of) {
       std::vector<float> out(static_cast<size_t>(cols + 1), 42.0f);
       cpu_row_to_f32(t, 1, out.data());

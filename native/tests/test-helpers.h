@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/model-weights.h"
 #include "quant/qpacked.h"
 
 namespace test_util {
@@ -43,6 +44,17 @@ struct raw_tensor {
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;
 };
+
+/** A [rows, cols] view of `data` (elements of `elem` bytes), as the kernels take weights. */
+inline rt::tensor_view matrix_view(rt::dtype type, int64_t rows, int64_t cols, const void * data, size_t elem) {
+  rt::tensor_view t;
+  t.name = "w";
+  t.type = type;
+  t.shape = {rows, cols};
+  t.data = data;
+  t.nbytes = static_cast<size_t>(rows * cols) * elem;
+  return t;
+}
 
 inline uint16_t bf16_from_f32(float f) {
   uint32_t x;

@@ -17,21 +17,12 @@
 #include "test-helpers.h"
 
 using namespace rt;
+using test_util::matrix_view;
 
 namespace {
 
 /** Largest share of a random head's rows that the screen may compute in FP16 for a token (it computes about 0.1%). */
 constexpr double MAX_EXACT_ROW_SHARE = 0.02;
-
-tensor_view view(dtype type, int64_t rows, int64_t cols, const void * data, size_t elem) {
-  tensor_view t;
-  t.name = "lm_head.weight";
-  t.type = type;
-  t.shape = {rows, cols};
-  t.data = data;
-  t.nbytes = static_cast<size_t>(rows * cols) * elem;
-  return t;
-}
 
 // The full product's argmax, as the CPU backend takes it without the screen.
 int32_t full_argmax(const tensor_view & w, const float * x, thread_pool & pool) {
@@ -46,8 +37,8 @@ struct head {
   std::vector<uint16_t> f16, bf16;
   int rows, cols;
   tensor_view as(dtype t) const {
-    if (t == dtype::f32) return view(t, rows, cols, f32.data(), 4);
-    return view(t, rows, cols, t == dtype::f16 ? f16.data() : bf16.data(), 2);
+    if (t == dtype::f32) return matrix_view(t, rows, cols, f32.data(), 4);
+    return matrix_view(t, rows, cols, t == dtype::f16 ? f16.data() : bf16.data(), 2);
   }
   void set(size_t i, float v) {
     f16[i] = fp16_from_f32(v);
