@@ -931,6 +931,63 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
   return out;
 }
 
+// The JSON's "kernels" and "runs" members (each after a comma), and the file written whole or not at all (a temporary
+// file renamed), so that a run killed at its time limit leaves the last complete file.
+void write_kernels_json(std::ostream & j, const std::vector<kernel_figure> & kernels) {
+  j << ",\n  \"kernels\": [";
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const auto & f = kernels[i];
+    j << (i ? "," : "") << "\n    {\"op\": \"" << f.op << "\", \"kernel\": \"" << f.kernel << "\", \"entries\": "
+      << f.entries << ", \"groups\": " << f.groups << ", \"us\": " << f.us << ", \"weight_gb_s\": " << f.weight_gb_s
+      << ", \"tflops\": " << f.tflops << ", \"max_rel_diff\": " << f.max_rel_diff
+      << ", \"automatic\": " << (f.automatic ? "true" : "false") << "}";
+  }
+  j << "\n  ]";
+}
+
+void write_runs_json(std::ostream & j, const std::vector<residency_figures> & runs) {
+  j << ",\n  \"runs\": [";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto & f = runs[i];
+    j << (i ? "," : "") << "\n    {\"residency\": \"" << f.label << "\", \"ok\": " << (f.ok ? "true" : "false")
+      << ", \"skipped\": " << (f.skipped ? "true" : "false") << ", \"slots_per_layer\": " << f.slots << ", \"load_s\": " << f.load_s << ", \"prefill_tokens_per_s\": "
+      << f.prefill_tps << ", \"ttft_128_ms\": " << f.ttft_128_ms << ", \"ttft_512_ms\": " << f.ttft_512_ms
+      << ", \"decode_tokens_per_s\": {\"b1\": " << f.decode1 << ", \"b1_no_graph\": " << f.decode1_nograph
+      << ", \"b1_tails_apart\": " << f.decode1_apart << ", \"b1_plain_launch\": " << f.decode1_plain
+      << ", \"b64_plain_launch\": " << f.decode64_plain
+      << ", \"b8\": " << f.decode8 << ", \"b32\": " << f.decode32 << ", \"b64\": " << f.decode64
+      << ", \"b256\": " << f.decode256 << "}, \"peak_memory_bytes\": "
+      << f.counters.peak_memory_bytes << ", \"peak_memory_scope\": \"" << f.counters.peak_memory_scope
+      << "\", \"expert_hits\": " << f.counters.expert_hits
+      << ", \"expert_misses\": " << f.counters.expert_misses << ", \"expert_evictions\": "
+      << f.counters.expert_evictions << ", \"h2d_bytes\": " << f.counters.h2d_bytes << ", \"d2h_bytes\": "
+      << f.counters.d2h_bytes << ", \"error\": \"" << f.error << "\"}";
+  }
+  j << "\n  ]";
+}
+
+void write_json_file(const std::string & path, const std::function<void(std::ostream &)> & body) {
+  if (path.empty()) return;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream j(tmp);
+    body(j);
+    if (!j) return;
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+// What is known so far (device, kernel table, the residency runs done), "complete": false: the full file replaces it.
+void write_partial_json(const std::string & path, const char * device, const std::vector<kernel_figure> & kernels,
+                        const std::vector<residency_figures> & runs) {
+  write_json_file(path, [&](std::ostream & j) {
+    j << "{\n  \"device\": \"" << device << "\",\n  \"complete\": false";
+    write_kernels_json(j, kernels);
+    write_runs_json(j, runs);
+    j << "\n}\n";
+  });
+}
+
 }  // namespace
 
 int main(int argc, char ** argv) {
@@ -975,6 +1032,8 @@ int main(int argc, char ** argv) {
   std::printf("measured host-to-device bandwidth (pinned): %.1f GB/s\n", h2d_bw / 1e9);
 
   const std::vector<kernel_figure> kernels = kernel_table ? kernel_ab(small, quick) : std::vector<kernel_figure>{};
+  std::vector<residency_figures> runs;
+  write_partial_json(json_path, prop.name, kernels, runs);
   if (!kernels.empty()) {
     std::printf("\nkernels, one call each (median of repetitions; weight GB/s against %.1f TB/s nominal):\n", NOMINAL_BANDWIDTH / 1e12);
     std::printf("%-22s %-11s %8s %7s %10s %11s %9s %12s\n", "op", "kernel", "entries", "groups", "us", "weight GB/s",
@@ -1023,18 +1082,20 @@ int main(int argc, char ** argv) {
               small ? "small OLMoE-architecture" : "OLMoE-shaped", layers,
               m->w.total_bytes / 1e9, seconds_since(tb));
 
-  std::vector<residency_figures> runs;
   const int shrink = small ? 16 : 1;
   runs.push_back(run_residency(m->w, "full", 0, quick, shrink));
+  write_partial_json(json_path, prop.name, kernels, runs);
   if (tuned_differs) {
     run_settings rs;
     rs.w4a16_mma_min_entries = tuned_w4.value;
     rs.f16_mma_min_tokens = tuned_f16.value;
     rs.comparisons = false;
     runs.push_back(run_residency(m->w, "tuned", 0, true, shrink, rs));
+    write_partial_json(json_path, prop.name, kernels, runs);
   }
   if (partial_run) {
     runs.push_back(run_residency(m->w, "partial", partial_slots, quick, shrink));
+    write_partial_json(json_path, prop.name, kernels, runs);
   } else {
     residency_figures skipped;
     skipped.label = "partial";
@@ -1182,70 +1243,47 @@ int main(int argc, char ** argv) {
   }
 
   if (!json_path.empty()) {
-    std::ofstream j(json_path);
-    j << "{\n  \"device\": \"" << prop.name << "\",\n  \"layers\": " << layers
-      << ",\n  \"measured_copy_bandwidth_tb_s\": " << copy_bw / 1e12 << ",\n  \"measured_h2d_bandwidth_gb_s\": "
-      << h2d_bw / 1e9 << ",\n  \"partial_batch8\": {\"share_of_full\": " << partial_share8
-      << ", \"h2d_bytes_per_step\": " << part.h2d_bytes_per_step8 << ", \"copy_bound_tokens_per_s\": " << copy_ceiling8
-      << "},\n  \"nominal_bandwidth_tb_s\": "
-      << NOMINAL_BANDWIDTH / 1e12 << ",\n  \"nominal_bandwidth_source\": \"" << nominal.source
-      << "\",\n  \"bytes_per_token_batch1\": " << bpt << ",\n  \"roofline_tokens_per_s\": "
-      << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio
-      << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0)
-      << ",\n  \"programmatic_launch\": " << (full.ok && full.programmatic ? "true" : "false")
-      << ",\n  \"tuned_thresholds\": {\"w4a16_mma_min_entries\": " << tuned_w4.value
-      << ", \"builtin_w4a16_mma_min_entries\": " << tuned_w4.builtin << ", \"w4a16_table_cost\": " << tuned_w4.cost
-      << ", \"builtin_w4a16_table_cost\": " << tuned_w4.builtin_cost << ", \"w4a16_shapes\": " << tuned_w4.shapes
-      << ", \"f16_mma_min_tokens\": " << tuned_f16.value << ", \"builtin_f16_mma_min_tokens\": " << tuned_f16.builtin
-      << ", \"f16_table_cost\": " << tuned_f16.cost << ", \"builtin_f16_table_cost\": " << tuned_f16.builtin_cost
-      << ", \"f16_shapes\": " << tuned_f16.shapes << ", \"run\": " << (tuned != nullptr ? "\"tuned\"" : "null") << "}"
-      << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
-      << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
-      << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"ifeval_shaped\": ";
-    if (ifeval_path.empty()) {
-      j << "null";
-    } else {
-      std::string why = ifeval.error;
-      std::replace(why.begin(), why.end(), '"', '\'');
-      j << "{\"ran\": " << (ifeval.ran ? "true" : "false") << ", \"stopped_at_limit\": " << (ifeval.stopped ? "true" : "false")
-        << ", \"prompts\": " << ifeval.prompts << ", \"new_tokens\": " << ifeval.new_tokens << ", \"asked_tokens\": "
-        << ifeval.asked_tokens << ", \"batch\": " << batch << ", \"wall_s\": " << ifeval.wall_s << ", \"error\": \"" << why << "\"}";
-    }
-    j << ",\n  \"card_projections\": [";
-    for (size_t i = 0; i < cards.size(); ++i) {
-      const projection & p = cards[i];
-      j << (i ? "," : "") << "\n    {\"card\": \"" << p.card << "\", \"full_residency_fits\": " << (p.fits ? "true" : "false")
-        << ", \"decode_b1_tokens_per_s\": " << p.decode1 << ", \"batch\": " << p.batch << ", \"decode_batch_tokens_per_s\": "
-        << p.decode_batch << ", \"ifeval541_s\": " << p.ifeval_s << "}";
-    }
-    j << "\n  ]";
-    j << ",\n  \"kernels\": [";
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const auto & f = kernels[i];
-      j << (i ? "," : "") << "\n    {\"op\": \"" << f.op << "\", \"kernel\": \"" << f.kernel << "\", \"entries\": "
-        << f.entries << ", \"groups\": " << f.groups << ", \"us\": " << f.us << ", \"weight_gb_s\": " << f.weight_gb_s
-        << ", \"tflops\": " << f.tflops << ", \"max_rel_diff\": " << f.max_rel_diff
-        << ", \"automatic\": " << (f.automatic ? "true" : "false") << "}";
-    }
-    j << "\n  ]";
-    j << ",\n  \"runs\": [";
-    for (size_t i = 0; i < runs.size(); ++i) {
-      const auto & f = runs[i];
-      j << (i ? "," : "") << "\n    {\"residency\": \"" << f.label << "\", \"ok\": " << (f.ok ? "true" : "false")
-        << ", \"skipped\": " << (f.skipped ? "true" : "false") << ", \"slots_per_layer\": " << f.slots << ", \"load_s\": " << f.load_s << ", \"prefill_tokens_per_s\": "
-        << f.prefill_tps << ", \"ttft_128_ms\": " << f.ttft_128_ms << ", \"ttft_512_ms\": " << f.ttft_512_ms
-        << ", \"decode_tokens_per_s\": {\"b1\": " << f.decode1 << ", \"b1_no_graph\": " << f.decode1_nograph
-        << ", \"b1_tails_apart\": " << f.decode1_apart << ", \"b1_plain_launch\": " << f.decode1_plain
-        << ", \"b64_plain_launch\": " << f.decode64_plain
-        << ", \"b8\": " << f.decode8 << ", \"b32\": " << f.decode32 << ", \"b64\": " << f.decode64
-        << ", \"b256\": " << f.decode256 << "}, \"peak_memory_bytes\": "
-        << f.counters.peak_memory_bytes << ", \"peak_memory_scope\": \"" << f.counters.peak_memory_scope
-        << "\", \"expert_hits\": " << f.counters.expert_hits
-        << ", \"expert_misses\": " << f.counters.expert_misses << ", \"expert_evictions\": "
-        << f.counters.expert_evictions << ", \"h2d_bytes\": " << f.counters.h2d_bytes << ", \"d2h_bytes\": "
-        << f.counters.d2h_bytes << ", \"error\": \"" << f.error << "\"}";
-    }
-    j << "\n  ]\n}\n";
+    write_json_file(json_path, [&](std::ostream & j) {
+      j << "{\n  \"device\": \"" << prop.name << "\",\n  \"complete\": true,\n  \"layers\": " << layers
+        << ",\n  \"measured_copy_bandwidth_tb_s\": " << copy_bw / 1e12 << ",\n  \"measured_h2d_bandwidth_gb_s\": "
+        << h2d_bw / 1e9 << ",\n  \"partial_batch8\": {\"share_of_full\": " << partial_share8
+        << ", \"h2d_bytes_per_step\": " << part.h2d_bytes_per_step8 << ", \"copy_bound_tokens_per_s\": " << copy_ceiling8
+        << "},\n  \"nominal_bandwidth_tb_s\": "
+        << NOMINAL_BANDWIDTH / 1e12 << ",\n  \"nominal_bandwidth_source\": \"" << nominal.source
+        << "\",\n  \"bytes_per_token_batch1\": " << bpt << ",\n  \"roofline_tokens_per_s\": "
+        << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio
+        << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0)
+        << ",\n  \"programmatic_launch\": " << (full.ok && full.programmatic ? "true" : "false")
+        << ",\n  \"tuned_thresholds\": {\"w4a16_mma_min_entries\": " << tuned_w4.value
+        << ", \"builtin_w4a16_mma_min_entries\": " << tuned_w4.builtin << ", \"w4a16_table_cost\": " << tuned_w4.cost
+        << ", \"builtin_w4a16_table_cost\": " << tuned_w4.builtin_cost << ", \"w4a16_shapes\": " << tuned_w4.shapes
+        << ", \"f16_mma_min_tokens\": " << tuned_f16.value << ", \"builtin_f16_mma_min_tokens\": " << tuned_f16.builtin
+        << ", \"f16_table_cost\": " << tuned_f16.cost << ", \"builtin_f16_table_cost\": " << tuned_f16.builtin_cost
+        << ", \"f16_shapes\": " << tuned_f16.shapes << ", \"run\": " << (tuned != nullptr ? "\"tuned\"" : "null") << "}"
+        << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
+        << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
+        << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"ifeval_shaped\": ";
+      if (ifeval_path.empty()) {
+        j << "null";
+      } else {
+        std::string why = ifeval.error;
+        std::replace(why.begin(), why.end(), '"', '\'');
+        j << "{\"ran\": " << (ifeval.ran ? "true" : "false") << ", \"stopped_at_limit\": " << (ifeval.stopped ? "true" : "false")
+          << ", \"prompts\": " << ifeval.prompts << ", \"new_tokens\": " << ifeval.new_tokens << ", \"asked_tokens\": "
+          << ifeval.asked_tokens << ", \"batch\": " << batch << ", \"wall_s\": " << ifeval.wall_s << ", \"error\": \"" << why << "\"}";
+      }
+      j << ",\n  \"card_projections\": [";
+      for (size_t i = 0; i < cards.size(); ++i) {
+        const projection & p = cards[i];
+        j << (i ? "," : "") << "\n    {\"card\": \"" << p.card << "\", \"full_residency_fits\": " << (p.fits ? "true" : "false")
+          << ", \"decode_b1_tokens_per_s\": " << p.decode1 << ", \"batch\": " << p.batch << ", \"decode_batch_tokens_per_s\": "
+          << p.decode_batch << ", \"ifeval541_s\": " << p.ifeval_s << "}";
+      }
+      j << "\n  ]";
+      write_kernels_json(j, kernels);
+      write_runs_json(j, runs);
+      j << "\n}\n";
+    });
     std::printf("wrote %s\n", json_path.c_str());
   }
   bool all_ok = true;
