@@ -512,7 +512,7 @@ struct residency_figures {
 // What a residency run changes from the backend's defaults: the kernel thresholds (0: built in), and whether it also
 // times full residency's comparison runs (tails apart, plain launches, no graphs).
 struct run_settings {
-  int w4a16_mma_min_entries = 0, f16_mma_min_tokens = 0;
+  int w4a16_mma_min_entries = 0, f16_mma_min_tokens = 0, attention_blocks_per_sm = 0;
   bool comparisons = true;
 };
 
@@ -526,6 +526,7 @@ residency_figures run_residency(const model_weights & w, const char * label, int
   o.expert_slots = slots;
   o.w4a16_mma_min_entries = rs.w4a16_mma_min_entries;
   o.f16_mma_min_tokens = rs.f16_mma_min_tokens;
+  o.attention_blocks_per_sm = rs.attention_blocks_per_sm;
   rt_error err;
   const auto t0 = clk::now();
   auto be = cuda_backend_create(w, o, err);
@@ -858,9 +859,11 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         const int * dslot = table(slot);
         const int * dpos = table(pos);
         std::vector<float> first;
-        for (int variant = 0; variant < 9; ++variant) {
-          // Each split length with the merge as a second launch, then as the split launch's tail; then the model's.
-          const int split = variant == 8 ? 0 : 32 << (variant % 4);
+        for (int variant = 0; variant < 12; ++variant) {
+          // Each split length with the merge as a second launch, then as the split launch's tail; then the model's
+          // split by SM count, aiming at 1, 2, 4 and 8 blocks an SM (RT_ATTENTION_BLOCKS_PER_SM: 2).
+          const int split = variant >= 8 ? 0 : 32 << (variant % 4);
+          const int per_sm = variant >= 8 ? 1 << (variant - 8) : 0;
           const bool fused = variant >= 4;
           rt_cuda_attention_args a;
           a.q = qkv;
@@ -879,13 +882,19 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
           a.out = ao;
           a.workspace = ws;
           a.split_len = split;
+          a.blocks_per_sm = per_sm;
           a.kv_stored = true;
           a.arrivals = fused ? arrivals : nullptr;
           kernel_figure f;
           f.op = "attention ctx " + std::to_string(ctx);
-          f.kernel = split == 0 ? "by SM count (" + std::to_string(rt_cuda_attention_splits(a)) + " blocks a head)"
+          f.kernel = split == 0 ? std::to_string(per_sm) + " an SM (" + std::to_string(rt_cuda_attention_splits(a)) +
+                                      " blocks a head)"
                                 : "split " + std::to_string(split) + (fused ? ", merged in launch" : "");
-          f.automatic = split == 0;
+          f.automatic = split == 0 && per_sm == RT_ATTENTION_BLOCKS_PER_SM;
+          if (split == 0) {
+            f.kind = per_sm;
+            f.choice_at = [](int t) { return t; };
+          }
           f.entries = tokens;
           f.groups = nh;
           f.us = time_us([&] { rt_cuda_attention(a, nullptr); }, reps);
@@ -1066,14 +1075,19 @@ int main(int argc, char ** argv) {
   const tuned_threshold tuned_w4 = tune_threshold(kernels, "w4a16", {1, 2, 4, 8, 16, 32, 64, NEVER}, RT_W4A16_MMA_MIN_ENTRIES);
   const tuned_threshold tuned_f16 =
       tune_threshold(kernels, "f16", {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, NEVER}, RT_F16_MMA_MIN_TOKENS);
-  const bool tuned_differs = tuned_w4.value != tuned_w4.builtin || tuned_f16.value != tuned_f16.builtin;
-  for (const auto & [name, unit, t] :
-       {std::tuple<const char *, const char *, const tuned_threshold &>{"W4A16 batched kernel", "entries an expert", tuned_w4},
-        {"FP16 batched kernel", "tokens", tuned_f16}}) {
+  const tuned_threshold tuned_att = tune_threshold(kernels, "attention", {1, 2, 4, 8}, RT_ATTENTION_BLOCKS_PER_SM);
+  const bool tuned_differs = tuned_w4.value != tuned_w4.builtin || tuned_f16.value != tuned_f16.builtin ||
+                             tuned_att.value != tuned_att.builtin;
+  for (const auto & [name, unit, t, threshold] :
+       {std::tuple<const char *, const char *, const tuned_threshold &, bool>{"W4A16 batched kernel", "entries an expert",
+                                                                               tuned_w4, true},
+        {"FP16 batched kernel", "tokens", tuned_f16, true},
+        {"decode attention split aims at", "blocks an SM", tuned_att, false}}) {
     if (t.shapes == 0) continue;
-    std::printf("the kernel table's choice: %s %s %s (built in: from %d), time over the fastest summed over its %d "
-                "shapes %.2f (built in %.2f)\n",
-                name, threshold_text(t.value).c_str(), unit, t.builtin, t.shapes, t.cost, t.builtin_cost);
+    const auto text = [threshold = threshold](int v) { return threshold ? threshold_text(v) : std::to_string(v); };
+    std::printf("the kernel table's choice: %s %s %s (built in: %s), time over the fastest summed over its %d shapes "
+                "%.2f (built in %.2f)\n",
+                name, text(t.value).c_str(), unit, text(t.builtin).c_str(), t.shapes, t.cost, t.builtin_cost);
   }
 
   const auto tb = clk::now();
@@ -1089,6 +1103,7 @@ int main(int argc, char ** argv) {
     run_settings rs;
     rs.w4a16_mma_min_entries = tuned_w4.value;
     rs.f16_mma_min_tokens = tuned_f16.value;
+    rs.attention_blocks_per_sm = tuned_att.value;
     rs.comparisons = false;
     runs.push_back(run_residency(m->w, "tuned", 0, true, shrink, rs));
     write_partial_json(json_path, prop.name, kernels, runs);
@@ -1148,14 +1163,15 @@ int main(int argc, char ** argv) {
   const residency_figures * tuned = runs.size() > 2 ? &runs[1] : nullptr;
   if (tuned != nullptr && tuned->ok && full.ok) {
     const auto r = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-    std::printf("tuned thresholds (W4A16 batched kernel %s entries an expert, FP16 %s tokens) against the built-in "
-                "ones: prefill %.0f tok/s (%.2fx), decode b1 %.1f (%.2fx), b8 %.1f (%.2fx), b32 %.1f (%.2fx), b64 %.1f "
-                "(%.2fx)\n",
-                threshold_text(tuned_w4.value).c_str(), threshold_text(tuned_f16.value).c_str(), tuned->prefill_tps, r(tuned->prefill_tps, full.prefill_tps),
+    std::printf("tuned choices (W4A16 batched kernel %s entries an expert, FP16 %s tokens, attention %d blocks an SM) "
+                "against the built-in ones: prefill %.0f tok/s (%.2fx), decode b1 %.1f (%.2fx), b8 %.1f (%.2fx), b32 "
+                "%.1f (%.2fx), b64 %.1f (%.2fx)\n",
+                threshold_text(tuned_w4.value).c_str(), threshold_text(tuned_f16.value).c_str(), tuned_att.value,
+                tuned->prefill_tps, r(tuned->prefill_tps, full.prefill_tps),
                 tuned->decode1, r(tuned->decode1, full.decode1), tuned->decode8, r(tuned->decode8, full.decode8),
                 tuned->decode32, r(tuned->decode32, full.decode32), tuned->decode64, r(tuned->decode64, full.decode64));
   } else if (!kernels.empty()) {
-    std::printf("tuned thresholds: the built-in ones (the kernel table argues for no other)\n");
+    std::printf("tuned choices: the built-in ones (the kernel table argues for no other)\n");
   }
   if (full.ok && full.decode1_apart > 0) {
     std::printf("matmul tails: batch 1 %.1f tok/s in their matmuls' launches, %.1f launched apart (%.2fx)\n",
@@ -1259,7 +1275,9 @@ int main(int argc, char ** argv) {
         << ", \"builtin_w4a16_table_cost\": " << tuned_w4.builtin_cost << ", \"w4a16_shapes\": " << tuned_w4.shapes
         << ", \"f16_mma_min_tokens\": " << tuned_f16.value << ", \"builtin_f16_mma_min_tokens\": " << tuned_f16.builtin
         << ", \"f16_table_cost\": " << tuned_f16.cost << ", \"builtin_f16_table_cost\": " << tuned_f16.builtin_cost
-        << ", \"f16_shapes\": " << tuned_f16.shapes << ", \"run\": " << (tuned != nullptr ? "\"tuned\"" : "null") << "}"
+        << ", \"f16_shapes\": " << tuned_f16.shapes << ", \"attention_blocks_per_sm\": " << tuned_att.value
+        << ", \"builtin_attention_blocks_per_sm\": " << tuned_att.builtin << ", \"attention_table_cost\": "
+        << tuned_att.cost << ", \"builtin_attention_table_cost\": " << tuned_att.builtin_cost << ", \"run\": " << (tuned != nullptr ? "\"tuned\"" : "null") << "}"
         << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
         << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
         << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"ifeval_shaped\": ";

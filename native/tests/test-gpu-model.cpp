@@ -164,10 +164,11 @@ void cuda_matches_cpu(const fs::path & dir, const char * label) {
   CHECK(c.expert_hits > 0 && c.peak_memory_bytes > 0, "%s: hits and peak memory are reported", label);
 }
 
-// The kernel thresholds of backend_options (the GPU benchmark sets them from its kernel table) reach the kernel
-// choice: tensor cores for every matmul or for none, each within the model tolerance of the CPU's logits, prefill and
-// decode. On the simulator, which counts kernel runs by name, the first runs tensor-core kernels exactly where the
-// device has them (sm_80+) and the second never.
+// The kernel choices of backend_options (the GPU benchmark sets them from its kernel table) reach the kernels: tensor
+// cores for every matmul or for none, each within the model tolerance of the CPU's logits, prefill and decode. On the
+// simulator, which counts kernel runs by name, the first runs tensor-core kernels exactly where the device has them
+// (sm_80+) and the second never. The first also splits decode attention for 8 blocks an SM (a 512-position context
+// leaves room for 8 splits of a head).
 void kernel_thresholds(const fs::path & dir, const char * label) {
   rt_error err;
   auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
@@ -181,7 +182,8 @@ void kernel_thresholds(const fs::path & dir, const char * label) {
   for (const bool tensor_cores : {true, false}) {
     backend_options o;
     o.threads = 2;
-    o.max_context = 64;
+    o.max_context = 512;
+    o.attention_blocks_per_sm = tensor_cores ? 8 : 0;
     o.w4a16_mma_min_entries = tensor_cores ? 1 : 1 << 30;
     o.f16_mma_min_tokens = tensor_cores ? 1 : 1 << 30;
     const char * which = tensor_cores ? "tensor cores for every matmul" : "tensor cores for none";

@@ -517,7 +517,7 @@ void test_attention(int hd, int max_ctx = 16) {
   std::vector<float> ws(rt_cuda_attention_workspace_floats(nh, hd, max_ctx, 4));
   dev<float> dws(ws);
   auto run = [&](const std::vector<int> & slot, const std::vector<int> & pos, bool split, const char * label,
-                 int split_len = 4, int want_splits = 0) {
+                 int split_len = 4, int want_splits = 0, int blocks_per_sm = 0, float * workspace = nullptr) {
     const int n = static_cast<int>(slot.size());
     std::vector<float> qkv(static_cast<size_t>(n) * ld);
     for (auto & v : qkv) v = 2.0f * r.uniform();
@@ -539,8 +539,9 @@ void test_attention(int hd, int max_ctx = 16) {
     a.head_dim = hd;
     a.max_context = max_ctx;
     a.out = reinterpret_cast<__half *>(dout.p);
-    a.workspace = split ? dws.p : nullptr;
+    a.workspace = split ? (workspace != nullptr ? workspace : dws.p) : nullptr;
     a.split_len = split_len;
+    a.blocks_per_sm = blocks_per_sm;
     if (want_splits > 0) {
       expect(rt_cuda_attention_splits(a) == want_splits,
              std::string(label) + ": " + std::to_string(want_splits) + " block(s) a head");
@@ -600,6 +601,11 @@ void test_attention(int hd, int max_ctx = 16) {
     run({0}, {40}, true, "attention decode, shortest split by SM count", 0, one);
     run({1, 1, 1}, {0, 1, 2}, false, "attention second sequence");
     run({0, 1}, {301, 3}, true, "attention decode of two, by SM count", 0, two);
+    // Another aim than the built-in 2 blocks an SM (the GPU benchmark tunes it): 8 an SM over the 4 SMs' 4 heads, in
+    // a workspace of exactly the size asked for it (AddressSanitizer sees a block that writes past it).
+    dev<float> ws8(rt_cuda_attention_workspace_floats(nh, hd, max_ctx, 0, 8));
+    run({0}, {302}, true, "attention decode, 8 blocks an SM", 0, sms == 4 ? 8 : 0, 8, ws8.p);
+    run({1}, {40}, true, "attention decode, 1 block an SM", 0, sms == 4 ? 1 : 0, 1);
     return;
   }
   run({0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5}, false, "attention prefill (causal)");

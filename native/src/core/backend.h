@@ -37,6 +37,7 @@ struct backend_options {
   // averages in a W4A16 matmul, tokens in an FP16 one. For the GPU benchmark, which sets them from its kernel table.
   int w4a16_mma_min_entries = 0;
   int f16_mma_min_tokens = 0;
+  int attention_blocks_per_sm = 0;  // CUDA: blocks an SM that decode attention's split aims at; 0 = built in
   // CPU: greedy steps find the argmax through an INT8 copy of the LM head and compute only the rows that can still
   // win from the FP16 weights (cpu/lm-head-screen.h: the same tokens, fewer bytes). HORIZON_CPU_LM_SCREEN=0 also
   // turns it off.

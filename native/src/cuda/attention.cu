@@ -247,11 +247,13 @@ __global__ void attention_combine_kernel(rt_cuda_attention_args a, split_plan pl
   combine_splits(a, blockIdx.x, blockIdx.y, plan);
 }
 
-// Blocks a token's positions spread over when split by position: enough for RT_ATTENTION_BLOCKS_PER_SM blocks an
-// SM over the step's (token, head) pairs, no more than RT_ATTENTION_MIN_SPLIT_LEN-position blocks fill the context.
-int split_target(int n_tokens, int n_heads, int max_context) {
+// Blocks a token's positions spread over when split by position: enough for `blocks_per_sm` (0: RT_ATTENTION_BLOCKS_
+// PER_SM) blocks an SM over the step's (token, head) pairs, no more than RT_ATTENTION_MIN_SPLIT_LEN-position blocks
+// fill the context.
+int split_target(int n_tokens, int n_heads, int max_context, int blocks_per_sm) {
   const int pairs = std::max(1, n_tokens * n_heads);
-  const int want = (RT_ATTENTION_BLOCKS_PER_SM * rt_cuda::sm_count() + pairs - 1) / pairs;
+  const int per_sm = blocks_per_sm > 0 ? blocks_per_sm : RT_ATTENTION_BLOCKS_PER_SM;
+  const int want = (per_sm * rt_cuda::sm_count() + pairs - 1) / pairs;
   const int most = (max_context + RT_ATTENTION_MIN_SPLIT_LEN - 1) / RT_ATTENTION_MIN_SPLIT_LEN;
   return std::max(1, std::min(want, most));
 }
@@ -264,7 +266,7 @@ split_plan plan_of(const rt_cuda_attention_args & a) {
     p.fixed = a.split_len;
     p.splits = (a.max_context + a.split_len - 1) / a.split_len;
   } else if (decode && a.split_len == 0) {
-    p.target = split_target(a.n_tokens, a.n_heads, a.max_context);
+    p.target = split_target(a.n_tokens, a.n_heads, a.max_context, a.blocks_per_sm);
     p.splits = p.target;
   }
   if (p.splits <= 1) {
@@ -276,10 +278,11 @@ split_plan plan_of(const rt_cuda_attention_args & a) {
 
 }  // namespace
 
-size_t rt_cuda_attention_workspace_floats(int n_heads, int head_dim, int max_context, int split_len) {
+size_t rt_cuda_attention_workspace_floats(int n_heads, int head_dim, int max_context, int split_len,
+                                          int blocks_per_sm) {
   // One token's step splits the most.
   const size_t splits = static_cast<size_t>(split_len > 0 ? (max_context + split_len - 1) / split_len
-                                                          : split_target(1, n_heads, max_context));
+                                                          : split_target(1, n_heads, max_context, blocks_per_sm));
   return static_cast<size_t>(RT_ATTENTION_SPLIT_MAX_TOKENS) * n_heads * splits * (head_dim + 2);
 }
 

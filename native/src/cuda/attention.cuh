@@ -36,6 +36,7 @@ struct rt_cuda_attention_args {
   __half * out = nullptr;  // [n_tokens, n_heads * head_dim]
   float * workspace = nullptr;  // rt_cuda_attention_workspace_floats floats; nullptr = never split
   int split_len = 0;            // positions per split block; 0 = by position and SM count (RT_ATTENTION_BLOCKS_PER_SM)
+  int blocks_per_sm = 0;        // with split_len 0: the blocks an SM the split aims at; 0 = RT_ATTENTION_BLOCKS_PER_SM
   bool kv_stored = false;       // the step's K/V rows are already in the cache (rt_cuda_qk_norm_rope stored them)
   // [RT_ATTENTION_SPLIT_MAX_TOKENS * n_heads] zeroed counters: split blocks merge their partials in the same launch
   // (the last block of a head to finish); nullptr = a second launch merges them.
@@ -43,8 +44,9 @@ struct rt_cuda_attention_args {
 };
 
 /** Floats of workspace that let steps of up to RT_ATTENTION_SPLIT_MAX_TOKENS tokens split their positions (on the
- * current device, whose SM count sets the splits when split_len is 0). */
-size_t rt_cuda_attention_workspace_floats(int n_heads, int head_dim, int max_context, int split_len);
+ * current device, whose SM count sets the splits when split_len is 0, with the args' blocks_per_sm). */
+size_t rt_cuda_attention_workspace_floats(int n_heads, int head_dim, int max_context, int split_len,
+                                          int blocks_per_sm = 0);
 
 /** Bytes of dynamic shared memory one attention block needs for `max_context` and `head_dim`. */
 size_t rt_cuda_attention_smem(int max_context, int head_dim);

@@ -431,7 +431,8 @@ class cuda_backend final : public backend {
   // Kernels of a full-residency step launched as programmatic dependent launches (launch.cuh). Partial residency
   // keeps plain launches: its steps interleave kernels with copies and cross-stream waits.
   bool use_pdl_ = false;
-  int w4a16_mma_min_entries_ = 0, f16_mma_min_tokens_ = 0;  // backend_options' kernel thresholds (0: built in)
+  // backend_options' kernel thresholds and attention split (0: built in)
+  int w4a16_mma_min_entries_ = 0, f16_mma_min_tokens_ = 0, attention_blocks_per_sm_ = 0;
   int slots_per_layer_ = 0;
   expert_layout layout_;
 
@@ -539,6 +540,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
   use_tails_ = o.matmul_tails && !env_off("HORIZON_CUDA_TAILS");
   w4a16_mma_min_entries_ = std::max(0, o.w4a16_mma_min_entries);
   f16_mma_min_tokens_ = std::max(0, o.f16_mma_min_tokens);
+  attention_blocks_per_sm_ = std::max(0, o.attention_blocks_per_sm);
   try {
     ck(cudaSetDevice(o.device), "select device");
     device_ = o.device;
@@ -694,7 +696,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
     }
 
     attn_ws_ = static_cast<float *>(
-        arena_.alloc(sizeof(float) * rt_cuda_attention_workspace_floats(nh, hd, max_ctx_, 0), "attention workspace"));
+        arena_.alloc(sizeof(float) * rt_cuda_attention_workspace_floats(nh, hd, max_ctx_, 0, attention_blocks_per_sm_), "attention workspace"));
     const size_t n_arrivals = static_cast<size_t>(RT_ATTENTION_SPLIT_MAX_TOKENS) * nh + 1;
     arrivals_ = static_cast<unsigned *>(arena_.alloc(sizeof(unsigned) * n_arrivals, "arrival counters"));
     ck(cudaMemset(arrivals_, 0, sizeof(unsigned) * n_arrivals), "clear arrival counters");
@@ -1020,6 +1022,7 @@ void cuda_backend::step(int n, int n_out) {
     at.max_context = max_ctx_;
     at.out = attn_;
     at.workspace = attn_ws_;
+    at.blocks_per_sm = attention_blocks_per_sm_;
     at.arrivals = use_tails_ ? arrivals_ : nullptr;
     rt_cuda_attention(at, stream_);
     rt_cuda_matmul_tail post_norm = make_tail(rt_matmul_tail_kind::rmsnorm, n);
