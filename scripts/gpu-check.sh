@@ -174,7 +174,9 @@ for f in ../shared/ifeval/input_data.jsonl .cache/ifeval/input_data.jsonl; do [ 
 if [ -n "$IFEVAL_INPUT" ]; then BENCH_ARGS+=(--ifeval "$IFEVAL_INPUT" --ifeval-max-s "${GPU_CHECK_IFEVAL_MAX_S:-120}"); else say "no input_data.jsonl: the IFEval-shaped workload is skipped"; fi
 # The peer comparison after the benchmark takes about two minutes (our second run, the peer's three), so the
 # benchmark ends earlier when the peer is being prepared.
-REMAIN=$(( $([ -n "$PEER_PID" ] && echo 370 || echo 400) - $(elapsed) ))
+PEER_COMING=0
+[ -n "$PEER_PID" ] && { kill -0 "$PEER_PID" 2>/dev/null || peer_ready; } && PEER_COMING=1
+REMAIN=$(( $([ "$PEER_COMING" = 1 ] && echo 370 || echo 400) - $(elapsed) ))
 [ "$REMAIN" -lt 60 ] && REMAIN=60
 # The bench fits its last part (the IFEval-shaped workload) into this, so that it writes its figures before the timeout.
 BENCH_ARGS+=(--deadline-s $(( REMAIN - 10 )))
