@@ -512,7 +512,7 @@ struct residency_figures {
 // What a residency run changes from the backend's defaults: the kernel thresholds (0: built in), and whether it also
 // times full residency's comparison runs (tails apart, plain launches, no graphs).
 struct run_settings {
-  int w4a16_mma_min_entries = 0, f16_mma_min_tokens = 0, attention_blocks_per_sm = 0;
+  int w4a16_mma_min_entries = 0, f16_mma_min_tokens = 0, attention_blocks_per_sm = 0, f16_gemv_blocks_per_sm = 0;
   bool comparisons = true;
 };
 
@@ -527,6 +527,7 @@ residency_figures run_residency(const model_weights & w, const char * label, int
   o.w4a16_mma_min_entries = rs.w4a16_mma_min_entries;
   o.f16_mma_min_tokens = rs.f16_mma_min_tokens;
   o.attention_blocks_per_sm = rs.attention_blocks_per_sm;
+  o.f16_gemv_blocks_per_sm = rs.f16_gemv_blocks_per_sm;
   rt_error err;
   const auto t0 = clk::now();
   auto be = cuda_backend_create(w, o, err);
@@ -601,14 +602,15 @@ struct kernel_figure {
   int entries = 0, groups = 0;
   double us = 0, weight_gb_s = 0, tflops = 0, max_rel_diff = 0;
   bool automatic = false;  // the kernel the model's steps take for this shape
-  int kind = 0;            // rt_w4a16_kernel or rt_f16_kernel
-  // The kind `automatic` takes for this shape with the tensor-core threshold at t (matmuls only).
+  int kind = 0;            // rt_w4a16_kernel or rt_f16_kernel, or the blocks an SM of a tuning row
+  // The choice this row's figure stands for when the setting `tune` names is at t (rows a setting is tuned from).
+  std::string tune;
   std::function<int(int)> choice_at;
 };
 
-// A tensor-core threshold chosen from the kernel table: among `candidates`, the one whose choices cost the least over
-// the table's shapes whose op begins with `prefix` (each shape's time over its fastest kernel's, summed: the shape
-// count would be every shape at its fastest); the built-in value kept unless another costs less.
+// A setting chosen from the kernel table: among `candidates`, the one whose choices cost the least over the shapes of
+// the rows tuning it (each shape's time over its fastest such row's, summed: the shape count would be every shape at
+// its fastest); the built-in value kept unless another costs less.
 struct tuned_threshold {
   int value = 0, builtin = 0, shapes = 0;
   double cost = 0, builtin_cost = 0;
@@ -617,11 +619,11 @@ struct tuned_threshold {
 constexpr int NEVER = 1 << 30;  // a threshold no step reaches
 std::string threshold_text(int t) { return t >= NEVER ? std::string("never") : "from " + std::to_string(t); }
 
-tuned_threshold tune_threshold(const std::vector<kernel_figure> & ks, const std::string & prefix,
+tuned_threshold tune_threshold(const std::vector<kernel_figure> & ks, const std::string & setting,
                                const std::vector<int> & candidates, int builtin) {
   std::map<std::tuple<std::string, int, int>, std::vector<const kernel_figure *>> shapes;
   for (const auto & f : ks) {
-    if (f.op.compare(0, prefix.size(), prefix) == 0 && f.choice_at) shapes[{f.op, f.entries, f.groups}].push_back(&f);
+    if (f.tune == setting && f.choice_at) shapes[{f.op, f.entries, f.groups}].push_back(&f);
   }
   const auto cost = [&](int t) {
     double c = 0;
@@ -758,6 +760,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         kernel_figure f;
         f.automatic = rt_cuda_w4a16_choice(chosen) == kinds[i];
         f.kind = static_cast<int>(kinds[i]);
+        f.tune = "w4a16_mma_min_entries";
         f.choice_at = [chosen](int t) mutable {
           chosen.mma_min_entries = t;
           return static_cast<int>(rt_cuda_w4a16_choice(chosen));
@@ -807,6 +810,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         kernel_figure f;
         f.automatic = rt_cuda_f16_choice(chosen) == kind;
         f.kind = static_cast<int>(kind);
+        f.tune = "f16_mma_min_tokens";
         f.choice_at = [chosen](int t) mutable {
           chosen.mma_min_tokens = t;
           return static_cast<int>(rt_cuda_f16_choice(chosen));
@@ -824,6 +828,30 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         std::vector<float> got(size_t(tokens) * rows);
         cudaMemcpy(got.data(), yd, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
         if (first.empty()) first = got;
+        f.max_rel_diff = max_rel_diff(got, first);
+        out.push_back(f);
+      }
+      // Where the step takes a decode GEMV: the automatic choice aiming at 1, 2, 4 and 8 blocks an SM (which of the
+      // two GEMVs, and the column split's rows a block), for RT_F16_GEMV_BLOCKS_PER_SM.
+      rt_cuda_f16_args probe = rt_cuda_f16_dense(w, rows, hidden, x, hidden, tokens, yd, rows);
+      const rt_f16_kernel builtin = rt_cuda_f16_choice(probe);
+      if (builtin != rt_f16_kernel::gemv && builtin != rt_f16_kernel::gemv_split) continue;
+      for (int per_sm : {1, 2, 4, 8}) {
+        rt_cuda_f16_args a = probe;
+        a.gemv_blocks_per_sm = per_sm;
+        kernel_figure f;
+        f.op = rows == vocab ? "f16 lm head" : rows == router_rows ? "f16 router" : rows == hidden ? "f16 o proj" : "f16 qkv";
+        f.kernel = std::to_string(per_sm) + " an SM (" + (rt_cuda_f16_choice(a) == rt_f16_kernel::gemv ? "gemv)" : "split)");
+        f.kind = per_sm;
+        f.tune = "f16_gemv_blocks_per_sm";
+        f.choice_at = [](int t) { return t; };
+        f.entries = tokens;
+        f.groups = 1;
+        f.us = time_us([&] { rt_cuda_matmul_f16(a, nullptr); }, reps);
+        f.weight_gb_s = 2.0 * rows * hidden / (f.us * 1e3);
+        f.tflops = 2.0 * tokens * rows * hidden / (f.us * 1e6);
+        std::vector<float> got(size_t(tokens) * rows);
+        cudaMemcpy(got.data(), yd, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
         f.max_rel_diff = max_rel_diff(got, first);
         out.push_back(f);
       }
@@ -893,6 +921,7 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
           f.automatic = split == 0 && per_sm == RT_ATTENTION_BLOCKS_PER_SM;
           if (split == 0) {
             f.kind = per_sm;
+            f.tune = "attention_blocks_per_sm";
             f.choice_at = [](int t) { return t; };
           }
           f.entries = tokens;
@@ -1072,17 +1101,22 @@ int main(int argc, char ** argv) {
   // The tensor-core thresholds this table argues for; when they differ from the built-in ones, full residency runs
   // once more with them (below), so that one GPU session shows what moving the constants would give the model.
   // (Below sm_80 the same thresholds pick the shared-memory kernels instead of the tensor-core ones.)
-  const tuned_threshold tuned_w4 = tune_threshold(kernels, "w4a16", {1, 2, 4, 8, 16, 32, 64, NEVER}, RT_W4A16_MMA_MIN_ENTRIES);
+  const tuned_threshold tuned_w4 =
+      tune_threshold(kernels, "w4a16_mma_min_entries", {1, 2, 4, 8, 16, 32, 64, NEVER}, RT_W4A16_MMA_MIN_ENTRIES);
   const tuned_threshold tuned_f16 =
-      tune_threshold(kernels, "f16", {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, NEVER}, RT_F16_MMA_MIN_TOKENS);
-  const tuned_threshold tuned_att = tune_threshold(kernels, "attention", {1, 2, 4, 8}, RT_ATTENTION_BLOCKS_PER_SM);
+      tune_threshold(kernels, "f16_mma_min_tokens", {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, NEVER}, RT_F16_MMA_MIN_TOKENS);
+  const tuned_threshold tuned_gemv =
+      tune_threshold(kernels, "f16_gemv_blocks_per_sm", {1, 2, 4, 8}, RT_F16_GEMV_BLOCKS_PER_SM);
+  const tuned_threshold tuned_att =
+      tune_threshold(kernels, "attention_blocks_per_sm", {1, 2, 4, 8}, RT_ATTENTION_BLOCKS_PER_SM);
   const bool tuned_differs = tuned_w4.value != tuned_w4.builtin || tuned_f16.value != tuned_f16.builtin ||
-                             tuned_att.value != tuned_att.builtin;
+                             tuned_att.value != tuned_att.builtin || tuned_gemv.value != tuned_gemv.builtin;
   for (const auto & [name, unit, t, threshold] :
        {std::tuple<const char *, const char *, const tuned_threshold &, bool>{"W4A16 batched kernel", "entries an expert",
                                                                                tuned_w4, true},
         {"FP16 batched kernel", "tokens", tuned_f16, true},
-        {"decode attention split aims at", "blocks an SM", tuned_att, false}}) {
+        {"decode attention split aims at", "blocks an SM", tuned_att, false},
+        {"FP16 decode GEMV aims at", "blocks an SM", tuned_gemv, false}}) {
     if (t.shapes == 0) continue;
     const auto text = [threshold = threshold](int v) { return threshold ? threshold_text(v) : std::to_string(v); };
     std::printf("the kernel table's choice: %s %s %s (built in: %s), time over the fastest summed over its %d shapes "
@@ -1104,6 +1138,7 @@ int main(int argc, char ** argv) {
     rs.w4a16_mma_min_entries = tuned_w4.value;
     rs.f16_mma_min_tokens = tuned_f16.value;
     rs.attention_blocks_per_sm = tuned_att.value;
+    rs.f16_gemv_blocks_per_sm = tuned_gemv.value;
     rs.comparisons = false;
     runs.push_back(run_residency(m->w, "tuned", 0, true, shrink, rs));
     write_partial_json(json_path, prop.name, kernels, runs);
@@ -1163,10 +1198,11 @@ int main(int argc, char ** argv) {
   const residency_figures * tuned = runs.size() > 2 ? &runs[1] : nullptr;
   if (tuned != nullptr && tuned->ok && full.ok) {
     const auto r = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-    std::printf("tuned choices (W4A16 batched kernel %s entries an expert, FP16 %s tokens, attention %d blocks an SM) "
-                "against the built-in ones: prefill %.0f tok/s (%.2fx), decode b1 %.1f (%.2fx), b8 %.1f (%.2fx), b32 "
-                "%.1f (%.2fx), b64 %.1f (%.2fx)\n",
+    std::printf("tuned choices (W4A16 batched kernel %s entries an expert, FP16 %s tokens, attention %d blocks an SM, "
+                "FP16 GEMV %d) against the built-in ones: prefill %.0f tok/s (%.2fx), decode b1 %.1f (%.2fx), b8 %.1f "
+                "(%.2fx), b32 %.1f (%.2fx), b64 %.1f (%.2fx)\n",
                 threshold_text(tuned_w4.value).c_str(), threshold_text(tuned_f16.value).c_str(), tuned_att.value,
+                tuned_gemv.value,
                 tuned->prefill_tps, r(tuned->prefill_tps, full.prefill_tps),
                 tuned->decode1, r(tuned->decode1, full.decode1), tuned->decode8, r(tuned->decode8, full.decode8),
                 tuned->decode32, r(tuned->decode32, full.decode32), tuned->decode64, r(tuned->decode64, full.decode64));
@@ -1277,7 +1313,10 @@ int main(int argc, char ** argv) {
         << ", \"f16_table_cost\": " << tuned_f16.cost << ", \"builtin_f16_table_cost\": " << tuned_f16.builtin_cost
         << ", \"f16_shapes\": " << tuned_f16.shapes << ", \"attention_blocks_per_sm\": " << tuned_att.value
         << ", \"builtin_attention_blocks_per_sm\": " << tuned_att.builtin << ", \"attention_table_cost\": "
-        << tuned_att.cost << ", \"builtin_attention_table_cost\": " << tuned_att.builtin_cost << ", \"run\": " << (tuned != nullptr ? "\"tuned\"" : "null") << "}"
+        << tuned_att.cost << ", \"builtin_attention_table_cost\": " << tuned_att.builtin_cost
+        << ", \"f16_gemv_blocks_per_sm\": " << tuned_gemv.value << ", \"builtin_f16_gemv_blocks_per_sm\": "
+        << tuned_gemv.builtin << ", \"f16_gemv_table_cost\": " << tuned_gemv.cost
+        << ", \"builtin_f16_gemv_table_cost\": " << tuned_gemv.builtin_cost << ", \"run\": " << (tuned != nullptr ? "\"tuned\"" : "null") << "}"
         << ",\n  \"ifeval541_projection\": {\"avg_prompt\": "
         << avg_prompt << ", \"avg_new\": " << avg_new << ", \"batch1_s\": " << ifeval_b1 << ", \"batch32_s\": "
         << ifeval_b32 << ", \"batch64_s\": " << ifeval_b64 << "},\n  \"ifeval_shaped\": ";

@@ -168,7 +168,7 @@ void cuda_matches_cpu(const fs::path & dir, const char * label) {
 // cores for every matmul or for none, each within the model tolerance of the CPU's logits, prefill and decode. On the
 // simulator, which counts kernel runs by name, the first runs tensor-core kernels exactly where the device has them
 // (sm_80+) and the second never. The first also splits decode attention for 8 blocks an SM (a 512-position context
-// leaves room for 8 splits of a head).
+// leaves room for 8 splits of a head) and aims the FP16 decode GEMVs at 8 blocks an SM, the second at 1.
 void kernel_thresholds(const fs::path & dir, const char * label) {
   rt_error err;
   auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
@@ -184,6 +184,7 @@ void kernel_thresholds(const fs::path & dir, const char * label) {
     o.threads = 2;
     o.max_context = 512;
     o.attention_blocks_per_sm = tensor_cores ? 8 : 0;
+    o.f16_gemv_blocks_per_sm = tensor_cores ? 8 : 1;
     o.w4a16_mma_min_entries = tensor_cores ? 1 : 1 << 30;
     o.f16_mma_min_tokens = tensor_cores ? 1 : 1 << 30;
     const char * which = tensor_cores ? "tensor cores for every matmul" : "tensor cores for none";

@@ -423,7 +423,8 @@ void test_w4a16_swiglu(int inter, int cols, int group, int n, rt_w4a16_kernel ke
 }
 
 void test_f16(int rows, int cols, int n, bool gather, const char * label, float tol = MAX_ABS_ERR_F16_GEMM,
-              rt_f16_kernel kernel = rt_f16_kernel::automatic) {
+              rt_f16_kernel kernel = rt_f16_kernel::automatic, int gemv_blocks_per_sm = 0,
+              rt_f16_kernel want = rt_f16_kernel::automatic) {
   rng r(static_cast<uint64_t>(rows + cols * 3 + n));
   std::vector<uint16_t> wb, xb;
   std::vector<float> wf, xf;
@@ -438,7 +439,9 @@ void test_f16(int rows, int cols, int n, bool gather, const char * label, float 
   rt_cuda_f16_args a = dense_args(dx.p, dw.p, rows, cols, n, dy.p);
   a.rows_in = gather ? drows.p : nullptr;
   a.kernel = kernel;
+  a.gemv_blocks_per_sm = gemv_blocks_per_sm;
   const rt_f16_kernel chosen = rt_cuda_f16_choice(a);
+  if (want != rt_f16_kernel::automatic) expect(chosen == want, std::string(label) + ": the expected decode GEMV");
   if (kernel == rt_f16_kernel::mma && cols % 128 == 0) {
     expect((chosen == rt_f16_kernel::mma) == device_has_mma(), std::string(label) + ": tensor cores iff sm_80+");
   }
@@ -1252,6 +1255,19 @@ int main() {
     test_f16(21, 264, 2, true, "f16 gemv few rows", MAX_ABS_ERR_F16_GEMM, k);
     test_f16(1001, 512, 11, true, "f16 gemm gather", MAX_ABS_ERR_F16_GEMM, k);
     test_f16(264, 384, 70, true, "f16 gemm gather", MAX_ABS_ERR_F16_GEMM, k);
+  }
+  {
+    // The decode GEMVs' aim (the GPU benchmark tunes it): on the simulator's 4 SMs, 256 rows make 8 blocks of whole
+    // rows, enough for 1 an SM and too few for 4 or 16, which split the columns with 8 and 4 rows a block.
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const auto on_sim = [sms](rt_f16_kernel k) { return sms == 4 ? k : rt_f16_kernel::automatic; };
+    test_f16(256, 264, 1, false, "f16 gemv, 1 block an SM", MAX_ABS_ERR_F16_GEMM, rt_f16_kernel::automatic, 1,
+             on_sim(rt_f16_kernel::gemv));
+    test_f16(256, 264, 1, false, "f16 gemv, 4 blocks an SM", MAX_ABS_ERR_F16_GEMM, rt_f16_kernel::automatic, 4,
+             on_sim(rt_f16_kernel::gemv_split));
+    test_f16(256, 264, 2, false, "f16 gemv, 16 blocks an SM", MAX_ABS_ERR_F16_GEMM, rt_f16_kernel::automatic, 16,
+             on_sim(rt_f16_kernel::gemv_split));
   }
   test_f16(50, 12, 4, false, "f16 generic");
   test_f16(50, 12, 4, true, "f16 generic gather");

@@ -38,6 +38,7 @@ struct backend_options {
   int w4a16_mma_min_entries = 0;
   int f16_mma_min_tokens = 0;
   int attention_blocks_per_sm = 0;  // CUDA: blocks an SM that decode attention's split aims at; 0 = built in
+  int f16_gemv_blocks_per_sm = 0;   // CUDA: blocks an SM below which the FP16 decode GEMVs split columns; 0 = built in
   // CPU: greedy steps find the argmax through an INT8 copy of the LM head and compute only the rows that can still
   // win from the FP16 weights (cpu/lm-head-screen.h: the same tokens, fewer bytes). HORIZON_CPU_LM_SCREEN=0 also
   // turns it off.

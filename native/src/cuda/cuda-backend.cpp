@@ -385,6 +385,7 @@ class cuda_backend final : public backend {
     a.rows_in = rows_in;
     a.accumulate = accumulate;
     a.mma_min_tokens = f16_mma_min_tokens_;
+    a.gemv_blocks_per_sm = f16_gemv_blocks_per_sm_;
     if (tail != nullptr) a.tail = *tail;
     rt_cuda_matmul_f16(a, stream_);
   }
@@ -432,7 +433,7 @@ class cuda_backend final : public backend {
   // keeps plain launches: its steps interleave kernels with copies and cross-stream waits.
   bool use_pdl_ = false;
   // backend_options' kernel thresholds and attention split (0: built in)
-  int w4a16_mma_min_entries_ = 0, f16_mma_min_tokens_ = 0, attention_blocks_per_sm_ = 0;
+  int w4a16_mma_min_entries_ = 0, f16_mma_min_tokens_ = 0, attention_blocks_per_sm_ = 0, f16_gemv_blocks_per_sm_ = 0;
   int slots_per_layer_ = 0;
   expert_layout layout_;
 
@@ -541,6 +542,7 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
   w4a16_mma_min_entries_ = std::max(0, o.w4a16_mma_min_entries);
   f16_mma_min_tokens_ = std::max(0, o.f16_mma_min_tokens);
   attention_blocks_per_sm_ = std::max(0, o.attention_blocks_per_sm);
+  f16_gemv_blocks_per_sm_ = std::max(0, o.f16_gemv_blocks_per_sm);
   try {
     ck(cudaSetDevice(o.device), "select device");
     device_ = o.device;

@@ -205,14 +205,14 @@ void launch_split(const rt_cuda_f16_args & a, cudaStream_t stream) {
 }
 
 // Blocks that keep every SM busy: below this, the columns split too.
-int wanted_blocks() { return RT_F16_GEMV_BLOCKS_PER_SM * rt_cuda::sm_count(); }
+int wanted_blocks(int per_sm) { return (per_sm > 0 ? per_sm : RT_F16_GEMV_BLOCKS_PER_SM) * rt_cuda::sm_count(); }
 
 }  // namespace
 
 bool rt_cuda_f16_gemv_fits(const rt_cuda_f16_args & a) { return a.cols % 8 == 0 && a.ldx % 8 == 0; }
 
-bool rt_cuda_f16_gemv_splits_columns(int rows) {
-  return (rows + 8 * WARPS - 1) / (8 * WARPS) < wanted_blocks();
+bool rt_cuda_f16_gemv_splits_columns(int rows, int blocks_per_sm) {
+  return (rows + 8 * WARPS - 1) / (8 * WARPS) < wanted_blocks(blocks_per_sm);
 }
 
 void rt_cuda_f16_gemv(const rt_cuda_f16_args & a, cudaStream_t stream) {
@@ -226,7 +226,7 @@ void rt_cuda_f16_gemv(const rt_cuda_f16_args & a, cudaStream_t stream) {
 
 void rt_cuda_f16_gemv_split(const rt_cuda_f16_args & a, cudaStream_t stream) {
   // The most rows a block that still leaves every SM a block; one row a block below that.
-  const int want = wanted_blocks();
+  const int want = wanted_blocks(a.gemv_blocks_per_sm);
   const int r = a.rows >= 8 * want ? 8 : a.rows >= 4 * want ? 4 : a.rows >= 2 * want ? 2 : 1;
   if (a.n == 1) {
     switch (r) {

@@ -129,7 +129,8 @@ rt_f16_kernel rt_cuda_f16_choice(const rt_cuda_f16_args & a) {
     if (cuda_cores_fit(a)) return rt_f16_kernel::cuda_cores;
   }
   if (rt_cuda_f16_gemv_fits(a)) {
-    return rt_cuda_f16_gemv_splits_columns(a.rows) ? rt_f16_kernel::gemv_split : rt_f16_kernel::gemv;
+    return rt_cuda_f16_gemv_splits_columns(a.rows, a.gemv_blocks_per_sm) ? rt_f16_kernel::gemv_split
+                                                                          : rt_f16_kernel::gemv;
   }
   return cuda_cores_fit(a) ? rt_f16_kernel::cuda_cores : rt_f16_kernel::generic;
 }

@@ -42,6 +42,7 @@ struct rt_cuda_f16_args {
   bool accumulate = false;
   rt_f16_kernel kernel = rt_f16_kernel::automatic;
   int mma_min_tokens = 0;  // `automatic`'s tensor-core threshold; 0 = RT_F16_MMA_MIN_TOKENS (the benchmark tunes it)
+  int gemv_blocks_per_sm = 0;  // the decode GEMVs' aim; 0 = RT_F16_GEMV_BLOCKS_PER_SM (the benchmark tunes it)
   rt_cuda_matmul_tail tail;  // run after the rows are written (y rows 0..tail.n_tokens, rows_out unset)
 };
 
@@ -71,5 +72,6 @@ void rt_cuda_f16_mma(const rt_cuda_f16_args & args, cudaStream_t stream);
 bool rt_cuda_f16_gemv_fits(const rt_cuda_f16_args & args);
 void rt_cuda_f16_gemv(const rt_cuda_f16_args & args, cudaStream_t stream);
 void rt_cuda_f16_gemv_split(const rt_cuda_f16_args & args, cudaStream_t stream);
-/** Whether `automatic` takes gemv_split over gemv for a matrix of `rows` on the current device. */
-bool rt_cuda_f16_gemv_splits_columns(int rows);
+/** Whether `automatic` takes gemv_split over gemv for a matrix of `rows` on the current device, aiming at
+ * `blocks_per_sm` blocks an SM (0: RT_F16_GEMV_BLOCKS_PER_SM). */
+bool rt_cuda_f16_gemv_splits_columns(int rows, int blocks_per_sm = 0);
