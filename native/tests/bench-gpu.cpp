@@ -800,26 +800,11 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
   for (int rows : {router_rows, hidden, 3 * hidden, vocab}) {
     for (int tokens : small ? std::vector<int>{1, 16} : std::vector<int>{1, 2, 8, 64, 512}) {
       std::vector<float> first;
-      for (rt_f16_kernel kind : {rt_f16_kernel::cuda_cores, rt_f16_kernel::gemv, rt_f16_kernel::gemv_split,
-                                 rt_f16_kernel::mma}) {
-        rt_cuda_f16_args a = rt_cuda_f16_dense(w, rows, hidden, x, hidden, tokens, yd, rows);
-        a.kernel = kind;
-        if (rt_cuda_f16_choice(a) != kind) continue;
-        rt_cuda_f16_args chosen = a;
-        chosen.kernel = rt_f16_kernel::automatic;
+      // Times `a` into a figure named `kernel` and compares its output with the shape's first kernel's.
+      const auto measure = [&](const rt_cuda_f16_args & a, const std::string & kernel) {
         kernel_figure f;
-        f.automatic = rt_cuda_f16_choice(chosen) == kind;
-        f.kind = static_cast<int>(kind);
-        f.tune = "f16_mma_min_tokens";
-        f.choice_at = [chosen](int t) mutable {
-          chosen.mma_min_tokens = t;
-          return static_cast<int>(rt_cuda_f16_choice(chosen));
-        };
         f.op = rows == vocab ? "f16 lm head" : rows == router_rows ? "f16 router" : rows == hidden ? "f16 o proj" : "f16 qkv";
-        f.kernel = kind == rt_f16_kernel::mma          ? "mma"
-                   : kind == rt_f16_kernel::gemv       ? "gemv"
-                   : kind == rt_f16_kernel::gemv_split ? "gemv split"
-                                                       : "cuda-cores";
+        f.kernel = kernel;
         f.entries = tokens;
         f.groups = 1;
         f.us = time_us([&] { rt_cuda_matmul_f16(a, nullptr); }, reps);
@@ -829,30 +814,41 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
         cudaMemcpy(got.data(), yd, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
         if (first.empty()) first = got;
         f.max_rel_diff = max_rel_diff(got, first);
+        return f;
+      };
+      for (rt_f16_kernel kind : {rt_f16_kernel::cuda_cores, rt_f16_kernel::gemv, rt_f16_kernel::gemv_split,
+                                 rt_f16_kernel::mma}) {
+        rt_cuda_f16_args a = rt_cuda_f16_dense(w, rows, hidden, x, hidden, tokens, yd, rows);
+        a.kernel = kind;
+        if (rt_cuda_f16_choice(a) != kind) continue;
+        kernel_figure f = measure(a, kind == rt_f16_kernel::mma          ? "mma"
+                                     : kind == rt_f16_kernel::gemv       ? "gemv"
+                                     : kind == rt_f16_kernel::gemv_split ? "gemv split"
+                                                                         : "cuda-cores");
+        rt_cuda_f16_args chosen = a;
+        chosen.kernel = rt_f16_kernel::automatic;
+        f.automatic = rt_cuda_f16_choice(chosen) == kind;
+        f.kind = static_cast<int>(kind);
+        f.tune = "f16_mma_min_tokens";
+        f.choice_at = [chosen](int t) mutable {
+          chosen.mma_min_tokens = t;
+          return static_cast<int>(rt_cuda_f16_choice(chosen));
+        };
         out.push_back(f);
       }
       // Where the step takes a decode GEMV: the automatic choice aiming at 1, 2, 4 and 8 blocks an SM (which of the
       // two GEMVs, and the column split's rows a block), for RT_F16_GEMV_BLOCKS_PER_SM.
-      rt_cuda_f16_args probe = rt_cuda_f16_dense(w, rows, hidden, x, hidden, tokens, yd, rows);
+      const rt_cuda_f16_args probe = rt_cuda_f16_dense(w, rows, hidden, x, hidden, tokens, yd, rows);
       const rt_f16_kernel builtin = rt_cuda_f16_choice(probe);
       if (builtin != rt_f16_kernel::gemv && builtin != rt_f16_kernel::gemv_split) continue;
       for (int per_sm : {1, 2, 4, 8}) {
         rt_cuda_f16_args a = probe;
         a.gemv_blocks_per_sm = per_sm;
-        kernel_figure f;
-        f.op = rows == vocab ? "f16 lm head" : rows == router_rows ? "f16 router" : rows == hidden ? "f16 o proj" : "f16 qkv";
-        f.kernel = std::to_string(per_sm) + " an SM (" + (rt_cuda_f16_choice(a) == rt_f16_kernel::gemv ? "gemv)" : "split)");
+        kernel_figure f = measure(a, std::to_string(per_sm) + " an SM (" +
+                                         (rt_cuda_f16_choice(a) == rt_f16_kernel::gemv ? "gemv)" : "split)"));
         f.kind = per_sm;
         f.tune = "f16_gemv_blocks_per_sm";
         f.choice_at = [](int t) { return t; };
-        f.entries = tokens;
-        f.groups = 1;
-        f.us = time_us([&] { rt_cuda_matmul_f16(a, nullptr); }, reps);
-        f.weight_gb_s = 2.0 * rows * hidden / (f.us * 1e3);
-        f.tflops = 2.0 * tokens * rows * hidden / (f.us * 1e6);
-        std::vector<float> got(size_t(tokens) * rows);
-        cudaMemcpy(got.data(), yd, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
-        f.max_rel_diff = max_rel_diff(got, first);
         out.push_back(f);
       }
     }
