@@ -402,7 +402,7 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     lm_head_screen_argmax(screen_, *w_.lm_head, xr.data(), H, R, pool_, next->data(), st);
     counters_.lm_head_screened += st.tokens;
     counters_.lm_head_exact_rows += st.exact_rows;
-    scratch += static_cast<uint64_t>(R) * H * 4 + static_cast<uint64_t>(R) * V * 16;
+    scratch += static_cast<uint64_t>(R) * H * 4 + static_cast<uint64_t>(R) * V * 4;
   } else {
     cpu_matmul(*w_.lm_head, xr.data(), R, out.data(), pool_);
     scratch += static_cast<uint64_t>(R) * (H + V) * 4;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 #include "cpu/cpu-kernels.h"
 #include "cpu/q4-q8-dot.h"
@@ -192,9 +193,13 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
     l1x[static_cast<size_t>(t)] = sum;
     screened[static_cast<size_t>(t)] = 1;
   }
-  // Each row's interval [lo, hi] for each screened token: the full product's logit lies in it.
-  std::vector<double> lo(static_cast<size_t>(n) * V), hi(static_cast<size_t>(n) * V);
+  // Each row's interval [lo, hi] for each screened token holds the full product's logit. Kept: each row's hi, as a
+  // float rounded up (a row is only ever kept by that), and each token's largest lo (the floor).
+  std::vector<float> hi(static_cast<size_t>(n) * V);
+  std::vector<double> floor(static_cast<size_t>(n), -std::numeric_limits<double>::infinity());
+  std::mutex floor_mu;
   pool.parallel_for(V, [&](int64_t r0, int64_t r1) {
+    std::vector<double> local(static_cast<size_t>(n), -std::numeric_limits<double>::infinity());
     for (int64_t r = r0; r < r1; ++r) {
       const int8_t * q = s.q.data() + r * H;
       const double scale = s.scale[static_cast<size_t>(r)], err = s.err[static_cast<size_t>(r)];
@@ -209,10 +214,12 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
         // double arithmetic.
         const double b = (sum * err + dx[static_cast<size_t>(t)] * scale * l1 + gamma * sum * m) * (1 + 1e-9) +
                          1e-12 * std::fabs(a) + std::numeric_limits<double>::denorm_min();
-        lo[static_cast<size_t>(t) * V + r] = a - b;
-        hi[static_cast<size_t>(t) * V + r] = a + b;
+        local[static_cast<size_t>(t)] = std::max(local[static_cast<size_t>(t)], a - b);
+        hi[static_cast<size_t>(t) * V + r] = round_up(a + b);
       }
     }
+    std::lock_guard<std::mutex> lock(floor_mu);
+    for (int t = 0; t < n; ++t) floor[static_cast<size_t>(t)] = std::max(floor[static_cast<size_t>(t)], local[static_cast<size_t>(t)]);
   }, 256);
   for (int t = 0; t < n; ++t) {
     const float * xt = x + t * ldx;
@@ -228,13 +235,12 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
       ++stats.full_products;
       continue;
     }
-    const double * lt = lo.data() + static_cast<size_t>(t) * V;
-    const double * ht = hi.data() + static_cast<size_t>(t) * V;
-    const double floor = *std::max_element(lt, lt + V);
+    const float * ht = hi.data() + static_cast<size_t>(t) * V;
+    const double token_floor = floor[static_cast<size_t>(t)];
     int32_t best = -1;
     float best_v = 0;
     for (int r = 0; r < V; ++r) {
-      if (ht[r] < floor) continue;  // below another row's smallest possible logit
+      if (ht[r] < token_floor) continue;  // below another row's smallest possible logit
       const float v = cpu_row_dot(w, r, xt);
       ++stats.exact_rows;
       if (std::isnan(v)) {
