@@ -7,6 +7,8 @@
 // interface; every backend checks a batch with `check_batch` (core/batch-check.h).
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,6 +22,15 @@ namespace rt {
 inline bool fail(rt_error & error, rt_status code, std::string message, int prompt_index = -1) {
   error = rt_error{code, prompt_index, std::move(message)};
   return false;
+}
+
+/**
+ * Whether environment variable `name` is "0": how the app's HORIZON_CUDA_GRAPHS, _TAILS, _PDL and
+ * HORIZON_CPU_LM_SCREEN switch off what backend_options leave on.
+ */
+inline bool env_off(const char * name) {
+  const char * v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, "0") == 0;
 }
 
 /** Options given to a backend factory. */

@@ -3,9 +3,7 @@
 // Mirrors transformers modeling_olmoe.py (OlmoeDecoderLayer / OlmoeSparseMoeBlock).
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <unordered_map>
 
 #include "core/backend.h"
@@ -45,8 +43,7 @@ class cpu_backend final : public backend {
   cpu_backend(const model_weights & w, const backend_options & o)
       : w_(w), c_(w.config), pool_(o.threads) {
     max_ctx_ = o.max_context > 0 ? o.max_context : c_.max_position_embeddings;
-    const char * env = std::getenv("HORIZON_CPU_LM_SCREEN");
-    use_screen_ = o.lm_head_screen && !(env != nullptr && std::string(env) == "0");
+    use_screen_ = o.lm_head_screen && !env_off("HORIZON_CPU_LM_SCREEN");
   }
 
   backend_kind kind() const override { return backend_kind::cpu; }
@@ -406,11 +403,10 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
   } else {
     cpu_matmul(*w_.lm_head, xr.data(), R, out.data(), pool_);
     scratch += static_cast<uint64_t>(R) * (H + V) * 4;
-  }
-
-  if (next != nullptr && !use_screen_) {
-    next->assign(static_cast<size_t>(R), 0);
-    for (int i = 0; i < R; ++i) (*next)[static_cast<size_t>(i)] = static_cast<int32_t>(ref::argmax(out.data() + static_cast<int64_t>(i) * V, V));
+    if (next != nullptr) {
+      next->assign(static_cast<size_t>(R), 0);
+      for (int i = 0; i < R; ++i) (*next)[static_cast<size_t>(i)] = ref::argmax(out.data() + static_cast<int64_t>(i) * V, V);
+    }
   }
   if (logits != nullptr) {
     logits->assign(batch.size(), {});

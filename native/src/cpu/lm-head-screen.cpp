@@ -7,6 +7,7 @@
 
 #include "cpu/cpu-kernels.h"
 #include "cpu/q4-q8-dot.h"
+#include "cpu/ref-ops.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define RT_SCREEN_X86 1
@@ -78,9 +79,7 @@ int32_t dot_prepared(const int8_t * q, const int8_t * x, const uint8_t * xu, int
   (void)xu;
   (void)q_sum;
   (void)shifted;
-  int32_t s = 0;
-  for (int i = 0; i < n; ++i) s += static_cast<int32_t>(q[i]) * x[i];
-  return s;
+  return lm_head_screen_dot_reference(q, x, n);
 }
 
 // Bound on the float rounding of an n-term dot product in any order: gamma(n + 2) with unit round-off 2^-24.
@@ -88,6 +87,11 @@ double rounding_gamma(int n) {
   const double u = std::ldexp(1.0, -24);
   const double nu = (n + 2) * u;
   return nu / (1.0 - nu);
+}
+
+// v / scale as an INT8 code in [-127, 127] (0 for a zero scale).
+int int8_code(double v, double scale) {
+  return scale > 0 ? static_cast<int>(std::clamp(std::nearbyint(v / scale), -127.0, 127.0)) : 0;
 }
 
 float round_up(double v) {
@@ -142,7 +146,7 @@ void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_scr
       int32_t l1 = 0, sum = 0;
       for (int i = 0; i < cols; ++i) {
         const double v = row[static_cast<size_t>(i)];
-        const int k = scale > 0 ? static_cast<int>(std::clamp(std::nearbyint(v / scale), -127.0, 127.0)) : 0;
+        const int k = int8_code(v, scale);
         q[i] = static_cast<int8_t>(k);
         l1 += k < 0 ? -k : k;
         sum += k;
@@ -183,7 +187,7 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
     const double scale = m / 127.0;
     double d = 0;
     for (int i = 0; i < H; ++i) {
-      const int k = scale > 0 ? static_cast<int>(std::clamp(std::nearbyint(xt[i] / scale), -127.0, 127.0)) : 0;
+      const int k = int8_code(xt[i], scale);
       xq[static_cast<size_t>(t) * H + i] = static_cast<int8_t>(k);
       xu[static_cast<size_t>(t) * H + i] = static_cast<uint8_t>(k + 128);
       d = std::max(d, std::fabs(xt[i] - scale * k));
@@ -226,12 +230,7 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
     if (!screened[static_cast<size_t>(t)]) {
       std::vector<float> logits(static_cast<size_t>(V));
       cpu_matmul(w, xt, 1, logits.data(), pool);
-      int32_t best = 0;
-      for (int r = 0; r < V && best >= 0; ++r) {
-        if (std::isnan(logits[static_cast<size_t>(r)])) best = -1;
-        else if (logits[static_cast<size_t>(r)] > logits[static_cast<size_t>(best)]) best = r;
-      }
-      next[t] = best;
+      next[t] = ref::argmax(logits.data(), V);
       ++stats.full_products;
       continue;
     }

@@ -36,12 +36,6 @@ namespace rt {
 
 namespace {
 
-/** Whether environment variable `name` is "0": the switches that turn a CUDA feature off in the app. */
-bool env_off(const char * name) {
-  const char * v = std::getenv(name);
-  return v != nullptr && std::strcmp(v, "0") == 0;
-}
-
 // A failure inside a step or the load, with the status it reports.
 class cuda_failure : public std::runtime_error {
  public:
