@@ -508,26 +508,17 @@ struct residency_figures {
   std::string error;
 };
 
-// Prompt lengths: 512 for prefill, 128 before decoding (divided by `shrink` for a smoke run).
-// What a residency run changes from the backend's defaults: the kernel thresholds (0: built in), and whether it also
-// times full residency's comparison runs (tails apart, plain launches, no graphs).
-struct run_settings {
-  int w4a16_mma_min_entries = 0, f16_mma_min_tokens = 0, attention_blocks_per_sm = 0, f16_gemv_blocks_per_sm = 0;
-  bool comparisons = true;
-};
-
+// Prompt lengths: 512 for prefill, 128 before decoding (divided by `shrink` for a smoke run). `base` holds what the
+// run changes from the backend's defaults (the tuned kernel choices); `comparisons` adds full residency's comparison
+// runs (tails apart, plain launches, no graphs).
 residency_figures run_residency(const model_weights & w, const char * label, int slots, bool quick, int shrink,
-                                const run_settings & rs = {}) {
+                                const backend_options & base = {}, bool comparisons = true) {
   residency_figures f;
   f.label = label;
   f.slots = slots == 0 ? w.config.num_experts : slots;
-  backend_options o;
+  backend_options o = base;
   o.max_context = 1024;
   o.expert_slots = slots;
-  o.w4a16_mma_min_entries = rs.w4a16_mma_min_entries;
-  o.f16_mma_min_tokens = rs.f16_mma_min_tokens;
-  o.attention_blocks_per_sm = rs.attention_blocks_per_sm;
-  o.f16_gemv_blocks_per_sm = rs.f16_gemv_blocks_per_sm;
   rt_error err;
   const auto t0 = clk::now();
   auto be = cuda_backend_create(w, o, err);
@@ -563,7 +554,7 @@ residency_figures run_residency(const model_weights & w, const char * label, int
     if (!partial && !quick) f.decode256 = run_decode(*be, w.config.vocab_size, 256, 128, std::max(2, stepsb / 2)).tokens_per_s;
     f.counters = be->counters();
     f.peak_memory_gib = static_cast<double>(f.counters.peak_memory_bytes) / (1024.0 * 1024 * 1024);
-    if (!partial && rs.comparisons) {
+    if (!partial && comparisons) {
       be.reset();
       const int steps = std::max(2, (quick ? 16 : 64) / shrink);
       o.matmul_tails = false;
@@ -1130,13 +1121,12 @@ int main(int argc, char ** argv) {
   runs.push_back(run_residency(m->w, "full", 0, quick, shrink));
   write_partial_json(json_path, prop.name, kernels, runs);
   if (tuned_differs) {
-    run_settings rs;
-    rs.w4a16_mma_min_entries = tuned_w4.value;
-    rs.f16_mma_min_tokens = tuned_f16.value;
-    rs.attention_blocks_per_sm = tuned_att.value;
-    rs.f16_gemv_blocks_per_sm = tuned_gemv.value;
-    rs.comparisons = false;
-    runs.push_back(run_residency(m->w, "tuned", 0, true, shrink, rs));
+    backend_options tuned_options;
+    tuned_options.w4a16_mma_min_entries = tuned_w4.value;
+    tuned_options.f16_mma_min_tokens = tuned_f16.value;
+    tuned_options.attention_blocks_per_sm = tuned_att.value;
+    tuned_options.f16_gemv_blocks_per_sm = tuned_gemv.value;
+    runs.push_back(run_residency(m->w, "tuned", 0, true, shrink, tuned_options, /*comparisons=*/false));
     write_partial_json(json_path, prop.name, kernels, runs);
   }
   if (partial_run) {
