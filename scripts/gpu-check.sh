@@ -80,8 +80,17 @@ if [ "$MODE" = all ] && [ "${GPU_CHECK_PEER:-1}" = 1 ] && command -v setsid >/de
   say "preparing the peer in the background ($PJOBS jobs at nice 19; log: gpu-peer.log)"
 fi
 peer_signal() { [ -n "$PEER_PID" ] && kill -"$1" -- -"$PEER_PID" 2>/dev/null; }
-PB="${PEER_BUILD:-.cache/peers/llama-cuda}"  # as gpu-peer.sh names them
-peer_ready() { [ -x "$PB/bin/llama-batched-bench" ] && [ -f "$(dirname "$PB")/random-olmoe-q4_0.gguf" ]; }
+# Whether the preparation still runs; once it has ended, PEER_RC holds its exit status (0: llama.cpp built and the
+# GGUF written, by this call or one before it on this machine).
+PEER_RC=""
+peer_running() {
+  [ -n "$PEER_RC" ] && return 1
+  kill -0 "$PEER_PID" 2>/dev/null && return 0
+  wait "$PEER_PID"
+  PEER_RC=$?
+  return 1
+}
+peer_ready() { ! peer_running && [ "$PEER_RC" = 0 ]; }
 
 if ! timeout 240 cmake -S native -B "$BUILD" ${GEN[@]+"${GEN[@]}"} -DRT_CUDA=ON -DRT_ADDON=OFF -DCMAKE_BUILD_TYPE=Release \
       "-DCMAKE_CUDA_ARCHITECTURES=$ARCHS" >>"$LOG" 2>&1; then
@@ -175,7 +184,7 @@ if [ -n "$IFEVAL_INPUT" ]; then BENCH_ARGS+=(--ifeval "$IFEVAL_INPUT" --ifeval-m
 # The peer comparison after the benchmark takes about two minutes (our second run, the peer's three), so the
 # benchmark ends earlier when the peer is being prepared.
 PEER_COMING=0
-[ -n "$PEER_PID" ] && { kill -0 "$PEER_PID" 2>/dev/null || peer_ready; } && PEER_COMING=1
+[ -n "$PEER_PID" ] && { peer_running || peer_ready; } && PEER_COMING=1
 REMAIN=$(( $([ "$PEER_COMING" = 1 ] && echo 370 || echo 400) - $(elapsed) ))
 [ "$REMAIN" -lt 60 ] && REMAIN=60
 # The bench fits its last part (the IFEval-shaped workload) into this, so that it writes its figures before the timeout.
@@ -187,7 +196,7 @@ say "benchmark exit code $BENCH_RC; $(elapsed) s so far"
 
 # Step 3: the peer, when its preparation ends by the 420 s mark (the comparison needs about 100 s before 530).
 if [ -n "$PEER_PID" ]; then
-  while [ -f "$JSON" ] && kill -0 "$PEER_PID" 2>/dev/null && [ "$(elapsed)" -lt 420 ]; do sleep 2; done
+  while [ -f "$JSON" ] && peer_running && [ "$(elapsed)" -lt 420 ]; do sleep 2; done
   if peer_ready && [ -f "$JSON" ]; then
     say "peer prepared at $(elapsed) s: the comparison (ours above, the peer, ours again)"
     ARCHS="$ARCHS" PEER_OURS_FIRST="$JSON" scripts/gpu-peer.sh "$BUILD" $(( 525 - $(elapsed) )) >>"$LOG" 2>&1
@@ -202,7 +211,7 @@ if [ -n "$PEER_PID" ]; then
     fi
   elif [ ! -f "$JSON" ]; then
     say "no benchmark figures, so no peer comparison"
-  elif kill -0 "$PEER_PID" 2>/dev/null; then
+  elif peer_running; then
     say "peer not prepared by $(elapsed) s: GPU_CHECK_MODE=peer on this machine goes on from there (see gpu-peer.log)"
   else
     say "the peer's preparation stopped short (see gpu-peer.log)"
@@ -212,11 +221,12 @@ fi
 peer_signal STOP
 run_checks 530
 peer_signal CONT
-if [ -n "$PEER_PID" ] && kill -0 "$PEER_PID" 2>/dev/null; then
+if [ -n "$PEER_PID" ] && peer_running; then
   LEFT=$(( 530 - $(elapsed) ))
   [ "$LEFT" -gt 0 ] && timeout "$LEFT" tail --pid="$PEER_PID" -f /dev/null
-  kill -0 "$PEER_PID" 2>/dev/null && peer_signal TERM
-  say "peer $(peer_ready && echo prepared || echo 'not fully prepared; what it built is kept'): GPU_CHECK_MODE=peer on this machine runs the comparison"
+  peer_running && peer_signal TERM
+  if peer_ready; then say "peer prepared: GPU_CHECK_MODE=peer on this machine runs the comparison"
+  else say "peer not fully prepared (what it built is kept): GPU_CHECK_MODE=peer on this machine goes on from there"; fi
 fi
 say "total $(elapsed) s"
 [ "$TEST_RC" = "0" ] && [ "$BENCH_RC" = "0" ] && [ "$SAN_RC" = "0" ]
