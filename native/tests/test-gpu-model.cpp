@@ -428,10 +428,12 @@ void chunked_prefill(const fs::path & dir, const char * label, int slots) {
 // store as its tail, attention (its split partials merged in the same launch), output projection with the
 // post-attention norm as its tail, router projection with top-k and grouping as its tail, gate-up with the SwiGLU
 // epilogue, down with the MoE reduce and the next norm as its tail. Outside: embedding with the first layer's norm,
-// LM head with the argmax as its tail. A down projection the decode GEMV cannot take (the tiny model's) launches the reduce on its own. A
+// the LM head's INT8 screen and its pick of the rows that can win (without the screen: the LM head with the argmax as
+// its tail). A down projection the decode GEMV cannot take (the tiny model's) launches the reduce on its own. A
 // change here is a change of that plan: make it on purpose.
 constexpr int DECODE_KERNELS_PER_LAYER = 6;
-constexpr int DECODE_KERNELS_OUTSIDE_LAYERS = 2;
+constexpr int DECODE_KERNELS_OUTSIDE_LAYERS = 3;
+constexpr int DECODE_KERNELS_OUTSIDE_LAYERS_UNSCREENED = 2;
 
 void graphs_and_batching(const fs::path & dir, const char * label, int kernels_per_layer = DECODE_KERNELS_PER_LAYER) {
   rt_error err;
@@ -546,6 +548,66 @@ void graphs_and_batching(const fs::path & dir, const char * label, int kernels_p
   CHECK(with->forward_greedy(bad, next, err), "a step that fills the context exactly: %s", err.message.c_str());
 }
 
+// Greedy steps with the LM head's INT8 screen (lm-screen.cuh) and without it: the same tokens, decode graphs and all,
+// one and three sequences (prefill steps screen their last positions too); the counters show what the screen did,
+// and on the simulator its kernels run exactly when it is on. Logits still come from the full product.
+void lm_head_screen(const fs::path & dir, const char * label) {
+  rt_error err;
+  auto w = model_weights_load(dir.string(), weights_kind::int4, err.message);
+  if (!w) return;
+  std::unique_ptr<backend> be[2];
+  for (const bool on : {false, true}) {
+    backend_options o;
+    o.threads = 2;
+    o.max_context = 64;
+    o.lm_head_screen = on;
+    be[on] = cuda_backend_create(*w, o, err);
+    CHECK(be[on] != nullptr, "%s, screen %s: %s", label, on ? "on" : "off", err.message.c_str());
+  }
+  if (!be[0] || !be[1]) return;
+  const std::vector<std::vector<int32_t>> three = {PROMPT_A, PROMPT_B, {4, 4, 8}};
+  std::vector<std::vector<int32_t>> one[2], batch[2];
+  uint64_t screen_runs[2] = {0, 0};
+  for (const bool on : {false, true}) {
+#ifdef RT_TEST_ON_CUDA_SIM
+    const uint64_t before = rt_sim::kernel_runs("lm_screen");
+#endif
+    be[on]->counters_reset();
+    one[on] = greedy(*be[on], {PROMPT_A}, 12);
+    batch[on] = greedy(*be[on], three, 12);
+#ifdef RT_TEST_ON_CUDA_SIM
+    screen_runs[on] = rt_sim::kernel_runs("lm_screen") - before;
+#endif
+    const backend_counters c = be[on]->counters();
+    const uint64_t steps = 12 + 12;  // one sequence, then three: each step screens its outputs in one call
+    const uint64_t outputs = 12 + 3 * 12;
+    if (on) {
+      CHECK(c.lm_head_screened == outputs && c.lm_head_exact_rows >= outputs,
+            "%s: the screen found %llu tokens (want %llu) computing %llu FP16 rows", label,
+            static_cast<unsigned long long>(c.lm_head_screened), static_cast<unsigned long long>(outputs),
+            static_cast<unsigned long long>(c.lm_head_exact_rows));
+      std::printf("%s: the screen computed %.1f of %d LM head rows a token\n", label,
+                  static_cast<double>(c.lm_head_exact_rows) / static_cast<double>(outputs), w->config.vocab_size);
+#ifdef RT_TEST_ON_CUDA_SIM
+      CHECK(screen_runs[on] == 2 * steps, "%s: %llu screen kernel runs (want two a step, %llu)", label,
+            static_cast<unsigned long long>(screen_runs[on]), static_cast<unsigned long long>(2 * steps));
+#endif
+    } else {
+      CHECK(c.lm_head_screened == 0 && c.lm_head_exact_rows == 0 && screen_runs[on] == 0,
+            "%s: no screen when the options turn it off", label);
+    }
+  }
+  CHECK(one[0] == one[1] && batch[0] == batch[1], "%s: greedy tokens with the screen equal those without it", label);
+  CHECK(be[1]->decode_step_ops() - be[0]->decode_step_ops() ==
+            DECODE_KERNELS_OUTSIDE_LAYERS - DECODE_KERNELS_OUTSIDE_LAYERS_UNSCREENED,
+        "%s: the screen's launches in the decode graph (%d with it, %d without)", label, be[1]->decode_step_ops(),
+        be[0]->decode_step_ops());
+  const auto lg = all_logits(*be[1], PROMPT_A);
+  const auto lf = all_logits(*be[0], PROMPT_A);
+  CHECK(max_diff(lg, lf) == 0.0f, "%s: logits with the screen on are the full product's", label);
+}
+
+
 // Writes an FP16 NaN over the first element of each FP16 tensor of the packed folder `dir` that `pick` names (the
 // packer refuses a NaN in a checkpoint); returns how many it wrote.
 template <typename Pick>
@@ -648,6 +710,7 @@ int main() {
   cuda_matches_cpu(mha, "tiny mha (g16, generic down kernel)");
   full_vs_partial(mha, "tiny mha", c.experts, c.top_k);
   graphs_and_batching(mha, "tiny mha", DECODE_KERNELS_PER_LAYER + 1);
+  lm_head_screen(mha, "tiny mha");
   chunked_prefill(mha, "tiny mha", 0);
   chunked_prefill(mha, "tiny mha", 1);
   long_context_decode(mha, "tiny mha", c.vocab);
@@ -670,6 +733,7 @@ int main() {
   full_vs_partial(gqa, "small gqa", g.experts, g.top_k);
   graphs_and_batching(gqa, "small gqa");
   kernel_thresholds(gqa, "small gqa");
+  lm_head_screen(gqa, "small gqa");
   chunked_prefill(gqa, "small gqa", 0);
   fs::remove_all(root);
   return test_util::finish("test-gpu-model");

@@ -13,8 +13,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/thread-pool.h"
+#include "cpu/lm-head-screen.h"
 #include "cpu/ref-ops.h"
 #include "quant/qpacked.h"
+#include "test-helpers.h"
 
 /** ctest's SKIP_RETURN_CODE for the gpu label (CMakeLists.txt): no device is a skip, not a pass. */
 constexpr int kSkip = 77;
@@ -26,6 +29,7 @@ constexpr int kSkip = 77;
 #include "cuda/attention.cuh"
 #include "cuda/embedding.cuh"
 #include "cuda/launch.cuh"
+#include "cuda/lm-screen.cuh"
 #include "cuda/matmul-f16.cuh"
 #include "cuda/matmul-w4a16.cuh"
 #include "cuda/moe-group.cuh"
@@ -56,6 +60,9 @@ static const float MAX_ABS_ERR_ROUTER = 1e-6f;
 static const float MAX_ABS_ERR_SWIGLU = 8e-3f;  // outputs up to 16 rounded to FP16 (half ulp 0.004)
 static const float MAX_ABS_ERR_MOE_REDUCE = 1e-5f;
 static const float MAX_ABS_ERR_QK_NORM_ROPE = 2e-4f;  // as rope; K/V also rounded to FP16 on both sides
+// The LM head's screen is exact (the decode GEMV's token); what it may cost: the share of a random head's rows it
+// computes in FP16 for a token (about 0.1% on the CPU's screen of the same bound).
+static const double MAX_LM_SCREEN_ROW_SHARE = 0.02;
 
 static int failures = 0;
 
@@ -1212,6 +1219,221 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
 
 }  // namespace
 
+// The LM head's INT8 screen (lm-screen.cuh) against the decode GEMV whose argmax it stands in for: every row's hi at
+// or above the GEMV's logit, the floor at or below the largest, the same token (ties to the lowest row, -1 on NaN),
+// and the workspace left as it found it. Returns the FP16 rows the screen computed.
+uint64_t check_lm_screen(const std::string & label, const std::vector<uint16_t> & wb, int rows, int cols,
+                         const std::vector<uint16_t> & xb, int n) {
+  rt::lm_head_screen s;
+  {
+    rt::thread_pool pool(2);
+    rt::lm_head_screen_build(test_util::matrix_view(rt::dtype::f16, rows, cols, wb.data(), 2), pool, s);
+  }
+  expect(s.ok, label + ": the head is screened");
+  std::vector<float4> meta(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r) {
+    const size_t i = static_cast<size_t>(r);
+    meta[i] = make_float4(s.scale[i], s.err[i], s.max_abs[i], static_cast<float>(s.l1[i]));
+  }
+  const double g = rt::lm_head_screen_gamma(cols);
+  dev<int8_t> dq(s.q);
+  dev<float4> dmeta(meta);
+  dev<uint16_t> dw(wb), dx(xb);
+  dev<float> y(static_cast<size_t>(n) * rows), hi(static_cast<size_t>(n) * rows);
+  dev<unsigned> floor(RT_LM_SCREEN_MAX_TOKENS), arrivals(1);
+  const int blocks = rt_cuda_lm_screen_pick_blocks(rows);
+  dev<int2> partials(static_cast<size_t>(n) * blocks);
+  dev<unsigned long long> stats(2);
+  dev<int> out(static_cast<size_t>(n));
+  rt_cuda_f16_args full = dense_args(dx.p, dw.p, rows, cols, n, y.p);
+  full.kernel = rt_f16_kernel::gemv;
+  rt_cuda_matmul_f16(full, nullptr);
+  const std::vector<float> logits = y.get();
+
+  rt_cuda_lm_screen_args a;
+  a.q = dq.p;
+  a.meta = dmeta.p;
+  a.max_abs_all = s.max_abs_all;
+  a.gamma = std::nextafter(static_cast<float>(g), 1.0f);
+  a.w = reinterpret_cast<const __half *>(dw.p);
+  a.rows = rows;
+  a.cols = cols;
+  a.x = reinterpret_cast<const __half *>(dx.p);
+  a.ldx = cols;
+  a.n = n;
+  a.hi = hi.p;
+  a.floor = floor.p;
+  a.partials = partials.p;
+  a.partials_per_token = blocks;
+  a.arrivals = arrivals.p;
+  a.stats = stats.p;
+  a.out = out.p;
+  expect(rt_cuda_lm_screen_fits(cols, n), label + ": fits the screen");
+  rt_cuda_lm_screen_bounds(a, nullptr);
+  const std::vector<float> h = hi.get();
+  const std::vector<unsigned> fl = floor.get();
+  bool contains = true, floor_ok = true;
+  for (int t = 0; t < n; ++t) {
+    float largest = -INFINITY;
+    for (int r = 0; r < rows; ++r) {
+      const size_t i = static_cast<size_t>(t) * rows + r;
+      if (!std::isnan(logits[i])) contains = contains && h[i] >= logits[i];
+      largest = std::max(largest, logits[i]);
+    }
+    floor_ok = floor_ok && rt_lm_screen_floor_value(fl[static_cast<size_t>(t)]) <= largest;
+  }
+  expect(contains, label + ": every row's hi holds the GEMV's logit");
+  expect(floor_ok, label + ": the floor is at most the largest logit");
+  rt_cuda_lm_screen_pick(a, nullptr);
+  const std::vector<int> got = out.get();
+  bool same = true;
+  for (int t = 0; t < n; ++t) {
+    const int want = rt::ref::argmax(logits.data() + static_cast<size_t>(t) * rows, rows);
+    if (got[static_cast<size_t>(t)] != want) {
+      same = false;
+      std::fprintf(stderr, "  %s, token %d: screen %d, GEMV %d\n", label.c_str(), t, got[static_cast<size_t>(t)], want);
+    }
+  }
+  expect(same, label + ": the screen's tokens are the GEMV's");
+  bool reset = arrivals.get()[0] == 0;
+  for (unsigned f : floor.get()) reset = reset && f == 0;
+  expect(reset, label + ": floor and arrival counter back to zero");
+  const std::vector<unsigned long long> st = stats.get();
+  expect(st[0] == static_cast<unsigned long long>(n), label + ": every token counted");
+  std::printf("%-34s %llu of %d rows computed in FP16\n", label.c_str(), st[1], n * rows);
+  return st[1];
+}
+
+// Row `row`'s logit as the screen's INT8 arithmetic sees it (before its bound): the head's codes against the
+// activations' (the scale max |x| / 127, codes rounded to nearest even, as the kernel takes them).
+double int8_logit(const std::vector<uint16_t> & wb, int rows, int cols, const std::vector<float> & x, int row) {
+  rt::lm_head_screen s;
+  rt::thread_pool pool(1);
+  rt::lm_head_screen_build(test_util::matrix_view(rt::dtype::f16, rows, cols, wb.data(), 2), pool, s);
+  float m = 0;
+  for (float v : x) m = std::max(m, std::fabs(v));
+  const float sx = m / 127.0f;
+  double dot = 0;
+  for (int i = 0; i < cols; ++i) {
+    dot += static_cast<double>(s.q[static_cast<size_t>(row) * cols + i]) * std::nearbyint(x[static_cast<size_t>(i)] / sx);
+  }
+  return static_cast<double>(s.scale[static_cast<size_t>(row)]) * sx * dot;
+}
+
+std::vector<uint16_t> halves_of(const std::vector<float> & v) {
+  std::vector<uint16_t> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = rt::ref::float_to_half(v[i]);
+  return h;
+}
+
+void test_lm_screen() {
+  rng r(77);
+  // Random heads: the same tokens, few rows computed.
+  for (const int n : {1, 3, RT_LM_SCREEN_MAX_TOKENS}) {
+    const int rows = 3000, cols = 256;
+    std::vector<uint16_t> wb, xb;
+    std::vector<float> wf, xf;
+    random_half(r, static_cast<size_t>(rows) * cols, 0.05f, wb, wf);
+    random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+    const std::string label = "lm screen random n" + std::to_string(n);
+    const uint64_t computed = check_lm_screen(label, wb, rows, cols, xb, n);
+    const double share = static_cast<double>(computed) / (static_cast<double>(n) * rows);
+    expect(computed >= static_cast<uint64_t>(n) && share <= MAX_LM_SCREEN_ROW_SHARE,
+           label + ": computes a few rows (" + std::to_string(share) + " of them)");
+  }
+  // Rows that hold the same values in other columns: against activations all alike their exact logits are equal,
+  // and the GEMV's float sums tell them apart by rounding alone. The screen computes them in the GEMV's order, so
+  // the one the GEMV's rounding puts first must win.
+  {
+    const int rows = 2000, cols = 512;
+    std::vector<float> w(static_cast<size_t>(rows) * cols), base(static_cast<size_t>(cols));
+    for (float & v : w) v = 0.02f * r.uniform();
+    for (float & v : base) v = 0.25f + 0.2f * r.uniform();
+    std::vector<int> perm(static_cast<size_t>(cols));
+    for (int i = 0; i < cols; ++i) perm[static_cast<size_t>(i)] = i;
+    for (int k = 0; k < 40; ++k) {
+      const int row = (k * 37 + 11) % rows;
+      for (int i = cols - 1; i > 0; --i) std::swap(perm[static_cast<size_t>(i)], perm[r.next() % static_cast<uint32_t>(i + 1)]);
+      for (int i = 0; i < cols; ++i) w[static_cast<size_t>(row) * cols + i] = base[static_cast<size_t>(perm[static_cast<size_t>(i)])];
+    }
+    const std::vector<uint16_t> wb = halves_of(w), xb(static_cast<size_t>(cols), rt::ref::float_to_half(0.7f));
+    // Precondition: the GEMV does tell some of them apart.
+    dev<uint16_t> dw(wb), dx(xb);
+    dev<float> y(static_cast<size_t>(rows));
+    rt_cuda_f16_args full = dense_args(dx.p, dw.p, rows, cols, 1, y.p);
+    full.kernel = rt_f16_kernel::gemv;
+    rt_cuda_matmul_f16(full, nullptr);
+    const std::vector<float> logits = y.get();
+    std::vector<float> values;
+    for (int k = 0; k < 40; ++k) values.push_back(logits[static_cast<size_t>((k * 37 + 11) % rows)]);
+    std::sort(values.begin(), values.end());
+    expect(std::unique(values.begin(), values.end()) - values.begin() >= 2,
+           "lm screen permuted rows: the GEMV's rounding sets them apart");
+    check_lm_screen("lm screen permuted rows", wb, rows, cols, xb, 1);
+  }
+  // Identical rows that win: the lowest wins.
+  {
+    const int rows = 1000, cols = 128;
+    std::vector<uint16_t> wb, xb;
+    std::vector<float> wf, xf;
+    random_half(r, static_cast<size_t>(rows) * cols, 0.05f, wb, wf);
+    random_half(r, cols, 1.0f, xb, xf);
+    for (int i = 0; i < cols; ++i) {
+      const uint16_t v = rt::ref::float_to_half(xf[static_cast<size_t>(i)] > 0 ? 0.25f : -0.25f);
+      wb[static_cast<size_t>(700) * cols + i] = v;
+      wb[static_cast<size_t>(300) * cols + i] = v;
+    }
+    check_lm_screen("lm screen tie", wb, rows, cols, xb, 1);
+  }
+  // The INT8 weights order rows 100 and 200 the wrong way (row 100 wins the exact product): only the weights'
+  // rounding term keeps row 100. Then the INT8 activations do (x rounds down on row 100's columns and up on row
+  // 200's): only the activations' term keeps it.
+  {
+    const int rows = 1000, cols = 64;
+    std::vector<float> w(static_cast<size_t>(rows) * cols);
+    for (float & v : w) v = 0.01f * r.uniform();
+    for (int i = 0; i < cols; ++i) {
+      w[static_cast<size_t>(100) * cols + i] = i == 0 ? 1.27f : 0.50341796875f;
+      w[static_cast<size_t>(200) * cols + i] = i == 0 ? 1.29f : 0.5029296875f;
+    }
+    const std::vector<uint16_t> xb(static_cast<size_t>(cols), rt::ref::float_to_half(1.0f));
+    const std::vector<float> ones(static_cast<size_t>(cols), 1.0f);
+    expect(int8_logit(halves_of(w), rows, cols, ones, 200) > int8_logit(halves_of(w), rows, cols, ones, 100),
+           "lm screen misordering weights: the INT8 product prefers row 200");
+    const uint64_t computed = check_lm_screen("lm screen misordering weights", halves_of(w), rows, cols, xb, 1);
+    expect(computed >= 2, "lm screen misordering weights: both rows computed");
+    std::vector<float> x(static_cast<size_t>(cols), 0.0f);
+    x[0] = 1.0f;  // the largest: the INT8 step is 1/127
+    for (int i = 1; i < cols; ++i) {
+      const bool down = i < 32;
+      x[static_cast<size_t>(i)] = down ? 0.499755859375f : 0.50048828125f;  // 63.47 and 63.56 steps
+      w[static_cast<size_t>(100) * cols + i] = down ? 1.0f : 0.0f;
+      w[static_cast<size_t>(200) * cols + i] = down || i == 63 ? 0.0f : 0.998046875f;
+    }
+    w[static_cast<size_t>(100) * cols] = 0.0f;
+    w[static_cast<size_t>(200) * cols] = 0.0f;
+    expect(int8_logit(halves_of(w), rows, cols, x, 200) > int8_logit(halves_of(w), rows, cols, x, 100),
+           "lm screen misordering activations: the INT8 product prefers row 200");
+    check_lm_screen("lm screen misordering activations", halves_of(w), rows, cols, halves_of(x), 1);
+  }
+  // Tokens the screen hands to the full product (Inf, NaN) or screens trivially (zero), beside a random one.
+  {
+    const int rows = 600, cols = 64, n = 4;
+    std::vector<uint16_t> wb, xb;
+    std::vector<float> wf, xf;
+    random_half(r, static_cast<size_t>(rows) * cols, 0.05f, wb, wf);
+    random_half(r, static_cast<size_t>(n) * cols, 1.0f, xb, xf);
+    for (int i = 0; i < cols; ++i) xb[static_cast<size_t>(i)] = 0;  // token 0: zero
+    xb[static_cast<size_t>(cols) + 3] = 0x7C00;                     // token 1: +Inf
+    xb[static_cast<size_t>(2 * cols) + 5] = 0x7E00;                 // token 2: NaN
+    const uint64_t computed = check_lm_screen("lm screen special activations", wb, rows, cols, xb, n);
+    // Tokens 1 and 2 every row, token 0 (all logits 0) every row as well: each row may be the largest.
+    expect(computed >= static_cast<uint64_t>(3 * rows), "lm screen special activations: Inf, NaN and zero tokens computed in full");
+  }
+  expect(!rt_cuda_lm_screen_fits(2048, RT_LM_SCREEN_MAX_TOKENS + 1), "lm screen refuses more tokens than it holds");
+  expect(!rt_cuda_lm_screen_fits(2056, 1), "lm screen refuses columns that are not a multiple of 16");
+}
+
 int main() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -1295,6 +1517,7 @@ int main() {
   expect(!rt_cuda_route_and_group_fits(1, 400, 8), "route and group refuses 48-64 KiB of shared memory");
   expect(!rt_cuda_route_and_group_fits(0, 64, 8), "route and group refuses an empty step");
   test_swiglu_reduce_embed_argmax();
+  test_lm_screen();
   for (int n = 1; n <= RT_MATMUL_TAIL_MAX_TOKENS + 1; ++n) {
     test_matmul_tails(n, rt_f16_kernel::gemv);
     test_matmul_tails(n, rt_f16_kernel::gemv_split);

@@ -25,7 +25,7 @@ inline bool fail(rt_error & error, rt_status code, std::string message, int prom
 }
 
 /**
- * Whether environment variable `name` is "0": how the app's HORIZON_CUDA_GRAPHS, _TAILS, _PDL and
+ * Whether environment variable `name` is "0": how the app's HORIZON_CUDA_GRAPHS, _TAILS, _PDL, _LM_SCREEN and
  * HORIZON_CPU_LM_SCREEN switch off what backend_options leave on.
  */
 inline bool env_off(const char * name) {
@@ -50,9 +50,10 @@ struct backend_options {
   int f16_mma_min_tokens = 0;
   int attention_blocks_per_sm = 0;  // CUDA: blocks an SM that decode attention's split aims at; 0 = built in
   int f16_gemv_blocks_per_sm = 0;   // CUDA: blocks an SM below which the FP16 decode GEMVs split columns; 0 = built in
-  // CPU: greedy steps find the argmax through an INT8 copy of the LM head and compute only the rows that can still
-  // win from the FP16 weights (cpu/lm-head-screen.h: the same tokens, fewer bytes). HORIZON_CPU_LM_SCREEN=0 also
-  // turns it off.
+  // Greedy steps find the argmax through an INT8 copy of the LM head and compute only the rows that can still win
+  // from the FP16 weights (cpu/lm-head-screen.h, cuda/lm-screen.cuh: the same tokens, fewer bytes; CUDA: steps of
+  // up to 8 outputs, at 103 MB more device memory for OLMoE). HORIZON_CPU_LM_SCREEN=0 / HORIZON_CUDA_LM_SCREEN=0
+  // also turn it off.
   bool lm_head_screen = true;
 };
 
@@ -79,8 +80,8 @@ struct backend_counters {
   // from NVML), "device" (CUDA without NVML's per-process figure: the device's used memory, other processes included).
   std::string peak_memory_scope = "estimate";
   uint64_t expert_evictions = 0;   // CUDA partial residency: GPU expert copies discarded to make room
-  uint64_t lm_head_screened = 0;   // CPU: greedy tokens whose argmax the LM head's INT8 screen found
-  uint64_t lm_head_exact_rows = 0;  // CPU: FP16 LM head rows computed for them (the screen's candidates)
+  uint64_t lm_head_screened = 0;   // greedy tokens whose argmax the LM head's INT8 screen found
+  uint64_t lm_head_exact_rows = 0;  // FP16 LM head rows computed for them (the screen's candidates)
 };
 
 class backend {

@@ -82,13 +82,6 @@ int32_t dot_prepared(const int8_t * q, const int8_t * x, const uint8_t * xu, int
   return lm_head_screen_dot_reference(q, x, n);
 }
 
-// Bound on the float rounding of an n-term dot product in any order: gamma(n + 2) with unit round-off 2^-24.
-double rounding_gamma(int n) {
-  const double u = std::ldexp(1.0, -24);
-  const double nu = (n + 2) * u;
-  return nu / (1.0 - nu);
-}
-
 // v / scale as an INT8 code in [-127, 127] (0 for a zero scale).
 int int8_code(double v, double scale) {
   return scale > 0 ? static_cast<int>(std::clamp(std::nearbyint(v / scale), -127.0, 127.0)) : 0;
@@ -100,6 +93,12 @@ float round_up(double v) {
 }
 
 }  // namespace
+
+double lm_head_screen_gamma(int n) {
+  const double u = std::ldexp(1.0, -24);
+  const double nu = (n + 2) * u;
+  return nu / (1.0 - nu);
+}
 
 int32_t lm_head_screen_dot_reference(const int8_t * q, const int8_t * x, int n) {
   int32_t s = 0;
@@ -166,7 +165,7 @@ void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_scr
 void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const float * x, int64_t ldx, int n,
                            thread_pool & pool, int32_t * next, lm_head_screen_stats & stats) {
   const int V = s.rows, H = s.cols;
-  const double gamma = rounding_gamma(H);
+  const double gamma = lm_head_screen_gamma(H);
   // Per token: INT8 activations (one scale), their largest rounding error, and sum |x|.
   std::vector<int8_t> xq(static_cast<size_t>(n) * H);
   std::vector<uint8_t> xu(static_cast<size_t>(n) * H);

@@ -42,6 +42,10 @@ void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_scr
 void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const float * x, int64_t ldx, int n,
                            thread_pool & pool, int32_t * next, lm_head_screen_stats & stats);
 
+/** Bound on the relative float rounding of an n-term dot product summed in any order: gamma(n + 2), unit round-off
+ * 2^-24 (the CUDA screen's bound takes it too). */
+double lm_head_screen_gamma(int n);
+
 /** Sum of q[i] * x[i] over n int8 values (the screen's kernel; |values| <= 127). The scalar loop is the reference. */
 int32_t lm_head_screen_dot(const int8_t * q, const int8_t * x, int n);
 int32_t lm_head_screen_dot_reference(const int8_t * q, const int8_t * x, int n);

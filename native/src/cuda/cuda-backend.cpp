@@ -23,9 +23,12 @@
 #include "core/batch-check.h"
 #include "core/expert-cache.h"
 #include "core/nvml-process-memory.h"
+#include "core/thread-pool.h"
+#include "cpu/lm-head-screen.h"
 #include "cuda/attention.cuh"
 #include "cuda/embedding.cuh"
 #include "cuda/launch.cuh"
+#include "cuda/lm-screen.cuh"
 #include "cuda/matmul-f16.cuh"
 #include "cuda/matmul-w4a16.cuh"
 #include "cuda/moe-reduce.cuh"
@@ -370,7 +373,10 @@ class cuda_backend final : public backend {
   bool run(const std::vector<batch_entry> & batch, bool all_positions,
            std::vector<std::vector<float>> * logits, std::vector<int32_t> * next, rt_error & error);
   void ensure_scratch(int tokens);
-  void step(int n_tokens, int n_out);
+  // `screen`: the LM head's argmax through its INT8 screen (greedy steps of at most RT_LM_SCREEN_MAX_TOKENS
+  // outputs), which leaves logits_ unwritten.
+  void step(int n_tokens, int n_out, bool screen);
+  void build_lm_screen(const tensor_view & head, int cols);
   /** y[n][rows] = (or += with `accumulate`) x[n][cols] times the FP16 weight w[rows][cols] transposed; x rows may
    * be picked through `rows_in`; `tail` runs over y after it. */
   void dense(const __half * w, int rows, int cols, const __half * x, int ldx, int n, float * y, int ldy,
@@ -483,6 +489,13 @@ class cuda_backend final : public backend {
   unsigned * matmul_arrivals_ = nullptr;
   // The LM head's argmax tail: each block's best of its rows, [RT_MATMUL_TAIL_MAX_TOKENS][vocab].
   int2 * argmax_partials_ = nullptr;
+  // The LM head's INT8 screen (lm-screen.cuh), absent when turned off or when the head holds Inf or NaN.
+  int8_t * screen_q_ = nullptr;
+  float4 * screen_meta_ = nullptr;
+  float screen_max_abs_ = 0, screen_gamma_ = 0;
+  float * screen_hi_ = nullptr;
+  unsigned * screen_floor_ = nullptr;
+  unsigned long long * screen_stats_ = nullptr;  // [2]: tokens screened, FP16 rows computed
   // Partial residency stage control: offsets, sorted, sorted_tok, then pointer tables.
   int * stage_ctrl_ = nullptr;
   void ** stage_ptrs_ = nullptr;
@@ -493,7 +506,7 @@ class cuda_backend final : public backend {
     cudaGraphExec_t exec = nullptr;
     int steps = 0;
   };
-  std::vector<decode_graph> graphs_;  // index: sequences in the step
+  std::vector<decode_graph> graphs_;  // index: 2 x sequences in the step, + 1 for a screened (greedy) step
   // Nodes of the one-sequence graph (what batch-1 decode pays per token in launches); written by the generating
   // thread, read by info() on another.
   std::atomic<int> decode_step_ops_{0};
@@ -575,6 +588,12 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
     embed_ = upload(w.embed_tokens, "embed_tokens");
     lm_head_ = (w.lm_head == w.embed_tokens) ? embed_ : upload(w.lm_head, "lm_head");
     final_norm_ = upload(w.final_norm, "model.norm");
+    // The screen's pick leaves its per-block bests in the argmax tail's partials.
+    if (o.lm_head_screen && !env_off("HORIZON_CUDA_LM_SCREEN") && rt_cuda_lm_screen_fits(H, 1) &&
+        static_cast<int64_t>(RT_LM_SCREEN_MAX_TOKENS) * rt_cuda_lm_screen_pick_blocks(c.vocab_size) <=
+            static_cast<int64_t>(RT_MATMUL_TAIL_MAX_TOKENS) * c.vocab_size) {
+      build_lm_screen(*w.lm_head, H);
+    }
     layers_.resize(static_cast<size_t>(L));
     for (int li = 0; li < L; ++li) {
       const layer_weights & lw = w.layers[static_cast<size_t>(li)];
@@ -710,6 +729,31 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
     return fail(error, status_of(e), e.what());
   }
   return true;
+}
+
+void cuda_backend::build_lm_screen(const tensor_view & head, int cols) {
+  lm_head_screen s;
+  {
+    thread_pool pool(0);
+    lm_head_screen_build(head, pool, s);
+  }
+  if (!s.ok) return;  // a head holding Inf or NaN takes the full product
+  const size_t V = static_cast<size_t>(s.rows);
+  std::vector<float4> meta(V);
+  for (size_t r = 0; r < V; ++r) meta[r] = make_float4(s.scale[r], s.err[r], s.max_abs[r], static_cast<float>(s.l1[r]));
+  screen_q_ = static_cast<int8_t *>(arena_.alloc(s.q.size(), "lm_head INT8 screen"));
+  ck(cudaMemcpy(screen_q_, s.q.data(), s.q.size(), cudaMemcpyHostToDevice), "upload lm_head INT8 screen");
+  screen_meta_ = static_cast<float4 *>(arena_.alloc(sizeof(float4) * V, "lm_head screen rows"));
+  ck(cudaMemcpy(screen_meta_, meta.data(), sizeof(float4) * V, cudaMemcpyHostToDevice), "upload lm_head screen rows");
+  screen_hi_ = static_cast<float *>(arena_.alloc(sizeof(float) * RT_LM_SCREEN_MAX_TOKENS * V, "lm_head screen bounds"));
+  screen_floor_ = static_cast<unsigned *>(arena_.alloc(sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS, "lm_head screen floor"));
+  ck(cudaMemset(screen_floor_, 0, sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS), "clear lm_head screen floor");
+  screen_stats_ = static_cast<unsigned long long *>(arena_.alloc(sizeof(unsigned long long) * 2, "lm_head screen counts"));
+  ck(cudaMemset(screen_stats_, 0, sizeof(unsigned long long) * 2), "clear lm_head screen counts");
+  screen_max_abs_ = s.max_abs_all;
+  // The CPU's gamma as a float no smaller.
+  const double g = lm_head_screen_gamma(cols);
+  screen_gamma_ = static_cast<float>(g) >= g ? static_cast<float>(g) : std::nextafter(static_cast<float>(g), 1.0f);
 }
 
 void cuda_backend::ensure_scratch(int tokens) {
@@ -961,7 +1005,7 @@ void cuda_backend::layer_moe_partial(int li, int n) {
 }
 
 // One forward step over the tokens described by ctrl_ (ids, positions, slots, output rows); logits for n_out rows.
-void cuda_backend::step(int n, int n_out) {
+void cuda_backend::step(int n, int n_out, bool screen) {
   const model_config & c = cfg_;
   const int H = c.hidden_size, hd = c.head_dim, nh = c.num_attention_heads, nkv = c.num_key_value_heads;
   const int * d_ids = ctrl_;
@@ -1049,6 +1093,29 @@ void cuda_backend::step(int n, int n_out) {
       rt_cuda_moe_reduce(z_, topk_w_, n, c.num_experts_per_tok, H, x_, next_norm, c.rms_norm_eps, xn_, stream_);
     }
   }
+  if (screen) {
+    rt_cuda_lm_screen_args a;
+    a.q = screen_q_;
+    a.meta = screen_meta_;
+    a.max_abs_all = screen_max_abs_;
+    a.gamma = screen_gamma_;
+    a.w = lm_head_;
+    a.rows = c.vocab_size;
+    a.cols = H;
+    a.x = xn_;
+    a.ldx = H;
+    a.rows_in = d_out;
+    a.n = n_out;
+    a.hi = screen_hi_;
+    a.floor = screen_floor_;
+    a.partials = argmax_partials_;
+    a.partials_per_token = rt_cuda_lm_screen_pick_blocks(c.vocab_size);
+    a.arrivals = matmul_arrivals_;
+    a.stats = screen_stats_;
+    a.out = argmax_;
+    rt_cuda_lm_screen(a, stream_);
+    return;
+  }
   rt_cuda_matmul_tail pick = make_tail(rt_matmul_tail_kind::argmax, n_out);
   pick.argmax_out = argmax_;
   pick.argmax_partials = argmax_partials_;
@@ -1103,17 +1170,19 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
         }
       }
       const int n_out = static_cast<int>(outs.size());
+      const bool screen = screen_q_ != nullptr && logits == nullptr && n_out <= RT_LM_SCREEN_MAX_TOKENS;
       ck(cudaMemcpyAsync(ctrl_, ctrl.data(), ctrl.size() * 4, cudaMemcpyHostToDevice, stream_), "upload step");
       if (decode_step) {
-        if (graphs_.size() <= static_cast<size_t>(n)) graphs_.resize(static_cast<size_t>(n) + 1);
-        decode_graph & g = graphs_[static_cast<size_t>(n)];
+        const size_t gi = 2 * static_cast<size_t>(n) + (screen ? 1 : 0);
+        if (graphs_.size() <= gi) graphs_.resize(gi + 1);
+        decode_graph & g = graphs_[gi];
         // The first step of a size runs plainly (it may be the only one); the second is captured and replayed.
         if (g.exec == nullptr && ++g.steps >= 2) {
           cudaGraph_t graph = nullptr;
           const uint64_t hits_before_capture = full_hits_;
           ck(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "begin capture");
           try {
-            step(n, n_out);
+            step(n, n_out, screen);
           } catch (...) {
             cudaStreamEndCapture(stream_, &graph);
             if (graph != nullptr) cudaGraphDestroy(graph);
@@ -1134,11 +1203,11 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
           ck(cudaGraphLaunch(g.exec, stream_), "launch decode graph");
           full_hits_ += static_cast<uint64_t>(n) * c.num_experts_per_tok * c.num_hidden_layers;
         } else {
-          step(n, n_out);
+          step(n, n_out, screen);
           replays_only = false;
         }
       } else {
-        step(n, n_out);
+        step(n, n_out, screen);
         replays_only = false;
       }
       if (next != nullptr) {
@@ -1196,6 +1265,17 @@ backend_counters cuda_backend::counters() const {
   }
   out.peak_memory_bytes = arena_.peak();
   out.peak_memory_scope = arena_.per_process() ? "process" : "device";
+  if (screen_stats_ != nullptr) {
+    // Steps finish (run() synchronises) before counters are read.
+    unsigned long long st[2] = {0, 0};
+    cudaSetDevice(device_);
+    if (cudaMemcpy(st, screen_stats_, sizeof st, cudaMemcpyDeviceToHost) == cudaSuccess) {
+      out.lm_head_screened = st[0];
+      out.lm_head_exact_rows = st[1];
+    } else {
+      cudaGetLastError();
+    }
+  }
   return out;
 }
 
@@ -1204,6 +1284,9 @@ void cuda_backend::counters_reset() {
   // create a context on device 0 and read its memory.
   cudaSetDevice(device_);
   if (cache_) cache_->counters_reset();
+  if (screen_stats_ != nullptr && cudaMemset(screen_stats_, 0, sizeof(unsigned long long) * 2) != cudaSuccess) {
+    cudaGetLastError();
+  }
   full_hits_ = 0;
   arena_.reset_peak();
 }

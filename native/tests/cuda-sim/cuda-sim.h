@@ -217,6 +217,60 @@ cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), cudaFuncAttribute attr, i
   return cudaFuncSetAttribute(reinterpret_cast<const void *>(kernel), attr, value);
 }
 
+// __ballot_sync through the warp's shuffles: every lane of `mask` calls it, as on a GPU.
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  unsigned v = predicate != 0 ? 1u << ::rt_sim::lane() : 0u;
+  for (int o = 16; o > 0; o >>= 1) v |= __shfl_xor_sync(mask, v, o);
+  return v & mask;
+}
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+// dp4a: the four signed byte products of a and b added to c.
+inline int __dp4a(int a, int b, int c) {
+  for (int i = 0; i < 4; ++i) {
+    c += static_cast<int>(static_cast<int8_t>(static_cast<unsigned>(a) >> (8 * i))) *
+         static_cast<int>(static_cast<int8_t>(static_cast<unsigned>(b) >> (8 * i)));
+  }
+  return c;
+}
+
+namespace rt_sim {
+/** The float nearest v + e (v + e exact, |e| below half an ulp of v) rounded up (`up`) or down. */
+inline float round_directed(double v, double e, bool up) {
+  float f = static_cast<float>(v);
+  const double d = f;
+  if (up && (d < v || (d == v && e > 0))) f = std::nextafter(f, INFINITY);
+  if (!up && (d > v || (d == v && e < 0))) f = std::nextafter(f, -INFINITY);
+  return f;
+}
+/** a + b as an unevaluated pair (s, e), exactly (Knuth's two-sum). */
+inline void two_sum(double a, double b, double & s, double & e) {
+  s = a + b;
+  const double bb = s - a;
+  e = (a - (s - bb)) + (b - bb);
+}
+inline float add_directed(float a, float b, bool up) {
+  double s, e;
+  two_sum(a, b, s, e);
+  return round_directed(s, e, up);
+}
+inline float fma_directed(float a, float b, float c, bool up) {
+  double s, e;
+  two_sum(static_cast<double>(a) * b, c, s, e);  // a float product is exact in double
+  return round_directed(s, e, up);
+}
+}  // namespace rt_sim
+
+// The directed-rounding intrinsics, from exact double intermediates.
+inline float __fadd_ru(float a, float b) { return ::rt_sim::add_directed(a, b, true); }
+inline float __fadd_rd(float a, float b) { return ::rt_sim::add_directed(a, b, false); }
+inline float __fmul_ru(float a, float b) { return ::rt_sim::round_directed(static_cast<double>(a) * b, 0, true); }
+inline float __fmul_rd(float a, float b) { return ::rt_sim::round_directed(static_cast<double>(a) * b, 0, false); }
+inline float __fmaf_ru(float a, float b, float c) { return ::rt_sim::fma_directed(a, b, c, true); }
+inline float __fmaf_rd(float a, float b, float c) { return ::rt_sim::fma_directed(a, b, c, false); }
+inline float __int2float_ru(int i) { return ::rt_sim::round_directed(i, 0, true); }
+inline float __int2float_rd(int i) { return ::rt_sim::round_directed(i, 0, false); }
+
 // Fibers switch only at barriers and shuffles, so a plain read-modify-write is atomic here.
 template <typename T>
 T atomicAdd(T * p, T v) {
@@ -228,5 +282,11 @@ template <typename T>
 T atomicExch(T * p, T v) {
   const T old = *p;
   *p = v;
+  return old;
+}
+template <typename T>
+T atomicMax(T * p, T v) {
+  const T old = *p;
+  if (v > old) *p = v;
   return old;
 }
