@@ -29,6 +29,8 @@
 #include "core/json.h"
 #include "core/model-from-weights.h"
 #include "core/model-weights.h"
+#include "core/thread-pool.h"
+#include "cpu/lm-head-screen.h"
 #include "rt/rt-runtime.h"
 
 #ifdef RT_WITH_CUDA
@@ -36,6 +38,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/attention.cuh"
+#include "cuda/lm-screen.cuh"
 #include "cuda/matmul-f16.cuh"
 #include "cuda/matmul-w4a16.cuh"
 
@@ -195,13 +198,21 @@ std::unique_ptr<host_model> build_model(int layers, bool small) {
   return m;
 }
 
+// The LM head's bytes in a step of `batch` greedy outputs: the INT8 screen's copy, its per-row figures and each token's
+// bounds written and read back (steps of up to RT_LM_SCREEN_MAX_TOKENS; its few FP16 rows left out), else FP16.
+double lm_head_bytes(const model_config & c, int batch, bool screened) {
+  const double V = c.vocab_size, H = c.hidden_size;
+  if (!screened || batch > RT_LM_SCREEN_MAX_TOKENS) return V * H * 2;
+  return V * H + V * 16 + batch * V * 8;
+}
+
 // Bytes one batch-1 decode step must read at context `ctx`: every non-routed matrix, top-k experts per layer, KV.
-double bytes_per_token(const model_config & c, int group, int ctx) {
+double bytes_per_token(const model_config & c, int group, int ctx, bool screened = true) {
   const double H = c.hidden_size, I = c.intermediate_size, L = c.num_hidden_layers;
   const double qkv = (c.num_attention_heads + 2.0 * c.num_key_value_heads) * c.head_dim;
   const double attn = L * (qkv * H + H * c.num_attention_heads * c.head_dim) * 2;
   const double router = L * c.num_experts * H * 2;
-  const double lm = static_cast<double>(c.vocab_size) * H * 2;
+  const double lm = lm_head_bytes(c, 1, screened);
   const double expert = 3 * (I * H / 2 + I * H / group * 2);
   const double experts = L * c.num_experts_per_tok * expert;
   const double kv = L * ctx * c.num_key_value_heads * c.head_dim * 2.0 * 2;
@@ -216,7 +227,8 @@ double bytes_per_step(const model_config & c, int group, int ctx, int batch) {
   const double expert = 3 * (I * H / 2 + I * H / group * 2);
   const double kv = L * ctx * c.num_key_value_heads * c.head_dim * 2.0 * 2;
   const double touched = E * (1 - std::pow(1 - c.num_experts_per_tok / E, batch));
-  return one - L * c.num_experts_per_tok * expert - kv + L * touched * expert + batch * kv;
+  return one - L * c.num_experts_per_tok * expert - kv + L * touched * expert + batch * kv - lm_head_bytes(c, 1, true) +
+         lm_head_bytes(c, batch, true);
 }
 
 // Users' cards (vendor figures) for the projections.
@@ -498,6 +510,8 @@ struct residency_figures {
   // has none: programmatic says whether the main run used them).
   double decode1_plain = 0, decode64_plain = 0;
   bool programmatic = false;
+  // Full residency without the LM head's INT8 screen (greedy steps then read the FP16 head).
+  double decode1_unscreened = 0, decode8_unscreened = 0;
   double decode256 = 0;  // full residency, not in quick runs
   double h2d_bytes_per_step8 = 0;  // partial residency: expert bytes copied in per batch-8 decode step
   double peak_memory_gib = 0;
@@ -571,6 +585,13 @@ residency_figures run_residency(const model_weights & w, const char * label, int
         }
         o.programmatic_launch = true;
       }
+      o.lm_head_screen = false;
+      if (auto unscreened = cuda_backend_create(w, o, err)) {
+        f.decode1_unscreened = run_decode(*unscreened, w.config.vocab_size, 1, 128 / shrink, steps).tokens_per_s;
+        f.decode8_unscreened =
+            run_decode(*unscreened, w.config.vocab_size, 8, 128 / shrink, std::max(2, stepsb / shrink)).tokens_per_s;
+      }
+      o.lm_head_screen = true;
       o.cuda_graphs = false;
       auto plain = cuda_backend_create(w, o, err);
       if (plain) f.decode1_nograph = run_decode(*plain, w.config.vocab_size, 1, 128 / shrink, steps).tokens_per_s;
@@ -844,6 +865,95 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
       }
     }
   }
+  // Greedy steps' LM head: the FP16 product with its argmax (the automatic kernel, the argmax as its tail or its own
+  // launch) against the INT8 screen (lm-screen.cuh). Weight GB/s counts the FP16 head's bytes for both, so it reads
+  // as the rate a full product would need to match; max_rel_diff is the share of tokens that differ.
+  {
+    std::vector<uint16_t> head(size_t(vocab) * hidden);
+    cudaMemcpy(head.data(), w, head.size() * 2, cudaMemcpyDeviceToHost);
+    rt::tensor_view view;
+    view.name = "lm_head";
+    view.type = rt::dtype::f16;
+    view.shape = {vocab, hidden};
+    view.data = head.data();
+    view.nbytes = head.size() * 2;
+    rt::lm_head_screen s;
+    {
+      rt::thread_pool pool(0);
+      rt::lm_head_screen_build(view, pool, s);
+    }
+    std::vector<float4> meta(static_cast<size_t>(vocab));
+    for (size_t r = 0; r < meta.size(); ++r) meta[r] = make_float4(s.scale[r], s.err[r], s.max_abs[r], float(s.l1[r]));
+    const int tmax = RT_LM_SCREEN_MAX_TOKENS, blocks = rt_cuda_lm_screen_pick_blocks(vocab);
+    void *dq = nullptr, *dmeta = nullptr, *hi = nullptr, *floor = nullptr, *parts = nullptr, *arrivals = nullptr,
+         *toks = nullptr;
+    cudaMalloc(&dq, s.q.size());
+    cudaMemcpy(dq, s.q.data(), s.q.size(), cudaMemcpyHostToDevice);
+    cudaMalloc(&dmeta, sizeof(float4) * meta.size());
+    cudaMemcpy(dmeta, meta.data(), sizeof(float4) * meta.size(), cudaMemcpyHostToDevice);
+    cudaMalloc(&hi, sizeof(float) * size_t(tmax) * vocab);
+    cudaMalloc(&floor, sizeof(unsigned) * tmax);
+    cudaMalloc(&parts, sizeof(int2) * size_t(tmax) * std::max(vocab, blocks));
+    cudaMalloc(&arrivals, sizeof(unsigned));
+    cudaMalloc(&toks, sizeof(int) * tmax);
+    cudaMemset(floor, 0, sizeof(unsigned) * tmax);
+    cudaMemset(arrivals, 0, sizeof(unsigned));
+    for (int tokens : small ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 8}) {
+      std::vector<int> want;
+      const auto row = [&](const std::string & kernel, const std::function<void()> & go, bool automatic) {
+        kernel_figure f;
+        f.op = "lm head argmax";
+        f.kernel = kernel;
+        f.entries = tokens;
+        f.groups = 1;
+        f.us = time_us(go, reps);
+        f.weight_gb_s = 2.0 * vocab * hidden / (f.us * 1e3);
+        f.tflops = 2.0 * tokens * vocab * hidden / (f.us * 1e6);
+        f.automatic = automatic;
+        std::vector<int> got(static_cast<size_t>(tokens));
+        cudaMemcpy(got.data(), toks, got.size() * sizeof(int), cudaMemcpyDeviceToHost);
+        if (want.empty()) want = got;
+        int differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
+        f.max_rel_diff = static_cast<double>(differ) / tokens;
+        out.push_back(f);
+      };
+      rt_cuda_f16_args a = rt_cuda_f16_dense(w, vocab, hidden, x, hidden, tokens, yd, vocab);
+      a.tail.kind = rt_matmul_tail_kind::argmax;
+      a.tail.n_tokens = tokens;
+      a.tail.argmax_out = static_cast<int *>(toks);
+      a.tail.argmax_partials = static_cast<int2 *>(parts);
+      a.tail.argmax_partials_per_token = vocab;
+      a.tail.arrivals = static_cast<unsigned *>(arrivals);
+      const rt_f16_kernel k = rt_cuda_f16_choice(a);
+      const char * kname = k == rt_f16_kernel::mma          ? "mma"
+                           : k == rt_f16_kernel::gemv       ? "gemv"
+                           : k == rt_f16_kernel::gemv_split ? "gemv split"
+                           : k == rt_f16_kernel::cuda_cores ? "cuda-cores"
+                                                            : "generic";
+      row(std::string("fp16 ") + kname + " + argmax",
+          [&] { rt_cuda_matmul_f16(a, nullptr); }, false);
+      rt_cuda_lm_screen_args sa;
+      sa.q = static_cast<const int8_t *>(dq);
+      sa.meta = static_cast<const float4 *>(dmeta);
+      sa.max_abs_all = s.max_abs_all;
+      sa.gamma = std::nextafter(static_cast<float>(rt::lm_head_screen_gamma(hidden)), 1.0f);
+      sa.w = w;
+      sa.rows = vocab;
+      sa.cols = hidden;
+      sa.x = x;
+      sa.ldx = hidden;
+      sa.n = tokens;
+      sa.hi = static_cast<float *>(hi);
+      sa.floor = static_cast<unsigned *>(floor);
+      sa.partials = static_cast<int2 *>(parts);
+      sa.partials_per_token = blocks;
+      sa.arrivals = static_cast<unsigned *>(arrivals);
+      sa.out = static_cast<int *>(toks);
+      row("int8 screen", [&] { rt_cuda_lm_screen(sa, nullptr); }, true);
+    }
+    for (void * p : {dq, dmeta, hi, floor, parts, arrivals, toks}) cudaFree(p);
+  }
   cudaFree(yd);
   cudaFree(w);
   // Decode attention (OLMoE: 16 heads of 128, no grouping) by positions a split block: more, shorter blocks use more
@@ -979,7 +1089,8 @@ void write_runs_json(std::ostream & j, const std::vector<residency_figures> & ru
       << f.prefill_tps << ", \"ttft_128_ms\": " << f.ttft_128_ms << ", \"ttft_512_ms\": " << f.ttft_512_ms
       << ", \"decode_tokens_per_s\": {\"b1\": " << f.decode1 << ", \"b1_no_graph\": " << f.decode1_nograph
       << ", \"b1_tails_apart\": " << f.decode1_apart << ", \"b1_plain_launch\": " << f.decode1_plain
-      << ", \"b64_plain_launch\": " << f.decode64_plain
+      << ", \"b64_plain_launch\": " << f.decode64_plain << ", \"b1_unscreened\": " << f.decode1_unscreened
+      << ", \"b8_unscreened\": " << f.decode8_unscreened
       << ", \"b8\": " << f.decode8 << ", \"b32\": " << f.decode32 << ", \"b64\": " << f.decode64
       << ", \"b256\": " << f.decode256 << "}, \"peak_memory_bytes\": "
       << f.counters.peak_memory_bytes << ", \"peak_memory_scope\": \"" << f.counters.peak_memory_scope
@@ -1144,6 +1255,8 @@ int main(int argc, char ** argv) {
   const model_config & c = m->w.config;
   const double bpt = bytes_per_token(c, m->w.group_size, 128 + 64);
   const double roofline_tps = NOMINAL_BANDWIDTH / bpt;
+  // The same with the FP16 LM head (the step without the screen; the figure earlier measurements were drawn against).
+  const double bpt_fp16_head = bytes_per_token(c, m->w.group_size, 128 + 64, false);
   const double avg_prompt = std::getenv("IFEVAL_AVG_PROMPT") ? std::atof(std::getenv("IFEVAL_AVG_PROMPT")) : 100;
   const double avg_new = std::getenv("IFEVAL_AVG_NEW") ? std::atof(std::getenv("IFEVAL_AVG_NEW")) : 400;
 
@@ -1166,9 +1279,10 @@ int main(int argc, char ** argv) {
   }
   const residency_figures & full = runs[0];
   const double ratio = full.ok ? full.decode1 / roofline_tps : 0;
-  std::printf("\nbatch-1 roofline: %.1f MB read per token at context ~192, %.0f tok/s at %.1f TB/s; measured %.1f "
-              "tok/s = %.1f%% of roofline\n",
-              bpt / 1e6, roofline_tps, NOMINAL_BANDWIDTH / 1e12, full.decode1, 100 * ratio);
+  std::printf("\nbatch-1 roofline: %.1f MB read per token at context ~192 (the LM head screened; %.1f MB with the FP16 "
+              "head), %.0f tok/s at %.1f TB/s; measured %.1f tok/s = %.1f%% of roofline (%.1f%% of the FP16 head's)\n",
+              bpt / 1e6, bpt_fp16_head / 1e6, roofline_tps, NOMINAL_BANDWIDTH / 1e12, full.decode1, 100 * ratio,
+              100 * full.decode1 / (NOMINAL_BANDWIDTH / bpt_fp16_head));
   if (full.ok && full.decode_step_ops > 0) {
     std::printf("batch-1 decode step: %d kernels in its graph, %.2f us per kernel at the measured rate\n",
                 full.decode_step_ops, 1e6 / full.decode1 / full.decode_step_ops);
@@ -1194,6 +1308,15 @@ int main(int argc, char ** argv) {
                 tuned->decode32, r(tuned->decode32, full.decode32), tuned->decode64, r(tuned->decode64, full.decode64));
   } else if (!kernels.empty()) {
     std::printf("tuned choices: the built-in ones (the kernel table argues for no other)\n");
+  }
+  if (full.ok && full.decode1_unscreened > 0) {
+    std::printf("LM head INT8 screen (greedy steps): batch 1 %.1f tok/s with it, %.1f without (%.2fx); batch 8 %.1f "
+                "and %.1f (%.2fx); it computed %.1f FP16 rows a token\n",
+                full.decode1, full.decode1_unscreened, full.decode1 / full.decode1_unscreened, full.decode8,
+                full.decode8_unscreened, full.decode8_unscreened > 0 ? full.decode8 / full.decode8_unscreened : 0,
+                full.counters.lm_head_screened > 0
+                    ? static_cast<double>(full.counters.lm_head_exact_rows) / full.counters.lm_head_screened
+                    : 0.0);
   }
   if (full.ok && full.decode1_apart > 0) {
     std::printf("matmul tails: batch 1 %.1f tok/s in their matmuls' launches, %.1f launched apart (%.2fx)\n",
@@ -1288,7 +1411,8 @@ int main(int argc, char ** argv) {
         << ", \"h2d_bytes_per_step\": " << part.h2d_bytes_per_step8 << ", \"copy_bound_tokens_per_s\": " << copy_ceiling8
         << "},\n  \"nominal_bandwidth_tb_s\": "
         << NOMINAL_BANDWIDTH / 1e12 << ",\n  \"nominal_bandwidth_source\": \"" << nominal.source
-        << "\",\n  \"bytes_per_token_batch1\": " << bpt << ",\n  \"roofline_tokens_per_s\": "
+        << "\",\n  \"bytes_per_token_batch1\": " << bpt << ",\n  \"bytes_per_token_batch1_fp16_head\": " << bpt_fp16_head
+        << ",\n  \"roofline_tokens_per_s\": "
         << roofline_tps << ",\n  \"roofline_ratio_batch1\": " << ratio
         << ",\n  \"decode_step_kernels_batch1\": " << (full.ok ? full.decode_step_ops : 0)
         << ",\n  \"programmatic_launch\": " << (full.ok && full.programmatic ? "true" : "false")
