@@ -135,7 +135,7 @@ run_checks() {
   fi
   # Where a batch-1 decode step's time goes, kernel by kernel (informational: it never fails the check). bench-gpu
   # marks the timed batch-1 decode steps under full residency as the profiler's range (cudaProfilerStart/Stop); the
-  # 400 launches profiled are about four of those steps (98 kernels each for OLMoE).
+  # 400 launches profiled are about four of those steps (99 kernels each for OLMoE).
   NCU=$(cuda_tool ncu)
   LEFT=$(( end - $(elapsed) ))
   if [ -n "$NCU" ] && [ "$LEFT" -ge 60 ]; then

@@ -732,11 +732,19 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
 }
 
 void cuda_backend::build_lm_screen(const tensor_view & head, int cols) {
+  // From the FP16 values the GEMV reads (a BF16 head's smallest values round on the way to FP16).
+  std::vector<uint16_t> f16(static_cast<size_t>(head.numel()));
+  to_half(head, f16.data());
+  tensor_view view = head;
+  view.type = dtype::f16;
+  view.data = f16.data();
+  view.nbytes = f16.size() * 2;
   lm_head_screen s;
   {
     thread_pool pool(0);
-    lm_head_screen_build(head, pool, s);
+    lm_head_screen_build(view, pool, s);
   }
+  std::vector<uint16_t>().swap(f16);
   if (!s.ok) return;  // a head holding Inf or NaN takes the full product
   const size_t V = static_cast<size_t>(s.rows);
   std::vector<float4> meta(V);

@@ -251,7 +251,9 @@ int rt_cuda_lm_screen_pick_blocks(int rows) { return (rows + PICK_ROWS - 1) / PI
 
 void rt_cuda_lm_screen_bounds(const rt_cuda_lm_screen_args & a, cudaStream_t stream) {
   const int want = (a.rows + WARPS * ROWS - 1) / (WARPS * ROWS);
-  const int grid = std::max(1, std::min(want, 8 * rt_cuda::sm_count()));
+  // As many blocks as are resident at once (about 55-72 registers a thread: 4 blocks of 256 an SM), each striding
+  // over the rows: a second wave would pay each block's preparation of the tokens again.
+  const int grid = std::max(1, std::min(want, 4 * rt_cuda::sm_count()));
   const size_t smem = static_cast<size_t>(a.n) * a.cols;
   if (a.n == 1) {
     rt_cuda::launch("lm_screen_bounds<1>", lm_screen_bounds<1>, grid, THREADS, smem, stream, a);
