@@ -29,8 +29,6 @@
 #include "core/json.h"
 #include "core/model-from-weights.h"
 #include "core/model-weights.h"
-#include "core/thread-pool.h"
-#include "cpu/lm-head-screen.h"
 #include "rt/rt-runtime.h"
 
 #ifdef RT_WITH_CUDA
@@ -871,34 +869,22 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
   {
     std::vector<uint16_t> head(size_t(vocab) * hidden);
     cudaMemcpy(head.data(), w, head.size() * 2, cudaMemcpyDeviceToHost);
-    rt::tensor_view view;
-    view.name = "lm_head";
-    view.type = rt::dtype::f16;
-    view.shape = {vocab, hidden};
-    view.data = head.data();
-    view.nbytes = head.size() * 2;
-    rt::lm_head_screen s;
-    {
-      rt::thread_pool pool(0);
-      rt::lm_head_screen_build(view, pool, s);
-    }
-    std::vector<float4> meta(static_cast<size_t>(vocab));
-    for (size_t r = 0; r < meta.size(); ++r) meta[r] = make_float4(s.scale[r], s.err[r], s.max_abs[r], float(s.l1[r]));
-    const int tmax = RT_LM_SCREEN_MAX_TOKENS, blocks = rt_cuda_lm_screen_pick_blocks(vocab);
+    const rt_lm_screen_copy copy = rt_lm_screen_build(head.data(), vocab, hidden);
+    const int tmax = RT_LM_SCREEN_MAX_TOKENS;
     void *dq = nullptr, *dmeta = nullptr, *hi = nullptr, *floor = nullptr, *parts = nullptr, *arrivals = nullptr,
          *toks = nullptr;
-    cudaMalloc(&dq, s.q.size());
-    cudaMemcpy(dq, s.q.data(), s.q.size(), cudaMemcpyHostToDevice);
-    cudaMalloc(&dmeta, sizeof(float4) * meta.size());
-    cudaMemcpy(dmeta, meta.data(), sizeof(float4) * meta.size(), cudaMemcpyHostToDevice);
+    cudaMalloc(&dq, copy.q.size());
+    cudaMemcpy(dq, copy.q.data(), copy.q.size(), cudaMemcpyHostToDevice);
+    cudaMalloc(&dmeta, sizeof(float4) * copy.meta.size());
+    cudaMemcpy(dmeta, copy.meta.data(), sizeof(float4) * copy.meta.size(), cudaMemcpyHostToDevice);
     cudaMalloc(&hi, sizeof(float) * size_t(tmax) * vocab);
     cudaMalloc(&floor, sizeof(unsigned) * tmax);
-    cudaMalloc(&parts, sizeof(int2) * size_t(tmax) * std::max(vocab, blocks));
+    cudaMalloc(&parts, sizeof(int2) * size_t(tmax) * vocab);  // the full product's argmax tail: a best a row
     cudaMalloc(&arrivals, sizeof(unsigned));
     cudaMalloc(&toks, sizeof(int) * tmax);
     cudaMemset(floor, 0, sizeof(unsigned) * tmax);
     cudaMemset(arrivals, 0, sizeof(unsigned));
-    for (int tokens : small ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 8}) {
+    for (int tokens : !copy.ok ? std::vector<int>{} : small ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 8}) {
       std::vector<int> want;
       const auto row = [&](const std::string & kernel, const std::function<void()> & go, bool automatic) {
         kernel_figure f;
@@ -933,21 +919,14 @@ std::vector<kernel_figure> kernel_ab(bool small, bool quick) {
                                                             : "generic";
       row(std::string("fp16 ") + kname + " + argmax",
           [&] { rt_cuda_matmul_f16(a, nullptr); }, false);
-      rt_cuda_lm_screen_args sa;
-      sa.q = static_cast<const int8_t *>(dq);
-      sa.meta = static_cast<const float4 *>(dmeta);
-      sa.max_abs_all = s.max_abs_all;
-      sa.gamma = std::nextafter(static_cast<float>(rt::lm_head_screen_gamma(hidden)), 1.0f);
-      sa.w = w;
-      sa.rows = vocab;
-      sa.cols = hidden;
+      rt_cuda_lm_screen_args sa = rt_cuda_lm_screen_head(copy, static_cast<const int8_t *>(dq),
+                                                         static_cast<const float4 *>(dmeta), w, vocab, hidden);
       sa.x = x;
       sa.ldx = hidden;
       sa.n = tokens;
       sa.hi = static_cast<float *>(hi);
       sa.floor = static_cast<unsigned *>(floor);
       sa.partials = static_cast<int2 *>(parts);
-      sa.partials_per_token = blocks;
       sa.arrivals = static_cast<unsigned *>(arrivals);
       sa.out = static_cast<int *>(toks);
       row("int8 screen", [&] { rt_cuda_lm_screen(sa, nullptr); }, true);

@@ -13,11 +13,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/thread-pool.h"
-#include "cpu/lm-head-screen.h"
 #include "cpu/ref-ops.h"
 #include "quant/qpacked.h"
-#include "test-helpers.h"
 
 /** ctest's SKIP_RETURN_CODE for the gpu label (CMakeLists.txt): no device is a skip, not a pass. */
 constexpr int kSkip = 77;
@@ -1224,25 +1221,14 @@ void test_matmul_tails(int n, rt_f16_kernel dense_kernel) {
 // and the workspace left as it found it. Returns the FP16 rows the screen computed.
 uint64_t check_lm_screen(const std::string & label, const std::vector<uint16_t> & wb, int rows, int cols,
                          const std::vector<uint16_t> & xb, int n) {
-  rt::lm_head_screen s;
-  {
-    rt::thread_pool pool(2);
-    rt::lm_head_screen_build(test_util::matrix_view(rt::dtype::f16, rows, cols, wb.data(), 2), pool, s);
-  }
-  expect(s.ok, label + ": the head is screened");
-  std::vector<float4> meta(static_cast<size_t>(rows));
-  for (int r = 0; r < rows; ++r) {
-    const size_t i = static_cast<size_t>(r);
-    meta[i] = make_float4(s.scale[i], s.err[i], s.max_abs[i], static_cast<float>(s.l1[i]));
-  }
-  const double g = rt::lm_head_screen_gamma(cols);
-  dev<int8_t> dq(s.q);
-  dev<float4> dmeta(meta);
+  const rt_lm_screen_copy copy = rt_lm_screen_build(wb.data(), rows, cols);
+  expect(copy.ok, label + ": the head is screened");
+  dev<int8_t> dq(copy.q);
+  dev<float4> dmeta(copy.meta);
   dev<uint16_t> dw(wb), dx(xb);
   dev<float> y(static_cast<size_t>(n) * rows), hi(static_cast<size_t>(n) * rows);
   dev<unsigned> floor(RT_LM_SCREEN_MAX_TOKENS), arrivals(1);
-  const int blocks = rt_cuda_lm_screen_pick_blocks(rows);
-  dev<int2> partials(static_cast<size_t>(n) * blocks);
+  dev<int2> partials(static_cast<size_t>(n) * rt_cuda_lm_screen_pick_blocks(rows));
   dev<unsigned long long> stats(2);
   dev<int> out(static_cast<size_t>(n));
   rt_cuda_f16_args full = dense_args(dx.p, dw.p, rows, cols, n, y.p);
@@ -1250,21 +1236,13 @@ uint64_t check_lm_screen(const std::string & label, const std::vector<uint16_t> 
   rt_cuda_matmul_f16(full, nullptr);
   const std::vector<float> logits = y.get();
 
-  rt_cuda_lm_screen_args a;
-  a.q = dq.p;
-  a.meta = dmeta.p;
-  a.max_abs_all = s.max_abs_all;
-  a.gamma = std::nextafter(static_cast<float>(g), 1.0f);
-  a.w = reinterpret_cast<const __half *>(dw.p);
-  a.rows = rows;
-  a.cols = cols;
+  rt_cuda_lm_screen_args a = rt_cuda_lm_screen_head(copy, dq.p, dmeta.p, reinterpret_cast<const __half *>(dw.p), rows, cols);
   a.x = reinterpret_cast<const __half *>(dx.p);
   a.ldx = cols;
   a.n = n;
   a.hi = hi.p;
   a.floor = floor.p;
   a.partials = partials.p;
-  a.partials_per_token = blocks;
   a.arrivals = arrivals.p;
   a.stats = stats.p;
   a.out = out.p;
@@ -1307,17 +1285,15 @@ uint64_t check_lm_screen(const std::string & label, const std::vector<uint16_t> 
 // Row `row`'s logit as the screen's INT8 arithmetic sees it (before its bound): the head's codes against the
 // activations' (the scale max |x| / 127, codes rounded to nearest even, as the kernel takes them).
 double int8_logit(const std::vector<uint16_t> & wb, int rows, int cols, const std::vector<float> & x, int row) {
-  rt::lm_head_screen s;
-  rt::thread_pool pool(1);
-  rt::lm_head_screen_build(test_util::matrix_view(rt::dtype::f16, rows, cols, wb.data(), 2), pool, s);
+  const rt_lm_screen_copy copy = rt_lm_screen_build(wb.data(), rows, cols);
   float m = 0;
   for (float v : x) m = std::max(m, std::fabs(v));
   const float sx = m / 127.0f;
   double dot = 0;
   for (int i = 0; i < cols; ++i) {
-    dot += static_cast<double>(s.q[static_cast<size_t>(row) * cols + i]) * std::nearbyint(x[static_cast<size_t>(i)] / sx);
+    dot += static_cast<double>(copy.q[static_cast<size_t>(row) * cols + i]) * std::nearbyint(x[static_cast<size_t>(i)] / sx);
   }
-  return static_cast<double>(s.scale[static_cast<size_t>(row)]) * sx * dot;
+  return static_cast<double>(copy.meta[static_cast<size_t>(row)].x) * sx * dot;
 }
 
 std::vector<uint16_t> halves_of(const std::vector<float> & v) {

@@ -489,13 +489,9 @@ class cuda_backend final : public backend {
   unsigned * matmul_arrivals_ = nullptr;
   // The LM head's argmax tail: each block's best of its rows, [RT_MATMUL_TAIL_MAX_TOKENS][vocab].
   int2 * argmax_partials_ = nullptr;
-  // The LM head's INT8 screen (lm-screen.cuh), absent when turned off or when the head holds Inf or NaN.
-  int8_t * screen_q_ = nullptr;
-  float4 * screen_meta_ = nullptr;
-  float screen_max_abs_ = 0, screen_gamma_ = 0;
-  float * screen_hi_ = nullptr;
-  unsigned * screen_floor_ = nullptr;
-  unsigned long long * screen_stats_ = nullptr;  // [2]: tokens screened, FP16 rows computed
+  // The LM head's INT8 screen (lm-screen.cuh): its head and workspace (q null when turned off or when the head holds
+  // Inf or NaN); a step adds its tokens.
+  rt_cuda_lm_screen_args screen_;
   // Partial residency stage control: offsets, sorted, sorted_tok, then pointer tables.
   int * stage_ctrl_ = nullptr;
   void ** stage_ptrs_ = nullptr;
@@ -735,33 +731,20 @@ void cuda_backend::build_lm_screen(const tensor_view & head, int cols) {
   // From the FP16 values the GEMV reads (a BF16 head's smallest values round on the way to FP16).
   std::vector<uint16_t> f16(static_cast<size_t>(head.numel()));
   to_half(head, f16.data());
-  tensor_view view = head;
-  view.type = dtype::f16;
-  view.data = f16.data();
-  view.nbytes = f16.size() * 2;
-  lm_head_screen s;
-  {
-    thread_pool pool(0);
-    lm_head_screen_build(view, pool, s);
-  }
-  std::vector<uint16_t>().swap(f16);
-  if (!s.ok) return;  // a head holding Inf or NaN takes the full product
-  const size_t V = static_cast<size_t>(s.rows);
-  std::vector<float4> meta(V);
-  for (size_t r = 0; r < V; ++r) meta[r] = make_float4(s.scale[r], s.err[r], s.max_abs[r], static_cast<float>(s.l1[r]));
-  screen_q_ = static_cast<int8_t *>(arena_.alloc(s.q.size(), "lm_head INT8 screen"));
-  ck(cudaMemcpy(screen_q_, s.q.data(), s.q.size(), cudaMemcpyHostToDevice), "upload lm_head INT8 screen");
-  screen_meta_ = static_cast<float4 *>(arena_.alloc(sizeof(float4) * V, "lm_head screen rows"));
-  ck(cudaMemcpy(screen_meta_, meta.data(), sizeof(float4) * V, cudaMemcpyHostToDevice), "upload lm_head screen rows");
-  screen_hi_ = static_cast<float *>(arena_.alloc(sizeof(float) * RT_LM_SCREEN_MAX_TOKENS * V, "lm_head screen bounds"));
-  screen_floor_ = static_cast<unsigned *>(arena_.alloc(sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS, "lm_head screen floor"));
-  ck(cudaMemset(screen_floor_, 0, sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS), "clear lm_head screen floor");
-  screen_stats_ = static_cast<unsigned long long *>(arena_.alloc(sizeof(unsigned long long) * 2, "lm_head screen counts"));
-  ck(cudaMemset(screen_stats_, 0, sizeof(unsigned long long) * 2), "clear lm_head screen counts");
-  screen_max_abs_ = s.max_abs_all;
-  // The CPU's gamma as a float no smaller.
-  const double g = lm_head_screen_gamma(cols);
-  screen_gamma_ = static_cast<float>(g) >= g ? static_cast<float>(g) : std::nextafter(static_cast<float>(g), 1.0f);
+  const int V = static_cast<int>(head.shape[0]);
+  const rt_lm_screen_copy copy = rt_lm_screen_build(f16.data(), V, cols);
+  if (!copy.ok) return;  // a head holding Inf or NaN takes the full product
+  auto * q = static_cast<int8_t *>(arena_.alloc(copy.q.size(), "lm_head INT8 screen"));
+  ck(cudaMemcpy(q, copy.q.data(), copy.q.size(), cudaMemcpyHostToDevice), "upload lm_head INT8 screen");
+  auto * meta = static_cast<float4 *>(arena_.alloc(sizeof(float4) * copy.meta.size(), "lm_head screen rows"));
+  ck(cudaMemcpy(meta, copy.meta.data(), sizeof(float4) * copy.meta.size(), cudaMemcpyHostToDevice),
+     "upload lm_head screen rows");
+  screen_ = rt_cuda_lm_screen_head(copy, q, meta, lm_head_, V, cols);
+  screen_.hi = static_cast<float *>(arena_.alloc(sizeof(float) * RT_LM_SCREEN_MAX_TOKENS * V, "lm_head screen bounds"));
+  screen_.floor = static_cast<unsigned *>(arena_.alloc(sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS, "lm_head screen floor"));
+  ck(cudaMemset(screen_.floor, 0, sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS), "clear lm_head screen floor");
+  screen_.stats = static_cast<unsigned long long *>(arena_.alloc(sizeof(unsigned long long) * 2, "lm_head screen counts"));
+  ck(cudaMemset(screen_.stats, 0, sizeof(unsigned long long) * 2), "clear lm_head screen counts");
 }
 
 void cuda_backend::ensure_scratch(int tokens) {
@@ -1102,24 +1085,13 @@ void cuda_backend::step(int n, int n_out, bool screen) {
     }
   }
   if (screen) {
-    rt_cuda_lm_screen_args a;
-    a.q = screen_q_;
-    a.meta = screen_meta_;
-    a.max_abs_all = screen_max_abs_;
-    a.gamma = screen_gamma_;
-    a.w = lm_head_;
-    a.rows = c.vocab_size;
-    a.cols = H;
+    rt_cuda_lm_screen_args a = screen_;
     a.x = xn_;
     a.ldx = H;
     a.rows_in = d_out;
     a.n = n_out;
-    a.hi = screen_hi_;
-    a.floor = screen_floor_;
     a.partials = argmax_partials_;
-    a.partials_per_token = rt_cuda_lm_screen_pick_blocks(c.vocab_size);
     a.arrivals = matmul_arrivals_;
-    a.stats = screen_stats_;
     a.out = argmax_;
     rt_cuda_lm_screen(a, stream_);
     return;
@@ -1178,7 +1150,7 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
         }
       }
       const int n_out = static_cast<int>(outs.size());
-      const bool screen = screen_q_ != nullptr && logits == nullptr && n_out <= RT_LM_SCREEN_MAX_TOKENS;
+      const bool screen = screen_.q != nullptr && logits == nullptr && n_out <= RT_LM_SCREEN_MAX_TOKENS;
       ck(cudaMemcpyAsync(ctrl_, ctrl.data(), ctrl.size() * 4, cudaMemcpyHostToDevice, stream_), "upload step");
       if (decode_step) {
         const size_t gi = 2 * static_cast<size_t>(n) + (screen ? 1 : 0);
@@ -1273,11 +1245,11 @@ backend_counters cuda_backend::counters() const {
   }
   out.peak_memory_bytes = arena_.peak();
   out.peak_memory_scope = arena_.per_process() ? "process" : "device";
-  if (screen_stats_ != nullptr) {
+  if (screen_.stats != nullptr) {
     // Steps finish (run() synchronises) before counters are read.
     unsigned long long st[2] = {0, 0};
     cudaSetDevice(device_);
-    if (cudaMemcpy(st, screen_stats_, sizeof st, cudaMemcpyDeviceToHost) == cudaSuccess) {
+    if (cudaMemcpy(st, screen_.stats, sizeof st, cudaMemcpyDeviceToHost) == cudaSuccess) {
       out.lm_head_screened = st[0];
       out.lm_head_exact_rows = st[1];
     } else {
@@ -1292,7 +1264,7 @@ void cuda_backend::counters_reset() {
   // create a context on device 0 and read its memory.
   cudaSetDevice(device_);
   if (cache_) cache_->counters_reset();
-  if (screen_stats_ != nullptr && cudaMemset(screen_stats_, 0, sizeof(unsigned long long) * 2) != cudaSuccess) {
+  if (screen_.stats != nullptr && cudaMemset(screen_.stats, 0, sizeof(unsigned long long) * 2) != cudaSuccess) {
     cudaGetLastError();
   }
   full_hits_ = 0;

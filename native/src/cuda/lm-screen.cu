@@ -3,7 +3,10 @@
 #include "cuda/lm-screen.cuh"
 
 #include <algorithm>
+#include <cmath>
 
+#include "core/thread-pool.h"
+#include "cpu/lm-head-screen.h"
 #include "cuda/argmax-block.cuh"
 #include "cuda/common.cuh"
 
@@ -272,4 +275,46 @@ void rt_cuda_lm_screen_pick(const rt_cuda_lm_screen_args & a, cudaStream_t strea
 void rt_cuda_lm_screen(const rt_cuda_lm_screen_args & a, cudaStream_t stream) {
   rt_cuda_lm_screen_bounds(a, stream);
   rt_cuda_lm_screen_pick(a, stream);
+}
+
+rt_lm_screen_copy rt_lm_screen_build(const uint16_t * f16, int rows, int cols) {
+  rt::tensor_view view;
+  view.name = "lm_head";
+  view.type = rt::dtype::f16;
+  view.shape = {rows, cols};
+  view.data = f16;
+  view.nbytes = static_cast<size_t>(rows) * cols * 2;
+  rt::lm_head_screen s;
+  {
+    rt::thread_pool pool(0);
+    rt::lm_head_screen_build(view, pool, s);
+  }
+  rt_lm_screen_copy c;
+  c.ok = s.ok;
+  if (!s.ok) return c;
+  c.q = std::move(s.q);
+  c.meta.resize(static_cast<size_t>(rows));
+  for (size_t r = 0; r < c.meta.size(); ++r) {
+    c.meta[r] = make_float4(s.scale[r], s.err[r], s.max_abs[r], static_cast<float>(s.l1[r]));  // sum |q| < 2^24
+  }
+  c.max_abs_all = s.max_abs_all;
+  // The CPU screen's gamma as a float no smaller.
+  const double g = rt::lm_head_screen_gamma(cols);
+  c.gamma = static_cast<double>(static_cast<float>(g)) >= g ? static_cast<float>(g)
+                                                            : std::nextafter(static_cast<float>(g), 1.0f);
+  return c;
+}
+
+rt_cuda_lm_screen_args rt_cuda_lm_screen_head(const rt_lm_screen_copy & copy, const int8_t * q, const float4 * meta,
+                                              const __half * w, int rows, int cols) {
+  rt_cuda_lm_screen_args a;
+  a.q = q;
+  a.meta = meta;
+  a.max_abs_all = copy.max_abs_all;
+  a.gamma = copy.gamma;
+  a.w = w;
+  a.rows = rows;
+  a.cols = cols;
+  a.partials_per_token = rt_cuda_lm_screen_pick_blocks(rows);
+  return a;
 }

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 /** Tokens one call screens (a decode step of up to this many sequences). */
 constexpr int RT_LM_SCREEN_MAX_TOKENS = 8;
@@ -37,6 +38,22 @@ struct rt_cuda_lm_screen_args {
   unsigned long long * stats = nullptr;  // [2] += tokens screened, FP16 rows computed; may be null
   int * out = nullptr;             // [n] the tokens
 };
+
+/** A head's screen as these kernels take it, built on the host by cpu/lm-head-screen.h from the FP16 values the GEMV
+ * reads; `ok` is false (no screen) when the head holds Inf or NaN. */
+struct rt_lm_screen_copy {
+  bool ok = false;
+  std::vector<int8_t> q;      // [rows][cols]
+  std::vector<float4> meta;   // per row, as rt_cuda_lm_screen_args::meta
+  float max_abs_all = 0;
+  float gamma = 0;
+};
+rt_lm_screen_copy rt_lm_screen_build(const uint16_t * f16, int rows, int cols);
+
+/** Arguments with the head's fields set: `copy`'s figures, its codes and row figures uploaded at q and meta, the FP16
+ * head w [rows][cols], partials_per_token the pick's blocks; the caller sets the tokens and the workspace. */
+rt_cuda_lm_screen_args rt_cuda_lm_screen_head(const rt_lm_screen_copy & copy, const int8_t * q, const float4 * meta,
+                                              const __half * w, int rows, int cols);
 
 /** Whether a call of `n` tokens over a head of `cols` columns fits these kernels. */
 bool rt_cuda_lm_screen_fits(int cols, int n);
