@@ -605,6 +605,13 @@ void lm_head_screen(const fs::path & dir, const char * label) {
   const auto lg = all_logits(*be[1], PROMPT_A);
   const auto lf = all_logits(*be[0], PROMPT_A);
   CHECK(max_diff(lg, lf) == 0.0f, "%s: logits with the screen on are the full product's", label);
+  // Partial residency gives the screen's memory to expert slots: no screen, the same tokens.
+  auto part = make(*w, "cuda", w->config.num_experts / 2);
+  if (part) {
+    part->counters_reset();
+    CHECK(greedy(*part, {PROMPT_A}, 12) == one[1] && part->counters().lm_head_screened == 0,
+          "%s: partial residency decodes the same tokens without the screen", label);
+  }
 }
 
 

@@ -52,8 +52,8 @@ struct backend_options {
   int f16_gemv_blocks_per_sm = 0;   // CUDA: blocks an SM below which the FP16 decode GEMVs split columns; 0 = built in
   // Greedy steps find the argmax through an INT8 copy of the LM head and compute only the rows that can still win
   // from the FP16 weights (cpu/lm-head-screen.h, cuda/lm-screen.cuh: the same tokens, fewer bytes; CUDA: steps of
-  // up to 8 outputs, at 103 MB more device memory for OLMoE). HORIZON_CPU_LM_SCREEN=0 / HORIZON_CUDA_LM_SCREEN=0
-  // also turn it off.
+  // up to 8 outputs under full residency, at 103 MB more device memory for OLMoE). HORIZON_CPU_LM_SCREEN=0 /
+  // HORIZON_CUDA_LM_SCREEN=0 also turn it off.
   bool lm_head_screen = true;
 };
 

@@ -584,12 +584,12 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
     embed_ = upload(w.embed_tokens, "embed_tokens");
     lm_head_ = (w.lm_head == w.embed_tokens) ? embed_ : upload(w.lm_head, "lm_head");
     final_norm_ = upload(w.final_norm, "model.norm");
-    // The screen's pick leaves its per-block bests in the argmax tail's partials.
-    if (o.lm_head_screen && !env_off("HORIZON_CUDA_LM_SCREEN") && rt_cuda_lm_screen_fits(H, 1) &&
-        static_cast<int64_t>(RT_LM_SCREEN_MAX_TOKENS) * rt_cuda_lm_screen_pick_blocks(c.vocab_size) <=
-            static_cast<int64_t>(RT_MATMUL_TAIL_MAX_TOKENS) * c.vocab_size) {
-      build_lm_screen(*w.lm_head, H);
-    }
+    // The LM head's screen, wanted (its pick leaves its per-block bests in the argmax tail's partials) and built below
+    // under full residency only: with experts copied in, its memory buys more expert slots instead, each miss saved
+    // worth far more than the head's bytes it saves.
+    const bool want_screen = o.lm_head_screen && !env_off("HORIZON_CUDA_LM_SCREEN") && rt_cuda_lm_screen_fits(H, 1) &&
+                             static_cast<int64_t>(RT_LM_SCREEN_MAX_TOKENS) * rt_cuda_lm_screen_pick_blocks(c.vocab_size) <=
+                                 static_cast<int64_t>(RT_MATMUL_TAIL_MAX_TOKENS) * c.vocab_size;
     layers_.resize(static_cast<size_t>(L));
     for (int li = 0; li < L; ++li) {
       const layer_weights & lw = w.layers[static_cast<size_t>(li)];
@@ -627,9 +627,12 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
       const size_t sequences = static_cast<size_t>(o.max_sequences > 0 ? o.max_sequences : 8);
       const size_t reserve = static_cast<size_t>(2) * max_ctx_ * nkv * hd * 2 * L * sequences + (size_t(1) << 30);
       const int64_t avail = static_cast<int64_t>(free_b) - static_cast<int64_t>(reserve);
-      slots = expert_cache_slots_for_budget(avail, layout_.bytes, L, E);
+      const int64_t screen = want_screen ? static_cast<int64_t>(rt_cuda_lm_screen_bytes(c.vocab_size, H)) : 0;
+      slots = expert_cache_slots_for_budget(avail - screen, layout_.bytes, L, E);
+      if (slots < E) slots = expert_cache_slots_for_budget(avail, layout_.bytes, L, E);
     }
     full_ = slots >= E;
+    if (full_ && want_screen) build_lm_screen(*w.lm_head, H);
     use_pdl_ = full_ && o.programmatic_launch && !env_off("HORIZON_CUDA_PDL") &&
                rt_cuda_programmatic_launch_works(stream_);
     slots_per_layer_ = full_ ? E : slots;
