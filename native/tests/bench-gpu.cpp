@@ -1333,7 +1333,8 @@ int main(int argc, char ** argv) {
   if (full.ok) {
     const double rates[4] = {full.decode1, full.decode8, full.decode32, full.decode64};
     // The weights as full residency holds them: the checkpoint's bytes and the LM head's INT8 screen.
-    const double held = static_cast<double>(m->w.total_bytes) + static_cast<double>(rt_cuda_lm_screen_bytes(c.vocab_size, c.hidden_size));
+    const double held = static_cast<double>(m->w.total_bytes) +
+                        static_cast<double>(rt_cuda_lm_screen_bytes(c.vocab_size, c.hidden_size));
     cards = project_cards(c, m->w.group_size, held, copy_bw, full.prefill_tps, rates,
                           avg_prompt, avg_new);
     std::printf("\nPROJECTIONS for users' cards (not measurements: this GPU's decode steps split into bytes at its copy "

@@ -587,9 +587,10 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
     // The LM head's screen, wanted (its pick leaves its per-block bests in the argmax tail's partials) and built below
     // under full residency only: with experts copied in, its memory buys more expert slots instead, each miss saved
     // worth far more than the head's bytes it saves.
+    const int64_t screen_partials =
+        static_cast<int64_t>(RT_LM_SCREEN_MAX_TOKENS) * rt_cuda_lm_screen_pick_blocks(c.vocab_size);
     const bool want_screen = o.lm_head_screen && !env_off("HORIZON_CUDA_LM_SCREEN") && rt_cuda_lm_screen_fits(H, 1) &&
-                             static_cast<int64_t>(RT_LM_SCREEN_MAX_TOKENS) * rt_cuda_lm_screen_pick_blocks(c.vocab_size) <=
-                                 static_cast<int64_t>(RT_MATMUL_TAIL_MAX_TOKENS) * c.vocab_size;
+                             screen_partials <= static_cast<int64_t>(RT_MATMUL_TAIL_MAX_TOKENS) * c.vocab_size;
     layers_.resize(static_cast<size_t>(L));
     for (int li = 0; li < L; ++li) {
       const layer_weights & lw = w.layers[static_cast<size_t>(li)];
@@ -744,9 +745,11 @@ void cuda_backend::build_lm_screen(const tensor_view & head, int cols) {
      "upload lm_head screen rows");
   screen_ = rt_cuda_lm_screen_head(copy, q, meta, lm_head_, V, cols);
   screen_.hi = static_cast<float *>(arena_.alloc(sizeof(float) * RT_LM_SCREEN_MAX_TOKENS * V, "lm_head screen bounds"));
-  screen_.floor = static_cast<unsigned *>(arena_.alloc(sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS, "lm_head screen floor"));
+  screen_.floor =
+      static_cast<unsigned *>(arena_.alloc(sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS, "lm_head screen floor"));
   ck(cudaMemset(screen_.floor, 0, sizeof(unsigned) * RT_LM_SCREEN_MAX_TOKENS), "clear lm_head screen floor");
-  screen_.stats = static_cast<unsigned long long *>(arena_.alloc(sizeof(unsigned long long) * 2, "lm_head screen counts"));
+  screen_.stats =
+      static_cast<unsigned long long *>(arena_.alloc(sizeof(unsigned long long) * 2, "lm_head screen counts"));
   ck(cudaMemset(screen_.stats, 0, sizeof(unsigned long long) * 2), "clear lm_head screen counts");
 }
 

@@ -230,10 +230,13 @@ __global__ void __launch_bounds__(THREADS) lm_screen_pick(rt_cuda_lm_screen_args
     }
     rt_cuda::block_argmax(bv, bi, nan, a.rows);
     if (threadIdx.x == 0) {
-      a.partials[static_cast<size_t>(t) * a.partials_per_token + blockIdx.x] = make_int2(__float_as_int(bv), nan ? -1 : bi);
+      a.partials[static_cast<size_t>(t) * a.partials_per_token + blockIdx.x] =
+          make_int2(__float_as_int(bv), nan ? -1 : bi);
     }
   }
-  if (a.stats != nullptr && lane == 0 && computed != 0) atomicAdd(a.stats + 1, static_cast<unsigned long long>(computed));
+  if (a.stats != nullptr && lane == 0 && computed != 0) {
+    atomicAdd(a.stats + 1, static_cast<unsigned long long>(computed));
+  }
   if (!rt_cuda::last_block_arrived(a.arrivals, gridDim.x)) return;
   for (int t = 0; t < a.n; ++t) {
     rt_cuda::argmax_of_partials(a.partials + static_cast<size_t>(t) * a.partials_per_token, static_cast<int>(gridDim.x),

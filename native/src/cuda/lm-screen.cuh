@@ -59,8 +59,8 @@ rt_cuda_lm_screen_args rt_cuda_lm_screen_head(const rt_lm_screen_copy & copy, co
 bool rt_cuda_lm_screen_fits(int cols, int n);
 /** Device bytes of a head's screen: its codes and row figures and the bounds of RT_LM_SCREEN_MAX_TOKENS tokens. */
 inline size_t rt_cuda_lm_screen_bytes(int rows, int cols) {
-  return static_cast<size_t>(rows) * (static_cast<size_t>(cols) + sizeof(float4) + RT_LM_SCREEN_MAX_TOKENS * sizeof(float)) +
-         RT_LM_SCREEN_MAX_TOKENS * sizeof(unsigned) + 2 * sizeof(unsigned long long);
+  const size_t per_row = static_cast<size_t>(cols) + sizeof(float4) + RT_LM_SCREEN_MAX_TOKENS * sizeof(float);
+  return static_cast<size_t>(rows) * per_row + RT_LM_SCREEN_MAX_TOKENS * sizeof(unsigned) + 2 * sizeof(unsigned long long);
 }
 /** Blocks of the pick launch: the partials each token needs. */
 int rt_cuda_lm_screen_pick_blocks(int rows);
