@@ -614,7 +614,6 @@ void lm_head_screen(const fs::path & dir, const char * label) {
   }
 }
 
-
 // Writes an FP16 NaN over the first element of each FP16 tensor of the packed folder `dir` that `pick` names (the
 // packer refuses a NaN in a checkpoint); returns how many it wrote.
 template <typename Pick>

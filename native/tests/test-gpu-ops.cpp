@@ -1282,10 +1282,9 @@ uint64_t check_lm_screen(const std::string & label, const std::vector<uint16_t> 
   return st[1];
 }
 
-// Row `row`'s logit as the screen's INT8 arithmetic sees it (before its bound): the head's codes against the
+// Row `row`'s logit as the screen's INT8 arithmetic sees it (before its bound): the codes of `copy` against the
 // activations' (the scale max |x| / 127, codes rounded to nearest even, as the kernel takes them).
-double int8_logit(const std::vector<uint16_t> & wb, int rows, int cols, const std::vector<float> & x, int row) {
-  const rt_lm_screen_copy copy = rt_lm_screen_build(wb.data(), rows, cols);
+double int8_logit(const rt_lm_screen_copy & copy, int cols, const std::vector<float> & x, int row) {
   float m = 0;
   for (float v : x) m = std::max(m, std::fabs(v));
   const float sx = m / 127.0f;
@@ -1374,7 +1373,8 @@ void test_lm_screen() {
     }
     const std::vector<uint16_t> xb(static_cast<size_t>(cols), rt::ref::float_to_half(1.0f));
     const std::vector<float> ones(static_cast<size_t>(cols), 1.0f);
-    expect(int8_logit(halves_of(w), rows, cols, ones, 200) > int8_logit(halves_of(w), rows, cols, ones, 100),
+    const rt_lm_screen_copy weights_copy = rt_lm_screen_build(halves_of(w).data(), rows, cols);
+    expect(int8_logit(weights_copy, cols, ones, 200) > int8_logit(weights_copy, cols, ones, 100),
            "lm screen misordering weights: the INT8 product prefers row 200");
     const uint64_t computed = check_lm_screen("lm screen misordering weights", halves_of(w), rows, cols, xb, 1);
     expect(computed >= 2, "lm screen misordering weights: both rows computed");
@@ -1388,7 +1388,8 @@ void test_lm_screen() {
     }
     w[static_cast<size_t>(100) * cols] = 0.0f;
     w[static_cast<size_t>(200) * cols] = 0.0f;
-    expect(int8_logit(halves_of(w), rows, cols, x, 200) > int8_logit(halves_of(w), rows, cols, x, 100),
+    const rt_lm_screen_copy activations_copy = rt_lm_screen_build(halves_of(w).data(), rows, cols);
+    expect(int8_logit(activations_copy, cols, x, 200) > int8_logit(activations_copy, cols, x, 100),
            "lm screen misordering activations: the INT8 product prefers row 200");
     check_lm_screen("lm screen misordering activations", halves_of(w), rows, cols, halves_of(x), 1);
   }

@@ -23,8 +23,6 @@
 #include "core/batch-check.h"
 #include "core/expert-cache.h"
 #include "core/nvml-process-memory.h"
-#include "core/thread-pool.h"
-#include "cpu/lm-head-screen.h"
 #include "cuda/attention.cuh"
 #include "cuda/embedding.cuh"
 #include "cuda/launch.cuh"
@@ -376,7 +374,8 @@ class cuda_backend final : public backend {
   // `screen`: the LM head's argmax through its INT8 screen (greedy steps of at most RT_LM_SCREEN_MAX_TOKENS
   // outputs), which leaves logits_ unwritten.
   void step(int n_tokens, int n_out, bool screen);
-  void build_lm_screen(const tensor_view & head, int cols);
+  /** The screen of the LM head from its FP16 values (`f16`, [vocab][cols]). */
+  void build_lm_screen(const std::vector<uint16_t> & f16, int cols);
   /** y[n][rows] = (or += with `accumulate`) x[n][cols] times the FP16 weight w[rows][cols] transposed; x rows may
    * be picked through `rows_in`; `tail` runs over y after it. */
   void dense(const __half * w, int rows, int cols, const __half * x, int ldx, int n, float * y, int ldy,
@@ -581,9 +580,6 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
       ck(cudaMemcpy(p, tmp.data(), tmp.size() * 2, cudaMemcpyHostToDevice), what);
       return static_cast<__half *>(p);
     };
-    embed_ = upload(w.embed_tokens, "embed_tokens");
-    lm_head_ = (w.lm_head == w.embed_tokens) ? embed_ : upload(w.lm_head, "lm_head");
-    final_norm_ = upload(w.final_norm, "model.norm");
     // The LM head's screen, wanted (its pick leaves its per-block bests in the argmax tail's partials) and built below
     // under full residency only: with experts copied in, its memory buys more expert slots instead, each miss saved
     // worth far more than the head's bytes it saves.
@@ -591,6 +587,13 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
         static_cast<int64_t>(RT_LM_SCREEN_MAX_TOKENS) * rt_cuda_lm_screen_pick_blocks(c.vocab_size);
     const bool want_screen = o.lm_head_screen && !env_off("HORIZON_CUDA_LM_SCREEN") && rt_cuda_lm_screen_fits(H, 1) &&
                              screen_partials <= static_cast<int64_t>(RT_MATMUL_TAIL_MAX_TOKENS) * c.vocab_size;
+    embed_ = upload(w.embed_tokens, "embed_tokens");
+    lm_head_ = (w.lm_head == w.embed_tokens) ? embed_ : upload(w.lm_head, "lm_head");
+    // The head's FP16 values as the GEMV reads them (the last upload's; the embedding's when the two are tied), kept
+    // for the screen.
+    std::vector<uint16_t> head_f16;
+    if (want_screen) head_f16.swap(tmp);
+    final_norm_ = upload(w.final_norm, "model.norm");
     layers_.resize(static_cast<size_t>(L));
     for (int li = 0; li < L; ++li) {
       const layer_weights & lw = w.layers[static_cast<size_t>(li)];
@@ -633,7 +636,8 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
       if (slots < E) slots = expert_cache_slots_for_budget(avail, layout_.bytes, L, E);
     }
     full_ = slots >= E;
-    if (full_ && want_screen) build_lm_screen(*w.lm_head, H);
+    if (full_ && want_screen) build_lm_screen(head_f16, H);
+    std::vector<uint16_t>().swap(head_f16);
     use_pdl_ = full_ && o.programmatic_launch && !env_off("HORIZON_CUDA_PDL") &&
                rt_cuda_programmatic_launch_works(stream_);
     slots_per_layer_ = full_ ? E : slots;
@@ -731,11 +735,9 @@ bool cuda_backend::init(const model_weights & w, const backend_options & o, rt_e
   return true;
 }
 
-void cuda_backend::build_lm_screen(const tensor_view & head, int cols) {
-  // From the FP16 values the GEMV reads (a BF16 head's smallest values round on the way to FP16).
-  std::vector<uint16_t> f16(static_cast<size_t>(head.numel()));
-  to_half(head, f16.data());
-  const int V = static_cast<int>(head.shape[0]);
+void cuda_backend::build_lm_screen(const std::vector<uint16_t> & f16, int cols) {
+  // From the FP16 values the GEMV reads, not the checkpoint's (a BF16 head's smallest values round on the way).
+  const int V = static_cast<int>(f16.size() / static_cast<size_t>(cols));
   const rt_lm_screen_copy copy = rt_lm_screen_build(f16.data(), V, cols);
   if (!copy.ok) return;  // a head holding Inf or NaN takes the full product
   auto * q = static_cast<int8_t *>(arena_.alloc(copy.q.size(), "lm_head INT8 screen"));
