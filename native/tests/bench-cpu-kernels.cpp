@@ -101,7 +101,8 @@ int main() {
   }
 #endif
 
-  // The INT4 x 8-bit row kernel: an expert's gate/up rows (2048 columns) against 1 and 8 tokens, on every path.
+  // The INT4 x 8-bit row kernel: an expert's gate/up rows (2048 columns) against 1 token (decode), 2 and 3 (what an
+  // expert gets in a batched decode step) and 8 (prefill), on every path.
   const int cols = 2048, rows = 512, nb = cols / kQ8Block;
   std::mt19937 g(7);
   std::vector<uint8_t> q(static_cast<size_t>(rows) * cols / 2);
@@ -117,7 +118,7 @@ int main() {
   std::vector<float> y(static_cast<size_t>(rows) * max_t);
   for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
     if (!cpu_isa_force(isa)) continue;
-    for (int nt : {1, 8}) {
+    for (int nt : {1, 2, 3, 8}) {
       const int reps = isa == cpu_isa::scalar ? 2 : 20;
       const double t = best_of(5, [&] {
         for (int k = 0; k < reps; ++k) cpu_rows_dot_q4q8(q.data(), s.data(), cols, rows, xa8, nt, y.data(), rows);

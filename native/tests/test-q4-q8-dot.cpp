@@ -62,7 +62,8 @@ static void quantize_definition() {
 static void paths_agree() {
   test_util::rng r(11);
   int paths = 0;
-  for (int nb : {1, 2, 3, 5, 8, 16, 24}) {  // multiples of 8 take the one-token AVX-512 kernel
+  // Multiples of 8 take the AVX-512 pair kernel: eight tokens a call up to 64 blocks, seven at 72, four at 128.
+  for (int nb : {1, 2, 3, 5, 8, 16, 24, 72, 128}) {
     const int cols = nb * 32;
     const int max_t = 17;
     std::vector<float> w(cols), x(static_cast<size_t>(max_t) * cols);
@@ -151,18 +152,18 @@ static void exact_rows() {
         std::vector<uint8_t> q(cols / 2);
         for (int j = 0; j < cols / 2; ++j) q[j] = static_cast<uint8_t>(u[2 * j] | (u[2 * j + 1] << 4));
         std::vector<uint16_t> sc(nb, half);
-        // The same row as three tokens: one token takes the decode kernel, three the tiled one.
-        std::vector<float> x3(x);
-        x3.insert(x3.end(), x.begin(), x.end());
-        x3.insert(x3.end(), x.begin(), x.end());
-        const q8_buf xb(x3.data(), 3 * cols, cols);
+        // The same row as nine tokens: the AVX-512 pair kernel takes one, three or eight of them a call (and nine in
+        // two calls), the other paths' tiles one, three or eight.
+        std::vector<float> x9;
+        for (int t = 0; t < 9; ++t) x9.insert(x9.end(), x.begin(), x.end());
+        const q8_buf xb(x9.data(), 9 * cols, cols);
         int64_t s = 0;
         for (int c = 0; c < cols; ++c) s += static_cast<int64_t>(kHq4Codebook[u[c]]) * static_cast<int64_t>(x[c]);
         const float want = static_cast<float>(s) * 0.5f;
         for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
           if (!cpu_isa_force(isa)) continue;
-          for (int n : {1, 3}) {
-            float y[3] = {};
+          for (int n : {1, 3, 8, 9}) {
+            float y[9] = {};
             cpu_row_dot_q4q8_n(q.data(), sc.data(), cols, xb.rows(), n, y, 1);
             for (int t = 0; t < n; ++t)
               CHECK(y[t] == want, "%s nb %d weights %d activations %d, %d token(s): %g, want %g", cpu_isa_name(isa), nb, wp, xp, n, y[t], want);
@@ -178,7 +179,7 @@ static void exact_rows() {
 static void rows_call() {
   test_util::rng r(23);
   for (int cols : {64, 256}) {
-    const int rows = 5, nb = cols / 32, max_t = 3;
+    const int rows = 5, nb = cols / 32, max_t = 9;
     std::vector<float> w(static_cast<size_t>(rows) * cols), x(static_cast<size_t>(max_t) * cols);
     for (auto & v : w) v = r.uniform() * 0.05f;
     for (auto & v : x) v = r.uniform();
@@ -188,7 +189,7 @@ static void rows_call() {
     const q8_buf xb(x.data(), static_cast<int>(x.size()), cols);
     for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
       if (!cpu_isa_force(isa)) continue;
-      for (int n : {1, 3}) {
+      for (int n : {1, 3, 8, 9}) {
         std::vector<float> one(static_cast<size_t>(n) * rows), all(static_cast<size_t>(n) * rows, -1.0f);
         for (int i = 0; i < rows; ++i) cpu_row_dot_q4q8_n(q.data() + i * cols / 2, sc.data() + i * nb, cols, xb.rows(), n, one.data() + i, rows);
         cpu_rows_dot_q4q8(q.data(), sc.data(), cols, rows, xb.rows(), n, all.data(), rows);
