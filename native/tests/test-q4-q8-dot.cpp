@@ -62,7 +62,7 @@ static void quantize_definition() {
 static void paths_agree() {
   test_util::rng r(11);
   int paths = 0;
-  // Multiples of 8 take the AVX-512 pair kernel: eight tokens a call up to 64 blocks, seven at 72, four at 128.
+  // Multiples of 8 take the pair kernels: eight tokens a call up to 64 blocks, seven at 72, four at 128.
   for (int nb : {1, 2, 3, 5, 8, 16, 24, 72, 128}) {
     const int cols = nb * 32;
     const int max_t = 17;
@@ -135,8 +135,8 @@ static void hand_dot() {
 }
 
 // Whole rows whose every partial sum is exact in float (d = 1, scale 0.5, |sum| < 2^24), so every path must give the
-// integer answer exactly: the extremes of the codebook against the extremes of the activations, in rows long enough
-// for the one-token AVX-512 kernel (its unsigned-level shift is taken back in the integer sums).
+// integer answer exactly: the extremes of the codebook against the extremes of the activations, in rows that the pair
+// kernels take (the VNNI ones take their unsigned-level shift back in the integer sums).
 static void exact_rows() {
   const uint16_t half = fp16_from_f32(0.5f);
   for (int nb : {8, 16, 40}) {
@@ -152,8 +152,8 @@ static void exact_rows() {
         std::vector<uint8_t> q(cols / 2);
         for (int j = 0; j < cols / 2; ++j) q[j] = static_cast<uint8_t>(u[2 * j] | (u[2 * j + 1] << 4));
         std::vector<uint16_t> sc(nb, half);
-        // The same row as nine tokens: the AVX-512 pair kernel takes one, three or eight of them a call (and nine in
-        // two calls), the other paths' tiles one, three or eight.
+        // The same row as nine tokens: the pair kernels take one, three or eight of them a call (and nine in two
+        // calls).
         std::vector<float> x9;
         for (int t = 0; t < 9; ++t) x9.insert(x9.end(), x.begin(), x.end());
         const q8_buf xb(x9.data(), 9 * cols, cols);

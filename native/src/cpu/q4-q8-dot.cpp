@@ -85,8 +85,8 @@ constexpr abs_levels kAbsLevels = make_abs_levels();
 
 // Levels shifted to unsigned, K + 128 (the codebook spans [-127, 109]): dpbusd (which, unlike maddubs, cannot
 // saturate) takes its unsigned operand from the weights, so the VNNI paths need no sign step; the shift adds
-// 128 * sum(q) to each block's integer sum, taken back once per block (the decode kernel in its integer sums, the
-// tiled one in float, from the quantiser's block sums).
+// 128 * sum(q) to each block's integer sum, taken back once per block (the pair kernels in their integer sums, the
+// tiled ones in float, from the quantiser's block sums).
 struct offset_levels {
   alignas(16) uint8_t v[16];
 };
@@ -133,7 +133,8 @@ constexpr offset_levels kOffsetLevels = make_offset_levels();
 // Rows ahead that the kernels fetch by hand.
 constexpr int kRowsAhead = 2;
 
-// One kernel body for the three x86 paths; DOT(a, b) sums the 4-byte groups of unsigned a times signed b into int32
+// The tiled kernels, for rows the pair kernels below do not take (a block count that is not a multiple of 8, or over
+// kPairLayoutBlocks): one body for the three x86 paths; DOT(a, b) sums the 4-byte groups of unsigned a times signed b into int32
 // lanes. NT tokens share one unpack of each weight block (their accumulators stay in registers). With one or two
 // tokens, U consecutive blocks go to U accumulators: a single accumulator's chain of dependent FMAs, a few cycles
 // each, would otherwise bound decode (a row's 64 blocks one after another). A SHIFTED kernel takes each block's
@@ -201,109 +202,141 @@ RT_T_AVX2 inline __m256i dot_maddubs(__m256i a, __m256i b) { return _mm256_madd_
 RT_T_AVXVNNI inline __m256i dot_avxvnni(__m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), a, b); }
 RT_T_AVX512VNNI inline __m256i dot_avx512vnni(__m256i a, __m256i b) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), a, b); }
 
-// Tokens the pair kernel below takes a call, and the blocks its layout of them holds on the stack (24 KB), shared by
-// its tokens: one token's rows up to 16,384 columns, eight tokens' up to 2,048; rows of more columns take fewer tokens
-// a call.
+// Tokens the pair kernels take a call, and the blocks their layout of them holds on the stack (24 KB), shared by its
+// tokens: one token's rows up to 16,384 columns, eight tokens' up to 2,048; rows of more columns take fewer tokens a
+// call.
 constexpr int kPairMaxTokens = 8;
 constexpr int kPairLayoutBlocks = 512;
-// Whether the pair kernel takes rows of nb blocks.
+// Whether the pair kernels take rows of nb blocks.
 constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks; }
 
-// One to eight tokens with AVX-512 VNNI on 256-bit vectors, two blocks a step: 10 instructions for one token (against
-// 8 of a 512-bit version that cost 16 where 512-bit work is split in two: 29.9 -> 42.9 -> 57.5 G in
-// bench-cpu-kernels) and 6 more for each further token. Each token is laid out once a call so that one load of two
-// blocks' nibbles, masked and shifted, meets it: lanes 0-3 then sum block b and 4-7 block b + 1, each lane starting at
-// -128 times its activation bytes, so its integer sum is exactly sum K[u] * x; the two blocks' scale products are
-// picked out of a vector of eight by a permute, so one conversion and one FMA a token take two blocks where the
-// tiles above spend one of each a block (2 / 3 / 8 tokens, one thread, rows in L2: 41 / 50 / 59 G there, 78 / 89 /
-// 92 G here). Rows two ahead are fetched by hand (single-thread streaming from memory 15 -> 19 GB/s).
-template <int NT>
-RT_T_AVX512VNNI void pair_rows_avx512(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const q8_rows & a, float * y,
-                                      int64_t ldy) {
-  static_assert(NT >= 1 && NT <= kPairMaxTokens, "tokens a call");
-  constexpr int kPairs = kPairLayoutBlocks / NT / 2;
-  const __m256i levels = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(kOffsetLevels.v)));
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  // Per token and pair of blocks (b, b + 1): their even columns side by side, then their odd ones (the order a 32-byte
-  // load of the two blocks' nibbles gives, masked and shifted), and lanes 0-3 / 4-7 starting at -128 * block b /
-  // b + 1's sum.
-  alignas(32) int8_t xe[NT][kPairs][32], xo[NT][kPairs][32];
-  alignas(32) int32_t corr[NT][kPairs][8];
-  const __m256i m128 = _mm256_set1_epi8(static_cast<char>(0x80));
-  for (int t = 0; t < NT; ++t) {
-    const int8_t * q = a.q + t * a.ld;
-    for (int k = 0; k < nb / 2; ++k) {
-      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + k * 2 * kQ8Block));
-      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + k * 2 * kQ8Block + kQ8Block));
-      const __m256i e = _mm256_permute2x128_si256(b0, b1, 0x20), o = _mm256_permute2x128_si256(b0, b1, 0x31);
-      _mm256_store_si256(reinterpret_cast<__m256i *>(xe[t][k]), e);
-      _mm256_store_si256(reinterpret_cast<__m256i *>(xo[t][k]), o);
-      const __m256i sum = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), m128, e), m128, o);
-      _mm256_store_si256(reinterpret_cast<__m256i *>(corr[t][k]), _mm256_sub_epi32(_mm256_setzero_si256(), sum));
-    }
+// One to eight tokens on 256-bit vectors, two blocks a step. Each token is laid out once a call so that one load of
+// two blocks' nibbles, masked and shifted, meets it: lanes 0-3 then sum block b and 4-7 block b + 1; the two blocks'
+// scale products are picked out of a vector of eight by a permute, so one conversion and one FMA a token take two
+// blocks where the tiles above spend one of each a block (one thread, rows in L2, 1 / 2 / 3 / 8 tokens: AVX-512 VNNI
+// 56 / 41 / 50 / 59 G there, 56 / 77 / 86 / 90 G here; AVX2 29 / 36 / 42 / 45 G there, 36 / 44 / 47 / 52 G here; eight
+// tokens a call beat two calls of four on AVX2's 16 registers too, 52 against 49 G). SHIFTED (VNNI): levels + 128 into dpbusd, each lane starting at -128
+// times its activation bytes, so its integer sum is exactly sum K[u] * x. Otherwise (AVX2) the sign trick: |K| against
+// the activations carrying K's sign, maddubs then madd. With one token, 10 instructions a step on AVX-512 VNNI,
+// against 8 of a 512-bit version that cost 16 where 512-bit work is split in two (29.9 -> 42.9 -> 57.5 G in
+// bench-cpu-kernels). Rows two ahead are fetched by hand (single-thread streaming from memory 15 -> 19 GB/s).
+#define RT_PAIR_KERNEL(NAME, TARGET, DPBUSD, SHIFTED)                                                                  \
+  template <int NT>                                                                                                    \
+  TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const q8_rows & a, float * y,   \
+                   int64_t ldy) {                                                                                      \
+    static_assert(NT >= 1 && NT <= kPairMaxTokens, "tokens a call");                                                   \
+    constexpr int kPairs = kPairLayoutBlocks / NT / 2;                                                                 \
+    const __m256i levels = _mm256_broadcastsi128_si256(                                                                \
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>((SHIFTED) ? static_cast<const void *>(kOffsetLevels.v)      \
+                                                                    : static_cast<const void *>(kHq4Codebook))));     \
+    [[maybe_unused]] const __m256i mags =                                                                              \
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(kAbsLevels.v)));                  \
+    [[maybe_unused]] const __m256i ones16 = _mm256_set1_epi16(1);                                                      \
+    const __m256i low4 = _mm256_set1_epi8(0x0F);                                                                       \
+    /* Per token and pair of blocks (b, b + 1): their even columns side by side, then their odd ones (the order a    \
+       32-byte load of the two blocks' nibbles gives, masked and shifted); SHIFTED, lanes 0-3 / 4-7 starting at      \
+       -128 * block b / b + 1's sum. */                                                                                \
+    alignas(32) int8_t xe[NT][kPairs][32], xo[NT][kPairs][32];                                                         \
+    alignas(32) int32_t corr[(SHIFTED) ? NT : 1][(SHIFTED) ? kPairs : 1][8];                                           \
+    for (int t = 0; t < NT; ++t) {                                                                                     \
+      const int8_t * q = a.q + t * a.ld;                                                                               \
+      for (int k = 0; k < nb / 2; ++k) {                                                                               \
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + k * 2 * kQ8Block));               \
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + k * 2 * kQ8Block + kQ8Block));    \
+        const __m256i e = _mm256_permute2x128_si256(b0, b1, 0x20), o = _mm256_permute2x128_si256(b0, b1, 0x31);       \
+        _mm256_store_si256(reinterpret_cast<__m256i *>(xe[t][k]), e);                                                  \
+        _mm256_store_si256(reinterpret_cast<__m256i *>(xo[t][k]), o);                                                  \
+        if constexpr (SHIFTED) {                                                                                       \
+          const __m256i m128 = _mm256_set1_epi8(static_cast<char>(0x80));                                              \
+          const __m256i sum = DPBUSD(DPBUSD(_mm256_setzero_si256(), m128, e), m128, o);                                \
+          _mm256_store_si256(reinterpret_cast<__m256i *>(corr[(SHIFTED) ? t : 0][(SHIFTED) ? k : 0]),                  \
+                             _mm256_sub_epi32(_mm256_setzero_si256(), sum));                                           \
+        }                                                                                                              \
+      }                                                                                                                \
+    }                                                                                                                  \
+    const int64_t ldd = a.ld / kQ8Block;                                                                               \
+    /* One token alternates two accumulators (a lone chain of dependent FMAs would bound it); more have their own. */ \
+    constexpr int U = NT == 1 ? 2 : 1;                                                                                 \
+    const __m256i pick[4] = {_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3),    \
+                             _mm256_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5), _mm256_setr_epi32(6, 6, 6, 6, 7, 7, 7, 7)};  \
+    for (int64_t r = 0; r < rows; ++r, qrow += nb * 16, srow += nb) {                                                  \
+      __m256 acc[NT][U];                                                                                               \
+      for (int t = 0; t < NT; ++t)                                                                                     \
+        for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();                                                   \
+      _mm_prefetch(reinterpret_cast<const char *>(srow + kRowsAhead * nb), _MM_HINT_T0);                               \
+      for (int g = 0; g < nb; g += 8) {                                                                                \
+        _mm_prefetch(reinterpret_cast<const char *>(qrow + kRowsAhead * nb * 16 + g * 16), _MM_HINT_T0);               \
+        _mm_prefetch(reinterpret_cast<const char *>(qrow + kRowsAhead * nb * 16 + g * 16 + 64), _MM_HINT_T0);          \
+        const __m256 sw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g)));              \
+        __m256 comb[NT];                                                                                               \
+        for (int t = 0; t < NT; ++t) comb[t] = _mm256_mul_ps(sw, _mm256_loadu_ps(a.d + t * ldd + g));                  \
+        for (int k = 0; k < 4; ++k) {                                                                                  \
+          const int p = g / 2 + k;                                                                                     \
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(qrow + p * 32));                      \
+          const __m256i il = _mm256_and_si256(v, low4), ih = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);          \
+          const __m256i wl = _mm256_shuffle_epi8(levels, il), wh = _mm256_shuffle_epi8(levels, ih);                    \
+          [[maybe_unused]] __m256i ml, mh;                                                                             \
+          if constexpr (!(SHIFTED)) {                                                                                  \
+            ml = _mm256_shuffle_epi8(mags, il);                                                                        \
+            mh = _mm256_shuffle_epi8(mags, ih);                                                                        \
+          }                                                                                                            \
+          for (int t = 0; t < NT; ++t) {                                                                               \
+            const __m256i xl = _mm256_load_si256(reinterpret_cast<const __m256i *>(xe[t][p]));                        \
+            const __m256i xh = _mm256_load_si256(reinterpret_cast<const __m256i *>(xo[t][p]));                        \
+            __m256i s;                                                                                                 \
+            if constexpr (SHIFTED) {                                                                                   \
+              s = DPBUSD(_mm256_load_si256(reinterpret_cast<const __m256i *>(corr[(SHIFTED) ? t : 0][(SHIFTED) ? p : 0])), \
+                         wl, xl);                                                                                      \
+              s = DPBUSD(s, wh, xh);                                                                                   \
+            } else {                                                                                                   \
+              s = _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(ml, _mm256_sign_epi8(xl, wl)), ones16),     \
+                                   _mm256_madd_epi16(_mm256_maddubs_epi16(mh, _mm256_sign_epi8(xh, wh)), ones16));    \
+            }                                                                                                          \
+            const __m256 sc = _mm256_permutevar8x32_ps(comb[t], pick[k]);                                              \
+            __m256 & acc_k = acc[t][U == 1 ? 0 : k & 1];                                                               \
+            acc_k = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), sc, acc_k);                                                 \
+          }                                                                                                            \
+        }                                                                                                              \
+      }                                                                                                                \
+      for (int t = 0; t < NT; ++t) {                                                                                   \
+        const __m256 sum = U == 1 ? acc[t][0] : _mm256_add_ps(acc[t][0], acc[t][U - 1]);                               \
+        __m128 v = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));                             \
+        v = _mm_add_ps(v, _mm_movehl_ps(v, v));                                                                        \
+        v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));                                                                    \
+        y[t * ldy + r] = _mm_cvtss_f32(v);                                                                             \
+      }                                                                                                                \
+    }                                                                                                                  \
+  }                                                                                                                    \
+                                                                                                                       \
+  /* n tokens over `rows` rows: as many tokens a call as the layout holds (pair_fits). */                              \
+  TARGET void NAME##_n(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const q8_rows & a, int n,    \
+                       float * y, int64_t ldy) {                                                                       \
+    const int most = std::min(kPairMaxTokens, kPairLayoutBlocks / nb);                                                 \
+    for (int t = 0; t < n;) {                                                                                          \
+      const int take = std::min(most, n - t);                                                                          \
+      const q8_rows at = a.from(t);                                                                                    \
+      float * yt = y + t * ldy;                                                                                        \
+      switch (take) {                                                                                                  \
+        case 1: NAME<1>(qrow, srow, nb, rows, at, yt, ldy); break;                                                     \
+        case 2: NAME<2>(qrow, srow, nb, rows, at, yt, ldy); break;                                                     \
+        case 3: NAME<3>(qrow, srow, nb, rows, at, yt, ldy); break;                                                     \
+        case 4: NAME<4>(qrow, srow, nb, rows, at, yt, ldy); break;                                                     \
+        case 5: NAME<5>(qrow, srow, nb, rows, at, yt, ldy); break;                                                     \
+        case 6: NAME<6>(qrow, srow, nb, rows, at, yt, ldy); break;                                                     \
+        case 7: NAME<7>(qrow, srow, nb, rows, at, yt, ldy); break;                                                     \
+        default: NAME<8>(qrow, srow, nb, rows, at, yt, ldy); break;                                                    \
+      }                                                                                                                \
+      t += take;                                                                                                       \
+    }                                                                                                                  \
   }
-  const int64_t ldd = a.ld / kQ8Block;
-  // One token alternates two accumulators (a lone chain of dependent FMAs would bound it); more tokens have their own.
-  constexpr int U = NT == 1 ? 2 : 1;
-  const __m256i pick[4] = {_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3),
-                           _mm256_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5), _mm256_setr_epi32(6, 6, 6, 6, 7, 7, 7, 7)};
-  for (int64_t r = 0; r < rows; ++r, qrow += nb * 16, srow += nb) {
-    __m256 acc[NT][U];
-    for (int t = 0; t < NT; ++t)
-      for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();
-    _mm_prefetch(reinterpret_cast<const char *>(srow + kRowsAhead * nb), _MM_HINT_T0);
-    for (int g = 0; g < nb; g += 8) {
-      _mm_prefetch(reinterpret_cast<const char *>(qrow + kRowsAhead * nb * 16 + g * 16), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char *>(qrow + kRowsAhead * nb * 16 + g * 16 + 64), _MM_HINT_T0);
-      const __m256 sw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g)));
-      __m256 comb[NT];
-      for (int t = 0; t < NT; ++t) comb[t] = _mm256_mul_ps(sw, _mm256_loadu_ps(a.d + t * ldd + g));
-      for (int k = 0; k < 4; ++k) {
-        const int p = g / 2 + k;
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(qrow + p * 32));
-        const __m256i wl = _mm256_shuffle_epi8(levels, _mm256_and_si256(v, low4));
-        const __m256i wh = _mm256_shuffle_epi8(levels, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
-        for (int t = 0; t < NT; ++t) {
-          __m256i s = _mm256_dpbusd_epi32(_mm256_load_si256(reinterpret_cast<const __m256i *>(corr[t][p])), wl,
-                                          _mm256_load_si256(reinterpret_cast<const __m256i *>(xe[t][p])));
-          s = _mm256_dpbusd_epi32(s, wh, _mm256_load_si256(reinterpret_cast<const __m256i *>(xo[t][p])));
-          const __m256 sc = _mm256_permutevar8x32_ps(comb[t], pick[k]);
-          __m256 & acc_k = acc[t][U == 1 ? 0 : k & 1];
-          acc_k = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), sc, acc_k);
-        }
-      }
-    }
-    for (int t = 0; t < NT; ++t) {
-      const __m256 sum = U == 1 ? acc[t][0] : _mm256_add_ps(acc[t][0], acc[t][U - 1]);
-      __m128 v = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-      v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-      v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
-      y[t * ldy + r] = _mm_cvtss_f32(v);
-    }
-  }
-}
 
-// The pair kernel for n tokens over `rows` rows: as many tokens a call as its layout holds (pair_fits).
-RT_T_AVX512VNNI void pair_rows_avx512_n(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const q8_rows & a, int n,
-                                        float * y, int64_t ldy) {
-  const int most = std::min(kPairMaxTokens, kPairLayoutBlocks / nb);
-  for (int t = 0; t < n;) {
-    const int take = std::min(most, n - t);
-    const q8_rows at = a.from(t);
-    float * yt = y + t * ldy;
-    switch (take) {
-      case 1: pair_rows_avx512<1>(qrow, srow, nb, rows, at, yt, ldy); break;
-      case 2: pair_rows_avx512<2>(qrow, srow, nb, rows, at, yt, ldy); break;
-      case 3: pair_rows_avx512<3>(qrow, srow, nb, rows, at, yt, ldy); break;
-      case 4: pair_rows_avx512<4>(qrow, srow, nb, rows, at, yt, ldy); break;
-      case 5: pair_rows_avx512<5>(qrow, srow, nb, rows, at, yt, ldy); break;
-      case 6: pair_rows_avx512<6>(qrow, srow, nb, rows, at, yt, ldy); break;
-      case 7: pair_rows_avx512<7>(qrow, srow, nb, rows, at, yt, ldy); break;
-      default: pair_rows_avx512<8>(qrow, srow, nb, rows, at, yt, ldy); break;
-    }
-    t += take;
-  }
-}
+RT_T_AVX512VNNI inline __m256i dpbusd_avx512(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_epi32(acc, a, b); }
+RT_T_AVXVNNI inline __m256i dpbusd_avxvnni(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
+RT_T_AVX2 inline __m256i dpbusd_none(__m256i acc, __m256i, __m256i) { return acc; }
+
+RT_PAIR_KERNEL(pair_avx512vnni, RT_T_AVX512VNNI, dpbusd_avx512, true)
+RT_PAIR_KERNEL(pair_avxvnni, RT_T_AVXVNNI, dpbusd_avxvnni, true)
+RT_PAIR_KERNEL(pair_avx2, RT_T_AVX2, dpbusd_none, false)
 
 RT_Q4Q8_KERNEL(kernel_avx2, RT_T_AVX2, dot_maddubs, false)
 RT_Q4Q8_KERNEL(kernel_avxvnni, RT_T_AVXVNNI, dot_avxvnni, true)
@@ -429,10 +462,14 @@ void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, c
   switch (g_isa) {
 #ifdef RT_Q8_X86
     case cpu_isa::avx512_vnni:
-      if (pair_fits(nb)) return pair_rows_avx512_n(qrow, srow, nb, 1, a, n, y, ldy);
+      if (pair_fits(nb)) return pair_avx512vnni_n(qrow, srow, nb, 1, a, n, y, ldy);
       return tiles<run_avx512vnni>(qrow, srow, nb, a, n, y, ldy);
-    case cpu_isa::avx_vnni: return tiles<run_avxvnni>(qrow, srow, nb, a, n, y, ldy);
-    case cpu_isa::avx2: return tiles<run_avx2>(qrow, srow, nb, a, n, y, ldy);
+    case cpu_isa::avx_vnni:
+      if (pair_fits(nb)) return pair_avxvnni_n(qrow, srow, nb, 1, a, n, y, ldy);
+      return tiles<run_avxvnni>(qrow, srow, nb, a, n, y, ldy);
+    case cpu_isa::avx2:
+      if (pair_fits(nb)) return pair_avx2_n(qrow, srow, nb, 1, a, n, y, ldy);
+      return tiles<run_avx2>(qrow, srow, nb, a, n, y, ldy);
 #endif
     default: return scalar_dot(qrow, srow, cols, a, n, y, ldy);
   }
@@ -441,7 +478,14 @@ void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, c
 void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int64_t rows, const q8_rows & a, int n, float * y, int64_t ldy) {
   const int nb = cols / kQ8Block;
 #ifdef RT_Q8_X86
-  if (g_isa == cpu_isa::avx512_vnni && pair_fits(nb)) return pair_rows_avx512_n(q, scales, nb, rows, a, n, y, ldy);
+  if (pair_fits(nb)) {
+    switch (g_isa) {
+      case cpu_isa::avx512_vnni: return pair_avx512vnni_n(q, scales, nb, rows, a, n, y, ldy);
+      case cpu_isa::avx_vnni: return pair_avxvnni_n(q, scales, nb, rows, a, n, y, ldy);
+      case cpu_isa::avx2: return pair_avx2_n(q, scales, nb, rows, a, n, y, ldy);
+      default: break;
+    }
+  }
 #endif
   for (int64_t r = 0; r < rows; ++r) cpu_row_dot_q4q8_n(q + r * (cols / 2), scales + r * nb, cols, a, n, y + r, ldy);
 }

@@ -42,8 +42,8 @@ struct q8_rows {
 /**
  * y[t * ldy] = sum over blocks b of (sum_c K[u_c] * q_t[c]) * (w_scale[b] * d_t[b]) for t < n tokens, one packed row
  * (cols/2 bytes, cols/32 FP16 scales) against n tokens of `a`. Integer sums are exact on every path (the VNNI ones add
- * 128 * sum(q) and take it back: the one-token kernel in the integer sum, the others as one float term a block); the
- * float accumulation order differs between paths.
+ * 128 * sum(q) and take it back: the pair kernels, for rows of a multiple of 8 blocks, in the integer sums, the tiles
+ * as one float term a block); the float accumulation order differs between paths.
  */
 void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const q8_rows & a, int n, float * y, int64_t ldy);
 
