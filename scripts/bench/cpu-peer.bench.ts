@@ -2,13 +2,16 @@
  * The CPU backend beside llama.cpp on the same machine and model, alternated: a full-size random OLMoE-1B-7B (the
  * project's generator), packed to INT4 by the project and converted by ../shared/peers/olmoe_to_gguf.py to Q4_0
  * experts + F16 rest (the matched representation) and to llama.cpp's stock Q4_0 mix. Prints prefill 128, decode
- * after 128 and after 1024 tokens and peak RSS for each runtime, medians over the pairs, and the ratios; ours also
+ * after 128 and after 1024 tokens, then the batch a CPU run of the app takes (RUN_BATCH's CPU default) as
+ * llama-batched-bench measures it (that many prompts of 128 tokens prefilled together, then 32 decode steps of all of
+ * them: tok/s over all sequences), and peak RSS for each runtime, medians over the pairs, and the ratios; ours also
  * with the LM head's INT8 screen turned off (HORIZON_CPU_LM_SCREEN=0), which shows what the screen gives decode.
  *
  * Everything it builds or writes is cached under .cache/peers (llama.cpp's build, the checkpoint, the pack, the
  * GGUFs: about 30 GB): the first run takes an hour on two cores, later ones minutes. Skips with a message when
  * ../shared/peers is absent. Env: HORIZON_PEER_PAIRS (default 3), HORIZON_BENCH_THREADS (default 2),
- * HORIZON_PEER_LAYERS (default 16; fewer for a quick look). Asserts nothing.
+ * HORIZON_PEER_LAYERS (default 16; fewer for a quick look), HORIZON_PEER_BATCH (default: the app's CPU batch).
+ * Asserts nothing.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +19,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { DEFAULT_BATCH } from '../../electron/main/jobs/eval-run.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../make-tiny-model.js';
 
@@ -23,7 +27,17 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const PEERS = path.resolve(ROOT, '..', 'shared', 'peers');
 const CACHE = path.join(ROOT, '.cache', 'peers');
 
-type Figures = { prefillTps: number; decode128Tps: number; decode1024Tps: number; maxRssBytes: number };
+type Figures = {
+  prefillTps: number;
+  decode128Tps: number;
+  decode1024Tps: number;
+  batchPrefillTps: number;
+  batchDecodeTps: number;
+  maxRssBytes: number;
+};
+const FIGURES: readonly (keyof Figures)[] = ['prefillTps', 'decode128Tps', 'decode1024Tps', 'batchPrefillTps', 'batchDecodeTps', 'maxRssBytes'];
+/** Decode steps of the batched part (llama-batched-bench's -ntg). */
+const BATCH_NEW = 32;
 
 function run(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): { out: string; err: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 << 20 });
@@ -41,12 +55,14 @@ function timed(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}
 function buildLlama(): string {
   const build = path.join(CACHE, 'llama-cpu');
   const bin = path.join(build, 'bin');
-  if (existsSync(path.join(bin, 'llama-bench')) && existsSync(path.join(bin, 'llama-quantize'))) return bin;
-  console.log('cpu-peer: building llama.cpp (CPU) once into .cache/peers/llama-cpu (15-20 min on two cores)');
+  const targets = ['llama-bench', 'llama-quantize', 'llama-batched-bench'];
+  if (targets.every((t) => existsSync(path.join(bin, t)))) return bin;
+  // A build folder from before the batched part lacks only llama-batched-bench: a few minutes more.
+  console.log('cpu-peer: building llama.cpp (CPU) into .cache/peers/llama-cpu (15-20 min on two cores the first time)');
   run('cmake', ['-S', path.join(PEERS, 'llama.cpp'), '-B', build, '-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DLLAMA_CURL=OFF',
     '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_SERVER=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_APP=OFF',
     '-DLLAMA_BUILD_UI=OFF']);
-  run('cmake', ['--build', build, '-j2', '--target', 'llama-bench', 'llama-quantize']);
+  run('cmake', ['--build', build, '-j2', '--target', ...targets]);
   return bin;
 }
 
@@ -66,28 +82,40 @@ async function cached(dir: string, what: string, make: (tmp: string) => Promise<
   return dir;
 }
 
-function oursOnce(int4: string, threads: number, newTokens: number, env: NodeJS.ProcessEnv = {}): Figures {
+function oursOnce(int4: string, threads: number, newTokens: number, batch: number, env: NodeJS.ProcessEnv = {}): Figures {
   const child = path.join(ROOT, 'scripts', 'bench', 'cpu-peer-child.ts');
   const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-  const { out, maxRssBytes } = timed(tsx, [child, int4, String(threads), String(newTokens)], env);
+  const { out, maxRssBytes } = timed(tsx, [child, int4, String(threads), String(newTokens), String(batch), String(BATCH_NEW)], env);
   const line = out.trim().split('\n').pop()!;
   const f = JSON.parse(line) as Figures & { isa: string };
   return { ...f, maxRssBytes };
 }
 
-function llamaOnce(bin: string, gguf: string, threads: number, newTokens: number): Figures {
+function llamaOnce(bin: string, gguf: string, threads: number, newTokens: number, batch: number): Figures {
   const bench = path.join(bin, 'llama-bench');
   const common = ['-m', gguf, '-t', String(threads), '-r', '1', '-o', 'json'];
   const pp = timed(bench, [...common, '-p', '128', '-n', '0']);
   const tg = timed(bench, [...common, '-p', '0', '-n', String(newTokens), '-d', '128,1024']);
   type Row = { n_prompt: number; n_gen: number; n_depth: number; avg_ts: number };
+  const batched = timed(path.join(bin, 'llama-batched-bench'), [
+    '-m', gguf, '-t', String(threads), '-c', String(batch * (128 + BATCH_NEW) + 64), '-npp', '128', '-ntg', String(BATCH_NEW),
+    '-npl', String(batch), '--output-format', 'jsonl',
+  ]);
   const rows = [...(JSON.parse(pp.out) as Row[]), ...(JSON.parse(tg.out) as Row[])];
   const pick = (f: (r: Row) => boolean) => rows.find(f)?.avg_ts ?? NaN;
+  type BatchedRow = { pl: number; speed_pp: number; speed_tg: number };
+  const together = batched.out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as BatchedRow)
+    .find((r) => r.pl === batch);
   return {
     prefillTps: pick((r) => r.n_prompt === 128 && r.n_gen === 0),
     decode128Tps: pick((r) => r.n_gen > 0 && r.n_depth === 128),
     decode1024Tps: pick((r) => r.n_gen > 0 && r.n_depth === 1024),
-    maxRssBytes: Math.max(pp.maxRssBytes, tg.maxRssBytes),
+    batchPrefillTps: together?.speed_pp ?? NaN,
+    batchDecodeTps: together?.speed_tg ?? NaN,
+    maxRssBytes: Math.max(pp.maxRssBytes, tg.maxRssBytes, batched.maxRssBytes),
   };
 }
 
@@ -104,6 +132,7 @@ export async function bench(): Promise<unknown> {
   const pairs = Number(process.env.HORIZON_PEER_PAIRS ?? 3);
   const threads = Number(process.env.HORIZON_BENCH_THREADS ?? 2);
   const layers = Number(process.env.HORIZON_PEER_LAYERS ?? 16);
+  const batch = Number(process.env.HORIZON_PEER_BATCH ?? DEFAULT_BATCH);
   const newTokens = 64;
   const bin = buildLlama();
   const tag = `olmoe-${layers}l-seed1`;
@@ -123,22 +152,14 @@ export async function bench(): Promise<unknown> {
   const sides: Record<string, Figures[]> = { ours: [], unscreened: [], matched: [], stock: [] };
   for (let p = 0; p < pairs; p++) {
     const load0 = loadavg()[0]!;
-    sides.ours!.push(oursOnce(int4, threads, newTokens));
-    sides.unscreened!.push(oursOnce(int4, threads, newTokens, { HORIZON_CPU_LM_SCREEN: '0' }));
-    sides.matched!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-experts-f16.gguf'), threads, newTokens));
-    sides.stock!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-stock.gguf'), threads, newTokens));
+    sides.ours!.push(oursOnce(int4, threads, newTokens, batch));
+    sides.unscreened!.push(oursOnce(int4, threads, newTokens, batch, { HORIZON_CPU_LM_SCREEN: '0' }));
+    sides.matched!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-experts-f16.gguf'), threads, newTokens, batch));
+    sides.stock!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-stock.gguf'), threads, newTokens, batch));
     console.log(`cpu-peer: pair ${p + 1}/${pairs} done (load average before it ${load0.toFixed(2)})`);
   }
   const med = Object.fromEntries(
-    Object.entries(sides).map(([k, runs]) => [
-      k,
-      {
-        prefillTps: median(runs.map((r) => r.prefillTps)),
-        decode128Tps: median(runs.map((r) => r.decode128Tps)),
-        decode1024Tps: median(runs.map((r) => r.decode1024Tps)),
-        maxRssBytes: median(runs.map((r) => r.maxRssBytes)),
-      },
-    ]),
+    Object.entries(sides).map(([k, runs]) => [k, Object.fromEntries(FIGURES.map((f) => [f, median(runs.map((r) => r[f]))]))]),
   ) as Record<string, Figures>;
   const gb = (b: number) => `${(b / 1e9).toFixed(1)} GB`;
   const label: Record<string, string> = {
@@ -147,16 +168,28 @@ export async function bench(): Promise<unknown> {
     matched: 'llama.cpp, Q4_0 experts + F16 rest',
     stock: 'llama.cpp, stock Q4_0 mix',
   };
-  console.log(`\nCPU, ${threads} threads, full-size random OLMoE (${layers} layers), prompt 128, ${newTokens} new tokens; medians of ${pairs} alternated runs`);
-  console.log(`  ${'runtime'.padEnd(40)} ${'prefill tok/s'.padStart(14)} ${'decode@128'.padStart(11)} ${'decode@1024'.padStart(12)} ${'peak RSS'.padStart(9)}`);
+  console.log(
+    `\nCPU, ${threads} threads, full-size random OLMoE (${layers} layers), prompt 128, ${newTokens} new tokens; batch ${batch}: ` +
+      `${batch} prompts of 128 prefilled together, ${BATCH_NEW} decode steps; medians of ${pairs} alternated runs`,
+  );
+  const bp = `b${batch} prefill`, bd = `b${batch} decode`;
+  console.log(
+    `  ${'runtime'.padEnd(40)} ${'prefill tok/s'.padStart(14)} ${'decode@128'.padStart(11)} ${'decode@1024'.padStart(12)} ` +
+      `${bp.padStart(12)} ${bd.padStart(11)} ${'peak RSS'.padStart(9)}`,
+  );
   for (const [k, f] of Object.entries(med)) {
-    console.log(`  ${label[k]!.padEnd(40)} ${f.prefillTps.toFixed(1).padStart(14)} ${f.decode128Tps.toFixed(1).padStart(11)} ${f.decode1024Tps.toFixed(1).padStart(12)} ${gb(f.maxRssBytes).padStart(9)}`);
+    console.log(
+      `  ${label[k]!.padEnd(40)} ${f.prefillTps.toFixed(1).padStart(14)} ${f.decode128Tps.toFixed(1).padStart(11)} ${f.decode1024Tps.toFixed(1).padStart(12)} ` +
+        `${f.batchPrefillTps.toFixed(1).padStart(12)} ${f.batchDecodeTps.toFixed(1).padStart(11)} ${gb(f.maxRssBytes).padStart(9)}`,
+    );
   }
   const o = med.ours!;
+  const ratio = (p: Figures, f: keyof Figures) => `${(o[f] / p[f]).toFixed(2)}x`;
   for (const k of ['unscreened', 'matched', 'stock']) {
     const p = med[k]!;
     console.log(
-      `  ratio vs ${label[k]!}: prefill ${(o.prefillTps / p.prefillTps).toFixed(2)}x, decode@128 ${(o.decode128Tps / p.decode128Tps).toFixed(2)}x, decode@1024 ${(o.decode1024Tps / p.decode1024Tps).toFixed(2)}x, peak RSS ${(o.maxRssBytes / p.maxRssBytes).toFixed(2)}x`,
+      `  ratio vs ${label[k]!}: prefill ${ratio(p, 'prefillTps')}, decode@128 ${ratio(p, 'decode128Tps')}, decode@1024 ${ratio(p, 'decode1024Tps')}, ` +
+        `${bp} ${ratio(p, 'batchPrefillTps')}, ${bd} ${ratio(p, 'batchDecodeTps')}, peak RSS ${ratio(p, 'maxRssBytes')}`,
     );
   }
   return { medians: med, runs: sides, files: readdirSync(CACHE) };
