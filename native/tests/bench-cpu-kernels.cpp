@@ -1,8 +1,9 @@
 // CPU kernel figures against what this core can do (not a test; `npm run bench -- --only cpu-kernels`): the rate of
 // independent FP32 FMAs (8- and 16-wide) and of 8-bit dot products, beside the INT4 x 8-bit row kernel on every
-// path the CPU has and the FP16 GEMM of prefill, all on one thread, in multiply-adds a second. A kernel's share of its
-// ceiling says how much a better kernel could win on this machine; #18's notes cite these. Last, the memory read
-// rate with the bench's threads and the decode rate it allows (decode is bound by it, not by the kernels).
+// path the CPU has (and on the best one with its rows streamed from memory) and the FP16 GEMM of prefill, all on one
+// thread, in multiply-adds a second. A kernel's share of its ceiling says how much a better kernel could win on this
+// machine; #18's notes cite these. Last, the memory read rate with the bench's threads and the decode rate it allows
+// (decode is bound by it, not by the kernels).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -128,6 +129,24 @@ int main() {
     }
   }
   cpu_isa_reset();
+  // The same on the best path with the rows streamed from memory (128 MB, far past the caches), an expert's rows a
+  // call, as a decode step reads them: where a kernel also waits for its bytes.
+  {
+    const int64_t big_rows = 128 * 1024, chunk = 1024;
+    std::vector<uint8_t> bq(static_cast<size_t>(big_rows) * cols / 2);
+    for (size_t i = 0; i < bq.size(); ++i) bq[i] = q[i % q.size()];
+    std::vector<uint16_t> bs(static_cast<size_t>(big_rows) * nb, 0x2C00);
+    std::vector<float> by(static_cast<size_t>(big_rows) * max_t);
+    for (int nt : {1, 2, 3, 8}) {
+      const double t = best_of(3, [&] {
+        for (int64_t r = 0; r < big_rows; r += chunk)
+          cpu_rows_dot_q4q8(bq.data() + r * cols / 2, bs.data() + r * nb, cols, chunk, xa8, nt, by.data() + r, big_rows);
+      });
+      std::printf("  kernel   INT4 x 8-bit, %-11s %d tok, rows from memory: %6.1f G (%.1f GB/s of weights)\n",
+                  cpu_isa_name(cpu_isa_active()), nt, static_cast<double>(big_rows) * cols * nt / t / 1e9,
+                  static_cast<double>(big_rows) * (cols / 2 + nb * 2) / t / 1e9);
+    }
+  }
 
   // Prefill's FP16 GEMM: a 2048 x 2048 projection against 128 tokens.
   const int out = 2048, in = 2048, tokens = 128;
