@@ -1,4 +1,5 @@
-// CPU backend: KV-cache decode equals full recompute (MHA and GQA), batched generation equals one-by-one, stop
+// CPU backend: KV-cache decode equals full recompute (MHA and GQA), batched generation equals one-by-one (and its
+// logits bit for bit), stop
 // tokens, cancellation, the context limit, SIMD vs scalar kernels, and INT4 (packed by rt_qpacked_pack) against the
 // same model with the dequantised experts written as F32. To add a case, add a function and call it from main().
 #include <atomic>
@@ -538,6 +539,85 @@ static void q8_activations(const fs::path & root) {
     CHECK(g_q8[i].tokens == g_f32[i].tokens, "prompt %zu: greedy tokens with q8 and f32 activations agree", i);
 }
 
+// The CPU backend is the oracle: a sequence's logits must not depend on the sequences that share its steps. Four
+// sequences of an INT4 model (8-bit expert inputs) step together, the last joining later so that its prompt is fed
+// beside the others' decode tokens, and each one's logits at every step equal, bit for bit, what it gets stepping
+// alone. Rows of 256 columns take the pair kernels (experts see 1 to 8+ tokens a step); rows of 64 and 32 the tiles.
+static void batch_invariant_logits(const fs::path & root) {
+  for (const int hidden : {256, 64}) {
+    test_util::tiny_config c;
+    c.hidden = hidden;
+    c.inter = hidden == 256 ? 256 : 32;
+    c.vocab = 96;
+    const fs::path src = root / ("bi-src-" + std::to_string(hidden)), packed = root / ("bi-packed-" + std::to_string(hidden));
+    test_util::write_tiny_model(src, c, 41);
+    pack_options po;
+    po.src_dir = src.string();
+    po.dst_dir = packed.string();
+    po.threads = 1;
+    pack_result pr;
+    rt_error err;
+    CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err) && pr.group_size == 32, "pack at group 32: %s", err.message.c_str());
+    auto w = model_weights_load(packed.string(), weights_kind::int4, err.message);
+    CHECK(w != nullptr, "batch invariance: %s", err.message.c_str());
+    if (!w) return;
+    const std::vector<std::vector<int32_t>> prompts = {
+        {3, 17, 42, 5, 9, 60, 11, 2, 33, 48, 7, 21}, {8, 1, 77}, {50, 4, 19, 90, 13, 6, 70}, {12, 31, 5, 88, 44}};
+    const std::vector<int> joins = {0, 0, 0, 2};  // the step at which each sequence's prompt is fed
+    const int steps = 6;
+    backend_options bo;
+    bo.threads = 2;
+    // Every sequence's logits a step ([sequence][step]), stepping together and alone; the tokens fed after the
+    // prompt are the argmax of the shared run's logits, so both runs see the same inputs.
+    std::vector<std::vector<std::vector<float>>> together(prompts.size()), alone(prompts.size());
+    std::vector<std::vector<int32_t>> fed(prompts.size());
+    {
+      auto be = cpu_backend_create(*w, bo, err);
+      std::vector<batch_entry> next(prompts.size());
+      for (int step = 0; step < steps; ++step) {
+        std::vector<batch_entry> b;
+        std::vector<size_t> who;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+          if (step == joins[i]) next[i] = {be->seq_create(err), prompts[i], 0};
+          if (step >= joins[i]) {
+            b.push_back(next[i]);
+            who.push_back(i);
+          }
+        }
+        std::vector<std::vector<float>> logits;
+        CHECK(be->forward(b, false, logits, err), "batch invariance: %s", err.message.c_str());
+        if (logits.size() != b.size()) return;
+        for (size_t k = 0; k < b.size(); ++k) {
+          const size_t i = who[k];
+          together[i].push_back(logits[k]);
+          const int32_t tok = ref::argmax(logits[k].data(), static_cast<int>(logits[k].size()));
+          fed[i].push_back(tok);
+          next[i].start_pos += static_cast<int>(next[i].tokens.size());
+          next[i].tokens = {tok};
+        }
+      }
+    }
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      auto be = cpu_backend_create(*w, bo, err);
+      batch_entry e{be->seq_create(err), prompts[i], 0};
+      for (size_t s = 0; s < together[i].size(); ++s) {
+        std::vector<std::vector<float>> logits;
+        CHECK(be->forward({e}, false, logits, err) && logits.size() == 1, "batch invariance alone: %s", err.message.c_str());
+        if (logits.size() != 1) return;
+        alone[i].push_back(logits[0]);
+        e.start_pos += static_cast<int>(e.tokens.size());
+        e.tokens = {fed[i][s]};
+      }
+      for (size_t s = 0; s < together[i].size(); ++s) {
+        CHECK(together[i][s].size() == alone[i][s].size() &&
+                  std::memcmp(together[i][s].data(), alone[i][s].data(), alone[i][s].size() * sizeof(float)) == 0,
+              "hidden %d, sequence %zu, step %zu: its logits beside the others differ from its logits alone (max diff %g)",
+              hidden, i, s, max_diff({together[i][s]}, {alone[i][s]}));
+      }
+    }
+  }
+}
+
 static void router_ties(const fs::path & root) {
   for (bool norm : {false, true}) {
     test_util::tiny_config c;
@@ -623,6 +703,7 @@ int main() {
   screened_greedy(root / "tied");
   int4_vs_dequantised(root / "mha", root);
   q8_activations(root);
+  batch_invariant_logits(root);
   router_ties(root);
   nan_logits(root);
   fs::remove_all(root);

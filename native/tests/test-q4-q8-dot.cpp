@@ -201,9 +201,35 @@ static void rows_call() {
   cpu_isa_reset();
 }
 
+// A token's result does not depend on the tokens beside it: on every path, each of 17 tokens (three calls of the pair
+// kernels, or tiles of 8, 8 and 1) gives the bits it gets alone, for rows the pair kernels take and rows the tiles do.
+static void batch_invariant() {
+  test_util::rng r(31);
+  for (int nb : {2, 5, 8, 24}) {
+    const int cols = nb * 32, rows = 3, n = 17;
+    std::vector<float> w(static_cast<size_t>(rows) * cols), x(static_cast<size_t>(n) * cols);
+    for (auto & v : w) v = r.uniform() * 0.05f;
+    for (auto & v : x) v = r.uniform() * 2.0f;
+    std::vector<uint8_t> q(w.size() / 2);
+    std::vector<uint16_t> sc(w.size() / 32);
+    for (int i = 0; i < rows; ++i) qpacked_quantize_row(w.data() + i * cols, cols, 32, q.data() + i * cols / 2, sc.data() + i * nb);
+    const q8_buf xb(x.data(), static_cast<int>(x.size()), cols);
+    for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
+      if (!cpu_isa_force(isa)) continue;
+      std::vector<float> together(static_cast<size_t>(n) * rows), alone(static_cast<size_t>(n) * rows);
+      cpu_rows_dot_q4q8(q.data(), sc.data(), cols, rows, xb.rows(), n, together.data(), rows);
+      for (int t = 0; t < n; ++t) cpu_rows_dot_q4q8(q.data(), sc.data(), cols, rows, xb.rows().from(t), 1, alone.data() + t * rows, rows);
+      CHECK(std::memcmp(together.data(), alone.data(), together.size() * sizeof(float)) == 0,
+            "%s nb %d: a token's result differs in a call of %d tokens from its own call", cpu_isa_name(isa), nb, n);
+    }
+  }
+  cpu_isa_reset();
+}
+
 int main() {
   quantize_definition();
   rows_call();
+  batch_invariant();
   hand_dot();
   exact_rows();
   paths_agree();

@@ -97,11 +97,11 @@ constexpr offset_levels make_offset_levels() {
 }
 constexpr offset_levels kOffsetLevels = make_offset_levels();
 
-// Block B of the row into accumulator U_ of every token (the body the kernels below unroll). The nibbles of a block
+// Block B of the row into every token's accumulator (the body the kernels below unroll). The nibbles of a block
 // are read once into both 128-bit halves and shifted per half (low nibbles = even columns, high = odd ones), and
 // the two scales' product comes from comb[t][B % 8], filled for eight blocks at a time. SHIFTED: levels + 128 against
 // the activations as they are; otherwise |K| against the activations carrying K's sign.
-#define RT_Q4Q8_BLOCK(DOT, SHIFTED, B, U_)                                                                              \
+#define RT_Q4Q8_BLOCK(DOT, SHIFTED, B)                                                                                  \
   do {                                                                                                                 \
     const int b_ = (B);                                                                                                \
     const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(qrow + b_ * 16))); \
@@ -114,19 +114,7 @@ constexpr offset_levels kOffsetLevels = make_offset_levels();
       __m256i s;                                                                                                       \
       if constexpr (SHIFTED) s = DOT(wl, x);                                                                           \
       else s = DOT(wa, _mm256_sign_epi8(x, wl));                                                                       \
-      acc[t][U_] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_broadcast_ss(&comb[t][b_ & 7]), acc[t][U_]);          \
-    }                                                                                                                  \
-  } while (0)
-
-// U consecutive blocks from B, block B + u into accumulator u. A full group of eight takes it in a fixed loop the
-// compiler unrolls (comb's index becomes a constant), the rest of a row in a counted one.
-#define RT_Q4Q8_STEP(DOT, SHIFTED, B)                                                                                  \
-  do {                                                                                                                 \
-    RT_Q4Q8_BLOCK(DOT, SHIFTED, (B), 0);                                                                               \
-    if constexpr (U > 1) RT_Q4Q8_BLOCK(DOT, SHIFTED, (B) + 1, U > 1 ? 1 : 0);                                          \
-    if constexpr (U > 2) {                                                                                             \
-      RT_Q4Q8_BLOCK(DOT, SHIFTED, (B) + 2, U > 2 ? 2 : 0);                                                             \
-      RT_Q4Q8_BLOCK(DOT, SHIFTED, (B) + 3, U > 3 ? 3 : 0);                                                             \
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_broadcast_ss(&comb[t][b_ & 7]), acc[t]);                  \
     }                                                                                                                  \
   } while (0)
 
@@ -134,16 +122,14 @@ constexpr offset_levels kOffsetLevels = make_offset_levels();
 constexpr int kRowsAhead = 2;
 
 // The tiled kernels, for rows the pair kernels below do not take (a block count that is not a multiple of 8, or over
-// kPairLayoutBlocks): one body for the three x86 paths; DOT(a, b) sums the 4-byte groups of unsigned a times signed b into int32
-// lanes. NT tokens share one unpack of each weight block (their accumulators stay in registers). With one or two
-// tokens, U consecutive blocks go to U accumulators: a single accumulator's chain of dependent FMAs, a few cycles
-// each, would otherwise bound decode (a row's 64 blocks one after another). A SHIFTED kernel takes each block's
-// 128 * sum(q) * scales back with one multiply-add per token and eight blocks (the lanes are summed at the end, so the
-// eight blocks' terms may share a vector).
+// kPairLayoutBlocks): one body for the three x86 paths; DOT(a, b) sums the 4-byte groups of unsigned a times signed b
+// into int32 lanes. NT tokens share one unpack of each weight block; each token has one accumulator, so that its
+// result does not depend on how many tokens share the call (a batch gives every token the bits it gets alone). A
+// SHIFTED kernel takes each block's 128 * sum(q) * scales back with one multiply-add per token and eight blocks (the
+// lanes are summed at the end, so the eight blocks' terms may share a vector).
 #define RT_Q4Q8_KERNEL(NAME, TARGET, DOT, SHIFTED)                                                                     \
   template <int NT>                                                                                                    \
   TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, const q8_rows & a, float * y, int64_t ldy) {   \
-    constexpr int U = NT == 1 ? 4 : NT == 2 ? 2 : 1;                                                                   \
     const __m256i levels = _mm256_broadcastsi128_si256(                                                                \
         _mm_loadu_si128(reinterpret_cast<const __m128i *>((SHIFTED) ? static_cast<const void *>(kOffsetLevels.v)      \
                                                                     : static_cast<const void *>(kHq4Codebook))));     \
@@ -157,9 +143,8 @@ constexpr int kRowsAhead = 2;
     const int64_t ldq = a.ld, ldd = a.ld / kQ8Block;                                                                   \
     alignas(32) float comb[NT][8];                                                                                     \
     float tail[NT] = {};                                                                                               \
-    __m256 acc[NT][U];                                                                                                 \
-    for (int t = 0; t < NT; ++t)                                                                                       \
-      for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();                                                     \
+    __m256 acc[NT];                                                                                                    \
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();                                                         \
     _mm_prefetch(reinterpret_cast<const char *>(srow + kRowsAhead * nb), _MM_HINT_T0);                                 \
     _mm_prefetch(reinterpret_cast<const char *>(srow + kRowsAhead * nb) + 64, _MM_HINT_T0);                            \
     for (int g = 0; g < nb; g += 8) {                                                                                  \
@@ -172,7 +157,7 @@ constexpr int kRowsAhead = 2;
           const __m256 c = _mm256_mul_ps(sw, _mm256_loadu_ps(ad + t * ldd + g));                                     \
           _mm256_store_ps(comb[t], c);                                                                                 \
           if constexpr (SHIFTED)                                                                                       \
-            acc[t][0] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_loadu_ps(asum + t * ldd + g), _mm256_set1_ps(128.0f)), c, acc[t][0]); \
+            acc[t] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_loadu_ps(asum + t * ldd + g), _mm256_set1_ps(128.0f)), c, acc[t]); \
         }                                                                                                              \
       } else {                                                                                                         \
         for (int t = 0; t < NT; ++t)                                                                                   \
@@ -182,16 +167,13 @@ constexpr int kRowsAhead = 2;
           }                                                                                                            \
       }                                                                                                                \
       if (ge - g == 8) {                                                                                               \
-        _Pragma("GCC unroll 8") for (int k = 0; k < 8; k += U) RT_Q4Q8_STEP(DOT, SHIFTED, g + k);                      \
+        _Pragma("GCC unroll 8") for (int k = 0; k < 8; ++k) RT_Q4Q8_BLOCK(DOT, SHIFTED, g + k);                         \
         continue;                                                                                                      \
       }                                                                                                                \
-      int b = g;                                                                                                       \
-      for (; b + U <= ge; b += U) RT_Q4Q8_STEP(DOT, SHIFTED, b);                                                       \
-      for (; b < ge; ++b) RT_Q4Q8_BLOCK(DOT, SHIFTED, b, 0);                                                           \
+      for (int b = g; b < ge; ++b) RT_Q4Q8_BLOCK(DOT, SHIFTED, b);                                                     \
     }                                                                                                                  \
     for (int t = 0; t < NT; ++t) {                                                                                     \
-      for (int u = 1; u < U; ++u) acc[t][0] = _mm256_add_ps(acc[t][0], acc[t][u]);                                     \
-      __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[t][0]), _mm256_extractf128_ps(acc[t][0], 1));                   \
+      __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[t]), _mm256_extractf128_ps(acc[t], 1));                         \
       v = _mm_add_ps(v, _mm_movehl_ps(v, v));                                                                          \
       v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));                                                                      \
       y[t * ldy] = _mm_cvtss_f32(v) + tail[t];                                                                         \
@@ -219,7 +201,9 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
 // times its activation bytes, so its integer sum is exactly sum K[u] * x. Otherwise (AVX2) the sign trick: |K| against
 // the activations carrying K's sign, maddubs then madd. With one token, 10 instructions a step on AVX-512 VNNI,
 // against 8 of a 512-bit version that cost 16 where 512-bit work is split in two (29.9 -> 42.9 -> 57.5 G in
-// bench-cpu-kernels). Rows two ahead are fetched by hand (single-thread streaming from memory 15 -> 19 GB/s).
+// bench-cpu-kernels). Each token has one accumulator and the same instructions whatever NT is, so a token's result
+// does not depend on the tokens beside it (one accumulator against two alternating: the same 55-56 G for one token).
+// Rows two ahead are fetched by hand (single-thread streaming from memory 15 -> 19 GB/s).
 #define RT_PAIR_KERNEL(NAME, TARGET, DPBUSD, SHIFTED)                                                                  \
   template <int NT>                                                                                                    \
   TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const q8_rows & a, float * y,   \
@@ -255,14 +239,11 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
       }                                                                                                                \
     }                                                                                                                  \
     const int64_t ldd = a.ld / kQ8Block;                                                                               \
-    /* One token alternates two accumulators (a lone chain of dependent FMAs would bound it); more have their own. */ \
-    constexpr int U = NT == 1 ? 2 : 1;                                                                                 \
     const __m256i pick[4] = {_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3),    \
                              _mm256_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5), _mm256_setr_epi32(6, 6, 6, 6, 7, 7, 7, 7)};  \
     for (int64_t r = 0; r < rows; ++r, qrow += nb * 16, srow += nb) {                                                  \
-      __m256 acc[NT][U];                                                                                               \
-      for (int t = 0; t < NT; ++t)                                                                                     \
-        for (int u = 0; u < U; ++u) acc[t][u] = _mm256_setzero_ps();                                                   \
+      __m256 acc[NT];                                                                                                  \
+      for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();                                                       \
       _mm_prefetch(reinterpret_cast<const char *>(srow + kRowsAhead * nb), _MM_HINT_T0);                               \
       for (int g = 0; g < nb; g += 8) {                                                                                \
         _mm_prefetch(reinterpret_cast<const char *>(qrow + kRowsAhead * nb * 16 + g * 16), _MM_HINT_T0);               \
@@ -293,14 +274,12 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
                                    _mm256_madd_epi16(_mm256_maddubs_epi16(mh, _mm256_sign_epi8(xh, wh)), ones16));    \
             }                                                                                                          \
             const __m256 sc = _mm256_permutevar8x32_ps(comb[t], pick[k]);                                              \
-            __m256 & acc_k = acc[t][U == 1 ? 0 : k & 1];                                                               \
-            acc_k = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), sc, acc_k);                                                 \
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), sc, acc[t]);                                               \
           }                                                                                                            \
         }                                                                                                              \
       }                                                                                                                \
       for (int t = 0; t < NT; ++t) {                                                                                   \
-        const __m256 sum = U == 1 ? acc[t][0] : _mm256_add_ps(acc[t][0], acc[t][U - 1]);                               \
-        __m128 v = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));                             \
+        __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[t]), _mm256_extractf128_ps(acc[t], 1));                       \
         v = _mm_add_ps(v, _mm_movehl_ps(v, v));                                                                        \
         v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));                                                                    \
         y[t * ldy + r] = _mm_cvtss_f32(v);                                                                             \
