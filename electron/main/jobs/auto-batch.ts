@@ -1,11 +1,12 @@
 /**
  * The batch a run uses when none is asked for. On a GPU, decode throughput grows with the number of sequences
  * generated together (each expert's weights are read once per step for all of them), so a run takes the largest
- * batch whose KV cache fits beside the whole model; the CPU backend gains little from more and keeps DEFAULT_BATCH.
+ * batch whose KV cache fits beside the whole model; the CPU backend takes DEFAULT_BATCH (RUN_BATCH.cpuDefault).
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
+import { RUN_BATCH } from '../../common/run-settings.js';
 import type { DeviceProbe } from '../../common/worker-protocol.js';
 import { probedDevice } from '../../common/worker-protocol.js';
 import type { PromptRecord } from '../../../evals/ifeval/types.js';
@@ -40,8 +41,8 @@ export interface BatchSizing {
 /**
  * The largest of GPU_BATCHES whose KV cache fits in the GPU beside every weight, so that all experts stay resident:
  * in the share of the device a run plans with, and in what is free now. When not even one sequence fits beside them,
- * only part of the experts can be resident whatever the batch, and DEFAULT_BATCH shares each step's expert copies
- * among several sequences. DEFAULT_BATCH on the CPU.
+ * only part of the experts can be resident whatever the batch, and RUN_BATCH.gpuFallback shares each step's expert
+ * copies among several sequences. DEFAULT_BATCH on the CPU.
  */
 export function chooseBatch(s: BatchSizing): number {
   if (s.gpuMemoryBytes === null) return DEFAULT_BATCH;
@@ -52,7 +53,7 @@ export function chooseBatch(s: BatchSizing): number {
   const room = usable - s.weightBytes;
   const perSequence = s.kvBytesPerToken * s.contextTokens;
   for (const b of GPU_BATCHES) if (b * perSequence <= room) return b;
-  return DEFAULT_BATCH;
+  return RUN_BATCH.gpuFallback;
 }
 
 /** FP16 K and V of one token over all layers, from config.json; null when the config lacks the sizes. */
@@ -81,7 +82,8 @@ async function tensorBytes(dir: string): Promise<number> {
 
 /**
  * The batch for a run of `source` that asked for none: sized for the GPU the worker would load it on (the CUDA
- * backend runs INT4 models), DEFAULT_BATCH when it would run on the CPU or the sizes cannot be read.
+ * backend runs INT4 models), DEFAULT_BATCH when it would run on the CPU, RUN_BATCH.gpuFallback when the GPU's sizes
+ * cannot be read from the model.
  */
 export async function autoBatch(opts: {
   readonly source: ModelSource;
@@ -96,7 +98,7 @@ export async function autoBatch(opts: {
   const device = probe ? probedDevice(probe, opts.cudaDevice) : undefined;
   if (!device) return DEFAULT_BATCH;
   const kv = await kvBytesPerToken(source.modelDir);
-  if (kv === null) return DEFAULT_BATCH;
+  if (kv === null) return RUN_BATCH.gpuFallback;
   return chooseBatch({
     gpuMemoryBytes: device.vramBytes,
     gpuFreeBytes: device.freeVramBytes,

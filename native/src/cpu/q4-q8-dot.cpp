@@ -192,18 +192,18 @@ constexpr int kPairLayoutBlocks = 512;
 // Whether the pair kernels take rows of nb blocks.
 constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks; }
 
-// One to eight tokens on 256-bit vectors, two blocks a step. Each token is laid out once a call so that one load of
-// two blocks' nibbles, masked and shifted, meets it: lanes 0-3 then sum block b and 4-7 block b + 1; the two blocks'
-// scale products are picked out of a vector of eight by a permute, so one conversion and one FMA a token take two
-// blocks where the tiles above spend one of each a block (one thread, rows in L2, 1 / 2 / 3 / 8 tokens: AVX-512 VNNI
-// 56 / 41 / 50 / 59 G there, 56 / 77 / 86 / 90 G here; AVX2 29 / 36 / 42 / 45 G there, 36 / 44 / 47 / 52 G here; eight
-// tokens a call beat two calls of four on AVX2's 16 registers too, 52 against 49 G). SHIFTED (VNNI): levels + 128 into dpbusd, each lane starting at -128
-// times its activation bytes, so its integer sum is exactly sum K[u] * x. Otherwise (AVX2) the sign trick: |K| against
-// the activations carrying K's sign, maddubs then madd. With one token, 10 instructions a step on AVX-512 VNNI,
-// against 8 of a 512-bit version that cost 16 where 512-bit work is split in two (29.9 -> 42.9 -> 57.5 G in
-// bench-cpu-kernels). Each token has one accumulator and the same instructions whatever NT is, so a token's result
-// does not depend on the tokens beside it (one accumulator against two alternating: the same 55-56 G for one token).
-// Rows two ahead are fetched by hand (single-thread streaming from memory 15 -> 19 GB/s).
+// One to eight tokens on 256-bit vectors, two blocks a step. Each token is laid out once a call so that one load of two
+// blocks' nibbles, masked and shifted, meets it: lanes 0-3 then sum block b and 4-7 block b + 1; the two blocks' scale
+// products are picked out of a vector of eight by a permute, so one conversion and one FMA a token take two blocks
+// where the tiles above spend one of each a block (one thread, rows in L2, 1 / 2 / 3 / 8 tokens: AVX-512 VNNI 56 / 41 /
+// 50 / 59 G there, 56 / 77 / 86 / 90 G here; AVX2 29 / 36 / 42 / 45 G there, 36 / 44 / 47 / 52 G here; eight tokens a
+// call beat two calls of four on AVX2's 16 registers too, 52 against 49 G). SHIFTED (VNNI): levels + 128 into dpbusd,
+// each lane starting at -128 times its activation bytes, so its integer sum is exactly sum K[u] * x. Otherwise (AVX2)
+// the sign trick: |K| against the activations carrying K's sign, maddubs then madd. With one token, 10 instructions a
+// step on AVX-512 VNNI, against 8 of a 512-bit version that cost 16 where 512-bit work is split in two (29.9 -> 42.9 ->
+// 57.5 G in bench-cpu-kernels). Each token has one accumulator and the same instructions whatever NT is, so a token's
+// result does not depend on the tokens beside it (one accumulator against two alternating: the same 55-56 G for one
+// token). Rows two ahead are fetched by hand (single-thread streaming from memory 15 -> 19 GB/s).
 #define RT_PAIR_KERNEL(NAME, TARGET, DPBUSD, SHIFTED)                                                                  \
   template <int NT>                                                                                                    \
   TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const q8_rows & a, float * y,   \
@@ -311,6 +311,7 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
 
 RT_T_AVX512VNNI inline __m256i dpbusd_avx512(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_epi32(acc, a, b); }
 RT_T_AVXVNNI inline __m256i dpbusd_avxvnni(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
+// AVX2 has no dpbusd: the sign-trick kernel's DPBUSD names this and never calls it.
 RT_T_AVX2 inline __m256i dpbusd_none(__m256i acc, __m256i, __m256i) { return acc; }
 
 RT_PAIR_KERNEL(pair_avx512vnni, RT_T_AVX512VNNI, dpbusd_avx512, true)

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceProbe } from '../../../../../electron/common/worker-protocol.js';
 import { autoBatch, chooseBatch, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
 import { DEFAULT_BATCH } from '../../../../../electron/main/jobs/eval-run.js';
+import { RUN_BATCH } from '../../../../../electron/common/run-settings.js';
 import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
 
 const GIB = 2 ** 30;
@@ -20,7 +21,7 @@ describe('chooseBatch', () => {
     ['a 16 GiB GPU', 16, 32],
     ['a 12 GiB GPU', 12, 16],
     ['an 8 GiB GPU', 8, 4],
-    ['a 6 GiB GPU (the weights alone do not fit)', 6, DEFAULT_BATCH],
+    ['a 6 GiB GPU (the weights alone do not fit)', 6, RUN_BATCH.gpuFallback],
   ])('%s: %i GiB gives %i', (_name, gib, batch) => {
     expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: gib * GIB, gpuFreeBytes: gib * GIB })).toBe(batch);
   });
@@ -30,7 +31,7 @@ describe('chooseBatch', () => {
     ['an 8 GiB GPU with 2 GiB taken by the desktop', 8, 6, 2],
     ['a 24 GiB GPU with 10 GiB taken by another program', 24, 14, 32],
     ['an 80 GiB GPU with 40 GiB taken', 80, 40, 64],
-    ['a 24 GiB GPU with the weights alone fitting in what is free', 24, 5.3, DEFAULT_BATCH],
+    ['a 24 GiB GPU with the weights alone fitting in what is free', 24, 5.3, RUN_BATCH.gpuFallback],
   ])('%s: %i GiB, %i free gives %i', (_name, gib, free, batch) => {
     expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: gib * GIB, gpuFreeBytes: free * GIB })).toBe(batch);
   });
@@ -83,6 +84,20 @@ describe('autoBatch', () => {
     const probe = probeOf(gpu(0, 6), gpu(1, 40));
     expect(await autoBatch({ source, requestedBackend: 'auto', probe, contextTokens })).toBe(1);
     expect(await autoBatch({ source, requestedBackend: 'cuda', cudaDevice: 1, probe, contextTokens })).toBe(16);
+  });
+
+  it('takes the GPU fallback, not the CPU batch, for a GPU run whose config lacks the sizes', async () => {
+    const bare = await mkdtemp(path.join(os.tmpdir(), 'horizon-autobatch-bare-'));
+    try {
+      await writeFile(path.join(bare, 'config.json'), JSON.stringify({ hidden_size: 2048 }));
+      expect(RUN_BATCH.gpuFallback).not.toBe(DEFAULT_BATCH);
+      const batch = await autoBatch({
+        source: { ...source, modelDir: bare }, requestedBackend: 'auto', probe: probeOf(gpu(0, 80)), contextTokens: async () => 2048,
+      });
+      expect(batch).toBe(RUN_BATCH.gpuFallback);
+    } finally {
+      await rm(bare, { recursive: true, force: true });
+    }
   });
 
   it('sizes for what the probe finds free', async () => {
