@@ -12,9 +12,10 @@ export const RUN_PROMPTS = { min: 1, max: 541 } as const;
  * (larger measured no faster with the CUDA-core expert kernels); a run may ask for up to 256, whose decode steps
  * launch without a graph, to measure the tensor-core kernels at larger batches. The CPU backend takes 16: its INT4
  * kernels share each unpack of the weights among the tokens an expert gets in a step, so more sequences read fewer
- * bytes a token (the full-size OLMoE on two cores decoded 55 / 62 / 66-80 tok/s at 8 / 16 / 32), and at 16 the KV
- * cache of a run's longest responses stays under 3 GB of host memory. A GPU run that cannot be sized, or whose weights
- * leave no room for even one sequence (partial residency), takes gpuFallback.
+ * bytes a token (the full-size OLMoE on two cores decoded 55 / 62 / 66-80 tok/s at 8 / 16 / 32), and at 16 OLMoE's
+ * KV cache (128 KB a token) stays under 3.6 GB of host memory even if every sequence held IFEval's longest prompt
+ * and 1,280 new tokens. A GPU run that cannot be sized, or whose weights leave no room for even one sequence (partial
+ * residency), takes gpuFallback.
  */
 export const RUN_BATCH = { min: 1, max: 256, cpuDefault: 16, gpuFallback: 8 } as const;
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/thread-pool.h"
 #include "cpu/cpu-kernels.h"
 #include "quant/qpacked.h"
 #include "test-helpers.h"
@@ -144,6 +145,25 @@ int main() {
       }
       CHECK(off == 0, "axpy_f16 n=%d simd %d: %d elements off", n, simd ? 1 : 0, off);
     }
+  }
+  // cpu_matmul over more tokens than one pass holds (rows of 8,200 columns: passes of 12 tokens, so 37 tokens take
+  // four, the last of one token) gives every (token, row) the single row dot's bits, on two threads.
+  {
+    const int64_t in = 8200, out = 9;
+    const int tokens = 37;
+    CHECK(cpu_matmul_token_pass(in) == 12, "a pass over rows of %lld columns takes %d tokens", static_cast<long long>(in),
+          cpu_matmul_token_pass(in));
+    std::vector<uint16_t> wh(static_cast<size_t>(out * in));
+    for (uint16_t & v : wh) v = fp16_from_f32(rng.uniform());
+    const tensor_view w = matrix_view(dtype::f16, out, in, wh.data(), 2);
+    std::vector<float> x(static_cast<size_t>(tokens * in)), y(static_cast<size_t>(tokens * out), -1.0f);
+    for (float & v : x) v = rng.uniform();
+    thread_pool pool(2);
+    cpu_matmul(w, x.data(), tokens, y.data(), pool);
+    int bad = 0;
+    for (int t = 0; t < tokens; ++t)
+      for (int64_t r = 0; r < out; ++r) bad += bits_differ(y[static_cast<size_t>(t * out + r)], cpu_row_dot(w, r, x.data() + t * in));
+    CHECK(bad == 0, "cpu_matmul in passes: %d of %d results differ from the row dot", bad, tokens * static_cast<int>(out));
   }
   cpu_kernels_set_simd(true);
   return test_util::finish("test-cpu-kernels");

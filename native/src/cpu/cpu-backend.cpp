@@ -192,23 +192,19 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     rmsnorm_rows(x.data(), T, H, *L.input_layernorm, h.data());
     // q, k and v rows in one pass over the pool (fewer wake-ups per token than three matmuls).
     pool_.parallel_for(static_cast<int64_t>(QD) + 2 * KD, [&](int64_t r0, int64_t r1) {
-      for (int64_t ib = r0; ib < r1; ib += 4) {
-        const int64_t ie = std::min(r1, ib + 4);
-        for (int t = 0; t < T; t += 4) {
-          const int nt = std::min(4, T - t);
-          const float * xt = h.data() + static_cast<int64_t>(t) * H;
-          for (int64_t idx = ib; idx < ie;) {
-            const tensor_view * wt = idx < QD ? L.q_proj : (idx < QD + KD ? L.k_proj : L.v_proj);
-            float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
-            const int width = idx < QD ? QD : KD;
-            const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
-            // The block's rows of one matrix in one call (the kernels share each vector load across rows).
-            const int rows = static_cast<int>(std::min<int64_t>(ie - idx, width - r));
-            cpu_rows_dot_n(*wt, r, rows, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
-            idx += rows;
-          }
+      cpu_for_row_token_blocks(r0, r1, T, H, [&](int64_t ib, int64_t ie, int t, int nt) {
+        const float * xt = h.data() + static_cast<int64_t>(t) * H;
+        for (int64_t idx = ib; idx < ie;) {
+          const tensor_view * wt = idx < QD ? L.q_proj : (idx < QD + KD ? L.k_proj : L.v_proj);
+          float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
+          const int width = idx < QD ? QD : KD;
+          const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
+          // The block's rows of one matrix in one call (the kernels share each vector load across rows).
+          const int rows = static_cast<int>(std::min<int64_t>(ie - idx, width - r));
+          cpu_rows_dot_n(*wt, r, rows, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
+          idx += rows;
         }
-      }
+      });
     }, 16);
     // As modeling_olmoe.py: q/k norms first, then the optional clamp of q, k and v.
     rmsnorm_rows(q.data(), T, QD, *L.q_norm, q.data());

@@ -457,21 +457,20 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
                     in, group, x);
 }
 
+int cpu_matmul_token_pass(int64_t in) {
+  constexpr int64_t kPassBytes = 512 * 1024;
+  return static_cast<int>(std::max<int64_t>(4, kPassBytes / (std::max<int64_t>(1, in) * 4) / 4 * 4));
+}
+
 void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool) {
   const int64_t out = w.shape[0];
   const int64_t in = w.shape[1];
-  // Blocks of kRowBlock rows x kTokenBlock tokens keep both in L1; every (t, r) result still has cpu_row_dot's exact
-  // arithmetic (cpu_row_dot_n), so it does not depend on the batch.
-  constexpr int64_t kRowBlock = 4;
-  constexpr int kTokenBlock = 4;
+  // Blocks of four rows x four tokens keep both in L1; every (t, r) result still has cpu_row_dot's exact arithmetic
+  // (cpu_row_dot_n), so it does not depend on the batch or on the blocking.
   pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
-    for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
-      const int64_t re = std::min(r1, rb + kRowBlock);
-      for (int t = 0; t < tokens; t += kTokenBlock) {
-        const int nt = std::min(kTokenBlock, tokens - t);
-        cpu_rows_dot_n(w, rb, static_cast<int>(re - rb), x + t * in, in, nt, y + t * out + rb, out);
-      }
-    }
+    cpu_for_row_token_blocks(r0, r1, tokens, in, [&](int64_t rb, int64_t re, int t, int nt) {
+      cpu_rows_dot_n(w, rb, static_cast<int>(re - rb), x + t * in, in, nt, y + t * out + rb, out);
+    });
   }, 16);
 }
 

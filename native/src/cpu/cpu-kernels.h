@@ -52,6 +52,29 @@ void cpu_axpy_f16(float a, const uint16_t * v, float * y, int n);
 /** Converts row `row` of a float tensor (BF16/F16/F32, shape [rows, n]) to float32. */
 void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out);
 
+/** Tokens a pass over a matrix's rows takes (cpu_for_row_token_blocks): their FP32 activations of `in` values fill
+ * at most half a megabyte, which L2 holds while the pass reads the rows. */
+int cpu_matmul_token_pass(int64_t in);
+
+/**
+ * The order in which a matmul visits rows [r0, r1) and `tokens` tokens of `in` values: passes of
+ * cpu_matmul_token_pass(in) tokens, in each every block of four rows, in each groups of four tokens; fn(row_begin,
+ * row_end, t, nt) computes one block against one group. Past a pass the weights are read again, where a block of rows
+ * against every token at once would read every token's activations from memory once a block (at 2,048 tokens, 16 MB
+ * a block of four rows).
+ */
+template <class F>
+void cpu_for_row_token_blocks(int64_t r0, int64_t r1, int tokens, int64_t in, F && fn) {
+  const int pass = cpu_matmul_token_pass(in);
+  for (int tp = 0; tp < tokens; tp += pass) {
+    const int tpe = tokens - tp < pass ? tokens : tp + pass;
+    for (int64_t rb = r0; rb < r1; rb += 4) {
+      const int64_t re = r1 - rb < 4 ? r1 : rb + 4;
+      for (int t = tp; t < tpe; t += 4) fn(rb, re, t, tpe - t < 4 ? tpe - t : 4);
+    }
+  }
+}
+
 /**
  * y[t * out + r] = W[r] . x[t * in ..] for t < tokens, W a float tensor [out, in]. Rows are split across the pool;
  * each (t, r) result depends only on W[r] and x[t], so it is the same whatever the batch.
