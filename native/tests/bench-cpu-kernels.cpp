@@ -168,25 +168,31 @@ int main() {
     std::vector<uint16_t> head(static_cast<size_t>(V) * H);
     for (auto & v : head) v = static_cast<uint16_t>(0x2000 | (g() & 0x83FF));
     const tensor_view hv = test_util::matrix_view(dtype::f16, V, H, head.data(), 2);
-    std::vector<float> xh(H), logits(V);
+    const int max_n = 8;
+    std::vector<float> xh(static_cast<size_t>(max_n) * H), logits(static_cast<size_t>(max_n) * V);
     for (auto & v : xh) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
     thread_pool lm_pool(threads);
     lm_head_screen screen;
     const auto tb = clk::now();
     lm_head_screen_build(hv, lm_pool, screen);
     const double build_s = std::chrono::duration<double>(clk::now() - tb).count();
-    int32_t full_tok = 0, screened_tok = 0;
-    const double tf = best_of(5, [&] {
-      cpu_matmul(hv, xh.data(), 1, logits.data(), lm_pool);
-      full_tok = ref::argmax(logits.data(), V);
-    });
-    lm_head_screen_stats st;
-    const double ts = best_of(5, [&] { lm_head_screen_argmax(screen, hv, xh.data(), H, 1, lm_pool, &screened_tok, st); });
-    std::printf("  LM head  50304x2048 FP16, 1 token, %d thread(s): full product + argmax %.2f ms (%.1f GB/s), INT8 "
-                "screen %.2f ms (%.2fx; %.1f FP16 rows a token; built in %.2f s)%s\n",
-                threads, tf * 1e3, static_cast<double>(V) * H * 2 / tf / 1e9, ts * 1e3, tf / ts,
-                static_cast<double>(st.exact_rows) / std::max<uint64_t>(1, st.tokens), build_s,
-                full_tok == screened_tok ? "" : "  MISMATCH");
+    // One greedy step's head at 1 to 8 outputs: where the screen stops paying (the CPU backend screens steps of at
+    // most RT_CPU_LM_SCREEN_MAX_TOKENS, chosen from these figures).
+    for (int n : {1, 2, 4, 8}) {
+      std::vector<int32_t> full_tok(static_cast<size_t>(n)), screened_tok(static_cast<size_t>(n));
+      const double tf = best_of(5, [&] {
+        cpu_matmul(hv, xh.data(), n, logits.data(), lm_pool);
+        for (int t = 0; t < n; ++t) full_tok[static_cast<size_t>(t)] = ref::argmax(logits.data() + static_cast<size_t>(t) * V, V);
+      });
+      lm_head_screen_stats st;
+      const double ts = best_of(5, [&] { lm_head_screen_argmax(screen, hv, xh.data(), H, n, lm_pool, screened_tok.data(), st); });
+      std::printf("  LM head  50304x2048 FP16, %d token(s), %d thread(s): full product + argmax %.2f ms (%.1f GB/s), INT8 "
+                  "screen %.2f ms (%.2fx; %.1f FP16 rows a token)%s\n",
+                  n, threads, tf * 1e3, static_cast<double>(V) * H * 2 / tf / 1e9, ts * 1e3, tf / ts,
+                  static_cast<double>(st.exact_rows) / std::max<uint64_t>(1, st.tokens),
+                  full_tok == screened_tok ? "" : "  MISMATCH");
+    }
+    std::printf("  LM head  INT8 screen built in %.2f s\n", build_s);
   }
 
   // Decode reads every active weight once a token, so memory bounds it: read bandwidth with the bench's thread

@@ -10,6 +10,7 @@
 #include "core/safetensors.h"
 #include "core/mapped-file.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/lm-head-screen.h"
 #include "cpu/ref-ops.h"
 #include "quant/qpacked.h"
 #include "rt/rt-runtime.h"
@@ -249,6 +250,25 @@ static void screened_greedy(const fs::path & dir) {
   }
   CHECK(tokens[1] == tokens[0] && tokens[2] == tokens[0], "screened greedy: the same tokens with the screen, without it "
         "and from the full logits");
+  // A step of more outputs than RT_CPU_LM_SCREEN_MAX_TOKENS takes the full product: nothing screened, the same tokens.
+  {
+    backend_options bo;
+    bo.threads = 2;
+    auto be = cpu_backend_create(*w, bo, err);
+    const int n = RT_CPU_LM_SCREEN_MAX_TOKENS + 1;
+    std::vector<batch_entry> b;
+    for (int i = 0; i < n; ++i) b.push_back({be->seq_create(err), {3 + i, 17, 42 - i}, 0});
+    std::vector<int32_t> next;
+    CHECK(be->forward_greedy(b, next, err) && static_cast<int>(next.size()) == n, "wide greedy step: %s", err.message.c_str());
+    CHECK(be->counters().lm_head_screened == 0, "a greedy step of %d outputs screened %llu tokens", n,
+          static_cast<unsigned long long>(be->counters().lm_head_screened));
+    auto ref_be = cpu_backend_create(*w, bo, err);
+    for (auto & e : b) e.seq_id = ref_be->seq_create(err);
+    std::vector<std::vector<float>> logits;
+    CHECK(ref_be->forward(b, false, logits, err) && logits.size() == b.size(), "wide step logits: %s", err.message.c_str());
+    for (size_t i = 0; i < logits.size() && i < next.size(); ++i)
+      CHECK(next[i] == ref::argmax(logits[i].data(), static_cast<int>(logits[i].size())), "wide greedy step: sequence %zu", i);
+  }
   CHECK(screened[1] == 20 && screened[2] == 0 && screened[0] == 0,
         "screened greedy: 20 tokens screened with the screen (%llu), none without (%llu) or through forward (%llu)",
         static_cast<unsigned long long>(screened[1]), static_cast<unsigned long long>(screened[2]),

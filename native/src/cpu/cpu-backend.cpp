@@ -385,7 +385,7 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
   for (int i = 0; i < R; ++i)
     std::memcpy(xr.data() + static_cast<int64_t>(i) * H, x.data() + static_cast<int64_t>(rows[static_cast<size_t>(i)]) * H, sizeof(float) * H);
   rmsnorm_rows(xr.data(), R, H, *w_.final_norm, xr.data());
-  if (next != nullptr && use_screen_) {
+  if (next != nullptr && use_screen_ && R <= RT_CPU_LM_SCREEN_MAX_TOKENS) {
     if (!screen_built_) {
       lm_head_screen_build(*w_.lm_head, pool_, screen_);
       screen_built_ = true;

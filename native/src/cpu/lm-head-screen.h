@@ -14,6 +14,13 @@
 
 namespace rt {
 
+/**
+ * Greedy steps of at most this many outputs take the screen; larger ones the full product, whose weight reads their
+ * outputs share while the screen's bounds and INT8 products grow with each (bench-cpu-kernels, OLMoE's head, two
+ * threads, full product against screen: 1 output 3.9 / 3.0 ms, 2: 7.4 / 3.4, 4: 8.5 / 7.7, 8: 13.6 / 13.9; decode at
+ * 8 and 16 sequences ran 0.95-0.98x with the screen).
+ */
+constexpr int RT_CPU_LM_SCREEN_MAX_TOKENS = 4;
 struct lm_head_screen {
   int rows = 0, cols = 0;
   std::vector<int8_t> q;        // [rows][cols]: round(w / scale), in [-127, 127]
