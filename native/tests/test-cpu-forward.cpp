@@ -523,6 +523,15 @@ static void int4_vs_dequantised(const fs::path & src, const fs::path & root) {
 
 // Router ties go to the lowest expert index: with an all-zero router every expert scores the same, so only experts
 // 0..top_k-1 may run, and replacing every other expert's weights leaves the logits bit for bit unchanged.
+// A tiny BF16 checkpoint written to root/<tag>-src and packed to INT4 at group 32 into root/<tag>-packed, returned.
+static fs::path packed_tiny(const fs::path & root, const std::string & tag, const test_util::tiny_config & c, uint64_t seed) {
+  const fs::path src = root / (tag + "-src"), packed = root / (tag + "-packed");
+  test_util::write_tiny_model(src, c, seed);
+  const int group = test_util::pack_model(src, packed, 1);
+  CHECK(group == 32, "%s: packed at group %d, want 32", tag.c_str(), group);
+  return packed;
+}
+
 // 8-bit activations (the default for group-32 INT4 experts) against FP32 activations over the same INT4 weights,
 // set beside what INT4 itself costs against the BF16 source: logits and greedy tokens.
 static void q8_activations(const fs::path & root) {
@@ -530,17 +539,10 @@ static void q8_activations(const fs::path & root) {
   c.hidden = 64;
   c.inter = 32;
   c.vocab = 96;
-  const fs::path src = root / "q8-src", packed = root / "q8-packed";
-  test_util::write_tiny_model(src, c, 21);
-  pack_options po;
-  po.src_dir = src.string();
-  po.dst_dir = packed.string();
-  po.threads = 1;
-  pack_result pr;
+  const fs::path packed = packed_tiny(root, "q8", c, 21);
   rt_error err;
-  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err) && pr.group_size == 32, "pack at group 32: %s", err.message.c_str());
   auto mi = load(packed, "int4");
-  auto mb = load(src, "bf16");
+  auto mb = load(root / "q8-src", "bf16");
   if (!mi || !mb) return;
   std::vector<std::vector<float>> q8, f32, bf;
   CHECK(cpu_kernels_q8_activations(), "8-bit activations are the default");
@@ -569,15 +571,8 @@ static void batch_invariant_logits(const fs::path & root) {
     c.hidden = hidden;
     c.inter = hidden == 256 ? 256 : 32;
     c.vocab = 96;
-    const fs::path src = root / ("bi-src-" + std::to_string(hidden)), packed = root / ("bi-packed-" + std::to_string(hidden));
-    test_util::write_tiny_model(src, c, 41);
-    pack_options po;
-    po.src_dir = src.string();
-    po.dst_dir = packed.string();
-    po.threads = 1;
-    pack_result pr;
+    const fs::path packed = packed_tiny(root, "bi-" + std::to_string(hidden), c, 41);
     rt_error err;
-    CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err) && pr.group_size == 32, "pack at group 32: %s", err.message.c_str());
     auto w = model_weights_load(packed.string(), weights_kind::int4, err.message);
     CHECK(w != nullptr, "batch invariance: %s", err.message.c_str());
     if (!w) return;

@@ -58,13 +58,7 @@ static const std::vector<int32_t> PROMPT_B = {8, 1, 64, 30, 12};
 namespace {
 
 fs::path pack(const fs::path & src, const fs::path & dst) {
-  pack_options po;
-  po.src_dir = src.string();
-  po.dst_dir = dst.string();
-  po.threads = 2;
-  pack_result pr;
-  rt_error err;
-  CHECK(rt_qpacked_pack(po, nullptr, nullptr, pr, err), "pack %s: %s", src.string().c_str(), err.message.c_str());
+  test_util::pack_model(src, dst, 2);
   return dst;
 }
 

@@ -197,6 +197,18 @@ inline void write_tiny_model(const std::filesystem::path & dir, const tiny_confi
   if (tensors_out) *tensors_out = std::move(ts);
 }
 
+/** The checkpoint in `src` packed to INT4 by rt_qpacked_pack into `dst` (a failure is a CHECK failure); its group size. */
+inline int pack_model(const std::filesystem::path & src, const std::filesystem::path & dst, int threads) {
+  rt::pack_options po;
+  po.src_dir = src.string();
+  po.dst_dir = dst.string();
+  po.threads = threads;
+  rt::pack_result pr;
+  rt::rt_error err;
+  CHECK(rt::rt_qpacked_pack(po, nullptr, nullptr, pr, err), "pack %s: %s", src.string().c_str(), err.message.c_str());
+  return pr.group_size;
+}
+
 inline std::filesystem::path temp_dir(const std::string & name) {
   const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
   auto p = std::filesystem::temp_directory_path() / ("horizon-native-" + name + "-" + std::to_string(stamp));

@@ -175,17 +175,30 @@ static void exact_rows() {
   cpu_isa_reset();
 }
 
+// `rows` random rows of `cols` weights packed to qpacked-v2 (group 32): codes and scales.
+struct packed_rows {
+  std::vector<uint8_t> q;
+  std::vector<uint16_t> sc;
+};
+static packed_rows random_packed_rows(test_util::rng & r, int rows, int cols) {
+  std::vector<float> w(static_cast<size_t>(rows) * cols);
+  for (auto & v : w) v = r.uniform() * 0.05f;
+  packed_rows p{std::vector<uint8_t>(w.size() / 2), std::vector<uint16_t>(w.size() / 32)};
+  for (int i = 0; i < rows; ++i)
+    qpacked_quantize_row(w.data() + i * cols, cols, 32, p.q.data() + i * cols / 2, p.sc.data() + i * (cols / 32));
+  return p;
+}
+
 // cpu_rows_dot_q4q8 gives each row's per-row result, bit for bit, on every path (one token and several).
 static void rows_call() {
   test_util::rng r(23);
   for (int cols : {64, 256}) {
     const int rows = 5, nb = cols / 32, max_t = 9;
-    std::vector<float> w(static_cast<size_t>(rows) * cols), x(static_cast<size_t>(max_t) * cols);
-    for (auto & v : w) v = r.uniform() * 0.05f;
+    const packed_rows pw = random_packed_rows(r, rows, cols);
+    const std::vector<uint8_t> & q = pw.q;
+    const std::vector<uint16_t> & sc = pw.sc;
+    std::vector<float> x(static_cast<size_t>(max_t) * cols);
     for (auto & v : x) v = r.uniform();
-    std::vector<uint8_t> q(w.size() / 2);
-    std::vector<uint16_t> sc(w.size() / 32);
-    for (int i = 0; i < rows; ++i) qpacked_quantize_row(w.data() + i * cols, cols, 32, q.data() + i * cols / 2, sc.data() + i * nb);
     const q8_buf xb(x.data(), static_cast<int>(x.size()), cols);
     for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
       if (!cpu_isa_force(isa)) continue;
@@ -207,12 +220,11 @@ static void batch_invariant() {
   test_util::rng r(31);
   for (int nb : {2, 5, 8, 24}) {
     const int cols = nb * 32, rows = 3, n = 17;
-    std::vector<float> w(static_cast<size_t>(rows) * cols), x(static_cast<size_t>(n) * cols);
-    for (auto & v : w) v = r.uniform() * 0.05f;
+    const packed_rows pw = random_packed_rows(r, rows, cols);
+    const std::vector<uint8_t> & q = pw.q;
+    const std::vector<uint16_t> & sc = pw.sc;
+    std::vector<float> x(static_cast<size_t>(n) * cols);
     for (auto & v : x) v = r.uniform() * 2.0f;
-    std::vector<uint8_t> q(w.size() / 2);
-    std::vector<uint16_t> sc(w.size() / 32);
-    for (int i = 0; i < rows; ++i) qpacked_quantize_row(w.data() + i * cols, cols, 32, q.data() + i * cols / 2, sc.data() + i * nb);
     const q8_buf xb(x.data(), static_cast<int>(x.size()), cols);
     for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
       if (!cpu_isa_force(isa)) continue;
