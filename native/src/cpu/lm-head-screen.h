@@ -21,6 +21,7 @@ namespace rt {
  * 8 and 16 sequences ran 0.95-0.98x with the screen).
  */
 constexpr int RT_CPU_LM_SCREEN_MAX_TOKENS = 4;
+
 struct lm_head_screen {
   int rows = 0, cols = 0;
   std::vector<int8_t> q;        // [rows][cols]: round(w / scale), in [-127, 127]

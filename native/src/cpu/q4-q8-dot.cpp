@@ -407,6 +407,24 @@ void quantize_scalar(const float * x, int n, int8_t * q, float * d, float * sum)
   }
 }
 
+// The active path's pair kernels over `rows` rows; false where they do not apply (the scalar path, rows pair_fits
+// refuses), and the caller takes the tiles or the scalar reference.
+bool pair_rows(const uint8_t * q, const uint16_t * scales, int nb, int64_t rows, const q8_rows & a, int n, float * y,
+               int64_t ldy) {
+#ifdef RT_Q8_X86
+  if (!pair_fits(nb)) return false;
+  switch (g_isa) {
+    case cpu_isa::avx512_vnni: pair_avx512vnni_n(q, scales, nb, rows, a, n, y, ldy); return true;
+    case cpu_isa::avx_vnni: pair_avxvnni_n(q, scales, nb, rows, a, n, y, ldy); return true;
+    case cpu_isa::avx2: pair_avx2_n(q, scales, nb, rows, a, n, y, ldy); return true;
+    default: return false;
+  }
+#else
+  (void)q, (void)scales, (void)nb, (void)rows, (void)a, (void)n, (void)y, (void)ldy;
+  return false;
+#endif
+}
+
 }  // namespace
 
 const char * cpu_isa_name(cpu_isa isa) {
@@ -439,17 +457,12 @@ void cpu_quantize_q8(const float * x, int n, int8_t * q, float * d, float * sum)
 
 void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, const q8_rows & a, int n, float * y, int64_t ldy) {
   const int nb = cols / kQ8Block;
+  if (pair_rows(qrow, srow, nb, 1, a, n, y, ldy)) return;
   switch (g_isa) {
 #ifdef RT_Q8_X86
-    case cpu_isa::avx512_vnni:
-      if (pair_fits(nb)) return pair_avx512vnni_n(qrow, srow, nb, 1, a, n, y, ldy);
-      return tiles<run_avx512vnni>(qrow, srow, nb, a, n, y, ldy);
-    case cpu_isa::avx_vnni:
-      if (pair_fits(nb)) return pair_avxvnni_n(qrow, srow, nb, 1, a, n, y, ldy);
-      return tiles<run_avxvnni>(qrow, srow, nb, a, n, y, ldy);
-    case cpu_isa::avx2:
-      if (pair_fits(nb)) return pair_avx2_n(qrow, srow, nb, 1, a, n, y, ldy);
-      return tiles<run_avx2>(qrow, srow, nb, a, n, y, ldy);
+    case cpu_isa::avx512_vnni: return tiles<run_avx512vnni>(qrow, srow, nb, a, n, y, ldy);
+    case cpu_isa::avx_vnni: return tiles<run_avxvnni>(qrow, srow, nb, a, n, y, ldy);
+    case cpu_isa::avx2: return tiles<run_avx2>(qrow, srow, nb, a, n, y, ldy);
 #endif
     default: return scalar_dot(qrow, srow, cols, a, n, y, ldy);
   }
@@ -457,16 +470,7 @@ void cpu_row_dot_q4q8_n(const uint8_t * qrow, const uint16_t * srow, int cols, c
 
 void cpu_rows_dot_q4q8(const uint8_t * q, const uint16_t * scales, int cols, int64_t rows, const q8_rows & a, int n, float * y, int64_t ldy) {
   const int nb = cols / kQ8Block;
-#ifdef RT_Q8_X86
-  if (pair_fits(nb)) {
-    switch (g_isa) {
-      case cpu_isa::avx512_vnni: return pair_avx512vnni_n(q, scales, nb, rows, a, n, y, ldy);
-      case cpu_isa::avx_vnni: return pair_avxvnni_n(q, scales, nb, rows, a, n, y, ldy);
-      case cpu_isa::avx2: return pair_avx2_n(q, scales, nb, rows, a, n, y, ldy);
-      default: break;
-    }
-  }
-#endif
+  if (pair_rows(q, scales, nb, rows, a, n, y, ldy)) return;
   for (int64_t r = 0; r < rows; ++r) cpu_row_dot_q4q8_n(q + r * (cols / 2), scales + r * nb, cols, a, n, y + r, ldy);
 }
 
