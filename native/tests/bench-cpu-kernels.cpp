@@ -14,6 +14,7 @@
 #include "core/model-weights.h"
 #include "core/thread-pool.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/dense-panels.h"
 #include "cpu/lm-head-screen.h"
 #include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
@@ -148,21 +149,37 @@ int main() {
     }
   }
 
-  // Prefill's FP16 GEMM: a 2048 x 2048 projection against 128 tokens.
-  const int out = 2048, in = 2048, tokens = 128;
-  std::vector<uint16_t> w(static_cast<size_t>(out) * in);
-  for (auto & v : w) v = static_cast<uint16_t>(0x2400 | (g() & 0x83FF));
-  const tensor_view tv = test_util::matrix_view(dtype::f16, out, in, w.data(), 2);
-  std::vector<float> xa(static_cast<size_t>(tokens) * in), ya(static_cast<size_t>(tokens) * out);
-  for (auto & v : xa) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
-  thread_pool pool(1);
-  const double tg = best_of(3, [&] { cpu_matmul(tv, xa.data(), tokens, ya.data(), pool); });
-  std::printf("  kernel   FP16 GEMM 2048x2048, 128 tok:  %6.1f G\n", static_cast<double>(out) * in * tokens / tg / 1e9);
+  // The dense FP16 matmuls: a 2048 x 2048 projection (rows in L3) and the 6144 x 2048 of q, k and v (from memory),
+  // at the tokens of decode, a batched decode step and prefill; the panels the backend takes beside the row dot
+  // kernels they replaced there (still those of cpu_matmul), on one thread and on the bench's.
+  const char * env_threads = std::getenv("HORIZON_BENCH_THREADS");
+  const int threads = env_threads ? std::max(1, std::atoi(env_threads)) : 2;
+  {
+    const int in = 2048;
+    for (int out : {2048, 6144}) {
+      std::vector<uint16_t> w(static_cast<size_t>(out) * in);
+      for (auto & v : w) v = static_cast<uint16_t>(0x2400 | (g() & 0x83FF));
+      const tensor_view tv = test_util::matrix_view(dtype::f16, out, in, w.data(), 2);
+      for (int th : {1, threads}) {
+        thread_pool pool(th);
+        dense_panels panels;
+        dense_panels_build(tv, pool, panels);
+        for (int tokens : {1, 16, 128}) {
+          std::vector<float> xa(static_cast<size_t>(tokens) * in), ya(static_cast<size_t>(tokens) * out);
+          for (auto & v : xa) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
+          const double td = best_of(3, [&] { cpu_matmul(tv, xa.data(), tokens, ya.data(), pool); });
+          const double tp = best_of(3, [&] { dense_panels_matmul(panels, xa.data(), in, tokens, ya.data(), out, pool); });
+          const double macs = static_cast<double>(out) * in * tokens;
+          std::printf("  kernel   FP16 %dx%d, %3d tok, %d thread(s): row dots %6.1f G, panels %6.1f G (%.2fx)\n", out, in,
+                      tokens, th, macs / td / 1e9, macs / tp / 1e9, td / tp);
+        }
+        if (th == threads) break;
+      }
+    }
+  }
 
   // Greedy decode's LM head (OLMoE's 50,304 x 2,048 FP16), one token, with the bench's threads: the full product and
   // its argmax against the INT8 screen (cpu/lm-head-screen.h), which reads half the bytes and a few FP16 rows.
-  const char * env_threads = std::getenv("HORIZON_BENCH_THREADS");
-  const int threads = env_threads ? std::max(1, std::atoi(env_threads)) : 2;
   {
     const int V = 50304, H = 2048;
     std::vector<uint16_t> head(static_cast<size_t>(V) * H);
@@ -172,6 +189,8 @@ int main() {
     std::vector<float> xh(static_cast<size_t>(max_n) * H), logits(static_cast<size_t>(max_n) * V);
     for (auto & v : xh) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
     thread_pool lm_pool(threads);
+    dense_panels head_panels;
+    dense_panels_build(hv, lm_pool, head_panels);
     lm_head_screen screen;
     const auto tb = clk::now();
     lm_head_screen_build(hv, lm_pool, screen);
@@ -181,11 +200,11 @@ int main() {
     for (int n : {1, 2, 4, 8}) {
       std::vector<int32_t> full_tok(static_cast<size_t>(n)), screened_tok(static_cast<size_t>(n));
       const double tf = best_of(5, [&] {
-        cpu_matmul(hv, xh.data(), n, logits.data(), lm_pool);
+        dense_panels_matmul(head_panels, xh.data(), H, n, logits.data(), V, lm_pool);
         for (int t = 0; t < n; ++t) full_tok[static_cast<size_t>(t)] = ref::argmax(logits.data() + static_cast<size_t>(t) * V, V);
       });
       lm_head_screen_stats st;
-      const double ts = best_of(5, [&] { lm_head_screen_argmax(screen, hv, xh.data(), H, n, lm_pool, screened_tok.data(), st); });
+      const double ts = best_of(5, [&] { lm_head_screen_argmax(screen, hv, head_panels, xh.data(), H, n, lm_pool, screened_tok.data(), st); });
       std::printf("  LM head  50304x2048 FP16, %d token(s), %d thread(s): full product + argmax %.2f ms (%.1f GB/s), INT8 "
                   "screen %.2f ms (%.2fx; %.1f FP16 rows a token)%s\n",
                   n, threads, tf * 1e3, static_cast<double>(V) * H * 2 / tf / 1e9, ts * 1e3, tf / ts,

@@ -10,6 +10,7 @@
 
 #include "core/thread-pool.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/dense-panels.h"
 #include "cpu/lm-head-screen.h"
 #include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
@@ -24,10 +25,11 @@ namespace {
 /** Largest share of a random head's rows that the screen may compute in FP16 for a token (it computes about 0.1%). */
 constexpr double MAX_EXACT_ROW_SHARE = 0.02;
 
-// The full product's argmax, as the CPU backend takes it without the screen.
+// The full product's argmax in the chain order the CPU backend's LM head takes (the reference, row by row).
 int32_t full_argmax(const tensor_view & w, const float * x, thread_pool & pool) {
+  (void)pool;
   std::vector<float> logits(static_cast<size_t>(w.shape[0]));
-  cpu_matmul(w, x, 1, logits.data(), pool);
+  for (int64_t r = 0; r < w.shape[0]; ++r) logits[static_cast<size_t>(r)] = dense_chain_dot_reference(w, r, x);
   return ref::argmax(logits.data(), static_cast<int>(logits.size()));
 }
 
@@ -69,8 +71,10 @@ uint64_t check_tokens(const char * label, const tensor_view & w, const std::vect
   lm_head_screen_build(w, pool, s);
   const int H = static_cast<int>(w.shape[1]);
   std::vector<int32_t> next(static_cast<size_t>(n), -2);
+  dense_panels panels;
+  dense_panels_build(w, pool, panels);
   lm_head_screen_stats st;
-  lm_head_screen_argmax(s, w, x.data(), H, n, pool, next.data(), st);
+  lm_head_screen_argmax(s, w, panels, x.data(), H, n, pool, next.data(), st);
   for (int t = 0; t < n; ++t) {
     const int32_t want = full_argmax(w, x.data() + static_cast<size_t>(t) * H, pool);
     CHECK(next[static_cast<size_t>(t)] == want, "%s, token %d: screened argmax %d, full product's %d", label, t,

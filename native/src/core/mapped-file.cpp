@@ -1,5 +1,7 @@
 #include "core/mapped-file.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <new>
 
 #ifdef _WIN32
@@ -108,6 +110,27 @@ mapped_file::~mapped_file() {
 }
 
 #endif
+
+void mapped_file::release(const void * p, size_t n) const {
+  const auto * b = static_cast<const unsigned char *>(p);
+  if (data_ == nullptr || b < data_ || n > size_ || b - data_ > static_cast<std::ptrdiff_t>(size_ - n)) return;
+#ifdef _WIN32
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  const uintptr_t page = si.dwPageSize;
+#else
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+#endif
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(b) + page - 1) / page * page;
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(b) + n) / page * page;
+  if (hi <= lo) return;
+#ifdef _WIN32
+  // On pages that are not locked, VirtualUnlock takes them out of the working set.
+  VirtualUnlock(reinterpret_cast<void *>(lo), hi - lo);
+#else
+  madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_DONTNEED);
+#endif
+}
 
 bool read_regular_file(const std::string & path, std::string & out, std::string & error) {
   auto m = mapped_file::open(path, error);

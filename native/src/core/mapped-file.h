@@ -20,6 +20,11 @@ class mapped_file {
   const unsigned char * data() const { return data_; }
   size_t size() const { return size_; }
   const std::string & path() const { return path_; }
+  /**
+   * Drops the whole pages of [p, p + n) that lie in this mapping from the process's resident memory; a later read
+   * maps them again from the file, unchanged (the mapping is read-only). A range outside the mapping is ignored.
+   */
+  void release(const void * p, size_t n) const;
 
  private:
   mapped_file() = default;

@@ -29,6 +29,10 @@ const tensor_view * model_weights::find(const std::string & name) const {
   return it == tensors.end() ? nullptr : &it->second;
 }
 
+void model_weights::release_pages(const tensor_view & t) const {
+  for (const auto & f : files) f->release(t.data, t.nbytes);
+}
+
 namespace {
 
 /** A JSON value as it would read in config.json, for messages. */

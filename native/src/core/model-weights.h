@@ -86,6 +86,8 @@ struct model_weights {
   size_t total_bytes = 0;  // bytes of all tensors
 
   const tensor_view * find(const std::string & name) const;
+  /** Drops the resident pages of a tensor read from a mapped file (a backend that keeps its own copy of it). */
+  void release_pages(const tensor_view & t) const;
 };
 
 /**

@@ -1,5 +1,6 @@
-// The CPU backend: FP32 math over the mapped weights (BF16/F16/F32 rows converted in the dot kernels, qpacked INT4
-// experts against 8-bit activations), FP16 KV caches, a thread pool over output rows and attention heads.
+// The CPU backend: FP32 math; the dense weights (attention, router, LM head) re-laid as 16-row panels, the routed
+// experts read from the mapped shards (qpacked INT4 against 8-bit activations, or BF16/F16/F32 rows); FP16 KV caches;
+// a thread pool over output rows and attention heads.
 // Mirrors transformers modeling_olmoe.py (OlmoeDecoderLayer / OlmoeSparseMoeBlock).
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "core/thread-pool.h"
 #include "cpu/attention-f16.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/dense-panels.h"
 #include "cpu/lm-head-screen.h"
 #include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
@@ -44,6 +46,21 @@ class cpu_backend final : public backend {
       : w_(w), c_(w.config), pool_(o.threads) {
     max_ctx_ = o.max_context > 0 ? o.max_context : c_.max_position_embeddings;
     use_screen_ = o.lm_head_screen && !env_off("HORIZON_CPU_LM_SCREEN");
+    // The dense matmuls read their own panel copies, so the mapped rows they came from leave resident memory (the
+    // LM head's rows stay mapped for the screen's candidates, and come back one page at a time as those read them).
+    panels_.resize(w_.layers.size());
+    for (size_t l = 0; l < w_.layers.size(); ++l) {
+      const layer_weights & L = w_.layers[l];
+      layer_panels & P = panels_[l];
+      const std::pair<const tensor_view *, dense_panels *> mats[] = {
+          {L.q_proj, &P.q}, {L.k_proj, &P.k}, {L.v_proj, &P.v}, {L.o_proj, &P.o}, {L.router, &P.router}};
+      for (const auto & [view, dst] : mats) {
+        dense_panels_build(*view, pool_, *dst);
+        w_.release_pages(*view);
+      }
+    }
+    dense_panels_build(*w_.lm_head, pool_, lm_panels_);
+    if (w_.lm_head != w_.embed_tokens) w_.release_pages(*w_.lm_head);
   }
 
   backend_kind kind() const override { return backend_kind::cpu; }
@@ -131,6 +148,11 @@ class cpu_backend final : public backend {
   std::unordered_map<const tensor_view *, std::vector<float>> norm_f32_;
   cpu_scratch ws_;
   bool use_screen_ = true;
+  struct layer_panels {
+    dense_panels q, k, v, o, router;
+  };
+  std::vector<layer_panels> panels_;
+  dense_panels lm_panels_;
   lm_head_screen screen_;  // built by the first greedy step
   bool screen_built_ = false;
 };
@@ -190,22 +212,10 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
   for (int l = 0; l < c_.num_hidden_layers; ++l) {
     const layer_weights & L = w_.layers[static_cast<size_t>(l)];
     rmsnorm_rows(x.data(), T, H, *L.input_layernorm, h.data());
-    // q, k and v rows in one pass over the pool (fewer wake-ups per token than three matmuls).
-    pool_.parallel_for(static_cast<int64_t>(QD) + 2 * KD, [&](int64_t r0, int64_t r1) {
-      cpu_for_row_token_blocks(r0, r1, T, H, [&](int64_t ib, int64_t ie, int t, int nt) {
-        const float * xt = h.data() + static_cast<int64_t>(t) * H;
-        for (int64_t idx = ib; idx < ie;) {
-          const tensor_view * wt = idx < QD ? L.q_proj : (idx < QD + KD ? L.k_proj : L.v_proj);
-          float * dst = idx < QD ? q.data() : (idx < QD + KD ? k.data() : v.data());
-          const int width = idx < QD ? QD : KD;
-          const int64_t r = idx < QD ? idx : (idx < QD + KD ? idx - QD : idx - QD - KD);
-          // The block's rows of one matrix in one call (the kernels share each vector load across rows).
-          const int rows = static_cast<int>(std::min<int64_t>(ie - idx, width - r));
-          cpu_rows_dot_n(*wt, r, rows, xt, H, nt, dst + static_cast<int64_t>(t) * width + r, width);
-          idx += rows;
-        }
-      });
-    }, 16);
+    // q, k and v in one pass over the pool (fewer wake-ups per token than three matmuls).
+    const layer_panels & P = panels_[static_cast<size_t>(l)];
+    const dense_job qkv[] = {{&P.q, q.data(), QD}, {&P.k, k.data(), KD}, {&P.v, v.data(), KD}};
+    dense_panels_matmul(qkv, 3, h.data(), H, T, pool_);
     // As modeling_olmoe.py: q/k norms first, then the optional clamp of q, k and v.
     rmsnorm_rows(q.data(), T, QD, *L.q_norm, q.data());
     rmsnorm_rows(k.data(), T, KD, *L.k_norm, k.data());
@@ -238,12 +248,12 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         cpu_attention_heads_f16(ah, n, sc.data(), att.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(h0) * hd);
       }
     });
-    cpu_matmul(*L.o_proj, att.data(), T, o.data(), pool_);
+    dense_panels_matmul(P.o, att.data(), QD, T, o.data(), H, pool_);
     for (size_t i = 0; i < uT * H; ++i) x[i] += o[i];
 
     // Sparse MoE block: router softmax in FP32, top-k (ties -> lowest index), optional renormalisation.
     rmsnorm_rows(x.data(), T, H, *L.post_attention_layernorm, h.data());
-    cpu_matmul(*L.router, h.data(), T, router.data(), pool_);
+    dense_panels_matmul(P.router, h.data(), H, T, router.data(), E, pool_);
     auto & by_expert = ws_.by_expert;
     auto & order = ws_.order;
     by_expert.resize(static_cast<size_t>(E));
@@ -389,15 +399,16 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     if (!screen_built_) {
       lm_head_screen_build(*w_.lm_head, pool_, screen_);
       screen_built_ = true;
+      if (w_.lm_head != w_.embed_tokens) w_.release_pages(*w_.lm_head);
     }
     next->assign(static_cast<size_t>(R), 0);
     lm_head_screen_stats st;
-    lm_head_screen_argmax(screen_, *w_.lm_head, xr.data(), H, R, pool_, next->data(), st);
+    lm_head_screen_argmax(screen_, *w_.lm_head, lm_panels_, xr.data(), H, R, pool_, next->data(), st);
     counters_.lm_head_screened += st.tokens;
     counters_.lm_head_exact_rows += st.exact_rows;
     scratch += static_cast<uint64_t>(R) * H * 4 + static_cast<uint64_t>(R) * V * 4;
   } else {
-    cpu_matmul(*w_.lm_head, xr.data(), R, out.data(), pool_);
+    dense_panels_matmul(lm_panels_, xr.data(), H, R, out.data(), V, pool_);
     scratch += static_cast<uint64_t>(R) * (H + V) * 4;
     if (next != nullptr) {
       next->assign(static_cast<size_t>(R), 0);

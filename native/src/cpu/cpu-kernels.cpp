@@ -4,21 +4,8 @@
 #include <cstring>
 
 #include "cpu/q4-q8-dot.h"
+#include "cpu/simd-lanes.h"
 #include "quant/qpacked.h"
-
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-#define RT_X86_SIMD 1
-#define RT_AVX2 __attribute__((target("avx2,fma,f16c")))
-#define RT_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
-#include "cpu/x86-intrinsics.h"
-#elif defined(_MSC_VER) && defined(_M_X64)
-// MSVC emits AVX2 intrinsics without /arch flags; the run-time check below keeps older CPUs on the scalar path.
-#define RT_X86_SIMD 1
-#define RT_AVX2
-#include <intrin.h>
-
-#include "cpu/x86-intrinsics.h"
-#endif
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #define RT_NOINLINE __declspec(noinline)
@@ -56,51 +43,16 @@ bool detect_avx512() {
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }
 bool g_avx512 = detect_avx512();
-#define RT_HAVE_AVX512 1
 #else
 bool g_avx512 = false;
 #endif
 
-// One element type per lane loader: `one` widens a single element, `eight` (AVX2) widens eight at once.
+using lanes::bf16_lanes;
+using lanes::f16_lanes;
+using lanes::f32_lanes;
+
 template <class L>
 float dot(const typename L::elem * w, const float * x, int n);
-
-struct f32_lanes {
-  using elem = float;
-  static float one(float v) { return v; }
-#ifdef RT_X86_SIMD
-  RT_AVX2 static __m256 eight(const float * p) { return _mm256_loadu_ps(p); }
-#endif
-#ifdef RT_HAVE_AVX512
-  RT_AVX512 static __m512 sixteen(const float * p) { return _mm512_loadu_ps(p); }
-#endif
-};
-struct bf16_lanes {
-  using elem = uint16_t;
-  static float one(uint16_t v) { return f32_from_bf16(v); }
-#ifdef RT_X86_SIMD
-  RT_AVX2 static __m256 eight(const uint16_t * p) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  }
-#endif
-#ifdef RT_HAVE_AVX512
-  RT_AVX512 static __m512 sixteen(const uint16_t * p) {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  }
-#endif
-};
-struct f16_lanes {
-  using elem = uint16_t;
-  static float one(uint16_t v) { return f32_from_fp16(v); }
-#ifdef RT_X86_SIMD
-  RT_AVX2 static __m256 eight(const uint16_t * p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))); }
-#endif
-#ifdef RT_HAVE_AVX512
-  RT_AVX512 static __m512 sixteen(const uint16_t * p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p))); }
-#endif
-};
 
 template <class L>
 float scalar_dot(const typename L::elem * w, const float * x, int n) {

@@ -162,8 +162,8 @@ void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_scr
   for (float m : s.max_abs) s.max_abs_all = std::max(s.max_abs_all, m);
 }
 
-void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const float * x, int64_t ldx, int n,
-                           thread_pool & pool, int32_t * next, lm_head_screen_stats & stats) {
+void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const dense_panels & panels, const float * x,
+                           int64_t ldx, int n, thread_pool & pool, int32_t * next, lm_head_screen_stats & stats) {
   const int V = s.rows, H = s.cols;
   const double gamma = lm_head_screen_gamma(H);
   // Per token: INT8 activations (one scale), their largest rounding error, and sum |x|.
@@ -224,29 +224,36 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
     std::lock_guard<std::mutex> lock(floor_mu);
     for (int t = 0; t < n; ++t) floor[static_cast<size_t>(t)] = std::max(floor[static_cast<size_t>(t)], local[static_cast<size_t>(t)]);
   }, 256);
+  std::vector<int32_t> candidates;
+  std::vector<float> exact;
   for (int t = 0; t < n; ++t) {
     const float * xt = x + t * ldx;
     if (!screened[static_cast<size_t>(t)]) {
       std::vector<float> logits(static_cast<size_t>(V));
-      cpu_matmul(w, xt, 1, logits.data(), pool);
+      dense_panels_matmul(panels, xt, ldx, 1, logits.data(), V, pool);
       next[t] = ref::argmax(logits.data(), V);
       ++stats.full_products;
       continue;
     }
     const float * ht = hi.data() + static_cast<size_t>(t) * V;
     const double token_floor = floor[static_cast<size_t>(t)];
+    candidates.clear();
+    for (int r = 0; r < V; ++r) {
+      if (ht[r] >= token_floor) candidates.push_back(r);  // else below another row's smallest possible logit
+    }
+    exact.resize(candidates.size());
+    cpu_rows_dot_chain(w, candidates.data(), static_cast<int>(candidates.size()), xt, exact.data());
+    stats.exact_rows += candidates.size();
     int32_t best = -1;
     float best_v = 0;
-    for (int r = 0; r < V; ++r) {
-      if (ht[r] < token_floor) continue;  // below another row's smallest possible logit
-      const float v = cpu_row_dot(w, r, xt);
-      ++stats.exact_rows;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const float v = exact[i];
       if (std::isnan(v)) {
         best = -1;
         break;
       }
       if (best < 0 || v > best_v) {
-        best = r;
+        best = candidates[i];
         best_v = v;
       }
     }

@@ -11,6 +11,7 @@
 
 #include "core/model-weights.h"
 #include "core/thread-pool.h"
+#include "cpu/dense-panels.h"
 
 namespace rt {
 
@@ -43,12 +44,13 @@ struct lm_head_screen_stats {
 void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_screen & s);
 
 /**
- * next[t] = argmax over rows r of cpu_row_dot(w, r, x + t * ldx) for t < n, exactly (ties to the lowest row, -1 when
- * a logit is NaN), reading the FP16 rows only of the screen's candidates. A token whose activations are not finite, or
- * large enough that a product could overflow, takes the full product instead.
+ * next[t] = argmax over rows r of W[r] . x[t * ldx ..] in the chain order of cpu/dense-panels.h for t < n, exactly
+ * (ties to the lowest row, -1 when a logit is NaN), reading W's rows (row-major `w`) only for the screen's
+ * candidates. A token whose activations are not finite, or large enough that a product could overflow, takes the
+ * full product from `panels` (the same matrix as panels) instead.
  */
-void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const float * x, int64_t ldx, int n,
-                           thread_pool & pool, int32_t * next, lm_head_screen_stats & stats);
+void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const dense_panels & panels, const float * x,
+                           int64_t ldx, int n, thread_pool & pool, int32_t * next, lm_head_screen_stats & stats);
 
 /** Bound on the relative float rounding of an n-term dot product summed in any order: gamma(n + 2), unit round-off
  * 2^-24 (the CUDA screen's bound takes it too). */

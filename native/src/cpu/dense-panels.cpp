@@ -1,0 +1,388 @@
+#include "cpu/dense-panels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "cpu/cpu-kernels.h"
+#include "cpu/q4-q8-dot.h"
+#include "cpu/simd-lanes.h"
+#include "quant/qpacked.h"
+
+namespace rt {
+
+namespace {
+
+using lanes::bf16_lanes;
+using lanes::f16_lanes;
+using lanes::f32_lanes;
+
+enum class panel_path { scalar, avx2, avx512 };
+
+// AVX-512 where the INT4 kernels take it too, or where AVX-512 F/BW/VL is there without VNNI (their best is AVX2);
+// a cap by HORIZON_CPU_ISA or the tests' cpu_isa_force applies here as well.
+panel_path active_path() {
+  const cpu_isa isa = cpu_isa_active();
+  if (isa == cpu_isa::scalar || !cpu_kernels_simd()) return panel_path::scalar;
+  if (cpu_kernels_avx512() && (isa == cpu_isa::avx512_vnni ||
+                               (isa == cpu_isa::avx2 && !cpu_isa_supported(cpu_isa::avx_vnni) && !cpu_isa_supported(cpu_isa::avx512_vnni))))
+    return panel_path::avx512;
+  return panel_path::avx2;
+}
+
+// Where a call's panels and tokens are: `xt` holds each group of tokens column by column (xt[k * xs + j]).
+struct panel_call {
+  int64_t cols = 0;
+  int64_t pstride = 0;   // elements from one panel to the next (cols * 16)
+  const float * xt = nullptr;
+  int xs = 0;            // tokens of the group (the stride of xt)
+  float * y = nullptr;   // the first panel's row 0, token 0
+  int64_t ldy = 0;
+  int64_t rows_left = 0; // rows of the matrix from the first panel's row 0
+};
+
+// Stores 16 lanes (or the rows that exist) of one panel's result for one token.
+inline void store_rows(float * dst, const float * v, int64_t rows_left) {
+  const int n = static_cast<int>(std::min<int64_t>(kPanelRows, rows_left));
+  if (n > 0) std::memcpy(dst, v, sizeof(float) * static_cast<size_t>(n));
+}
+
+template <class L>
+void scalar_panels(const typename L::elem * p, const panel_call & c, int np, int nt) {
+  for (int i = 0; i < np; ++i) {
+    for (int j = 0; j < nt; ++j) {
+      float acc[kPanelRows];
+      for (int l = 0; l < kPanelRows; ++l) {
+        float a = 0.0f;
+        const typename L::elem * w = p + i * c.pstride + l;
+        for (int64_t k = 0; k < c.cols; ++k) a = std::fma(L::one(w[k * kPanelRows]), c.xt[k * c.xs + j], a);
+        acc[l] = a;
+      }
+      store_rows(c.y + j * c.ldy + i * kPanelRows, acc, c.rows_left - i * kPanelRows);
+    }
+  }
+}
+
+#ifdef RT_HAVE_AVX512
+// NP panels against NT tokens: NP * NT accumulators of 16 rows, each weight vector loaded and widened once for NT
+// FMAs, each activation broadcast once for NP.
+template <class L, int NP, int NT>
+RT_AVX512 void avx512_panels(const typename L::elem * p, const panel_call & c) {
+  __m512 acc[NP][NT];
+  for (int i = 0; i < NP; ++i)
+    for (int j = 0; j < NT; ++j) acc[i][j] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < c.cols; ++k) {
+    __m512 w[NP];
+    RT_UNROLL(4)
+    for (int i = 0; i < NP; ++i) w[i] = L::sixteen(p + i * c.pstride + k * kPanelRows);
+    const float * xk = c.xt + k * c.xs;
+    RT_UNROLL(16)
+    for (int j = 0; j < NT; ++j) {
+      const __m512 xb = _mm512_set1_ps(xk[j]);
+      RT_UNROLL(4)
+      for (int i = 0; i < NP; ++i) acc[i][j] = _mm512_fmadd_ps(w[i], xb, acc[i][j]);
+    }
+  }
+  for (int i = 0; i < NP; ++i) {
+    for (int j = 0; j < NT; ++j) {
+      float * dst = c.y + j * c.ldy + i * kPanelRows;
+      if (c.rows_left - i * kPanelRows >= kPanelRows) {
+        _mm512_storeu_ps(dst, acc[i][j]);
+      } else {
+        alignas(64) float v[kPanelRows];
+        _mm512_store_ps(v, acc[i][j]);
+        store_rows(dst, v, c.rows_left - i * kPanelRows);
+      }
+    }
+  }
+}
+#endif
+
+#ifdef RT_X86_SIMD
+// AVX2: a panel as two halves of 8 rows, NP panels against NT (at most 6) tokens.
+template <class L, int NP, int NT>
+RT_AVX2 void avx2_panels(const typename L::elem * p, const panel_call & c) {
+  __m256 acc[2 * NP][NT];
+  for (int u = 0; u < 2 * NP; ++u)
+    for (int j = 0; j < NT; ++j) acc[u][j] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < c.cols; ++k) {
+    const float * xk = c.xt + k * c.xs;
+    RT_UNROLL(8)
+    for (int u = 0; u < 2 * NP; ++u) {
+      const __m256 w = L::eight(p + (u / 2) * c.pstride + k * kPanelRows + (u % 2) * 8);
+      RT_UNROLL(6)
+      for (int j = 0; j < NT; ++j) acc[u][j] = _mm256_fmadd_ps(w, _mm256_set1_ps(xk[j]), acc[u][j]);
+    }
+  }
+  for (int i = 0; i < NP; ++i) {
+    for (int j = 0; j < NT; ++j) {
+      alignas(32) float v[kPanelRows];
+      _mm256_store_ps(v, acc[2 * i][j]);
+      _mm256_store_ps(v + 8, acc[2 * i + 1][j]);
+      store_rows(c.y + j * c.ldy + i * kPanelRows, v, c.rows_left - i * kPanelRows);
+    }
+  }
+}
+#endif
+
+// Panels a kernel call takes for `nt` tokens: enough independent accumulators to cover the FMA latency.
+constexpr int panels_for(int nt) { return nt >= 4 ? 1 : (nt >= 2 ? 2 : 4); }
+// Tokens a kernel call takes at most: AVX-512's 32 registers hold 16 accumulators and the weights, AVX2's 16 hold 12.
+constexpr int kAvx512Tokens = 16;
+constexpr int kAvx2Tokens = 6;
+
+using kernel_fn = void (*)(const void *, const panel_call &);
+
+template <class L, int NP, int NT>
+void avx512_entry(const void * p, const panel_call & c) {
+#ifdef RT_HAVE_AVX512
+  avx512_panels<L, NP, NT>(static_cast<const typename L::elem *>(p), c);
+#else
+  (void)p;
+  (void)c;
+#endif
+}
+template <class L, int NP, int NT>
+void avx2_entry(const void * p, const panel_call & c) {
+#ifdef RT_X86_SIMD
+  avx2_panels<L, NP, NT>(static_cast<const typename L::elem *>(p), c);
+#else
+  (void)p;
+  (void)c;
+#endif
+}
+
+// The kernel for `nt` tokens and `np` panels (np is panels_for(nt) or 1).
+template <class L, int NT = 1>
+kernel_fn avx512_kernel(int nt, int np) {
+  if constexpr (NT > kAvx512Tokens) {
+    (void)nt;
+    (void)np;
+    return nullptr;
+  } else {
+    if (nt == NT) return np == 1 ? &avx512_entry<L, 1, NT> : &avx512_entry<L, panels_for(NT), NT>;
+    return avx512_kernel<L, NT + 1>(nt, np);
+  }
+}
+template <class L, int NT = 1>
+kernel_fn avx2_kernel(int nt, int np) {
+  if constexpr (NT > kAvx2Tokens) {
+    (void)nt;
+    (void)np;
+    return nullptr;
+  } else {
+    if (nt == NT) return np == 1 ? &avx2_entry<L, 1, NT> : &avx2_entry<L, panels_for(NT), NT>;
+    return avx2_kernel<L, NT + 1>(nt, np);
+  }
+}
+
+// Panels [p0, p1) of one matrix against one group of nt tokens (xt column by column), on `path`.
+template <class L>
+void run_group(const typename L::elem * base, const panel_call & proto, int64_t p0, int64_t p1, int nt, panel_path path) {
+  if (path == panel_path::scalar) {
+    for (int64_t p = p0; p < p1; ++p) {
+      panel_call c = proto;
+      c.y += p * kPanelRows;
+      c.rows_left -= p * kPanelRows;
+      scalar_panels<L>(base + p * c.pstride, c, 1, nt);
+    }
+    return;
+  }
+  const int chunk = path == panel_path::avx512 ? kAvx512Tokens : kAvx2Tokens;
+  for (int j0 = 0; j0 < nt; j0 += chunk) {
+    const int n = std::min(chunk, nt - j0);
+    const int np = panels_for(n);
+    const kernel_fn many = path == panel_path::avx512 ? avx512_kernel<L>(n, np) : avx2_kernel<L>(n, np);
+    const kernel_fn one = path == panel_path::avx512 ? avx512_kernel<L>(n, 1) : avx2_kernel<L>(n, 1);
+    int64_t p = p0;
+    for (; p < p1; p += (p + np <= p1 ? np : 1)) {
+      panel_call c = proto;
+      c.xt += j0;
+      c.y += j0 * c.ldy + p * kPanelRows;
+      c.rows_left -= p * kPanelRows;
+      (p + np <= p1 ? many : one)(base + p * c.pstride, c);
+    }
+  }
+}
+
+// Tokens split into groups of at most 16, as even as possible (17 tokens: 9 and 8, not 16 and 1).
+struct token_groups {
+  int count = 0;
+  int start(int g, int tokens) const { return static_cast<int>(static_cast<int64_t>(tokens) * g / count); }
+};
+
+std::vector<float> & transposed_scratch() {
+  static thread_local std::vector<float> buf;
+  return buf;
+}
+
+}  // namespace
+
+const char * dense_panels_path() {
+  switch (active_path()) {
+    case panel_path::avx512: return "avx512";
+    case panel_path::avx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+void dense_panels_build(const tensor_view & w, thread_pool & pool, dense_panels & p) {
+  p = dense_panels{};
+  p.type = w.type;
+  p.rows = w.shape[0];
+  p.cols = w.shape[1];
+  const int64_t np = p.panels(), cols = p.cols, rows = p.rows;
+  const size_t n = static_cast<size_t>(np * cols * kPanelRows);
+  if (w.type == dtype::f32) p.full.assign(n, 0.0f);
+  else p.half.assign(n, 0);
+  pool.parallel_for(np, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) {
+      for (int l = 0; l < kPanelRows; ++l) {
+        const int64_t r = q * kPanelRows + l;
+        if (r >= rows) break;
+        if (w.type == dtype::f32) {
+          const float * src = static_cast<const float *>(w.data) + r * cols;
+          float * dst = p.full.data() + q * cols * kPanelRows + l;
+          for (int64_t k = 0; k < cols; ++k) dst[k * kPanelRows] = src[k];
+        } else {
+          const uint16_t * src = static_cast<const uint16_t *>(w.data) + r * cols;
+          uint16_t * dst = p.half.data() + q * cols * kPanelRows + l;
+          for (int64_t k = 0; k < cols; ++k) dst[k * kPanelRows] = src[k];
+        }
+      }
+    }
+  }, 4);
+}
+
+void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int64_t ldx, int tokens, thread_pool & pool) {
+  if (count <= 0 || tokens <= 0) return;
+  const int64_t cols = jobs[0].w->cols;
+  token_groups groups;
+  groups.count = (tokens + kPanelRows - 1) / kPanelRows;
+  // Each group column by column: group g's (k, j) at xt[start_g * cols + k * nt_g + j].
+  std::vector<float> & xt = transposed_scratch();
+  xt.resize(static_cast<size_t>(tokens) * static_cast<size_t>(cols));
+  for (int g = 0; g < groups.count; ++g) {
+    const int t0 = groups.start(g, tokens), nt = groups.start(g + 1, tokens) - t0;
+    float * dst = xt.data() + static_cast<int64_t>(t0) * cols;
+    for (int j = 0; j < nt; ++j) {
+      const float * src = x + static_cast<int64_t>(t0 + j) * ldx;
+      for (int64_t k = 0; k < cols; ++k) dst[k * nt + j] = src[k];
+    }
+  }
+  // Groups a pass over the rows takes: their activations stay in L2 while the pass reads the panels, which L2 keeps
+  // for the pass's next group.
+  const int pass = std::max(1, cpu_matmul_token_pass(cols) / kPanelRows);
+  const panel_path path = active_path();
+  int64_t total = 0;
+  for (int i = 0; i < count; ++i) total += jobs[i].w->panels();
+  pool.parallel_for(total, [&](int64_t b, int64_t e) {
+    int64_t first = 0;
+    for (int i = 0; i < count && first < e; first += jobs[i].w->panels(), ++i) {
+      const dense_panels & w = *jobs[i].w;
+      const int64_t p0 = std::max<int64_t>(b, first) - first, p1 = std::min<int64_t>(e, first + w.panels()) - first;
+      if (p0 >= p1) continue;
+      const auto run = [&](int g, int64_t q0, int64_t q1) {
+        const int t0 = groups.start(g, tokens), nt = groups.start(g + 1, tokens) - t0;
+        panel_call c;
+        c.cols = cols;
+        c.pstride = cols * kPanelRows;
+        c.xt = xt.data() + static_cast<int64_t>(t0) * cols;
+        c.xs = nt;
+        c.y = jobs[i].y + static_cast<int64_t>(t0) * jobs[i].ldy;
+        c.ldy = jobs[i].ldy;
+        c.rows_left = w.rows;
+        switch (w.type) {
+          case dtype::f32: run_group<f32_lanes>(w.full.data(), c, q0, q1, nt, path); break;
+          case dtype::bf16: run_group<bf16_lanes>(w.half.data(), c, q0, q1, nt, path); break;
+          default: run_group<f16_lanes>(w.half.data(), c, q0, q1, nt, path); break;
+        }
+      };
+      // A lone group (decode, a short prompt) takes its panels several at a time when it has few tokens; more
+      // groups take one panel at a time against each group of the pass, so the panel is read from L2 for the next.
+      if (groups.count == 1) {
+        run(0, p0, p1);
+        continue;
+      }
+      for (int g0 = 0; g0 < groups.count; g0 += pass)
+        for (int64_t q = p0; q < p1; ++q)
+          for (int g = g0; g < std::min(groups.count, g0 + pass); ++g) run(g, q, q + 1);
+    }
+  }, 4);
+}
+
+void dense_panels_matmul(const dense_panels & w, const float * x, int64_t ldx, int tokens, float * y, int64_t ldy,
+                         thread_pool & pool) {
+  const dense_job job{&w, y, ldy};
+  dense_panels_matmul(&job, 1, x, ldx, tokens, pool);
+}
+
+namespace {
+
+template <class L>
+float chain_reference(const typename L::elem * w, const float * x, int64_t n) {
+  float a = 0.0f;
+  for (int64_t k = 0; k < n; ++k) a = std::fma(L::one(w[k]), x[k], a);
+  return a;
+}
+
+#ifdef RT_X86_SIMD
+// One element widened with F16C / a shift (L::one's portable conversions cost more than the FMA here).
+template <class L>
+RT_AVX2 inline float widen(typename L::elem v) {
+  if constexpr (std::is_same_v<L, f16_lanes>) return _cvtsh_ss(v);
+  else return L::one(v);
+}
+
+// Eight rows' chains side by side (independent FMAs hide each other's latency); std::fma is one instruction here.
+template <class L>
+RT_AVX2 void avx2_chain_rows(const typename L::elem * const * w, int n, const float * x, int64_t cols, float * y) {
+  float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int64_t k = 0; k < cols; ++k) {
+    const float xk = x[k];
+    RT_UNROLL(8)
+    for (int i = 0; i < 8; ++i) a[i] = std::fma(widen<L>(w[i < n ? i : 0][k]), xk, a[i]);
+  }
+  for (int i = 0; i < n; ++i) y[i] = a[i];
+}
+#endif
+
+template <class L>
+void chain_rows(const tensor_view & w, const int32_t * rows, int n, const float * x, float * y) {
+  const int64_t cols = w.shape[1];
+  const auto * base = static_cast<const typename L::elem *>(w.data);
+#ifdef RT_X86_SIMD
+  if (cpu_kernels_simd()) {
+    for (int i = 0; i < n; i += 8) {
+      const typename L::elem * r[8];
+      const int m = std::min(8, n - i);
+      for (int j = 0; j < m; ++j) r[j] = base + static_cast<int64_t>(rows[i + j]) * cols;
+      avx2_chain_rows<L>(r, m, x, cols, y + i);
+    }
+    return;
+  }
+#endif
+  for (int i = 0; i < n; ++i) y[i] = chain_reference<L>(base + static_cast<int64_t>(rows[i]) * cols, x, cols);
+}
+
+}  // namespace
+
+void cpu_rows_dot_chain(const tensor_view & w, const int32_t * rows, int n, const float * x, float * y) {
+  switch (w.type) {
+    case dtype::f32: return chain_rows<f32_lanes>(w, rows, n, x, y);
+    case dtype::bf16: return chain_rows<bf16_lanes>(w, rows, n, x, y);
+    default: return chain_rows<f16_lanes>(w, rows, n, x, y);
+  }
+}
+
+float dense_chain_dot_reference(const tensor_view & w, int64_t r, const float * x) {
+  const int64_t cols = w.shape[1];
+  switch (w.type) {
+    case dtype::f32: return chain_reference<f32_lanes>(static_cast<const float *>(w.data) + r * cols, x, cols);
+    case dtype::bf16: return chain_reference<bf16_lanes>(static_cast<const uint16_t *>(w.data) + r * cols, x, cols);
+    default: return chain_reference<f16_lanes>(static_cast<const uint16_t *>(w.data) + r * cols, x, cols);
+  }
+}
+
+}  // namespace rt
