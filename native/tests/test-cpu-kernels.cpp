@@ -21,7 +21,7 @@ int bits_differ(float a, float b) { return std::memcmp(&a, &b, sizeof a) != 0; }
 
 int main() {
   test_util::rng rng(11);
-  const int rows = 7;  // four-row, two-row and single-row kernels and every mix of them
+  const int rows = 7;
   for (int cols : {64, 70, 8}) {  // 70 and 8 leave a scalar tail after the 16-wide steps
     std::vector<float> wf(static_cast<size_t>(rows * cols));
     for (float & v : wf) v = rng.uniform();
@@ -46,18 +46,6 @@ int main() {
             for (int t = 0; t < n; ++t) bad += bits_differ(y[static_cast<size_t>(t * ldy)], cpu_row_dot(w, r, x.data() + t * ldx));
             CHECK(bad == 0, "dtype %d cols %d n %d row %lld simd %d: %d tokens differ", static_cast<int>(w.type), cols,
                   n, static_cast<long long>(r), simd, bad);
-            // Several rows at once (four- and two-row kernels on AVX-512 where the CPU has them, and a remainder)
-            // give the same bits, whatever the count.
-            for (int count = 1; r + count <= rows; ++count) {
-              std::vector<float> ys(static_cast<size_t>(n * rows), -1.0f);
-              cpu_rows_dot_n(w, r, count, x.data(), ldx, n, ys.data(), rows);
-              int rows_bad = 0;
-              for (int t = 0; t < n; ++t)
-                for (int k = 0; k < count; ++k)
-                  rows_bad += bits_differ(ys[static_cast<size_t>(t * rows + k)], cpu_row_dot(w, r + k, x.data() + t * ldx));
-              CHECK(rows_bad == 0, "%d rows: dtype %d cols %d n %d row %lld simd %d: %d results differ", count, static_cast<int>(w.type),
-                    cols, n, static_cast<long long>(r), simd, rows_bad);
-            }
           }
         }
       }
@@ -145,25 +133,6 @@ int main() {
       }
       CHECK(off == 0, "axpy_f16 n=%d simd %d: %d elements off", n, simd ? 1 : 0, off);
     }
-  }
-  // cpu_matmul over more tokens than one pass holds (rows of 8,200 columns: passes of 12 tokens, so 37 tokens take
-  // four, the last of one token) gives every (token, row) the single row dot's bits, on two threads.
-  {
-    const int64_t in = 8200, out = 9;
-    const int tokens = 37;
-    CHECK(cpu_matmul_token_pass(in) == 12, "a pass over rows of %lld columns takes %d tokens", static_cast<long long>(in),
-          cpu_matmul_token_pass(in));
-    std::vector<uint16_t> wh(static_cast<size_t>(out * in));
-    for (uint16_t & v : wh) v = fp16_from_f32(rng.uniform());
-    const tensor_view w = matrix_view(dtype::f16, out, in, wh.data(), 2);
-    std::vector<float> x(static_cast<size_t>(tokens * in)), y(static_cast<size_t>(tokens * out), -1.0f);
-    for (float & v : x) v = rng.uniform();
-    thread_pool pool(2);
-    cpu_matmul(w, x.data(), tokens, y.data(), pool);
-    int bad = 0;
-    for (int t = 0; t < tokens; ++t)
-      for (int64_t r = 0; r < out; ++r) bad += bits_differ(y[static_cast<size_t>(t * out + r)], cpu_row_dot(w, r, x.data() + t * in));
-    CHECK(bad == 0, "cpu_matmul in passes: %d of %d results differ from the row dot", bad, tokens * static_cast<int>(out));
   }
   cpu_kernels_set_simd(true);
   return test_util::finish("test-cpu-kernels");

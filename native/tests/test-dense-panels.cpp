@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/thread-pool.h"
+#include "cpu/cpu-kernels.h"
 #include "cpu/dense-panels.h"
 #include "cpu/q4-q8-dot.h"
 #include "test-helpers.h"
@@ -103,6 +104,7 @@ void matmul_equals_reference() {
       }
     }
     // Columns wide enough that a pass holds under one group of 16 tokens (8,200 columns: 12 tokens a pass).
+    CHECK(cpu_matmul_token_pass(8200) == 12, "a pass over rows of 8,200 columns takes %d tokens", cpu_matmul_token_pass(8200));
     const matrix wide = random_matrix(dtype::f16, 21, 8200, 5);
     const int bad = count_mismatches(wide, 40, pool, 9);
     CHECK(bad == 0, "%s path, F16 21x8200, 40 tokens in passes: %d results differ", path.c_str(), bad);

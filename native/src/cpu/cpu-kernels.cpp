@@ -150,35 +150,6 @@ RT_AVX2 void avx2_dot_x4(const typename L::elem * w, const float * x, int64_t ld
   }
 }
 
-#ifdef RT_HAVE_AVX512
-// NR consecutive weight rows (`in` apart) against NT activation rows on AVX-512's 32 registers. One 16-lane
-// accumulator holds avx2_dot's two 8-lane ones side by side (lanes 0-7 = a0, 8-15 = a1), and a 16-wide FMA is two
-// 8-wide ones lane by lane, so every (row, token) result equals avx2_dot's bit for bit while each converted weight
-// vector serves NT tokens and each activation vector NR rows.
-template <class L, int NR, int NT>
-RT_AVX512 void avx512_dot_rxn(const typename L::elem * w, int64_t in, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
-  __m512 a[NR][NT];
-  for (int r = 0; r < NR; ++r)
-    for (int t = 0; t < NT; ++t) a[r][t] = _mm512_setzero_ps();
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 v[NR];
-    for (int r = 0; r < NR; ++r) v[r] = L::sixteen(w + r * in + i);
-    for (int t = 0; t < NT; ++t) {
-      const __m512 xv = _mm512_loadu_ps(x + t * ldx + i);
-      for (int r = 0; r < NR; ++r) a[r][t] = _mm512_fmadd_ps(v[r], xv, a[r][t]);
-    }
-  }
-  for (int r = 0; r < NR; ++r) {
-    for (int t = 0; t < NT; ++t) {
-      const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a[r][t]), 1));
-      float s = hsum(_mm256_add_ps(_mm512_castps512_ps256(a[r][t]), hi));
-      s = dot_tail<L>(s, w + r * in, x + t * ldx, i, n);
-      y[t * ldy + r] = s;
-    }
-  }
-}
-#endif
 
 // The INT4 counterpart of avx2_dot_x4: nibbles unpacked once per four tokens, avx2_dot_q4's order per token.
 RT_AVX2 void avx2_dot_q4_x4(const uint8_t * q, const uint16_t * scales, int n, int group, const float * x, int64_t ldx,
@@ -327,58 +298,6 @@ float cpu_row_dot(const tensor_view & w, int64_t r, const float * x) {
   }
 }
 
-namespace {
-
-#ifdef RT_HAVE_AVX512
-// NR rows from w0 against n tokens, four at a time, then the rest.
-template <class L, int NR>
-void rows_dot_n(const typename L::elem * w0, int in, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
-  int t = 0;
-  for (; t + 4 <= n; t += 4) avx512_dot_rxn<L, NR, 4>(w0, in, x + t * ldx, ldx, in, y + t * ldy, ldy);
-  switch (n - t) {
-    case 3: avx512_dot_rxn<L, NR, 3>(w0, in, x + t * ldx, ldx, in, y + t * ldy, ldy); break;
-    case 2: avx512_dot_rxn<L, NR, 2>(w0, in, x + t * ldx, ldx, in, y + t * ldy, ldy); break;
-    case 1: avx512_dot_rxn<L, NR, 1>(w0, in, x + t * ldx, ldx, in, y + t * ldy, ldy); break;
-    default: break;
-  }
-}
-
-// rows_dot_n for NR rows of w from r; false for a weight type it does not read.
-template <int NR>
-bool rows_dot_n_avx512(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
-  const int in = static_cast<int>(w.shape[1]);
-  switch (w.type) {
-    case dtype::bf16: rows_dot_n<bf16_lanes, NR>(static_cast<const uint16_t *>(w.data) + r * in, in, x, ldx, n, y, ldy); return true;
-    case dtype::f16: rows_dot_n<f16_lanes, NR>(static_cast<const uint16_t *>(w.data) + r * in, in, x, ldx, n, y, ldy); return true;
-    case dtype::f32: rows_dot_n<f32_lanes, NR>(static_cast<const float *>(w.data) + r * in, in, x, ldx, n, y, ldy); return true;
-    default: return false;
-  }
-}
-#endif
-
-}  // namespace
-
-void cpu_rows_dot_n(const tensor_view & w, int64_t r, int rows, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
-#ifdef RT_HAVE_AVX512
-  // One token (decode) keeps the single-row AVX2 kernel: the two-row one measured slower there (22-26 -> 16-20
-  // tok/s on the full-size model). For two tokens or more, four rows a kernel: each activation vector loaded once for
-  // four rows ran the FP16 GEMM of prefill at 49.5 G multiply-adds a second on one core against 26.6 G with two
-  // (2048 x 2048, 128 tokens; the core's FMA ceiling is 58.6 G).
-  if (g_simd && g_avx512 && n >= 2) {
-    while (rows >= 4 && rows_dot_n_avx512<4>(w, r, x, ldx, n, y, ldy)) {
-      rows -= 4;
-      r += 4;
-      y += 4;
-    }
-    while (rows >= 2 && rows_dot_n_avx512<2>(w, r, x, ldx, n, y, ldy)) {
-      rows -= 2;
-      r += 2;
-      y += 2;
-    }
-  }
-#endif
-  for (; rows > 0; --rows, ++r, ++y) cpu_row_dot_n(w, r, x, ldx, n, y, ldy);
-}
 
 void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
   const int in = static_cast<int>(w.shape[1]);
@@ -412,18 +331,6 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
 int cpu_matmul_token_pass(int64_t in) {
   constexpr int64_t kPassBytes = 512 * 1024;
   return static_cast<int>(std::max<int64_t>(4, kPassBytes / (std::max<int64_t>(1, in) * 4) / 4 * 4));
-}
-
-void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool) {
-  const int64_t out = w.shape[0];
-  const int64_t in = w.shape[1];
-  // Blocks of four rows x four tokens keep both in L1; every (t, r) result still has cpu_row_dot's exact arithmetic
-  // (cpu_row_dot_n), so it does not depend on the batch or on the blocking.
-  pool.parallel_for(out, [&](int64_t r0, int64_t r1) {
-    cpu_for_row_token_blocks(r0, r1, tokens, in, [&](int64_t rb, int64_t re, int t, int nt) {
-      cpu_rows_dot_n(w, rb, static_cast<int>(re - rb), x + t * in, in, nt, y + t * out + rb, out);
-    });
-  }, 16);
 }
 
 }  // namespace rt

@@ -34,12 +34,6 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
  * group of four tokens shares one pass over the weight row (prefill and batched decode).
  */
 void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
-/**
- * cpu_row_dot_n for `rows` consecutive rows from r at once: row r + i's result for token t at y[t * ldy + i]. Bit for
- * bit the values of the single-row calls; on AVX-512, for two tokens or more, each converted weight vector serves up
- * to four tokens and each activation vector four rows (two for a remainder).
- */
-void cpu_rows_dot_n(const tensor_view & w, int64_t r, int rows, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
 /** The same for row r of a qpacked matrix; equal to n calls of cpu_row_dot_q4. */
 void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,
                       float * y, int64_t ldy);
@@ -52,33 +46,8 @@ void cpu_axpy_f16(float a, const uint16_t * v, float * y, int n);
 /** Converts row `row` of a float tensor (BF16/F16/F32, shape [rows, n]) to float32. */
 void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out);
 
-/** Tokens a pass over a matrix's rows takes (cpu_for_row_token_blocks): their FP32 activations of `in` values fill
- * at most half a megabyte, which L2 holds while the pass reads the rows. */
+/** Tokens a pass over a matrix's rows takes (dense_panels_matmul): their FP32 activations of `in` values fill at
+ * most half a megabyte, which L2 holds while the pass reads the rows. */
 int cpu_matmul_token_pass(int64_t in);
-
-/**
- * The order in which a matmul visits rows [r0, r1) and `tokens` tokens of `in` values: passes of
- * cpu_matmul_token_pass(in) tokens, in each every block of four rows, in each groups of four tokens; fn(row_begin,
- * row_end, t, nt) computes one block against one group. Past a pass the weights are read again, where a block of rows
- * against every token at once would read every token's activations from memory once a block (at 2,048 tokens, 16 MB
- * a block of four rows).
- */
-template <class F>
-void cpu_for_row_token_blocks(int64_t r0, int64_t r1, int tokens, int64_t in, F && fn) {
-  const int pass = cpu_matmul_token_pass(in);
-  for (int tp = 0; tp < tokens; tp += pass) {
-    const int tpe = tokens - tp < pass ? tokens : tp + pass;
-    for (int64_t rb = r0; rb < r1; rb += 4) {
-      const int64_t re = r1 - rb < 4 ? r1 : rb + 4;
-      for (int t = tp; t < tpe; t += 4) fn(rb, re, t, tpe - t < 4 ? tpe - t : 4);
-    }
-  }
-}
-
-/**
- * y[t * out + r] = W[r] . x[t * in ..] for t < tokens, W a float tensor [out, in]. Rows are split across the pool;
- * each (t, r) result depends only on W[r] and x[t], so it is the same whatever the batch.
- */
-void cpu_matmul(const tensor_view & w, const float * x, int tokens, float * y, thread_pool & pool);
 
 }  // namespace rt
