@@ -64,15 +64,23 @@ head random_head(int rows, int cols, uint64_t seed, float scale) {
   return h;
 }
 
+bool same_screen(const lm_head_screen & a, const lm_head_screen & b) {
+  return a.rows == b.rows && a.cols == b.cols && a.q == b.q && a.scale == b.scale && a.err == b.err && a.max_abs == b.max_abs &&
+         a.l1 == b.l1 && a.q_sum == b.q_sum && a.max_abs_all == b.max_abs_all && a.ok == b.ok;
+}
+
 // Every token's screened argmax against the full product's; returns the FP16 rows the screen computed.
 uint64_t check_tokens(const char * label, const tensor_view & w, const std::vector<float> & x, int n, thread_pool & pool,
                       uint64_t * full_products = nullptr) {
-  lm_head_screen s;
-  lm_head_screen_build(w, pool, s);
-  const int H = static_cast<int>(w.shape[1]);
-  std::vector<int32_t> next(static_cast<size_t>(n), -2);
+  // The backend builds its screen from the head's panels: the same copy as from the rows.
   dense_panels panels;
   dense_panels_build(w, pool, panels);
+  lm_head_screen s, from_rows;
+  lm_head_screen_build(panels, pool, s);
+  lm_head_screen_build(w, pool, from_rows);
+  CHECK(same_screen(s, from_rows), "%s: the screen built from the panels differs from the one built from the rows", label);
+  const int H = static_cast<int>(w.shape[1]);
+  std::vector<int32_t> next(static_cast<size_t>(n), -2);
   lm_head_screen_stats st;
   lm_head_screen_argmax(s, w, panels, x.data(), H, n, pool, next.data(), st);
   for (int t = 0; t < n; ++t) {

@@ -397,9 +397,8 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
   rmsnorm_rows(xr.data(), R, H, *w_.final_norm, xr.data());
   if (next != nullptr && use_screen_ && R <= RT_CPU_LM_SCREEN_MAX_TOKENS) {
     if (!screen_built_) {
-      lm_head_screen_build(*w_.lm_head, pool_, screen_);
+      lm_head_screen_build(lm_panels_, pool_, screen_);
       screen_built_ = true;
-      if (w_.lm_head != w_.embed_tokens) w_.release_pages(*w_.lm_head);
     }
     next->assign(static_cast<size_t>(R), 0);
     lm_head_screen_stats st;

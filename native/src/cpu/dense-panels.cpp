@@ -255,6 +255,23 @@ void dense_panels_build(const tensor_view & w, thread_pool & pool, dense_panels 
   }, 4);
 }
 
+void dense_panels_rows_f32(const dense_panels & p, int64_t q, float * out) {
+  const int64_t cols = p.cols;
+  const int64_t base = q * cols * kPanelRows;
+  for (int64_t k = 0; k < cols; ++k) {
+    for (int l = 0; l < kPanelRows; ++l) {
+      const size_t i = static_cast<size_t>(base + k * kPanelRows + l);
+      float v;
+      switch (p.type) {
+        case dtype::f32: v = p.full[i]; break;
+        case dtype::bf16: v = f32_from_bf16(p.half[i]); break;
+        default: v = f32_from_fp16(p.half[i]); break;
+      }
+      out[l * cols + k] = v;
+    }
+  }
+}
+
 void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int64_t ldx, int tokens, thread_pool & pool) {
   if (count <= 0 || tokens <= 0) return;
   const int64_t cols = jobs[0].w->cols;

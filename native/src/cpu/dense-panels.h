@@ -35,6 +35,9 @@ const char * dense_panels_path();
 /** Re-lays `w` ([rows, cols], BF16/F16/F32) as panels. */
 void dense_panels_build(const tensor_view & w, thread_pool & pool, dense_panels & p);
 
+/** Rows 16q .. 16q + 15 of panel q as float rows (out[l * cols + k]; rows past the end are zero). */
+void dense_panels_rows_f32(const dense_panels & p, int64_t q, float * out);
+
 /** One product of a step: y[t * ldy + r] = W[r] . x[t] for every row r of w and token t. */
 struct dense_job {
   const dense_panels * w = nullptr;

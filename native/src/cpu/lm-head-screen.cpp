@@ -117,8 +117,10 @@ int32_t lm_head_screen_dot(const int8_t * q, const int8_t * x, int n) {
   return dot_prepared(q, x, xu.data(), n, q_sum, shifted);
 }
 
-void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_screen & s) {
-  const int rows = static_cast<int>(w.shape[0]), cols = static_cast<int>(w.shape[1]);
+namespace {
+
+// Sizes s for a [rows, cols] head, empty.
+void screen_reset(int rows, int cols, lm_head_screen & s) {
   s = lm_head_screen{};
   s.rows = rows;
   s.cols = cols;
@@ -128,38 +130,72 @@ void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_scr
   s.max_abs.resize(static_cast<size_t>(rows));
   s.l1.resize(static_cast<size_t>(rows));
   s.q_sum.resize(static_cast<size_t>(rows));
+}
+
+// Row r of the INT8 copy from its float values; false when one is not finite.
+bool screen_row(const float * row, int64_t r, lm_head_screen & s) {
+  const int cols = s.cols;
+  bool finite = true;
+  float m = 0;
+  for (int i = 0; i < cols; ++i) {
+    if (!std::isfinite(row[i])) finite = false;
+    m = std::max(m, std::fabs(row[i]));
+  }
+  // The screen's arithmetic takes the scale as stored (a float): codes and error are measured against that.
+  const float scale = m / 127.0f;
+  int8_t * q = s.q.data() + r * cols;
+  double err = 0;
+  int32_t l1 = 0, sum = 0;
+  for (int i = 0; i < cols; ++i) {
+    const double v = row[i];
+    const int k = int8_code(v, scale);
+    q[i] = static_cast<int8_t>(k);
+    l1 += k < 0 ? -k : k;
+    sum += k;
+    err = std::max(err, std::fabs(v - static_cast<double>(scale) * k));
+  }
+  s.scale[static_cast<size_t>(r)] = scale;
+  s.err[static_cast<size_t>(r)] = round_up(err);
+  s.max_abs[static_cast<size_t>(r)] = m;
+  s.l1[static_cast<size_t>(r)] = l1;
+  s.q_sum[static_cast<size_t>(r)] = sum;
+  return finite;
+}
+
+void screen_finish(const std::vector<char> & finite, lm_head_screen & s) {
+  s.ok = std::all_of(finite.begin(), finite.end(), [](char f) { return f != 0; });
+  for (float m : s.max_abs) s.max_abs_all = std::max(s.max_abs_all, m);
+}
+
+}  // namespace
+
+void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_screen & s) {
+  const int rows = static_cast<int>(w.shape[0]), cols = static_cast<int>(w.shape[1]);
+  screen_reset(rows, cols, s);
   std::vector<char> finite(static_cast<size_t>(rows), 1);
   pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
     std::vector<float> row(static_cast<size_t>(cols));
     for (int64_t r = r0; r < r1; ++r) {
       cpu_row_to_f32(w, r, row.data());
-      float m = 0;
-      for (float v : row) {
-        if (!std::isfinite(v)) finite[static_cast<size_t>(r)] = 0;
-        m = std::max(m, std::fabs(v));
-      }
-      // The screen's arithmetic takes the scale as stored (a float): codes and error are measured against that.
-      const float scale = m / 127.0f;
-      int8_t * q = s.q.data() + r * cols;
-      double err = 0;
-      int32_t l1 = 0, sum = 0;
-      for (int i = 0; i < cols; ++i) {
-        const double v = row[static_cast<size_t>(i)];
-        const int k = int8_code(v, scale);
-        q[i] = static_cast<int8_t>(k);
-        l1 += k < 0 ? -k : k;
-        sum += k;
-        err = std::max(err, std::fabs(v - static_cast<double>(scale) * k));
-      }
-      s.scale[static_cast<size_t>(r)] = scale;
-      s.err[static_cast<size_t>(r)] = round_up(err);
-      s.max_abs[static_cast<size_t>(r)] = m;
-      s.l1[static_cast<size_t>(r)] = l1;
-      s.q_sum[static_cast<size_t>(r)] = sum;
+      finite[static_cast<size_t>(r)] = screen_row(row.data(), r, s);
     }
   }, 64);
-  s.ok = std::all_of(finite.begin(), finite.end(), [](char f) { return f != 0; });
-  for (float m : s.max_abs) s.max_abs_all = std::max(s.max_abs_all, m);
+  screen_finish(finite, s);
+}
+
+void lm_head_screen_build(const dense_panels & p, thread_pool & pool, lm_head_screen & s) {
+  const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols);
+  screen_reset(rows, cols, s);
+  std::vector<char> finite(static_cast<size_t>(rows), 1);
+  pool.parallel_for(p.panels(), [&](int64_t q0, int64_t q1) {
+    std::vector<float> block(static_cast<size_t>(kPanelRows) * cols);
+    for (int64_t q = q0; q < q1; ++q) {
+      dense_panels_rows_f32(p, q, block.data());
+      for (int l = 0; l < kPanelRows && q * kPanelRows + l < rows; ++l)
+        finite[static_cast<size_t>(q * kPanelRows + l)] = screen_row(block.data() + static_cast<size_t>(l) * cols, q * kPanelRows + l, s);
+    }
+  }, 4);
+  screen_finish(finite, s);
 }
 
 void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const dense_panels & panels, const float * x,

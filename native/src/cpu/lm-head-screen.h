@@ -42,6 +42,8 @@ struct lm_head_screen_stats {
 
 /** Builds the INT8 copy of `w` ([rows, cols], F16/BF16/F32); leaves s.ok false when a weight is not finite. */
 void lm_head_screen_build(const tensor_view & w, thread_pool & pool, lm_head_screen & s);
+/** The same copy from the head's panels (the CPU backend's, whose mapped rows are no longer resident). */
+void lm_head_screen_build(const dense_panels & p, thread_pool & pool, lm_head_screen & s);
 
 /**
  * next[t] = argmax over rows r of W[r] . x[t * ldx ..] in the chain order of cpu/dense-panels.h for t < n, exactly
