@@ -100,7 +100,7 @@ RT_AVX512 void avx512_panels(const typename L::elem * p, const panel_call & c) {
 #endif
 
 #ifdef RT_X86_SIMD
-// AVX2: a panel as two halves of 8 rows, NP panels against NT (at most 6) tokens.
+// AVX2: a panel as two halves of 8 rows, NP panels against NT (at most 4) tokens.
 template <class L, int NP, int NT>
 RT_AVX2 void avx2_panels(const typename L::elem * p, const panel_call & c) {
   __m256 acc[2 * NP][NT];
@@ -128,9 +128,11 @@ RT_AVX2 void avx2_panels(const typename L::elem * p, const panel_call & c) {
 
 // Panels a kernel call takes for `nt` tokens: enough independent accumulators to cover the FMA latency.
 constexpr int panels_for(int nt) { return nt >= 4 ? 1 : (nt >= 2 ? 2 : 4); }
-// Tokens a kernel call takes at most: AVX-512's 32 registers hold 16 accumulators and the weights, AVX2's 16 hold 12.
+// Tokens a kernel call takes at most: AVX-512's 32 registers hold 16 accumulators and the weights; AVX2's 16 hold 8
+// and the broadcasts (at 6 tokens, 12 accumulators, AVX2 ran 16 tokens at 28 G against 50 G at 4: one thread,
+// 2048 x 2048).
 constexpr int kAvx512Tokens = 16;
-constexpr int kAvx2Tokens = 6;
+constexpr int kAvx2Tokens = 4;
 
 using kernel_fn = void (*)(const void *, const panel_call &);
 
