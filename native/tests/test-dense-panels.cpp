@@ -2,6 +2,7 @@
 // has: element types, row counts that leave a panel part-empty, token counts on both sides of each kernel's width and
 // of the even split into groups, passes over columns wide enough to take one group a pass, several jobs in one call,
 // and the row-major exact rows of the LM head screen.
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -165,13 +166,34 @@ void chain_rows_equal_panels() {
 }
 
 // The reference is the chain order and not another order that the same data might agree with: a sum whose terms
-// cancel gives a different float when added pairwise.
+// cancel gives a different float when added pairwise. And each step rounds once: 1 + (1 + 2^-12)(16773121 * 2^-48)
+// is 1 + 2^-24 + 2^-60, just above the halfway point between 1 and its next float, where rounding first to double
+// (as MinGW's fmaf does) lands on the halfway point and then on 1. Every path must give the next float.
 void reference_is_the_chain() {
   const float w[4] = {1.0f, 1.0f, 1.0f, 1.0f};
   const float x[4] = {1e8f, 1.0f, -1e8f, 1.0f};
   const tensor_view v = test_util::matrix_view(dtype::f32, 1, 4, w, 4);
   // fma chain: ((1e8 + 1) rounds to 1e8) - 1e8 + 1 = 1; pairwise: (1e8 + 1) + (-1e8 + 1) = 0.
   CHECK(dense_chain_dot_reference(v, 0, x) == 1.0f, "the chain order gives %g", static_cast<double>(dense_chain_dot_reference(v, 0, x)));
+
+  const float hw[2] = {1.0f, 1.0f + std::ldexp(1.0f, -12)};
+  const float hx[2] = {1.0f, std::ldexp(16773121.0f, -48)};
+  const float want = std::nextafter(1.0f, 2.0f);
+  const tensor_view hv = test_util::matrix_view(dtype::f32, 1, 2, hw, 4);
+  CHECK(dense_chain_dot_reference(hv, 0, hx) == want, "the reference rounds the halfway case to %.9g", static_cast<double>(dense_chain_dot_reference(hv, 0, hx)));
+  thread_pool pool(1);
+  dense_panels p;
+  dense_panels_build(hv, pool, p);
+  for (cpu_isa isa : isas()) {
+    cpu_isa_force(isa);
+    float y = 0;
+    dense_panels_matmul(p, hx, 2, 1, &y, 1, pool);
+    CHECK(y == want, "%s panels round the halfway case to %.9g", dense_panels_path(), static_cast<double>(y));
+    const int32_t row = 0;
+    cpu_rows_dot_chain(hv, &row, 1, hx, &y);
+    CHECK(y == want, "%s exact rows round the halfway case to %.9g", dense_panels_path(), static_cast<double>(y));
+  }
+  cpu_isa_reset();
 }
 
 }  // namespace

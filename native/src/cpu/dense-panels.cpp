@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "cpu/cpu-kernels.h"
@@ -42,6 +43,24 @@ struct panel_call {
   int64_t rows_left = 0; // rows of the matrix from the first panel's row 0
 };
 
+// a * b + c rounded once, without the C library's fmaf (MinGW's rounds twice). The product is exact in double; the
+// sum's rounding error e comes from TwoSum, and decides the one case where rounding the double sum to float could go
+// the wrong way: the sum landing exactly halfway between two floats while the exact value is not.
+float fma_rn(float a, float b, float c) {
+  const double p = static_cast<double>(a) * static_cast<double>(b);
+  const double s = p + static_cast<double>(c);
+  const float r = static_cast<float>(s);
+  if (!std::isfinite(s) || !std::isfinite(r) || static_cast<double>(r) == s) return r;
+  const double bp = s - p;
+  const double e = (p - (s - bp)) + (static_cast<double>(c) - bp);
+  if (e == 0) return r;
+  const float other = std::nextafter(r, static_cast<double>(r) < s ? std::numeric_limits<float>::infinity()
+                                                                      : -std::numeric_limits<float>::infinity());
+  if ((static_cast<double>(r) + static_cast<double>(other)) * 0.5 != s) return r;
+  // Halfway: the exact value lies on e's side of s.
+  return (e > 0) == (other > r) ? other : r;
+}
+
 // Stores 16 lanes (or the rows that exist) of one panel's result for one token.
 inline void store_rows(float * dst, const float * v, int64_t rows_left) {
   const int n = static_cast<int>(std::min<int64_t>(kPanelRows, rows_left));
@@ -56,7 +75,7 @@ void scalar_panels(const typename L::elem * p, const panel_call & c, int np, int
       for (int l = 0; l < kPanelRows; ++l) {
         float a = 0.0f;
         const typename L::elem * w = p + i * c.pstride + l;
-        for (int64_t k = 0; k < c.cols; ++k) a = std::fma(L::one(w[k * kPanelRows]), c.xt[k * c.xs + j], a);
+        for (int64_t k = 0; k < c.cols; ++k) a = fma_rn(L::one(w[k * kPanelRows]), c.xt[k * c.xs + j], a);
         acc[l] = a;
       }
       store_rows(c.y + j * c.ldy + i * kPanelRows, acc, c.rows_left - i * kPanelRows);
@@ -342,7 +361,7 @@ namespace {
 template <class L>
 float chain_reference(const typename L::elem * w, const float * x, int64_t n) {
   float a = 0.0f;
-  for (int64_t k = 0; k < n; ++k) a = std::fma(L::one(w[k]), x[k], a);
+  for (int64_t k = 0; k < n; ++k) a = fma_rn(L::one(w[k]), x[k], a);
   return a;
 }
 
@@ -354,14 +373,15 @@ RT_AVX2 inline float widen(typename L::elem v) {
   else return L::one(v);
 }
 
-// Eight rows' chains side by side (independent FMAs hide each other's latency); std::fma is one instruction here.
+// Eight rows' chains side by side (independent FMAs hide each other's latency).
 template <class L>
 RT_AVX2 void avx2_chain_rows(const typename L::elem * const * w, int n, const float * x, int64_t cols, float * y) {
   float a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int64_t k = 0; k < cols; ++k) {
     const float xk = x[k];
     RT_UNROLL(8)
-    for (int i = 0; i < 8; ++i) a[i] = std::fma(widen<L>(w[i < n ? i : 0][k]), xk, a[i]);
+    for (int i = 0; i < 8; ++i)
+      a[i] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(widen<L>(w[i < n ? i : 0][k])), _mm_set_ss(xk), _mm_set_ss(a[i])));
   }
   for (int i = 0; i < n; ++i) y[i] = a[i];
 }
