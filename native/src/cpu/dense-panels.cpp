@@ -155,46 +155,32 @@ constexpr int kAvx2Tokens = 4;
 
 using kernel_fn = void (*)(const void *, const panel_call &);
 
-template <class L, int NP, int NT>
-void avx512_entry(const void * p, const panel_call & c) {
+// Each path's kernel behind one signature (a build without the path never picks it).
+template <panel_path P, class L, int NP, int NT>
+void run_kernel(const void * p, const panel_call & c) {
+  [[maybe_unused]] const auto * w = static_cast<const typename L::elem *>(p);
+  if constexpr (P == panel_path::avx512) {
 #ifdef RT_HAVE_AVX512
-  avx512_panels<L, NP, NT>(static_cast<const typename L::elem *>(p), c);
-#else
-  (void)p;
-  (void)c;
+    avx512_panels<L, NP, NT>(w, c);
 #endif
-}
-template <class L, int NP, int NT>
-void avx2_entry(const void * p, const panel_call & c) {
+  } else {
 #ifdef RT_X86_SIMD
-  avx2_panels<L, NP, NT>(static_cast<const typename L::elem *>(p), c);
-#else
-  (void)p;
-  (void)c;
+    avx2_panels<L, NP, NT>(w, c);
 #endif
+  }
+  (void)c;
 }
 
-// The kernel for `nt` tokens and `np` panels (np is panels_for(nt) or 1).
-template <class L, int NT = 1>
-kernel_fn avx512_kernel(int nt, int np) {
-  if constexpr (NT > kAvx512Tokens) {
+// Path P's kernel for `nt` tokens (at most MAX) and `np` panels (panels_for(nt), or 1 for a remainder).
+template <panel_path P, class L, int MAX, int NT = 1>
+kernel_fn pick_kernel(int nt, int np) {
+  if constexpr (NT > MAX) {
     (void)nt;
     (void)np;
     return nullptr;
   } else {
-    if (nt == NT) return np == 1 ? &avx512_entry<L, 1, NT> : &avx512_entry<L, panels_for(NT), NT>;
-    return avx512_kernel<L, NT + 1>(nt, np);
-  }
-}
-template <class L, int NT = 1>
-kernel_fn avx2_kernel(int nt, int np) {
-  if constexpr (NT > kAvx2Tokens) {
-    (void)nt;
-    (void)np;
-    return nullptr;
-  } else {
-    if (nt == NT) return np == 1 ? &avx2_entry<L, 1, NT> : &avx2_entry<L, panels_for(NT), NT>;
-    return avx2_kernel<L, NT + 1>(nt, np);
+    if (nt == NT) return np == 1 ? &run_kernel<P, L, 1, NT> : &run_kernel<P, L, panels_for(NT), NT>;
+    return pick_kernel<P, L, MAX, NT + 1>(nt, np);
   }
 }
 
@@ -214,8 +200,11 @@ void run_group(const typename L::elem * base, const panel_call & proto, int64_t 
   for (int j0 = 0; j0 < nt; j0 += chunk) {
     const int n = std::min(chunk, nt - j0);
     const int np = panels_for(n);
-    const kernel_fn many = path == panel_path::avx512 ? avx512_kernel<L>(n, np) : avx2_kernel<L>(n, np);
-    const kernel_fn one = path == panel_path::avx512 ? avx512_kernel<L>(n, 1) : avx2_kernel<L>(n, 1);
+    const auto pick = [&](int panels) {
+      return path == panel_path::avx512 ? pick_kernel<panel_path::avx512, L, kAvx512Tokens>(n, panels)
+                                        : pick_kernel<panel_path::avx2, L, kAvx2Tokens>(n, panels);
+    };
+    const kernel_fn many = pick(np), one = pick(1);
     int64_t p = p0;
     for (; p < p1; p += (p + np <= p1 ? np : 1)) {
       panel_call c = proto;
