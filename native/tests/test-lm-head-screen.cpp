@@ -5,6 +5,8 @@
 // must screen: on a head of 8,000 rows the FP16 rows it computes stay a small share of the vocabulary.
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <limits>
 #include <vector>
 
@@ -105,34 +107,41 @@ std::vector<float> random_x(int n, int cols, uint64_t seed, float scale = 1.0f) 
 int main() {
   thread_pool pool(2);
 
-  // The integer dot product on each path against the scalar loop: lengths with and without a tail, extreme values.
+  // The integer dot products on each path against the scalar loop: lengths with and without a tail past the kernels'
+  // 64- and 128-byte steps, one to nine tokens (four at a time and the rest), extreme values.
   {
     test_util::rng rng(3);
-    for (int n : {32, 64, 2048, 2050, 7}) {
-      std::vector<int8_t> q(static_cast<size_t>(n)), x(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) {
-        q[static_cast<size_t>(i)] = static_cast<int8_t>(i % 5 == 0 ? 127 : static_cast<int>(127 * rng.uniform()));
-        x[static_cast<size_t>(i)] = static_cast<int8_t>(i % 7 == 0 ? -127 : static_cast<int>(127 * rng.uniform()));
-      }
-      const int32_t want = lm_head_screen_dot_reference(q.data(), x.data(), n);
+    for (int cols : {32, 64, 200, 2048, 2050, 7}) {
+      const int ldx = cols + 5;
+      std::vector<int8_t> q(static_cast<size_t>(cols)), x(static_cast<size_t>(9 * ldx));
+      for (int i = 0; i < cols; ++i) q[static_cast<size_t>(i)] = static_cast<int8_t>(i % 5 == 0 ? 127 : static_cast<int>(127 * rng.uniform()));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i % 7 == 0 ? -127 : static_cast<int>(127 * rng.uniform()));
       for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
         if (!cpu_isa_force(isa)) continue;
-        CHECK(lm_head_screen_dot(q.data(), x.data(), n) == want, "dot of %d on %s", n, cpu_isa_name(isa));
+        for (int n = 1; n <= 9; ++n) {
+          std::vector<int32_t> got(static_cast<size_t>(n), -1);
+          lm_head_screen_dots(q.data(), x.data(), ldx, cols, n, got.data());
+          int bad = 0;
+          for (int t = 0; t < n; ++t) bad += got[static_cast<size_t>(t)] != lm_head_screen_dot_reference(q.data(), x.data() + t * ldx, cols);
+          CHECK(bad == 0, "%d tokens of %d on %s: %d dots differ from the scalar loop", n, cols, cpu_isa_name(isa), bad);
+        }
       }
       cpu_isa_reset();
     }
   }
 
   // Random heads, each format, every ISA path and the scalar float kernels: the same tokens as the full product, and a
-  // screen that computes few rows.
-  {
-    const int rows = 8000, cols = 256, n = 24;
+  // screen that computes few rows. 24 tokens take the INT8 kernels four at a time; 7 tokens of 200 columns take a
+  // remainder of three, one token at a time, and columns past the kernels' 64- and 128-byte steps.
+  for (const auto & [cols, n] : {std::pair<int, int>{256, 24}, std::pair<int, int>{200, 7}}) {
+    const int rows = 8000;
     const head h = random_head(rows, cols, 5, 0.05f);
     const std::vector<float> x = random_x(n, cols, 6);
     for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
       if (!cpu_isa_force(isa)) continue;
       for (dtype t : {dtype::f16, dtype::bf16, dtype::f32}) {
-        const std::string label = std::string("random head, ") + dtype_name(t) + ", " + cpu_isa_name(isa);
+        const std::string label = std::string("random head ") + std::to_string(cols) + " cols, " + dtype_name(t) + ", " +
+                                  cpu_isa_name(isa);
         const uint64_t exact = check_tokens(label.c_str(), h.as(t), x, n, pool);
         const double share = static_cast<double>(exact) / (static_cast<double>(n) * rows);
         std::printf("%s: %.4f of the rows computed in FP16\n", label.c_str(), share);

@@ -18,8 +18,8 @@ namespace rt {
 /**
  * Greedy steps of at most this many outputs take the screen; larger ones the full product, whose weight reads their
  * outputs share while the screen's bounds and INT8 products grow with each (bench-cpu-kernels, OLMoE's head, two
- * threads, full product against screen: 1 output 3.9 / 3.0 ms, 2: 7.4 / 3.4, 4: 8.5 / 7.7, 8: 13.6 / 13.9; decode at
- * 8 and 16 sequences ran 0.95-0.98x with the screen).
+ * threads, full product on the panels against screen: 1 output 5.7 / 2.8 ms, 2: 6.2 / 3.1, 4: 7.0 / 5.2, 8: 10.1-11.2
+ * / 9.5-10.4, 16: 16.7 / 21.2; decode at 8 and 16 sequences ran 0.95-0.98x with the screen before the panels).
  */
 constexpr int RT_CPU_LM_SCREEN_MAX_TOKENS = 4;
 
@@ -58,8 +58,11 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
  * 2^-24 (the CUDA screen's bound takes it too). */
 double lm_head_screen_gamma(int n);
 
-/** Sum of q[i] * x[i] over n int8 values (the screen's kernel; |values| <= 127). The scalar loop is the reference. */
-int32_t lm_head_screen_dot(const int8_t * q, const int8_t * x, int n);
+/**
+ * out[t] = sum of q[i] * x[t * ldx + i] over `cols` int8 values, for n tokens (the screen's kernel, which takes a row
+ * against four tokens at a time; |values| <= 127). The scalar loop is the reference.
+ */
+void lm_head_screen_dots(const int8_t * q, const int8_t * x, int64_t ldx, int cols, int n, int32_t * out);
 int32_t lm_head_screen_dot_reference(const int8_t * q, const int8_t * x, int n);
 
 }  // namespace rt
