@@ -182,7 +182,7 @@ int main() {
     std::vector<uint16_t> head(static_cast<size_t>(V) * H);
     for (auto & v : head) v = static_cast<uint16_t>(0x2000 | (g() & 0x83FF));
     const tensor_view hv = test_util::matrix_view(dtype::f16, V, H, head.data(), 2);
-    const int max_n = 8;
+    const int max_n = 64;
     std::vector<float> xh(static_cast<size_t>(max_n) * H), logits(static_cast<size_t>(max_n) * V);
     for (auto & v : xh) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
     thread_pool lm_pool(threads);
@@ -192,9 +192,9 @@ int main() {
     const auto tb = clk::now();
     lm_head_screen_build(hv, lm_pool, screen);
     const double build_s = std::chrono::duration<double>(clk::now() - tb).count();
-    // One greedy step's head at 1 to 8 outputs: where the screen stops paying (the CPU backend screens steps of at
+    // One greedy step's head at 1 to 64 outputs: where the screen stops paying (the CPU backend screens steps of at
     // most RT_CPU_LM_SCREEN_MAX_TOKENS, chosen from these figures).
-    for (int n : {1, 2, 4, 8}) {
+    for (int n : {1, 2, 4, 8, 16, 32, 64}) {
       std::vector<int32_t> full_tok(static_cast<size_t>(n)), screened_tok(static_cast<size_t>(n));
       const double tf = best_of(5, [&] {
         dense_panels_matmul(head_panels, xh.data(), H, n, logits.data(), V, lm_pool);

@@ -257,7 +257,7 @@ static void screened_greedy(const fs::path & dir) {
     auto be = cpu_backend_create(*w, bo, err);
     const int n = RT_CPU_LM_SCREEN_MAX_TOKENS + 1;
     std::vector<batch_entry> b;
-    for (int i = 0; i < n; ++i) b.push_back({be->seq_create(err), {3 + i, 17, 42 - i}, 0});
+    for (int i = 0; i < n; ++i) b.push_back({be->seq_create(err), {(3 + i) % 60, 17, (42 + 7 * i) % 60}, 0});
     std::vector<int32_t> next;
     CHECK(be->forward_greedy(b, next, err) && static_cast<int>(next.size()) == n, "wide greedy step: %s", err.message.c_str());
     CHECK(be->counters().lm_head_screened == 0, "a greedy step of %d outputs screened %llu tokens", n,

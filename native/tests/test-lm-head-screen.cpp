@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <limits>
 #include <vector>
@@ -108,22 +109,27 @@ int main() {
   thread_pool pool(2);
 
   // The integer dot products on each path against the scalar loop: lengths with and without a tail past the kernels'
-  // 64- and 128-byte steps, one to nine tokens (four at a time and the rest), extreme values.
+  // 32-, 64- and 128-byte steps, one to nineteen tokens (one at a time, four at a time, tiles of four rows by four
+  // tokens and what they leave), one to seven rows, extreme values.
   {
     test_util::rng rng(3);
     for (int cols : {32, 64, 200, 2048, 2050, 7}) {
-      const int ldx = cols + 5;
-      std::vector<int8_t> q(static_cast<size_t>(cols)), x(static_cast<size_t>(9 * ldx));
-      for (int i = 0; i < cols; ++i) q[static_cast<size_t>(i)] = static_cast<int8_t>(i % 5 == 0 ? 127 : static_cast<int>(127 * rng.uniform()));
+      const int ldx = cols + 5, qs = cols + 3, max_rows = 7, max_n = 19;
+      std::vector<int8_t> q(static_cast<size_t>(max_rows * qs)), x(static_cast<size_t>(max_n * ldx));
+      for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(i % 5 == 0 ? 127 : static_cast<int>(127 * rng.uniform()));
       for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i % 7 == 0 ? -127 : static_cast<int>(127 * rng.uniform()));
       for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
         if (!cpu_isa_force(isa)) continue;
-        for (int n = 1; n <= 9; ++n) {
-          std::vector<int32_t> got(static_cast<size_t>(n), -1);
-          lm_head_screen_dots(q.data(), x.data(), ldx, cols, n, got.data());
-          int bad = 0;
-          for (int t = 0; t < n; ++t) bad += got[static_cast<size_t>(t)] != lm_head_screen_dot_reference(q.data(), x.data() + t * ldx, cols);
-          CHECK(bad == 0, "%d tokens of %d on %s: %d dots differ from the scalar loop", n, cols, cpu_isa_name(isa), bad);
+        for (int rows : {1, 4, 5, 7}) {
+          for (int n : {1, 2, 3, 4, 5, 8, 9, 12, 13, 16, 19}) {
+            std::vector<int32_t> got(static_cast<size_t>(rows * max_n), -1);
+            lm_head_screen_dots(q.data(), qs, rows, x.data(), ldx, cols, n, got.data(), max_n);
+            int bad = 0;
+            for (int r = 0; r < rows; ++r)
+              for (int t = 0; t < n; ++t)
+                bad += got[static_cast<size_t>(r * max_n + t)] != lm_head_screen_dot_reference(q.data() + r * qs, x.data() + t * ldx, cols);
+            CHECK(bad == 0, "%d rows x %d tokens of %d on %s: %d dots differ from the scalar loop", rows, n, cols, cpu_isa_name(isa), bad);
+          }
         }
       }
       cpu_isa_reset();
@@ -131,10 +137,11 @@ int main() {
   }
 
   // Random heads, each format, every ISA path and the scalar float kernels: the same tokens as the full product, and a
-  // screen that computes few rows. 24 tokens take the INT8 kernels four at a time; 7 tokens of 200 columns take a
-  // remainder of three, one token at a time, and columns past the kernels' 64- and 128-byte steps.
-  for (const auto & [cols, n] : {std::pair<int, int>{256, 24}, std::pair<int, int>{200, 7}}) {
-    const int rows = 8000;
+  // screen that computes few rows. 24 tokens take the INT8 tiles of four rows by four tokens; 7 tokens of 200 columns
+  // a row against four tokens and then one at a time, with columns past the kernels' steps; 13 tokens of 8,002 rows
+  // the tiles, a token and two rows left over.
+  for (const auto & [rows, cols, n] : {std::tuple<int, int, int>{8000, 256, 24}, std::tuple<int, int, int>{8000, 200, 7},
+                                       std::tuple<int, int, int>{8002, 200, 13}}) {
     const head h = random_head(rows, cols, 5, 0.05f);
     const std::vector<float> x = random_x(n, cols, 6);
     for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {

@@ -16,12 +16,12 @@
 namespace rt {
 
 /**
- * Greedy steps of at most this many outputs take the screen; larger ones the full product, whose weight reads their
- * outputs share while the screen's bounds and INT8 products grow with each (bench-cpu-kernels, OLMoE's head, two
- * threads, full product on the panels against screen: 1 output 5.7 / 2.8 ms, 2: 6.2 / 3.1, 4: 7.0 / 5.2, 8: 10.1-11.2
- * / 9.5-10.4, 16: 16.7 / 21.2; decode at 8 and 16 sequences ran 0.95-0.98x with the screen before the panels).
+ * Greedy steps of at most this many outputs take the screen; larger ones the full product. OLMoE's head on two
+ * threads, full product on the panels against the screen: 1 output 5.5-5.8 / 2.9-3.2 ms, 4: 6.5 / 3.7, 8: 9.7 / 6.5,
+ * 16: 16.6 / 11.1-11.9, 32: 31.6 / 20.9, 64: 62.2 / 45.5. Past 64 (batches the CPU's automatic choice never takes) it
+ * is not measured; the screen keeps its INT8 dots of every row and token, 4 bytes each.
  */
-constexpr int RT_CPU_LM_SCREEN_MAX_TOKENS = 4;
+constexpr int RT_CPU_LM_SCREEN_MAX_TOKENS = 64;
 
 struct lm_head_screen {
   int rows = 0, cols = 0;
@@ -32,6 +32,8 @@ struct lm_head_screen {
   std::vector<int32_t> l1;      // per row: sum |q|
   std::vector<int32_t> q_sum;   // per row: sum q (dpbusd's unsigned activations are x + 128)
   float max_abs_all = 0;        // max |w| over the matrix
+  float err_max = 0;            // max of err over the rows
+  double scale_l1_max = 0;      // max of scale * l1 over the rows
   bool ok = false;              // built, and every weight finite
 };
 
@@ -59,10 +61,12 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
 double lm_head_screen_gamma(int n);
 
 /**
- * out[t] = sum of q[i] * x[t * ldx + i] over `cols` int8 values, for n tokens (the screen's kernel, which takes a row
- * against four tokens at a time; |values| <= 127). The scalar loop is the reference.
+ * out[r * ldo + t] = sum of q[r * qs + i] * x[t * ldx + i] over `cols` int8 values, for `rows` rows and n tokens (the
+ * screen's kernels: a row against four tokens at a time, or tiles of four rows by four tokens from 12 tokens;
+ * |values| <= 127). The scalar loop is the reference.
  */
-void lm_head_screen_dots(const int8_t * q, const int8_t * x, int64_t ldx, int cols, int n, int32_t * out);
+void lm_head_screen_dots(const int8_t * q, int64_t qs, int rows, const int8_t * x, int64_t ldx, int cols, int n, int32_t * out,
+                         int64_t ldo);
 int32_t lm_head_screen_dot_reference(const int8_t * q, const int8_t * x, int n);
 
 }  // namespace rt
