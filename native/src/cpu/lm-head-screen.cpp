@@ -333,7 +333,11 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
            1e-12 * std::fabs(a) + std::numeric_limits<double>::denorm_min();
   };
   const auto estimate = [&](int t, int64_t r, int32_t dot) { return s.scale[static_cast<size_t>(r)] * sx[static_cast<size_t>(t)] * dot; };
-  std::vector<int32_t> dots(static_cast<size_t>(n) * V);
+  // Kept across calls (a decode step would otherwise zero up to 13 MB of it each time); the pool's threads reach it
+  // through this pointer, not through their own thread_local.
+  static thread_local std::vector<int32_t> dots_buf;
+  dots_buf.resize(static_cast<size_t>(n) * V);
+  int32_t * const dots = dots_buf.data();
   std::vector<double> best(static_cast<size_t>(n), -std::numeric_limits<double>::infinity()), most(static_cast<size_t>(n), 0.0);
   std::mutex best_mu;
   pool.parallel_for(V, [&](int64_t r0, int64_t r1) {
@@ -373,7 +377,7 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
       const double B = (sum * s.err_max + dx[static_cast<size_t>(t)] * s.scale_l1_max + gamma * sum * s.max_abs_all) * (1 + 1e-9) +
                        1e-12 * most[static_cast<size_t>(t)] + std::numeric_limits<double>::denorm_min();
       const double threshold = best[static_cast<size_t>(t)] - 2 * B;
-      const int32_t * dt = dots.data() + static_cast<size_t>(t) * V;
+      const int32_t * dt = dots + static_cast<size_t>(t) * V;
       std::vector<int32_t> near;
       double floor = -std::numeric_limits<double>::infinity();
       for (int64_t r = 0; r < V; ++r) {
