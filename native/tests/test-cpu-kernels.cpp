@@ -5,7 +5,6 @@
 #include <cstring>
 #include <vector>
 
-#include "core/thread-pool.h"
 #include "cpu/cpu-kernels.h"
 #include "quant/qpacked.h"
 #include "test-helpers.h"

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/thread-pool.h"
-#include "cpu/cpu-kernels.h"
 #include "cpu/dense-panels.h"
 #include "cpu/q4-q8-dot.h"
 #include "test-helpers.h"
@@ -104,8 +103,10 @@ void matmul_equals_reference() {
         }
       }
     }
-    // Columns wide enough that a pass holds under one group of 16 tokens (8,200 columns: 12 tokens a pass).
-    CHECK(cpu_matmul_token_pass(8200) == 12, "a pass over rows of 8,200 columns takes %d tokens", cpu_matmul_token_pass(8200));
+    // Columns wide enough that a pass holds under one group of 16 tokens (8,200 columns: 12 tokens' activations fill
+    // half a megabyte), so the 40 tokens' three groups take a pass each.
+    CHECK(dense_panels_pass_groups(8200) == 1 && dense_panels_pass_groups(2048) == 4,
+          "a pass takes %d group(s) of 8,200 columns and %d of 2,048", dense_panels_pass_groups(8200), dense_panels_pass_groups(2048));
     const matrix wide = random_matrix(dtype::f16, 21, 8200, 5);
     const int bad = count_mismatches(wide, 40, pool, 9);
     CHECK(bad == 0, "%s path, F16 21x8200, 40 tokens in passes: %d results differ", path.c_str(), bad);

@@ -328,9 +328,4 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
                     in, group, x);
 }
 
-int cpu_matmul_token_pass(int64_t in) {
-  constexpr int64_t kPassBytes = 512 * 1024;
-  return static_cast<int>(std::max<int64_t>(4, kPassBytes / (std::max<int64_t>(1, in) * 4) / 4 * 4));
-}
-
 }  // namespace rt

@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "core/model-weights.h"
-#include "core/thread-pool.h"
 
 namespace rt {
 
@@ -45,9 +44,5 @@ void cpu_axpy_f16(float a, const uint16_t * v, float * y, int n);
 
 /** Converts row `row` of a float tensor (BF16/F16/F32, shape [rows, n]) to float32. */
 void cpu_row_to_f32(const tensor_view & t, int64_t row, float * out);
-
-/** Tokens a pass over a matrix's rows takes (dense_panels_matmul): their FP32 activations of `in` values fill at
- * most half a megabyte, which L2 holds while the pass reads the rows. */
-int cpu_matmul_token_pass(int64_t in);
 
 }  // namespace rt

@@ -67,19 +67,21 @@ inline void store_rows(float * dst, const float * v, int64_t rows_left) {
   if (n > 0) std::memcpy(dst, v, sizeof(float) * static_cast<size_t>(n));
 }
 
+// The chain order in plain code: w[k * ws] against x[k * xs] for k < n (the reference, and the scalar path).
 template <class L>
-void scalar_panels(const typename L::elem * p, const panel_call & c, int np, int nt) {
-  for (int i = 0; i < np; ++i) {
-    for (int j = 0; j < nt; ++j) {
-      float acc[kPanelRows];
-      for (int l = 0; l < kPanelRows; ++l) {
-        float a = 0.0f;
-        const typename L::elem * w = p + i * c.pstride + l;
-        for (int64_t k = 0; k < c.cols; ++k) a = fma_rn(L::one(w[k * kPanelRows]), c.xt[k * c.xs + j], a);
-        acc[l] = a;
-      }
-      store_rows(c.y + j * c.ldy + i * kPanelRows, acc, c.rows_left - i * kPanelRows);
-    }
+float chain_reference(const typename L::elem * w, int64_t ws, const float * x, int64_t xs, int64_t n) {
+  float a = 0.0f;
+  for (int64_t k = 0; k < n; ++k) a = fma_rn(L::one(w[k * ws]), x[k * xs], a);
+  return a;
+}
+
+// One panel against nt tokens on the scalar path.
+template <class L>
+void scalar_panel(const typename L::elem * p, const panel_call & c, int nt) {
+  for (int j = 0; j < nt; ++j) {
+    float acc[kPanelRows];
+    for (int l = 0; l < kPanelRows; ++l) acc[l] = chain_reference<L>(p + l, kPanelRows, c.xt + j, c.xs, c.cols);
+    store_rows(c.y + j * c.ldy, acc, c.rows_left);
   }
 }
 
@@ -192,7 +194,7 @@ void run_group(const typename L::elem * base, const panel_call & proto, int64_t 
       panel_call c = proto;
       c.y += p * kPanelRows;
       c.rows_left -= p * kPanelRows;
-      scalar_panels<L>(base + p * c.pstride, c, 1, nt);
+      scalar_panel<L>(base + p * c.pstride, c, nt);
     }
     return;
   }
@@ -229,6 +231,11 @@ std::vector<float> & transposed_scratch() {
 
 }  // namespace
 
+int dense_panels_pass_groups(int64_t cols) {
+  constexpr int64_t kPassBytes = 512 * 1024;
+  return static_cast<int>(std::max<int64_t>(1, kPassBytes / (std::max<int64_t>(1, cols) * 4) / kPanelRows));
+}
+
 const char * dense_panels_path() {
   switch (active_path()) {
     case panel_path::avx512: return "avx512";
@@ -246,39 +253,29 @@ void dense_panels_build(const tensor_view & w, thread_pool & pool, dense_panels 
   const size_t n = static_cast<size_t>(np * cols * kPanelRows);
   if (w.type == dtype::f32) p.full.assign(n, 0.0f);
   else p.half.assign(n, 0);
-  pool.parallel_for(np, [&](int64_t b, int64_t e) {
-    for (int64_t q = b; q < e; ++q) {
-      for (int l = 0; l < kPanelRows; ++l) {
-        const int64_t r = q * kPanelRows + l;
-        if (r >= rows) break;
-        if (w.type == dtype::f32) {
-          const float * src = static_cast<const float *>(w.data) + r * cols;
-          float * dst = p.full.data() + q * cols * kPanelRows + l;
-          for (int64_t k = 0; k < cols; ++k) dst[k * kPanelRows] = src[k];
-        } else {
-          const uint16_t * src = static_cast<const uint16_t *>(w.data) + r * cols;
-          uint16_t * dst = p.half.data() + q * cols * kPanelRows + l;
-          for (int64_t k = 0; k < cols; ++k) dst[k * kPanelRows] = src[k];
-        }
-      }
-    }
-  }, 4);
+  const auto relay = [&](const auto * src, auto * dst) {
+    pool.parallel_for(np, [&](int64_t b, int64_t e) {
+      for (int64_t q = b; q < e; ++q)
+        for (int64_t r = q * kPanelRows; r < std::min(rows, (q + 1) * kPanelRows); ++r)
+          for (int64_t k = 0; k < cols; ++k) dst[(q * cols + k) * kPanelRows + (r - q * kPanelRows)] = src[r * cols + k];
+    }, 4);
+  };
+  if (w.type == dtype::f32) relay(static_cast<const float *>(w.data), p.full.data());
+  else relay(static_cast<const uint16_t *>(w.data), p.half.data());
 }
 
 void dense_panels_rows_f32(const dense_panels & p, int64_t q, float * out) {
   const int64_t cols = p.cols;
+  const auto unpack = [&](auto lanes, const auto * panel) {
+    using L = decltype(lanes);
+    for (int64_t k = 0; k < cols; ++k)
+      for (int l = 0; l < kPanelRows; ++l) out[l * cols + k] = L::one(panel[k * kPanelRows + l]);
+  };
   const int64_t base = q * cols * kPanelRows;
-  for (int64_t k = 0; k < cols; ++k) {
-    for (int l = 0; l < kPanelRows; ++l) {
-      const size_t i = static_cast<size_t>(base + k * kPanelRows + l);
-      float v;
-      switch (p.type) {
-        case dtype::f32: v = p.full[i]; break;
-        case dtype::bf16: v = f32_from_bf16(p.half[i]); break;
-        default: v = f32_from_fp16(p.half[i]); break;
-      }
-      out[l * cols + k] = v;
-    }
+  switch (p.type) {
+    case dtype::f32: return unpack(f32_lanes{}, p.full.data() + base);
+    case dtype::bf16: return unpack(bf16_lanes{}, p.half.data() + base);
+    default: return unpack(f16_lanes{}, p.half.data() + base);
   }
 }
 
@@ -298,9 +295,7 @@ void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int
       for (int64_t k = 0; k < cols; ++k) dst[k * nt + j] = src[k];
     }
   }
-  // Groups a pass over the rows takes: their activations stay in L2 while the pass reads the panels, which L2 keeps
-  // for the pass's next group.
-  const int pass = std::max(1, cpu_matmul_token_pass(cols) / kPanelRows);
+  const int pass = dense_panels_pass_groups(cols);
   const panel_path path = active_path();
   int64_t total = 0;
   for (int i = 0; i < count; ++i) total += jobs[i].w->panels();
@@ -347,13 +342,6 @@ void dense_panels_matmul(const dense_panels & w, const float * x, int64_t ldx, i
 
 namespace {
 
-template <class L>
-float chain_reference(const typename L::elem * w, const float * x, int64_t n) {
-  float a = 0.0f;
-  for (int64_t k = 0; k < n; ++k) a = fma_rn(L::one(w[k]), x[k], a);
-  return a;
-}
-
 #ifdef RT_X86_SIMD
 // One element widened with F16C / a shift (L::one's portable conversions cost more than the FMA here).
 template <class L>
@@ -391,7 +379,7 @@ void chain_rows(const tensor_view & w, const int32_t * rows, int n, const float 
     return;
   }
 #endif
-  for (int i = 0; i < n; ++i) y[i] = chain_reference<L>(base + static_cast<int64_t>(rows[i]) * cols, x, cols);
+  for (int i = 0; i < n; ++i) y[i] = chain_reference<L>(base + static_cast<int64_t>(rows[i]) * cols, 1, x, 1, cols);
 }
 
 }  // namespace
@@ -407,9 +395,9 @@ void cpu_rows_dot_chain(const tensor_view & w, const int32_t * rows, int n, cons
 float dense_chain_dot_reference(const tensor_view & w, int64_t r, const float * x) {
   const int64_t cols = w.shape[1];
   switch (w.type) {
-    case dtype::f32: return chain_reference<f32_lanes>(static_cast<const float *>(w.data) + r * cols, x, cols);
-    case dtype::bf16: return chain_reference<bf16_lanes>(static_cast<const uint16_t *>(w.data) + r * cols, x, cols);
-    default: return chain_reference<f16_lanes>(static_cast<const uint16_t *>(w.data) + r * cols, x, cols);
+    case dtype::f32: return chain_reference<f32_lanes>(static_cast<const float *>(w.data) + r * cols, 1, x, 1, cols);
+    case dtype::bf16: return chain_reference<bf16_lanes>(static_cast<const uint16_t *>(w.data) + r * cols, 1, x, 1, cols);
+    default: return chain_reference<f16_lanes>(static_cast<const uint16_t *>(w.data) + r * cols, 1, x, 1, cols);
   }
 }
 

@@ -32,6 +32,12 @@ struct dense_panels {
 /** The path the panels' kernels take now: "avx512", "avx2" or "scalar" (it follows cpu_isa_active()). */
 const char * dense_panels_path();
 
+/**
+ * Groups of 16 tokens a pass over the rows takes (at least one): their FP32 activations of `cols` values fill at most
+ * half a megabyte, which L2 holds while the pass reads the panels, and L2 keeps each panel for the pass's next group.
+ */
+int dense_panels_pass_groups(int64_t cols);
+
 /** Re-lays `w` ([rows, cols], BF16/F16/F32) as panels. */
 void dense_panels_build(const tensor_view & w, thread_pool & pool, dense_panels & p);
 
