@@ -1,8 +1,9 @@
 // CPU kernel figures against what this core can do (not a test; `npm run bench -- --only cpu-kernels`): the rate of
 // independent FP32 FMAs (8- and 16-wide) and of 8-bit dot products, beside the INT4 x 8-bit row kernel on every
-// path the CPU has (and on the best one with its rows streamed from memory) and the FP16 GEMM of prefill, all on one
-// thread, in multiply-adds a second. A kernel's share of its ceiling says how much a better kernel could win on this
-// machine; #18's notes cite these. Last, the memory read rate with the bench's threads and the decode rate it allows
+// path the CPU has (and on the best one with its rows streamed from memory), on one thread, and the dense FP16
+// panels on one thread and the bench's, in multiply-adds a second; then the LM head's full product against its
+// screen. A kernel's share of its ceiling says how much a better kernel could win on this machine; #18's notes cite
+// these. Last, the memory read rate with the bench's threads and the decode rate it allows
 // (decode is bound by it, not by the kernels).
 #include <algorithm>
 #include <chrono>
@@ -190,7 +191,7 @@ int main() {
     dense_panels_build(hv, lm_pool, head_panels);
     lm_head_screen screen;
     const auto tb = clk::now();
-    lm_head_screen_build(hv, lm_pool, screen);
+    lm_head_screen_build(head_panels, lm_pool, screen);
     const double build_s = std::chrono::duration<double>(clk::now() - tb).count();
     // One greedy step's head at 1 to 64 outputs: where the screen stops paying (the CPU backend screens steps of at
     // most RT_CPU_LM_SCREEN_MAX_TOKENS, chosen from these figures).

@@ -322,19 +322,22 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
     l1x[static_cast<size_t>(t)] = sum;
     screened[static_cast<size_t>(t)] = 1;
   }
-  // Pass 1, over the rows: every row's INT8 dot for every token (kept), and each token's largest estimate a and
-  // largest |a|.
+  // |x.(w - scale q)| + |(x - sx xq).(scale q)| + the full product's own rounding, with a margin for this double
+  // arithmetic, from a row's weight error, scale * l1 and largest |w| and its estimate's |a|. Every operation grows
+  // with its inputs, so the bound at the head's largest terms is at least each row's.
+  const auto bound = [&](int t, double err, double scale_l1, double m, double abs_a) {
+    const double sum = l1x[static_cast<size_t>(t)];
+    return (sum * err + dx[static_cast<size_t>(t)] * scale_l1 + gamma * sum * m) * (1 + 1e-9) + 1e-12 * abs_a +
+           std::numeric_limits<double>::denorm_min();
+  };
   const auto row_bound = [&](int t, int64_t r, double a) {
-    // |x.(w - scale q)| + |(x - sx xq).(scale q)| + the full product's own rounding, with a margin for this double
-    // arithmetic.
-    const double scale = s.scale[static_cast<size_t>(r)], sum = l1x[static_cast<size_t>(t)];
-    return (sum * s.err[static_cast<size_t>(r)] + dx[static_cast<size_t>(t)] * scale * s.l1[static_cast<size_t>(r)] +
-            gamma * sum * s.max_abs[static_cast<size_t>(r)]) * (1 + 1e-9) +
-           1e-12 * std::fabs(a) + std::numeric_limits<double>::denorm_min();
+    const size_t i = static_cast<size_t>(r);
+    return bound(t, s.err[i], static_cast<double>(s.scale[i]) * s.l1[i], s.max_abs[i], std::fabs(a));
   };
   const auto estimate = [&](int t, int64_t r, int32_t dot) { return s.scale[static_cast<size_t>(r)] * sx[static_cast<size_t>(t)] * dot; };
-  // Kept across calls (a decode step would otherwise zero up to 13 MB of it each time); the pool's threads reach it
-  // through this pointer, not through their own thread_local.
+  // Pass 1, over the rows: every row's INT8 dot for every token (kept), and each token's largest estimate a and
+  // largest |a|. The dots' buffer is kept across calls (a decode step would otherwise zero up to 13 MB each time);
+  // the pool's threads reach it through this pointer, not through their own thread_local.
   static thread_local std::vector<int32_t> dots_buf;
   dots_buf.resize(static_cast<size_t>(n) * V);
   int32_t * const dots = dots_buf.data();
@@ -364,7 +367,7 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
       most[static_cast<size_t>(t)] = std::max(most[static_cast<size_t>(t)], local_most[static_cast<size_t>(t)]);
     }
   }, 256);
-  // Pass 2, per token: B, the bound with every row's terms at the head's largest, is at least each row's own bound b,
+  // Pass 2, per token: B, the bound at the head's largest terms, is at least each row's own bound b,
   // so a row whose estimate is below the best estimate less 2B cannot be the argmax (its logit is at most a + B, the
   // best row's at least best - B). The rows left take their own bound b; of those, the ones whose a + b reaches the
   // largest a - b are computed from the FP16 rows.
@@ -373,9 +376,7 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
     for (int64_t ti = t0; ti < t1; ++ti) {
       const int t = static_cast<int>(ti);
       if (!screened[static_cast<size_t>(t)]) continue;
-      const double sum = l1x[static_cast<size_t>(t)];
-      const double B = (sum * s.err_max + dx[static_cast<size_t>(t)] * s.scale_l1_max + gamma * sum * s.max_abs_all) * (1 + 1e-9) +
-                       1e-12 * most[static_cast<size_t>(t)] + std::numeric_limits<double>::denorm_min();
+      const double B = bound(t, s.err_max, s.scale_l1_max, s.max_abs_all, most[static_cast<size_t>(t)]);
       const double threshold = best[static_cast<size_t>(t)] - 2 * B;
       const int32_t * dt = dots + static_cast<size_t>(t) * V;
       std::vector<int32_t> near;
