@@ -8,14 +8,13 @@
 export const RUN_PROMPTS = { min: 1, max: 541 } as const;
 
 /**
- * Prompts generated together. The automatic choice stops at 64, the most the CUDA backend replays as one decode graph
- * (larger measured no faster with the CUDA-core expert kernels); a run may ask for up to 256, whose decode steps
- * launch without a graph, to measure the tensor-core kernels at larger batches. The CPU backend takes 16: its INT4
- * kernels share each unpack of the weights among the tokens an expert gets in a step, so more sequences read fewer
- * bytes a token (the full-size OLMoE on two cores decoded 55 / 62 / 66-80 tok/s at 8 / 16 / 32), and at 16 OLMoE's
- * KV cache (128 KB a token) stays under 3.6 GB of host memory even if every sequence held IFEval's longest prompt
- * and 1,280 new tokens. A GPU run that cannot be sized, or whose weights leave no room for even one sequence (partial
- * residency), takes gpuFallback.
+ * Prompts generated together. A run that asks for none is sized by the memory its KV cache would take
+ * (main/jobs/auto-batch.ts). On a GPU the automatic choice stops at 64, the most the CUDA backend replays as one
+ * decode graph (larger measured no faster with the CUDA-core expert kernels); a run may ask for up to 256, whose decode
+ * steps launch without a graph, to measure the tensor-core kernels at larger batches. On the CPU it stops at 16, and
+ * takes fewer where the host's memory is short (the reasons beside CPU_PLAN). cpuDefault is the CPU's batch when the
+ * model's config lacks the KV sizes; gpuFallback a GPU run's then, or when its weights leave no room for even one
+ * sequence (partial residency).
  */
 export const RUN_BATCH = { min: 1, max: 256, cpuDefault: 16, gpuFallback: 8 } as const;
 

@@ -2,7 +2,7 @@
  * The CPU backend beside llama.cpp on the same machine and model, alternated: a full-size random OLMoE-1B-7B (the
  * project's generator), packed to INT4 by the project and converted by ../shared/peers/olmoe_to_gguf.py to Q4_0
  * experts + F16 rest (the matched representation) and to llama.cpp's stock Q4_0 mix. Prints prefill 128, decode
- * after 128 and after 1024 tokens, then the batch a CPU run of the app takes (RUN_BATCH's CPU default) as
+ * after 128 and after 1024 tokens, then the batch a CPU run of the app takes on this host (auto-batch.ts) as
  * llama-batched-bench measures it (that many prompts of 128 tokens prefilled together, then 32 decode steps of all of
  * them: tok/s over all sequences), and peak RSS for each runtime, medians over the pairs, and the ratios; ours also
  * with the LM head's INT8 screen turned off (HORIZON_CPU_LM_SCREEN=0), which shows what the screen gives decode.
@@ -14,12 +14,12 @@
  * Asserts nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { DEFAULT_BATCH } from '../../electron/main/jobs/eval-run.js';
+import { chooseBatch, CPU_PLAN, hostMemory, kvBytesPerToken } from '../../electron/main/jobs/auto-batch.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../make-tiny-model.js';
 
@@ -124,6 +124,25 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
+/**
+ * Every IFEval context of OLMoE's tokenizer, the longest prompt and 1,280 new tokens, is within this; the random
+ * checkpoint's byte-level tokenizer would count its prompts several times longer.
+ */
+const OLMOE_IFEVAL_CONTEXT_BOUND = 2048;
+
+/** The batch a CPU run of the app would take on this host for this model's IFEval run. */
+async function appCpuBatch(src: string, int4: string): Promise<number> {
+  const kv = await kvBytesPerToken(src);
+  if (kv === null) throw new Error(`cpu-peer: ${src}/config.json lacks the KV sizes`);
+  const weightBytes = readdirSync(int4)
+    .filter((f) => f.endsWith('.safetensors'))
+    .reduce((sum, f) => sum + statSync(path.join(int4, f)).size, 0);
+  const host = hostMemory();
+  return chooseBatch(CPU_PLAN, {
+    memoryBytes: host.totalBytes, freeBytes: host.freeBytes, weightBytes, kvBytesPerToken: kv, contextTokens: OLMOE_IFEVAL_CONTEXT_BOUND,
+  });
+}
+
 export async function bench(): Promise<unknown> {
   if (!existsSync(path.join(PEERS, 'llama.cpp')) || !existsSync(path.join(PEERS, 'olmoe_to_gguf.py'))) {
     console.log(`cpu-peer: skipped: ${PEERS} (llama.cpp and olmoe_to_gguf.py) is not here`);
@@ -132,7 +151,6 @@ export async function bench(): Promise<unknown> {
   const pairs = Number(process.env.HORIZON_PEER_PAIRS ?? 3);
   const threads = Number(process.env.HORIZON_BENCH_THREADS ?? 2);
   const layers = Number(process.env.HORIZON_PEER_LAYERS ?? 16);
-  const batch = Number(process.env.HORIZON_PEER_BATCH ?? DEFAULT_BATCH);
   const newTokens = 64;
   const bin = buildLlama();
   const tag = `olmoe-${layers}l-seed1`;
@@ -142,6 +160,7 @@ export async function bench(): Promise<unknown> {
   const int4 = await cached(path.join(CACHE, `${tag}-int4`), 'packing it to INT4 (qpacked-v2)', async (tmp) => {
     await packModel({ src, dst: tmp, threads });
   });
+  const batch = Number(process.env.HORIZON_PEER_BATCH ?? (await appCpuBatch(src, int4)));
   const ggufDir = await cached(path.join(CACHE, `${tag}-gguf`), 'converting it to GGUF (Q4_0 experts + F16, then the stock Q4_0 mix)', async (tmp) => {
     const matched = path.join(tmp, 'q4_0-experts-f16.gguf');
     run('python3', [path.join(PEERS, 'olmoe_to_gguf.py'), src, matched, '--rest', 'f16', '--experts', 'q4_0'], {

@@ -8,7 +8,7 @@ import type { RunFigureTotals } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { writeResultZip } from '../../main/export/write-result-zip.js';
 import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
-import { DEFAULT_BATCH, DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
+import { DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
 import { startEvalRun } from '../../main/jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../../main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
@@ -31,8 +31,8 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --weights         int4 (default) or bf16
   --backend         auto (default: CUDA when a device is found, else the CPU), cpu or cuda
   --limit           first N of the 541 prompts (default all)
-  --batch           prompts generated together (default: on a GPU the most whose KV cache fits beside the model,
-                    up to 64; ${DEFAULT_BATCH} on the CPU; at most 256)
+  --batch           prompts generated together (default: the most whose KV cache fits beside the model, in the GPU's
+                    memory up to 64, in the host's up to 16 on the CPU; at most 256)
   --max-new-tokens  generation cap per response (default ${DEFAULT_MAX_NEW_TOKENS})
   --expert-budget   cuda: GiB of device memory for resident experts (default: as much as fits after the KV cache)
   --device          cuda: device index, as \`horizon devices\` lists them (default the first)

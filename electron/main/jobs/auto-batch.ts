@@ -1,9 +1,12 @@
 /**
- * The batch a run uses when none is asked for. On a GPU, decode throughput grows with the number of sequences
- * generated together (each expert's weights are read once per step for all of them), so a run takes the largest
- * batch whose KV cache fits beside the whole model; the CPU backend takes DEFAULT_BATCH (RUN_BATCH.cpuDefault).
+ * The batch a run uses when none is asked for: the largest whose worst-case KV cache (every sequence at the run's
+ * longest context) fits in memory beside the model's weights. On a GPU, decode throughput grows with the number of
+ * sequences generated together (each expert's weights are read once per step for all of them), and all experts stay
+ * resident. The CPU backend's INT4 kernels likewise share each unpack of the weights among the tokens an expert gets,
+ * and its KV cache lives in host memory, so host memory sizes it.
  */
 import { readdir, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 
 import { RUN_BATCH } from '../../common/run-settings.js';
@@ -16,21 +19,58 @@ import type { ModelSource } from './model-source.js';
 import { readJsonObject } from './model-source.js';
 import { runContextTokens } from './run-context.js';
 
-/** Largest first; 64 is the most sequences the CUDA backend replays as one decode graph. */
-export const GPU_BATCHES = [64, 48, 32, 24, 16, 12, 8, 6, 4, 2, 1] as const;
-/** Kept free on the GPU for the CUDA context, scratch buffers and other programs (a desktop's display, say). */
-export const GPU_RESERVE_BYTES = 1.5 * 2 ** 30;
-/** Share of the GPU's memory a run plans with, since other programs may take more while it runs. */
-export const GPU_USABLE_SHARE = 0.9;
-/** Kept out of the memory found free for the backend's scratch buffers and decode graphs. */
-export const GPU_FREE_RESERVE_BYTES = 0.75 * 2 ** 30;
+const GIB = 2 ** 30;
+
+/** How a run plans memory on one kind of device. */
+export interface MemoryPlan {
+  /** Candidate batches, largest first. */
+  readonly batches: readonly number[];
+  /** Share of the device's memory a run plans with, since other programs may take more while it runs. */
+  readonly usableShare: number;
+  /** Kept out of that share for what the run itself needs beside weights and KV. */
+  readonly reserveBytes: number;
+  /** Kept out of the memory found free now. */
+  readonly freeReserveBytes: number;
+  /** The batch when not even one sequence fits beside the weights. */
+  readonly noRoom: number;
+}
+
+/**
+ * GPU: 64 is the most sequences the CUDA backend replays as one decode graph. The reserve holds the CUDA context,
+ * scratch buffers and other programs (a desktop's display, say); the free reserve the backend's scratch buffers and
+ * decode graphs. When the weights leave no room for a sequence, only part of the experts can be resident whatever the
+ * batch, and RUN_BATCH.gpuFallback shares each step's expert copies among several sequences.
+ */
+export const GPU_PLAN: MemoryPlan = {
+  batches: [64, 48, 32, 24, 16, 12, 8, 6, 4, 2, 1],
+  usableShare: 0.9,
+  reserveBytes: 1.5 * GIB,
+  freeReserveBytes: 0.75 * GIB,
+  noRoom: RUN_BATCH.gpuFallback,
+};
+
+/**
+ * CPU: at most 16. More sequences share each unpack of an expert's weights among more tokens, which paid on
+ * AVX-512 VNNI (the full-size OLMoE on two cores decoded 55 / 62 / 66-80 tok/s at 8 / 16 / 32) but not on AVX2, where
+ * the kernels are bound by their arithmetic, not the weights' bytes: on a two-core AMD EPYC, three alternated runs
+ * each gave 34-44 tok/s at 16 and 38-43 at 32. Fewer when the host's memory is short, rather than swapping: OLMoE
+ * holds 128 KB of KV a token, so 16 sequences of IFEval's longest context take about 3.6 GB beside 4.5 GB of weights.
+ * The share and reserve leave the operating system, the app's windows and the worker's scratch their room.
+ */
+export const CPU_PLAN: MemoryPlan = {
+  batches: [16, 12, 8, 6, 4, 2, 1],
+  usableShare: 0.75,
+  reserveBytes: 2 * GIB,
+  freeReserveBytes: 1 * GIB,
+  noRoom: 1,
+};
 
 export interface BatchSizing {
-  /** Memory of the GPU the run will use; null when it runs on the CPU. */
-  readonly gpuMemoryBytes: number | null;
-  /** Of that, what a model load can use now (other programs' use, a display's say, left out). */
-  readonly gpuFreeBytes: number;
-  /** Bytes of the model's weights on the GPU (the packed folder's tensors). */
+  /** Memory of the device the run will use: the GPU's, or the host's for a CPU run. */
+  readonly memoryBytes: number;
+  /** Of that, what a model load can use now (other programs' use left out). */
+  readonly freeBytes: number;
+  /** Bytes of the model's weights (the packed folder's tensors, or the checkpoint's). */
   readonly weightBytes: number;
   /** K and V bytes one token of one sequence holds over all layers (FP16). */
   readonly kvBytesPerToken: number;
@@ -39,21 +79,15 @@ export interface BatchSizing {
 }
 
 /**
- * The largest of GPU_BATCHES whose KV cache fits in the GPU beside every weight, so that all experts stay resident:
- * in the share of the device a run plans with, and in what is free now. When not even one sequence fits beside them,
- * only part of the experts can be resident whatever the batch, and RUN_BATCH.gpuFallback shares each step's expert
- * copies among several sequences. DEFAULT_BATCH on the CPU.
+ * The largest of the plan's batches whose KV cache fits beside every weight, both in the share of the device a run
+ * plans with and in what is free now; the plan's `noRoom` when not even one sequence fits.
  */
-export function chooseBatch(s: BatchSizing): number {
-  if (s.gpuMemoryBytes === null) return DEFAULT_BATCH;
-  const usable = Math.min(
-    s.gpuMemoryBytes * GPU_USABLE_SHARE - GPU_RESERVE_BYTES,
-    s.gpuFreeBytes - GPU_FREE_RESERVE_BYTES,
-  );
+export function chooseBatch(plan: MemoryPlan, s: BatchSizing): number {
+  const usable = Math.min(s.memoryBytes * plan.usableShare - plan.reserveBytes, s.freeBytes - plan.freeReserveBytes);
   const room = usable - s.weightBytes;
   const perSequence = s.kvBytesPerToken * s.contextTokens;
-  for (const b of GPU_BATCHES) if (b * perSequence <= room) return b;
-  return RUN_BATCH.gpuFallback;
+  for (const b of plan.batches) if (b * perSequence <= room) return b;
+  return plan.noRoom;
 }
 
 /** FP16 K and V of one token over all layers, from config.json; null when the config lacks the sizes. */
@@ -80,10 +114,20 @@ async function tensorBytes(dir: string): Promise<number> {
   return total;
 }
 
+/** The host's memory, as the operating system reports it (on Linux, free is MemAvailable). */
+export interface HostMemory {
+  readonly totalBytes: number;
+  readonly freeBytes: number;
+}
+
+export function hostMemory(): HostMemory {
+  return { totalBytes: os.totalmem(), freeBytes: os.freemem() };
+}
+
 /**
  * The batch for a run of `source` that asked for none: sized for the GPU the worker would load it on (the CUDA
- * backend runs INT4 models), DEFAULT_BATCH when it would run on the CPU, RUN_BATCH.gpuFallback when the GPU's sizes
- * cannot be read from the model.
+ * backend runs INT4 models) or, on the CPU, for the host's memory; RUN_BATCH.gpuFallback or RUN_BATCH.cpuDefault when
+ * the KV sizes cannot be read from the model's config.
  */
 export async function autoBatch(opts: {
   readonly source: ModelSource;
@@ -91,21 +135,29 @@ export async function autoBatch(opts: {
   readonly cudaDevice?: number;
   readonly probe: () => Promise<DeviceProbe | null>;
   readonly contextTokens: () => Promise<number>;
+  readonly host?: () => HostMemory;
 }): Promise<number> {
   const { source } = opts;
-  if (opts.requestedBackend === 'cpu' || source.weights !== 'int4' || source.packedDir === null) return DEFAULT_BATCH;
-  const probe = await opts.probe();
+  const mayUseGpu = opts.requestedBackend !== 'cpu' && source.weights === 'int4' && source.packedDir !== null;
+  const probe = mayUseGpu ? await opts.probe() : null;
   const device = probe ? probedDevice(probe, opts.cudaDevice) : undefined;
-  if (!device) return DEFAULT_BATCH;
   const kv = await kvBytesPerToken(source.modelDir);
-  if (kv === null) return RUN_BATCH.gpuFallback;
-  return chooseBatch({
-    gpuMemoryBytes: device.vramBytes,
-    gpuFreeBytes: device.freeVramBytes,
-    weightBytes: await tensorBytes(source.packedDir),
-    kvBytesPerToken: kv,
-    contextTokens: await opts.contextTokens(),
-  });
+  if (kv === null) return device ? RUN_BATCH.gpuFallback : DEFAULT_BATCH;
+  const weightBytes = await tensorBytes(source.packedDir ?? source.modelDir);
+  const contextTokens = await opts.contextTokens();
+  if (device) {
+    return chooseBatch(GPU_PLAN, {
+      memoryBytes: device.vramBytes,
+      freeBytes: device.freeVramBytes,
+      weightBytes,
+      kvBytesPerToken: kv,
+      contextTokens,
+    });
+  }
+  const host = (opts.host ?? hostMemory)();
+  // A worker still holding an earlier run's model has its weights out of what is free: counted twice, the choice errs
+  // small rather than large.
+  return chooseBatch(CPU_PLAN, { memoryBytes: host.totalBytes, freeBytes: host.freeBytes, weightBytes, kvBytesPerToken: kv, contextTokens });
 }
 
 /** The worker's device probe; null when it cannot answer. */

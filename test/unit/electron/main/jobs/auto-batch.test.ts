@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DeviceProbe } from '../../../../../electron/common/worker-protocol.js';
-import { autoBatch, chooseBatch, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
+import { autoBatch, chooseBatch, CPU_PLAN, GPU_PLAN, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
 import { DEFAULT_BATCH } from '../../../../../electron/main/jobs/eval-run.js';
 import { RUN_BATCH } from '../../../../../electron/common/run-settings.js';
 import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
@@ -14,7 +14,8 @@ const GIB = 2 ** 30;
 // OLMoE-1B-7B: 16 layers, 16 KV heads of 128 → 128 KiB of FP16 K and V per token; about 4.4 GiB of INT4 + FP16 weights.
 const OLMOE = { weightBytes: 4.4 * GIB, kvBytesPerToken: 128 * 1024, contextTokens: 2048 };
 
-describe('chooseBatch', () => {
+describe('chooseBatch on a GPU', () => {
+  const gpu = (gib: number, freeGib = gib) => chooseBatch(GPU_PLAN, { ...OLMOE, memoryBytes: gib * GIB, freeBytes: freeGib * GIB });
   it.each([
     ['an 80 GiB GPU', 80, 64],
     ['a 24 GiB GPU', 24, 48],
@@ -23,7 +24,7 @@ describe('chooseBatch', () => {
     ['an 8 GiB GPU', 8, 4],
     ['a 6 GiB GPU (the weights alone do not fit)', 6, RUN_BATCH.gpuFallback],
   ])('%s: %i GiB gives %i', (_name, gib, batch) => {
-    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: gib * GIB, gpuFreeBytes: gib * GIB })).toBe(batch);
+    expect(gpu(gib)).toBe(batch);
   });
 
   // 256 MiB of KV per sequence; room = min(90 % of the device - 1.5 GiB, free - 0.75 GiB) - 4.4 GiB of weights.
@@ -33,15 +34,31 @@ describe('chooseBatch', () => {
     ['an 80 GiB GPU with 40 GiB taken', 80, 40, 64],
     ['a 24 GiB GPU with the weights alone fitting in what is free', 24, 5.3, RUN_BATCH.gpuFallback],
   ])('%s: %i GiB, %i free gives %i', (_name, gib, free, batch) => {
-    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: gib * GIB, gpuFreeBytes: free * GIB })).toBe(batch);
-  });
-
-  it('keeps DEFAULT_BATCH on the CPU', () => {
-    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: null, gpuFreeBytes: 0 })).toBe(DEFAULT_BATCH);
+    expect(gpu(gib, free)).toBe(batch);
   });
 
   it('takes a smaller batch for a longer context', () => {
-    expect(chooseBatch({ ...OLMOE, gpuMemoryBytes: 24 * GIB, gpuFreeBytes: 24 * GIB, contextTokens: 4096 })).toBe(24);
+    expect(chooseBatch(GPU_PLAN, { ...OLMOE, memoryBytes: 24 * GIB, freeBytes: 24 * GIB, contextTokens: 4096 })).toBe(24);
+  });
+});
+
+describe('chooseBatch on the CPU', () => {
+  // 256 MiB of KV per sequence; room = min(75 % of the host - 2 GiB, free - 1 GiB) - 4.4 GiB of weights.
+  it.each([
+    ['a 64 GiB host (16 is the most the CPU plans)', 64, 60, 16],
+    ['a 16 GiB host', 16, 14, 16],
+    ['a 12 GiB host', 12, 10, 8],
+    ['a 16 GiB host with a browser open', 16, 8, 8],
+    ['a 32 GiB host with 24 GiB taken', 32, 8, 8],
+    ['a 16 GiB host with 9.5 GiB taken', 16, 6.5, 4],
+    ['an 8 GiB host', 8, 7, 1],
+  ])('%s: %i GiB, %i free gives %i', (_name, gib, free, batch) => {
+    expect(chooseBatch(CPU_PLAN, { ...OLMOE, memoryBytes: gib * GIB, freeBytes: free * GIB })).toBe(batch);
+  });
+
+  it('never goes below one sequence', () => {
+    expect(CPU_PLAN.noRoom).toBe(1);
+    expect(chooseBatch(CPU_PLAN, { ...OLMOE, memoryBytes: 4 * GIB, freeBytes: 2 * GIB })).toBe(1);
   });
 });
 
@@ -106,20 +123,62 @@ describe('autoBatch', () => {
     expect(await autoBatch({ source, requestedBackend: 'auto', probe: probeOf(gpu(0, 40, 20)), contextTokens })).toBe(8);
   });
 
+  // 2 GiB of KV per sequence on a 16 GiB host with 10 free: min(12 - 2, 10 - 1) GiB less the weights' 3 MiB → 4.
+  const host = () => ({ totalBytes: 16 * GIB, freeBytes: 10 * GIB });
   it.each([
     ['the CPU backend is asked for', { requestedBackend: 'cpu' as const }],
     ['no CUDA device is found', { probe: probeOf() }],
     ['the probe fails', { probe: async () => null }],
     ['the device asked for is not found', { cudaDevice: 3 }],
     ['the model is BF16 (the CUDA backend runs INT4)', { bf16: true }],
-  ])('keeps DEFAULT_BATCH when %s', async (_why, o: { requestedBackend?: 'cpu'; probe?: () => Promise<DeviceProbe | null>; cudaDevice?: number; bf16?: boolean }) => {
+  ])('sizes for the host memory when %s', async (_why, o: { requestedBackend?: 'cpu'; probe?: () => Promise<DeviceProbe | null>; cudaDevice?: number; bf16?: boolean }) => {
+    let probed = false;
     const batch = await autoBatch({
       source: o.bf16 ? { ...source, weights: 'bf16', packedDir: null } : source,
       requestedBackend: o.requestedBackend ?? 'auto',
       ...(o.cudaDevice !== undefined ? { cudaDevice: o.cudaDevice } : {}),
-      probe: o.probe ?? probeOf(gpu(0, 80)),
-      contextTokens: async () => 2048,
+      probe: async () => {
+        probed = true;
+        return (o.probe ?? probeOf(gpu(0, 80)))();
+      },
+      contextTokens: async () => 16_384,
+      host,
     });
-    expect(batch).toBe(DEFAULT_BATCH);
+    expect(batch).toBe(4);
+    // A run that cannot use the GPU does not ask the worker for its devices.
+    if (o.requestedBackend === 'cpu' || o.bf16) expect(probed).toBe(false);
+  });
+
+  it('counts a BF16 checkpoint\'s own weights against the host memory', async () => {
+    const bf16 = await mkdtemp(path.join(os.tmpdir(), 'horizon-autobatch-bf16-'));
+    try {
+      await writeFile(path.join(bf16, 'config.json'), await readFile(path.join(dir, 'config.json')));
+      // Sparse: its size is what is counted. 256 MiB of KV per sequence; min(10, 7) - 4.5 GiB = 2.5 → 8 (16 without it).
+      const shard = path.join(bf16, 'model-00001-of-00001.safetensors');
+      await writeFile(shard, '');
+      await truncate(shard, 4.5 * GIB);
+      const run = (modelDir: string) => autoBatch({
+        source: { ...source, modelDir, weights: 'bf16', packedDir: null }, requestedBackend: 'auto', probe: probeOf(),
+        contextTokens: async () => 2048, host: () => ({ totalBytes: 16 * GIB, freeBytes: 8 * GIB }),
+      });
+      expect(await run(bf16)).toBe(8);
+      expect(await run(dir)).toBe(16);
+    } finally {
+      await rm(bf16, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps RUN_BATCH.cpuDefault for a CPU run whose config lacks the sizes', async () => {
+    const bare = await mkdtemp(path.join(os.tmpdir(), 'horizon-autobatch-bare-'));
+    try {
+      await writeFile(path.join(bare, 'config.json'), JSON.stringify({ hidden_size: 2048 }));
+      const batch = await autoBatch({
+        source: { ...source, modelDir: bare }, requestedBackend: 'cpu', probe: probeOf(gpu(0, 80)), contextTokens: async () => 2048, host,
+      });
+      expect(batch).toBe(RUN_BATCH.cpuDefault);
+      expect(DEFAULT_BATCH).toBe(RUN_BATCH.cpuDefault);
+    } finally {
+      await rm(bare, { recursive: true, force: true });
+    }
   });
 });
