@@ -7,6 +7,7 @@
 // (decode is bound by it, not by the kernels).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "core/model-weights.h"
 #include "core/thread-pool.h"
+#include "cpu/attention-f16.h"
 #include "cpu/cpu-kernels.h"
 #include "cpu/dense-panels.h"
 #include "cpu/lm-head-screen.h"
@@ -210,6 +212,41 @@ int main() {
                   full_tok == screened_tok ? "" : "  MISMATCH");
     }
     std::printf("  LM head  INT8 screen built in %.2f s\n", build_s);
+  }
+
+  // One layer's decode attention of OLMoE (16 heads of 128 over the FP16 KV cache), one thread: the kernel on the
+  // active path against the head-by-head walk of the row kernels (dot, exp, axpy), which the scalar ISA and head sizes
+  // without a vector loop take; KV bytes read a second.
+  {
+    const int heads = 16, hd = 128;
+    const int64_t ld = static_cast<int64_t>(heads) * hd;
+    for (int n : {128, 1024, 2048}) {
+      std::vector<uint16_t> keys(static_cast<size_t>(n * ld)), values(keys.size());
+      for (auto & v : keys) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
+      for (auto & v : values) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
+      std::vector<float> q(static_cast<size_t>(heads) * hd), out(q.size()), scratch(static_cast<size_t>(heads) * n);
+      for (auto & v : q) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 500.0f;
+      const float scale = 0.08838834764f;
+      const double tk = best_of(20, [&] {
+        cpu_attention_heads_f16({q.data(), keys.data(), values.data(), ld, 0, heads, 1, hd, scale}, n, scratch.data(), out.data());
+      });
+      const double tr = best_of(20, [&] {
+        for (int h = 0; h < heads; ++h) {
+          float * sc = scratch.data() + static_cast<size_t>(h) * n;
+          float mx = -1e30f, sum = 0.0f;
+          for (int j = 0; j < n; ++j) mx = std::max(mx, sc[j] = cpu_dot_f16(keys.data() + j * ld + h * hd, q.data() + h * hd, hd) * scale);
+          for (int j = 0; j < n; ++j) sum += sc[j] = std::exp(sc[j] - mx);
+          float * o = out.data() + static_cast<size_t>(h) * hd;
+          std::fill(o, o + hd, 0.0f);
+          for (int j = 0; j < n; ++j) cpu_axpy_f16(sc[j] / sum, values.data() + j * ld + h * hd, o, hd);
+        }
+      });
+      const double bytes = 2.0 * static_cast<double>(n) * static_cast<double>(ld) * 2.0;
+      const cpu_float_path path = cpu_float_path_active();
+      std::printf("  attention 16x128 heads, %4d positions, 1 thread: %s loop %.3f ms (%.1f GB/s), row kernels %.3f ms (%.2fx)\n", n,
+                  path == cpu_float_path::avx512 ? "AVX-512" : (path == cpu_float_path::avx2 ? "AVX2" : "scalar"), tk * 1e3, bytes / tk / 1e9,
+                  tr * 1e3, tr / tk);
+    }
   }
 
   // Decode reads every active weight once a token, so memory bounds it: read bandwidth with the bench's thread

@@ -1,12 +1,14 @@
 // cpu_attention_heads_f16 (the CPU backend's attention over its FP16 KV cache) against ref::attention_head, head by
-// head, on the same FP16 values widened to float, on every path this machine has: AVX-512 (head_dim 64/128/256) and
-// the row-kernel loop (other head sizes, and everything with the SIMD switch off).
+// head, on the same FP16 values widened to float, on every path this machine has: AVX-512 and AVX2 (head_dim
+// 64/128/256) and the row-kernel loop (other head sizes, and everything on the scalar ISA).
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "cpu/attention-f16.h"
 #include "cpu/cpu-kernels.h"
+#include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
 #include "test-helpers.h"
 
@@ -23,7 +25,15 @@ struct head_case {
   float q_scale;                 // larger: sharper softmax (and exp arguments far below -104)
 };
 
-static void compare(const head_case & c, bool simd, test_util::rng & r) {
+static const char * path_name() {
+  switch (cpu_float_path_active()) {
+    case cpu_float_path::avx512: return "avx512";
+    case cpu_float_path::avx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+static void compare(const head_case & c, test_util::rng & r) {
   const int64_t ld = static_cast<int64_t>(c.kv_heads) * c.hd;
   std::vector<float> q(static_cast<size_t>(c.heads) * c.hd);
   for (auto & v : q) v = r.uniform() * c.q_scale;
@@ -36,64 +46,65 @@ static void compare(const head_case & c, bool simd, test_util::rng & r) {
     vf[i] = ref::half_to_float(v[i]);
   }
   std::vector<float> got(q.size(), -99.0f), scratch(static_cast<size_t>(c.heads) * c.n);
-  cpu_kernels_set_simd(simd);
   cpu_attention_heads_f16({q.data(), k.data(), v.data(), ld, c.h0, c.heads, c.rep, c.hd, 1.0f / std::sqrt(static_cast<float>(c.hd))}, c.n,
                           scratch.data(), got.data());
-  cpu_kernels_set_simd(true);
   for (int i = 0; i < c.heads; ++i) {
     const int64_t kv = static_cast<int64_t>((c.h0 + i) / c.rep) * c.hd;
     std::vector<float> want(c.hd);
     ref::attention_head(q.data() + static_cast<size_t>(i) * c.hd, kf.data() + kv, vf.data() + kv, c.n, static_cast<int>(ld), c.hd, want.data());
     double worst = 0;
     for (int d = 0; d < c.hd; ++d) worst = std::fmax(worst, std::fabs(static_cast<double>(got[static_cast<size_t>(i) * c.hd + d]) - want[d]) / 3.0);
-    CHECK(worst <= MAX_REL_DIFF_VS_REF, "%s n %d hd %d head %d of %d..%d (rep %d) q x%g: worst diff %g of max |v|", simd ? "simd" : "scalar",
+    CHECK(worst <= MAX_REL_DIFF_VS_REF, "%s n %d hd %d head %d of %d..%d (rep %d) q x%g: worst diff %g of max |v|", path_name(),
           c.n, c.hd, c.h0 + i, c.h0, c.h0 + c.heads - 1, c.rep, c.q_scale, worst);
   }
 }
 
-static void nan_reaches_output(bool simd) {
+static void nan_reaches_output() {
   const int hd = 128, n = 20;
   std::vector<float> q(hd, 0.1f), out(hd), scratch(n);
   std::vector<uint16_t> k(static_cast<size_t>(n) * hd, ref::float_to_half(0.5f)), v(k.size(), ref::float_to_half(1.0f));
   k[static_cast<size_t>(7) * hd + 3] = 0x7E00;  // NaN in one key
-  cpu_kernels_set_simd(simd);
   cpu_attention_heads_f16({q.data(), k.data(), v.data(), hd, 0, 1, 1, hd, 0.1f}, n, scratch.data(), out.data());
-  cpu_kernels_set_simd(true);
   bool all_nan = true;
   for (float f : out) all_nan = all_nan && std::isnan(f);
-  CHECK(all_nan, "%s: a NaN key makes the head's output NaN", simd ? "simd" : "scalar");
+  CHECK(all_nan, "%s: a NaN key makes the head's output NaN", path_name());
 }
 
 // Equal keys: the softmax is uniform, so out is the mean of the values (exact inputs, small n).
-static void uniform_mean(bool simd) {
+static void uniform_mean() {
   const int hd = 64, n = 5;
   std::vector<float> q(hd, 0.25f), out(hd), scratch(n);
   std::vector<uint16_t> k(static_cast<size_t>(n) * hd, ref::float_to_half(1.0f)), v(k.size());
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < hd; ++i) v[static_cast<size_t>(j) * hd + i] = ref::float_to_half(static_cast<float>(j * 2 + (i % 3)));
-  cpu_kernels_set_simd(simd);
   cpu_attention_heads_f16({q.data(), k.data(), v.data(), hd, 0, 1, 1, hd, 0.125f}, n, scratch.data(), out.data());
-  cpu_kernels_set_simd(true);
   for (int i = 0; i < hd; ++i) {
     const float want = 4.0f + static_cast<float>(i % 3);  // mean of 0, 2, 4, 6, 8 plus i % 3
-    CHECK(std::fabs(out[i] - want) <= 4e-6f * want, "%s: lane %d is %g, want %g", simd ? "simd" : "scalar", i, out[i], want);
+    CHECK(std::fabs(out[i] - want) <= 4e-6f * want, "%s: lane %d is %g, want %g", path_name(), i, out[i], want);
   }
 }
 
 int main() {
   test_util::rng r(31);
-  for (bool simd : {true, false}) {
+  for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
+    if (!cpu_isa_force(isa)) continue;
+    const std::string path = path_name();
+    const std::string want = isa == cpu_isa::scalar ? "scalar" : (isa == cpu_isa::avx512_vnni ? "avx512" : "avx2");
+    // AVX-512 F/BW/VL without VNNI takes the AVX-512 loop on the AVX2 ISA.
+    CHECK(path == want || (isa == cpu_isa::avx2 && path == "avx512" && !cpu_isa_supported(cpu_isa::avx512_vnni)),
+          "ISA %s runs the %s attention", cpu_isa_name(isa), path.c_str());
     for (int hd : {64, 128, 256, 80})
-      for (int n : {1, 2, 15, 16, 17, 33, 300})
-        for (float qs : {1.0f, 40.0f}) compare({n, hd, 1, 1, 1, 3, qs}, simd, r);
+      for (int n : {1, 2, 7, 8, 9, 15, 16, 17, 33, 300})
+        for (float qs : {1.0f, 40.0f}) compare({n, hd, 1, 1, 1, 3, qs}, r);
     // Runs of heads as the backend splits them: all of a row, a middle run, grouped-query heads (a run starting
     // inside a KV group).
-    compare({37, 128, 0, 16, 1, 16, 4.0f}, simd, r);
-    compare({37, 64, 3, 5, 1, 9, 4.0f}, simd, r);
-    compare({20, 128, 3, 6, 4, 4, 4.0f}, simd, r);
-    compare({1030, 128, 8, 8, 1, 16, 4.0f}, simd, r);
-    nan_reaches_output(simd);
-    uniform_mean(simd);
+    compare({37, 128, 0, 16, 1, 16, 4.0f}, r);
+    compare({37, 64, 3, 5, 1, 9, 4.0f}, r);
+    compare({20, 128, 3, 6, 4, 4, 4.0f}, r);
+    compare({1030, 128, 8, 8, 1, 16, 4.0f}, r);
+    nan_reaches_output();
+    uniform_mean();
   }
+  cpu_isa_reset();
   return test_util::finish("test-attention-f16");
 }

@@ -1,9 +1,9 @@
 #pragma once
 // Causal attention over the CPU backend's FP16 KV cache for a run of heads of one token: scores q . k_j * scale,
-// softmax in FP32, out = sum_j p_j v_j. On AVX-512 (head_dim 64, 128 or 256) the loops run over positions outside
-// and heads inside, so each KV row is read front to back once for all the heads (a head-by-head walk jumps a row
-// stride, a page, per position); the softmax's exp is vectorised. Elsewhere the head-by-head loop of the dot / exp /
-// axpy kernels. Both are tested against ref::attention_head.
+// softmax in FP32, out = sum_j p_j v_j. On AVX-512 and AVX2 (head_dim 64, 128 or 256) the loops run over positions
+// outside and heads inside, so each KV row is read front to back once for all the heads (a head-by-head walk jumps a
+// row stride, a page, per position); the softmax's exp is vectorised. Elsewhere the head-by-head loop of the dot /
+// exp / axpy kernels. All are tested against ref::attention_head.
 #include <cstdint>
 
 namespace rt {

@@ -203,6 +203,15 @@ float dot(const typename L::elem * w, const float * x, int n) {
 bool cpu_kernels_simd() { return g_simd; }
 bool cpu_kernels_avx512() { return g_avx512; }
 
+cpu_float_path cpu_float_path_active() {
+  const cpu_isa isa = cpu_isa_active();
+  if (isa == cpu_isa::scalar || !g_simd) return cpu_float_path::scalar;
+  if (g_avx512 && (isa == cpu_isa::avx512_vnni ||
+                   (isa == cpu_isa::avx2 && !cpu_isa_supported(cpu_isa::avx_vnni) && !cpu_isa_supported(cpu_isa::avx512_vnni))))
+    return cpu_float_path::avx512;
+  return cpu_float_path::avx2;
+}
+
 namespace {
 bool g_q8 = true;
 }  // namespace

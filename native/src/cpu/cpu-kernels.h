@@ -11,6 +11,13 @@ namespace rt {
 bool cpu_kernels_simd();
 /** True when the AVX-512 paths are in use too (AVX-512 F/BW/VL on this CPU, and the SIMD path not switched off). */
 bool cpu_kernels_avx512();
+/** The float kernels' vector width: the dense panels' and attention's paths. */
+enum class cpu_float_path { scalar, avx2, avx512 };
+/**
+ * AVX-512 where the INT4 kernels take it too, or where AVX-512 F/BW/VL is there without VNNI (their best is AVX2);
+ * a cap by HORIZON_CPU_ISA or the tests' cpu_isa_force applies here as well.
+ */
+cpu_float_path cpu_float_path_active();
 /** Forces the scalar path (tests compare both paths). */
 void cpu_kernels_set_simd(bool enabled);
 /** Whether INT4 experts (group 32) take 8-bit activations (default) or FP32 ones (the numerics reference). */

@@ -19,19 +19,6 @@ using lanes::bf16_lanes;
 using lanes::f16_lanes;
 using lanes::f32_lanes;
 
-enum class panel_path { scalar, avx2, avx512 };
-
-// AVX-512 where the INT4 kernels take it too, or where AVX-512 F/BW/VL is there without VNNI (their best is AVX2);
-// a cap by HORIZON_CPU_ISA or the tests' cpu_isa_force applies here as well.
-panel_path active_path() {
-  const cpu_isa isa = cpu_isa_active();
-  if (isa == cpu_isa::scalar || !cpu_kernels_simd()) return panel_path::scalar;
-  if (cpu_kernels_avx512() && (isa == cpu_isa::avx512_vnni ||
-                               (isa == cpu_isa::avx2 && !cpu_isa_supported(cpu_isa::avx_vnni) && !cpu_isa_supported(cpu_isa::avx512_vnni))))
-    return panel_path::avx512;
-  return panel_path::avx2;
-}
-
 // Where a call's panels and tokens are: `xt` holds each group of tokens column by column (xt[k * xs + j]).
 struct panel_call {
   int64_t cols = 0;
@@ -158,10 +145,10 @@ constexpr int kAvx2Tokens = 4;
 using kernel_fn = void (*)(const void *, const panel_call &);
 
 // Each path's kernel behind one signature (a build without the path never picks it).
-template <panel_path P, class L, int NP, int NT>
+template <cpu_float_path P, class L, int NP, int NT>
 void run_kernel(const void * p, const panel_call & c) {
   [[maybe_unused]] const auto * w = static_cast<const typename L::elem *>(p);
-  if constexpr (P == panel_path::avx512) {
+  if constexpr (P == cpu_float_path::avx512) {
 #ifdef RT_HAVE_AVX512
     avx512_panels<L, NP, NT>(w, c);
 #endif
@@ -174,7 +161,7 @@ void run_kernel(const void * p, const panel_call & c) {
 }
 
 // Path P's kernel for `nt` tokens (at most MAX) and `np` panels (panels_for(nt), or 1 for a remainder).
-template <panel_path P, class L, int MAX, int NT = 1>
+template <cpu_float_path P, class L, int MAX, int NT = 1>
 kernel_fn pick_kernel(int nt, int np) {
   if constexpr (NT > MAX) {
     (void)nt;
@@ -188,8 +175,8 @@ kernel_fn pick_kernel(int nt, int np) {
 
 // Panels [p0, p1) of one matrix against one group of nt tokens (xt column by column), on `path`.
 template <class L>
-void run_group(const typename L::elem * base, const panel_call & proto, int64_t p0, int64_t p1, int nt, panel_path path) {
-  if (path == panel_path::scalar) {
+void run_group(const typename L::elem * base, const panel_call & proto, int64_t p0, int64_t p1, int nt, cpu_float_path path) {
+  if (path == cpu_float_path::scalar) {
     for (int64_t p = p0; p < p1; ++p) {
       panel_call c = proto;
       c.y += p * kPanelRows;
@@ -198,13 +185,13 @@ void run_group(const typename L::elem * base, const panel_call & proto, int64_t 
     }
     return;
   }
-  const int chunk = path == panel_path::avx512 ? kAvx512Tokens : kAvx2Tokens;
+  const int chunk = path == cpu_float_path::avx512 ? kAvx512Tokens : kAvx2Tokens;
   for (int j0 = 0; j0 < nt; j0 += chunk) {
     const int n = std::min(chunk, nt - j0);
     const int np = panels_for(n);
     const auto pick = [&](int panels) {
-      return path == panel_path::avx512 ? pick_kernel<panel_path::avx512, L, kAvx512Tokens>(n, panels)
-                                        : pick_kernel<panel_path::avx2, L, kAvx2Tokens>(n, panels);
+      return path == cpu_float_path::avx512 ? pick_kernel<cpu_float_path::avx512, L, kAvx512Tokens>(n, panels)
+                                        : pick_kernel<cpu_float_path::avx2, L, kAvx2Tokens>(n, panels);
     };
     const kernel_fn many = pick(np), one = pick(1);
     int64_t p = p0;
@@ -237,9 +224,9 @@ int dense_panels_pass_groups(int64_t cols) {
 }
 
 const char * dense_panels_path() {
-  switch (active_path()) {
-    case panel_path::avx512: return "avx512";
-    case panel_path::avx2: return "avx2";
+  switch (cpu_float_path_active()) {
+    case cpu_float_path::avx512: return "avx512";
+    case cpu_float_path::avx2: return "avx2";
     default: return "scalar";
   }
 }
@@ -296,7 +283,7 @@ void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int
     }
   }
   const int pass = dense_panels_pass_groups(cols);
-  const panel_path path = active_path();
+  const cpu_float_path path = cpu_float_path_active();
   int64_t total = 0;
   for (int i = 0; i < count; ++i) total += jobs[i].w->panels();
   pool.parallel_for(total, [&](int64_t b, int64_t e) {
