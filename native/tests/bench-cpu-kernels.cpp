@@ -242,10 +242,8 @@ int main() {
         }
       });
       const double bytes = 2.0 * static_cast<double>(n) * static_cast<double>(ld) * 2.0;
-      const cpu_float_path path = cpu_float_path_active();
       std::printf("  attention 16x128 heads, %4d positions, 1 thread: %s loop %.3f ms (%.1f GB/s), row kernels %.3f ms (%.2fx)\n", n,
-                  path == cpu_float_path::avx512 ? "AVX-512" : (path == cpu_float_path::avx2 ? "AVX2" : "scalar"), tk * 1e3, bytes / tk / 1e9,
-                  tr * 1e3, tr / tk);
+                  cpu_float_path_name(cpu_float_path_active()), tk * 1e3, bytes / tk / 1e9, tr * 1e3, tr / tk);
     }
   }
 

@@ -3,7 +3,6 @@
 // 64/128/256) and the row-kernel loop (other head sizes, and everything on the scalar ISA).
 #include <cmath>
 #include <cstdio>
-#include <string>
 #include <vector>
 
 #include "cpu/attention-f16.h"
@@ -25,13 +24,7 @@ struct head_case {
   float q_scale;                 // larger: sharper softmax (and exp arguments far below -104)
 };
 
-static const char * path_name() {
-  switch (cpu_float_path_active()) {
-    case cpu_float_path::avx512: return "avx512";
-    case cpu_float_path::avx2: return "avx2";
-    default: return "scalar";
-  }
-}
+static const char * path_name() { return cpu_float_path_name(cpu_float_path_active()); }
 
 static void compare(const head_case & c, test_util::rng & r) {
   const int64_t ld = static_cast<int64_t>(c.kv_heads) * c.hd;
@@ -88,11 +81,12 @@ int main() {
   test_util::rng r(31);
   for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
     if (!cpu_isa_force(isa)) continue;
-    const std::string path = path_name();
-    const std::string want = isa == cpu_isa::scalar ? "scalar" : (isa == cpu_isa::avx512_vnni ? "avx512" : "avx2");
+    const cpu_float_path path = cpu_float_path_active();
+    const cpu_float_path want =
+        isa == cpu_isa::scalar ? cpu_float_path::scalar : (isa == cpu_isa::avx512_vnni ? cpu_float_path::avx512 : cpu_float_path::avx2);
     // AVX-512 F/BW/VL without VNNI takes the AVX-512 loop on the AVX2 ISA.
-    CHECK(path == want || (isa == cpu_isa::avx2 && path == "avx512" && !cpu_isa_supported(cpu_isa::avx512_vnni)),
-          "ISA %s runs the %s attention", cpu_isa_name(isa), path.c_str());
+    CHECK(path == want || (isa == cpu_isa::avx2 && path == cpu_float_path::avx512 && !cpu_isa_supported(cpu_isa::avx512_vnni)),
+          "ISA %s runs the %s attention", cpu_isa_name(isa), path_name());
     for (int hd : {64, 128, 256, 80})
       for (int n : {1, 2, 7, 8, 9, 15, 16, 17, 33, 300})
         for (float qs : {1.0f, 40.0f}) compare({n, hd, 1, 1, 1, 3, qs}, r);

@@ -14,12 +14,12 @@
  * Asserts nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { chooseBatch, CPU_PLAN, hostMemory, kvBytesPerToken } from '../../electron/main/jobs/auto-batch.js';
+import { chooseBatch, CPU_PLAN, hostMemory, kvBytesPerToken, tensorBytes } from '../../electron/main/jobs/auto-batch.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../make-tiny-model.js';
 
@@ -134,12 +134,10 @@ const OLMOE_IFEVAL_CONTEXT_BOUND = 2048;
 async function appCpuBatch(src: string, int4: string): Promise<number> {
   const kv = await kvBytesPerToken(src);
   if (kv === null) throw new Error(`cpu-peer: ${src}/config.json lacks the KV sizes`);
-  const weightBytes = readdirSync(int4)
-    .filter((f) => f.endsWith('.safetensors'))
-    .reduce((sum, f) => sum + statSync(path.join(int4, f)).size, 0);
   const host = hostMemory();
   return chooseBatch(CPU_PLAN, {
-    memoryBytes: host.totalBytes, freeBytes: host.freeBytes, weightBytes, kvBytesPerToken: kv, contextTokens: OLMOE_IFEVAL_CONTEXT_BOUND,
+    memoryBytes: host.totalBytes, freeBytes: host.freeBytes, weightBytes: await tensorBytes(int4), kvBytesPerToken: kv,
+    contextTokens: OLMOE_IFEVAL_CONTEXT_BOUND,
   });
 }
 

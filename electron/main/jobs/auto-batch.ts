@@ -106,7 +106,8 @@ export async function kvBytesPerToken(modelDir: string): Promise<number | null> 
   return 2 * layers * kvHeads * headDim * 2;
 }
 
-async function tensorBytes(dir: string): Promise<number> {
+/** Bytes of the .safetensors files in `dir`: the weights a backend loads from it. */
+export async function tensorBytes(dir: string): Promise<number> {
   let total = 0;
   for (const name of await readdir(dir)) {
     if (name.endsWith('.safetensors')) total += (await stat(path.join(dir, name))).size;

@@ -212,6 +212,14 @@ cpu_float_path cpu_float_path_active() {
   return cpu_float_path::avx2;
 }
 
+const char * cpu_float_path_name(cpu_float_path path) {
+  switch (path) {
+    case cpu_float_path::avx512: return "avx512";
+    case cpu_float_path::avx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
 namespace {
 bool g_q8 = true;
 }  // namespace

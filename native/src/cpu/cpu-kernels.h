@@ -18,6 +18,8 @@ enum class cpu_float_path { scalar, avx2, avx512 };
  * a cap by HORIZON_CPU_ISA or the tests' cpu_isa_force applies here as well.
  */
 cpu_float_path cpu_float_path_active();
+/** "avx512", "avx2" or "scalar". */
+const char * cpu_float_path_name(cpu_float_path path);
 /** Forces the scalar path (tests compare both paths). */
 void cpu_kernels_set_simd(bool enabled);
 /** Whether INT4 experts (group 32) take 8-bit activations (default) or FP32 ones (the numerics reference). */

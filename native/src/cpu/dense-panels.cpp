@@ -223,13 +223,7 @@ int dense_panels_pass_groups(int64_t cols) {
   return static_cast<int>(std::max<int64_t>(1, kPassBytes / (std::max<int64_t>(1, cols) * 4) / kPanelRows));
 }
 
-const char * dense_panels_path() {
-  switch (cpu_float_path_active()) {
-    case cpu_float_path::avx512: return "avx512";
-    case cpu_float_path::avx2: return "avx2";
-    default: return "scalar";
-  }
-}
+const char * dense_panels_path() { return cpu_float_path_name(cpu_float_path_active()); }
 
 void dense_panels_build(const tensor_view & w, thread_pool & pool, dense_panels & p) {
   p = dense_panels{};
