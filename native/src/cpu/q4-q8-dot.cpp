@@ -194,8 +194,10 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
 
 // One to eight tokens on 256-bit vectors, two blocks a step. Each token is laid out once a call so that one load of two
 // blocks' nibbles, masked and shifted, meets it: lanes 0-3 then sum block b and 4-7 block b + 1; the two blocks' scale
-// products are picked out of a vector of eight by a permute, so one conversion and one FMA a token take two blocks
-// where the tiles above spend one of each a block (one thread, rows in L2, 1 / 2 / 3 / 8 tokens: AVX-512 VNNI 56 / 41 /
+// products are picked out of a vector of eight, laid out even blocks | odd blocks, by an in-lane permute (vpermilps
+// with an immediate: the cross-lane vpermps it replaced is two µops on Zen 3's busiest pipe, and that took 1.15-1.25x
+// at 4-8 tokens, 1.07x at one, on Zen 3 AVX2; the values are the same bits), so one conversion and one FMA a token take
+// two blocks where the tiles above spend one of each a block (one thread, rows in L2, 1 / 2 / 3 / 8 tokens: AVX-512 VNNI 56 / 41 /
 // 50 / 59 G there, 56 / 77 / 86 / 90 G here; AVX2 29 / 36 / 42 / 45 G there, 36 / 44 / 47 / 52 G here; eight tokens a
 // call beat two calls of four on AVX2's 16 registers too, 52 against 49 G). SHIFTED (VNNI): levels + 128 into dpbusd,
 // each lane starting at -128 times its activation bytes, so its integer sum is exactly sum K[u] * x. Otherwise (AVX2)
@@ -222,7 +224,13 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
        -128 * block b / b + 1's sum. */                                                                                \
     alignas(32) int8_t xe[NT][kPairs][32], xo[NT][kPairs][32];                                                         \
     alignas(32) int32_t corr[(SHIFTED) ? NT : 1][(SHIFTED) ? kPairs : 1][8];                                           \
+    /* Per token and eight blocks, their activation scales even blocks first, then odd ones (evenodd). */              \
+    alignas(32) float dx[NT][(2 * kPairs + 7) / 8 * 8];                                                                \
+    const __m256i evenodd = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);                                                 \
+    const int64_t ldd = a.ld / kQ8Block;                                                                               \
     for (int t = 0; t < NT; ++t) {                                                                                     \
+      for (int g = 0; g < nb; g += 8)                                                                                  \
+        _mm256_store_ps(dx[t] + g, _mm256_permutevar8x32_ps(_mm256_loadu_ps(a.d + t * ldd + g), evenodd));            \
       const int8_t * q = a.q + t * a.ld;                                                                               \
       for (int k = 0; k < nb / 2; ++k) {                                                                               \
         const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q + k * 2 * kQ8Block));               \
@@ -238,9 +246,6 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
         }                                                                                                              \
       }                                                                                                                \
     }                                                                                                                  \
-    const int64_t ldd = a.ld / kQ8Block;                                                                               \
-    const __m256i pick[4] = {_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3),    \
-                             _mm256_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5), _mm256_setr_epi32(6, 6, 6, 6, 7, 7, 7, 7)};  \
     for (int64_t r = 0; r < rows; ++r, qrow += nb * 16, srow += nb) {                                                  \
       __m256 acc[NT];                                                                                                  \
       for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();                                                       \
@@ -248,10 +253,11 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
       for (int g = 0; g < nb; g += 8) {                                                                                \
         _mm_prefetch(reinterpret_cast<const char *>(qrow + kRowsAhead * nb * 16 + g * 16), _MM_HINT_T0);               \
         _mm_prefetch(reinterpret_cast<const char *>(qrow + kRowsAhead * nb * 16 + g * 16 + 64), _MM_HINT_T0);          \
-        const __m256 sw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g)));              \
-        __m256 comb[NT];                                                                                               \
-        for (int t = 0; t < NT; ++t) comb[t] = _mm256_mul_ps(sw, _mm256_loadu_ps(a.d + t * ldd + g));                  \
-        for (int k = 0; k < 4; ++k) {                                                                                  \
+        const __m256 sw = _mm256_permutevar8x32_ps(                                                                    \
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(srow + g))), evenodd);                   \
+        alignas(32) float comb[NT][8];                                                                                 \
+        for (int t = 0; t < NT; ++t) _mm256_store_ps(comb[t], _mm256_mul_ps(sw, _mm256_load_ps(dx[t] + g)));          \
+        _Pragma("GCC unroll 4") for (int k = 0; k < 4; ++k) {                                                          \
           const int p = g / 2 + k;                                                                                     \
           const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(qrow + p * 32));                      \
           const __m256i il = _mm256_and_si256(v, low4), ih = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);          \
@@ -261,7 +267,7 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
             ml = _mm256_shuffle_epi8(mags, il);                                                                        \
             mh = _mm256_shuffle_epi8(mags, ih);                                                                        \
           }                                                                                                            \
-          for (int t = 0; t < NT; ++t) {                                                                               \
+          _Pragma("GCC unroll 8") for (int t = 0; t < NT; ++t) {                                                       \
             const __m256i xl = _mm256_load_si256(reinterpret_cast<const __m256i *>(xe[t][p]));                        \
             const __m256i xh = _mm256_load_si256(reinterpret_cast<const __m256i *>(xo[t][p]));                        \
             __m256i s;                                                                                                 \
@@ -273,7 +279,9 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
               s = _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(ml, _mm256_sign_epi8(xl, wl)), ones16),     \
                                    _mm256_madd_epi16(_mm256_maddubs_epi16(mh, _mm256_sign_epi8(xh, wh)), ones16));    \
             }                                                                                                          \
-            const __m256 sc = _mm256_permutevar8x32_ps(comb[t], pick[k]);                                              \
+            const __m256 c = _mm256_load_ps(comb[t]);                                                                  \
+            const __m256 sc = k == 0 ? _mm256_permute_ps(c, 0x00) : k == 1 ? _mm256_permute_ps(c, 0x55)                \
+                            : k == 2 ? _mm256_permute_ps(c, 0xAA) : _mm256_permute_ps(c, 0xFF);                        \
             acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), sc, acc[t]);                                               \
           }                                                                                                            \
         }                                                                                                              \
