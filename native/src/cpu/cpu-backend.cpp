@@ -21,6 +21,11 @@ namespace rt {
 
 namespace {
 
+// Rows (tokens) a thread takes at least in the per-token steps (norms, RoPE and the KV store): a decode step of a few
+// tokens stays on the calling thread, where waking the pool would cost more than the work; a batched step of 16 or a
+// prompt spreads over the threads.
+constexpr int64_t kRowsAtOnce = 8;
+
 // Forward-pass buffers kept across calls: resize() keeps their capacity, so steady decoding allocates nothing.
 struct cpu_scratch {
   std::vector<float> x, h, q, k, v, att, o, router, moe, xe, ge, ue, de, xr, out;
@@ -136,7 +141,9 @@ class cpu_backend final : public backend {
 
   void rmsnorm_rows(float * x, int rows, int n, const tensor_view & weight, float * out) {
     const std::vector<float> & wrow = norm_f32(weight);
-    for (int r = 0; r < rows; ++r) ref::rmsnorm(x + static_cast<int64_t>(r) * n, wrow.data(), c_.rms_norm_eps, n, out + static_cast<int64_t>(r) * n);
+    pool_.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) ref::rmsnorm(x + r * n, wrow.data(), c_.rms_norm_eps, n, out + r * n);
+    }, kRowsAtOnce);
   }
 
   const model_weights & w_;
@@ -224,14 +231,17 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
       for (auto * vec : {&q, &k, &v})
         for (float & f : *vec) f = std::min(cl, std::max(-cl, f));
     }
-    for (int t = 0; t < T; ++t) {
-      ref::rope(q.data() + static_cast<int64_t>(t) * QD, nh, hd, pos[static_cast<size_t>(t)], c_.rope_theta);
-      ref::rope(k.data() + static_cast<int64_t>(t) * KD, nkv, hd, pos[static_cast<size_t>(t)], c_.rope_theta);
-      cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
-      const int64_t p = pos[static_cast<size_t>(t)];
-      cpu_f32_to_f16(k.data() + static_cast<int64_t>(t) * KD, s.k[static_cast<size_t>(l)].data() + p * KD, KD);
-      cpu_f32_to_f16(v.data() + static_cast<int64_t>(t) * KD, s.v[static_cast<size_t>(l)].data() + p * KD, KD);
-    }
+    // Tokens write their own KV positions (a sequence's tokens of a step have distinct positions).
+    pool_.parallel_for(T, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        ref::rope(q.data() + t * QD, nh, hd, pos[static_cast<size_t>(t)], c_.rope_theta);
+        ref::rope(k.data() + t * KD, nkv, hd, pos[static_cast<size_t>(t)], c_.rope_theta);
+        cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
+        const int64_t p = pos[static_cast<size_t>(t)];
+        cpu_f32_to_f16(k.data() + t * KD, s.k[static_cast<size_t>(l)].data() + p * KD, KD);
+        cpu_f32_to_f16(v.data() + t * KD, s.v[static_cast<size_t>(l)].data() + p * KD, KD);
+      }
+    }, kRowsAtOnce);
     // Work items are (token, run of heads): one run a thread for a single token, so decode uses every thread.
     const int head_run = (nh + pool_.size() - 1) / pool_.size();
     const int runs = (nh + head_run - 1) / head_run;
@@ -333,7 +343,9 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         else cpu_row_dot_n(w, r, xr, H, n, dst, I);
       }
     }, 16);
-    ref::swiglu(ge.data(), ue.data(), static_cast<int>(ge.size()), ge.data());
+    pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
+      ref::swiglu(ge.data() + r0 * I, ue.data() + r0 * I, static_cast<int>((r1 - r0) * I), ge.data() + r0 * I);
+    }, 4);
     if (q8) {
       pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(ge.data() + r * I, I, xq.data() + r * I, xd.data() + r * (I / kQ8Block), xs.data() + r * (I / kQ8Block));
