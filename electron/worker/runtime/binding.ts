@@ -47,7 +47,7 @@ export interface LoadModelOptions {
   readonly dir: string;
   readonly weights: WeightsKind;
   readonly backend: BackendKind;
-  /** CPU worker threads; default all cores. */
+  /** CPU worker threads; default one per physical core the process may use (SMT siblings count once). */
   readonly threads?: number;
   /** Tokens per sequence (prompt + generated); default the config's max_position_embeddings. */
   readonly maxContext?: number;

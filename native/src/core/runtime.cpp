@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/backend.h"
+#include "core/cpu-topology.h"
 #include "core/model-from-weights.h"
 #include "cpu/cpu-kernels.h"
 #include "cpu/q4-q8-dot.h"
@@ -168,7 +169,7 @@ model_info rt_model_info(const model & m) {
   i.max_context = m.options.max_context > 0 ? m.options.max_context : c.max_position_embeddings;
   i.eos_token_ids = c.eos_token_ids;
   i.weight_bytes = m.weights->total_bytes;
-  i.threads = m.options.threads > 0 ? m.options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  i.threads = m.options.threads > 0 ? m.options.threads : default_cpu_threads();
   i.simd = cpu_kernels_simd();
   i.cpu_isa = cpu_isa_name(cpu_isa_active());
   i.device_expert_slots = m.be->device_expert_slots();

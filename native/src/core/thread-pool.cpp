@@ -4,6 +4,8 @@
 #include <chrono>
 #include <utility>
 
+#include "core/cpu-topology.h"
+
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
 #define RT_CPU_RELAX() _mm_pause()
@@ -29,7 +31,7 @@ bool spin_until(F done) {
 }  // namespace
 
 thread_pool::thread_pool(int threads) {
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 0) threads = default_cpu_threads();
   try {
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
   } catch (...) {

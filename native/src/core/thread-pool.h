@@ -13,7 +13,7 @@ namespace rt {
 
 class thread_pool {
  public:
-  /** `threads` total workers including the caller; <= 0 means std::thread::hardware_concurrency(). */
+  /** `threads` total workers including the caller; <= 0 means default_cpu_threads() (core/cpu-topology.h). */
   explicit thread_pool(int threads);
   ~thread_pool();
   thread_pool(const thread_pool &) = delete;
