@@ -195,17 +195,18 @@ constexpr bool pair_fits(int nb) { return nb % 8 == 0 && nb <= kPairLayoutBlocks
 // One to eight tokens on 256-bit vectors, two blocks a step. Each token is laid out once a call so that one load of two
 // blocks' nibbles, masked and shifted, meets it: lanes 0-3 then sum block b and 4-7 block b + 1; the two blocks' scale
 // products are picked out of a vector of eight, laid out even blocks | odd blocks, by an in-lane permute (vpermilps
-// with an immediate: the cross-lane vpermps it replaced is two µops on Zen 3's busiest pipe, and that took 1.15-1.25x
-// at 4-8 tokens, 1.07x at one, on Zen 3 AVX2; the values are the same bits), so one conversion and one FMA a token take
-// two blocks where the tiles above spend one of each a block (one thread, rows in L2, 1 / 2 / 3 / 8 tokens: AVX-512 VNNI 56 / 41 /
-// 50 / 59 G there, 56 / 77 / 86 / 90 G here; AVX2 29 / 36 / 42 / 45 G there, 36 / 44 / 47 / 52 G here; eight tokens a
-// call beat two calls of four on AVX2's 16 registers too, 52 against 49 G). SHIFTED (VNNI): levels + 128 into dpbusd,
-// each lane starting at -128 times its activation bytes, so its integer sum is exactly sum K[u] * x. Otherwise (AVX2)
-// the sign trick: |K| against the activations carrying K's sign, maddubs then madd. With one token, 10 instructions a
-// step on AVX-512 VNNI, against 8 of a 512-bit version that cost 16 where 512-bit work is split in two (29.9 -> 42.9 ->
-// 57.5 G in bench-cpu-kernels). Each token has one accumulator and the same instructions whatever NT is, so a token's
-// result does not depend on the tokens beside it (one accumulator against two alternating: the same 55-56 G for one
-// token). Rows two ahead are fetched by hand (single-thread streaming from memory 15 -> 19 GB/s).
+// with an immediate; the cross-lane vpermps it replaced is two µops on Zen 3's busiest pipe: AVX2 there went from 29.7
+// / 36.1 / 37.3 / 39.1 to 30.4 / 37.7 / 41.4 / 47.9 G at 1 / 2 / 3 / 8 tokens, with the same bits), so one conversion
+// and one FMA a token take two blocks where the tiles above spend one of each a block (one thread, rows in L2, 1 / 2 /
+// 3 / 8 tokens: AVX-512 VNNI 56 / 41 / 50 / 59 G there, 56 / 77 / 86 / 90 G here; AVX2 29 / 36 / 42 / 45 G there, 36 /
+// 44 / 47 / 52 G here; eight tokens a call beat two calls of four on AVX2's 16 registers too, 52 against 49 G). SHIFTED
+// (VNNI): levels + 128 into dpbusd, each lane starting at -128 times its activation bytes, so its integer sum is
+// exactly sum K[u] * x. Otherwise (AVX2) the sign trick: |K| against the activations carrying K's sign, maddubs then
+// madd. With one token, 10 instructions a step on AVX-512 VNNI, against 8 of a 512-bit version that cost 16 where
+// 512-bit work is split in two (29.9 -> 42.9 -> 57.5 G in bench-cpu-kernels). Each token has one accumulator and the
+// same instructions whatever NT is, so a token's result does not depend on the tokens beside it (one accumulator
+// against two alternating: the same 55-56 G for one token). Rows two ahead are fetched by hand (single-thread streaming
+// from memory 15 -> 19 GB/s).
 #define RT_PAIR_KERNEL(NAME, TARGET, DPBUSD, SHIFTED)                                                                  \
   template <int NT>                                                                                                    \
   TARGET void NAME(const uint8_t * qrow, const uint16_t * srow, int nb, int64_t rows, const q8_rows & a, float * y,   \
