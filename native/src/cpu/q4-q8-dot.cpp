@@ -385,14 +385,14 @@ RT_T_AVX2 void quantize_avx2(const float * x, int n, int8_t * q, float * d, floa
     h4 = _mm_add_epi32(h4, _mm_shuffle_epi32(h4, 0x4E));
     h4 = _mm_add_epi32(h4, _mm_shuffle_epi32(h4, 0xB1));
     sum[b] = static_cast<float>(_mm_cvtsi128_si32(h4));
-    // Columns 0..31 as int32 in r[0..3]; gather the even ones, then the odd ones.
-    alignas(32) int32_t all[32];
-    for (int i = 0; i < 4; ++i) _mm256_store_si256(reinterpret_cast<__m256i *>(all + 8 * i), r[i]);
-    int8_t * qb = q + b * kQ8Block;
-    for (int j = 0; j < 16; ++j) {
-      qb[j] = static_cast<int8_t>(all[2 * j]);
-      qb[16 + j] = static_cast<int8_t>(all[2 * j + 1]);
-    }
+    // Columns 0..31 as int32 in r[0..3] (all within [-127, 127], so the packs do not saturate) to bytes in column
+    // order (the packs interleave 128-bit lanes; a dword permute undoes it), then each lane's even columns before its
+    // odd ones, then the two lanes' evens before their odds.
+    const __m256i b8 = _mm256_packs_epi16(_mm256_packs_epi32(r[0], r[1]), _mm256_packs_epi32(r[2], r[3]));
+    const __m256i cols = _mm256_permutevar8x32_epi32(b8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    const __m256i split = _mm256_shuffle_epi8(cols, _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                                                    0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(q + b * kQ8Block), _mm256_permute4x64_epi64(split, 0xD8));
   }
 }
 
