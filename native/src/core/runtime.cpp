@@ -126,9 +126,11 @@ std::shared_ptr<model> rt_model_from_weights(std::unique_ptr<model_weights> weig
   error = rt_error{};
   auto m = std::make_shared<model>();
   m->options = options;
+  // Resolved once, so the pool and what info() reports agree without reading the CPU topology again.
+  if (m->options.threads <= 0) m->options.threads = default_cpu_threads();
   m->weights = std::move(weights);
   backend_options bo;
-  bo.threads = options.threads;
+  bo.threads = m->options.threads;
   bo.max_context = options.max_context;
   bo.max_sequences = options.max_sequences;
   bo.expert_budget_bytes = options.expert_budget_bytes;
@@ -169,7 +171,7 @@ model_info rt_model_info(const model & m) {
   i.max_context = m.options.max_context > 0 ? m.options.max_context : c.max_position_embeddings;
   i.eos_token_ids = c.eos_token_ids;
   i.weight_bytes = m.weights->total_bytes;
-  i.threads = m.options.threads > 0 ? m.options.threads : default_cpu_threads();
+  i.threads = m.options.threads;
   i.simd = cpu_kernels_simd();
   i.cpu_isa = cpu_isa_name(cpu_isa_active());
   i.device_expert_slots = m.be->device_expert_slots();
