@@ -343,14 +343,12 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         else cpu_row_dot_n(w, r, xr, H, n, dst, I);
       }
     }, 16);
+    // SwiGLU and the down projection's 8-bit inputs in one pass: each row is quantised while it is in cache.
     pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
       ref::swiglu(ge.data() + r0 * I, ue.data() + r0 * I, static_cast<int>((r1 - r0) * I), ge.data() + r0 * I);
-    }, 4);
-    if (q8) {
-      pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
+      if (q8)
         for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(ge.data() + r * I, I, xq.data() + r * I, xd.data() + r * (I / kQ8Block), xs.data() + r * (I / kQ8Block));
-      }, 4);
-    }
+    }, 4);
     pool_.parallel_for(static_cast<int64_t>(active.size()) * H, [&](int64_t r0, int64_t r1) {
       for (int64_t idx = r0; idx < r1;) {
         const size_t a = static_cast<size_t>(idx / H);
