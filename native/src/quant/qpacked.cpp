@@ -5,6 +5,9 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/cpu-kernels.h"
+#include "quant/qpacked-search.h"
+
 namespace rt {
 
 uint16_t fp16_from_f32(float f) {
@@ -84,48 +87,65 @@ inline int code_of(double t) {
 
 int qpacked_code(double t) { return code_of(t); }
 
-void qpacked_quantize_row(const float * w, int cols, int group, uint8_t * qweight, uint16_t * scales) {
-  std::vector<uint8_t> u(static_cast<size_t>(group)), best(static_cast<size_t>(group));
-  for (int g0 = 0; g0 < cols; g0 += group) {
-    const float * x = w + g0;
-    int imax = 0;
-    for (int c = 1; c < group; ++c) {
-      if (std::fabs(x[c]) > std::fabs(x[imax])) imax = c;
-    }
-    const double m = x[imax];
-    uint16_t best_h = 0;
-    std::fill(best.begin(), best.end(), static_cast<uint8_t>(8));
-    if (m != 0.0) {
-      double best_e = 0.0;
-      bool have = false;
-      for (int cand : kHq4Candidates) {
-        const double d0 = m / cand;
-        double num = 0.0, den = 0.0;
-        for (int c = 0; c < group; ++c) {
-          const double k = kHq4Codebook[code_of(x[c] / d0)];
-          num += k * x[c];
-          den += k * k;
-        }
-        const double d1 = den > 0.0 ? num / den : d0;
-        const uint16_t h = fp16_from_f32(static_cast<float>(d1));
-        const double dh = f32_from_fp16(h);
-        if (!std::isfinite(dh)) continue;
-        double e = 0.0;
-        for (int c = 0; c < group; ++c) {
-          const int v = dh == 0.0 ? 8 : code_of(x[c] / dh);
-          u[static_cast<size_t>(c)] = static_cast<uint8_t>(v);
-          const double diff = kHq4Codebook[v] * dh - x[c];
-          e += diff * diff;
-        }
-        if (!have || e < best_e) {
-          have = true;
-          best_e = e;
-          best_h = h;
-          best.swap(u);
-        }
+void qpacked_search_group_scalar(const float * x, int group, uint8_t * u_out, uint16_t * h_out) {
+  int imax = 0;
+  for (int c = 1; c < group; ++c) {
+    if (std::fabs(x[c]) > std::fabs(x[imax])) imax = c;
+  }
+  const double m = x[imax];
+  uint8_t small_u[256], small_best[256];
+  std::vector<uint8_t> big_u, big_best;
+  uint8_t * u = small_u;
+  uint8_t * best = small_best;
+  if (group > 256) {
+    big_u.resize(static_cast<size_t>(group));
+    big_best.resize(static_cast<size_t>(group));
+    u = big_u.data();
+    best = big_best.data();
+  }
+  uint16_t best_h = 0;
+  std::fill(best, best + group, static_cast<uint8_t>(8));
+  if (m != 0.0) {
+    double best_e = 0.0;
+    bool have = false;
+    for (int cand : kHq4Candidates) {
+      const double d0 = m / cand;
+      double num = 0.0, den = 0.0;
+      for (int c = 0; c < group; ++c) {
+        const double k = kHq4Codebook[code_of(x[c] / d0)];
+        num += k * x[c];
+        den += k * k;
+      }
+      const double d1 = den > 0.0 ? num / den : d0;
+      const uint16_t h = fp16_from_f32(static_cast<float>(d1));
+      const double dh = f32_from_fp16(h);
+      if (!std::isfinite(dh)) continue;
+      double e = 0.0;
+      for (int c = 0; c < group; ++c) {
+        const int v = dh == 0.0 ? 8 : code_of(x[c] / dh);
+        u[c] = static_cast<uint8_t>(v);
+        const double diff = kHq4Codebook[v] * dh - x[c];
+        e += diff * diff;
+      }
+      if (!have || e < best_e) {
+        have = true;
+        best_e = e;
+        best_h = h;
+        std::copy(u, u + group, best);
       }
     }
-    scales[g0 / group] = best_h;
+  }
+  *h_out = best_h;
+  std::copy(best, best + group, u_out);
+}
+
+void qpacked_quantize_row(const float * w, int cols, int group, uint8_t * qweight, uint16_t * scales) {
+  std::vector<uint8_t> chunk(static_cast<size_t>(group));
+  const bool simd = cpu_kernels_simd();
+  for (int g0 = 0; g0 < cols; g0 += group) {
+    uint8_t * best = chunk.data();
+    uint16_t * h = scales + g0 / group;
+    if (!(simd && qpacked_search_group_avx2(w + g0, group, best, h))) qpacked_search_group_scalar(w + g0, group, best, h);
     uint8_t * out = qweight + g0 / 2;
     for (int j = 0; j < group / 2; ++j) out[j] = static_cast<uint8_t>(best[2 * j] | (best[2 * j + 1] << 4));
   }
