@@ -2,9 +2,9 @@
 // independent FP32 FMAs (8- and 16-wide) and of 8-bit dot products, beside the INT4 x 8-bit row kernel on every
 // path the CPU has (and on the best one with its rows streamed from memory), on one thread, and the dense FP16
 // panels on one thread and the bench's, in multiply-adds a second; then the LM head's full product against its
-// screen. A kernel's share of its ceiling says how much a better kernel could win on this machine; #18's notes cite
-// these. Last, the memory read rate with the bench's threads and the decode rate it allows
-// (decode is bound by it, not by the kernels).
+// screen, decode attention, and the INT4 packer's scale search. A kernel's share of its ceiling says how much a better
+// kernel could win on this machine; #18's notes cite these. Last, the memory read rate with the bench's threads and
+// the decode rate it allows (decode is bound by it, not by the kernels).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -21,6 +21,7 @@
 #include "cpu/lm-head-screen.h"
 #include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
+#include "quant/qpacked-search.h"
 #include "test-helpers.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
@@ -244,6 +245,32 @@ int main() {
       const double bytes = 2.0 * static_cast<double>(n) * static_cast<double>(ld) * 2.0;
       std::printf("  attention 16x128 heads, %4d positions, 1 thread: %s loop %.3f ms (%.1f GB/s), row kernels %.3f ms (%.2fx)\n", n,
                   cpu_float_path_name(cpu_float_path_active()), tk * 1e3, bytes / tk / 1e9, tr * 1e3, tr / tk);
+    }
+  }
+
+  // The INT4 packer's scale search (what `horizon pack` spends its time on), one thread: groups of 32 Student-t
+  // values, the scalar search against the AVX2 one, and the source rate that gives (BF16, 2 bytes a weight).
+  {
+    std::student_t_distribution<float> t4(4.0f);
+    const int groups = 4096, group = 32;
+    std::vector<float> w(static_cast<size_t>(groups) * group);
+    for (auto & v : w) v = t4(g) * 0.02f;
+    std::vector<uint8_t> u(static_cast<size_t>(group));
+    uint16_t h = 0;
+    const double ts = best_of(3, [&] {
+      for (int i = 0; i < groups; ++i) qpacked_search_group_scalar(w.data() + static_cast<size_t>(i) * group, group, u.data(), &h);
+    });
+    sink += static_cast<float>(h & 1);
+    if (cpu_kernels_simd()) {
+      const double tv = best_of(3, [&] {
+        for (int i = 0; i < groups; ++i) qpacked_search_group_avx2(w.data() + static_cast<size_t>(i) * group, group, u.data(), &h);
+      });
+      sink += static_cast<float>(h & 1);
+      std::printf("  pack     scale search, groups of 32, 1 thread: scalar %.2f us a group, avx2 %.2f (%.2fx; %.0f MB/s of BF16)\n",
+                  ts / groups * 1e6, tv / groups * 1e6, ts / tv, groups * group * 2.0 / tv / 1e6);
+    } else {
+      std::printf("  pack     scale search, groups of 32, 1 thread: scalar %.2f us a group (%.0f MB/s of BF16; no AVX2 here)\n",
+                  ts / groups * 1e6, groups * group * 2.0 / ts / 1e6);
     }
   }
 
