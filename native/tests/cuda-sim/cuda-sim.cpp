@@ -339,8 +339,9 @@ int smem_optin() {
   switch (compute_capability()) {
     case 75: return 64 * 1024;
     case 80: return 163 * 1024;
-    case 90: return 227 * 1024;
-    default: return 99 * 1024;
+    case 90:
+    case 100: return 227 * 1024;
+    default: return 99 * 1024;  // 8.6, 8.9 and 12.0: the RTX 30, 40 and 50 cards
   }
 }
 
