@@ -186,7 +186,7 @@ export interface PrepareProgress {
   readonly jobId: string;
   readonly step: PrepareStep;
   readonly status: JobStatus;
-  /** File being processed, when the step is per file. */
+  /** File being processed, when the step is per file (several, comma-separated, when shards download at once). */
   readonly file?: string;
   /** Bytes done/total for the current step (0/0 when unknown). */
   readonly doneBytes: number;

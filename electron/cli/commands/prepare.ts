@@ -45,7 +45,7 @@ export function formatPrepEvent(e: PrepEvent): string {
       return `resolved ${e.repo} to commit ${e.commit}: ${e.files.length} files, ${formatBytes(e.totalBytes)}`;
     case 'progress': {
       const pct = e.totalBytes > 0 ? ((100 * e.doneBytes) / e.totalBytes).toFixed(1) : '0.0';
-      return `${e.phase.padEnd(8)} ${pct.padStart(5)}%  ${formatBytes(e.doneBytes)} / ${formatBytes(e.totalBytes)}  ${formatBytes(e.bytesPerSec)}/s  ETA ${formatEta(e.etaSec)}${e.file ? `  ${e.file}` : ''}`;
+      return `${e.phase.padEnd(8)} ${pct.padStart(5)}%  ${formatBytes(e.doneBytes)} / ${formatBytes(e.totalBytes)}  ${formatBytes(e.bytesPerSec)}/s  ETA ${formatEta(e.etaSec)}${e.files ? `  ${e.files.join(', ')}` : e.file ? `  ${e.file}` : ''}`;
     }
     case 'file':
       return `ok ${e.path} (${formatBytes(e.size)}, ${e.source === 'download' ? 'downloaded' : e.source === 'hf-cache' ? 'from the HF cache' : 'already present'}) sha256 ${e.sha256}`;

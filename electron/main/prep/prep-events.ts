@@ -14,8 +14,10 @@ export type PrepEvent =
   | {
       readonly type: 'progress';
       readonly phase: 'download' | 'verify' | 'pack' | 'hash';
-      /** The repo path being transferred or verified, when the phase is per file. */
+      /** The repo path being transferred or verified, when the phase is per file: the one this event reports on. */
       readonly file?: string;
+      /** Every file being transferred or verified, when there are several at once (in order of start). */
+      readonly files?: readonly string[];
       readonly fileDoneBytes?: number;
       readonly fileTotalBytes?: number;
       readonly doneBytes: number;

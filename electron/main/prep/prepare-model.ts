@@ -43,6 +43,11 @@ const INDEX_FILE = 'model.safetensors.index.json';
 /** INT4 experts + FP16 rest is about 0.31 of the BF16 checkpoint for OLMoE; the margin covers other shapes. */
 const PACKED_SIZE_RATIO = 0.4;
 const EMIT_INTERVAL_MS = 250;
+/**
+ * Shards fetched at once, a connection each: one connection to the Hub's CDN often runs well below the line's rate
+ * (huggingface_hub fetches up to 8 files at once). OLMoE-1B-7B has three.
+ */
+export const DEFAULT_DOWNLOADS_AT_ONCE = 3;
 
 export type PrepareModelOptions = {
   readonly repo?: string;
@@ -67,6 +72,8 @@ export type PrepareModelOptions = {
   /** Network retries per file before failing (default 5) and the first backoff in ms (default 1000). */
   readonly retries?: number;
   readonly backoffMs?: number;
+  /** Shards fetched at once (default DEFAULT_DOWNLOADS_AT_ONCE). */
+  readonly downloadsAtOnce?: number;
   /** Replaces `fs.statfs` for the free-space check (tests). */
   readonly statfs?: (p: string) => Promise<{ bavail: number | bigint; bsize: number | bigint }>;
 };
@@ -163,26 +170,44 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
 
     let doneBytes = 0;
     let totalBytes = 0;
+    // Bytes so far of each file being fetched or verified (several shards at once).
+    const inFlight = new Map<string, number>();
     const meter = new RateMeter();
     let lastEmit = 0;
     const progress = (phase: 'download' | 'verify', file: RepoFile, fileDone: number, force = false): void => {
+      inFlight.set(file.path, fileDone);
       const now = Date.now();
       if (!force && now - lastEmit < EMIT_INTERVAL_MS) return;
       lastEmit = now;
-      const overall = doneBytes + fileDone;
+      let overall = doneBytes;
+      for (const n of inFlight.values()) overall += n;
       const { bytesPerSec, etaSec } = meter.sample(overall, totalBytes);
-      emit({ type: 'progress', phase, file: file.path, fileDoneBytes: fileDone, fileTotalBytes: file.size, doneBytes: overall, totalBytes, bytesPerSec, etaSec });
+      emit({
+        type: 'progress',
+        phase,
+        file: file.path,
+        ...(inFlight.size > 1 ? { files: [...inFlight.keys()] } : {}),
+        fileDoneBytes: fileDone,
+        fileTotalBytes: file.size,
+        doneBytes: overall,
+        totalBytes,
+        bytesPerSec,
+        etaSec,
+      });
     };
 
-    /** `refetch` replaces a copy known to be bad from the HF cache or the Hub, leaving it in place until then. */
-    const acquire = async (f: RepoFile, refetch = false): Promise<PreparedFile> => {
+    /**
+     * `refetch` replaces a copy known to be bad from the HF cache or the Hub, leaving it in place until then. `stop`
+     * (the caller's signal unless given) cancels it.
+     */
+    const acquire = async (f: RepoFile, refetch = false, stop = signal): Promise<PreparedFile> => {
       try {
-        return await acquireFile(f, refetch);
+        return await acquireFile(f, refetch, stop);
       } catch (error) {
         throw toPrepError(error, destOf(f));
       }
     };
-    const acquireFile = async (f: RepoFile, refetch: boolean): Promise<PreparedFile> => {
+    const acquireFile = async (f: RepoFile, refetch: boolean, signal: AbortSignal | undefined): Promise<PreparedFile> => {
       throwIfAborted(signal, f.path);
       const dest = destOf(f);
       const git = f.sha256 === undefined;
@@ -230,6 +255,7 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
     };
     const done = (f: RepoFile, sha256: string, source: 'download' | 'hf-cache' | 'existing'): PreparedFile => {
       progress(source === 'download' ? 'download' : 'verify', f, f.size, true);
+      inFlight.delete(f.path);
       doneBytes += f.size;
       emit({ type: 'file', path: f.path, source, size: f.size, sha256 });
       return { path: f.path, size: f.size, sha256 };
@@ -284,10 +310,12 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
       for (const name of checkMoeTensorShapes(config!, shapes, label)) experts.add(name);
     };
     try {
-      for (const f of shards) {
-        prepared.push(await acquire(f));
+      const got: PreparedFile[] = [];
+      await atOnce(shards, opts.downloadsAtOnce ?? DEFAULT_DOWNLOADS_AT_ONCE, signal, async (f, i, stop) => {
+        got[i] = await acquire(f, false, stop);
         await checkShard(f);
-      }
+      });
+      prepared.push(...got);
       checkAllExpertTensors(config!, experts, `${repo}@${commit.slice(0, 12)}`);
     } catch (error) {
       throw toPrepError(error, repo);
@@ -380,6 +408,43 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
     emit({ type: 'done', manifestPath, modelDir, packedDir: result.packedDir });
     return result;
   }
+}
+
+/**
+ * `run` over `items`, at most `limit` at a time, in order of start. The first failure stops the others through the
+ * signal `run` gets (a download keeps its part) and is thrown once every one has stopped, so nothing is left writing
+ * when this returns; the caller's cancel is thrown as a cancel.
+ */
+async function atOnce<T>(
+  items: readonly T[],
+  limit: number,
+  signal: AbortSignal | undefined,
+  run: (item: T, index: number, stop: AbortSignal) => Promise<void>,
+): Promise<void> {
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) onAbort();
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && !stop.signal.aborted) {
+      const i = next++;
+      try {
+        await run(items[i]!, i, stop.signal);
+      } catch (error) {
+        failure ??= { error };
+        stop.abort(error);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+  if (failure) throw failure.error;
+  throwIfAborted(signal, 'download');
 }
 
 /** The model's prepared.json when it exists, reads and is for `commit`. */

@@ -175,20 +175,22 @@ export class ModelsService implements ModelsApi {
           step = e.phase === 'manifest' ? 'verify' : stepOf(e.phase);
           this.progress({ jobId, step, status: 'running', message: e.message });
           return;
-        case 'progress':
+        case 'progress': {
           step = stepOf(e.phase);
+          const file = e.files ? e.files.join(', ') : e.file;
           this.progress({
             jobId,
             step,
             status: 'running',
-            ...(e.file ? { file: e.file } : {}),
+            ...(file ? { file } : {}),
             doneBytes: e.doneBytes,
             totalBytes: e.totalBytes,
             bytesPerSecond: e.bytesPerSec,
             etaSeconds: e.etaSec,
-            message: `${e.phase}${e.file ? ` ${e.file}` : ''}`,
+            message: `${e.phase}${file ? ` ${file}` : ''}`,
           });
           return;
+        }
         case 'retry':
           this.progress({ jobId, step, status: 'running', file: e.file, message: `retrying ${e.file} (attempt ${e.attempt}): ${e.reason}` });
           return;

@@ -42,6 +42,12 @@ describe('formatPrepEvent', () => {
     expect(formatPrepEvent(progress)).toBe('download   0.0%  0 B / 0 B  0 B/s  ETA --');
   });
 
+  it('names every file of a download of several at once', () => {
+    expect(formatPrepEvent({ ...progress, doneBytes: 500, totalBytes: 1000, file: 'b.safetensors', files: ['a.safetensors', 'b.safetensors'] })).toBe(
+      'download  50.0%  500 B / 1.0 kB  0 B/s  ETA --  a.safetensors, b.safetensors',
+    );
+  });
+
   it('writes the other events', () => {
     expect(formatPrepEvent({ type: 'phase', phase: 'pack', message: 'packing experts' })).toBe('[pack] packing experts');
     expect(formatPrepEvent({ type: 'resolved', repo: 'o/m', commit: 'c0ffee', files: [{ path: 'a', size: 1 }, { path: 'b', size: 2 }], totalBytes: 2.5e9 })).toBe(

@@ -179,6 +179,58 @@ describe('prepareModel against the local hub', () => {
     expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
   });
 
+  it('fetches the shards at once: one completes while the other stalls, and a cancel keeps the stalled part', async () => {
+    hub.faults.push({ kind: 'stall', path: SHARD1, afterBytes: 20_000 });
+    const ac = new AbortController();
+    const events: PrepEvent[] = [];
+    const run = prepareModel(
+      opts({
+        signal: ac.signal,
+        onEvent: (e) => {
+          events.push(e);
+          if (e.type === 'file' && e.path === SHARD2) ac.abort();
+        },
+      }),
+    );
+    await expectPrepError(run, 'CANCELLED', /cancelled/);
+    expect(events.some((e) => e.type === 'file' && e.path === SHARD2 && e.source === 'download')).toBe(true);
+    expect(events.some((e) => e.type === 'file' && e.path === SHARD1)).toBe(false);
+    const both = events.filter((e) => e.type === 'progress' && e.files !== undefined);
+    expect(both.length).toBeGreaterThan(0);
+    expect(both.every((e) => e.type === 'progress' && e.files!.includes(SHARD1) && e.files!.includes(SHARD2))).toBe(true);
+    const source = path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit, 'source');
+    const partSize = fs.statSync(path.join(source, `${SHARD1}.part`)).size;
+    expect(partSize).toBeGreaterThan(0);
+    expect(partSize).toBeLessThanOrEqual(20_000);
+    const shard2Requests = resolveRequests(SHARD2).length;
+    await prepareModel(opts());
+    expect(resolveRequests(SHARD1).at(-1)?.range).toBe(`bytes=${partSize}-`);
+    expect(resolveRequests(SHARD2)).toHaveLength(shard2Requests);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
+  });
+
+  it('stops the other shards when one fails, throws that failure, and keeps their parts', async () => {
+    hub.faults.push({ kind: 'corrupt', path: SHARD1 }, { kind: 'stall', path: SHARD2, afterBytes: 20_000 });
+    await expectPrepError(prepareModel(opts()), 'HASH_MISMATCH', new RegExp(`${SHARD1}.*sha256`));
+    const source = path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit, 'source');
+    const partSize = fs.statSync(path.join(source, `${SHARD2}.part`)).size;
+    expect(partSize).toBeGreaterThan(0);
+    await prepareModel(opts());
+    expect(resolveRequests(SHARD2).at(-1)?.range).toBe(`bytes=${partSize}-`);
+    expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
+  });
+
+  it('fetches one shard after the other with downloadsAtOnce 1', async () => {
+    const before = hub.requests.length;
+    hub.faults.push({ kind: 'drop', path: SHARD1, afterBytes: 20_000, holdUntil: partHolds(dataDir, SHARD1, 20_000) });
+    await prepareModel(opts({ downloadsAtOnce: 1 }));
+    const urls = hub.requests.slice(before).map((r) => r.url);
+    const last1 = urls.findLastIndex((u) => u.endsWith(`/${SHARD1}`));
+    const first2 = urls.findIndex((u) => u.endsWith(`/${SHARD2}`));
+    expect(urls.filter((u) => u.endsWith(`/${SHARD1}`))).toHaveLength(2);
+    expect(first2).toBeGreaterThan(last1);
+  });
+
   it('fails on wrong bytes naming the file, deletes the part, and succeeds on the next start', async () => {
     hub.faults.push({ kind: 'corrupt', path: SHARD1 });
     const error = await expectPrepError(prepareModel(opts()), 'HASH_MISMATCH', new RegExp(`${SHARD1}.*sha256`));
@@ -514,7 +566,8 @@ describe('prepareModel checks the tensors against config.json', () => {
     await expectPrepError(
       prepareModel(opts({ repo: 'test-org/config-mismatch', pack: true, packer: { command: process.execPath, args: [FAKE_PACKER], env: { FAKE_PACKER_ARGS_OUT: argsOut } } })),
       'MODEL_INVALID',
-      new RegExp(`config-mismatch@[0-9a-f]{12}/${SHARD1}: tensor 'model\\.layers\\.0\\.mlp\\.experts\\.0\\.gate_proj\\.weight' has shape \\[32, 64\\] but config\\.json \\(hidden_size 64, intermediate_size 64, .*\\) needs \\[64, 64\\]`),
+      // The shards download at once: the first one checked names its own layer's tensor.
+      /config-mismatch@[0-9a-f]{12}\/(model-00001-of-00002\.safetensors: tensor 'model\.layers\.0|model-00002-of-00002\.safetensors: tensor 'model\.layers\.1)\.mlp\.experts\.0\.gate_proj\.weight' has shape \[32, 64\] but config\.json \(hidden_size 64, intermediate_size 64, .*\) needs \[64, 64\]/,
     );
     expect(fs.existsSync(argsOut)).toBe(false);
   });

@@ -35,6 +35,7 @@ describe('ModelsService', () => {
       opts.onEvent?.({ type: 'phase', phase: 'download', message: 'downloading' });
       opts.onEvent?.({ type: 'progress', phase: 'download', file: 'model.safetensors', doneBytes: 50, totalBytes: 100, bytesPerSec: 10, etaSec: 5 });
       opts.onEvent?.({ type: 'progress', phase: 'pack', doneBytes: 1, totalBytes: 2, bytesPerSec: 1, etaSec: null });
+      opts.onEvent?.({ type: 'progress', phase: 'download', file: 'b', files: ['a', 'b'], doneBytes: 60, totalBytes: 100, bytesPerSec: 10, etaSec: 4 });
       return { modelDir: path.join(dataDir, 'm'), commit: 'c'.repeat(40), manifestPath: '', packedDir: null, manifest: {} as never };
     };
     const r = await service(fake, events).prepare({ repo: 'org/name', revision: 'main', token: 'hf_x' });
@@ -43,6 +44,7 @@ describe('ModelsService', () => {
     expect(seen[0]).toMatchObject({ repo: 'org/name', revision: 'main', token: 'hf_x', hubUrl: 'http://hub', pack: true, dataDir });
     expect(events[1]).toMatchObject({ step: 'download', file: 'model.safetensors', doneBytes: 50, totalBytes: 100, bytesPerSecond: 10, etaSeconds: 5 });
     expect(events[2]).toMatchObject({ step: 'pack', status: 'running' });
+    expect(events[3]).toMatchObject({ step: 'download', file: 'a, b', message: 'download a, b', doneBytes: 60 });
     expect(last).toMatchObject({ status: 'done', jobId: r.ok ? r.value.jobId : '' });
   });
 
