@@ -113,6 +113,9 @@ static void matches_spec() {
   CHECK(mismatches == 0, "%d of 5000 random rows differ from the literal spec", mismatches);
 }
 
+// Whether two searches agree on every candidate's refit and error, bit for bit (NaN where neither has one).
+static bool same_trace(const qpacked_search_trace & a, const qpacked_search_trace & b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
 // The AVX2 search runs the candidates side by side: the same codes and scale bits as the scalar search and the spec,
 // for every group size the packer takes and for the values that steer its branches: ties at the midpoints, zero
 // groups, subnormals, scales that round to FP16 zero or overflow it, and (scalar against AVX2 only) inf and NaN.
@@ -147,11 +150,12 @@ static void avx2_search_matches_scalar() {
     uint16_t ha = 0xFFFF, hb = 0xFFFF, hs = 0xFFFF;
     ua.assign(static_cast<size_t>(n), 0xEE);
     ub.assign(static_cast<size_t>(n), 0xEE);
-    qpacked_search_group_scalar(x.data(), n, ua.data(), &ha);
-    const bool ran = qpacked_search_group_avx2(x.data(), n, ub.data(), &hb);
+    qpacked_search_trace ta, tb;
+    qpacked_search_group_scalar(x.data(), n, ua.data(), &ha, &ta);
+    const bool ran = qpacked_search_group_avx2(x.data(), n, ub.data(), &hb, &tb);
     CHECK(ran, "the AVX2 search runs for a group of %d", n);
     ++groups;
-    mismatches += (ua != ub || ha != hb) ? 1 : 0;
+    mismatches += (ua != ub || ha != hb || !same_trace(ta, tb)) ? 1 : 0;
     if (n % 2 == 0) {
       us.assign(static_cast<size_t>(n / 2), 0);
       std::vector<uint8_t> packed(static_cast<size_t>(n / 2));
@@ -181,15 +185,53 @@ static void avx2_search_matches_scalar() {
     const double mid = (static_cast<double>(kHq4Codebook[it % 15]) + kHq4Codebook[it % 15 + 1]) / 2.0;
     x[static_cast<size_t>(j)] = static_cast<float>(mid * f32_from_fp16(h));
     uint16_t h2 = 0, hb = 0;
-    qpacked_search_group_scalar(x.data(), n, ua.data(), &h2);
+    qpacked_search_trace ta, tb;
+    qpacked_search_group_scalar(x.data(), n, ua.data(), &h2, &ta);
     if (h2 != h || static_cast<double>(x[static_cast<size_t>(j)]) / f32_from_fp16(h) != mid) continue;
     ++ties;
     ub.assign(n, 0xEE);
-    qpacked_search_group_avx2(x.data(), n, ub.data(), &hb);
-    tie_mismatches += (ua != ub || h2 != hb) ? 1 : 0;
+    qpacked_search_group_avx2(x.data(), n, ub.data(), &hb, &tb);
+    tie_mismatches += (ua != ub || h2 != hb || !same_trace(ta, tb)) ? 1 : 0;
   }
   CHECK(ties >= 50, "groups with a value exactly on a midpoint of the winning scale: %d", ties);
   CHECK(tie_mismatches == 0, "AVX2 search against scalar at midpoint ties: %d of %d groups differ", tie_mismatches, ties);
+  // Values whose first-pass quotient x / d0 is not a midpoint but rounds to one in float (the AVX2 search compares in
+  // float and must take such values to its double comparisons): each group's largest value stays, so d0 = m / c does.
+  int near = 0, near_mismatches = 0;
+  for (int it = 0; it < 20000 && near < 300; ++it) {
+    const int n = 32;
+    x.assign(n, 0.0f);
+    for (int i = 0; i < n; ++i) x[i] = r.uniform() * 0.05f;
+    x[0] = 0.06f;  // the largest, so the values below do not move d0
+    const int cand = kHq4Candidates[it % 10];
+    const double d0 = 0.06f / static_cast<double>(cand);
+    const int j = 1 + (it / 10) % (n - 1);
+    const double mid = (static_cast<double>(kHq4Codebook[it % 15]) + kHq4Codebook[it % 15 + 1]) / 2.0;
+    // The float nearest mid * d0 and its neighbours: the first whose quotient is a witness.
+    const float v0 = static_cast<float>(mid * d0);
+    const float tries[3] = {v0, std::nextafter(v0, 1.0f), std::nextafter(v0, -1.0f)};
+    float v = 0.0f;
+    bool found = false;
+    for (const float c : tries) {
+      const double t = static_cast<double>(c) / d0;
+      if (!found && t != mid && static_cast<float>(t) == static_cast<float>(mid) && std::fabs(c) < 0.06f) {
+        v = c;
+        found = true;
+      }
+    }
+    if (!found) continue;
+    x[static_cast<size_t>(j)] = v;
+    ++near;
+    uint16_t ha = 0, hb = 1;
+    ua.assign(n, 0xEE);
+    ub.assign(n, 0xEE);
+    qpacked_search_trace ta, tb;
+    qpacked_search_group_scalar(x.data(), n, ua.data(), &ha, &ta);
+    qpacked_search_group_avx2(x.data(), n, ub.data(), &hb, &tb);
+    near_mismatches += (ua != ub || ha != hb || !same_trace(ta, tb)) ? 1 : 0;
+  }
+  CHECK(near >= 100, "groups with a value whose quotient rounds in float onto a midpoint: %d", near);
+  CHECK(near_mismatches == 0, "AVX2 search against scalar at float-rounded midpoints: %d of %d groups differ", near_mismatches, near);
   // Non-finite values: no spec to follow, but both searches must still agree.
   int nonfinite_mismatches = 0;
   for (int it = 0; it < 400; ++it) {
@@ -203,9 +245,10 @@ static void avx2_search_matches_scalar() {
     uint16_t ha = 0, hb = 1;
     ua.assign(n, 0xEE);
     ub.assign(n, 0xEE);
-    qpacked_search_group_scalar(x.data(), n, ua.data(), &ha);
-    qpacked_search_group_avx2(x.data(), n, ub.data(), &hb);
-    nonfinite_mismatches += (ua != ub || ha != hb) ? 1 : 0;
+    qpacked_search_trace ta, tb;
+    qpacked_search_group_scalar(x.data(), n, ua.data(), &ha, &ta);
+    qpacked_search_group_avx2(x.data(), n, ub.data(), &hb, &tb);
+    nonfinite_mismatches += (ua != ub || ha != hb || !same_trace(ta, tb)) ? 1 : 0;
   }
   CHECK(nonfinite_mismatches == 0, "AVX2 search against scalar with inf and NaN: %d of 400 groups differ", nonfinite_mismatches);
 }

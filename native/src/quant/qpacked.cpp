@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "cpu/cpu-kernels.h"
@@ -87,7 +88,11 @@ inline int code_of(double t) {
 
 int qpacked_code(double t) { return code_of(t); }
 
-void qpacked_search_group_scalar(const float * x, int group, uint8_t * u_out, uint16_t * h_out) {
+void qpacked_search_group_scalar(const float * x, int group, uint8_t * u_out, uint16_t * h_out, qpacked_search_trace * trace) {
+  if (trace != nullptr) {
+    std::fill(trace->d1, trace->d1 + 10, std::numeric_limits<double>::quiet_NaN());
+    std::fill(trace->err, trace->err + 10, std::numeric_limits<double>::quiet_NaN());
+  }
   int imax = 0;
   for (int c = 1; c < group; ++c) {
     if (std::fabs(x[c]) > std::fabs(x[imax])) imax = c;
@@ -108,8 +113,8 @@ void qpacked_search_group_scalar(const float * x, int group, uint8_t * u_out, ui
   if (m != 0.0) {
     double best_e = 0.0;
     bool have = false;
-    for (int cand : kHq4Candidates) {
-      const double d0 = m / cand;
+    for (int ci = 0; ci < 10; ++ci) {
+      const double d0 = m / kHq4Candidates[ci];
       double num = 0.0, den = 0.0;
       for (int c = 0; c < group; ++c) {
         const double k = kHq4Codebook[code_of(x[c] / d0)];
@@ -117,6 +122,7 @@ void qpacked_search_group_scalar(const float * x, int group, uint8_t * u_out, ui
         den += k * k;
       }
       const double d1 = den > 0.0 ? num / den : d0;
+      if (trace != nullptr) trace->d1[ci] = d1;
       const uint16_t h = fp16_from_f32(static_cast<float>(d1));
       const double dh = f32_from_fp16(h);
       if (!std::isfinite(dh)) continue;
@@ -127,6 +133,7 @@ void qpacked_search_group_scalar(const float * x, int group, uint8_t * u_out, ui
         const double diff = kHq4Codebook[v] * dh - x[c];
         e += diff * diff;
       }
+      if (trace != nullptr) trace->err[ci] = e;
       if (!have || e < best_e) {
         have = true;
         best_e = e;
