@@ -113,8 +113,19 @@ static void matches_spec() {
   CHECK(mismatches == 0, "%d of 5000 random rows differ from the literal spec", mismatches);
 }
 
-// Whether two searches agree on every candidate's refit and error, bit for bit (NaN where neither has one).
-static bool same_trace(const qpacked_search_trace & a, const qpacked_search_trace & b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+// Both searches on group x: whether they agree on the codes, the scale bits and every candidate's refit and error, bit
+// for bit (NaN where neither has one). The AVX2 search's codes and scale bits are left in u and h.
+static bool searches_agree(const std::vector<float> & x, std::vector<uint8_t> & u, uint16_t & h) {
+  const int n = static_cast<int>(x.size());
+  std::vector<uint8_t> ua(x.size(), 0xEE);
+  u.assign(x.size(), 0xDD);
+  uint16_t ha = 0;
+  h = 1;
+  qpacked_search_trace ta, tb;
+  qpacked_search_group_scalar(x.data(), n, ua.data(), &ha, &ta);
+  const bool ran = qpacked_search_group_avx2(x.data(), n, u.data(), &h, &tb);
+  return ran && ua == u && ha == h && std::memcmp(&ta, &tb, sizeof ta) == 0;
+}
 
 // The AVX2 search runs the candidates side by side: the same codes and scale bits as the scalar search and the spec,
 // for every group size the packer takes and for the values that steer its branches: ties at the midpoints, zero
@@ -147,15 +158,9 @@ static void avx2_search_matches_scalar() {
         default: x[i] = 0.0f; break;                                                     // all zero
       }
     }
-    uint16_t ha = 0xFFFF, hb = 0xFFFF, hs = 0xFFFF;
-    ua.assign(static_cast<size_t>(n), 0xEE);
-    ub.assign(static_cast<size_t>(n), 0xEE);
-    qpacked_search_trace ta, tb;
-    qpacked_search_group_scalar(x.data(), n, ua.data(), &ha, &ta);
-    const bool ran = qpacked_search_group_avx2(x.data(), n, ub.data(), &hb, &tb);
-    CHECK(ran, "the AVX2 search runs for a group of %d", n);
+    uint16_t hb = 0, hs = 0xFFFF;
     ++groups;
-    mismatches += (ua != ub || ha != hb || !same_trace(ta, tb)) ? 1 : 0;
+    mismatches += searches_agree(x, ub, hb) ? 0 : 1;
     if (n % 2 == 0) {
       us.assign(static_cast<size_t>(n / 2), 0);
       std::vector<uint8_t> packed(static_cast<size_t>(n / 2));
@@ -185,13 +190,10 @@ static void avx2_search_matches_scalar() {
     const double mid = (static_cast<double>(kHq4Codebook[it % 15]) + kHq4Codebook[it % 15 + 1]) / 2.0;
     x[static_cast<size_t>(j)] = static_cast<float>(mid * f32_from_fp16(h));
     uint16_t h2 = 0, hb = 0;
-    qpacked_search_trace ta, tb;
-    qpacked_search_group_scalar(x.data(), n, ua.data(), &h2, &ta);
+    qpacked_search_group_scalar(x.data(), n, ua.data(), &h2);
     if (h2 != h || static_cast<double>(x[static_cast<size_t>(j)]) / f32_from_fp16(h) != mid) continue;
     ++ties;
-    ub.assign(n, 0xEE);
-    qpacked_search_group_avx2(x.data(), n, ub.data(), &hb, &tb);
-    tie_mismatches += (ua != ub || h2 != hb || !same_trace(ta, tb)) ? 1 : 0;
+    tie_mismatches += searches_agree(x, ub, hb) ? 0 : 1;
   }
   CHECK(ties >= 50, "groups with a value exactly on a midpoint of the winning scale: %d", ties);
   CHECK(tie_mismatches == 0, "AVX2 search against scalar at midpoint ties: %d of %d groups differ", tie_mismatches, ties);
@@ -222,13 +224,8 @@ static void avx2_search_matches_scalar() {
     if (!found) continue;
     x[static_cast<size_t>(j)] = v;
     ++near;
-    uint16_t ha = 0, hb = 1;
-    ua.assign(n, 0xEE);
-    ub.assign(n, 0xEE);
-    qpacked_search_trace ta, tb;
-    qpacked_search_group_scalar(x.data(), n, ua.data(), &ha, &ta);
-    qpacked_search_group_avx2(x.data(), n, ub.data(), &hb, &tb);
-    near_mismatches += (ua != ub || ha != hb || !same_trace(ta, tb)) ? 1 : 0;
+    uint16_t hb = 0;
+    near_mismatches += searches_agree(x, ub, hb) ? 0 : 1;
   }
   CHECK(near >= 100, "groups with a value whose quotient rounds in float onto a midpoint: %d", near);
   CHECK(near_mismatches == 0, "AVX2 search against scalar at float-rounded midpoints: %d of %d groups differ", near_mismatches, near);
@@ -242,13 +239,8 @@ static void avx2_search_matches_scalar() {
                              std::numeric_limits<float>::quiet_NaN()};
     x[static_cast<size_t>(it % n)] = special[it % 3];
     if (it % 4 == 0) x[static_cast<size_t>((it * 7 + 3) % n)] = special[(it / 3) % 3];
-    uint16_t ha = 0, hb = 1;
-    ua.assign(n, 0xEE);
-    ub.assign(n, 0xEE);
-    qpacked_search_trace ta, tb;
-    qpacked_search_group_scalar(x.data(), n, ua.data(), &ha, &ta);
-    qpacked_search_group_avx2(x.data(), n, ub.data(), &hb, &tb);
-    nonfinite_mismatches += (ua != ub || ha != hb || !same_trace(ta, tb)) ? 1 : 0;
+    uint16_t hb = 0;
+    nonfinite_mismatches += searches_agree(x, ub, hb) ? 0 : 1;
   }
   CHECK(nonfinite_mismatches == 0, "AVX2 search against scalar with inf and NaN: %d of 400 groups differ", nonfinite_mismatches);
 }
