@@ -10,7 +10,7 @@ const USAGE =
   '  --model          source folder (config.json + BF16/F16/F32 *.safetensors)\n' +
   '  --out            output folder (created; an existing manifest is removed first)\n' +
   '  --group-size     INT4 group size (default 32, else 16 or 8: the largest dividing every expert width)\n' +
-  '  --threads        packer threads (default all cores)\n' +
+  '  --threads        packer threads (default one per physical core this process may use)\n' +
   '  --repo/--revision  recorded in the manifest source (null when not given)\n' +
   '  --progress-json  print {"type":"progress","phase":"pack"|"hash","doneBytes","totalBytes"} lines and a final {"type":"done"}';
 
