@@ -183,15 +183,20 @@ describe('prepareModel against the local hub', () => {
     hub.faults.push({ kind: 'stall', path: SHARD1, afterBytes: 20_000 });
     const ac = new AbortController();
     const events: PrepEvent[] = [];
+    let shard2Done!: () => void;
+    const shard2 = new Promise<void>((resolve) => (shard2Done = resolve));
     const run = prepareModel(
       opts({
         signal: ac.signal,
         onEvent: (e) => {
           events.push(e);
-          if (e.type === 'file' && e.path === SHARD2) ac.abort();
+          if (e.type === 'file' && e.path === SHARD2) shard2Done();
         },
       }),
     );
+    // Cancelled once the second shard is in and the first holds what it got before its stall.
+    await Promise.all([shard2, partHolds(dataDir, SHARD1, 20_000)()]);
+    ac.abort();
     await expectPrepError(run, 'CANCELLED', /cancelled/);
     expect(events.some((e) => e.type === 'file' && e.path === SHARD2 && e.source === 'download')).toBe(true);
     expect(events.some((e) => e.type === 'file' && e.path === SHARD1)).toBe(false);
@@ -199,24 +204,25 @@ describe('prepareModel against the local hub', () => {
     expect(both.length).toBeGreaterThan(0);
     expect(both.every((e) => e.type === 'progress' && e.files!.includes(SHARD1) && e.files!.includes(SHARD2))).toBe(true);
     const source = path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit, 'source');
-    const partSize = fs.statSync(path.join(source, `${SHARD1}.part`)).size;
-    expect(partSize).toBeGreaterThan(0);
-    expect(partSize).toBeLessThanOrEqual(20_000);
+    expect(fs.statSync(path.join(source, `${SHARD1}.part`)).size).toBe(20_000);
     const shard2Requests = resolveRequests(SHARD2).length;
     await prepareModel(opts());
-    expect(resolveRequests(SHARD1).at(-1)?.range).toBe(`bytes=${partSize}-`);
+    expect(resolveRequests(SHARD1).at(-1)?.range).toBe('bytes=20000-');
     expect(resolveRequests(SHARD2)).toHaveLength(shard2Requests);
     expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
   });
 
   it('stops the other shards when one fails, throws that failure, and keeps their parts', async () => {
-    hub.faults.push({ kind: 'corrupt', path: SHARD1 }, { kind: 'stall', path: SHARD2, afterBytes: 20_000 });
+    // The corrupt shard's body comes only once the other holds what it gets before its stall.
+    hub.faults.push(
+      { kind: 'corrupt', path: SHARD1, holdUntil: partHolds(dataDir, SHARD2, 20_000) },
+      { kind: 'stall', path: SHARD2, afterBytes: 20_000 },
+    );
     await expectPrepError(prepareModel(opts()), 'HASH_MISMATCH', new RegExp(`${SHARD1}.*sha256`));
     const source = path.join(dataDir, 'models', 'test-org--tiny-olmoe', hub.repoInfo(TEST_REPO).commit, 'source');
-    const partSize = fs.statSync(path.join(source, `${SHARD2}.part`)).size;
-    expect(partSize).toBeGreaterThan(0);
+    expect(fs.statSync(path.join(source, `${SHARD2}.part`)).size).toBe(20_000);
     await prepareModel(opts());
-    expect(resolveRequests(SHARD2).at(-1)?.range).toBe(`bytes=${partSize}-`);
+    expect(resolveRequests(SHARD2).at(-1)?.range).toBe('bytes=20000-');
     expect((await listPreparedModels(dataDir, { verify: true }))[0]?.ready).toBe(true);
   });
 
