@@ -3,6 +3,8 @@
 // stops with a prefix of it. Built with -fsanitize=thread this is the runtime's data-race check.
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
 
 #include "rt/rt-runtime.h"
@@ -15,12 +17,11 @@ static const std::vector<std::vector<int32_t>> PROMPTS = {{3, 17, 42}, {5, 9, 60
 static const std::vector<int32_t> TOKENS = {3, 17, 42, 5, 9};
 constexpr int MAX_NEW = 8;
 
-static bool generate(model & m, const std::atomic<bool> * cancel, std::vector<generate_result> & res) {
+static bool generate(model & m, const std::atomic<bool> * cancel, std::vector<generate_result> & res, rt_error & err) {
   generate_request r;
   r.prompts = PROMPTS;
   r.max_new_tokens = MAX_NEW;
   generate_stats st;
-  rt_error err;
   return rt_model_generate(m, r, cancel, [](int, int32_t, const generate_result *) {}, res, st, err);
 }
 
@@ -41,16 +42,23 @@ int main() {
 
   std::vector<generate_result> alone;
   std::vector<std::vector<float>> alone_logits;
-  CHECK(generate(*m, nullptr, alone), "generate");
+  CHECK(generate(*m, nullptr, alone, err), "generate: %s", err.message.c_str());
   CHECK(rt_model_logits(*m, TOKENS, alone_logits, err), "logits: %s", err.message.c_str());
 
-  // The threads count what goes wrong; CHECK is for the main thread.
+  // The threads count what goes wrong and say what it was; CHECK is for the main thread.
   std::atomic<int> wrong{0}, cancelled{0}, infos{0};
+  std::mutex said_mu;
+  std::vector<std::string> said;
+  const auto say = [&](std::string what) {
+    wrong.fetch_add(1);
+    std::lock_guard<std::mutex> lock(said_mu);
+    if (said.size() < 8) said.push_back(std::move(what));
+  };
   std::atomic<bool> done{false};
   std::thread info_thread([&] {
     do {
       const model_info i = rt_model_info(*m);
-      wrong.fetch_add(i.backend == backend_kind::cpu && i.fault.empty() ? 0 : 1);
+      if (i.backend != backend_kind::cpu || !i.fault.empty()) say("info: backend or fault '" + i.fault + "'");
       infos.fetch_add(1);
     } while (!done.load());
   });
@@ -65,21 +73,27 @@ int main() {
           cancel.store(true);
         });
         std::vector<generate_result> res;
-        if (!generate(*m, &cancel, res)) {
-          wrong.fetch_add(1);
+        rt_error gerr;
+        if (!generate(*m, &cancel, res, gerr)) {
+          say("client " + std::to_string(c) + " request " + std::to_string(it) + ": generate failed: " + gerr.message);
         } else {
           for (size_t i = 0; i < PROMPTS.size(); ++i) {
             const bool stopped = res[i].finish_reason == finish_reason::cancelled;
             cancelled.fetch_add(stopped ? 1 : 0);
             const bool same = stopped ? prefix_of(res[i].tokens, alone[i].tokens) : res[i].tokens == alone[i].tokens;
-            wrong.fetch_add(same ? 0 : 1);
+            if (!same)
+              say("client " + std::to_string(c) + " request " + std::to_string(it) + " prompt " + std::to_string(i) + ": " +
+                  std::to_string(res[i].tokens.size()) + " tokens (" + (stopped ? "cancelled" : "not cancelled") +
+                  ") that are not " + (stopped ? "a prefix of the " : "the ") + std::to_string(alone[i].tokens.size()) +
+                  " it gives alone");
           }
         }
         canceller.join();
         std::vector<std::vector<float>> lg;
         rt_error lerr;
         const bool ok = rt_model_logits(*m, TOKENS, lg, lerr);
-        wrong.fetch_add(ok && lg == alone_logits ? 0 : 1);
+        if (!ok) say("client " + std::to_string(c) + " logits failed: " + lerr.message);
+        else if (lg != alone_logits) say("client " + std::to_string(c) + " request " + std::to_string(it) + ": logits differ from alone");
       }
     });
   }
@@ -87,6 +101,7 @@ int main() {
   done.store(true);
   info_thread.join();
   CHECK(wrong.load() == 0, "%d requests failed or differ from the same request alone", wrong.load());
+  for (const std::string & w : said) std::printf("  %s\n", w.c_str());
   std::printf("concurrent requests: %d prompts cancelled, %d info calls\n", cancelled.load(), infos.load());
   m.reset();
   fs::remove_all(root);
