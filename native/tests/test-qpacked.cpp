@@ -113,6 +113,9 @@ static void matches_spec() {
   CHECK(mismatches == 0, "%d of 5000 random rows differ from the literal spec", mismatches);
 }
 
+// The midpoint between levels j and j + 1.
+static double midpoint(int j) { return (static_cast<double>(kHq4Codebook[j]) + kHq4Codebook[j + 1]) / 2.0; }
+
 // Both searches on group x: whether they agree on the codes, the scale bits and every candidate's refit and error, bit
 // for bit (NaN where neither has one). The AVX2 search's codes and scale bits are left in u and h.
 static bool searches_agree(const std::vector<float> & x, std::vector<uint8_t> & u, uint16_t & h) {
@@ -161,13 +164,11 @@ static void avx2_search_matches_scalar() {
     uint16_t hb = 0, hs = 0xFFFF;
     ++groups;
     mismatches += searches_agree(x, ub, hb) ? 0 : 1;
-    if (n % 2 == 0) {
-      us.assign(static_cast<size_t>(n / 2), 0);
-      std::vector<uint8_t> packed(static_cast<size_t>(n / 2));
-      spec_quantize_row(x.data(), n, n, us.data(), &hs);
-      for (int j = 0; j < n / 2; ++j) packed[j] = static_cast<uint8_t>(ub[2 * j] | (ub[2 * j + 1] << 4));
-      spec_mismatches += (packed != us || hs != hb) ? 1 : 0;
-    }
+    us.assign(static_cast<size_t>(n / 2), 0);
+    std::vector<uint8_t> packed(static_cast<size_t>(n / 2));
+    spec_quantize_row(x.data(), n, n, us.data(), &hs);
+    for (int j = 0; j < n / 2; ++j) packed[j] = static_cast<uint8_t>(ub[2 * j] | (ub[2 * j + 1] << 4));
+    spec_mismatches += (packed != us || hs != hb) ? 1 : 0;
     zero_scales += (hb & 0x7FFF) == 0 && kind != 7 ? 1 : 0;
     skipped_all += kind == 5 && hb == 0 ? 1 : 0;
   }
@@ -187,7 +188,7 @@ static void avx2_search_matches_scalar() {
     ua.assign(n, 0);
     qpacked_search_group_scalar(x.data(), n, ua.data(), &h);
     const int j = it % n;
-    const double mid = (static_cast<double>(kHq4Codebook[it % 15]) + kHq4Codebook[it % 15 + 1]) / 2.0;
+    const double mid = midpoint(it % 15);
     x[static_cast<size_t>(j)] = static_cast<float>(mid * f32_from_fp16(h));
     uint16_t h2 = 0, hb = 0;
     qpacked_search_group_scalar(x.data(), n, ua.data(), &h2);
@@ -208,7 +209,7 @@ static void avx2_search_matches_scalar() {
     const int cand = kHq4Candidates[it % 10];
     const double d0 = 0.06f / static_cast<double>(cand);
     const int j = 1 + (it / 10) % (n - 1);
-    const double mid = (static_cast<double>(kHq4Codebook[it % 15]) + kHq4Codebook[it % 15 + 1]) / 2.0;
+    const double mid = midpoint(it % 15);
     // The float nearest mid * d0 and its neighbours: the first whose quotient is a witness.
     const float v0 = static_cast<float>(mid * d0);
     const float tries[3] = {v0, std::nextafter(v0, 1.0f), std::nextafter(v0, -1.0f)};

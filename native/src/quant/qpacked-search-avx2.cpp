@@ -1,7 +1,5 @@
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "quant/qpacked-search.h"
 #include "quant/qpacked.h"
@@ -122,15 +120,8 @@ RT_QP_AVX2 inline void levels_of_pair(__m256d x0, __m256d x1, const __m256d (&s)
 }  // namespace
 
 RT_QP_AVX2 bool qpacked_search_group_avx2(const float * x, int group, uint8_t * u, uint16_t * h, qpacked_search_trace * trace) {
-  if (trace != nullptr) {
-    std::fill(trace->d1, trace->d1 + kCandidates, std::numeric_limits<double>::quiet_NaN());
-    std::fill(trace->err, trace->err + kCandidates, std::numeric_limits<double>::quiet_NaN());
-  }
-  int imax = 0;
-  for (int c = 1; c < group; ++c) {
-    if (std::fabs(x[c]) > std::fabs(x[imax])) imax = c;
-  }
-  const double m = x[imax];
+  if (trace != nullptr) trace->clear();
+  const double m = x[qpacked_largest_index(x, group)];
   if (m == 0.0) {
     for (int c = 0; c < group; ++c) u[c] = 8;
     *h = 0;
@@ -175,25 +166,24 @@ RT_QP_AVX2 bool qpacked_search_group_avx2(const float * x, int group, uint8_t * 
   _mm_store_si128(reinterpret_cast<__m128i *>(hs), h01);
   _mm_storel_epi64(reinterpret_cast<__m128i *>(hs + 8), h2);
   const __m256 back01 = _mm256_cvtph_ps(h01);
-  // Each lane's squared error at its FP16 scale (a zero scale puts every value at level K[8]).
-  __m256d s[kVectors], zero[kVectors], e[kVectors];
+  // Each lane's squared error at its FP16 scale. The reference puts every value at K[8] when the scale is zero; any
+  // level times a zero scale is zero, so the error needs no such case (the winner's codes below do).
+  __m256d s[kVectors], e[kVectors];
   s[0] = _mm256_cvtps_pd(_mm256_castps256_ps128(back01));
   s[1] = _mm256_cvtps_pd(_mm256_extractf128_ps(back01, 1));
   s[2] = _mm256_cvtps_pd(_mm_cvtph_ps(h2));
   alignas(32) double dh[kVectors * kLanes];
   for (int v = 0; v < kVectors; ++v) {
     _mm256_store_pd(dh + kLanes * v, s[v]);
-    zero[v] = _mm256_cmp_pd(s[v], _mm256_setzero_pd(), _CMP_EQ_OQ);
     e[v] = _mm256_setzero_pd();
   }
-  const __m256d level8 = _mm256_set1_pd(kHq4Codebook[8]);
   for (int v = 0; v < kVectors; ++v) r[v] = _mm256_div_pd(one, s[v]);
   for (int c = 0; c < group; c += 2) {
     const __m256d xs[2] = {_mm256_set1_pd(x[c]), _mm256_set1_pd(x[c + 1])};
     levels_of_pair(xs[0], xs[1], s, r, k);
     for (int i = 0; i < 2; ++i)
       for (int v = 0; v < kVectors; ++v) {
-        const __m256d diff = _mm256_sub_pd(_mm256_mul_pd(_mm256_blendv_pd(k[i][v], level8, zero[v]), s[v]), xs[i]);
+        const __m256d diff = _mm256_sub_pd(_mm256_mul_pd(k[i][v], s[v]), xs[i]);
         e[v] = _mm256_add_pd(e[v], _mm256_mul_pd(diff, diff));
       }
   }

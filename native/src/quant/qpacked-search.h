@@ -4,6 +4,7 @@
 // each nearest level by comparing the quotient in float, eight lanes at once, where that cannot differ from comparing
 // it in double (elsewhere it divides and compares in double). Both give the same codes and scale bits. The packer
 // spends nearly all its time here.
+#include <cmath>
 #include <cstdint>
 
 namespace rt {
@@ -15,7 +16,18 @@ namespace rt {
 struct qpacked_search_trace {
   double d1[10];
   double err[10];
+  /** Every entry NaN, as a search starts. */
+  void clear();
 };
+
+/** The first index of the largest |x[c]| of a group: its value m sets the first scales m / candidate. */
+inline int qpacked_largest_index(const float * x, int group) {
+  int imax = 0;
+  for (int c = 1; c < group; ++c) {
+    if (std::fabs(x[c]) > std::fabs(x[imax])) imax = c;
+  }
+  return imax;
+}
 
 /** Codes u[0..group) and FP16 scale bits of group x (group even), as qpacked.h specifies. */
 void qpacked_search_group_scalar(const float * x, int group, uint8_t * u, uint16_t * h, qpacked_search_trace * trace = nullptr);

@@ -88,26 +88,19 @@ inline int code_of(double t) {
 
 int qpacked_code(double t) { return code_of(t); }
 
-void qpacked_search_group_scalar(const float * x, int group, uint8_t * u_out, uint16_t * h_out, qpacked_search_trace * trace) {
-  if (trace != nullptr) {
-    std::fill(trace->d1, trace->d1 + 10, std::numeric_limits<double>::quiet_NaN());
-    std::fill(trace->err, trace->err + 10, std::numeric_limits<double>::quiet_NaN());
-  }
-  int imax = 0;
-  for (int c = 1; c < group; ++c) {
-    if (std::fabs(x[c]) > std::fabs(x[imax])) imax = c;
-  }
-  const double m = x[imax];
-  uint8_t small_u[256], small_best[256];
-  std::vector<uint8_t> big_u, big_best;
-  uint8_t * u = small_u;
-  uint8_t * best = small_best;
-  if (group > 256) {
-    big_u.resize(static_cast<size_t>(group));
-    big_best.resize(static_cast<size_t>(group));
-    u = big_u.data();
-    best = big_best.data();
-  }
+void qpacked_search_trace::clear() {
+  std::fill(d1, d1 + 10, std::numeric_limits<double>::quiet_NaN());
+  std::fill(err, err + 10, std::numeric_limits<double>::quiet_NaN());
+}
+
+void qpacked_search_group_scalar(const float * x, int group, uint8_t * best, uint16_t * h_out, qpacked_search_trace * trace) {
+  if (trace != nullptr) trace->clear();
+  const double m = x[qpacked_largest_index(x, group)];
+  // Each candidate's codes; the best so far are kept in the caller's `best`.
+  uint8_t small[256];
+  std::vector<uint8_t> big;
+  if (group > 256) big.resize(static_cast<size_t>(group));
+  uint8_t * u = group > 256 ? big.data() : small;
   uint16_t best_h = 0;
   std::fill(best, best + group, static_cast<uint8_t>(8));
   if (m != 0.0) {
@@ -143,7 +136,6 @@ void qpacked_search_group_scalar(const float * x, int group, uint8_t * u_out, ui
     }
   }
   *h_out = best_h;
-  std::copy(best, best + group, u_out);
 }
 
 void qpacked_quantize_row(const float * w, int cols, int group, uint8_t * qweight, uint16_t * scales) {
