@@ -5,7 +5,7 @@
  * To add a method: add it to its interface, then give its request a schema in `ipc-validators.ts` (the type checker
  * fails until you do), then implement it in `electron/main/services/<service>.ts`.
  */
-import type { PairedLevel } from './paired-stats.js';
+import type { PairedInstructionType, PairedLevel } from './paired-stats.js';
 import type { PerfCampaign, PerfCampaignDetail, PerfStatus } from './perf-campaign.js';
 import type { Result } from './result.js';
 import type { BackendKind } from './worker-protocol.js';
@@ -531,6 +531,8 @@ export interface PairedComparison {
   readonly identicalResponses: number;
   /** Common prompts left out of the instruction levels because their instruction lists differ. */
   readonly instructionMismatches: number;
+  /** The instruction levels' instructions by type, over the same prompts. */
+  readonly byInstructionType: readonly PairedInstructionType[];
 }
 
 export interface RunComparison {

@@ -136,3 +136,45 @@ export function describeLevel(level: PairedLevel, unit = 'prompts', alpha = 0.05
   if (level.pValue >= alpha) return `no significant difference (${moves}, ${p})`;
   return `${level.delta < 0 ? 'B is worse' : 'B is better'}: ${moves}, ${p}`;
 }
+
+/** One instruction of a prompt both runs scored: its type and its verdicts in run A and in run B. */
+export interface PairedInstruction {
+  readonly instructionId: string;
+  readonly a: { readonly strict: boolean; readonly loose: boolean };
+  readonly b: { readonly strict: boolean; readonly loose: boolean };
+}
+
+/** One instruction type over the prompts both runs scored: pass counts in each run and the strict verdicts that moved. */
+export interface PairedInstructionType {
+  readonly instructionId: string;
+  /** Instructions of this type compared. */
+  readonly n: number;
+  readonly strictA: number;
+  readonly strictB: number;
+  readonly looseA: number;
+  readonly looseB: number;
+  /** Strict: A passes, B fails. */
+  readonly strictRegressions: number;
+  /** Strict: A fails, B passes. */
+  readonly strictImprovements: number;
+}
+
+/** The paired instructions tallied by type, sorted by type. */
+export function pairedByInstructionType(pairs: readonly PairedInstruction[]): PairedInstructionType[] {
+  const byType = new Map<string, { -readonly [K in keyof PairedInstructionType]: PairedInstructionType[K] }>();
+  for (const p of pairs) {
+    let t = byType.get(p.instructionId);
+    if (!t) {
+      t = { instructionId: p.instructionId, n: 0, strictA: 0, strictB: 0, looseA: 0, looseB: 0, strictRegressions: 0, strictImprovements: 0 };
+      byType.set(p.instructionId, t);
+    }
+    t.n++;
+    t.strictA += Number(p.a.strict);
+    t.strictB += Number(p.b.strict);
+    t.looseA += Number(p.a.loose);
+    t.looseB += Number(p.b.loose);
+    t.strictRegressions += Number(p.a.strict && !p.b.strict);
+    t.strictImprovements += Number(!p.a.strict && p.b.strict);
+  }
+  return [...byType.values()].sort((x, y) => (x.instructionId < y.instructionId ? -1 : x.instructionId > y.instructionId ? 1 : 0));
+}

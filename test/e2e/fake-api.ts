@@ -22,8 +22,8 @@ import type {
 } from '../../electron/common/ipc-contract.js';
 import { isLiveStatus } from '../../electron/common/ipc-contract.js';
 import { aggregateCampaign, campaignConfigs, PERF_SETTINGS, type PerfCampaign, type PerfRequestRecord } from '../../electron/common/perf-campaign.js';
-import { pairedLevel } from '../../electron/common/paired-stats.js';
-import type { PairedVerdict } from '../../electron/common/paired-stats.js';
+import { pairedByInstructionType, pairedLevel } from '../../electron/common/paired-stats.js';
+import type { PairedInstruction, PairedVerdict } from '../../electron/common/paired-stats.js';
 import { err, ok } from '../../electron/common/result.js';
 
 interface Prompt {
@@ -418,6 +418,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         let common = 0;
         let identicalResponses = 0;
         const levels: Record<'ps' | 'pl' | 'is' | 'il', PairedVerdict[]> = { ps: [], pl: [], is: [], il: [] };
+        const instructions: PairedInstruction[] = [];
         for (const ra of a.responses) {
           const rb = byKey.get(ra.row.key);
           if (!rb) continue;
@@ -430,6 +431,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             if (!w) return;
             levels.is.push({ a: v.strict, b: w.strict, cluster });
             levels.il.push({ a: v.loose, b: w.loose, cluster });
+            instructions.push({ instructionId: v.instructionId, a: v, b: w });
           });
           if (ra.detail.response === rb.detail.response) identicalResponses++;
           if (ra.row.strictPass !== rb.row.strictPass || ra.row.loosePass !== rb.row.loosePass) {
@@ -449,6 +451,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           instructionLoose: pairedLevel(levels.il, 500),
           identicalResponses,
           instructionMismatches: 0,
+          byInstructionType: pairedByInstructionType(instructions),
         };
         return ok({ a: detail(a), b: detail(b), changed, common, stats });
       },

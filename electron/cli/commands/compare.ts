@@ -15,7 +15,7 @@ export const summary = 'compare two stored runs over the prompts both scored: pa
 const USAGE = `usage: horizon compare RUN_A RUN_B [--json] [--db FILE] [--data-dir DIR]
   RUN_A, RUN_B  stored runs (horizon export --list lists them); B is read as the change from A
   --json        print {common, promptStrict, promptLoose, instructionStrict, instructionLoose, identicalResponses,
-                instructionMismatches, changed} as JSON
+                instructionMismatches, byInstructionType, changed} as JSON
   --db          SQLite file (default <data dir>/runmap.sqlite)
   --data-dir    data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
 
@@ -43,6 +43,14 @@ export function formatComparison(runA: string, runB: string, stats: PairedCompar
       ? [`  ${stats.instructionMismatches} common prompts have other instruction lists in the two runs; left out of the instruction levels`]
       : []),
     `reading (prompt strict): ${unitsA === 0 ? 'no prompt was scored in both runs' : describeLevel(stats.promptStrict)}`,
+    ...(stats.byInstructionType.length > 0 ? ['instruction-level strict by type, over the same prompts:'] : []),
+    ...stats.byInstructionType.map((t) => {
+      const width = Math.max(...stats.byInstructionType.map((u) => u.instructionId.length));
+      return (
+        `  ${t.instructionId.padEnd(width)}  n ${String(t.n).padStart(4)}  A ${pct(t.strictA / t.n).padStart(6)}  B ${pct(t.strictB / t.n).padStart(6)}  ` +
+        `regressions ${t.strictRegressions}, improvements ${t.strictImprovements}`
+      );
+    }),
   ].join('\n');
 }
 

@@ -3,8 +3,8 @@
  * statistics at prompt and instruction level, strict and loose. Used by RunsService.compare and `horizon compare`.
  */
 import type { ComparedPrompt, PairedComparison } from '../../common/ipc-contract.js';
-import { pairedLevel } from '../../common/paired-stats.js';
-import type { PairedVerdict } from '../../common/paired-stats.js';
+import { pairedByInstructionType, pairedLevel } from '../../common/paired-stats.js';
+import type { PairedInstruction, PairedVerdict } from '../../common/paired-stats.js';
 import type { StoredResponseWithPass } from '../db/response-repo.js';
 
 const PREVIEW = 200;
@@ -21,6 +21,7 @@ export function compareResponses(
   const promptLoose: PairedVerdict[] = [];
   const instructionStrict: PairedVerdict[] = [];
   const instructionLoose: PairedVerdict[] = [];
+  const instructions: PairedInstruction[] = [];
   const changed: ComparedPrompt[] = [];
   let identicalResponses = 0;
   let instructionMismatches = 0;
@@ -37,6 +38,7 @@ export function compareResponses(
       ra.verdicts.forEach((v, i) => {
         instructionStrict.push({ a: v.strict, b: rb.verdicts[i]!.strict, cluster: ra.key });
         instructionLoose.push({ a: v.loose, b: rb.verdicts[i]!.loose, cluster: ra.key });
+        instructions.push({ instructionId: v.instructionId, a: v, b: rb.verdicts[i]! });
       });
     } else {
       instructionMismatches++;
@@ -63,6 +65,7 @@ export function compareResponses(
       instructionLoose: pairedLevel(instructionLoose),
       identicalResponses,
       instructionMismatches,
+      byInstructionType: pairedByInstructionType(instructions),
     },
   };
 }

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 
-import type { Accuracies, ComparedPrompt, PairedComparison, ResponseDetail, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
+import type { Accuracies, ComparedPrompt, PairedComparison, ResponseDetail, RunComparison } from '../../../../electron/common/ipc-contract.js';
 import { describeLevel } from '../../../../electron/common/paired-stats.js';
 import type { PairedLevel } from '../../../../electron/common/paired-stats.js';
 import { call } from '../../api.js';
@@ -15,11 +15,6 @@ const METRICS: readonly { key: keyof Accuracies & keyof PairedComparison; label:
   { key: 'instructionStrict', label: 'Instruction-level strict' },
   { key: 'instructionLoose', label: 'Instruction-level loose' },
 ];
-
-function rate(d: RunDetail, id: string): number | null {
-  const row = d.byInstruction.find((r) => r.instructionId === id);
-  return row && row.count ? row.strictPassed / row.count : null;
-}
 
 function deltaClass(a: number | null | undefined, b: number | null | undefined): string {
   const d = deltaPoints(a, b);
@@ -127,7 +122,6 @@ function ChangedRow({ c, p }: { c: RunComparison; p: ComparedPrompt }) {
 }
 
 export function ComparisonView({ comparison: c }: { comparison: RunComparison }) {
-  const ids = [...new Set([...c.a.byInstruction, ...c.b.byInstruction].map((r) => r.instructionId))].sort();
   const s = c.stats;
   const partial = c.a.done !== c.common || c.b.done !== c.common;
   return (
@@ -183,7 +177,7 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
               );
             })}
             <tr>
-              <th scope="row">Decode tok/s</th>
+              <th scope="row">Decode tok/s (whole run)</th>
               <td>{formatNumber(c.a.figures.decodeTokensPerSecond)}</td>
               <td>{formatNumber(c.b.figures.decodeTokensPerSecond)}</td>
               <td />
@@ -224,28 +218,39 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
           Exact two-sided McNemar test on the discordant pairs; interval from 10,000 seeded paired-bootstrap resamples of
           prompts. <button type="button" className="link-button" onClick={() => downloadJson(c)}>Export comparison (JSON)</button>
         </p>
-        <h3 className="section-title">Strict accuracy by instruction type (each run&apos;s own prompts)</h3>
-        <table className="table table--compare">
+        <h3 className="section-title">Instruction-level strict by type, over the {c.common} common prompts</h3>
+        {s.instructionMismatches > 0 ? (
+          <p className="muted">
+            {s.instructionMismatches} common prompts have other instruction lists in the two runs and are left out here.
+          </p>
+        ) : null}
+        <table className="table table--compare" data-testid="paired-types">
           <thead>
             <tr>
               <th scope="col">Instruction</th>
+              <th scope="col">n</th>
               <th scope="col">A</th>
               <th scope="col">B</th>
               <th scope="col">B − A</th>
+              <th scope="col">A pass, B fail</th>
+              <th scope="col">A fail, B pass</th>
             </tr>
           </thead>
           <tbody>
-            {ids.map((id) => {
-              const a = rate(c.a, id);
-              const b = rate(c.b, id);
+            {s.byInstructionType.map((t) => {
+              const a = t.strictA / t.n;
+              const b = t.strictB / t.n;
               return (
-                <tr key={id}>
+                <tr key={t.instructionId}>
                   <th scope="row" className="mono">
-                    <BreakableId id={id} />
+                    <BreakableId id={t.instructionId} />
                   </th>
+                  <td>{t.n}</td>
                   <td>{formatPercent(a)}</td>
                   <td>{formatPercent(b)}</td>
                   <td className={deltaClass(a, b)}>{formatDelta(a, b)}</td>
+                  <td>{t.strictRegressions}</td>
+                  <td>{t.strictImprovements}</td>
                 </tr>
               );
             })}

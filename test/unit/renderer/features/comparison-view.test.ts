@@ -3,7 +3,8 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 
 import type { PairedComparison, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
-import { pairedLevel } from '../../../../electron/common/paired-stats.js';
+import { pairedByInstructionType, pairedLevel } from '../../../../electron/common/paired-stats.js';
+import type { PairedInstructionType } from '../../../../electron/common/paired-stats.js';
 
 // A TSX module, which this (Node-side, JSX-less) project does not type-check: its props are typed here instead.
 const viewModule: string = '../../../../renderer/src/features/history/ComparisonView.js';
@@ -29,9 +30,12 @@ function level(bothPass: number, regressions: number, improvements: number, both
   return pairedLevel(spec.map(([a, b, cluster]) => ({ a, b, cluster })), 200);
 }
 
-function stats(common: number, promptStrict = level(0, 0, 0, 0)): PairedComparison {
+function stats(common: number, promptStrict = level(0, 0, 0, 0), byInstructionType: PairedInstructionType[] = []): PairedComparison {
   const even = level(Math.ceil(common / 2), 0, 0, Math.floor(common / 2));
-  return { common, promptStrict, promptLoose: even, instructionStrict: even, instructionLoose: even, identicalResponses: 1, instructionMismatches: 0 };
+  return {
+    common, promptStrict, promptLoose: even, instructionStrict: even, instructionLoose: even, identicalResponses: 1, instructionMismatches: 0,
+    byInstructionType,
+  };
 }
 
 /** The comparison's rows as [heading, A, B, delta cell class, delta]: what each row says, not how it is laid out. */
@@ -43,25 +47,47 @@ function rows(c: RunComparison): string[][] {
     .map(([h, a, b, d]) => [h![0]!, a![0]!, b![0]!, d![1]!, d![0]!]);
 }
 
+/** The paired by-type table's rows as [type, n, A, B, delta cell class, delta, A pass B fail, A fail B pass]. */
+function typeRows(c: RunComparison): string[][] {
+  const html = renderToStaticMarkup(createElement(ComparisonView, { comparison: c }));
+  const table = /data-testid="paired-types">(.*?)<\/table>/.exec(html)![1]!;
+  return [...table.matchAll(/<tr>(.*?)<\/tr>/g)]
+    .map((m) => [...m[1]!.matchAll(/<t[hd](?: class="([^"]*)")?[^>]*>(.*?)<\/t[hd]>/g)].map((c) => [c[2]!.replace(/<[^>]+>/g, ''), c[1] ?? '']))
+    .filter((cells) => cells[0]![0] !== 'Instruction')
+    .map(([t, n, a, b, d, reg, imp]) => [t![0]!.replace(/\u200b/g, ''), n![0]!, a![0]!, b![0]!, d![1]!, d![0]!, reg![0]!, imp![0]!]);
+}
+
+const T = { strict: true, loose: true };
+const F = { strict: false, loose: false };
+const L = { strict: false, loose: true };
+
 describe('ComparisonView', () => {
-  it('compares each metric and every instruction type either run has, marking the direction of each change', () => {
-    const c = {
-      a: detail('run-1', [['b:two', 1, 2], ['a:one', 3, 4], ['c:none', 0, 0]], 0.5),
-      b: detail('run-2', [['a:one', 1, 4], ['d:only-b', 2, 2], ['b:two', 1, 2], ['c:none', 0, 0]], 0.6),
-      changed: [], common: 10, stats: stats(10, level(4, 1, 2, 3)),
-    } as unknown as RunComparison;
+  it('compares each metric, marking the direction of each change', () => {
+    const c = { a: detail('run-1', [], 0.5), b: detail('run-2', [], 0.6), changed: [], common: 10, stats: stats(10, level(4, 1, 2, 3)) } as unknown as RunComparison;
     const r = rows(c);
     expect(r.find((x) => x[0] === 'Prompt-level strict')).toEqual(['Prompt-level strict', '50.0%', '60.0%', 'delta delta--up', '+10.0 pp']);
     expect(r.find((x) => x[0] === 'Prompt-level loose')).toEqual(['Prompt-level loose', '50.0%', '50.0%', 'delta', '±0.0 pp']);
-    const byType = r.filter((x) => x[0]!.includes(':'));
-    expect(byType.map((x) => x[0]!.replace(/\u200b/g, ''))).toEqual(['a:one', 'b:two', 'c:none', 'd:only-b']);
-    expect(byType.map((x) => x.slice(1))).toEqual([
-      ['75.0%', '25.0%', 'delta delta--down', '−50.0 pp'],
-      ['50.0%', '50.0%', 'delta', '±0.0 pp'],
-      // No prompt of a type, or no such type in a run: nothing to rate, no change to show.
-      ['—', '—', 'delta', '—'],
-      ['—', '100.0%', 'delta', '—'],
+  });
+
+  it('compares each instruction type over the common prompts only, not over each run\'s own', () => {
+    // Each run's own tallies disagree with the common prompts' (B scored more prompts); the table must not use them.
+    const a = detail('run-1', [['a:one', 4, 4], ['b:two', 0, 2]], 0.5);
+    const b = detail('run-2', [['a:one', 1, 9], ['b:two', 2, 2], ['d:only-b', 2, 2]], 0.6);
+    const byType = pairedByInstructionType([
+      { instructionId: 'b:two', a: F, b: T },
+      { instructionId: 'a:one', a: T, b: L },
+      { instructionId: 'a:one', a: T, b: T },
+      { instructionId: 'a:one', a: T, b: F },
+      { instructionId: 'a:one', a: L, b: T },
     ]);
+    const c = { a, b, changed: [], common: 3, stats: stats(3, level(1, 1, 1, 0), byType) } as unknown as RunComparison;
+    expect(typeRows(c)).toEqual([
+      ['a:one', '4', '75.0%', '50.0%', 'delta delta--down', '−25.0 pp', '2', '1'],
+      ['b:two', '1', '0.0%', '100.0%', 'delta delta--up', '+100.0 pp', '0', '1'],
+    ]);
+    const text = renderToStaticMarkup(createElement(ComparisonView, { comparison: c })).replace(/<[^>]+>/g, ' ');
+    expect(text).not.toContain('only-b');
+    expect(text).toContain('Instruction-level strict by type, over the 3 common prompts');
   });
 
   it('shows no accuracies when no prompt was scored in both runs', () => {

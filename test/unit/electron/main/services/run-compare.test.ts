@@ -67,6 +67,15 @@ describe('compareResponses', () => {
     expect(stats.promptStrict.delta).toBeCloseTo(0.4 - 0.6, 12);
   });
 
+  it('tallies the instruction levels by type by hand', () => {
+    // kind:0 is every prompt's first instruction (#2-#6): #3 regresses, #5 improves. kind:1 is #2, #4 and #6's second:
+    // #4's fails strict in B and passes loose.
+    expect(stats.byInstructionType).toEqual([
+      { instructionId: 'kind:0', n: 5, strictA: 3, strictB: 3, looseA: 3, looseB: 3, strictRegressions: 1, strictImprovements: 1 },
+      { instructionId: 'kind:1', n: 3, strictA: 3, strictB: 2, looseA: 3, looseB: 3, strictRegressions: 1, strictImprovements: 0 },
+    ]);
+  });
+
   it('lists strict regressions first, then loose-only ones, then improvements', () => {
     expect(changed.map((c) => c.key)).toEqual([3, 4, 5]);
     expect(changed[0]).toMatchObject({ a: { strict: true, loose: true }, b: { strict: false, loose: false } });
@@ -77,6 +86,7 @@ describe('compareResponses', () => {
     const r = compareResponses(A, [other, ...B.slice(1)]);
     expect(r.stats.instructionMismatches).toBe(1);
     expect(r.stats.instructionStrict.n).toBe(6);
+    expect(r.stats.byInstructionType.map((t) => [t.instructionId, t.n])).toEqual([['kind:0', 4], ['kind:1', 2]]);
     expect(r.stats.promptStrict.n).toBe(5);
   });
 });
@@ -111,6 +121,7 @@ describe('horizon compare', () => {
     expect(Object.keys(j)).toEqual(expect.arrayContaining(['common', 'promptStrict', 'promptLoose', 'instructionStrict', 'instructionLoose', 'identicalResponses']));
     expect(j).toMatchObject({ common: 5, identicalResponses: 2, promptStrict: { bothPass: 1, regressions: 2, improvements: 1, bothFail: 1 } });
     expect((j.promptStrict as { ci95: number[] }).ci95).toHaveLength(2);
+    expect(j.byInstructionType).toHaveLength(2);
   });
 
   it('prints a table and the strict regressions as text', async () => {
@@ -120,6 +131,7 @@ describe('horizon compare', () => {
     expect(r.out).toMatch(/prompt strict +n {4}5 {2}A {2}60\.0% {2}B {2}40\.0% {2}B-A {2}-20\.0 pt/);
     expect(r.out).toContain('reading (prompt strict): no significant difference (B regresses 2 prompts, improves 1, p = 1.00)');
     expect(r.out).toContain('strict regressions (A passes, B fails): #3, #4');
+    expect(r.out).toMatch(/by type, over the same prompts:\n {2}kind:0 {2}n {4}5 {2}A {2}60\.0% {2}B {2}60\.0% {2}regressions 1, improvements 1\n {2}kind:1 {2}n {4}3 {2}A 100\.0% {2}B {2}66\.7% {2}regressions 1, improvements 0/);
   });
 
   it('refuses a wrong argument count and an unknown run', async () => {
