@@ -1,14 +1,15 @@
 /**
  * `packModel`: the native qpacked-v2 packer, then sha256 of every source and output file (streamed), then
- * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete.
+ * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete. The source
+ * shards are hashed while the packer runs (see earlySourceHashes).
  */
-import { existsSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 import { QPACKED_CODEBOOK, QPACKED_FORMAT } from '../../common/qpacked-format.js';
 import { toolVersion } from '../../node/app-root.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
-import { hashFile } from '../../node/file-hasher.js';
+import { hashFile, type FileDigest } from '../../node/file-hasher.js';
 import { packNative } from './binding.js';
 
 /** One file in the manifest. */
@@ -54,6 +55,54 @@ export interface PackModelOptions {
 
 export const MANIFEST_NAME = 'horizon-manifest.json';
 
+/** The safetensors shards a checkpoint folder names: its index's files, else model.safetensors; [] when unreadable. */
+export function checkpointShards(src: string): string[] {
+  try {
+    const index = JSON.parse(readFileSync(path.join(src, 'model.safetensors.index.json'), 'utf8')) as { weight_map?: Record<string, unknown> };
+    const files = Object.values(index.weight_map ?? {}).filter((f): f is string => typeof f === 'string' && !f.includes('/') && !f.includes('\\'));
+    return [...new Set(files)].sort();
+  } catch {
+    return existsSync(path.join(src, 'model.safetensors')) ? ['model.safetensors'] : [];
+  }
+}
+
+interface EarlyHashes {
+  readonly digests: Map<string, FileDigest>;
+  readonly done: Promise<void>;
+  /** The shard being hashed and its bytes so far. */
+  current: { readonly name: string; bytes: number } | null;
+  onBytes?: (name: string, n: number) => void;
+}
+
+/**
+ * Hashes the checkpoint's shards one after another, from now on: the packer's native threads leave this JS thread
+ * idle, and the shards are read while the packer has them in the page cache, not again after it. Only a guess at
+ * what the packer reads: packModel uses the digests of the files the packer names whose size has not changed.
+ */
+function earlySourceHashes(src: string, signal: AbortSignal): EarlyHashes {
+  const job: { -readonly [K in keyof EarlyHashes]: EarlyHashes[K] } = { digests: new Map(), done: Promise.resolve(), current: null };
+  job.done = (async () => {
+    for (const name of checkpointShards(src)) {
+      if (signal.aborted) return;
+      const current = { name, bytes: 0 };
+      job.current = current;
+      try {
+        const onBytes = (n: number) => {
+          current.bytes += n;
+          job.onBytes?.(name, n);
+        };
+        job.digests.set(name, await hashFile(path.join(src, name), { signal, onBytes }));
+      } catch {
+        // Missing, unreadable or aborted: the packer's own error, or hashing after it, says what is wrong.
+        return;
+      } finally {
+        job.current = null;
+      }
+    }
+  })();
+  return job;
+}
+
 /** Packs `src` into `dst` and writes the manifest; resolves with it. */
 export async function packModel(options: PackModelOptions): Promise<PackManifest> {
   const { src, dst, onProgress, signal } = options;
@@ -61,11 +110,24 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
   const real = (p: string): string => (existsSync(p) ? realpathSync(p) : path.resolve(p));
   if (real(src) === real(dst)) throw new Error(`pack: the output folder ${dst} is the checkpoint folder itself; choose another (e.g. ${path.join(dst, 'int4-g32')})`);
   rmSync(path.join(dst, MANIFEST_NAME), { force: true });
-  const packed = await packNative(
-    { src, dst, groupSize: options.groupSize, threads: options.threads, shardBytes: options.shardBytes },
-    (doneBytes, totalBytes) => onProgress?.({ phase: 'pack', doneBytes, totalBytes }),
-    signal,
-  );
+  const stopEarly = new AbortController();
+  const stop = () => stopEarly.abort();
+  signal?.addEventListener('abort', stop, { once: true });
+  const early = earlySourceHashes(src, stopEarly.signal);
+  let packed: Awaited<ReturnType<typeof packNative>>;
+  try {
+    packed = await packNative(
+      { src, dst, groupSize: options.groupSize, threads: options.threads, shardBytes: options.shardBytes },
+      (doneBytes, totalBytes) => onProgress?.({ phase: 'pack', doneBytes, totalBytes }),
+      signal,
+    );
+  } catch (error) {
+    stopEarly.abort();
+    await early.done;
+    throw error;
+  } finally {
+    signal?.removeEventListener('abort', stop);
+  }
   // Shards of an earlier pack with another shard count would otherwise linger beside the new ones.
   const current = new Set(packed.outputFiles);
   for (const name of readdirSync(dst)) {
@@ -77,16 +139,32 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
   ];
   const sizes = entries.map((e) => statSync(path.join(e.root, e.p)).size);
   const totalBytes = sizes.reduce((a, b) => a + b, 0);
-  let doneBytes = 0;
+  const wanted = new Set(packed.sourceFiles);
+  // The early hashes' bytes count once the packer is done, and only for files it read.
+  let doneBytes = [...early.digests].reduce((a, [name, d]) => a + (wanted.has(name) ? d.size : 0), 0);
+  if (early.current && wanted.has(early.current.name)) doneBytes += early.current.bytes;
+  const onBytes = (n: number) => {
+    doneBytes += n;
+    onProgress?.({ phase: 'hash', doneBytes, totalBytes });
+  };
   onProgress?.({ phase: 'hash', doneBytes, totalBytes });
+  early.onBytes = (name, n) => {
+    if (wanted.has(name)) onBytes(n);
+  };
+  await early.done;
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError');
   const sourceFiles: ManifestFile[] = [];
   const outputs: ManifestFile[] = [];
   for (const [i, e] of entries.entries()) {
-    const onBytes = (n: number) => {
-      doneBytes += n;
-      onProgress?.({ phase: 'hash', doneBytes, totalBytes });
-    };
-    const { sha256 } = await hashFile(path.join(e.root, e.p), { onBytes, signal });
+    const earlyDigest = e.out ? undefined : early.digests.get(e.p);
+    let sha256: string;
+    if (earlyDigest && earlyDigest.size === sizes[i]) {
+      sha256 = earlyDigest.sha256;
+    } else {
+      // Changed since it was hashed early (its size says so): hashed again, its early bytes no longer counted.
+      if (earlyDigest) doneBytes -= earlyDigest.size;
+      sha256 = (await hashFile(path.join(e.root, e.p), { onBytes, signal })).sha256;
+    }
     (e.out ? outputs : sourceFiles).push({ path: e.p.split(path.sep).join('/'), size: sizes[i]!, sha256 });
   }
   const manifest: PackManifest = {
