@@ -5,7 +5,7 @@
  * To add a method: add it to its interface, then give its request a schema in `ipc-validators.ts` (the type checker
  * fails until you do), then implement it in `electron/main/services/<service>.ts`.
  */
-import type { PairedInstructionType, PairedLevel } from './paired-stats.js';
+import type { PairedInstructionType, PairedLevel, StrictLoose } from './paired-stats.js';
 import type { PerfCampaign, PerfCampaignDetail, PerfStatus } from './perf-campaign.js';
 import type { Result } from './result.js';
 import type { BackendKind } from './worker-protocol.js';
@@ -515,8 +515,8 @@ export interface CompareRequest {
 export interface ComparedPrompt {
   readonly key: number;
   readonly promptPreview: string;
-  readonly a: { readonly strict: boolean; readonly loose: boolean };
-  readonly b: { readonly strict: boolean; readonly loose: boolean };
+  readonly a: StrictLoose;
+  readonly b: StrictLoose;
 }
 
 /** Paired statistics over the prompts both runs scored (electron/common/paired-stats.ts computes each level). */

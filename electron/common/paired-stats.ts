@@ -137,11 +137,17 @@ export function describeLevel(level: PairedLevel, unit = 'prompts', alpha = 0.05
   return `${level.delta < 0 ? 'B is worse' : 'B is better'}: ${moves}, ${p}`;
 }
 
+/** A prompt's or an instruction's verdicts in one run. */
+export interface StrictLoose {
+  readonly strict: boolean;
+  readonly loose: boolean;
+}
+
 /** One instruction of a prompt both runs scored: its type and its verdicts in run A and in run B. */
 export interface PairedInstruction {
   readonly instructionId: string;
-  readonly a: { readonly strict: boolean; readonly loose: boolean };
-  readonly b: { readonly strict: boolean; readonly loose: boolean };
+  readonly a: StrictLoose;
+  readonly b: StrictLoose;
 }
 
 /** One instruction type over the prompts both runs scored: pass counts in each run and the strict verdicts that moved. */
