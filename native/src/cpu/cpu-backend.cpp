@@ -161,6 +161,9 @@ class cpu_backend final : public backend {
   std::vector<layer_panels> panels_;
   dense_panels lm_panels_;
   lm_head_screen screen_;  // built by the first greedy step
+  // Reused by every call; the model's lock makes the calls one at a time.
+  dense_panels_scratch dense_scratch_;
+  lm_head_screen_scratch screen_scratch_;
   bool screen_built_ = false;
 };
 
@@ -222,7 +225,7 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     // q, k and v in one pass over the pool (fewer wake-ups per token than three matmuls).
     const layer_panels & P = panels_[static_cast<size_t>(l)];
     const dense_job qkv[] = {{&P.q, q.data(), QD}, {&P.k, k.data(), KD}, {&P.v, v.data(), KD}};
-    dense_panels_matmul(qkv, 3, h.data(), H, T, pool_);
+    dense_panels_matmul(qkv, 3, h.data(), H, T, pool_, &dense_scratch_);
     // As modeling_olmoe.py: q/k norms first, then the optional clamp of q, k and v.
     rmsnorm_rows(q.data(), T, QD, *L.q_norm, q.data());
     rmsnorm_rows(k.data(), T, KD, *L.k_norm, k.data());
@@ -258,12 +261,12 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         cpu_attention_heads_f16(ah, n, sc.data(), att.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(h0) * hd);
       }
     });
-    dense_panels_matmul(P.o, att.data(), QD, T, o.data(), H, pool_);
+    dense_panels_matmul(P.o, att.data(), QD, T, o.data(), H, pool_, &dense_scratch_);
     for (size_t i = 0; i < uT * H; ++i) x[i] += o[i];
 
     // Sparse MoE block: router softmax in FP32, top-k (ties -> lowest index), optional renormalisation.
     rmsnorm_rows(x.data(), T, H, *L.post_attention_layernorm, h.data());
-    dense_panels_matmul(P.router, h.data(), H, T, router.data(), E, pool_);
+    dense_panels_matmul(P.router, h.data(), H, T, router.data(), E, pool_, &dense_scratch_);
     auto & by_expert = ws_.by_expert;
     auto & order = ws_.order;
     by_expert.resize(static_cast<size_t>(E));
@@ -412,12 +415,12 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     }
     next->assign(static_cast<size_t>(R), 0);
     lm_head_screen_stats st;
-    lm_head_screen_argmax(screen_, *w_.lm_head, lm_panels_, xr.data(), H, R, pool_, next->data(), st);
+    lm_head_screen_argmax(screen_, *w_.lm_head, lm_panels_, xr.data(), H, R, pool_, next->data(), st, &screen_scratch_);
     counters_.lm_head_screened += st.tokens;
     counters_.lm_head_exact_rows += st.exact_rows;
     scratch += static_cast<uint64_t>(R) * H * 4 + static_cast<uint64_t>(R) * V * 4;
   } else {
-    dense_panels_matmul(lm_panels_, xr.data(), H, R, out.data(), V, pool_);
+    dense_panels_matmul(lm_panels_, xr.data(), H, R, out.data(), V, pool_, &dense_scratch_);
     scratch += static_cast<uint64_t>(R) * (H + V) * 4;
     if (next != nullptr) {
       next->assign(static_cast<size_t>(R), 0);

@@ -219,11 +219,6 @@ struct token_groups {
   int start(int g, int tokens) const { return static_cast<int>(static_cast<int64_t>(tokens) * g / count); }
 };
 
-std::vector<float> & transposed_scratch() {
-  static thread_local std::vector<float> buf;
-  return buf;
-}
-
 }  // namespace
 
 int dense_panels_pass_groups(int64_t cols) {
@@ -268,13 +263,15 @@ void dense_panels_rows_f32(const dense_panels & p, int64_t q, float * out) {
   }
 }
 
-void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int64_t ldx, int tokens, thread_pool & pool) {
+void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int64_t ldx, int tokens, thread_pool & pool,
+                         dense_panels_scratch * scratch) {
   if (count <= 0 || tokens <= 0) return;
   const int64_t cols = jobs[0].w->cols;
   token_groups groups;
   groups.count = (tokens + kPanelRows - 1) / kPanelRows;
   // Each group column by column: group g's (k, j) at xt[start_g * cols + k * nt_g + j].
-  std::vector<float> & xt = transposed_scratch();
+  dense_panels_scratch own;
+  std::vector<float> & xt = (scratch ? *scratch : own).xt;
   xt.resize(static_cast<size_t>(tokens) * static_cast<size_t>(cols));
   for (int g = 0; g < groups.count; ++g) {
     const int t0 = groups.start(g, tokens), nt = groups.start(g + 1, tokens) - t0;
@@ -324,9 +321,9 @@ void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int
 }
 
 void dense_panels_matmul(const dense_panels & w, const float * x, int64_t ldx, int tokens, float * y, int64_t ldy,
-                         thread_pool & pool) {
+                         thread_pool & pool, dense_panels_scratch * scratch) {
   const dense_job job{&w, y, ldy};
-  dense_panels_matmul(&job, 1, x, ldx, tokens, pool);
+  dense_panels_matmul(&job, 1, x, ldx, tokens, pool, scratch);
 }
 
 namespace {

@@ -44,6 +44,16 @@ void dense_panels_build(const tensor_view & w, thread_pool & pool, dense_panels 
 /** Rows 16q .. 16q + 15 of panel q as float rows (out[l * cols + k]; rows past the end are zero). */
 void dense_panels_rows_f32(const dense_panels & p, int64_t q, float * out);
 
+/**
+ * Memory a product reuses from call to call: its owner (the CPU backend) makes one call at a time, as its pool does.
+ * Not thread_local: the addon runs each request on a thread of its own, and thread_local objects with destructors
+ * in short-lived threads corrupt the heap in MinGW-w64 builds under Wine (test-concurrent-requests read freed token
+ * ids in 4 of 430 runs on a loaded CPU; a program of threads that each resize a thread_local vector crashed).
+ */
+struct dense_panels_scratch {
+  std::vector<float> xt;  // the tokens' activations, group by group, column by column
+};
+
 /** One product of a step: y[t * ldy + r] = W[r] . x[t] for every row r of w and token t. */
 struct dense_job {
   const dense_panels * w = nullptr;
@@ -53,13 +63,15 @@ struct dense_job {
 
 /**
  * Every job against the same `tokens` activation rows (x[t * ldx + k], k < the jobs' common cols), all jobs' panels
- * split over the pool in one pass (the q, k and v projections take one call). Results in the chain order.
+ * split over the pool in one pass (the q, k and v projections take one call). Results in the chain order. Without
+ * `scratch` the call allocates its own.
  */
-void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int64_t ldx, int tokens, thread_pool & pool);
+void dense_panels_matmul(const dense_job * jobs, int count, const float * x, int64_t ldx, int tokens, thread_pool & pool,
+                         dense_panels_scratch * scratch = nullptr);
 
 /** One job: y[t * ldy + r] = W[r] . x[t * ldx ..]. */
 void dense_panels_matmul(const dense_panels & w, const float * x, int64_t ldx, int tokens, float * y, int64_t ldy,
-                         thread_pool & pool);
+                         thread_pool & pool, dense_panels_scratch * scratch = nullptr);
 
 /**
  * y[i] = W[rows[i]] . x for n rows of a row-major W ([rows, cols], BF16/F16/F32), in the chain order: the same bits as

@@ -289,7 +289,10 @@ void lm_head_screen_build(const dense_panels & p, thread_pool & pool, lm_head_sc
 }
 
 void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const dense_panels & panels, const float * x,
-                           int64_t ldx, int n, thread_pool & pool, int32_t * next, lm_head_screen_stats & stats) {
+                           int64_t ldx, int n, thread_pool & pool, int32_t * next, lm_head_screen_stats & stats,
+                           lm_head_screen_scratch * scratch) {
+  lm_head_screen_scratch own;
+  lm_head_screen_scratch & mem = scratch ? *scratch : own;
   const int V = s.rows, H = s.cols;
   const double gamma = lm_head_screen_gamma(H);
   // Per token: INT8 activations (one scale), their largest rounding error, and sum |x|.
@@ -336,11 +339,9 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
   };
   const auto estimate = [&](int t, int64_t r, int32_t dot) { return s.scale[static_cast<size_t>(r)] * sx[static_cast<size_t>(t)] * dot; };
   // Pass 1, over the rows: every row's INT8 dot for every token (kept), and each token's largest estimate a and
-  // largest |a|. The dots' buffer is kept across calls (a decode step would otherwise zero up to 13 MB each time);
-  // the pool's threads reach it through this pointer, not through their own thread_local.
-  static thread_local std::vector<int32_t> dots_buf;
-  dots_buf.resize(static_cast<size_t>(n) * V);
-  int32_t * const dots = dots_buf.data();
+  // largest |a|. The dots' buffer is kept across calls (a decode step would otherwise zero up to 13 MB each time).
+  mem.dots.resize(static_cast<size_t>(n) * V);
+  int32_t * const dots = mem.dots.data();
   std::vector<double> best(static_cast<size_t>(n), -std::numeric_limits<double>::infinity()), most(static_cast<size_t>(n), 0.0);
   std::mutex best_mu;
   pool.parallel_for(V, [&](int64_t r0, int64_t r1) {
@@ -415,7 +416,7 @@ void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, cons
     const float * xt = x + t * ldx;
     if (!screened[static_cast<size_t>(t)]) {
       std::vector<float> logits(static_cast<size_t>(V));
-      dense_panels_matmul(panels, xt, ldx, 1, logits.data(), V, pool);
+      dense_panels_matmul(panels, xt, ldx, 1, logits.data(), V, pool, &mem.dense);
       next[t] = ref::argmax(logits.data(), V);
       ++stats.full_products;
       continue;

@@ -37,6 +37,12 @@ struct lm_head_screen {
   bool ok = false;              // built, and every weight finite
 };
 
+/** Memory the screen reuses from call to call (see dense_panels_scratch): the INT8 dots of every row and token. */
+struct lm_head_screen_scratch {
+  std::vector<int32_t> dots;
+  dense_panels_scratch dense;
+};
+
 /** What the screen did: tokens screened, FP16 rows computed for them, tokens it handed to the full product. */
 struct lm_head_screen_stats {
   uint64_t tokens = 0, exact_rows = 0, full_products = 0;
@@ -51,10 +57,11 @@ void lm_head_screen_build(const dense_panels & p, thread_pool & pool, lm_head_sc
  * next[t] = argmax over rows r of W[r] . x[t * ldx ..] in the chain order of cpu/dense-panels.h for t < n, exactly
  * (ties to the lowest row, -1 when a logit is NaN), reading W's rows (row-major `w`) only for the screen's
  * candidates. A token whose activations are not finite, or large enough that a product could overflow, takes the
- * full product from `panels` (the same matrix as panels) instead.
+ * full product from `panels` (the same matrix as panels) instead. Without `scratch` the call allocates its own.
  */
 void lm_head_screen_argmax(const lm_head_screen & s, const tensor_view & w, const dense_panels & panels, const float * x,
-                           int64_t ldx, int n, thread_pool & pool, int32_t * next, lm_head_screen_stats & stats);
+                           int64_t ldx, int n, thread_pool & pool, int32_t * next, lm_head_screen_stats & stats,
+                           lm_head_screen_scratch * scratch = nullptr);
 
 /** Bound on the relative float rounding of an n-term dot product summed in any order: gamma(n + 2), unit round-off
  * 2^-24 (the CUDA screen's bound takes it too). */
