@@ -332,7 +332,9 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
         if (kept?.pack?.dir === path.basename(packedDir)) await dropKept();
         // maxRetries: on Windows a file of the old pack that a scanner holds a moment (EBUSY/EPERM) is retried.
         await fs.promises.rm(packedDir, { recursive: true, force: true, maxRetries: 5 });
-        const packMeter = new RateMeter();
+        // One meter a phase: the hash phase's bytes (the early-hashed shards first) are not the pack's.
+        let meterPhase: string | null = null;
+        let packMeter = new RateMeter();
         let lastPackEmit = 0;
         await runPacker({
           source: sourceDir,
@@ -344,6 +346,11 @@ export async function prepareModel(opts: PrepareModelOptions): Promise<PrepareMo
           ...(opts.packer ? { packer: opts.packer } : {}),
           onProgress: (p) => {
             const now = Date.now();
+            if (p.phase !== meterPhase) {
+              meterPhase = p.phase;
+              packMeter = new RateMeter();
+              lastPackEmit = 0;
+            }
             if (now - lastPackEmit < EMIT_INTERVAL_MS && p.doneBytes < p.totalBytes) return;
             lastPackEmit = now;
             const { bytesPerSec, etaSec } = packMeter.sample(p.doneBytes, p.totalBytes);

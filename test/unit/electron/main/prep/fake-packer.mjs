@@ -61,7 +61,9 @@ for (let i = 1; i <= total; i++) {
   console.log(JSON.stringify({ type: 'progress', phase: 'pack', doneBytes: i, totalBytes: total }));
 }
 put('model-qpacked-00001-of-00001.safetensors', Buffer.from('fake packed weights'));
-console.log(JSON.stringify({ type: 'progress', phase: 'hash', doneBytes: 1, totalBytes: 1 }));
+// As the real packer reports hashing: the shards hashed while packing count at once.
+console.log(JSON.stringify({ type: 'progress', phase: 'hash', doneBytes: 3, totalBytes: 4 }));
+console.log(JSON.stringify({ type: 'progress', phase: 'hash', doneBytes: 4, totalBytes: 4 }));
 const manifest = {
   format: 'qpacked-v2',
   group_size: groupSize,

@@ -427,6 +427,16 @@ describe('prepareModel with the packer (fake packer script)', () => {
     expect(broken?.problems.join()).toMatch(/model-qpacked-00001-of-00001\.safetensors: \d+ bytes, expected/);
   });
 
+  it('measures the hash phase\'s rate on its own, not from the pack\'s bytes', async () => {
+    const events: PrepEvent[] = [];
+    await prepareModel(opts({ pack: true, packer: packer({ FAKE_PACKER_DELAY_MS: '30' }), onEvent: (e) => events.push(e) }));
+    const progress = events.filter((e): e is Extract<PrepEvent, { type: 'progress' }> => e.type === 'progress');
+    const firstHash = progress.findIndex((e) => e.phase === 'hash');
+    // Emitted at once although a pack event came within the emit interval, with no rate yet: one sample of its own.
+    expect(progress[firstHash]).toMatchObject({ doneBytes: 3, totalBytes: 4, bytesPerSec: 0, etaSec: null });
+    expect(progress[firstHash - 1]).toMatchObject({ phase: 'pack', doneBytes: 4 });
+  });
+
   it('restarts the pack after an abort mid-pack and never lists the half-packed model', async () => {
     const ac = new AbortController();
     const run = prepareModel(
