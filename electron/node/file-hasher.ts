@@ -1,6 +1,11 @@
 import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
 
+/** Throws the signal's reason (an AbortError when it is not an Error) once it has aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError');
+}
+
 /** Digests of one file: sha256 always, the git blob sha1 when asked for. */
 export type FileDigest = { readonly sha256: string; readonly gitSha1?: string; readonly size: number };
 
@@ -34,7 +39,7 @@ export class FileHasher {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       if (signal?.aborted) {
         stream.destroy();
-        throw signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError');
+        throwIfAborted(signal);
       }
       this.update(chunk);
       onBytes?.(chunk.length);

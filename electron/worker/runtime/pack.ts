@@ -9,7 +9,7 @@ import path from 'node:path';
 import { QPACKED_CODEBOOK, QPACKED_FORMAT } from '../../common/qpacked-format.js';
 import { toolVersion } from '../../node/app-root.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
-import { hashFile, type FileDigest } from '../../node/file-hasher.js';
+import { hashFile, throwIfAborted, type FileDigest } from '../../node/file-hasher.js';
 import { packNative } from './binding.js';
 
 /** One file in the manifest. */
@@ -68,7 +68,7 @@ export function checkpointShards(src: string): string[] {
 
 interface EarlyHashes {
   readonly digests: Map<string, FileDigest>;
-  readonly done: Promise<void>;
+  done: Promise<void>;
   /** The shard being hashed and its bytes so far. */
   current: { readonly name: string; bytes: number } | null;
   onBytes?: (name: string, n: number) => void;
@@ -80,7 +80,7 @@ interface EarlyHashes {
  * what the packer reads: packModel uses the digests of the files the packer names whose size has not changed.
  */
 function earlySourceHashes(src: string, signal: AbortSignal): EarlyHashes {
-  const job: { -readonly [K in keyof EarlyHashes]: EarlyHashes[K] } = { digests: new Map(), done: Promise.resolve(), current: null };
+  const job: EarlyHashes = { digests: new Map(), done: Promise.resolve(), current: null };
   job.done = (async () => {
     for (const name of checkpointShards(src)) {
       if (signal.aborted) return;
@@ -105,29 +105,35 @@ function earlySourceHashes(src: string, signal: AbortSignal): EarlyHashes {
 
 /** Packs `src` into `dst` and writes the manifest; resolves with it. */
 export async function packModel(options: PackModelOptions): Promise<PackManifest> {
-  const { src, dst, onProgress, signal } = options;
+  const { src, dst, signal } = options;
   // The packed folder has its own config and index: written over the checkpoint, they would replace its own.
   const real = (p: string): string => (existsSync(p) ? realpathSync(p) : path.resolve(p));
   if (real(src) === real(dst)) throw new Error(`pack: the output folder ${dst} is the checkpoint folder itself; choose another (e.g. ${path.join(dst, 'int4-g32')})`);
   rmSync(path.join(dst, MANIFEST_NAME), { force: true });
+  // The early hashing stops on a cancel and on any failure here, and packModel settles only once it has stopped.
   const stopEarly = new AbortController();
   const stop = () => stopEarly.abort();
   signal?.addEventListener('abort', stop, { once: true });
   const early = earlySourceHashes(src, stopEarly.signal);
-  let packed: Awaited<ReturnType<typeof packNative>>;
   try {
-    packed = await packNative(
-      { src, dst, groupSize: options.groupSize, threads: options.threads, shardBytes: options.shardBytes },
-      (doneBytes, totalBytes) => onProgress?.({ phase: 'pack', doneBytes, totalBytes }),
-      signal,
-    );
+    return await packAndHash(options, early);
   } catch (error) {
     stopEarly.abort();
-    await early.done;
     throw error;
   } finally {
+    await early.done;
     signal?.removeEventListener('abort', stop);
   }
+}
+
+/** The native packer, the hashes (the early ones where they hold) and the manifest. */
+async function packAndHash(options: PackModelOptions, early: EarlyHashes): Promise<PackManifest> {
+  const { src, dst, onProgress, signal } = options;
+  const packed = await packNative(
+    { src, dst, groupSize: options.groupSize, threads: options.threads, shardBytes: options.shardBytes },
+    (doneBytes, totalBytes) => onProgress?.({ phase: 'pack', doneBytes, totalBytes }),
+    signal,
+  );
   // Shards of an earlier pack with another shard count would otherwise linger beside the new ones.
   const current = new Set(packed.outputFiles);
   for (const name of readdirSync(dst)) {
@@ -152,7 +158,7 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
     if (wanted.has(name)) onBytes(n);
   };
   await early.done;
-  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError');
+  throwIfAborted(signal);
   const sourceFiles: ManifestFile[] = [];
   const outputs: ManifestFile[] = [];
   for (const [i, e] of entries.entries()) {
