@@ -182,5 +182,5 @@ export function pairedByInstructionType(pairs: readonly PairedInstruction[]): Pa
     t.strictRegressions += Number(p.a.strict && !p.b.strict);
     t.strictImprovements += Number(!p.a.strict && p.b.strict);
   }
-  return [...byType.values()].sort((x, y) => (x.instructionId < y.instructionId ? -1 : x.instructionId > y.instructionId ? 1 : 0));
+  return [...byType.keys()].sort().map((id) => byType.get(id)!);
 }

@@ -22,9 +22,10 @@ import type {
 } from '../../electron/common/ipc-contract.js';
 import { isLiveStatus } from '../../electron/common/ipc-contract.js';
 import { aggregateCampaign, campaignConfigs, PERF_SETTINGS, type PerfCampaign, type PerfRequestRecord } from '../../electron/common/perf-campaign.js';
-import { pairedByInstructionType, pairedLevel } from '../../electron/common/paired-stats.js';
-import type { PairedInstruction, PairedVerdict } from '../../electron/common/paired-stats.js';
 import { err, ok } from '../../electron/common/result.js';
+import type { FinishReason } from '../../electron/common/worker-protocol.js';
+import type { StoredResponseWithPass } from '../../electron/main/db/response-repo.js';
+import { compareResponses } from '../../electron/main/services/run-compare.js';
 
 interface Prompt {
   key: number;
@@ -413,47 +414,11 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const a = runs.get(runA);
         const b = runs.get(runB);
         if (!a || !b) return err('NOT_FOUND', `runs:compare: no run '${a ? runB : runA}'`);
-        const byKey = new Map(b.responses.map((r) => [r.row.key, r]));
-        const changed = [];
-        let common = 0;
-        let identicalResponses = 0;
-        const levels: Record<'ps' | 'pl' | 'is' | 'il', PairedVerdict[]> = { ps: [], pl: [], is: [], il: [] };
-        const instructions: PairedInstruction[] = [];
-        for (const ra of a.responses) {
-          const rb = byKey.get(ra.row.key);
-          if (!rb) continue;
-          common++;
-          const cluster = ra.row.key;
-          levels.ps.push({ a: ra.row.strictPass, b: rb.row.strictPass, cluster });
-          levels.pl.push({ a: ra.row.loosePass, b: rb.row.loosePass, cluster });
-          ra.detail.verdicts.forEach((v, i) => {
-            const w = rb.detail.verdicts[i];
-            if (!w) return;
-            levels.is.push({ a: v.strict, b: w.strict, cluster });
-            levels.il.push({ a: v.loose, b: w.loose, cluster });
-            instructions.push({ instructionId: v.instructionId, a: v, b: w });
-          });
-          if (ra.detail.response === rb.detail.response) identicalResponses++;
-          if (ra.row.strictPass !== rb.row.strictPass || ra.row.loosePass !== rb.row.loosePass) {
-            changed.push({
-              key: ra.row.key,
-              promptPreview: ra.row.promptPreview,
-              a: { strict: ra.row.strictPass, loose: ra.row.loosePass },
-              b: { strict: rb.row.strictPass, loose: rb.row.loosePass },
-            });
-          }
-        }
-        const stats = {
-          common,
-          promptStrict: pairedLevel(levels.ps, 500),
-          promptLoose: pairedLevel(levels.pl, 500),
-          instructionStrict: pairedLevel(levels.is, 500),
-          instructionLoose: pairedLevel(levels.il, 500),
-          identicalResponses,
-          instructionMismatches: 0,
-          byInstructionType: pairedByInstructionType(instructions),
-        };
-        return ok({ a: detail(a), b: detail(b), changed, common, stats });
+        // The real services' comparison, over the fake runs' responses as the database would return them.
+        const stored = (run: FakeRun): StoredResponseWithPass[] =>
+          run.responses.map(({ detail: d }, position) => ({ ...d, position, finishReason: d.finishReason as FinishReason }));
+        const { changed, stats } = compareResponses(stored(a), stored(b));
+        return ok({ a: detail(a), b: detail(b), changed, common: stats.common, stats });
       },
       delete: async ({ runId, deleteExport }) => {
         const run = runs.get(runId);

@@ -33,6 +33,7 @@ function levelLine(name: string, l: PairedLevel): string {
 
 export function formatComparison(runA: string, runB: string, stats: PairedComparison): string {
   const unitsA = stats.promptStrict.n;
+  const typeWidth = Math.max(0, ...stats.byInstructionType.map((t) => t.instructionId.length));
   return [
     `A ${runA}  ->  B ${runB}: ${stats.common} prompts scored in both (${stats.identicalResponses} with identical responses)`,
     levelLine('prompt strict', stats.promptStrict),
@@ -44,13 +45,11 @@ export function formatComparison(runA: string, runB: string, stats: PairedCompar
       : []),
     `reading (prompt strict): ${unitsA === 0 ? 'no prompt was scored in both runs' : describeLevel(stats.promptStrict)}`,
     ...(stats.byInstructionType.length > 0 ? ['instruction-level strict by type, over the same prompts:'] : []),
-    ...stats.byInstructionType.map((t) => {
-      const width = Math.max(...stats.byInstructionType.map((u) => u.instructionId.length));
-      return (
-        `  ${t.instructionId.padEnd(width)}  n ${String(t.n).padStart(4)}  A ${pct(t.strictA / t.n).padStart(6)}  B ${pct(t.strictB / t.n).padStart(6)}  ` +
-        `regressions ${t.strictRegressions}, improvements ${t.strictImprovements}`
-      );
-    }),
+    ...stats.byInstructionType.map(
+      (t) =>
+        `  ${t.instructionId.padEnd(typeWidth)}  n ${String(t.n).padStart(4)}  A ${pct(t.strictA / t.n).padStart(6)}  B ${pct(t.strictB / t.n).padStart(6)}  ` +
+        `regressions ${t.strictRegressions}, improvements ${t.strictImprovements}`,
+    ),
   ].join('\n');
 }
 
