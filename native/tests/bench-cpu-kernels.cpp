@@ -4,7 +4,7 @@
 // panels on one thread and the bench's, in multiply-adds a second; then the LM head's full product against its
 // screen, decode attention, and the INT4 packer's scale search. A kernel's share of its ceiling says how much a better
 // kernel could win on this machine; #18's notes cite these. Last, the memory read rate with the bench's threads and
-// the decode rate it allows (decode is bound by it, not by the kernels).
+// the decode rate it allows (decode is bound by it, not by the kernels), and a decode step's attention against it.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -225,11 +225,12 @@ int main() {
       std::vector<uint16_t> keys(static_cast<size_t>(n * ld)), values(keys.size());
       for (auto & v : keys) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
       for (auto & v : values) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
-      std::vector<float> q(static_cast<size_t>(heads) * hd), out(q.size()), scratch(static_cast<size_t>(heads) * n);
+      std::vector<float> q(static_cast<size_t>(heads) * hd), out(q.size()), scratch(static_cast<size_t>(heads) * n),
+          att_scratch(static_cast<size_t>(cpu_attention_scratch_floats(heads, hd)));
       for (auto & v : q) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 500.0f;
       const float scale = 0.08838834764f;
       const double tk = best_of(20, [&] {
-        cpu_attention_heads_f16({q.data(), keys.data(), values.data(), ld, 0, heads, 1, hd, scale}, n, scratch.data(), out.data());
+        cpu_attention_heads_f16({q.data(), keys.data(), values.data(), ld, 0, heads, 1, hd, scale}, n, att_scratch.data(), out.data());
       });
       const double tr = best_of(20, [&] {
         for (int h = 0; h < heads; ++h) {
@@ -299,5 +300,35 @@ int main() {
   std::printf("  ceiling  memory read, %d thread(s):    %6.1f GB/s\n", threads, gbs);
   std::printf("  ceiling  decode at that rate:           %6.1f tok/s (%.2f GB a token: OLMoE-1B-7B, FP16 rest, 4.5-bit experts)\n",
               gbs * 1e9 / bytes, bytes / 1e9);
+
+  // A batch-1 decode step's attention as the CPU backend runs it (cpu_attention_step on the bench's threads), over
+  // 16 layers' caches: at 1,024 positions their 128 MB come from memory, so the read rate above is its ceiling.
+  {
+    const int heads = 16, hd = 128, layers_kv = 16;
+    const int64_t ld = static_cast<int64_t>(heads) * hd;
+    thread_pool att_pool(threads);
+    attention_step_scratch step_scratch;
+    for (int n : {128, 1024}) {
+      std::vector<std::vector<uint16_t>> keys(layers_kv), values(layers_kv);
+      for (int l = 0; l < layers_kv; ++l) {
+        keys[static_cast<size_t>(l)].resize(static_cast<size_t>(n * ld));
+        values[static_cast<size_t>(l)].resize(static_cast<size_t>(n * ld));
+        for (auto & v : keys[static_cast<size_t>(l)]) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
+        for (auto & v : values[static_cast<size_t>(l)]) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
+      }
+      std::vector<float> q(static_cast<size_t>(heads) * hd), out(q.size());
+      for (auto & v : q) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 500.0f;
+      const double t = best_of(10, [&] {
+        for (int l = 0; l < layers_kv; ++l) {
+          const std::vector<attention_token> tokens = {
+              {{q.data(), keys[static_cast<size_t>(l)].data(), values[static_cast<size_t>(l)].data(), ld, 0, heads, 1, hd, 0.0884f}, n, out.data()}};
+          cpu_attention_step(tokens, att_pool, step_scratch);
+        }
+      });
+      const double kv = 2.0 * layers_kv * static_cast<double>(n) * static_cast<double>(ld) * 2.0;
+      std::printf("  attention decode step, 16 layers x 16x128 heads, %4d positions, %d thread(s): %.3f ms (%.1f GB/s, %.0f%% of the read rate)\n",
+                  n, threads, t * 1e3, kv / t / 1e9, 100.0 * kv / t / 1e9 / gbs);
+    }
+  }
   return sink == 12345.0f ? 1 : 0;
 }

@@ -1,8 +1,12 @@
 // cpu_attention_heads_f16 (the CPU backend's attention over its FP16 KV cache) against ref::attention_head, head by
 // head, on the same FP16 values widened to float, on every path this machine has: AVX-512 and AVX2 (head_dim
-// 64/128/256) and the row-kernel loop (other head sizes, and everything on the scalar ISA).
+// 64/128/256) and the row-kernel loop (other head sizes, and everything on the scalar ISA); and the chunks of a
+// token's positions computed apart and merged, against the same chunks in order.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "cpu/attention-f16.h"
@@ -13,10 +17,10 @@
 
 using namespace rt;
 
-// Softmax weights sum to 1, so out is a convex mix of values: the bound is relative to the largest |value| (measured
-// worst 2.7e-6, from sharp softmaxes where the scores themselves carry float rounding; a 2% error in one exp
-// coefficient gives 2.4e-5).
-static const double MAX_REL_DIFF_VS_REF = 5e-6;
+// Softmax weights sum to 1, so out is a convex mix of values: the bound is relative to the largest |value|. The worst
+// case measured is a sharp softmax over many positions (1,030 at q x40: 5.5e-6 before the chunks, 5.1e-6 with them),
+// where the scores themselves carry float rounding; a 2% error in one exp coefficient gives 2.4e-5.
+static const double MAX_REL_DIFF_VS_REF = 1e-5;
 
 struct head_case {
   int n, hd;
@@ -38,7 +42,7 @@ static void compare(const head_case & c, test_util::rng & r) {
     kf[i] = ref::half_to_float(k[i]);
     vf[i] = ref::half_to_float(v[i]);
   }
-  std::vector<float> got(q.size(), -99.0f), scratch(static_cast<size_t>(c.heads) * c.n);
+  std::vector<float> got(q.size(), -99.0f), scratch(static_cast<size_t>(cpu_attention_scratch_floats(c.heads, c.hd)));
   cpu_attention_heads_f16({q.data(), k.data(), v.data(), ld, c.h0, c.heads, c.rep, c.hd, 1.0f / std::sqrt(static_cast<float>(c.hd))}, c.n,
                           scratch.data(), got.data());
   for (int i = 0; i < c.heads; ++i) {
@@ -52,21 +56,75 @@ static void compare(const head_case & c, test_util::rng & r) {
   }
 }
 
+// In the first chunk and in a later one (merged into a chunk without NaN).
 static void nan_reaches_output() {
-  const int hd = 128, n = 20;
-  std::vector<float> q(hd, 0.1f), out(hd), scratch(n);
-  std::vector<uint16_t> k(static_cast<size_t>(n) * hd, ref::float_to_half(0.5f)), v(k.size(), ref::float_to_half(1.0f));
-  k[static_cast<size_t>(7) * hd + 3] = 0x7E00;  // NaN in one key
-  cpu_attention_heads_f16({q.data(), k.data(), v.data(), hd, 0, 1, 1, hd, 0.1f}, n, scratch.data(), out.data());
-  bool all_nan = true;
-  for (float f : out) all_nan = all_nan && std::isnan(f);
-  CHECK(all_nan, "%s: a NaN key makes the head's output NaN", path_name());
+  const int hd = 128;
+  for (const auto & [n, at] : {std::pair{20, 7}, std::pair{300, 250}, std::pair{300, 3}}) {
+    std::vector<float> q(hd, 0.1f), out(hd), scratch(static_cast<size_t>(cpu_attention_scratch_floats(1, hd)));
+    std::vector<uint16_t> k(static_cast<size_t>(n) * hd, ref::float_to_half(0.5f)), v(k.size(), ref::float_to_half(1.0f));
+    k[static_cast<size_t>(at) * hd + 3] = 0x7E00;  // NaN in one key
+    cpu_attention_heads_f16({q.data(), k.data(), v.data(), hd, 0, 1, 1, hd, 0.1f}, n, scratch.data(), out.data());
+    bool all_nan = true;
+    for (float f : out) all_nan = all_nan && std::isnan(f);
+    CHECK(all_nan, "%s: a NaN key at position %d of %d makes the head's output NaN", path_name(), at, n);
+  }
+}
+
+// Chunks of 1 to RT_CPU_ATTENTION_CHUNK positions in order, covering 0 .. n - 1, as few as that allows.
+static void chunk_cut() {
+  for (int n = 1; n <= 5 * RT_CPU_ATTENTION_CHUNK + 3; ++n) {
+    const int chunks = attention_chunks(n);
+    bool ok = attention_chunk_begin(n, 0) == 0 && attention_chunk_begin(n, chunks) == n &&
+              (chunks - 1) * RT_CPU_ATTENTION_CHUNK < n;
+    for (int k = 0; k < chunks; ++k) {
+      const int len = attention_chunk_begin(n, k + 1) - attention_chunk_begin(n, k);
+      ok = ok && len >= 1 && len <= RT_CPU_ATTENTION_CHUNK;
+    }
+    CHECK(ok, "n %d: %d chunks do not cut 0 .. n - 1 into runs of 1 to %d", n, chunks, RT_CPU_ATTENTION_CHUNK);
+  }
+}
+
+// What the backend does for a decode step: each (chunk, run of heads) computed on its own, here last chunk first,
+// then merged in order; bit for bit what cpu_attention_heads_f16 gives taking the chunks one after another.
+static void chunks_apart_match_in_order(test_util::rng & r) {
+  const int heads = 16, hd = 128;
+  const int64_t ld = static_cast<int64_t>(heads) * hd;
+  for (int n : {1, 128, 129, 300, 1030}) {
+    std::vector<float> q(static_cast<size_t>(heads) * hd);
+    for (auto & f : q) f = r.uniform() * 4.0f;
+    std::vector<uint16_t> k(static_cast<size_t>(n) * ld), v(k.size());
+    for (size_t i = 0; i < k.size(); ++i) {
+      k[i] = ref::float_to_half(r.uniform());
+      v[i] = ref::float_to_half(r.uniform() * 3.0f);
+    }
+    std::vector<float> whole(q.size()), scratch(static_cast<size_t>(cpu_attention_scratch_floats(heads, hd)));
+    cpu_attention_heads_f16({q.data(), k.data(), v.data(), ld, 0, heads, 1, hd, 0.0884f}, n, scratch.data(), whole.data());
+    const int chunks = attention_chunks(n);
+    const int run = 6;  // runs of heads 0-5, 6-11, 12-15
+    std::vector<float> out(static_cast<size_t>(chunks) * heads * hd), mx(static_cast<size_t>(chunks) * heads),
+        sum(mx.size()), sc(static_cast<size_t>(run) * RT_CPU_ATTENTION_CHUNK);
+    const auto part = [&](int c, int h0) {
+      return attention_partial{out.data() + (static_cast<size_t>(c) * heads + h0) * hd, mx.data() + static_cast<size_t>(c) * heads + h0,
+                               sum.data() + static_cast<size_t>(c) * heads + h0};
+    };
+    for (int c = chunks - 1; c >= 0; --c)
+      for (int h0 = 0; h0 < heads; h0 += run) {
+        const int nh = std::min(run, heads - h0);
+        cpu_attention_chunk_f16({q.data() + static_cast<size_t>(h0) * hd, k.data(), v.data(), ld, h0, nh, 1, hd, 0.0884f},
+                                attention_chunk_begin(n, c), attention_chunk_begin(n, c + 1), sc.data(), part(c, h0));
+      }
+    for (int c = 1; c < chunks; ++c) attention_partial_merge(part(0, 0), part(c, 0), heads, hd);
+    std::vector<float> apart(q.size());
+    attention_partial_finish(part(0, 0), heads, hd, apart.data());
+    CHECK(std::memcmp(apart.data(), whole.data(), whole.size() * sizeof(float)) == 0,
+          "%s n %d: %d chunks computed apart and merged differ from the chunks in order", path_name(), n, chunks);
+  }
 }
 
 // Equal keys: the softmax is uniform, so out is the mean of the values (exact inputs, small n).
 static void uniform_mean() {
   const int hd = 64, n = 5;
-  std::vector<float> q(hd, 0.25f), out(hd), scratch(n);
+  std::vector<float> q(hd, 0.25f), out(hd), scratch(static_cast<size_t>(cpu_attention_scratch_floats(1, hd)));
   std::vector<uint16_t> k(static_cast<size_t>(n) * hd, ref::float_to_half(1.0f)), v(k.size());
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < hd; ++i) v[static_cast<size_t>(j) * hd + i] = ref::float_to_half(static_cast<float>(j * 2 + (i % 3)));
@@ -96,9 +154,13 @@ int main() {
     compare({37, 64, 3, 5, 1, 9, 4.0f}, r);
     compare({20, 128, 3, 6, 4, 4, 4.0f}, r);
     compare({1030, 128, 8, 8, 1, 16, 4.0f}, r);
+    compare({1030, 128, 0, 16, 1, 16, 40.0f}, r);
+    compare({700, 64, 0, 3, 1, 3, 40.0f}, r);
     nan_reaches_output();
     uniform_mean();
+    chunks_apart_match_in_order(r);
   }
   cpu_isa_reset();
+  chunk_cut();
   return test_util::finish("test-attention-f16");
 }

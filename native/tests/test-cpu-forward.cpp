@@ -561,8 +561,8 @@ static void q8_activations(const fs::path & root) {
     CHECK(g_q8[i].tokens == g_f32[i].tokens, "prompt %zu: greedy tokens with q8 and f32 activations agree", i);
 }
 
-// The CPU backend is the oracle: a sequence's logits must not depend on the sequences that share its steps. Four
-// sequences of an INT4 model (8-bit expert inputs) step together, the last joining later so that its prompt is fed
+// The CPU backend is the oracle: a sequence's logits must not depend on the sequences that share its steps. Five
+// sequences of an INT4 model (8-bit expert inputs) step together, two joining later so that their prompts are fed
 // beside the others' decode tokens, and each one's logits at every step equal, bit for bit, what it gets stepping
 // alone. Rows of 256 columns take the pair kernels (experts see 1 to 8+ tokens a step); rows of 64 and 32 the tiles.
 static void batch_invariant_logits(const fs::path & root) {
@@ -576,9 +576,12 @@ static void batch_invariant_logits(const fs::path & root) {
     auto w = model_weights_load(packed.string(), weights_kind::int4, err.message);
     CHECK(w != nullptr, "batch invariance: %s", err.message.c_str());
     if (!w) return;
-    const std::vector<std::vector<int32_t>> prompts = {
-        {3, 17, 42, 5, 9, 60, 11, 2, 33, 48, 7, 21}, {8, 1, 77}, {50, 4, 19, 90, 13, 6, 70}, {12, 31, 5, 88, 44}};
-    const std::vector<int> joins = {0, 0, 0, 2};  // the step at which each sequence's prompt is fed
+    std::vector<std::vector<int32_t>> prompts = {
+        {3, 17, 42, 5, 9, 60, 11, 2, 33, 48, 7, 21}, {8, 1, 77}, {50, 4, 19, 90, 13, 6, 70}, {12, 31, 5, 88, 44}, {}};
+    // A long prompt: its attention spans two chunks, computed one after the other beside the others' tokens and apart
+    // (on both threads, then merged) when it steps alone.
+    for (int i = 0; i < 230; ++i) prompts.back().push_back((i * 37 + 5) % c.vocab);
+    const std::vector<int> joins = {0, 0, 0, 2, 1};  // the step at which each sequence's prompt is fed
     const int steps = 6;
     backend_options bo;
     bo.threads = 2;

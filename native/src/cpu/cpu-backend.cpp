@@ -35,6 +35,8 @@ struct cpu_scratch {
   std::vector<float> xs;   // and block sums
   std::vector<float> picked;  // one token's routing weights
   std::vector<int> order, active, tok, pos, seq_of, rows;
+  std::vector<attention_token> att_tokens;
+  attention_step_scratch att_step;
   std::vector<int64_t> first_row;
 };
 
@@ -218,7 +220,6 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
   uint64_t scratch = (uT * (3 * H + 2 * QD + 2 * KD + E + H)) * 4;
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int group_rep = nh / nkv;
   for (int l = 0; l < c_.num_hidden_layers; ++l) {
     const layer_weights & L = w_.layers[static_cast<size_t>(l)];
     rmsnorm_rows(x.data(), T, H, *L.input_layernorm, h.data());
@@ -245,22 +246,16 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         cpu_f32_to_f16(v.data() + t * KD, s.v[static_cast<size_t>(l)].data() + p * KD, KD);
       }
     }, kRowsAtOnce);
-    // Work items are (token, run of heads): one run a thread for a single token, so decode uses every thread.
-    const int head_run = (nh + pool_.size() - 1) / pool_.size();
-    const int runs = (nh + head_run - 1) / head_run;
-    pool_.parallel_for(static_cast<int64_t>(T) * runs, [&](int64_t b, int64_t e) {
-      std::vector<float> sc;
-      for (int64_t idx = b; idx < e; ++idx) {
-        const int t = static_cast<int>(idx / runs), h0 = static_cast<int>(idx % runs) * head_run;
-        const cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
-        const int n = pos[static_cast<size_t>(t)] + 1;
-        const int heads = std::min(head_run, nh - h0);
-        sc.resize(static_cast<size_t>(heads) * n);
-        const attention_heads ah{q.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(h0) * hd,
-                                 s.k[static_cast<size_t>(l)].data(), s.v[static_cast<size_t>(l)].data(), KD, h0, heads, group_rep, hd, scale};
-        cpu_attention_heads_f16(ah, n, sc.data(), att.data() + static_cast<int64_t>(t) * QD + static_cast<int64_t>(h0) * hd);
-      }
-    });
+    auto & att_tokens = ws_.att_tokens;
+    att_tokens.clear();
+    for (int t = 0; t < T; ++t) {
+      const cpu_seq & s = seqs_[static_cast<size_t>(seq_of[static_cast<size_t>(t)])];
+      att_tokens.push_back({{q.data() + static_cast<int64_t>(t) * QD, s.k[static_cast<size_t>(l)].data(), s.v[static_cast<size_t>(l)].data(), KD, 0,
+                             nh, nh / nkv, hd, scale},
+                            pos[static_cast<size_t>(t)] + 1,
+                            att.data() + static_cast<int64_t>(t) * QD});
+    }
+    cpu_attention_step(att_tokens, pool_, ws_.att_step);
     dense_panels_matmul(P.o, att.data(), QD, T, o.data(), H, pool_, &dense_scratch_);
     for (size_t i = 0; i < uT * H; ++i) x[i] += o[i];
 
