@@ -1,14 +1,17 @@
 // cpu_attention_heads_f16 (the CPU backend's attention over its FP16 KV cache) against ref::attention_head, head by
 // head, on the same FP16 values widened to float, on every path this machine has: AVX-512 and AVX2 (head_dim
 // 64/128/256) and the row-kernel loop (other head sizes, and everything on the scalar ISA); and the chunks of a
-// token's positions computed apart and merged, against the same chunks in order.
+// token's positions computed apart and merged, and a step's work spread over threads, against the same chunks in
+// order.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <utility>
 #include <vector>
 
+#include "core/thread-pool.h"
 #include "cpu/attention-f16.h"
 #include "cpu/cpu-kernels.h"
 #include "cpu/q4-q8-dot.h"
@@ -135,6 +138,41 @@ static void uniform_mean() {
   }
 }
 
+// cpu_attention_step on pools of 1 to 3 threads, steps of 1 to 7 tokens (chunks spread over the threads, or a token
+// an item): each token's output equal, bit for bit, to cpu_attention_heads_f16's; grouped-query heads too.
+static void step_matches_heads(test_util::rng & r) {
+  const int heads = 8, kv_heads = 2, hd = 64;
+  const int64_t ld = static_cast<int64_t>(kv_heads) * hd;
+  const int max_n = 700;
+  std::vector<uint16_t> k(static_cast<size_t>(max_n) * ld), v(k.size());
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = ref::float_to_half(r.uniform());
+    v[i] = ref::float_to_half(r.uniform() * 3.0f);
+  }
+  const int lengths[] = {700, 1, 129, 256, 390, 64, 513};
+  std::vector<float> q(std::size(lengths) * heads * hd);
+  for (auto & f : q) f = r.uniform() * 4.0f;
+  std::vector<float> scratch(static_cast<size_t>(cpu_attention_scratch_floats(heads, hd)));
+  std::vector<float> want(q.size());
+  const auto heads_of = [&](int t) {
+    return attention_heads{q.data() + static_cast<size_t>(t) * heads * hd, k.data(), v.data(), ld, 0, heads, heads / kv_heads, hd, 0.125f};
+  };
+  for (int t = 0; t < static_cast<int>(std::size(lengths)); ++t)
+    cpu_attention_heads_f16(heads_of(t), lengths[t], scratch.data(), want.data() + static_cast<size_t>(t) * heads * hd);
+  for (int threads : {1, 2, 3}) {
+    thread_pool pool(threads);
+    attention_step_scratch step;
+    for (int count = 1; count <= static_cast<int>(std::size(lengths)); ++count) {
+      std::vector<float> got(q.size(), -99.0f);
+      std::vector<attention_token> tokens;
+      for (int t = 0; t < count; ++t) tokens.push_back({heads_of(t), lengths[t], got.data() + static_cast<size_t>(t) * heads * hd});
+      cpu_attention_step(tokens, pool, step);
+      CHECK(std::memcmp(got.data(), want.data(), static_cast<size_t>(count) * heads * hd * sizeof(float)) == 0,
+            "%s, %d thread(s), a step of %d token(s): outputs differ from cpu_attention_heads_f16", path_name(), threads, count);
+    }
+  }
+}
+
 int main() {
   test_util::rng r(31);
   for (cpu_isa isa : {cpu_isa::scalar, cpu_isa::avx2, cpu_isa::avx_vnni, cpu_isa::avx512_vnni}) {
@@ -159,6 +197,7 @@ int main() {
     nan_reaches_output();
     uniform_mean();
     chunks_apart_match_in_order(r);
+    step_matches_heads(r);
   }
   cpu_isa_reset();
   chunk_cut();
