@@ -53,6 +53,7 @@ struct job_event {
   int32_t token = 0;
   double done_bytes = 0, total_bytes = 0;
   std::unique_ptr<rt::generate_result> end;  // a token event that ends its prompt: the prompt's result
+  std::string file;                          // a progress event that reports a finished output file: its name
 };
 
 // Runs `work` on its own thread, which reports through `tsfn`. The thread-safe function's finalizer (after the

@@ -34,18 +34,32 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
   if (shard > 0) job->options.shard_bytes = static_cast<uint64_t>(shard);
   Napi::Function cb = ci.Length() > 1 && ci[1].IsFunction() ? ci[1].As<Napi::Function>() : noop(env);
   start_job(env, job, cb, "horizon-pack", [job] {
-    auto progress = [job](uint64_t done, uint64_t total) {
-      auto * ev = new job_event{job_event::kind::progress, 0, 0, static_cast<double>(done), static_cast<double>(total),
-                                nullptr};
+    // onProgress(doneBytes, totalBytes) as the tensors go, and onProgress(doneBytes, totalBytes, name) once an output
+    // shard is in place.
+    const auto report = [job](double done, double total, const std::string & file) {
+      auto * ev = new job_event{job_event::kind::progress, 0, 0, done, total, nullptr, file};
       post(*job, ev, [](Napi::Env env, Napi::Function fn, job_event * e) {
         try {
-          fn.Call({Napi::Number::New(env, e->done_bytes), Napi::Number::New(env, e->total_bytes)});
+          if (e->file.empty()) {
+            fn.Call({Napi::Number::New(env, e->done_bytes), Napi::Number::New(env, e->total_bytes)});
+          } else {
+            fn.Call({Napi::Number::New(env, e->done_bytes), Napi::Number::New(env, e->total_bytes), Napi::String::New(env, e->file)});
+          }
         } catch (const Napi::Error &) {
         }
         delete e;
       });
     };
-    job->ok = guarded(job->error, [&] { return rt::rt_qpacked_pack(job->options, progress, job->cancel.get(), job->result, job->error); });
+    double last_done = 0, last_total = 0;
+    auto progress = [&](uint64_t done, uint64_t total) {
+      last_done = static_cast<double>(done);
+      last_total = static_cast<double>(total);
+      report(last_done, last_total, std::string());
+    };
+    auto on_shard = [&](const std::string & name) { report(last_done, last_total, name); };
+    job->ok = guarded(job->error, [&] {
+      return rt::rt_qpacked_pack(job->options, progress, job->cancel.get(), job->result, job->error, on_shard);
+    });
     post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr}, [job](Napi::Env env, Napi::Function, job_event * e) {
       delete e;
       try {

@@ -1,5 +1,6 @@
-// The qpacked-v2 packer's edges: group size rules, cancellation (no temp or partial shard left, no index), sources it
-// must refuse, stale copies the index does not point to, and loading a packed folder with a missing INT4 tensor.
+// The qpacked-v2 packer's edges: group size rules, shards reported as they are done, cancellation (no temp or partial
+// shard left, no index), sources it must refuse, stale copies the index does not point to, and loading a packed folder
+// with a missing INT4 tensor.
 // To add a case, add a block to main() (or a row to the refused sources).
 #ifndef _WIN32
 #include <sys/stat.h>
@@ -88,6 +89,33 @@ int main() {
               err.code == rt_status::io_error,
           "uncreatable shard: %s", err.message.c_str());
     CHECK(!fs::exists(blocked / "model.safetensors.index.json") && !fs::exists(blocked / first), "nothing published");
+  }
+  {  // Each output shard is reported once it is in place under its own name, in order; nothing writes it after.
+    pack_options o;
+    o.src_dir = (root / "src").string();
+    o.dst_dir = (root / "reported").string();
+    o.threads = 2;
+    o.shard_bytes = 30000;
+    std::vector<std::string> reported;
+    std::vector<uintmax_t> sizes_then;
+    bool in_place = true;
+    pack_result pr;
+    const bool ok = rt_qpacked_pack(o, nullptr, nullptr, pr, err, [&](const std::string & name) {
+      const fs::path f = root / "reported" / name;
+      in_place = in_place && fs::is_regular_file(f) && !fs::exists(root / "reported" / (name + ".tmp"));
+      reported.push_back(name);
+      sizes_then.push_back(fs::is_regular_file(f) ? fs::file_size(f) : 0);
+    });
+    CHECK(ok, "pack reporting shards: %s", err.message.c_str());
+    std::vector<std::string> shards;
+    for (const auto & f : pr.output_files)
+      if (f.rfind("model-qpacked-", 0) == 0) shards.push_back(f);
+    CHECK(shards.size() >= 2 && reported == shards, "%zu shards reported, %zu written (want the same names, in order)", reported.size(),
+          shards.size());
+    CHECK(in_place, "a shard was reported before it was renamed into place");
+    bool unchanged = true;
+    for (size_t i = 0; i < reported.size(); ++i) unchanged = unchanged && fs::file_size(root / "reported" / reported[i]) == sizes_then[i];
+    CHECK(unchanged, "a shard's size changed after it was reported");
   }
   {  // The metadata goes with the pack, chat_template.jinja included: the packed folder alone renders the same prompt.
     const std::string jinja = "{% for m in messages %}<|user|>{{ m.content }}{% endfor %}<|assistant|>";

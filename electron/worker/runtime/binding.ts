@@ -216,7 +216,12 @@ export interface NativeBinding {
   readonly abiVersion: number;
   probeDevices(): NativeDeviceProbe;
   loadModel(options: LoadModelOptions): Promise<NativeModelHandle>;
-  pack(options: NativePackOptions, onProgress: (doneBytes: number, totalBytes: number) => void): CancellableJob<NativePackResult>;
+  /** onProgress(doneBytes, totalBytes) as tensors are packed, and with a third argument, an output shard's name, once
+   * that shard is renamed into place (the packer does not write it again). */
+  pack(
+    options: NativePackOptions,
+    onProgress: (doneBytes: number, totalBytes: number, shardDone?: string) => void,
+  ): CancellableJob<NativePackResult>;
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -292,11 +297,19 @@ export async function loadModel(options: LoadModelOptions): Promise<NativeModel>
   };
 }
 
-/** Runs the native qpacked-v2 packer off the JS thread; aborting `signal` stops it and removes partial shards. */
+/**
+ * Runs the native qpacked-v2 packer off the JS thread; aborting `signal` stops it and removes partial shards.
+ * `onShard` gets each output shard's name once it is complete and in place.
+ */
 export function packNative(
   options: NativePackOptions,
   onProgress?: (doneBytes: number, totalBytes: number) => void,
   signal?: AbortSignal,
+  onShard?: (name: string) => void,
 ): Promise<NativePackResult> {
-  return withSignal(loadNativeBinding().pack(options, onProgress ?? (() => {})), signal);
+  const report = (doneBytes: number, totalBytes: number, shardDone?: string) => {
+    if (shardDone === undefined) onProgress?.(doneBytes, totalBytes);
+    else onShard?.(shardDone);
+  };
+  return withSignal(loadNativeBinding().pack(options, report), signal);
 }

@@ -1,7 +1,7 @@
 /**
  * `packModel`: the native qpacked-v2 packer, then sha256 of every source and output file (streamed), then
  * horizon-manifest.json written last (temp + rename), so a folder with a manifest is always complete. The source
- * shards are hashed while the packer runs (see earlySourceHashes).
+ * shards, and each output shard once the packer has written it, are hashed while the packer runs (see earlyHashes).
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -67,39 +67,51 @@ export function checkpointShards(src: string): string[] {
 }
 
 interface EarlyHashes {
+  /** Digests by the file's path. */
   readonly digests: Map<string, FileDigest>;
+  /** Settles once every file added so far is hashed, or the hashing has stopped. */
   done: Promise<void>;
-  /** The shard being hashed and its bytes so far. */
-  current: { readonly name: string; bytes: number } | null;
-  onBytes?: (name: string, n: number) => void;
+  /** The file being hashed and its bytes so far. */
+  current: { readonly file: string; bytes: number } | null;
+  onBytes?: (file: string, n: number) => void;
+  /** Hashes `file` after the files added before it. */
+  add(file: string): void;
 }
 
 /**
- * Hashes the checkpoint's shards one after another, from now on: the packer's native threads leave this JS thread
- * idle, and the shards are read while the packer has them in the page cache, not again after it. Only a guess at
- * what the packer reads: packModel uses the digests of the files the packer names whose size has not changed.
+ * Hashes files one after another, from now on: the packer's native threads leave this JS thread idle. First the
+ * checkpoint's shards, read while the packer has them in the page cache and not again after it; then each output shard
+ * as the packer reports it done. Only a guess at what the manifest lists: packAndHash uses the digests of the files
+ * the packer names whose size has not changed.
  */
-function earlySourceHashes(src: string, signal: AbortSignal): EarlyHashes {
-  const job: EarlyHashes = { digests: new Map(), done: Promise.resolve(), current: null };
-  job.done = (async () => {
-    for (const name of checkpointShards(src)) {
-      if (signal.aborted) return;
-      const current = { name, bytes: 0 };
-      job.current = current;
-      try {
-        const onBytes = (n: number) => {
-          current.bytes += n;
-          job.onBytes?.(name, n);
-        };
-        job.digests.set(name, await hashFile(path.join(src, name), { signal, onBytes }));
-      } catch {
-        // Missing, unreadable or aborted: the packer's own error, or hashing after it, says what is wrong.
-        return;
-      } finally {
-        job.current = null;
-      }
+function earlyHashes(files: readonly string[], signal: AbortSignal): EarlyHashes {
+  let stopped = false;
+  const job: EarlyHashes = {
+    digests: new Map(),
+    done: Promise.resolve(),
+    current: null,
+    add(file: string) {
+      job.done = job.done.then(() => hashOne(file));
+    },
+  };
+  const hashOne = async (file: string): Promise<void> => {
+    if (stopped || signal.aborted) return;
+    const current = { file, bytes: 0 };
+    job.current = current;
+    try {
+      const onBytes = (n: number) => {
+        current.bytes += n;
+        job.onBytes?.(file, n);
+      };
+      job.digests.set(file, await hashFile(file, { signal, onBytes }));
+    } catch {
+      // Missing, unreadable or aborted: the packer's own error, or hashing after it, says what is wrong.
+      stopped = true;
+    } finally {
+      job.current = null;
     }
-  })();
+  };
+  for (const file of files) job.add(file);
   return job;
 }
 
@@ -114,7 +126,10 @@ export async function packModel(options: PackModelOptions): Promise<PackManifest
   const stopEarly = new AbortController();
   const stop = () => stopEarly.abort();
   signal?.addEventListener('abort', stop, { once: true });
-  const early = earlySourceHashes(src, stopEarly.signal);
+  const early = earlyHashes(
+    checkpointShards(src).map((name) => path.join(src, name)),
+    stopEarly.signal,
+  );
   try {
     return await packAndHash(options, early);
   } catch (error) {
@@ -133,6 +148,7 @@ async function packAndHash(options: PackModelOptions, early: EarlyHashes): Promi
     { src, dst, groupSize: options.groupSize, threads: options.threads, shardBytes: options.shardBytes },
     (doneBytes, totalBytes) => onProgress?.({ phase: 'pack', doneBytes, totalBytes }),
     signal,
+    (shard) => early.add(path.join(dst, shard)),
   );
   // Shards of an earlier pack with another shard count would otherwise linger beside the new ones.
   const current = new Set(packed.outputFiles);
@@ -142,34 +158,34 @@ async function packAndHash(options: PackModelOptions, early: EarlyHashes): Promi
   const entries = [
     ...packed.sourceFiles.map((p) => ({ root: src, p, out: false })),
     ...packed.outputFiles.map((p) => ({ root: dst, p, out: true })),
-  ];
-  const sizes = entries.map((e) => statSync(path.join(e.root, e.p)).size);
+  ].map((e) => ({ ...e, file: path.join(e.root, e.p) }));
+  const sizes = entries.map((e) => statSync(e.file).size);
   const totalBytes = sizes.reduce((a, b) => a + b, 0);
-  const wanted = new Set(packed.sourceFiles);
-  // The early hashes' bytes count once the packer is done, and only for files it read.
-  let doneBytes = [...early.digests].reduce((a, [name, d]) => a + (wanted.has(name) ? d.size : 0), 0);
-  if (early.current && wanted.has(early.current.name)) doneBytes += early.current.bytes;
+  const wanted = new Set(entries.map((e) => e.file));
+  // The early hashes' bytes count once the packer is done, and only for files it names.
+  let doneBytes = [...early.digests].reduce((a, [file, d]) => a + (wanted.has(file) ? d.size : 0), 0);
+  if (early.current && wanted.has(early.current.file)) doneBytes += early.current.bytes;
   const onBytes = (n: number) => {
     doneBytes += n;
     onProgress?.({ phase: 'hash', doneBytes, totalBytes });
   };
   onProgress?.({ phase: 'hash', doneBytes, totalBytes });
-  early.onBytes = (name, n) => {
-    if (wanted.has(name)) onBytes(n);
+  early.onBytes = (file, n) => {
+    if (wanted.has(file)) onBytes(n);
   };
   await early.done;
   throwIfAborted(signal);
   const sourceFiles: ManifestFile[] = [];
   const outputs: ManifestFile[] = [];
   for (const [i, e] of entries.entries()) {
-    const earlyDigest = e.out ? undefined : early.digests.get(e.p);
+    const earlyDigest = early.digests.get(e.file);
     let sha256: string;
     if (earlyDigest && earlyDigest.size === sizes[i]) {
       sha256 = earlyDigest.sha256;
     } else {
       // Changed since it was hashed early (its size says so): hashed again, its early bytes no longer counted.
       if (earlyDigest) doneBytes -= earlyDigest.size;
-      sha256 = (await hashFile(path.join(e.root, e.p), { onBytes, signal })).sha256;
+      sha256 = (await hashFile(e.file, { onBytes, signal })).sha256;
     }
     (e.out ? outputs : sourceFiles).push({ path: e.p.split(path.sep).join('/'), size: sizes[i]!, sha256 });
   }

@@ -160,11 +160,14 @@ struct pack_result {
 /** Progress: bytes of source tensors processed so far, of `total`. */
 using pack_progress = std::function<void(uint64_t done, uint64_t total)>;
 
+/** An output shard renamed into place, its name relative to dst_dir: the packer does not touch it again. */
+using pack_shard_done = std::function<void(const std::string & name)>;
+
 /**
  * Packs a source OLMoE checkpoint to qpacked-v2 (everything but horizon-manifest.json), streaming tensor by
  * tensor; each output is written under a temporary name and renamed when complete.
  */
 bool rt_qpacked_pack(const pack_options & options, const pack_progress & progress, const std::atomic<bool> * cancel,
-                     pack_result & result, rt_error & error);
+                     pack_result & result, rt_error & error, const pack_shard_done & on_shard = nullptr);
 
 }  // namespace rt

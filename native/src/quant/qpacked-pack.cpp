@@ -93,7 +93,7 @@ std::string pad5(size_t v) {
 
 // `code` says what kind of failure `error` describes; it stays io_error unless a step sets another.
 bool pack_folder(const pack_options & opt, const pack_progress & progress, const std::atomic<bool> * cancel,
-                 pack_result & result, std::string & error, rt_status & code) {
+                 const pack_shard_done & on_shard, pack_result & result, std::string & error, rt_status & code) {
   result = pack_result{};
   code = rt_status::model_invalid;
   const fs::path src(opt.src_dir), dst(opt.dst_dir);
@@ -298,6 +298,7 @@ bool pack_folder(const pack_options & opt, const pack_progress & progress, const
     fs::rename(tmp_path, final_path, ec);
     if (ec) { error = final_path + ": cannot rename from " + tmp_path + " (" + ec.message() + ")"; return false; }
     result.output_files.push_back(sh.name);
+    if (on_shard) on_shard(sh.name);
   }
   std::vector<uint8_t>().swap(qbuf);
   std::vector<uint16_t>().swap(hbuf);
@@ -326,11 +327,11 @@ bool pack_folder(const pack_options & opt, const pack_progress & progress, const
 }  // namespace
 
 bool rt_qpacked_pack(const pack_options & options, const pack_progress & progress, const std::atomic<bool> * cancel,
-                     pack_result & result, rt_error & error) {
+                     pack_result & result, rt_error & error, const pack_shard_done & on_shard) {
   error = rt_error{};
   std::string message;
   rt_status code = rt_status::io_error;
-  if (pack_folder(options, progress, cancel, result, message, code)) return true;
+  if (pack_folder(options, progress, cancel, on_shard, result, message, code)) return true;
   error = rt_error{code, -1, message};
   return false;
 }

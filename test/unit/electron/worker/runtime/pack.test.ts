@@ -6,7 +6,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
+import { loadNativeBinding, packNative } from '../../../../../electron/worker/runtime/binding.js';
 import { checkpointShards, MANIFEST_NAME, packModel, type PackProgress } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
 
@@ -101,6 +101,20 @@ describe('packModel', () => {
       if (i > 0) expect(e.doneBytes).toBeGreaterThanOrEqual(hashes[i - 1]!.doneBytes);
     }
     expect(hashes.at(-1)!.doneBytes).toBe(total);
+  });
+
+  it.skipIf(!addonCanPack())('gets each output shard from the packer once it is in place, in order', async () => {
+    const src = path.join(root, 'reported');
+    const dst = path.join(root, 'reported-int4');
+    await makeTinyModel(src, { seed: 5 });
+    const reported: { name: string; there: boolean; temp: boolean }[] = [];
+    const packed = await packNative({ src, dst, shardBytes: 20_000 }, undefined, undefined, (name) =>
+      reported.push({ name, there: existsSync(path.join(dst, name)), temp: existsSync(path.join(dst, `${name}.tmp`)) }),
+    );
+    const shards = packed.outputFiles.filter((f) => f.startsWith('model-qpacked-'));
+    expect(shards.length).toBeGreaterThan(1);
+    expect(reported.map((r) => r.name)).toEqual(shards);
+    for (const r of reported) expect(r, r.name).toMatchObject({ there: true, temp: false });
   });
 
   it.skipIf(!addonCanPack())('stops hashing and rejects with the packer\'s error when the packer fails', async () => {
