@@ -241,7 +241,7 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
   Napi::Function cb = ci.Length() > 1 && ci[1].IsFunction() ? ci[1].As<Napi::Function>() : noop(env);
   start_job(env, job, cb, "horizon-generate", [job] {
     rt::token_callback on_token = [job](int index, int32_t token, const rt::generate_result * end) {
-      auto * ev = new job_event{job_event::kind::token, index, token, 0, 0, nullptr};
+      auto * ev = new job_event{job_event::kind::token, index, token, 0, 0, nullptr, {}};
       if (end != nullptr) ev->end = std::make_unique<rt::generate_result>(*end);
       post(*job, ev, [job](Napi::Env env, Napi::Function fn, job_event * e) {
         try {
@@ -262,7 +262,7 @@ Napi::Value model_wrap::generate(const Napi::CallbackInfo & ci) {
                                    job->error);
     });
     job->model.reset();
-    post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr}, [job](Napi::Env env, Napi::Function, job_event * e) {
+    post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr, {}}, [job](Napi::Env env, Napi::Function, job_event * e) {
       delete e;
       try {
         if (!job->ok) job->deferred.Reject(to_js_error(env, job->error).Value());

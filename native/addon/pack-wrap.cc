@@ -60,7 +60,7 @@ Napi::Value pack(const Napi::CallbackInfo & ci) {
     job->ok = guarded(job->error, [&] {
       return rt::rt_qpacked_pack(job->options, progress, job->cancel.get(), job->result, job->error, on_shard);
     });
-    post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr}, [job](Napi::Env env, Napi::Function, job_event * e) {
+    post(*job, new job_event{job_event::kind::done, 0, 0, 0, 0, nullptr, {}}, [job](Napi::Env env, Napi::Function, job_event * e) {
       delete e;
       try {
         if (!job->ok) {
