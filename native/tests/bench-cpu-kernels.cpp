@@ -111,12 +111,14 @@ int main() {
   // expert gets in a batched decode step) and 8 (prefill), on every path.
   const int cols = 2048, rows = 512, nb = cols / kQ8Block;
   std::mt19937 g(7);
+  // Thousandths in [-1, 1] (over `denom` instead of 1,000 where given): the bench's activations, keys and values.
+  const auto uniform = [&g](float denom = 1000.0f) { return static_cast<float>(static_cast<int>(g() % 2001) - 1000) / denom; };
   std::vector<uint8_t> q(static_cast<size_t>(rows) * cols / 2);
   for (auto & b : q) b = static_cast<uint8_t>(g());
   std::vector<uint16_t> s(static_cast<size_t>(rows) * nb, 0x2C00);
   const int max_t = 8;
   std::vector<float> x(static_cast<size_t>(max_t) * cols);
-  for (auto & v : x) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
+  for (auto & v : x) v = uniform();
   std::vector<int8_t> xq(x.size());
   std::vector<float> xd(x.size() / kQ8Block), xs(xd.size());
   for (int t = 0; t < max_t; ++t) cpu_quantize_q8(x.data() + t * cols, cols, xq.data() + t * cols, xd.data() + t * nb, xs.data() + t * nb);
@@ -169,7 +171,7 @@ int main() {
         dense_panels_build(tv, pool, panels);
         for (int tokens : {1, 16, 128}) {
           std::vector<float> xa(static_cast<size_t>(tokens) * in), ya(static_cast<size_t>(tokens) * out);
-          for (auto & v : xa) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
+          for (auto & v : xa) v = uniform();
           const double tp = best_of(3, [&] { dense_panels_matmul(panels, xa.data(), in, tokens, ya.data(), out, pool); });
           const double macs = static_cast<double>(out) * in * tokens;
           std::printf("  kernel   FP16 panels %dx%d, %3d tok, %d thread(s): %6.1f G\n", out, in, tokens, th, macs / tp / 1e9);
@@ -188,7 +190,7 @@ int main() {
     const tensor_view hv = test_util::matrix_view(dtype::f16, V, H, head.data(), 2);
     const int max_n = 64;
     std::vector<float> xh(static_cast<size_t>(max_n) * H), logits(static_cast<size_t>(max_n) * V);
-    for (auto & v : xh) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f;
+    for (auto & v : xh) v = uniform();
     thread_pool lm_pool(threads);
     dense_panels head_panels;
     dense_panels_build(hv, lm_pool, head_panels);
@@ -223,11 +225,11 @@ int main() {
     const int64_t ld = static_cast<int64_t>(heads) * hd;
     for (int n : {128, 1024, 2048}) {
       std::vector<uint16_t> keys(static_cast<size_t>(n * ld)), values(keys.size());
-      for (auto & v : keys) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
-      for (auto & v : values) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
+      for (auto & v : keys) v = ref::float_to_half(uniform());
+      for (auto & v : values) v = ref::float_to_half(uniform());
       std::vector<float> q(static_cast<size_t>(heads) * hd), out(q.size()), scratch(static_cast<size_t>(heads) * n),
           att_scratch(static_cast<size_t>(cpu_attention_scratch_floats(heads, hd)));
-      for (auto & v : q) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 500.0f;
+      for (auto & v : q) v = uniform(500.0f);
       const float scale = 0.08838834764f;
       const double tk = best_of(20, [&] {
         cpu_attention_heads_f16({q.data(), keys.data(), values.data(), ld, 0, heads, 1, hd, scale}, n, att_scratch.data(), out.data());
@@ -313,11 +315,11 @@ int main() {
       for (int l = 0; l < layers_kv; ++l) {
         keys[static_cast<size_t>(l)].resize(static_cast<size_t>(n * ld));
         values[static_cast<size_t>(l)].resize(static_cast<size_t>(n * ld));
-        for (auto & v : keys[static_cast<size_t>(l)]) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
-        for (auto & v : values[static_cast<size_t>(l)]) v = ref::float_to_half(static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 1000.0f);
+        for (auto & v : keys[static_cast<size_t>(l)]) v = ref::float_to_half(uniform());
+        for (auto & v : values[static_cast<size_t>(l)]) v = ref::float_to_half(uniform());
       }
       std::vector<float> q(static_cast<size_t>(heads) * hd), out(q.size());
-      for (auto & v : q) v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 500.0f;
+      for (auto & v : q) v = uniform(500.0f);
       const double t = best_of(10, [&] {
         for (int l = 0; l < layers_kv; ++l) {
           const std::vector<attention_token> tokens = {
