@@ -490,6 +490,13 @@ export interface InstructionVerdict {
   readonly kwargs: Readonly<Record<string, unknown>>;
   readonly strict: boolean;
   readonly loose: boolean;
+  /**
+   * What the scorer found in the response, in words ("288 words; needs at least 300"). Null when it cannot say now:
+   * the eval assets are missing, or this version's scorer gives another verdict than the one stored with the run.
+   */
+  readonly finding: string | null;
+  /** Where loose passes and strict fails: the variant of the response that passed and what was found in it. */
+  readonly looseFinding: { readonly variant: string; readonly detail: string } | null;
 }
 
 export interface ResponseDetail {

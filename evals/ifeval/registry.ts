@@ -1,7 +1,8 @@
 /**
  * The 25 IFEval instructions, keyed by the dataset's ids (`instructions_registry.INSTRUCTION_DICT`).
  * To add one: add its id to INSTRUCTION_IDS in types.ts, write its CheckerDefinition in the checkers/ file of its
- * category (schema + build), list it here, and give it a table in test/unit/evals/ifeval/checkers/.
+ * category (schema + a build that returns explainedChecker(...): its verdict with what decided it), list it here, and
+ * give it a table in test/unit/evals/ifeval/checkers/ and rows in findings.test.ts.
  */
 import { constrainedResponse, jsonFormat, multipleSections, numberBulletLists, numberHighlightedSections, title } from './checkers/detectable-format.js';
 import { capitalWordFrequency, englishCapital, englishLowercase } from './checkers/change-case.js';

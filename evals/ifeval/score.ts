@@ -2,7 +2,7 @@ import { buildChecker } from './registry.js';
 import { pyStrip } from './python-compat.js';
 import { summarize } from './summary.js';
 import type { TextTools } from './text/text-tools.js';
-import type { Checker, EvalResultRow, PromptRecord, ScoreReport } from './types.js';
+import type { CheckFinding, Checker, EvalResultRow, PromptRecord, ScoreReport } from './types.js';
 
 /**
  * The 8 responses loose scoring tries (evaluation_lib.test_instruction_following_loose): the response, without
@@ -25,6 +25,18 @@ export function looseVariants(response: string): string[] {
     noStar(removeBoth),
   ];
 }
+
+/** What each of looseVariants' texts is, in its order. */
+export const LOOSE_VARIANT_NAMES = [
+  'the response',
+  'without *',
+  'without its first line',
+  'without its last line',
+  'without its first and last lines',
+  'without its first line and *',
+  'without its last line and *',
+  'without its first and last lines and *',
+] as const;
 
 /** The checkers of one prompt, in instruction order; throws KwargsError for kwargs that do not fit. */
 export function buildCheckers(record: PromptRecord): Checker[] {
@@ -51,6 +63,39 @@ export function scorePrompt(
     strict,
     loose: checkers.map((c, i) => strict[i]! || others.some((v) => follows(c, v, tools))),
   };
+}
+
+/** One instruction's verdicts with what decided them. */
+export interface InstructionFindings {
+  readonly strict: CheckFinding;
+  /** The strict finding when strict passes or no variant passes; else the first passing variant's. */
+  readonly loose: CheckFinding;
+  /** The loose variant that passed where the response itself failed (a LOOSE_VARIANT_NAMES entry), else null. */
+  readonly looseVariant: string | null;
+}
+
+const EMPTY: CheckFinding = { pass: false, detail: 'the response is empty' };
+
+function finding(checker: Checker, response: string, tools: TextTools): CheckFinding {
+  return pyStrip(response) === '' ? EMPTY : checker.explain(response, tools);
+}
+
+/** scorePrompt's verdicts, each with what decided it: for showing one response, not for scoring many. */
+export function explainPrompt(record: PromptRecord, response: string, tools: TextTools): InstructionFindings[] {
+  const checkers = buildCheckers(record);
+  const variants = looseVariants(response);
+  const others = variants
+    .map((text, i) => ({ text, name: LOOSE_VARIANT_NAMES[i]! }))
+    .filter((v, i) => v.text !== response && variants.indexOf(v.text) === i);
+  return checkers.map((c) => {
+    const strict = finding(c, response, tools);
+    if (strict.pass) return { strict, loose: strict, looseVariant: null };
+    for (const v of others) {
+      const loose = finding(c, v.text, tools);
+      if (loose.pass) return { strict, loose, looseVariant: v.name };
+    }
+    return { strict, loose: strict, looseVariant: null };
+  });
 }
 
 function row(record: PromptRecord, response: string, verdicts: boolean[]): EvalResultRow {

@@ -51,10 +51,38 @@ type ArgOf<T extends KwargType> = T extends 'int'
 /** The validated kwargs a schema describes. */
 export type ArgsOf<S extends KwargsSchema> = { readonly [K in keyof S]: ArgOf<S[K]> };
 
+/** What a checker found in a response: its verdict, and in words what decided it ("212 words; needs at least 300"). */
+export interface CheckFinding {
+  readonly pass: boolean;
+  readonly detail: string;
+}
+
 /** One instruction, built from its kwargs, ready to check responses. */
 export interface Checker {
   /** `check_following(response)`: whether the response follows the instruction. */
   check(response: string, tools: TextTools): boolean;
+  /** The verdict `check` gives, with what decided it. */
+  explain(response: string, tools: TextTools): CheckFinding;
+}
+
+/**
+ * A checker whose verdict comes from its finding, so that the two cannot disagree. Scoring builds a few short
+ * strings more per check; the 541 responses' scoring does not notice (`npm run bench -- --only ifeval-score`).
+ */
+export function explainedChecker(explain: (response: string, tools: TextTools) => CheckFinding): Checker {
+  return { explain, check: (response, tools) => explain(response, tools).pass };
+}
+
+/** A count against its threshold, in words: "12 words; needs at least 300" (`plural` loses its "s" for a count of 1). */
+export function countFinding(pass: boolean, count: number, plural: string, relation: Relation | 'exactly', threshold: number): CheckFinding {
+  const what = count === 1 && plural.endsWith('s') ? plural.slice(0, -1) : plural;
+  return { pass, detail: `${count} ${what}; needs ${relation === 'exactly' && threshold === 0 ? 'none' : `${relation} ${threshold}`}` };
+}
+
+/** Strings quoted for a finding, at most `max` of them: `"a", "b" and 3 more`. */
+export function quoteList(items: readonly string[], max = 3): string {
+  const shown = items.slice(0, max).map((s) => JSON.stringify(s));
+  return items.length > max ? `${shown.join(', ')} and ${items.length - max} more` : shown.join(', ');
 }
 
 /** A registered instruction: its kwargs schema and the equivalent of `build_description(**kwargs)`. */

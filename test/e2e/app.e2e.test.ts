@@ -137,6 +137,9 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     const detail = page.getByTestId('response-detail');
     await expect.poll(() => detail.getByTestId('verdicts').locator('tbody tr').count()).toBeGreaterThan(0);
     expect(await detail.getByTestId('verdicts').textContent()).toMatch(/(pass|fail)/);
+    // Each verdict with what the scorer found (the tiny model's text is noise, so only that there is one).
+    const rows = await detail.getByTestId('verdicts').locator('tbody tr').count();
+    expect(await detail.getByTestId('finding').count()).toBe(rows);
     await page.screenshot({ path: path.join(shots, '5-response.png') });
     await page.keyboard.press('Escape');
 

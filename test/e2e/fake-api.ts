@@ -608,12 +608,19 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       if (!p || run.summary.status !== 'running') return;
       const text = `Fake response ${p.key}. This text stands in for the model's answer to: ${p.prompt.slice(0, 80)}`;
       progress(run, { key: p.key, text: text.slice(0, 30) });
-      const verdicts = p.instruction_id_list.map((instructionId, i) => ({
-        instructionId,
-        kwargs: p.kwargs[i] ?? {},
-        strict: verdict(p.key, i, false),
-        loose: verdict(p.key, i, false) || verdict(p.key, i, true),
-      }));
+      const verdicts = p.instruction_id_list.map((instructionId, i) => {
+        const strict = verdict(p.key, i, false);
+        const loose = strict || verdict(p.key, i, true);
+        return {
+          instructionId,
+          kwargs: p.kwargs[i] ?? {},
+          strict,
+          loose,
+          // Some prompts' findings are missing, as for a run whose eval assets are gone.
+          finding: p.key % 4 === 1 ? null : `fake finding ${i + 1}: ${strict ? 'followed' : 'not followed'}`,
+          looseFinding: loose && !strict ? { variant: 'without its first line', detail: `fake finding ${i + 1}: followed` } : null,
+        };
+      });
       const strictPass = verdicts.every((v) => v.strict);
       const loosePass = verdicts.every((v) => v.loose);
       const row: ResponseRow = {

@@ -77,6 +77,13 @@ describe('renderer over horizon serve (fake services)', () => {
     const detail = page.getByTestId('response-detail');
     await expect.poll(() => detail.getByTestId('verdicts').locator('tbody tr').count()).toBe(3);
     expect(await detail.textContent()).toContain('punctuation:no_comma');
+    // What decided each verdict, under its instruction.
+    expect(await detail.getByTestId('finding').allTextContents()).toEqual([
+      'fake finding 1: followed',
+      'fake finding 2: followed',
+      'fake finding 3: not followed',
+    ]);
+    expect(await detail.getByTestId('loose-finding').count()).toBe(0);
     await page.screenshot({ path: path.join(shots, '5-response.png') });
     expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Close response');
     await page.keyboard.press('Shift+Tab');
@@ -84,6 +91,13 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByTestId('response-detail').count()).toBe(0);
     expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Open response 1000');
+    // A loose pass where strict failed names the variant of the response that passed.
+    await page.getByRole('button', { name: 'Open response 102', exact: true }).click();
+    await expect.poll(() => detail.getByTestId('loose-finding').allTextContents()).toEqual([
+      'Loose, without its first line: fake finding 1: followed',
+    ]);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByTestId('response-detail').count()).toBe(0);
 
     await page.getByRole('button', { name: 'Export ZIP' }).click();
     await expect.poll(() => page.getByTestId('export-status').textContent()).toContain('verified');

@@ -30,6 +30,7 @@ import { startEvalRun } from '../jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import { readyVariant } from './models-service.js';
+import { verdictsWithFindings } from './response-findings.js';
 import { compareResponses, preview } from './run-compare.js';
 import { ServiceError, toResult } from './service-result.js';
 
@@ -293,7 +294,12 @@ export class RunsService implements RunsApi {
     });
   }
 
-  response(req: ResponseRef): Promise<Result<ResponseDetail>> {
+  async response(req: ResponseRef): Promise<Result<ResponseDetail>> {
+    // The scorer's text tools say what decided each verdict; without the eval assets the verdicts come alone.
+    const tools = await this.opts.inputs().then(
+      (inputs) => inputs.tools,
+      () => null,
+    );
     return toResult(() => {
       this.requireRun(req.runId);
       const r = this.opts.responses.get(req.runId, req.key);
@@ -309,7 +315,7 @@ export class RunsService implements RunsApi {
         decodeTokensPerSecond: r.decodeTokensPerSecond,
         strictPass: r.strictPass,
         loosePass: r.loosePass,
-        verdicts: r.verdicts.map((v) => ({ instructionId: v.instructionId, kwargs: v.kwargs, strict: v.strict, loose: v.loose })),
+        verdicts: verdictsWithFindings(r, tools),
       };
     });
   }

@@ -1,5 +1,6 @@
 import { requireNonNegative, requireRegex } from '../kwargs-rules.js';
 import { pyFindAll, pySearch, pyStrip } from '../python-compat.js';
+import { countFinding, explainedChecker } from '../types.js';
 import type { CheckerDefinition } from '../types.js';
 
 /** `detectable_content:number_placeholders` (PlaceholderChecker): at least N `[...]` on one line. */
@@ -7,7 +8,10 @@ export const numberPlaceholders: CheckerDefinition<{ num_placeholders: 'int' }> 
   schema: { num_placeholders: 'int' },
   build(args) {
     const min = requireNonNegative('num_placeholders', args.num_placeholders);
-    return { check: (value) => pyFindAll('\\[.*?\\]', value).length >= min };
+    return explainedChecker((value) => {
+      const n = pyFindAll('\\[.*?\\]', value).length;
+      return countFinding(n >= min, n, 'bracketed placeholders', 'at least', min);
+    });
   },
 };
 
@@ -22,6 +26,10 @@ export const postscript: CheckerDefinition<{ postscript_marker: 'string' }> = {
     if (marker === 'P.P.S') pattern = '\\s*p\\.\\s?p\\.\\s?s.*$';
     else if (marker === 'P.S.') pattern = '\\s*p\\.\\s?s\\..*$';
     else pattern = requireRegex('postscript_marker', `\\s*${marker.toLowerCase()}.*$`, MULTILINE);
-    return { check: (value) => pySearch(pattern, value.toLowerCase(), MULTILINE) };
+    return explainedChecker((value) =>
+      pySearch(pattern, value.toLowerCase(), MULTILINE)
+        ? { pass: true, detail: `a line with ${JSON.stringify(marker)}` }
+        : { pass: false, detail: `no line with ${JSON.stringify(marker)}` },
+    );
   },
 };

@@ -1,5 +1,6 @@
 import { requireNonNegative, requireRegex } from '../kwargs-rules.js';
 import { pyFindAll, pyIsJson, pyLStrip, pyRStrip, pySplit, pyStrip } from '../python-compat.js';
+import { countFinding, explainedChecker, quoteList } from '../types.js';
 import type { CheckerDefinition } from '../types.js';
 
 const MULTILINE = { multiline: true } as const;
@@ -9,11 +10,10 @@ export const numberBulletLists: CheckerDefinition<{ num_bullets: 'int' }> = {
   schema: { num_bullets: 'int' },
   build(args) {
     const expected = requireNonNegative('num_bullets', args.num_bullets);
-    return {
-      check: (value) =>
-        pyFindAll('^\\s*\\*[^\\*].*$', value, MULTILINE).length + pyFindAll('^\\s*-.*$', value, MULTILINE).length ===
-        expected,
-    };
+    return explainedChecker((value) => {
+      const n = pyFindAll('^\\s*\\*[^\\*].*$', value, MULTILINE).length + pyFindAll('^\\s*-.*$', value, MULTILINE).length;
+      return countFinding(n === expected, n, 'bullet points', 'exactly', expected);
+    });
   },
 };
 
@@ -23,12 +23,13 @@ const CONSTRAINED_RESPONSE_OPTIONS = ['My answer is yes.', 'My answer is no.', '
 export const constrainedResponse: CheckerDefinition<Record<string, never>> = {
   schema: {},
   build() {
-    return {
-      check: (value) => {
-        const v = pyStrip(value);
-        return CONSTRAINED_RESPONSE_OPTIONS.some((option) => v.includes(option));
-      },
-    };
+    return explainedChecker((value) => {
+      const v = pyStrip(value);
+      const option = CONSTRAINED_RESPONSE_OPTIONS.find((o) => v.includes(o));
+      return option !== undefined
+        ? { pass: true, detail: `contains ${JSON.stringify(option)}` }
+        : { pass: false, detail: `contains none of ${quoteList(CONSTRAINED_RESPONSE_OPTIONS)}` };
+    });
   },
 };
 
@@ -37,14 +38,12 @@ export const numberHighlightedSections: CheckerDefinition<{ num_highlights: 'int
   schema: { num_highlights: 'int' },
   build(args) {
     const min = requireNonNegative('num_highlights', args.num_highlights);
-    return {
-      check: (value) => {
-        let n = 0;
-        for (const h of pyFindAll('\\*[^\\n\\*]*\\*', value)) if (pyStrip(pyStrip(h, '*'))) n++;
-        for (const h of pyFindAll('\\*\\*[^\\n\\*]*\\*\\*', value)) if (pyStrip(h.slice(2, -2))) n++;
-        return n >= min;
-      },
-    };
+    return explainedChecker((value) => {
+      let n = 0;
+      for (const h of pyFindAll('\\*[^\\n\\*]*\\*', value)) if (pyStrip(pyStrip(h, '*'))) n++;
+      for (const h of pyFindAll('\\*\\*[^\\n\\*]*\\*\\*', value)) if (pyStrip(h.slice(2, -2))) n++;
+      return countFinding(n >= min, n, 'highlighted sections', 'at least', min);
+    });
   },
 };
 
@@ -54,7 +53,11 @@ export const multipleSections: CheckerDefinition<{ section_spliter: 'string'; nu
   build(args) {
     const pattern = requireRegex('section_spliter', `\\s?${pyStrip(args.section_spliter)}\\s?\\d+\\s?`);
     const min = requireNonNegative('num_sections', args.num_sections);
-    return { check: (value) => pySplit(pattern, value).length - 1 >= min };
+    const name = JSON.stringify(`${pyStrip(args.section_spliter)} N`);
+    return explainedChecker((value) => {
+      const n = pySplit(pattern, value).length - 1;
+      return countFinding(n >= min, n, `${name} headers`, 'at least', min);
+    });
   },
 };
 
@@ -66,14 +69,14 @@ function removePrefix(s: string, prefix: string): string {
 export const jsonFormat: CheckerDefinition<Record<string, never>> = {
   schema: {},
   build() {
-    return {
-      check: (value) => {
-        let v = pyStrip(value);
-        for (const fence of ['```json', '```Json', '```JSON', '```']) v = removePrefix(v, fence);
-        if (v.endsWith('```')) v = v.slice(0, -3);
-        return pyIsJson(pyStrip(v));
-      },
-    };
+    return explainedChecker((value) => {
+      let v = pyStrip(value);
+      for (const fence of ['```json', '```Json', '```JSON', '```']) v = removePrefix(v, fence);
+      if (v.endsWith('```')) v = v.slice(0, -3);
+      return pyIsJson(pyStrip(v))
+        ? { pass: true, detail: 'parses as JSON' }
+        : { pass: false, detail: 'does not parse as JSON (code fences set aside)' };
+    });
   },
 };
 
@@ -81,8 +84,9 @@ export const jsonFormat: CheckerDefinition<Record<string, never>> = {
 export const title: CheckerDefinition<Record<string, never>> = {
   schema: {},
   build() {
-    return {
-      check: (value) => pyFindAll('<<[^\\n]+>>', value).some((t) => pyStrip(pyRStrip(pyLStrip(t, '<'), '>')) !== ''),
-    };
+    return explainedChecker((value) => {
+      const found = pyFindAll('<<[^\\n]+>>', value).find((t) => pyStrip(pyRStrip(pyLStrip(t, '<'), '>')) !== '');
+      return found !== undefined ? { pass: true, detail: `title ${found}` } : { pass: false, detail: 'no <<title>>' };
+    });
   },
 };

@@ -55,6 +55,7 @@ function ResponseSide({ label, detail }: { label: string; detail: ResponseDetail
               <BreakableId id={v.instructionId} />
             </span>{' '}
             <Verdict pass={v.strict} label="strict" /> <Verdict pass={v.loose} label="loose" />
+            {v.finding !== null && <div className="finding">{v.finding}</div>}
           </li>
         ))}
       </ul>

@@ -9,7 +9,7 @@ function kwargsText(kwargs: Readonly<Record<string, unknown>>): string {
   return entries.length ? entries.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') : '—';
 }
 
-/** One response: prompt, text, and the pass/fail of each instruction, strict and loose. */
+/** One response: prompt, text, and the pass/fail of each instruction, strict and loose, with what decided it. */
 export function ResponseView() {
   const r = useResults((s) => s.selected);
   const close = useResults((s) => s.closeResponse);
@@ -83,7 +83,19 @@ export function ResponseView() {
           <tbody>
             {r.verdicts.map((v, i) => (
               <tr key={`${v.instructionId}-${i}`}>
-                <td className="mono">{v.instructionId}</td>
+                <td>
+                  <div className="mono">{v.instructionId}</div>
+                  {v.finding !== null && (
+                    <div className="finding" data-testid="finding">
+                      {v.finding}
+                    </div>
+                  )}
+                  {v.looseFinding !== null && (
+                    <div className="finding" data-testid="loose-finding">
+                      Loose, {v.looseFinding.variant}: {v.looseFinding.detail}
+                    </div>
+                  )}
+                </td>
                 <td className="mono small">{kwargsText(v.kwargs)}</td>
                 <td>
                   <Verdict pass={v.strict} />

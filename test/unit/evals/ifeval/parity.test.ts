@@ -9,8 +9,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { loadPromptRecords, loadResponses } from '../../../../evals/ifeval/node/dataset.js';
 import { loadTextTools } from '../../../../evals/ifeval/node/load-text-tools.js';
-import { scoreResponses } from '../../../../evals/ifeval/score.js';
-import type { ScoreReport } from '../../../../evals/ifeval/types.js';
+import { explainPrompt, LOOSE_VARIANT_NAMES, scoreResponses } from '../../../../evals/ifeval/score.js';
+import type { TextTools } from '../../../../evals/ifeval/text/text-tools.js';
+import type { PromptRecord, ScoreReport } from '../../../../evals/ifeval/types.js';
 
 const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'shared');
 const PARITY = path.join(SHARED, 'ifeval', 'parity');
@@ -30,6 +31,8 @@ type Verdicts = { key: number; strict: boolean[]; loose: boolean[] };
 
 let report: ScoreReport;
 let reference: Map<number, Verdicts>;
+let scored: { record: PromptRecord; response: string }[];
+let textTools: TextTools;
 
 beforeAll(async () => {
   const [records, responses, tools] = await Promise.all([
@@ -38,6 +41,11 @@ beforeAll(async () => {
     loadTextTools({ punktDir: path.join(SHARED, 'nltk', 'punkt_english') }),
   ]);
   report = scoreResponses(records, responses, tools);
+  textTools = tools;
+  scored = records.flatMap((record) => {
+    const response = responses.get(record.prompt);
+    return response === undefined ? [] : [{ record, response }];
+  });
   reference = new Map(
     readFileSync(path.join(PARITY, 'gpt4_reference_verdicts.jsonl'), 'utf8')
       .trim()
@@ -97,5 +105,25 @@ describe('IFEval parity with the reference scorer (GPT-4 responses)', () => {
     expect(report.summary.promptLevelLooseAccuracy.toFixed(5)).toBe('0.79815');
     // Our own deterministic figure: the two random-letter prompts pass strict here.
     expect(report.summary.promptLevelStrictAccuracy.toFixed(5)).toBe('0.77222');
+  });
+
+  it('explains every verdict with the verdict the scorer gave, and names the loose variant that passed', () => {
+    const disagreements: string[] = [];
+    let fromVariant = 0;
+    scored.forEach(({ record, response }, i) => {
+      expect(report.keys[i]).toBe(record.key);
+      explainPrompt(record, response, textTools).forEach((f, j) => {
+        const strict = report.strict[i]!.follow_instruction_list[j];
+        const loose = report.loose[i]!.follow_instruction_list[j];
+        const variantOk = (f.looseVariant !== null) === (loose && !strict) && (f.looseVariant === null || LOOSE_VARIANT_NAMES.includes(f.looseVariant as never));
+        if (f.strict.pass !== strict || f.loose.pass !== loose || !f.strict.detail || !f.loose.detail || !variantOk) {
+          disagreements.push(`${record.key} ${record.instruction_id_list[j]}: ${JSON.stringify(f)} against strict ${strict} loose ${loose}`);
+        }
+        if (f.looseVariant !== null) fromVariant++;
+      });
+    });
+    expect(disagreements).toEqual([]);
+    // The published run has loose-only passes; a loop that never reached the variants would find none.
+    expect(fromVariant).toBeGreaterThan(10);
   });
 });

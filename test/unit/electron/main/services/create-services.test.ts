@@ -128,6 +128,8 @@ describe('createServices (scripted worker)', () => {
     const key = page.ok ? page.value.items[0]!.key : -1;
     const one = await services.api.runs.response({ runId, key });
     expect(one.ok && one.value.verdicts.length).toBeGreaterThan(0);
+    // What decided each verdict, worked out by the scorer that gave it.
+    expect(one.ok && one.value.verdicts.map((v) => typeof v.finding)).toEqual(one.ok ? one.value.verdicts.map(() => 'string') : []);
     expect(await services.api.runs.response({ runId, key: -5 })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
 
     const second = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/bf16', limit: 2 });
