@@ -451,8 +451,16 @@ export interface ResponseRow {
   readonly strictPass: boolean;
   readonly loosePass: boolean;
   readonly tokens: number;
-  /** With an instruction filter: that instruction's verdict in this prompt (all its occurrences must pass). */
-  readonly instructionVerdict?: { readonly instructionId: string; readonly strictPass: boolean; readonly loosePass: boolean };
+  /**
+   * With an instruction filter: that instruction's verdict in this prompt (all its occurrences must pass), and what
+   * the scorer found for it (its first occurrence that fails strict, else its first; null as in InstructionVerdict).
+   */
+  readonly instructionVerdict?: {
+    readonly instructionId: string;
+    readonly strictPass: boolean;
+    readonly loosePass: boolean;
+    readonly finding: string | null;
+  };
 }
 
 export interface ResponsePage {

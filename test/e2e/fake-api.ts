@@ -381,13 +381,17 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           if (!q.instructionId) return m === 'strict' ? r.row.strictPass : r.row.loosePass;
           return r.detail.verdicts.filter((v) => v.instructionId === q.instructionId).every((v) => v[m]);
         }
+        function findingOf(r: StoredResponse, id: string): string | null {
+          const mine = r.detail.verdicts.filter((v) => v.instructionId === id);
+          return (mine.find((v) => !v.strict) ?? mine[0])?.finding ?? null;
+        }
         const rank = (r: StoredResponse): number =>
           q.sortBy === 'instructions' ? r.row.instructionIds.length : q.sortBy === 'strict' || q.sortBy === 'loose' ? Number(verdictOf(r, q.sortBy)) : r.row.key;
         const sign = q.descending ? -1 : 1;
         rows.sort((a, b) => sign * (rank(a) - rank(b) || a.row.key - b.row.key));
         const offset = q.offset ?? 0;
         const items = rows.slice(offset, offset + (q.limit ?? 50)).map((r) =>
-          q.instructionId ? { ...r.row, instructionVerdict: { instructionId: q.instructionId, strictPass: verdictOf(r, 'strict'), loosePass: verdictOf(r, 'loose') } } : r.row,
+          q.instructionId ? { ...r.row, instructionVerdict: { instructionId: q.instructionId, strictPass: verdictOf(r, 'strict'), loosePass: verdictOf(r, 'loose'), finding: findingOf(r, q.instructionId) } } : r.row,
         );
         return ok({ total: rows.length, offset, items });
       },

@@ -257,7 +257,7 @@ describe('renderer over horizon serve (fake services)', () => {
       .map((l) => JSON.parse(l) as { key: number; instruction_id_list: string[] });
     const split = prompts.flatMap((p) =>
       p.instruction_id_list
-        .map((id, i) => ({ key: p.key, id, passes: verdict(p.key, i, false) && p.instruction_id_list.every((other, j) => other !== id || verdict(p.key, j, false)) }))
+        .map((id, i) => ({ key: p.key, id, index: i, passes: verdict(p.key, i, false) && p.instruction_id_list.every((other, j) => other !== id || verdict(p.key, j, false)) }))
         .filter((x) => x.passes && p.instruction_id_list.some((_, j) => !verdict(p.key, j, false))),
     )[0];
     expect(split).toBeDefined();
@@ -285,6 +285,10 @@ describe('renderer over horizon serve (fake services)', () => {
     const row = page.getByRole('row').filter({ has: page.getByRole('button', { name: `Open response ${split!.key}` }) });
     // The prompt fails strict (another instruction fails); the row shows this instruction's pass.
     await expect.poll(() => row.getByTestId('cell-strict').textContent()).toContain('pass');
+    // With what the scorer found for this instruction (the fake leaves it out for keys of 1 mod 4).
+    expect(await row.getByTestId('row-finding').allTextContents()).toEqual(
+      split!.key % 4 === 1 ? [] : [`fake finding ${split!.index + 1}: followed`],
+    );
     await page.getByRole('button', { name: `Open response ${split!.key}` }).click();
     await expect.poll(() => page.getByTestId('response-detail').textContent()).toContain('fail');
     await page.keyboard.press('Escape');

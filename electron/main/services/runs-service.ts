@@ -30,6 +30,7 @@ import { startEvalRun } from '../jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import { readyVariant } from './models-service.js';
+import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import { verdictsWithFindings } from './response-findings.js';
 import { compareResponses, preview } from './run-compare.js';
 import { ServiceError, toResult } from './service-result.js';
@@ -53,8 +54,8 @@ export interface RunsServiceOptions {
 export const CANCEL_GRACE_MS = 20_000;
 
 
-export function toResponseRow(r: StoredResponseWithPass, instructionId?: string): ResponseRow {
-  const mine = instructionId ? r.verdicts.filter((v) => v.instructionId === instructionId) : [];
+export function toResponseRow(r: StoredResponseWithPass, instructionId?: string, tools: TextTools | null = null): ResponseRow {
+  const mine = instructionId ? verdictsWithFindings(r, tools).filter((v) => v.instructionId === instructionId) : [];
   return {
     key: r.key,
     promptPreview: preview(r.prompt),
@@ -64,7 +65,14 @@ export function toResponseRow(r: StoredResponseWithPass, instructionId?: string)
     loosePass: r.loosePass,
     tokens: r.tokens,
     ...(instructionId && mine.length > 0
-      ? { instructionVerdict: { instructionId, strictPass: mine.every((v) => v.strict), loosePass: mine.every((v) => v.loose) } }
+      ? {
+          instructionVerdict: {
+            instructionId,
+            strictPass: mine.every((v) => v.strict),
+            loosePass: mine.every((v) => v.loose),
+            finding: (mine.find((v) => !v.strict) ?? mine[0]!).finding,
+          },
+        }
       : {}),
   };
 }
@@ -269,7 +277,8 @@ export class RunsService implements RunsApi {
     return toResult(() => this.detail(this.requireRun(req.runId)));
   }
 
-  responses(req: ResponseQuery): Promise<Result<ResponsePage>> {
+  async responses(req: ResponseQuery): Promise<Result<ResponsePage>> {
+    const tools = req.instructionId ? await this.textTools() : null;
     return toResult(() => {
       this.requireRun(req.runId);
       const offset = req.offset ?? 0;
@@ -283,7 +292,7 @@ export class RunsService implements RunsApi {
         offset,
         limit: req.limit ?? 50,
       });
-      return { total: page.total, offset, items: page.items.map((r) => toResponseRow(r, req.instructionId)) };
+      return { total: page.total, offset, items: page.items.map((r) => toResponseRow(r, req.instructionId, tools)) };
     });
   }
 
@@ -294,12 +303,16 @@ export class RunsService implements RunsApi {
     });
   }
 
-  async response(req: ResponseRef): Promise<Result<ResponseDetail>> {
-    // The scorer's text tools say what decided each verdict; without the eval assets the verdicts come alone.
-    const tools = await this.opts.inputs().then(
+  /** The scorer's text tools, which say what decided each verdict; null without the eval assets. */
+  private textTools(): Promise<TextTools | null> {
+    return this.opts.inputs().then(
       (inputs) => inputs.tools,
       () => null,
     );
+  }
+
+  async response(req: ResponseRef): Promise<Result<ResponseDetail>> {
+    const tools = await this.textTools();
     return toResult(() => {
       this.requireRun(req.runId);
       const r = this.opts.responses.get(req.runId, req.key);

@@ -113,6 +113,11 @@ export function ResponseBrowser() {
               </td>
               <td className="cell-preview" onClick={() => void openResponse(r.key)}>
                 {r.promptPreview}
+                {r.instructionVerdict?.finding ? (
+                  <div className="finding" data-testid="row-finding">
+                    {r.instructionVerdict.finding}
+                  </div>
+                ) : null}
               </td>
               <td>{r.instructionIds.length}</td>
               <td data-testid="cell-strict">
