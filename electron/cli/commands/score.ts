@@ -7,10 +7,11 @@ import { dataDirOption, parseCommandArgs } from '../command-args.js';
 export const summary = 'score IFEval responses (strict + loose) and write eval_results_*.jsonl and summary.json';
 
 const USAGE =
-  'usage: horizon score --input INPUT.jsonl --responses RESPONSES.jsonl --out DIR [--punkt DIR] [--data-dir DIR] [--no-official-check]\n' +
+  'usage: horizon score --input INPUT.jsonl --responses RESPONSES.jsonl --out DIR [--explain] [--punkt DIR] [--data-dir DIR] [--no-official-check]\n' +
   '  --input              IFEval input_data.jsonl (a 541-row file must be the official one, sha256-checked)\n' +
   '  --responses          JSONL rows {"prompt", "response"}, matched to the input by prompt text\n' +
   '  --out                folder for eval_results_strict.jsonl, eval_results_loose.jsonl, summary.json\n' +
+  '  --explain            list each instruction that fails strict with what decided it (and the loose variant that passed)\n' +
   '  --punkt              Punkt English parameters (default <app>/../shared/nltk/punkt_english, else the data folder\'s copy)\n' +
   '  --data-dir           data folder whose Punkt copy is used (default $HORIZON_DATA_DIR or the platform app-data folder)\n' +
   '  --no-official-check  score an edited 541-row input without the sha256 check';
@@ -30,18 +31,20 @@ export async function run(args: string[]): Promise<number> {
       punkt: { type: 'string' },
       'data-dir': { type: 'string' },
       'no-official-check': { type: 'boolean' },
+      explain: { type: 'boolean' },
     },
     { required: ['input', 'responses', 'out'] },
   );
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
   const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(dataDirOption(values, defaultDataDir)), ...(values.punkt ? { explicit: values.punkt } : {}) });
-  const { report, files } = await scoreFiles({
+  const { report, files, strictFailures } = await scoreFiles({
     input: values.input,
     responses: values.responses,
     outDir: values.out,
     punktDir,
     expectOfficial: values['no-official-check'] ? false : 'auto',
+    explain: values.explain === true,
   });
   const s = report.summary;
   console.log(`scored ${s.promptsScored} prompts, ${s.instructionsScored} instructions`);
@@ -56,6 +59,13 @@ export async function run(args: string[]): Promise<number> {
   }
   if (s.unmatchedResponsePrompts.length > 0) {
     console.log(`responses whose prompt is not in the input (${s.unmatchedResponsePrompts.length}, ignored)`);
+  }
+  if (strictFailures) {
+    console.log(`instructions that fail strict (${strictFailures.length}): key, instruction, what decided it`);
+    for (const f of strictFailures) {
+      const loose = f.findings.looseVariant === null ? 'loose fails too' : `loose passes ${f.findings.looseVariant}: ${f.findings.loose.detail}`;
+      console.log(`  ${f.key}  ${f.instructionId}  ${f.findings.strict.detail}; ${loose}`);
+    }
   }
   console.log(`wrote ${files.strict}\n      ${files.loose}\n      ${files.summary}`);
   return 0;

@@ -1,6 +1,7 @@
 import { DatasetError } from '../dataset.js';
-import { scoreResponses } from '../score.js';
-import type { ScoreReport } from '../types.js';
+import { explainPrompt, scoreResponses } from '../score.js';
+import type { InstructionFindings } from '../score.js';
+import type { InstructionId, ScoreReport } from '../types.js';
 import { loadPromptRecords, loadResponses } from './dataset.js';
 import type { LoadPromptRecordsOptions } from './dataset.js';
 import { loadTextTools } from './load-text-tools.js';
@@ -17,10 +18,21 @@ export interface ScoreFilesOptions extends LoadPromptRecordsOptions {
   readonly outDir: string;
   /** Punkt English parameter folder (see resolvePunktDir). */
   readonly punktDir: string;
+  /** Also work out what decided each instruction that fails strict (explainPrompt). */
+  readonly explain?: boolean;
+}
+
+/** An instruction that fails strict, with what decided its verdicts. */
+export interface StrictFailure {
+  readonly key: number;
+  readonly instructionId: InstructionId;
+  readonly findings: InstructionFindings;
 }
 
 /** Loads the dataset, responses and text tools, scores, and writes the three result files. */
-export async function scoreFiles(opts: ScoreFilesOptions): Promise<{ report: ScoreReport; files: EvalResultFiles }> {
+export async function scoreFiles(
+  opts: ScoreFilesOptions,
+): Promise<{ report: ScoreReport; files: EvalResultFiles; strictFailures?: StrictFailure[] }> {
   const [records, responses, tools] = await Promise.all([
     loadPromptRecords(opts.input, opts),
     loadResponses(opts.responses),
@@ -31,5 +43,13 @@ export async function scoreFiles(opts: ScoreFilesOptions): Promise<{ report: Sco
   if (responses.size === 0) throw new DatasetError(`${opts.responses}: no response rows (the file is empty)`);
   const report = scoreResponses(records, responses, tools);
   const files = await writeEvalResults(opts.outDir, report);
-  return { report, files };
+  if (!opts.explain) return { report, files };
+  const strictFailures = records.flatMap((record) => {
+    const response = responses.get(record.prompt);
+    if (response === undefined) return [];
+    return explainPrompt(record, response, tools).flatMap((findings, i) =>
+      findings.strict.pass ? [] : [{ key: record.key, instructionId: record.instruction_id_list[i]!, findings }],
+    );
+  });
+  return { report, files, strictFailures };
 }

@@ -46,6 +46,23 @@ describe('horizon score', () => {
     expect(summary.promptLevelLooseAccuracy).toBeGreaterThanOrEqual(summary.promptLevelStrictAccuracy);
   });
 
+  it('lists the instructions that fail strict with what decided them under --explain', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(await run(['--input', input, '--responses', responses, '--out', path.join(tmp, 'out-explain'), '--explain'])).toBe(0);
+    const printed = log.mock.calls.map((c) => String(c[0]));
+    log.mockRestore();
+    const header = printed.findIndex((l) => l.startsWith('instructions that fail strict ('));
+    const count = Number(/\((\d+)\)/.exec(printed[header] ?? '')?.[1]);
+    expect(count).toBeGreaterThan(0);
+    const lines = printed.slice(header + 1, header + 1 + count);
+    // Counted independently with Python's re.findall(r"\w+", ...) and str.count(",") on the GPT-4 responses.
+    expect(lines).toContain('  1000  length_constraints:number_words  288 words; needs at least 300; loose fails too');
+    expect(lines).toContain('  1001  punctuation:no_comma  36 commas; needs none; loose fails too');
+    expect(lines.every((l) => /^ {2}\d+ {2}[a-z_]+:[a-z_]+ {2}.+; loose (fails too|passes .+)$/.test(l))).toBe(true);
+    const summary = JSON.parse(readFileSync(path.join(tmp, 'out-explain', 'summary.json'), 'utf8'));
+    expect(count).toBe(summary.instructionsScored - summary.instructionsFollowedStrict);
+  });
+
   it('says no prompt was scored instead of printing 0% when no response matches the input', async () => {
     const none = path.join(tmp, 'none.jsonl');
     writeFileSync(none, `${JSON.stringify({ prompt: 'a prompt not in the input', response: 'x' })}\n`);
