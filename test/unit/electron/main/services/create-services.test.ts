@@ -130,6 +130,10 @@ describe('createServices (scripted worker)', () => {
     expect(one.ok && one.value.verdicts.length).toBeGreaterThan(0);
     // What decided each verdict, worked out by the scorer that gave it.
     expect(one.ok && one.value.verdicts.map((v) => typeof v.finding)).toEqual(one.ok ? one.value.verdicts.map(() => 'string') : []);
+    const instructionId = one.ok ? one.value.verdicts[0]!.instructionId : '';
+    const filtered = await services.api.runs.responses({ runId, instructionId });
+    expect(filtered.ok && filtered.value.items.length).toBeGreaterThan(0);
+    expect(filtered.ok && filtered.value.items.every((r) => typeof r.instructionVerdict?.finding === 'string')).toBe(true);
     expect(await services.api.runs.response({ runId, key: -5 })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
 
     const second = await services.api.runs.start({ modelId: 'horizon--tiny@ccccccc/bf16', limit: 2 });
