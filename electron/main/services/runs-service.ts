@@ -55,7 +55,7 @@ export const CANCEL_GRACE_MS = 20_000;
 
 
 export function toResponseRow(r: StoredResponseWithPass, instructionId?: string, tools: TextTools | null = null): ResponseRow {
-  const mine = instructionId ? verdictsWithFindings(r, tools).filter((v) => v.instructionId === instructionId) : [];
+  const mine = instructionId ? verdictsWithFindings(r, tools, instructionId).filter((v) => v.instructionId === instructionId) : [];
   return {
     key: r.key,
     promptPreview: preview(r.prompt),

@@ -56,6 +56,17 @@ describe('verdictsWithFindings', () => {
     expect(c!.finding).toBe('0 commas; needs none');
   });
 
+  it('explains only the instruction asked for', () => {
+    const r = stored('Sure, here:\n"answer"', [
+      { ...quotation, strict: false, loose: true },
+      { ...comma, strict: false, loose: true },
+    ]);
+    const [q, c] = verdictsWithFindings(r, fakeTextTools(), 'punctuation:no_comma');
+    expect(q).toEqual({ ...quotation, strict: false, loose: true, finding: null, looseFinding: null });
+    expect(c!.finding).toBe('1 comma; needs none');
+    expect(verdictsWithFindings(r, fakeTextTools(), 'keywords:existence').map((v) => v.finding)).toEqual([null, null]);
+  });
+
   it('gives the verdicts alone without text tools, for an unknown instruction id or kwargs this scorer rejects', () => {
     const plain = { ...comma, strict: true, loose: true };
     const none = { ...plain, finding: null, looseFinding: null };
