@@ -43,28 +43,6 @@ export function buildCheckers(record: PromptRecord): Checker[] {
   return record.instruction_id_list.map((id, i) => buildChecker(id, record.kwargs[i] ?? {}));
 }
 
-function follows(checker: Checker, response: string, tools: TextTools): boolean {
-  // An empty or all-whitespace response never follows an instruction (`response.strip() and ...`).
-  return pyStrip(response) !== '' && checker.check(response, tools);
-}
-
-/** Strict and loose verdicts per instruction of one prompt. */
-export function scorePrompt(
-  record: PromptRecord,
-  response: string,
-  tools: TextTools,
-): { strict: boolean[]; loose: boolean[] } {
-  const checkers = buildCheckers(record);
-  // Checkers are pure, so a variant equal to one already tried (no `*` to drop, a one-line response) cannot change a
-  // verdict: each distinct text is checked once, the response itself by the strict pass.
-  const others = [...new Set(looseVariants(response))].filter((v) => v !== response);
-  const strict = checkers.map((c) => follows(c, response, tools));
-  return {
-    strict,
-    loose: checkers.map((c, i) => strict[i]! || others.some((v) => follows(c, v, tools))),
-  };
-}
-
 /** One instruction's verdicts with what decided them. */
 export interface InstructionFindings {
   readonly strict: CheckFinding;
@@ -77,12 +55,15 @@ export interface InstructionFindings {
 const EMPTY: CheckFinding = { pass: false, detail: 'the response is empty' };
 
 function finding(checker: Checker, response: string, tools: TextTools): CheckFinding {
+  // An empty or all-whitespace response never follows an instruction (`response.strip() and ...`).
   return pyStrip(response) === '' ? EMPTY : checker.explain(response, tools);
 }
 
-/** scorePrompt's verdicts, each with what decided it: for showing one response, not for scoring many. */
+/** Strict and loose verdicts per instruction of one prompt, each with what decided it. */
 export function explainPrompt(record: PromptRecord, response: string, tools: TextTools): InstructionFindings[] {
   const checkers = buildCheckers(record);
+  // Checkers are pure, so a variant equal to one already tried (no `*` to drop, a one-line response) cannot change a
+  // verdict: each distinct text is checked once, the response itself by the strict pass.
   const variants = looseVariants(response);
   const others = variants
     .map((text, i) => ({ text, name: LOOSE_VARIANT_NAMES[i]! }))
@@ -96,6 +77,16 @@ export function explainPrompt(record: PromptRecord, response: string, tools: Tex
     }
     return { strict, loose: strict, looseVariant: null };
   });
+}
+
+/** Strict and loose verdicts per instruction of one prompt. */
+export function scorePrompt(
+  record: PromptRecord,
+  response: string,
+  tools: TextTools,
+): { strict: boolean[]; loose: boolean[] } {
+  const findings = explainPrompt(record, response, tools);
+  return { strict: findings.map((f) => f.strict.pass), loose: findings.map((f) => f.loose.pass) };
 }
 
 function row(record: PromptRecord, response: string, verdicts: boolean[]): EvalResultRow {
