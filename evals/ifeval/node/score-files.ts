@@ -44,9 +44,11 @@ export async function scoreFiles(
   const report = scoreResponses(records, responses, tools);
   const files = await writeEvalResults(opts.outDir, report);
   if (!opts.explain) return { report, files };
+  // Only the prompts the report has failing strict are explained again.
+  const failing = new Set(report.keys.filter((_, i) => !report.strict[i]!.follow_all_instructions));
   const strictFailures = records.flatMap((record) => {
     const response = responses.get(record.prompt);
-    if (response === undefined) return [];
+    if (response === undefined || !failing.has(record.key)) return [];
     return explainPrompt(record, response, tools).flatMap((findings, i) =>
       findings.strict.pass ? [] : [{ key: record.key, instructionId: record.instruction_id_list[i]!, findings }],
     );
