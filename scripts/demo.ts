@@ -110,7 +110,7 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     if (final.status !== 'completed') throw new Error(`the run ended ${final.status}: ${final.error ?? ''}`);
 
     // 3. The result ZIP, verified by re-scoring.
-    const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
+    const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText, tools: inputs.tools }, runId, path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
     const check = await verifyResultZip(zip.path, inputs.tools);
     console.log(`4. result ZIP ${check.verified ? 'verified' : `NOT verified (${check.problems.join('; ')})`}`);
     const acc = runAccuracies(responses, runId);

@@ -2,7 +2,9 @@ import { buildChecker } from './registry.js';
 import { pyStrip } from './python-compat.js';
 import { summarize } from './summary.js';
 import type { TextTools } from './text/text-tools.js';
-import type { CheckFinding, Checker, EvalResultRow, PromptRecord, ScoreReport } from './types.js';
+import type { CheckFinding, Checker, EvalResultRow, InstructionFindings, PromptRecord, ScoreReport } from './types.js';
+
+export type { InstructionFindings } from './types.js';
 
 /**
  * The 8 responses loose scoring tries (evaluation_lib.test_instruction_following_loose): the response, without
@@ -44,14 +46,6 @@ export function buildCheckers(record: PromptRecord): Checker[] {
 }
 
 /** One instruction's verdicts with what decided them. */
-export interface InstructionFindings {
-  readonly strict: CheckFinding;
-  /** The strict finding when strict passes or no variant passes; else the first passing variant's. */
-  readonly loose: CheckFinding;
-  /** The loose variant that passed where the response itself failed (a LOOSE_VARIANT_NAMES entry), else null. */
-  readonly looseVariant: string | null;
-}
-
 const EMPTY: CheckFinding = { pass: false, detail: 'the response is empty' };
 
 function finding(checker: Checker, response: string, tools: TextTools): CheckFinding {
@@ -111,6 +105,7 @@ export function scoreResponses(
   const strict: EvalResultRow[] = [];
   const loose: EvalResultRow[] = [];
   const keys: number[] = [];
+  const findings: InstructionFindings[][] = [];
   const missing: { key: number; prompt: string }[] = [];
   for (const record of records) {
     const response = responses.get(record.prompt);
@@ -118,12 +113,13 @@ export function scoreResponses(
       missing.push({ key: record.key, prompt: record.prompt });
       continue;
     }
-    const verdicts = scorePrompt(record, response, tools);
-    strict.push(row(record, response, verdicts.strict));
-    loose.push(row(record, response, verdicts.loose));
+    const explained = explainPrompt(record, response, tools);
+    strict.push(row(record, response, explained.map((f) => f.strict.pass)));
+    loose.push(row(record, response, explained.map((f) => f.loose.pass)));
     keys.push(record.key);
+    findings.push(explained);
   }
   const known = new Set(records.map((r) => r.prompt));
   const unmatched = [...responses.keys()].filter((p) => !known.has(p));
-  return { strict, loose, keys, summary: summarize(strict, loose, missing, unmatched) };
+  return { strict, loose, keys, findings, summary: summarize(strict, loose, missing, unmatched) };
 }

@@ -57,6 +57,15 @@ export interface CheckFinding {
   readonly detail: string;
 }
 
+/** One instruction's strict and loose verdicts, each with what decided it. */
+export interface InstructionFindings {
+  readonly strict: CheckFinding;
+  /** The strict finding when strict passes or no variant passes; else the first passing variant's. */
+  readonly loose: CheckFinding;
+  /** The loose variant that passed where the response itself failed (a LOOSE_VARIANT_NAMES entry), else null. */
+  readonly looseVariant: string | null;
+}
+
 /** One instruction, built from its kwargs, ready to check responses. */
 export interface Checker {
   /** `check_following(response)`: whether the response follows the instruction. */
@@ -172,5 +181,7 @@ export interface ScoreReport {
   readonly loose: readonly EvalResultRow[];
   /** The key of each scored prompt, parallel to `strict` and `loose`. */
   readonly keys: readonly number[];
+  /** What decided each verdict of each scored prompt, parallel to `keys`, in instruction order. */
+  readonly findings: readonly (readonly InstructionFindings[])[];
   readonly summary: ScoreSummary;
 }

@@ -55,7 +55,7 @@ export async function bench(): Promise<void> {
       ]);
     }
     const t1 = performance.now();
-    const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, 'bench-b8', path.join(root, 'r.zip'));
+    const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText, tools: inputs.tools }, 'bench-b8', path.join(root, 'r.zip'));
     const t2 = performance.now();
     const v = await verifyResultZip(zip.path, inputs.tools);
     const t3 = performance.now();

@@ -260,7 +260,7 @@ export async function run(args: string[]): Promise<number> {
     if (f.generatedTokens > 0) console.log(formatFigures(f, final.backend));
     if (acc && final.status === 'completed') {
       const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
-      const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText }, runId, out);
+      const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText, tools: inputs.tools }, runId, out);
       console.log(`result ZIP ${zip.path} (${zip.bytes} bytes, sha256 ${zip.sha256})`);
     } else if (final.status !== 'completed') {
       console.log(`resume with: npx horizon eval --resume ${runId} --data-dir ${dataDir}${values.db ? ` --db ${dbFile}` : ''}`);

@@ -62,7 +62,7 @@ export async function run(args: string[]): Promise<number> {
     }
     const inputs = await loadEvalInputs(dataDir);
     const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
-    const zip = await writeResultZip({ runs, responses, db, inputDataText: inputs.inputDataText }, runId, out);
+    const zip = await writeResultZip({ runs, responses, db, inputDataText: inputs.inputDataText, tools: inputs.tools }, runId, out);
     console.log(`wrote ${zip.path} (${zip.bytes} bytes, sha256 ${zip.sha256})`);
     if (zip.run.status !== 'completed') {
       console.log(`note: run ${runId} is ${zip.run.status}: the ZIP holds ${zip.run.responses} of its ${zip.run.total} prompts`);

@@ -5,13 +5,14 @@ import yauzl from 'yauzl';
 import type { Accuracies } from '../../common/ipc-contract.js';
 import { DatasetError, OFFICIAL_INPUT_ROWS, OFFICIAL_INPUT_SHA256, parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { formatEvalResultRow } from '../../../evals/ifeval/eval-results.js';
+import { findingsLine } from '../../../evals/ifeval/findings-jsonl.js';
 import { scoreResponses } from '../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { ScoreSummary } from '../../../evals/ifeval/types.js';
 import { checkRegularFile } from '../../node/regular-file.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
 import type { ResultManifest } from './write-result-zip.js';
-import { inputLinesForRun, RESULT_FILES, RESULT_FORMAT } from './write-result-zip.js';
+import { inputLinesForRun, RESULT_FILES, RESULT_FORMAT, RESULT_LAYOUTS } from './write-result-zip.js';
 
 const MiB = 1 << 20;
 
@@ -27,6 +28,8 @@ export const MAX_ENTRY_BYTES: Readonly<Record<string, number>> = {
   'input_data.jsonl': 16 * MiB,
   'eval_results_strict.jsonl': 256 * MiB,
   'eval_results_loose.jsonl': 256 * MiB,
+  // A finding is a short sentence (~40 bytes) per instruction: 541 prompts hold ~100 KB.
+  'findings.jsonl': 64 * MiB,
   'summary.json': 16 * MiB,
   'performance.json': MiB,
 };
@@ -417,9 +420,55 @@ function compareEvalResults(
   }
 }
 
+/** Where two JSON values first differ ("instructions[1].strict.finding"), with both sides; null when equal. */
+function firstDifference(stored: unknown, fresh: unknown, at = ''): { at: string; stored: unknown; fresh: unknown } | null {
+  if (Array.isArray(fresh) && Array.isArray(stored)) {
+    if (stored.length !== fresh.length) return { at: `${at}.length`.replace(/^\./, ''), stored: stored.length, fresh: fresh.length };
+    for (let i = 0; i < fresh.length; i++) {
+      const d = firstDifference(stored[i], fresh[i], `${at}[${i}]`);
+      if (d) return d;
+    }
+    return null;
+  }
+  if (isRecord(fresh) && isRecord(stored)) {
+    for (const k of Object.keys(fresh)) {
+      const d = firstDifference(stored[k], fresh[k], at === '' ? k : `${at}.${k}`);
+      if (d) return d;
+    }
+    const extra = Object.keys(stored).find((k) => !Object.hasOwn(fresh, k));
+    return extra === undefined ? null : { at: at === '' ? extra : `${at}.${extra}`, stored: stored[extra], fresh: undefined };
+  }
+  return sameJson(stored, fresh) ? null : { at, stored, fresh };
+}
+
+/** Compares findings.jsonl line by line with the findings of re-scoring (explainPrompt's, as the writer records them). */
+function compareFindings(entries: ReadonlyMap<string, Buffer>, report: ReturnType<typeof scoreResponses>, problems: string[]): void {
+  const name = 'findings.jsonl';
+  const b = entries.get(name);
+  if (!b) return;
+  const lines = b.toString('utf8').split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  if (lines.length !== report.keys.length) problems.push(`${name}: ${lines.length} rows, re-scoring the responses gives ${report.keys.length}`);
+  report.keys.forEach((key, i) => {
+    const line = lines[i];
+    if (line === undefined) return;
+    const at = `${name} line ${i + 1} (key ${key})`;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch (e) {
+      problems.push(`${at}: invalid JSON (${(e as Error).message})`);
+      return;
+    }
+    const d = firstDifference(parsed, findingsLine(key, report.strict[i]!.instruction_id_list, report.findings[i]!));
+    if (d) problems.push(`${at}: ${d.at === '' ? 'the line' : d.at} is ${brief(d.stored)}, re-scoring gives ${brief(d.fresh)}`);
+  });
+}
+
 /**
  * Checks a result ZIP: the manifest's sha256 of every file, then re-scores the retained responses against the
- * retained input_data.jsonl and compares with eval_results_{strict,loose}.jsonl and summary.json. The response count
+ * retained input_data.jsonl and compares with eval_results_{strict,loose}.jsonl, findings.jsonl (a v2 ZIP's) and
+ * summary.json. The response count
  * must match manifest.json, and a run it calls completed must answer every included row.
  */
 export async function verifyResultZip(file: string, tools: TextTools, opts: VerifyResultZipOptions = {}): Promise<ResultVerification> {
@@ -442,8 +491,11 @@ export async function verifyResultZip(file: string, tools: TextTools, opts: Veri
     return fail(`manifest.json: invalid JSON (${(e as Error).message})`);
   }
   if (!isRecord(manifest)) return fail('manifest.json: not a JSON object');
-  if (manifest.format !== RESULT_FORMAT) problems.push(`manifest.json: format is ${brief(manifest.format)}, expected ${RESULT_FORMAT}`);
-  checkListedFiles(manifest.files, entries, RESULT_FILES, 'result ZIP', problems);
+  const layout = typeof manifest.format === 'string' && Object.hasOwn(RESULT_LAYOUTS, manifest.format) ? RESULT_LAYOUTS[manifest.format]! : undefined;
+  if (!layout) {
+    problems.push(`manifest.json: format is ${brief(manifest.format)}, expected ${RESULT_FORMAT} (or ${Object.keys(RESULT_LAYOUTS).filter((f) => f !== RESULT_FORMAT).join(', ')}, from earlier builds)`);
+  }
+  checkListedFiles(manifest.files, entries, layout ?? RESULT_FILES, 'result ZIP', problems);
   const run: Partial<Record<keyof ResultManifest['run'], unknown>> = isRecord(manifest.run) ? manifest.run : {};
   if (!isRecord(manifest.run)) {
     problems.push('manifest.json: run is not an object');
@@ -494,6 +546,7 @@ export async function verifyResultZip(file: string, tools: TextTools, opts: Veri
     );
   }
   compareEvalResults(entries, report, problems);
+  compareFindings(entries, report, problems);
   const summaryBytes = entries.get('summary.json');
   if (summaryBytes) {
     let stored: unknown;

@@ -4,25 +4,32 @@ import type Database from 'better-sqlite3';
 
 import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { formatEvalResults } from '../../../evals/ifeval/eval-results.js';
+import { findingsLine, formatFindings } from '../../../evals/ifeval/findings-jsonl.js';
+import { explainPrompt } from '../../../evals/ifeval/score.js';
 import { summarize } from '../../../evals/ifeval/summary.js';
+import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { EvalResultRow, InstructionId } from '../../../evals/ifeval/types.js';
 import { isLiveStatus } from '../../common/ipc-contract.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
 import { listedZipFiles, writeZipAtomically } from './zip-file.js';
 
-/** Version tag of the result ZIP layout, in manifest.json. */
-export const RESULT_FORMAT = 'horizon-result-v1';
+/** Version tag of the result ZIP layout that export writes, in manifest.json. */
+export const RESULT_FORMAT = 'horizon-result-v2';
 
-/** The files of a result ZIP besides manifest.json, in archive order. */
-export const RESULT_FILES = [
-  'responses.jsonl',
-  'input_data.jsonl',
-  'eval_results_strict.jsonl',
-  'eval_results_loose.jsonl',
-  'summary.json',
-  'performance.json',
-] as const;
+const V1_FILES = ['responses.jsonl', 'input_data.jsonl', 'eval_results_strict.jsonl', 'eval_results_loose.jsonl', 'summary.json', 'performance.json'] as const;
+
+/**
+ * The layouts the verifier reads, each with its files besides manifest.json in archive order. v2 added findings.jsonl
+ * (what decided each verdict); a v1 ZIP, from earlier builds, has none and still verifies.
+ */
+export const RESULT_LAYOUTS: Readonly<Record<string, readonly string[]>> = {
+  'horizon-result-v1': V1_FILES,
+  [RESULT_FORMAT]: [...V1_FILES.slice(0, 4), 'findings.jsonl', ...V1_FILES.slice(4)],
+};
+
+/** The files of a result ZIP that export writes, besides manifest.json, in archive order. */
+export const RESULT_FILES = RESULT_LAYOUTS[RESULT_FORMAT]!;
 
 export interface ResultManifestFile {
   readonly name: string;
@@ -111,6 +118,8 @@ export interface WriteResultZipOptions {
   readonly responses: ResponseRepo;
   /** The full input_data.jsonl text the run used (its sha256 is recorded with the run). */
   readonly inputDataText: string;
+  /** The scorer's text tools, which findings.jsonl's findings are worked out with. */
+  readonly tools: TextTools;
   /**
    * The connection `runs` and `responses` use. When given, the run, its responses and its figures are read in one
    * read transaction, so another process adding responses meanwhile cannot make them disagree.
@@ -144,7 +153,16 @@ export function buildResultFiles(
   }
   const inputText = inputLinesForRun(opts.inputDataText, run.total);
   const answered = new Set(stored.map((r) => r.key));
-  const missing = parsePromptRecords(inputText, 'input_data.jsonl').filter((r) => !answered.has(r.key));
+  const records = parsePromptRecords(inputText, 'input_data.jsonl');
+  const missing = records.filter((r) => !answered.has(r.key));
+  const byKey = new Map(records.map((r) => [r.key, r]));
+  // Worked out afresh, as the verifier will: a run scored by an earlier build keeps its stored verdicts in the eval
+  // results, and the verifier reports where they differ from these.
+  const findings = stored.map((r) => {
+    const record = byKey.get(r.key);
+    if (!record) throw new Error(`run ${runId}: response key ${r.key} is not among the ${records.length} input rows the run used`);
+    return findingsLine(r.key, record.instruction_id_list, explainPrompt(record, r.response, opts.tools));
+  });
   const strict = evalRows(stored, 'strict');
   const loose = evalRows(stored, 'loose');
   const summary = summarize(strict, loose, missing);
@@ -179,6 +197,7 @@ export function buildResultFiles(
     ['input_data.jsonl', input],
     ['eval_results_strict.jsonl', Buffer.from(formatEvalResults(strict))],
     ['eval_results_loose.jsonl', Buffer.from(formatEvalResults(loose))],
+    ['findings.jsonl', Buffer.from(formatFindings(findings))],
     ['summary.json', Buffer.from(`${JSON.stringify({ ...summary, keys: stored.map((r) => r.key) }, null, 2)}\n`)],
     ['performance.json', Buffer.from(`${JSON.stringify(performance, null, 2)}\n`)],
   ]);

@@ -72,7 +72,7 @@ export class ExportService implements ExportApi {
       if (req.path !== undefined) await checkExportTarget(req.path);
       const inputs = await this.opts.inputs();
       const out = req.path ?? path.join(dataLayout.exportsDir(this.opts.dataDir), `${req.runId}.zip`);
-      return writeResultZip({ runs: this.opts.runs, responses: this.opts.responses, inputDataText: inputs.inputDataText }, req.runId, out);
+      return writeResultZip({ runs: this.opts.runs, responses: this.opts.responses, inputDataText: inputs.inputDataText, tools: inputs.tools }, req.runId, out);
     });
   }
 

@@ -1,7 +1,6 @@
 import { DatasetError } from '../dataset.js';
-import { explainPrompt, scoreResponses } from '../score.js';
-import type { InstructionFindings } from '../score.js';
-import type { InstructionId, ScoreReport } from '../types.js';
+import { scoreResponses } from '../score.js';
+import type { InstructionFindings, InstructionId, ScoreReport } from '../types.js';
 import { loadPromptRecords, loadResponses } from './dataset.js';
 import type { LoadPromptRecordsOptions } from './dataset.js';
 import { loadTextTools } from './load-text-tools.js';
@@ -44,14 +43,10 @@ export async function scoreFiles(
   const report = scoreResponses(records, responses, tools);
   const files = await writeEvalResults(opts.outDir, report);
   if (!opts.explain) return { report, files };
-  // Only the prompts the report has failing strict are explained again.
-  const failing = new Set(report.keys.filter((_, i) => !report.strict[i]!.follow_all_instructions));
-  const strictFailures = records.flatMap((record) => {
-    const response = responses.get(record.prompt);
-    if (response === undefined || !failing.has(record.key)) return [];
-    return explainPrompt(record, response, tools).flatMap((findings, i) =>
-      findings.strict.pass ? [] : [{ key: record.key, instructionId: record.instruction_id_list[i]!, findings }],
-    );
-  });
+  const strictFailures = report.keys.flatMap((key, p) =>
+    report.findings[p]!.flatMap((findings, i) =>
+      findings.strict.pass ? [] : [{ key, instructionId: report.strict[p]!.instruction_id_list[i]!, findings }],
+    ),
+  );
   return { report, files, strictFailures };
 }

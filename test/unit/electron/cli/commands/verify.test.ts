@@ -37,7 +37,7 @@ describe('horizon verify', () => {
     migrate(db);
     const repos = storeRun(db, `run-${name}`, official, total, answers, tools, status);
     const out = path.join(dir, `${name}.zip`);
-    await writeResultZip({ ...repos, inputDataText: official }, `run-${name}`, out);
+    await writeResultZip({ ...repos, inputDataText: official, tools }, `run-${name}`, out);
     db.close();
     return out;
   }

@@ -59,7 +59,7 @@ async function writeRun(
   const db = new Database(':memory:');
   migrate(db);
   const { runs, responses } = storeRun(db, runId, inputText, total, answers, tools, status);
-  const written = await writeResultZip({ runs, responses, inputDataText: inputText }, runId, out);
+  const written = await writeResultZip({ runs, responses, inputDataText: inputText, tools }, runId, out);
   expect(written.sha256).toBe(sha256(readFileSync(out)));
   return out;
 }
@@ -81,13 +81,14 @@ describe('result ZIP: write and verify', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it('writes the seven files with a manifest hashing the other six', async () => {
+  it('writes the eight files with a manifest hashing the other seven', async () => {
     const entries = await readZipEntries(good);
     expect([...entries.keys()]).toEqual([
-      'manifest.json', 'responses.jsonl', 'input_data.jsonl', 'eval_results_strict.jsonl', 'eval_results_loose.jsonl', 'summary.json', 'performance.json',
+      'manifest.json', 'responses.jsonl', 'input_data.jsonl', 'eval_results_strict.jsonl', 'eval_results_loose.jsonl', 'findings.jsonl', 'summary.json',
+      'performance.json',
     ]);
     const m = JSON.parse(entries.get('manifest.json')!.toString()) as Record<string, unknown> & { files: { name: string; sha256: string }[] };
-    expect(m).toMatchObject({ format: 'horizon-result-v1', run: { id: 'run-z', responses: 4, total: 5 }, model: { repo: 'horizon/tiny', manifest: { files: [] } } });
+    expect(m).toMatchObject({ format: 'horizon-result-v2', run: { id: 'run-z', responses: 4, total: 5 }, model: { repo: 'horizon/tiny', manifest: { files: [] } } });
     for (const f of m.files) expect(f.sha256).toBe(sha256(entries.get(f.name)!));
     expect(entries.get('input_data.jsonl')!.toString()).toBe(`${inputText.split('\n').slice(0, 5).join('\n')}\n`);
     const first = JSON.parse(entries.get('responses.jsonl')!.toString().split('\n')[0]!) as Record<string, unknown>;
@@ -109,7 +110,7 @@ describe('result ZIP: write and verify', () => {
       verdicts: rec.instruction_id_list.map((id) => ({ instructionId: id, kwargs: {}, strict: false, loose: true })),
     }], { generatedTokens: 3, wallMs: 1500, peakMemoryBytes: 9, peakMemoryScope: 'process', h2dBytes: 9 });
     runs.finish('run-modes', 'completed');
-    const opts = { runs, responses, inputDataText: inputText };
+    const opts = { runs, responses, inputDataText: inputText, tools };
     await expect(writeResultZip({ ...opts, inputDataText: `${inputText}\n` }, 'run-modes', path.join(dir, 'modes-bad.zip'))).rejects.toThrow(
       /^run run-modes used input_data\.jsonl with sha256 [0-9a-f]{64}, but the one given has [0-9a-f]{64}$/,
     );
@@ -195,6 +196,125 @@ describe('result ZIP: write and verify', () => {
     await rezip(entries, bad);
     const r = await verifyResultZip(bad, tools);
     expect(r.problems.some((p) => /^eval_results_loose\.jsonl line 1 \(key \d+\): follow_instruction_list is \[/.test(p))).toBe(true);
+  });
+
+  it('records in findings.jsonl what decided each verdict, with the loose variant that passed', async () => {
+    const row = {
+      key: 7,
+      prompt: 'Greet the world and end with the usual question.',
+      instruction_id_list: ['punctuation:no_comma', 'startend:end_checker'],
+      kwargs: [{}, { end_phrase: 'Is there anything else I can help with?' }],
+    };
+    const input = `${JSON.stringify(row)}\n`;
+    const db = new Database(':memory:');
+    migrate(db);
+    const repos = storeRun(db, 'run-why', input, 1, ['Hello, world.\nIs there anything else I can help with?\nBye'], tools, 'completed');
+    const out = path.join(dir, 'why.zip');
+    await writeResultZip({ ...repos, inputDataText: input, tools }, 'run-why', out);
+    db.close();
+    const entries = await readZipEntries(out);
+    expect(entries.get('findings.jsonl')!.toString()).toBe(
+      `${JSON.stringify({
+        key: 7,
+        instructions: [
+          {
+            id: 'punctuation:no_comma',
+            strict: { follows: false, finding: '1 comma; needs none' },
+            loose: { follows: true, finding: '0 commas; needs none', variant: 'without its first line' },
+          },
+          {
+            id: 'startend:end_checker',
+            strict: { follows: false, finding: 'ends with "…here anything else i can help with?\\nbye"; needs "is there anything else i can help with?"' },
+            loose: { follows: true, finding: 'ends with "is there anything else i can help with?"', variant: 'without its last line' },
+          },
+        ],
+      })}\n`,
+    );
+    expect((await verifyResultZip(out, tools)).problems).toEqual([]);
+  });
+
+  const editFindings = (e: Map<string, Buffer>, edit: (lines: { key: number; instructions: Record<string, Record<string, unknown>>[] }[]) => unknown[]) => {
+    const lines = e.get('findings.jsonl')!.toString().trimEnd().split('\n').map((l) => JSON.parse(l) as { key: number; instructions: Record<string, Record<string, unknown>>[] });
+    e.set('findings.jsonl', Buffer.from(edit(lines).map((l) => `${JSON.stringify(l)}\n`).join('')));
+    setManifestHash(e, 'findings.jsonl');
+  };
+  it.each<[string, (e: Map<string, Buffer>) => string]>([
+    ['a reworded finding', (e) => {
+      let expected = '';
+      editFindings(e, (lines) => {
+        const strict = lines[1]!.instructions[0]!.strict!;
+        expected = `findings.jsonl line 2 (key ${lines[1]!.key}): instructions[0].strict.finding is "close enough", re-scoring gives ${JSON.stringify(strict.finding)}`;
+        strict.finding = 'close enough';
+        return lines;
+      });
+      return expected;
+    }],
+    ['a flipped verdict', (e) => {
+      let expected = '';
+      editFindings(e, (lines) => {
+        const loose = lines[0]!.instructions[0]!.loose!;
+        expected = `findings.jsonl line 1 (key ${lines[0]!.key}): instructions[0].loose.follows is ${!loose.follows}, re-scoring gives ${String(loose.follows)}`;
+        loose.follows = !loose.follows;
+        return lines;
+      });
+      return expected;
+    }],
+    ['a dropped line', (e) => {
+      editFindings(e, (lines) => lines.slice(0, -1));
+      return 'findings.jsonl: 3 rows, re-scoring the responses gives 4';
+    }],
+    ['an instruction left out', (e) => {
+      let expected = '';
+      editFindings(e, (lines) => {
+        const n = lines[2]!.instructions.length;
+        expected = `findings.jsonl line 3 (key ${lines[2]!.key}): instructions.length is ${n - 1}, re-scoring gives ${n}`;
+        lines[2]!.instructions.pop();
+        return lines;
+      });
+      return expected;
+    }],
+    ['a line that is not JSON', (e) => {
+      editFindings(e, (lines) => lines);
+      const text = e.get('findings.jsonl')!.toString().replace(/^.*\n/, '{oops\n');
+      e.set('findings.jsonl', Buffer.from(text));
+      setManifestHash(e, 'findings.jsonl');
+      const key = (JSON.parse(e.get('responses.jsonl')!.toString().split('\n')[0]!) as { key: number }).key;
+      let message = '';
+      try {
+        JSON.parse('{oops');
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      return `findings.jsonl line 1 (key ${key}): invalid JSON (${message})`;
+    }],
+  ])('fails findings.jsonl with %s even with its hash updated, naming the line and field', async (what, tamper) => {
+    const entries = await readZipEntries(good);
+    const expected = tamper(entries);
+    const bad = path.join(dir, `findings-${what.replace(/\W+/g, '-')}.zip`);
+    await rezip(entries, bad);
+    expect((await verifyResultZip(bad, tools)).problems).toEqual([expected]);
+  });
+
+  it('still verifies a v1 ZIP, which has no findings.jsonl, and holds each format to its own files', async () => {
+    const entries = await readZipEntries(good);
+    const findings = entries.get('findings.jsonl')!;
+    entries.delete('findings.jsonl');
+    const m = manifestOf(entries);
+    const v1 = { ...m, format: 'horizon-result-v1', files: m.files.filter((f) => f.name !== 'findings.jsonl') };
+    setManifest(entries, v1 as Manifest);
+    await rezip(entries, path.join(dir, 'v1.zip'));
+    expect((await verifyResultZip(path.join(dir, 'v1.zip'), tools)).problems).toEqual([]);
+
+    setManifest(entries, { ...v1, format: 'horizon-result-v2' } as Manifest);
+    await rezip(entries, path.join(dir, 'v2-without.zip'));
+    expect((await verifyResultZip(path.join(dir, 'v2-without.zip'), tools)).problems).toEqual(['manifest.json: files has no entry for findings.jsonl']);
+
+    entries.set('findings.jsonl', findings);
+    setManifest(entries, { ...m, format: 'horizon-result-v1' } as Manifest);
+    await rezip(entries, path.join(dir, 'v1-with.zip'));
+    expect((await verifyResultZip(path.join(dir, 'v1-with.zip'), tools)).problems).toEqual([
+      'manifest.json: files lists "findings.jsonl", which is not a file of a result ZIP',
+    ]);
   });
 
   it('records the whole dataset and the included rows separately in the manifest', async () => {
@@ -499,7 +619,7 @@ describe('result ZIP: write and verify', () => {
   };
   it.each<[string, (e: Map<string, Buffer>) => void, RegExp]>([
     ['another format', (e) => setManifest(e, { ...manifestOf(e), format: 'horizon-result-v0' } as Manifest),
-      /^manifest\.json: format is "horizon-result-v0", expected horizon-result-v1$/],
+      /^manifest\.json: format is "horizon-result-v0", expected horizon-result-v2 \(or horizon-result-v1, from earlier builds\)$/],
     ['a wrong size', (e) => {
       const m = manifestOf(e);
       m.files.find((f) => f.name === 'performance.json')!.bytes += 1;
@@ -699,7 +819,7 @@ describe('result ZIP: write and verify', () => {
       const runs = new RunRepo(db);
       runs.create({ ...sampleRun('run-live'), total: 5, datasetSha256: sha256(inputText) });
       runs.markRunning('run-live');
-      const plain = { runs, responses: new ResponseRepo(db), db, inputDataText: inputText };
+      const plain = { runs, responses: new ResponseRepo(db), db, inputDataText: inputText, tools };
       await expect(writeResultZip(plain, 'run-live', path.join(dir, 'live.zip'))).rejects.toThrow(
         'run run-live is still running: export it once it has finished or been cancelled',
       );

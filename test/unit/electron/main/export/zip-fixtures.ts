@@ -8,6 +8,7 @@ import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
 import { formatEvalResults } from '../../../../../evals/ifeval/eval-results.js';
+import { findingsLine, formatFindings } from '../../../../../evals/ifeval/findings-jsonl.js';
 import { scorePrompt, scoreResponses } from '../../../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { sampleRun } from '../db/sample-run.js';
@@ -63,7 +64,7 @@ export function storeRun(
 
 /**
  * What a careful forger does after editing input_data.jsonl or responses.jsonl: re-scores, then rewrites the eval
- * results, summary.json, manifest.json's response count and included rows, and every hash.
+ * results, findings.jsonl, summary.json, manifest.json's response count and included rows, and every hash.
  */
 export function regenerate(entries: Map<string, Buffer>, tools: TextTools): void {
   const input = entries.get('input_data.jsonl')!;
@@ -74,6 +75,10 @@ export function regenerate(entries: Map<string, Buffer>, tools: TextTools): void
   entries.set('eval_results_strict.jsonl', Buffer.from(formatEvalResults(report.strict)));
   entries.set('eval_results_loose.jsonl', Buffer.from(formatEvalResults(report.loose)));
   entries.set('summary.json', Buffer.from(`${JSON.stringify({ ...report.summary, keys: report.keys }, null, 2)}\n`));
+  if (entries.has('findings.jsonl')) {
+    const lines = report.keys.map((key, i) => findingsLine(key, report.strict[i]!.instruction_id_list, report.findings[i]!));
+    entries.set('findings.jsonl', Buffer.from(formatFindings(lines)));
+  }
   const m = manifestOf(entries);
   m.run.responses = lines.length;
   m.run.included = { file: 'input_data.jsonl', rows: records.length, sha256: sha256(input) };
