@@ -374,6 +374,26 @@ function checkIncludedInput(
   }
 }
 
+/** The lines of a file with a row per scored prompt; a problem when they are not the `rows` that re-scoring gives. */
+function rowLines(name: string, b: Buffer, rows: number, problems: string[]): string[] {
+  const lines = b.toString('utf8').split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  if (lines.length !== rows) problems.push(`${name}: ${lines.length} rows, re-scoring the responses gives ${rows}`);
+  return lines;
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+/** A row's line parsed, or NOT_JSON with the problem said at `at`. */
+function parseRow(at: string, line: string, problems: string[]): unknown {
+  try {
+    return JSON.parse(line);
+  } catch (e) {
+    problems.push(`${at}: invalid JSON (${(e as Error).message})`);
+    return NOT_JSON;
+  }
+}
+
 /** Compares eval_results_{strict,loose}.jsonl line by line with the re-scored rows. */
 function compareEvalResults(
   entries: ReadonlyMap<string, Buffer>,
@@ -384,23 +404,14 @@ function compareEvalResults(
     const name = `eval_results_${mode}.jsonl`;
     const b = entries.get(name);
     if (!b) continue;
-    const storedLines = b.toString('utf8').split('\n');
-    if (storedLines.at(-1) === '') storedLines.pop();
     const fresh = report[mode];
-    if (storedLines.length !== fresh.length) {
-      problems.push(`${name}: ${storedLines.length} rows, re-scoring the responses gives ${fresh.length}`);
-    }
+    const storedLines = rowLines(name, b, fresh.length, problems);
     fresh.forEach((row, i) => {
       const stored = storedLines[i];
       if (stored === undefined || stored === formatEvalResultRow(row)) return;
       const at = `${name} line ${i + 1} (key ${report.keys[i]})`;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(stored);
-      } catch (e) {
-        problems.push(`${at}: invalid JSON (${(e as Error).message})`);
-        return;
-      }
+      const parsed = parseRow(at, stored, problems);
+      if (parsed === NOT_JSON) return;
       if (!isRecord(parsed)) {
         problems.push(`${at}: not a JSON object`);
         return;
@@ -446,20 +457,13 @@ function compareFindings(entries: ReadonlyMap<string, Buffer>, report: ReturnTyp
   const name = 'findings.jsonl';
   const b = entries.get(name);
   if (!b) return;
-  const lines = b.toString('utf8').split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  if (lines.length !== report.keys.length) problems.push(`${name}: ${lines.length} rows, re-scoring the responses gives ${report.keys.length}`);
+  const lines = rowLines(name, b, report.keys.length, problems);
   report.keys.forEach((key, i) => {
     const line = lines[i];
     if (line === undefined) return;
     const at = `${name} line ${i + 1} (key ${key})`;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch (e) {
-      problems.push(`${at}: invalid JSON (${(e as Error).message})`);
-      return;
-    }
+    const parsed = parseRow(at, line, problems);
+    if (parsed === NOT_JSON) return;
     const d = firstDifference(parsed, findingsLine(key, report.strict[i]!.instruction_id_list, report.findings[i]!));
     if (d) problems.push(`${at}: ${d.at === '' ? 'the line' : d.at} is ${brief(d.stored)}, re-scoring gives ${brief(d.fresh)}`);
   });
