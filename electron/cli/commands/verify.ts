@@ -1,17 +1,11 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { OFFICIAL_INPUT_SHA256 } from '../../../evals/ifeval/dataset.js';
-import { loadTextTools } from '../../../evals/ifeval/node/load-text-tools.js';
-import { resolvePunktDir } from '../../../evals/ifeval/node/punkt-dir.js';
-import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { defaultDataDir } from '../../main/data-dir.js';
 import { isPerfZip, verifyPerfZip } from '../../main/export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
-import { sharedAssetsDir } from '../../main/jobs/eval-inputs.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
-import { REPO_ROOT } from '../../node/app-root.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
+import { loadVerifierInputs } from '../verifier-inputs.js';
 
 export const summary = 'check a result or campaign ZIP: every sha256, then re-score the responses (or recompute the campaign)';
 
@@ -21,20 +15,6 @@ const USAGE = `usage: horizon verify RESULT.zip|CAMPAIGN.zip [--punkt DIR] [--da
   --data-dir  data folder whose eval assets are used (default $HORIZON_DATA_DIR or the platform app-data folder)
 The official IFEval input_data.jsonl, which the rows of a partial official run are compared with, is looked for in
 <app>/../shared/ifeval and in the data folder's copy (<app>: where Horizon RunMap is installed).`;
-
-/** The official input_data.jsonl from the first of `candidates` that holds it (sha256-checked), if any. */
-function readOfficialInput(candidates: readonly string[]): string | undefined {
-  for (const file of candidates) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      continue;
-    }
-    if (createHash('sha256').update(text).digest('hex') === OFFICIAL_INPUT_SHA256) return text;
-  }
-  return undefined;
-}
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('verify', USAGE, args, { punkt: { type: 'string' }, 'data-dir': { type: 'string' } }, { positionals: true });
@@ -53,14 +33,7 @@ export async function run(args: string[]): Promise<number> {
     for (const p of perf.problems) console.log(`  - ${p}`);
     return 1;
   }
-  const dataDir = dataDirOption(values, defaultDataDir);
-  const punktDir = resolvePunktDir({ repoRoot: REPO_ROOT, dataCopy: dataLayout.punktDir(dataDir), ...(values.punkt ? { explicit: values.punkt } : {}) });
-  const tools = await loadTextTools({ punktDir });
-  const officialCandidates = [
-    path.join(sharedAssetsDir(), 'ifeval', 'input_data.jsonl'),
-    path.join(dataLayout.ifevalDir(dataDir), 'input_data.jsonl'),
-  ];
-  const officialInputText = readOfficialInput(officialCandidates);
+  const { tools, officialInputText, officialCandidates } = await loadVerifierInputs(dataDirOption(values, defaultDataDir), values.punkt);
   const report = await verifyResultZip(path.resolve(file), tools, officialInputText === undefined ? {} : { officialInputText });
   const printUnchecked = () => {
     for (const u of report.unchecked) console.log(`unchecked: ${u}`);

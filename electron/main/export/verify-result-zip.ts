@@ -11,6 +11,7 @@ import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { ScoreSummary } from '../../../evals/ifeval/types.js';
 import { checkRegularFile } from '../../node/regular-file.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
+import type { ComparableResponse } from '../services/run-compare.js';
 import type { ResultManifest } from './write-result-zip.js';
 import { inputLinesForRun, RESULT_FILES, RESULT_FORMAT, RESULT_LAYOUTS } from './write-result-zip.js';
 
@@ -128,6 +129,8 @@ export interface ResultVerification {
    * run is not "completed".
    */
   readonly run?: { readonly status: string; readonly responses: number; readonly total: number };
+  /** The responses as re-scored, in input order; absent when they could not be re-scored. */
+  readonly responses?: readonly ComparableResponse[];
 }
 
 export interface VerifyResultZipOptions {
@@ -566,6 +569,18 @@ export async function verifyResultZip(file: string, tools: TextTools, opts: Veri
     problems,
     unchecked,
     ...(typeof run.status === 'string' ? { run: { status: run.status, responses: s.promptsScored, total: records.length } } : {}),
+    responses: report.keys.map((key, i) => {
+      const strict = report.strict[i]!;
+      const loose = report.loose[i]!;
+      return {
+        key,
+        prompt: strict.prompt,
+        response: strict.response,
+        strictPass: strict.follow_all_instructions,
+        loosePass: loose.follow_all_instructions,
+        verdicts: strict.instruction_id_list.map((id, j) => ({ instructionId: id, strict: strict.follow_instruction_list[j]!, loose: loose.follow_instruction_list[j]! })),
+      };
+    }),
     accuracies: accuraciesOf({
       prompts: s.promptsScored,
       promptsStrict: s.promptsFollowedStrict,

@@ -1,20 +1,30 @@
 /**
- * Two stored runs compared over the prompts both scored: which verdicts changed (regressions first) and the paired
- * statistics at prompt and instruction level, strict and loose. Used by RunsService.compare and `horizon compare`.
+ * Two runs compared over the prompts both scored: which verdicts changed (regressions first) and the paired
+ * statistics at prompt and instruction level, strict and loose. Used by RunsService.compare and `horizon compare` (stored runs or
+ * verified result ZIPs).
  */
 import type { ComparedPrompt, PairedComparison } from '../../common/ipc-contract.js';
 import { pairedByInstructionType, pairedLevel } from '../../common/paired-stats.js';
 import type { PairedInstruction, PairedVerdict } from '../../common/paired-stats.js';
-import type { StoredResponseWithPass } from '../db/response-repo.js';
 
 const PREVIEW = 200;
+
+/** What a comparison reads of a response: a stored run's rows and a verified result ZIP's re-scored ones alike. */
+export interface ComparableResponse {
+  readonly key: number;
+  readonly prompt: string;
+  readonly response: string;
+  readonly strictPass: boolean;
+  readonly loosePass: boolean;
+  readonly verdicts: readonly { readonly instructionId: string; readonly strict: boolean; readonly loose: boolean }[];
+}
 
 /** The first characters of a prompt or response for lists. */
 export const preview = (s: string): string => (s.length > PREVIEW ? `${s.slice(0, PREVIEW)}…` : s);
 
 export function compareResponses(
-  responsesA: readonly StoredResponseWithPass[],
-  responsesB: readonly StoredResponseWithPass[],
+  responsesA: readonly ComparableResponse[],
+  responsesB: readonly ComparableResponse[],
 ): { changed: ComparedPrompt[]; stats: PairedComparison } {
   const bByKey = new Map(responsesB.map((r) => [r.key, r]));
   const promptStrict: PairedVerdict[] = [];

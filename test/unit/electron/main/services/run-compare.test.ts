@@ -111,7 +111,7 @@ describe('horizon compare', () => {
 
   it('is listed by horizon --help', async () => {
     const r = await captureConsole(() => main(['--help']));
-    expect(r.out).toMatch(/^ {2}compare {4}compare two stored runs/m);
+    expect(r.out).toMatch(/^ {2}compare {4}compare two runs \(stored, or result ZIPs\)/m);
   });
 
   it('prints the JSON the issue names, from the stored runs', async () => {
