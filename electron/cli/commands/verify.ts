@@ -9,15 +9,23 @@ import { loadVerifierInputs } from '../verifier-inputs.js';
 
 export const summary = 'check a result or campaign ZIP: every sha256, then re-score the responses (or recompute the campaign)';
 
-const USAGE = `usage: horizon verify RESULT.zip|CAMPAIGN.zip [--punkt DIR] [--data-dir DIR]
+const USAGE = `usage: horizon verify RESULT.zip|CAMPAIGN.zip [--json] [--punkt DIR] [--data-dir DIR]
   A campaign ZIP (horizon perf) is checked by its hashes and every aggregate recomputed from its requests.
+  --json      print {file, kind, verified, problems, unchecked, accuracies, run} as JSON (kind: result or campaign;
+              the last three for a result ZIP only); the exit status is the same
   --punkt     Punkt English parameters (default <app>/../shared/nltk/punkt_english, else the data folder's copy)
   --data-dir  data folder whose eval assets are used (default $HORIZON_DATA_DIR or the platform app-data folder)
 The official IFEval input_data.jsonl, which the rows of a partial official run are compared with, is looked for in
 <app>/../shared/ifeval and in the data folder's copy (<app>: where Horizon RunMap is installed).`;
 
 export async function run(args: string[]): Promise<number> {
-  const parsed = parseCommandArgs('verify', USAGE, args, { punkt: { type: 'string' }, 'data-dir': { type: 'string' } }, { positionals: true });
+  const parsed = parseCommandArgs(
+    'verify',
+    USAGE,
+    args,
+    { json: { type: 'boolean' }, punkt: { type: 'string' }, 'data-dir': { type: 'string' } },
+    { positionals: true },
+  );
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const [file, ...extra] = positionals;
@@ -25,6 +33,10 @@ export async function run(args: string[]): Promise<number> {
   const entries = await readZipEntries(path.resolve(file));
   if (isPerfZip(entries)) {
     const perf = await verifyPerfZip(path.resolve(file), entries);
+    if (values.json) {
+      console.log(JSON.stringify({ file, kind: 'campaign', verified: perf.verified, problems: perf.problems }, null, 2));
+      return perf.verified ? 0 : 1;
+    }
     if (perf.verified) {
       console.log(`verified ${file} (performance campaign)`);
       return 0;
@@ -35,6 +47,11 @@ export async function run(args: string[]): Promise<number> {
   }
   const { tools, officialInputText, officialCandidates } = await loadVerifierInputs(dataDirOption(values, defaultDataDir), values.punkt);
   const report = await verifyResultZip(path.resolve(file), tools, officialInputText === undefined ? {} : { officialInputText });
+  if (values.json) {
+    const { verified, problems, unchecked, accuracies, run } = report;
+    console.log(JSON.stringify({ file, kind: 'result', verified, problems, unchecked, accuracies, run: run ?? null }, null, 2));
+    return verified ? 0 : 1;
+  }
   const printUnchecked = () => {
     for (const u of report.unchecked) console.log(`unchecked: ${u}`);
     if (report.unchecked.length > 0 && officialInputText === undefined) {

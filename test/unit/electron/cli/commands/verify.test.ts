@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { run } from '../../../../../electron/cli/commands/verify.js';
+import { PERF_FORMAT } from '../../../../../electron/common/perf-campaign.js';
 import { migrate } from '../../../../../electron/main/db/open-database.js';
 import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
 import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
@@ -54,6 +55,34 @@ describe('horizon verify', () => {
     expect(r.out).toContain('note: a cancelled run: 0 of its 3 prompts');
     expect(r.out).toContain('no prompts scored');
     expect(r.out).not.toContain('%');
+  });
+
+  it('prints the report as JSON with --json, with the same exit status', async () => {
+    const zip = await zipOf('json', 3, ['One.', 'Two.'], 'cancelled');
+    const good = await capture([zip, '--json']);
+    expect(good.code).toBe(0);
+    const j = JSON.parse(good.out) as Record<string, unknown>;
+    expect(j).toMatchObject({ file: zip, kind: 'result', verified: true, problems: [], unchecked: [], run: { status: 'cancelled', responses: 2, total: 3 } });
+    // 1000 (no commas, 3 highlights, 300+ words) follows only its first; 1001 (no commas) passes: 2 of 4 instructions.
+    expect(j.accuracies).toEqual({ promptStrict: 0.5, promptLoose: 0.5, instructionStrict: 0.5, instructionLoose: 0.5 });
+
+    const entries = await readZipEntries(zip);
+    const m = manifestOf(entries);
+    setManifest(entries, { ...m, run: { ...m.run, responses: 3 } });
+    const bad = path.join(dir, 'json-bad.zip');
+    await rezip(entries, bad);
+    const r = await capture([bad, '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out)).toMatchObject({ kind: 'result', verified: false, problems: ['responses.jsonl: 2 rows, manifest.json run.responses says 3'] });
+
+    setManifest(entries, { ...m, format: PERF_FORMAT } as never);
+    const campaign = path.join(dir, 'json-campaign.zip');
+    await rezip(entries, campaign);
+    const c = await capture([campaign, '--json']);
+    expect(c.code).toBe(1);
+    const cj = JSON.parse(c.out) as { kind: string; verified: boolean; problems: string[] };
+    expect(cj).toMatchObject({ file: campaign, kind: 'campaign', verified: false });
+    expect(cj.problems.length).toBeGreaterThan(0);
   });
 
   it('reads the Punkt parameters from --punkt when given', async () => {
