@@ -4,13 +4,13 @@ import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { REPO_ROOT } from '../../node/app-root.js';
 import { dataDirOption, parseCommandArgs } from '../command-args.js';
 
-export const summary = 'score IFEval responses (strict + loose) and write eval_results_*.jsonl and summary.json';
+export const summary = 'score IFEval responses (strict + loose) and write eval_results_*.jsonl, summary.json and findings.jsonl';
 
 const USAGE =
   'usage: horizon score --input INPUT.jsonl --responses RESPONSES.jsonl --out DIR [--explain] [--punkt DIR] [--data-dir DIR] [--no-official-check]\n' +
   '  --input              IFEval input_data.jsonl (a 541-row file must be the official one, sha256-checked)\n' +
   '  --responses          JSONL rows {"prompt", "response"}, matched to the input by prompt text\n' +
-  '  --out                folder for eval_results_strict.jsonl, eval_results_loose.jsonl, summary.json\n' +
+  '  --out                folder for eval_results_strict.jsonl, eval_results_loose.jsonl, summary.json, findings.jsonl\n' +
   '  --explain            list each instruction that fails strict with what decided it (and the loose variant that passed)\n' +
   '  --punkt              Punkt English parameters (default <app>/../shared/nltk/punkt_english, else the data folder\'s copy)\n' +
   '  --data-dir           data folder whose Punkt copy is used (default $HORIZON_DATA_DIR or the platform app-data folder)\n' +
@@ -67,6 +67,6 @@ export async function run(args: string[]): Promise<number> {
       console.log(`  ${f.key}  ${f.instructionId}  ${f.findings.strict.detail}; ${loose}`);
     }
   }
-  console.log(`wrote ${files.strict}\n      ${files.loose}\n      ${files.summary}`);
+  console.log(`wrote ${files.strict}\n      ${files.loose}\n      ${files.summary}\n      ${files.findings}`);
   return 0;
 }

@@ -2,6 +2,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { formatEvalResults } from '../eval-results.js';
+import { findingsLine, formatFindings } from '../findings-jsonl.js';
 import type { ScoreReport } from '../types.js';
 
 async function writeAtomic(file: string, content: string): Promise<void> {
@@ -15,11 +16,13 @@ export interface EvalResultFiles {
   readonly strict: string;
   readonly loose: string;
   readonly summary: string;
+  /** findings.jsonl: what decided each verdict, as a result ZIP holds it. */
+  readonly findings: string;
 }
 
 /**
- * Writes eval_results_strict.jsonl, eval_results_loose.jsonl (reference format) and summary.json into `dir`
- * (created if needed), each atomically (temp file + rename).
+ * Writes eval_results_strict.jsonl, eval_results_loose.jsonl (reference format), summary.json and findings.jsonl (what
+ * decided each verdict, as in a result ZIP) into `dir` (created if needed), each atomically (temp file + rename).
  */
 export async function writeEvalResults(dir: string, report: ScoreReport): Promise<EvalResultFiles> {
   await mkdir(dir, { recursive: true });
@@ -27,9 +30,12 @@ export async function writeEvalResults(dir: string, report: ScoreReport): Promis
     strict: path.resolve(dir, 'eval_results_strict.jsonl'),
     loose: path.resolve(dir, 'eval_results_loose.jsonl'),
     summary: path.resolve(dir, 'summary.json'),
+    findings: path.resolve(dir, 'findings.jsonl'),
   };
   await writeAtomic(files.strict, formatEvalResults(report.strict));
   await writeAtomic(files.loose, formatEvalResults(report.loose));
   await writeAtomic(files.summary, `${JSON.stringify({ ...report.summary, keys: report.keys }, null, 2)}\n`);
+  const lines = report.keys.map((key, i) => findingsLine(key, report.strict[i]!.instruction_id_list, report.findings[i]!));
+  await writeAtomic(files.findings, formatFindings(lines));
   return files;
 }

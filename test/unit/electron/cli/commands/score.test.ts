@@ -29,7 +29,7 @@ describe('horizon score', () => {
     expect(printed).toContain('responses whose prompt is not in the input (521, ignored)');
     expect(printed).not.toContain('missing responses');
     expect(printed).toContain(`wrote ${path.join(out, 'eval_results_strict.jsonl')}`);
-    expect(readdirSync(out).sort()).toEqual(['eval_results_loose.jsonl', 'eval_results_strict.jsonl', 'summary.json']);
+    expect(readdirSync(out).sort()).toEqual(['eval_results_loose.jsonl', 'eval_results_strict.jsonl', 'findings.jsonl', 'summary.json']);
     const strict = readFileSync(path.join(out, 'eval_results_strict.jsonl'), 'utf8').trimEnd().split('\n');
     expect(strict).toHaveLength(20);
     expect(Object.keys(JSON.parse(strict[0]!))).toEqual([
@@ -61,6 +61,19 @@ describe('horizon score', () => {
     expect(lines.every((l) => /^ {2}\d+ {2}[a-z_]+:[a-z_]+ {2}.+; loose (fails too|passes .+)$/.test(l))).toBe(true);
     const summary = JSON.parse(readFileSync(path.join(tmp, 'out-explain', 'summary.json'), 'utf8'));
     expect(count).toBe(summary.instructionsScored - summary.instructionsFollowedStrict);
+    // findings.jsonl says the same, a line per scored prompt in input order.
+    const findings = readFileSync(path.join(tmp, 'out-explain', 'findings.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as {
+      key: number;
+      instructions: { id: string; strict: { follows: boolean; finding: string }; loose: { follows: boolean; variant: string | null } }[];
+    });
+    expect(findings.map((f) => f.key)).toEqual(summary.keys);
+    expect(findings[0]!.instructions.find((i) => i.id === 'length_constraints:number_words')).toEqual({
+      id: 'length_constraints:number_words',
+      strict: { follows: false, finding: '288 words; needs at least 300' },
+      loose: { follows: false, finding: '288 words; needs at least 300', variant: null },
+    });
+    expect(findings[1]!.instructions[0]!.strict).toEqual({ follows: false, finding: '36 commas; needs none' });
+    expect(findings.flatMap((f) => f.instructions).filter((i) => !i.strict.follows)).toHaveLength(count);
   });
 
   it('says no prompt was scored instead of printing 0% when no response matches the input', async () => {
