@@ -1,4 +1,4 @@
-import type { InstructionFindings } from './types.js';
+import type { InstructionFindings, ScoreReport } from './types.js';
 
 /** One instruction of a findings.jsonl line. */
 export interface InstructionFindingsEntry {
@@ -25,6 +25,11 @@ export function findingsLine(key: number, ids: readonly string[], findings: read
       loose: { follows: f.loose.pass, finding: f.loose.detail, variant: f.looseVariant },
     })),
   };
+}
+
+/** The findings.jsonl lines of a score report: one per scored prompt, in the report's order. */
+export function reportFindingsLines(report: ScoreReport): FindingsLine[] {
+  return report.keys.map((key, i) => findingsLine(key, report.strict[i]!.instruction_id_list, report.findings[i]!));
 }
 
 /** A whole findings.jsonl: one compact JSON line per prompt, newline-terminated. */

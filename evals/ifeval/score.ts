@@ -45,7 +45,6 @@ export function buildCheckers(record: PromptRecord): Checker[] {
   return record.instruction_id_list.map((id, i) => buildChecker(id, record.kwargs[i] ?? {}));
 }
 
-/** One instruction's verdicts with what decided them. */
 const EMPTY: CheckFinding = { pass: false, detail: 'the response is empty' };
 
 function finding(checker: Checker, response: string, tools: TextTools): CheckFinding {

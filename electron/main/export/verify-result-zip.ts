@@ -5,7 +5,7 @@ import yauzl from 'yauzl';
 import type { Accuracies } from '../../common/ipc-contract.js';
 import { DatasetError, OFFICIAL_INPUT_ROWS, OFFICIAL_INPUT_SHA256, parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { formatEvalResultRow } from '../../../evals/ifeval/eval-results.js';
-import { findingsLine } from '../../../evals/ifeval/findings-jsonl.js';
+import { reportFindingsLines } from '../../../evals/ifeval/findings-jsonl.js';
 import { scoreResponses } from '../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { ScoreSummary } from '../../../evals/ifeval/types.js';
@@ -461,13 +461,13 @@ function compareFindings(entries: ReadonlyMap<string, Buffer>, report: ReturnTyp
   const b = entries.get(name);
   if (!b) return;
   const lines = rowLines(name, b, report.keys.length, problems);
-  report.keys.forEach((key, i) => {
+  reportFindingsLines(report).forEach((fresh, i) => {
     const line = lines[i];
     if (line === undefined) return;
-    const at = `${name} line ${i + 1} (key ${key})`;
+    const at = `${name} line ${i + 1} (key ${fresh.key})`;
     const parsed = parseRow(at, line, problems);
     if (parsed === NOT_JSON) return;
-    const d = firstDifference(parsed, findingsLine(key, report.strict[i]!.instruction_id_list, report.findings[i]!));
+    const d = firstDifference(parsed, fresh);
     if (d) problems.push(`${at}: ${d.at === '' ? 'the line' : d.at} is ${brief(d.stored)}, re-scoring gives ${brief(d.fresh)}`);
   });
 }

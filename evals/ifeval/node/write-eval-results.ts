@@ -2,7 +2,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import { formatEvalResults } from '../eval-results.js';
-import { findingsLine, formatFindings } from '../findings-jsonl.js';
+import { formatFindings, reportFindingsLines } from '../findings-jsonl.js';
 import type { ScoreReport } from '../types.js';
 
 async function writeAtomic(file: string, content: string): Promise<void> {
@@ -35,7 +35,6 @@ export async function writeEvalResults(dir: string, report: ScoreReport): Promis
   await writeAtomic(files.strict, formatEvalResults(report.strict));
   await writeAtomic(files.loose, formatEvalResults(report.loose));
   await writeAtomic(files.summary, `${JSON.stringify({ ...report.summary, keys: report.keys }, null, 2)}\n`);
-  const lines = report.keys.map((key, i) => findingsLine(key, report.strict[i]!.instruction_id_list, report.findings[i]!));
-  await writeAtomic(files.findings, formatFindings(lines));
+  await writeAtomic(files.findings, formatFindings(reportFindingsLines(report)));
   return files;
 }

@@ -8,7 +8,7 @@ import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
 import { formatEvalResults } from '../../../../../evals/ifeval/eval-results.js';
-import { findingsLine, formatFindings } from '../../../../../evals/ifeval/findings-jsonl.js';
+import { formatFindings, reportFindingsLines } from '../../../../../evals/ifeval/findings-jsonl.js';
 import { scorePrompt, scoreResponses } from '../../../../../evals/ifeval/score.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { sampleRun } from '../db/sample-run.js';
@@ -76,8 +76,7 @@ export function regenerate(entries: Map<string, Buffer>, tools: TextTools): void
   entries.set('eval_results_loose.jsonl', Buffer.from(formatEvalResults(report.loose)));
   entries.set('summary.json', Buffer.from(`${JSON.stringify({ ...report.summary, keys: report.keys }, null, 2)}\n`));
   if (entries.has('findings.jsonl')) {
-    const lines = report.keys.map((key, i) => findingsLine(key, report.strict[i]!.instruction_id_list, report.findings[i]!));
-    entries.set('findings.jsonl', Buffer.from(formatFindings(lines)));
+    entries.set('findings.jsonl', Buffer.from(formatFindings(reportFindingsLines(report))));
   }
   const m = manifestOf(entries);
   m.run.responses = lines.length;
