@@ -7,14 +7,18 @@ import { loadTextTools } from '../../evals/ifeval/node/load-text-tools.js';
 import { resolvePunktDir } from '../../evals/ifeval/node/punkt-dir.js';
 import type { TextTools } from '../../evals/ifeval/text/text-tools.js';
 import { dataLayout } from '../main/data-dir.js';
+import type { VerifyResultZipOptions } from '../main/export/verify-result-zip.js';
 import { sharedAssetsDir } from '../main/jobs/eval-inputs.js';
 import { REPO_ROOT } from '../node/app-root.js';
 
 /** What re-scoring a result ZIP needs beside the ZIP: the scorer's text tools and, when found, the official prompts. */
 export interface VerifierInputs {
   readonly tools: TextTools;
-  /** The official IFEval input_data.jsonl, which a partial official run's rows are compared with; absent when not found. */
-  readonly officialInputText?: string;
+  /**
+   * verifyResultZip's options: the official IFEval input_data.jsonl, which a partial official run's rows are compared
+   * with, when found.
+   */
+  readonly verifyOptions: VerifyResultZipOptions;
   /** Where it was looked for, for the message that says it was not found. */
   readonly officialCandidates: readonly string[];
 }
@@ -42,5 +46,5 @@ export async function loadVerifierInputs(dataDir: string, punkt: string | undefi
   const tools = await loadTextTools({ punktDir });
   const officialCandidates = [path.join(sharedAssetsDir(), 'ifeval', 'input_data.jsonl'), path.join(dataLayout.ifevalDir(dataDir), 'input_data.jsonl')];
   const officialInputText = readOfficialInput(officialCandidates);
-  return { tools, officialCandidates, ...(officialInputText === undefined ? {} : { officialInputText }) };
+  return { tools, officialCandidates, verifyOptions: officialInputText === undefined ? {} : { officialInputText } };
 }

@@ -65,11 +65,12 @@ export function formatComparison(runA: string, runB: string, stats: PairedCompar
 
 /** A verified result ZIP's re-scored responses, or null after saying on stderr why it cannot be compared. */
 async function zipResponses(file: string, inputs: VerifierInputs): Promise<readonly ComparableResponse[] | null> {
-  if (isPerfZip(await readZipEntries(path.resolve(file)))) {
+  const entries = await readZipEntries(path.resolve(file));
+  if (isPerfZip(entries)) {
     console.error(`horizon compare: ${file} is a performance campaign ZIP (horizon perf), not a result ZIP`);
     return null;
   }
-  const r = await verifyResultZip(path.resolve(file), inputs.tools, inputs.officialInputText === undefined ? {} : { officialInputText: inputs.officialInputText });
+  const r = await verifyResultZip(path.resolve(file), inputs.tools, { ...inputs.verifyOptions, entries });
   if (!r.verified || !r.responses) {
     const n = r.problems.length;
     console.error(`horizon compare: ${file} is NOT verified (${n} problem${n === 1 ? '' : 's'}; horizon verify ${file} lists them)`);

@@ -45,8 +45,8 @@ export async function run(args: string[]): Promise<number> {
     for (const p of perf.problems) console.log(`  - ${p}`);
     return 1;
   }
-  const { tools, officialInputText, officialCandidates } = await loadVerifierInputs(dataDirOption(values, defaultDataDir), values.punkt);
-  const report = await verifyResultZip(path.resolve(file), tools, officialInputText === undefined ? {} : { officialInputText });
+  const { tools, verifyOptions, officialCandidates } = await loadVerifierInputs(dataDirOption(values, defaultDataDir), values.punkt);
+  const report = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
   if (values.json) {
     const { verified, problems, unchecked, accuracies, run } = report;
     console.log(JSON.stringify({ file, kind: 'result', verified, problems, unchecked, accuracies, run: run ?? null }, null, 2));
@@ -54,7 +54,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const printUnchecked = () => {
     for (const u of report.unchecked) console.log(`unchecked: ${u}`);
-    if (report.unchecked.length > 0 && officialInputText === undefined) {
+    if (report.unchecked.length > 0 && verifyOptions.officialInputText === undefined) {
       console.log(`  (looked for it in ${officialCandidates.join(', ')}; 'npx horizon assets' fetches it into the data folder)`);
     }
   };

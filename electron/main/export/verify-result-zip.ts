@@ -139,6 +139,8 @@ export interface VerifyResultZipOptions {
    * compared with the official ones, and the report lists that as unchecked.
    */
   readonly officialInputText?: string;
+  /** The ZIP's entries, when the caller has read them already (readZipEntries): the ZIP is then not read again. */
+  readonly entries?: ReadonlyMap<string, Buffer>;
 }
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
@@ -488,7 +490,7 @@ export async function verifyResultZip(file: string, tools: TextTools, opts: Veri
     if (problem !== undefined) problems.push(problem);
     return { verified: false, problems, unchecked, accuracies: null };
   };
-  const entries = await readZipEntries(file);
+  const entries = opts.entries ?? (await readZipEntries(file));
   const manifestBytes = entries.get('manifest.json');
   if (!manifestBytes) return fail('manifest.json: missing from the ZIP');
   let manifest: unknown;
