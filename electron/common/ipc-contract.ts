@@ -368,6 +368,18 @@ export interface RunSummary {
   /** Over the responses scored so far; null before the first. */
   readonly accuracies: Accuracies | null;
   readonly error: string | null;
+  /** Where a run read from a result ZIP came from (`export:importRun`); null for a run made here. */
+  readonly imported: RunOrigin | null;
+}
+
+/** The result ZIP an imported run was read from. */
+export interface RunOrigin {
+  /** The ZIP's path when it was imported. */
+  readonly file: string;
+  /** sha256 of the whole ZIP file. */
+  readonly sha256: string;
+  /** ISO-8601. */
+  readonly importedAt: string;
 }
 
 export interface InstructionTypeRow {
@@ -640,9 +652,22 @@ export interface VerifyReport {
   readonly run?: { readonly status: string; readonly responses: number; readonly total: number };
 }
 
+export interface ImportedRunReport {
+  readonly run: RunSummary;
+  /** Checks the verifier could not make, each saying why; the import went ahead without them. */
+  readonly unchecked: readonly string[];
+}
+
 export interface ExportApi {
   exportRun(req: ExportRequest): Promise<Result<ExportedZip>>;
   verify(req: VerifyRequest): Promise<Result<VerifyReport>>;
+  /**
+   * Adds the run of a result ZIP (another machine's, a colleague's) to History: verified as `verify` does, then stored
+   * with its id, times, status, model, device and figures as the ZIP recorded them. Refused when it does not verify,
+   * is a campaign ZIP, or its run id is stored already. An imported run can be read, compared, exported and deleted,
+   * not resumed. Every UI is told as `runs:onDidImport`.
+   */
+  importRun(req: VerifyRequest): Promise<Result<ImportedRunReport>>;
   /** The run's result ZIPs in the data folder's exports/, under the name `exportRun` gives them (`<runId>.zip`). */
   listZips(req: RunRef): Promise<Result<readonly ExportFile[]>>;
 }
@@ -693,6 +718,11 @@ export interface RunDeletedEvent {
   readonly runId: string;
 }
 
+/** A run was imported from a result ZIP (`export:importRun`, from any window or browser tab). */
+export interface RunImportedEvent {
+  readonly runId: string;
+}
+
 //#region perf
 
 export interface StartPerfRequest {
@@ -739,6 +769,7 @@ export interface EventMap {
   'runs:onDidProgress': RunProgress;
   'runs:onDidResponse': RunResponseEvent;
   'runs:onDidDelete': RunDeletedEvent;
+  'runs:onDidImport': RunImportedEvent;
   'perf:onDidProgress': PerfCampaignProgress;
 }
 
@@ -749,6 +780,7 @@ const EVENTS: { readonly [E in EventName]: true } = {
   'runs:onDidProgress': true,
   'runs:onDidResponse': true,
   'runs:onDidDelete': true,
+  'runs:onDidImport': true,
   'perf:onDidProgress': true,
 };
 

@@ -190,6 +190,7 @@ export const REQUEST_SCHEMAS = {
   'runs:delete': object({ runId: id, deleteExport: optional(bool()) }),
   'export:exportRun': object({ runId: id, path: optional(absPathOrRelative) }),
   'export:verify': object({ path: absPathOrRelative }),
+  'export:importRun': object({ path: absPathOrRelative }),
   'export:listZips': runRef,
 } as const satisfies Schemas;
 

@@ -113,7 +113,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
     ['ifeval', { kind: 'ifeval', ready: false, path: `${dataDir}/assets/ifeval/input_data.jsonl`, detail: 'not imported' }],
     ['punkt', { kind: 'punkt', ready: false, path: `${dataDir}/assets/nltk/punkt_english`, detail: 'not imported' }],
   ]);
-  const zips = new Map<string, { status: string; responses: readonly StoredResponse[]; total: number }>();
+  const zips = new Map<string, { status: string; responses: readonly StoredResponse[]; total: number; run: FakeRun }>();
   const prepTimers = new Map<string, { timer: NodeJS.Timeout; step: () => 'resolve' | 'download' | 'verify' | 'pack' }>();
   let prompts: Prompt[] = [];
   let jobs = 0;
@@ -321,6 +321,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             batch: req.batch ?? 8,
             accuracies: null,
             error: null,
+            imported: null,
           },
           responses: [],
           prompts: selected,
@@ -354,6 +355,9 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       resume: async ({ runId }) => {
         const run = runs.get(runId);
         if (!run) return err('NOT_FOUND', `runs:resume: no run '${runId}'`);
+        if (run.summary.imported) {
+          return err('BAD_INPUT', `run ${runId} was imported from ${run.summary.imported.file}: it was made on another machine, and its model is not here to resume with`);
+        }
         run.summary = { ...run.summary, status: 'running' };
         run.sessionStartedAt = Date.now();
         run.sessionTokens = 0;
@@ -444,7 +448,10 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         if (run.summary.status === 'running') return err('BAD_INPUT', `run ${runId} is still running: export it once it has finished or been cancelled`);
         const zip = out ?? defaultZip(runId);
         // A ZIP keeps the run as it was exported, whatever the run does afterwards (a resume).
-        zips.set(zip, { status: run.summary.status, responses: [...run.responses], total: run.summary.total });
+        zips.set(zip, {
+          status: run.summary.status, responses: [...run.responses], total: run.summary.total,
+          run: { ...run, summary: { ...run.summary }, responses: [...run.responses], timer: null },
+        });
         return ok({ path: zip, bytes: 12_345, sha256: 'f'.repeat(64) });
       },
       verify: async ({ path: zip }) => {
@@ -460,6 +467,24 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         });
       },
       listZips: async ({ runId }) => ok(runZips(runId)),
+      importRun: async ({ path: zip }) => {
+        const held = zips.get(zip);
+        if (!held) return err('BAD_INPUT', `${zip}: does not verify, so it is not imported (1 problem; the first: ${zip}: not a result ZIP)`);
+        const id = held.run.summary.id;
+        const stored = runs.get(id);
+        if (stored) {
+          return err(
+            'BAD_INPUT',
+            stored.summary.imported
+              ? `${zip}: run ${id} is stored already, imported from ${stored.summary.imported.file} at ${stored.summary.imported.importedAt}`
+              : `${zip}: run ${id} is stored already: it was made on this machine`,
+          );
+        }
+        const summary = { ...held.run.summary, imported: { file: zip, sha256: 'f'.repeat(64), importedAt: new Date().toISOString() } };
+        runs.set(id, { ...held.run, summary, responses: [...held.run.responses] });
+        emit('runs:onDidImport', { runId: id });
+        return ok({ run: summary, unchecked: held.status === 'completed' ? [] : ['input_data.jsonl: its rows were not compared with the official IFEval set'] });
+      },
     },
     perf: {
       start: async ({ modelId, budgetsGiB }) => {

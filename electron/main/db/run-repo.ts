@@ -49,9 +49,37 @@ export interface RunRecord {
   readonly createdAt: string;
   readonly startedAt: string | null;
   readonly finishedAt: string | null;
+  /** Where a run read from a result ZIP came from; null for a run made here. */
+  readonly imported: ImportOrigin | null;
 }
 
-export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt'>;
+/** A run's result ZIP as it was imported. */
+export interface ImportOrigin {
+  /** The ZIP's path when it was imported. */
+  readonly file: string;
+  /** sha256 of the whole ZIP file. */
+  readonly sha256: string;
+  /** ISO-8601. */
+  readonly importedAt: string;
+}
+
+export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported'>;
+
+/** A run read from a result ZIP: it arrives finished, with the times and status its ZIP recorded. */
+export interface ImportedRun extends NewRun {
+  readonly status: 'completed' | 'cancelled' | 'failed';
+  readonly createdAt: string;
+  readonly finishedAt: string | null;
+  readonly imported: ImportOrigin;
+  readonly figures: {
+    readonly batches: number;
+    readonly generatedTokens: number;
+    readonly wallMs: number;
+    readonly peakMemoryBytes: number;
+    readonly peakMemoryScope: 'process' | 'device' | null;
+    readonly h2dBytes: number;
+  };
+}
 
 interface RunRow {
   id: string;
@@ -75,6 +103,9 @@ interface RunRow {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  imported_from: string | null;
+  imported_sha256: string | null;
+  imported_at: string | null;
 }
 
 function fromRow(r: RunRow): RunRecord {
@@ -100,6 +131,10 @@ function fromRow(r: RunRow): RunRecord {
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    imported:
+      r.imported_from !== null && r.imported_sha256 !== null && r.imported_at !== null
+        ? { file: r.imported_from, sha256: r.imported_sha256, importedAt: r.imported_at }
+        : null,
   };
 }
 
@@ -118,6 +153,39 @@ export class RunRepo {
         )
         .run({ ...run, policyJson: JSON.stringify(run.policy), now });
       this.db.prepare('INSERT INTO run_figures (run_id) VALUES (?)').run(run.id);
+    })();
+    return this.require(run.id);
+  }
+
+  /**
+   * Stores a run read from a result ZIP with its figures, finished as its ZIP says; its responses are stored next by
+   * the caller, in the same transaction. Throws when a run with its id is stored already.
+   */
+  createImported(run: ImportedRun): RunRecord {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, packed_dir, weights, manifest_sha256, manifest_json,
+             backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at, started_at,
+             finished_at, imported_from, imported_sha256, imported_at)
+           VALUES (@id, @modelId, @modelRepo, @modelRevision, @modelDir, @packedDir, @weights, @manifestSha256, @manifestJson,
+             @backend, @deviceLabel, @residency, @policyJson, @appVersion, @datasetSha256, @total, @status, @createdAt, @createdAt,
+             @finishedAt, @importedFrom, @importedSha256, @importedAt)`,
+        )
+        .run({
+          ...run,
+          policyJson: JSON.stringify(run.policy),
+          importedFrom: run.imported.file,
+          importedSha256: run.imported.sha256,
+          importedAt: run.imported.importedAt,
+        });
+      const f = run.figures;
+      this.db
+        .prepare(
+          `INSERT INTO run_figures (run_id, batches, generated_tokens, wall_ms, peak_memory_bytes, peak_memory_scope, h2d_bytes)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(run.id, f.batches, f.generatedTokens, f.wallMs, f.peakMemoryBytes, f.peakMemoryScope, f.h2dBytes);
     })();
     return this.require(run.id);
   }

@@ -188,11 +188,22 @@ export async function checkRecordedModel(
  * another input_data.jsonl than the one at hand, or its model changed (checkRecordedModel). Null when it can.
  */
 export async function resumeProblem(
-  run: Parameters<typeof checkRecordedModel>[0] & { readonly id: string; readonly status: string; readonly datasetSha256: string },
+  run: Parameters<typeof checkRecordedModel>[0] & {
+    readonly id: string;
+    readonly status: string;
+    readonly datasetSha256: string;
+    readonly imported: { readonly file: string } | null;
+  },
   datasetSha256: string,
   opts: IntegrityOptions = {},
-): Promise<{ readonly code: 'COMPLETE' | 'OTHER_DATASET' | 'MODEL_CHANGED'; readonly message: string } | null> {
+): Promise<{ readonly code: 'COMPLETE' | 'IMPORTED' | 'OTHER_DATASET' | 'MODEL_CHANGED'; readonly message: string } | null> {
   if (run.status === 'completed') return { code: 'COMPLETE', message: `run ${run.id} is already complete` };
+  if (run.imported) {
+    return {
+      code: 'IMPORTED',
+      message: `run ${run.id} was imported from ${run.imported.file}: it was made on another machine, and its model is not here to resume with`,
+    };
+  }
   if (run.datasetSha256 !== datasetSha256) {
     return { code: 'OTHER_DATASET', message: `run ${run.id} used input_data.jsonl ${run.datasetSha256}, the data folder has ${datasetSha256}` };
   }

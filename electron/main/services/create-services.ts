@@ -14,7 +14,7 @@ import type { PackerLauncher } from '../prep/pack-model.js';
 import { WorkerClient } from '../worker-client.js';
 import type { WorkerSpawner } from '../worker-client.js';
 import { ExportService } from './export-service.js';
-import { type ExternalDeletions, watchExternalDeletions } from './external-deletions.js';
+import { type ExternalChanges, watchExternalChanges } from './external-changes.js';
 import { ModelsService } from './models-service.js';
 import { PerfService } from './perf-service.js';
 import { RunsService } from './runs-service.js';
@@ -47,7 +47,7 @@ export interface Services {
   readonly worker: WorkerClient;
   readonly runs: RunsService;
   /** Announces runs another process (`horizon delete`) deleted; its timer calls check() every externalCheckMs. */
-  readonly external: ExternalDeletions;
+  readonly external: ExternalChanges;
   /** Cancels the active run, waits for it, stops the worker and closes the database. */
   dispose(): Promise<void>;
 }
@@ -74,9 +74,10 @@ export function createServices(opts: ServicesOptions): Services {
     throw opened ? cannotOpenDatabase(dbFile, error) : error;
   }
   const responseRepo = new ResponseRepo(db);
-  const external = watchExternalDeletions(db, opts.emit, opts.externalCheckMs);
+  const external = watchExternalChanges(db, opts.emit, opts.externalCheckMs);
   const emit: EmitEvent = (event, payload) => {
     if (event === 'runs:onDidDelete') external.forget((payload as EventMap['runs:onDidDelete']).runId);
+    if (event === 'runs:onDidImport') external.know((payload as EventMap['runs:onDidImport']).runId);
     opts.emit(event, payload);
   };
   const worker = new WorkerClient(opts.spawner);
@@ -125,7 +126,7 @@ export function createServices(opts: ServicesOptions): Services {
       },
     }),
     runs,
-    export: new ExportService({ runs: runRepo, responses: responseRepo, dataDir: opts.dataDir, inputs: getInputs }),
+    export: new ExportService({ runs: runRepo, responses: responseRepo, db, dataDir: opts.dataDir, inputs: getInputs, emit }),
     perf,
   };
   return {

@@ -3,11 +3,15 @@ import path from 'node:path';
 
 import { OFFICIAL_INPUT_SHA256 } from '../../../evals/ifeval/dataset.js';
 
+import type Database from 'better-sqlite3';
+
 import type {
+  EmitEvent,
   ExportApi,
   ExportedZip,
   ExportFile,
   ExportRequest,
+  ImportedRunReport,
   RunRef,
   VerifyReport,
   VerifyRequest,
@@ -17,17 +21,22 @@ import type { Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo } from '../db/response-repo.js';
 import type { RunRepo } from '../db/run-repo.js';
+import { ImportError, importResultZip } from '../export/import-result-zip.js';
 import { runExportFiles } from '../export/run-export-files.js';
 import { verifyResultZip } from '../export/verify-result-zip.js';
 import { writeResultZip } from '../export/write-result-zip.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
+import { runSummary } from './runs-service.js';
 import { ServiceError, toResult } from './service-result.js';
 
 export interface ExportServiceOptions {
   readonly runs: RunRepo;
   readonly responses: ResponseRepo;
+  /** The connection the repos use: an import stores its run in one transaction on it. */
+  readonly db: Database.Database;
   readonly dataDir: string;
   readonly inputs: () => Promise<EvalInputs>;
+  readonly emit: EmitEvent;
 }
 
 /** An export replaces only a ZIP: a path the renderer sends must not overwrite any other file of the user's. */
@@ -80,14 +89,39 @@ export class ExportService implements ExportApi {
     return toResult(() => runExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId));
   }
 
+  /** The data folder's prompts are pinned to the official set, so a partial official run's rows are compared too. */
+  private static officialInput(inputs: EvalInputs): { officialInputText?: string } {
+    return inputs.datasetSha256 === OFFICIAL_INPUT_SHA256 ? { officialInputText: inputs.inputDataText } : {};
+  }
+
   verify(req: VerifyRequest): Promise<Result<VerifyReport>> {
     return toResult(async () => {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
       const inputs = await this.opts.inputs();
-      // The data folder's prompts are pinned to the official set, so a partial official run's rows are compared too.
-      const official = inputs.datasetSha256 === OFFICIAL_INPUT_SHA256 ? { officialInputText: inputs.inputDataText } : {};
-      const r = await verifyResultZip(req.path, inputs.tools, official);
+      const r = await verifyResultZip(req.path, inputs.tools, ExportService.officialInput(inputs));
       return { verified: r.verified, problems: r.problems, unchecked: r.unchecked, accuracies: r.accuracies, ...(r.run ? { run: r.run } : {}) };
+    }, 'BAD_INPUT');
+  }
+
+  importRun(req: VerifyRequest): Promise<Result<ImportedRunReport>> {
+    return toResult(async () => {
+      if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
+      const inputs = await this.opts.inputs();
+      let imported;
+      try {
+        imported = await importResultZip(req.path, {
+          runs: this.opts.runs,
+          responses: this.opts.responses,
+          db: this.opts.db,
+          tools: inputs.tools,
+          verifyOptions: ExportService.officialInput(inputs),
+        });
+      } catch (e) {
+        if (e instanceof ImportError) throw new ServiceError('BAD_INPUT', e.message);
+        throw e;
+      }
+      this.opts.emit('runs:onDidImport', { runId: imported.run.id });
+      return { run: runSummary(imported.run, this.opts.responses), unchecked: imported.unchecked };
     }, 'BAD_INPUT');
   }
 }

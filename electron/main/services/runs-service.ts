@@ -77,6 +77,29 @@ export function toResponseRow(r: StoredResponseWithPass, instructionId?: string,
   };
 }
 
+/** A stored run as lists show it, counted from its stored responses. */
+export function runSummary(run: RunRecord, responses: ResponseRepo): RunSummary {
+  const counts = responses.passCounts(run.id);
+  return {
+    id: run.id,
+    modelId: run.modelId,
+    modelRepo: run.modelRepo,
+    modelRevision: run.modelRevision,
+    weights: run.weights,
+    status: run.status,
+    backend: run.backend,
+    backendLabel: backendLabel(run.backend, run.deviceLabel),
+    createdAt: run.createdAt,
+    finishedAt: run.finishedAt,
+    done: counts.prompts,
+    total: run.total,
+    batch: run.policy.batch,
+    accuracies: accuraciesOf(counts),
+    error: run.error,
+    imported: run.imported,
+  };
+}
+
 /** Starting, cancelling and resuming runs (one at a time), and every query over stored runs. */
 export class RunsService implements RunsApi {
   private active: { runId: string; controller: AbortController; done: Promise<RunRecord> } | undefined;
@@ -93,24 +116,7 @@ export class RunsService implements RunsApi {
   }
 
   private summary(run: RunRecord): RunSummary {
-    const counts = this.opts.responses.passCounts(run.id);
-    return {
-      id: run.id,
-      modelId: run.modelId,
-      modelRepo: run.modelRepo,
-      modelRevision: run.modelRevision,
-      weights: run.weights,
-      status: run.status,
-      backend: run.backend,
-      backendLabel: backendLabel(run.backend, run.deviceLabel),
-      createdAt: run.createdAt,
-      finishedAt: run.finishedAt,
-      done: counts.prompts,
-      total: run.total,
-      batch: run.policy.batch,
-      accuracies: accuraciesOf(counts),
-      error: run.error,
-    };
+    return runSummary(run, this.opts.responses);
   }
 
   private detail(run: RunRecord): RunDetail {

@@ -283,6 +283,66 @@ describe('createServices (scripted worker)', () => {
     expect(deletions().slice(before)).toEqual([{ runId: here }, { runId: elsewhere }]);
   });
 
+  it('imports a result ZIP into History: announced once, listed as imported, exported again, never resumed', async () => {
+    const runId = await finishedRun(2, 2);
+    const exported = await services.api.export.exportRun({ runId });
+    if (!exported.ok) throw new Error(exported.error.message);
+    const zip = exported.value.path;
+    const before = await services.api.runs.get({ runId });
+    if (!before.ok) throw new Error(before.error.message);
+    const imports = () => events.filter((e) => e.name === 'runs:onDidImport').map((e) => e.payload);
+    const announced = imports().length;
+
+    expect(await services.api.export.importRun({ path: zip })).toEqual({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: `${zip}: run ${runId} is stored already: it was made on this machine` },
+    });
+    expect(await services.api.export.importRun({ path: 'relative.zip' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT', message: 'ZIP path must be absolute: relative.zip' } });
+    expect((await services.api.runs.delete({ runId })).ok).toBe(true);
+
+    const imported = await services.api.export.importRun({ path: zip });
+    if (!imported.ok) throw new Error(imported.error.message);
+    const { imported: origin, ...summary } = imported.value.run;
+    const { imported: none, residency, policy, byInstruction, figures, ...beforeSummary } = before.value;
+    expect(none).toBeNull();
+    expect(summary).toEqual(beforeSummary);
+    expect(origin).toEqual({ file: zip, sha256: exported.value.sha256, importedAt: expect.any(String) });
+    const after = await services.api.runs.get({ runId });
+    expect(after.ok && { residency: after.value.residency, policy: after.value.policy, byInstruction: after.value.byInstruction, figures: after.value.figures })
+      .toEqual({ residency, policy, byInstruction, figures });
+    services.external.check();
+    expect(imports().slice(announced)).toEqual([{ runId }]);
+
+    expect(await services.api.runs.resume({ runId })).toEqual({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: `run ${runId} is already complete` },
+    });
+    expect(await services.api.export.importRun({ path: zip })).toMatchObject({
+      ok: false,
+      error: { message: `${zip}: run ${runId} is stored already, imported from ${zip} at ${origin!.importedAt}` },
+    });
+    const copy = path.join(dataDir, 'copy.zip');
+    const again = await services.api.export.exportRun({ runId, path: copy });
+    expect(again.ok && again.value.sha256).toBe(exported.value.sha256);
+  });
+
+  it('announces a run `horizon import` imported from another process while the app is open, once', async () => {
+    const runId = await finishedRun();
+    const exported = await services.api.export.exportRun({ runId });
+    if (!exported.ok) throw new Error(exported.error.message);
+    expect((await services.api.runs.delete({ runId })).ok).toBe(true);
+    const imports = () => events.filter((e) => e.name === 'runs:onDidImport').map((e) => e.payload);
+    const announced = imports().length;
+    const cli = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'scripts', 'horizon.mjs');
+    const out = execFileSync(process.execPath, [cli, 'import', exported.value.path, '--data-dir', dataDir], { encoding: 'utf8' });
+    expect(out.split('\n')[0]).toBe(`imported run ${runId} (completed, 1 of 1 prompts, CPU backend) from ${exported.value.path} into ${path.join(dataDir, 'runmap.sqlite')}`);
+    services.external.check();
+    services.external.check();
+    expect(imports().slice(announced)).toEqual([{ runId }]);
+    const listed = await services.api.runs.list();
+    expect(listed.ok && listed.value.find((r) => r.id === runId)?.imported?.file).toBe(exported.value.path);
+  });
+
   it('refuses a second set of services on the same data folder while the first is open', () => {
     expect(() =>
       createServices({ dataDir, hubUrl: 'http://localhost', spawner: inProcessWorkers(() => createScriptedEngine()).spawner, emit: () => undefined, appVersion: '9.9.9' }),

@@ -33,7 +33,7 @@ describe('ExportService on a full disk', () => {
     migrate(db);
     const { runs, responses } = storeRun(db, 'run-full', inputDataText, 3, ['One answer.', 'Two, answers.', 'THREE'], tools, 'completed');
     const inputs = { inputDataText } as EvalInputs;
-    service = new ExportService({ runs, responses, dataDir: dir, inputs: () => Promise.resolve(inputs) });
+    service = new ExportService({ runs, responses, db, dataDir: dir, inputs: () => Promise.resolve(inputs), emit: () => undefined });
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 

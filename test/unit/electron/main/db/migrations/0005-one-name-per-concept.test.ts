@@ -28,7 +28,7 @@ describe('migration 0005-one-name-per-concept', () => {
     insertCampaign(db, 'c1', 'CPU');
     insertCampaign(db, 'c2', 'CUDA');
 
-    expect(migrate(db, allMigrations)).toBe(5);
+    expect(migrate(db, allMigrations, 5)).toBe(5);
     expect(db.prepare('SELECT id, backend FROM runs ORDER BY id').all()).toEqual([
       { id: 'cpu-run', backend: 'cpu' },
       { id: 'gpu-run', backend: 'cuda' },

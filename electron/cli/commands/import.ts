@@ -1,0 +1,58 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { openDatabase } from '../../main/db/open-database.js';
+import { ResponseRepo } from '../../main/db/response-repo.js';
+import { RunRepo } from '../../main/db/run-repo.js';
+import { ImportError, importResultZip } from '../../main/export/import-result-zip.js';
+import { backendLabel } from '../../main/jobs/backend-label.js';
+import { accuraciesOf, formatAccuracies } from '../../main/jobs/run-accuracies.js';
+import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
+import { loadVerifierInputs } from '../verifier-inputs.js';
+
+export const summary = "add a result ZIP's run (another machine's, a colleague's) to the stored runs, once it verifies";
+
+const USAGE = `usage: horizon import RESULT.zip [--db FILE] [--data-dir DIR] [--punkt DIR]
+  The ZIP is verified as horizon verify does; one that does not verify, a campaign ZIP, and a run stored already are
+  refused. The run keeps its id, times, status, model, device and figures; it can be listed, compared (horizon
+  compare), exported and deleted like a run made here, but not resumed: its model is on the machine that made it.
+  --db        SQLite file (default <data dir>/runmap.sqlite; created when there is none)
+  --data-dir  data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
+  --punkt     Punkt English parameters for re-scoring (default as horizon verify)`;
+
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseCommandArgs(
+    'import',
+    USAGE,
+    args,
+    { db: { type: 'string' }, 'data-dir': { type: 'string' }, punkt: { type: 'string' } },
+    { positionals: true },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values, positionals } = parsed;
+  const [file, ...extra] = positionals;
+  if (!file || extra.length > 0) return usageError('import', USAGE, 'give exactly one RESULT.zip');
+  const dataDir = dataDirOption(values, defaultDataDir);
+  const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
+  const { tools, verifyOptions } = await loadVerifierInputs(dataDir, values.punkt);
+  mkdirSync(path.dirname(dbFile), { recursive: true });
+  const db = openDatabase(dbFile);
+  try {
+    const runs = new RunRepo(db);
+    const responses = new ResponseRepo(db);
+    const imported = await importResultZip(path.resolve(file), { runs, responses, db, tools, verifyOptions });
+    const r = imported.run;
+    console.log(`imported run ${r.id} (${r.status}, ${imported.responses} of ${r.total} prompts, ${backendLabel(r.backend, r.deviceLabel)}) from ${file} into ${dbFile}`);
+    for (const u of imported.unchecked) console.log(`unchecked: ${u}`);
+    const accuracies = accuraciesOf(responses.passCounts(r.id));
+    console.log(accuracies ? formatAccuracies(accuracies) : 'no prompts scored');
+    return 0;
+  } catch (e) {
+    if (!(e instanceof ImportError)) throw e;
+    console.error(`horizon import: ${e.message}`);
+    return 1;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,260 @@
+import { stat } from 'node:fs/promises';
+
+import type Database from 'better-sqlite3';
+
+import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
+import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
+import type { FinishReason } from '../../common/worker-protocol.js';
+import { FileHasher } from '../../node/file-hasher.js';
+import type { ResponseRepo, StoredResponse } from '../db/response-repo.js';
+import type { ImportedRun, RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
+import { isPerfZip } from './perf-zip.js';
+import { isRecord, readZipEntries, verifyResultZip } from './verify-result-zip.js';
+import type { VerifyResultZipOptions } from './verify-result-zip.js';
+
+/** Why a result ZIP was not imported; the message names the file and every problem found. */
+export class ImportError extends Error {
+  constructor(
+    readonly file: string,
+    readonly reason: 'not-verified' | 'campaign' | 'malformed' | 'duplicate',
+    message: string,
+  ) {
+    super(`${file}: ${message}`);
+    this.name = 'ImportError';
+  }
+}
+
+export interface ImportResultZipOptions {
+  readonly runs: RunRepo;
+  readonly responses: ResponseRepo;
+  /** The connection both repos use: the run, its figures and its responses are stored in one transaction. */
+  readonly db: Database.Database;
+  readonly tools: TextTools;
+  readonly verifyOptions?: VerifyResultZipOptions;
+}
+
+/** What an import stored. */
+export interface ImportedResult {
+  readonly run: RunRecord;
+  readonly responses: number;
+  /** Checks the verifier could not make (see verifyResultZip); the import went ahead without them. */
+  readonly unchecked: readonly string[];
+}
+
+/** Run ids name files in exports/: letters, digits and . _ + - only, as `newRunId` makes them. */
+const RUN_ID = /^(?!.*\.\.)[A-Za-z0-9][\w.+-]{0,127}$/;
+const SHA256 = /^[0-9a-f]{64}$/;
+const FINISHED = ['completed', 'cancelled', 'failed'] as const;
+const BACKENDS = ['cpu', 'cuda', 'pending'] as const;
+const FINISH_REASONS: readonly FinishReason[] = ['stop', 'length', 'cancelled'];
+
+const brief = (v: unknown) => (v === undefined ? 'missing' : JSON.stringify(v)?.slice(0, 60) ?? String(v));
+const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+const isTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+const isRate = (v: unknown): v is number | null => v === null || (typeof v === 'number' && Number.isFinite(v));
+
+/** Reads fields off manifest.json's objects, noting each one that is missing or of the wrong kind. */
+class Fields {
+  readonly problems: string[] = [];
+
+  constructor(private readonly file: string) {}
+
+  get<T>(obj: unknown, at: string, ok: (v: unknown) => v is T, what: string): T | undefined {
+    const [head, ...rest] = at.split('.');
+    let v: unknown = obj;
+    for (const k of [head!, ...rest]) v = isRecord(v) ? v[k] : undefined;
+    if (ok(v)) return v;
+    this.problems.push(`${this.file} ${at} is ${brief(v)}, not ${what}`);
+    return undefined;
+  }
+}
+
+const oneOf =
+  <T extends string>(values: readonly T[]) =>
+  (v: unknown): v is T =>
+    typeof v === 'string' && (values as readonly string[]).includes(v);
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isNonEmpty = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+const isPositive = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1;
+
+/** manifest.json's policy, field by field; undefined when any field is wrong (each is noted in `f`). */
+function readPolicy(f: Fields, manifest: unknown): RunPolicy | undefined {
+  const optionalCount = (v: unknown): v is number | null | undefined => v === undefined || v === null || isCount(v);
+  const policy = {
+    decoding: f.get(manifest, 'policy.decoding', (v): v is 'greedy' => v === 'greedy', 'greedy'),
+    maxNewTokens: f.get(manifest, 'policy.maxNewTokens', isPositive, 'a count of at least 1'),
+    batch: f.get(manifest, 'policy.batch', isPositive, 'a count of at least 1'),
+    stopTokenIds: f.get(manifest, 'policy.stopTokenIds', (v): v is number[] => Array.isArray(v) && v.every(isCount), 'a list of token ids'),
+    limit: f.get(manifest, 'policy.limit', (v): v is number | null => v === null || isPositive(v), 'a count of at least 1 or null'),
+    chatTemplate: f.get(manifest, 'policy.chatTemplate', oneOf(['tokenizer_config.json', 'chat_template.jinja'] as const), 'tokenizer_config.json or chat_template.jinja'),
+    requestedBackend: f.get(manifest, 'policy.requestedBackend', oneOf(['auto', 'cpu', 'cuda'] as const), 'auto, cpu or cuda'),
+    expertBudgetBytes: f.get(manifest, 'policy.expertBudgetBytes', optionalCount, 'a count, null or absent'),
+    cudaDevice: f.get(manifest, 'policy.cudaDevice', optionalCount, 'a count, null or absent'),
+  };
+  const { expertBudgetBytes, cudaDevice, ...required } = policy;
+  if (Object.values(required).some((v) => v === undefined)) return undefined;
+  return {
+    ...(required as { [K in keyof typeof required]: Exclude<(typeof required)[K], undefined> }),
+    ...(expertBudgetBytes !== undefined ? { expertBudgetBytes } : {}),
+    ...(cudaDevice !== undefined ? { cudaDevice } : {}),
+  };
+}
+
+/**
+ * Imports a result ZIP into the database as a finished run, after it verifies as `horizon verify` would have it: every
+ * hash, then the re-scored verdicts. The run keeps its id, times, status, model, device and figures as the ZIP
+ * recorded them, and where it came from (the ZIP's path and sha256); its verdicts are the re-scored ones, which the
+ * verification found equal to the ZIP's. Refused, with every problem named: a ZIP that does not verify, a campaign
+ * ZIP, a manifest whose run the database cannot hold, and a run whose id is stored already.
+ */
+export async function importResultZip(file: string, opts: ImportResultZipOptions, now = new Date().toISOString()): Promise<ImportedResult> {
+  const hasher = new FileHasher();
+  await hasher.updateFromFile(file);
+  const digest = hasher.digest();
+  const entries = await readZipEntries(file);
+  if ((await stat(file)).size !== digest.size) {
+    throw new ImportError(file, 'malformed', 'the file changed while it was being read; import it again');
+  }
+  if (isPerfZip(entries)) throw new ImportError(file, 'campaign', 'is a performance campaign ZIP, not a result ZIP; only runs can be imported');
+  const verification = await verifyResultZip(file, opts.tools, { ...opts.verifyOptions, entries });
+  if (!verification.verified || !verification.responses) {
+    const n = verification.problems.length;
+    throw new ImportError(
+      file,
+      'not-verified',
+      `does not verify, so it is not imported (${n} problem${n === 1 ? '' : 's'}${n > 0 ? `; the first: ${verification.problems[0]}` : ''})`,
+    );
+  }
+
+  const f = new Fields('manifest.json');
+  const manifest: unknown = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
+  const id = f.get(manifest, 'run.id', (v): v is string => typeof v === 'string' && RUN_ID.test(v), 'a run id (letters, digits, . _ + -)');
+  const status = f.get(manifest, 'run.status', oneOf(FINISHED), 'completed, cancelled or failed');
+  const createdAt = f.get(manifest, 'run.createdAt', isTime, 'an ISO-8601 time');
+  const finishedAt = f.get(manifest, 'run.finishedAt', (v): v is string | null => v === null || isTime(v), 'an ISO-8601 time or null');
+  const total = f.get(manifest, 'run.total', isCount, 'a count');
+  const datasetSha256 = f.get(manifest, 'run.datasetSha256', (v): v is string => typeof v === 'string' && SHA256.test(v), 'a sha256');
+  const modelId = f.get(manifest, 'model.id', isNonEmpty, 'a model id');
+  const modelRepo = f.get(manifest, 'model.repo', isString, 'a string');
+  const modelRevision = f.get(manifest, 'model.revision', isString, 'a string');
+  const weights = f.get(manifest, 'model.weights', oneOf(['int4', 'bf16'] as const), 'int4 or bf16');
+  const manifestSha256 = f.get(manifest, 'model.manifestSha256', isString, 'a string');
+  const appVersion = f.get(manifest, 'appVersion', isString, 'a string');
+  const backend = f.get(manifest, 'backend.backend', oneOf(BACKENDS), 'cpu, cuda or pending');
+  const deviceLabel = f.get(manifest, 'backend.device', isString, 'a string');
+  const residency = f.get(manifest, 'backend.residency', isString, 'a string');
+  const policy = readPolicy(f, manifest);
+  const modelManifest = isRecord(manifest) && isRecord(manifest.model) ? manifest.model.manifest : undefined;
+
+  const perf = new Fields('performance.json');
+  let performance: unknown;
+  try {
+    performance = JSON.parse(entries.get('performance.json')!.toString('utf8'));
+  } catch (e) {
+    perf.problems.push(`performance.json is not JSON (${(e as Error).message})`);
+  }
+  const nullableCount = (v: unknown): v is number | null => v === null || isCount(v);
+  const batches = perf.get(performance, 'batches', isCount, 'a count');
+  const generatedTokens = perf.get(performance, 'generated_tokens', isCount, 'a count');
+  const wallSeconds = perf.get(performance, 'wall_seconds', (v): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0, 'seconds');
+  const peakMemoryBytes = perf.get(performance, 'peak_memory_bytes', nullableCount, 'a count or null');
+  const peakMemoryScope = perf.get(performance, 'peak_memory_scope', (v): v is 'process' | 'device' | null => v === null || v === 'process' || v === 'device', 'process, device or null');
+  const h2dBytes = perf.get(performance, 'h2d_bytes', nullableCount, 'a count or null');
+
+  // The verifier held each line to its key, prompt and response; the timings are the import's to check.
+  const lines = new Map<number, { tokens: number; finishReason: FinishReason; ttftMs: number | null; decodeTokensPerSecond: number | null }>();
+  const lineProblems: string[] = [];
+  entries
+    .get('responses.jsonl')!
+    .toString('utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      if (text.trim() === '') return;
+      const r = JSON.parse(text) as Record<string, unknown>;
+      const timings = isRecord(r.timings) ? r.timings : {};
+      const at = `responses.jsonl line ${i + 1}`;
+      if (!isCount(r.tokens)) lineProblems.push(`${at}: tokens is ${brief(r.tokens)}, not a count`);
+      else if (!oneOf(FINISH_REASONS)(r.finish_reason)) lineProblems.push(`${at}: finish_reason is ${brief(r.finish_reason)}, not stop, length or cancelled`);
+      else if (!isRate(timings.ttft_ms) || !isRate(timings.decode_tokens_per_second)) lineProblems.push(`${at}: timings are not numbers or null`);
+      else {
+        lines.set(r.key as number, {
+          tokens: r.tokens,
+          finishReason: r.finish_reason,
+          ttftMs: timings.ttft_ms as number | null,
+          decodeTokensPerSecond: timings.decode_tokens_per_second as number | null,
+        });
+      }
+    });
+
+  const problems = [...f.problems, ...perf.problems, ...lineProblems];
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 5).join('; ');
+    throw new ImportError(file, 'malformed', `verifies, but its run cannot be stored: ${shown}${problems.length > 5 ? `; and ${problems.length - 5} more` : ''}`);
+  }
+
+  const records = parsePromptRecords(entries.get('input_data.jsonl')!.toString('utf8'), 'input_data.jsonl');
+  const position = new Map(records.map((r, i) => [r.key, { index: i, record: r }]));
+  const stored: StoredResponse[] = verification.responses.map((r) => {
+    const { index, record } = position.get(r.key)!;
+    const line = lines.get(r.key)!;
+    return {
+      key: r.key,
+      position: index,
+      prompt: r.prompt,
+      response: r.response,
+      ...line,
+      verdicts: r.verdicts.map((v, j) => ({ instructionId: v.instructionId, kwargs: record.kwargs[j] ?? {}, strict: v.strict, loose: v.loose })),
+    };
+  });
+  const run: ImportedRun = {
+    id: id!,
+    modelId: modelId!,
+    modelRepo: modelRepo!,
+    modelRevision: modelRevision!,
+    // The model is on the machine that made the run; an imported run is never loaded here.
+    modelDir: '',
+    packedDir: null,
+    weights: weights!,
+    manifestSha256: manifestSha256!,
+    manifestJson: typeof modelManifest === 'string' ? modelManifest : JSON.stringify(modelManifest ?? null),
+    backend: backend!,
+    deviceLabel: deviceLabel!,
+    residency: residency!,
+    policy: policy!,
+    appVersion: appVersion!,
+    datasetSha256: datasetSha256!,
+    total: total!,
+    status: status!,
+    createdAt: createdAt!,
+    finishedAt: finishedAt!,
+    imported: { file, sha256: digest.sha256, importedAt: now },
+    figures: {
+      batches: batches!,
+      generatedTokens: generatedTokens!,
+      wallMs: wallSeconds! * 1000,
+      peakMemoryBytes: peakMemoryBytes ?? 0,
+      peakMemoryScope: peakMemoryScope ?? null,
+      h2dBytes: h2dBytes ?? 0,
+    },
+  };
+  const record = opts.db
+    .transaction(() => {
+      const existing = opts.runs.get(run.id);
+      if (existing) {
+        throw new ImportError(
+          file,
+          'duplicate',
+          existing.imported
+            ? `run ${run.id} is stored already, imported from ${existing.imported.file} at ${existing.imported.importedAt}`
+            : `run ${run.id} is stored already: it was made on this machine`,
+        );
+      }
+      opts.runs.createImported(run);
+      // Stored as finished when the run did: the ZIP keeps no time for each response.
+      opts.responses.insertResponses(run.id, stored, { generatedTokens: 0 }, finishedAt ?? createdAt!);
+      return opts.runs.require(run.id);
+    })
+    .immediate();
+  return { run: record, responses: stored.length, unchecked: verification.unchecked };
+}

@@ -1,0 +1,171 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { PERF_FORMAT } from '../../../../../electron/common/perf-campaign.js';
+import { migrate } from '../../../../../electron/main/db/open-database.js';
+import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
+import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
+import { ImportError, importResultZip } from '../../../../../electron/main/export/import-result-zip.js';
+import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
+import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
+import { resumeProblem } from '../../../../../electron/main/jobs/model-source.js';
+import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
+import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
+import { manifestOf, rezip, setManifest, sha256, storeRun } from './zip-fixtures.js';
+
+const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
+const NOW = '2026-12-06T19:00:00.000Z';
+
+function freshDb() {
+  const db = new Database(':memory:');
+  migrate(db);
+  return { db, runs: new RunRepo(db), responses: new ResponseRepo(db) };
+}
+
+/** Expects `promise` to throw an ImportError for `reason` whose message is `message`. */
+async function refused(promise: Promise<unknown>, reason: ImportError['reason'], message: string): Promise<void> {
+  const e = await promise.then(
+    () => null,
+    (x: unknown) => x,
+  );
+  expect(e).toBeInstanceOf(ImportError);
+  expect((e as ImportError).reason).toBe(reason);
+  expect((e as ImportError).message).toBe(message);
+}
+
+/** Sets each listed file's hash and size in manifest.json to the entries' own. */
+function rehash(entries: Map<string, Buffer>): void {
+  const m = manifestOf(entries);
+  for (const f of m.files) {
+    f.sha256 = sha256(entries.get(f.name)!);
+    f.bytes = entries.get(f.name)!.length;
+  }
+  setManifest(entries, m);
+}
+
+describe('importing a result ZIP', () => {
+  let dir: string;
+  let tools: TextTools;
+  let inputText: string;
+  let zip: string;
+  let source: ReturnType<typeof freshDb>;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-import-'));
+    tools = await loadTextTools({ punktDir: path.join(shared, 'nltk', 'punkt_english') });
+    const lines = readFileSync(path.join(shared, 'ifeval', 'input_data.jsonl'), 'utf8').split('\n').filter(Boolean);
+    inputText = `${lines.slice(0, 5).join('\n')}\n`;
+    // A CUDA run cancelled after four of five prompts, with figures of its own, as another machine would export it.
+    source = freshDb();
+    storeRun(source.db, 'run-abc', inputText, 5, ['A plain answer.', 'Yes, a comma.', 'THE END', 'hello\nworld'], tools, 'cancelled');
+    source.runs.updateDevice('run-abc', 'cuda', 'NVIDIA H200', '64/64 experts resident');
+    source.responses.addJobFigures('run-abc', { wallMs: 500, peakMemoryBytes: 9_000_000_000, peakMemoryScope: 'process', h2dBytes: 123_456 });
+    zip = path.join(dir, 'run-abc.zip');
+    await writeResultZip({ runs: source.runs, responses: source.responses, inputDataText: inputText, tools }, 'run-abc', zip);
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('stores the run as the ZIP recorded it, and exports it again to the same bytes', async () => {
+    const target = freshDb();
+    const r = await importResultZip(zip, { ...target, tools }, NOW);
+    expect(r.responses).toBe(4);
+    const original = source.runs.require('run-abc');
+    expect(r.run).toEqual({
+      ...original,
+      // The model stays on the machine that made the run.
+      modelDir: '',
+      packedDir: null,
+      startedAt: original.createdAt,
+      imported: { file: zip, sha256: sha256(readFileSync(zip)), importedAt: NOW },
+    });
+    expect(target.responses.all('run-abc')).toEqual(source.responses.all('run-abc'));
+    expect(target.responses.figures('run-abc')).toEqual({ ...source.responses.figures('run-abc'), expertCache: null });
+    expect(target.responses.passCounts('run-abc')).toEqual(source.responses.passCounts('run-abc'));
+
+    const again = path.join(dir, 'again.zip');
+    const written = await writeResultZip({ ...target, inputDataText: inputText, tools }, 'run-abc', again);
+    expect(written.sha256).toBe(sha256(readFileSync(zip)));
+  });
+
+  it('refuses a run stored already, saying where it came from, and stores nothing more', async () => {
+    const target = freshDb();
+    await importResultZip(zip, { ...target, tools }, NOW);
+    await refused(importResultZip(zip, { ...target, tools }), 'duplicate', `${zip}: run run-abc is stored already, imported from ${zip} at ${NOW}`);
+    await refused(importResultZip(zip, { ...source, tools }), 'duplicate', `${zip}: run run-abc is stored already: it was made on this machine`);
+    expect(target.responses.count('run-abc')).toBe(4);
+    expect(source.responses.count('run-abc')).toBe(4);
+  });
+
+  it('refuses a ZIP that does not verify, and a campaign ZIP, storing nothing', async () => {
+    const entries = await readZipEntries(zip);
+    const strict = entries.get('eval_results_strict.jsonl')!.toString().split('\n');
+    strict[0] = strict[0]!.replace(/"follow_all_instructions": (true|false)/, (_, v: string) => `"follow_all_instructions": ${v === 'true' ? 'false' : 'true'}`);
+    entries.set('eval_results_strict.jsonl', Buffer.from(strict.join('\n')));
+    rehash(entries);
+    const tampered = path.join(dir, 'tampered.zip');
+    await rezip(entries, tampered);
+    const target = freshDb();
+    await refused(
+      importResultZip(tampered, { ...target, tools }),
+      'not-verified',
+      `${tampered}: does not verify, so it is not imported (1 problem; the first: eval_results_strict.jsonl line 1 (key 1000): ` +
+        'follow_all_instructions is true, re-scoring gives false)',
+    );
+
+    setManifest(entries, { ...manifestOf(entries), format: PERF_FORMAT } as never);
+    const campaign = path.join(dir, 'campaign.zip');
+    await rezip(entries, campaign);
+    await refused(
+      importResultZip(campaign, { ...target, tools }),
+      'campaign',
+      `${campaign}: is a performance campaign ZIP, not a result ZIP; only runs can be imported`,
+    );
+    expect(target.runs.list()).toEqual([]);
+  });
+
+  it('refuses a verifying ZIP whose run the database cannot hold, naming every field', async () => {
+    const entries = await readZipEntries(zip);
+    // Fields the verifier does not read: a forger (or another program) can set them and keep every hash right.
+    const m = manifestOf(entries) as ReturnType<typeof manifestOf> & Record<string, Record<string, unknown>>;
+    m.run.id = '../../escape';
+    m.model!.weights = 'fp8';
+    m.backend!.backend = 'rocm';
+    m.policy!.batch = 0;
+    setManifest(entries, m);
+    const lines = entries.get('responses.jsonl')!.toString().split('\n');
+    lines[1] = lines[1]!.replace('"finish_reason":"stop"', '"finish_reason":"eos"');
+    entries.set('responses.jsonl', Buffer.from(lines.join('\n')));
+    rehash(entries);
+    const odd = path.join(dir, 'odd.zip');
+    await rezip(entries, odd);
+    const target = freshDb();
+    await refused(
+      importResultZip(odd, { ...target, tools }),
+      'malformed',
+      `${odd}: verifies, but its run cannot be stored: manifest.json run.id is "../../escape", not a run id (letters, digits, . _ + -); ` +
+        'manifest.json model.weights is "fp8", not int4 or bf16; manifest.json backend.backend is "rocm", not cpu, cuda or pending; ' +
+        'manifest.json policy.batch is 0, not a count of at least 1; ' +
+        'responses.jsonl line 2: finish_reason is "eos", not stop, length or cancelled',
+    );
+    expect(target.runs.list()).toEqual([]);
+  });
+
+  it('names the file when it is not there', async () => {
+    const missing = path.join(dir, 'missing.zip');
+    await expect(importResultZip(missing, { ...freshDb(), tools })).rejects.toThrow(missing);
+  });
+
+  it('leaves an imported run out of resuming: its model is on another machine', async () => {
+    const target = freshDb();
+    const { run } = await importResultZip(zip, { ...target, tools }, NOW);
+    expect(await resumeProblem(run, run.datasetSha256)).toEqual({
+      code: 'IMPORTED',
+      message: `run run-abc was imported from ${zip}: it was made on another machine, and its model is not here to resume with`,
+    });
+  });
+});
