@@ -203,4 +203,34 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     expect(await verifyCard.textContent()).toMatch(/Verified\. Prompt-level strict \d/);
     expect(pageErrors).toEqual([]);
   }, 600_000);
+
+  it('adds a deleted run back to History from its result ZIP, marked as imported', async () => {
+    const runId = path.basename(exportedZip, '.zip');
+    const rows = page.getByTestId('history').locator('tbody tr');
+    const before = await page.getByTestId('history').locator('tbody tr', { hasText: runId }).textContent();
+    // Deleted by the CLI beside the open app (as on another machine that has only the ZIP).
+    const del = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'horizon.mjs'), 'delete', runId, '--data-dir', path.join(tmp, 'data')], {
+      encoding: 'utf8',
+    });
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBe(1);
+
+    const verifyCard = page.getByTestId('verify-card');
+    await verifyCard.getByLabel('Result ZIP').fill(exportedZip);
+    await verifyCard.getByRole('button', { name: 'Add to History' }).click();
+    await expect.poll(() => verifyCard.getByTestId('import-done').textContent(), { timeout: 60_000 }).toBe(
+      `Added run ${runId} to History (completed, 10 of 10 prompts, CPU backend).`,
+    );
+    await expect.poll(() => rows.count()).toBe(2);
+    const row = page.getByTestId('history').locator('tbody tr', { hasText: runId });
+    // The same figures as before it was deleted (less its place in the comparison it was picked for), and where it
+    // came from.
+    expect(await row.textContent()).toBe(before!.replace(/^[AB]/, '').replace(runId, `${runId}imported ${path.basename(exportedZip)}`));
+    expect(await row.getByRole('button', { name: `Resume run ${runId}` }).count()).toBe(0);
+    await fullShot(page, path.join(shots, '8-imported.png'));
+
+    await verifyCard.getByRole('button', { name: 'Open its results' }).click();
+    await expect.poll(() => page.getByTestId('results-imported').textContent()).toMatch(new RegExp(`^ · imported from ${path.basename(exportedZip)} on `));
+    expect(pageErrors).toEqual([]);
+  }, 300_000);
 });

@@ -61,6 +61,11 @@ export function formatDelta(a: number | null | undefined, b: number | null | und
   return `${d > 0 ? '+' : d < 0 ? '−' : '±'}${Math.abs(d).toFixed(1)} pp`;
 }
 
+/** The last part of a path from either platform ("C:\\runs\\a.zip" and "/runs/a.zip" give "a.zip"). */
+export function baseName(path: string): string {
+  return path.split(/[\\/]/).filter(Boolean).at(-1) ?? path;
+}
+
 export function shortSha(sha: string): string {
   return sha.slice(0, 7);
 }

@@ -35,6 +35,8 @@ export function connectEvents(): () => void {
     }),
     onEvent('runs:onDidResponse', (e) => useRuns.getState().handleResponse(e.runId, e.row)),
     onEvent('runs:onDidDelete', (e) => useHistory.getState().handleDeleted(e.runId)),
+    // A run imported in another window, or by `horizon import`: the run lists show it.
+    onEvent('runs:onDidImport', () => void useHistory.getState().refresh()),
     onEvent('perf:onDidProgress', (p) => usePerf.getState().handleProgress(p)),
     onConnection((up) => {
       useConnection.getState().set(up);

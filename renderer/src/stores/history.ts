@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-import type { DeletedRun, ExportFile, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
+import type { DeletedRun, ExportFile, ImportedRunReport, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
 import { call } from '../api.js';
 import { confirmationSteps } from './deletion.js';
 import { useResults } from './results.js';
@@ -28,10 +28,16 @@ interface HistoryState {
   verifyReport: VerifyReport | null;
   verifyError: string | null;
   verifying: boolean;
+  /** What the last import of the ZIP at zipPath stored. */
+  imported: ImportedRunReport | null;
+  importError: string | null;
+  importing: boolean;
   refresh(): Promise<void>;
   setZipPath(path: string): void;
   /** Re-checks a result ZIP (hashes and re-scoring) by its path on the machine running the services. */
   verifyZip(): Promise<void>;
+  /** Adds the run of the result ZIP at zipPath to History, once it verifies (the services verify it again). */
+  importZip(): Promise<void>;
   toggle(runId: string): void;
   compare(): Promise<void>;
   clearComparison(): void;
@@ -103,10 +109,14 @@ export const useHistory = create<HistoryState>((set, get) => ({
   verifyReport: null,
   verifyError: null,
   verifying: false,
+  imported: null,
+  importError: null,
+  importing: false,
   deletion: null,
   deleted: null,
   // A report is about the path it was asked for: it goes when the path changes, and so does a late reply.
-  setZipPath: (zipPath) => set({ zipPath, verifyReport: null, verifyError: null, verifying: false }),
+  setZipPath: (zipPath) =>
+    set({ zipPath, verifyReport: null, verifyError: null, verifying: false, imported: null, importError: null, importing: false }),
   verifyZip: async () => {
     const path = get().zipPath.trim();
     if (get().verifying) return;
@@ -118,6 +128,19 @@ export const useHistory = create<HistoryState>((set, get) => ({
     const r = await call('export:verify', { path });
     if (get().zipPath.trim() !== path || !get().verifying) return;
     set(r.ok ? { verifyReport: r.value, verifying: false } : { verifyError: r.error.message, verifying: false });
+  },
+  importZip: async () => {
+    const path = get().zipPath.trim();
+    if (get().importing) return;
+    if (!path) {
+      set({ importError: 'Enter the path of a result ZIP.', imported: null });
+      return;
+    }
+    set({ importError: null, imported: null, importing: true });
+    const r = await call('export:importRun', { path });
+    if (get().zipPath.trim() !== path || !get().importing) return;
+    set(r.ok ? { imported: r.value, importing: false } : { importError: r.error.message, importing: false });
+    if (r.ok) await get().refresh();
   },
   refresh: async () => {
     const mine = ++listAsked;

@@ -33,8 +33,9 @@ export function formOfRun(run: Pick<RunDetail, 'modelId' | 'total' | 'policy'>):
 }
 
 /** A run that stopped before its last prompt and can go on: cancelled, or failed. */
-export function isResumable(run: Pick<RunSummary, 'status' | 'done' | 'total'>): boolean {
-  return (run.status === 'cancelled' || run.status === 'failed') && run.done < run.total;
+export function isResumable(run: Pick<RunSummary, 'status' | 'done' | 'total' | 'imported'>): boolean {
+  // An imported run's model is on the machine that made it.
+  return (run.status === 'cancelled' || run.status === 'failed') && run.done < run.total && run.imported === null;
 }
 
 /** Each run-form field's problem, as its field shows it. */

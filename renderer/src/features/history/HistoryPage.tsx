@@ -2,7 +2,7 @@ import { memo, useEffect, useRef, useState } from 'react';
 
 import { isLiveStatus, type RunSummary } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
-import { formatDate, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
+import { baseName, formatDate, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { TableScroll } from '../../components/TableScroll.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
@@ -177,6 +177,14 @@ const HistoryRow = memo(function HistoryRow({ run: r, pick, buttons }: { run: Ru
         >
           {r.id}
         </button>
+        {r.imported ? (
+          <div className="muted small">
+            <span className="chip chip--muted" title={`Imported from ${r.imported.file} on ${formatDate(r.imported.importedAt)}`}>
+              imported
+            </span>{' '}
+            <span className="mono">{baseName(r.imported.file)}</span>
+          </div>
+        ) : null}
       </td>
       <td>
         {r.modelRepo} <span className="mono muted">{shortSha(r.modelRevision)}</span>

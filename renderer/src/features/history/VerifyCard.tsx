@@ -4,22 +4,36 @@ import { formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
 import { useHistory } from '../../stores/history.js';
+import { useNav } from '../../stores/nav.js';
+import { useResults } from '../../stores/results.js';
 import { BrowseButton } from '../system/BrowseButton.js';
 
-/** Verifies any result ZIP: every sha256, then a re-score of the retained responses. */
+/**
+ * Verifies any result ZIP (every sha256, then a re-score of the retained responses), and adds a verified one's run to
+ * History: another machine's run, or a colleague's, then reads and compares like one made here.
+ */
 export function VerifyCard() {
   const zipPath = useHistory((s) => s.zipPath);
   const report = useHistory((s) => s.verifyReport);
   const error = useHistory((s) => s.verifyError);
   const verifying = useHistory((s) => s.verifying);
-  const { setZipPath, verifyZip } = useHistory.getState();
+  const imported = useHistory((s) => s.imported);
+  const importError = useHistory((s) => s.importError);
+  const importing = useHistory((s) => s.importing);
+  const go = useNav((s) => s.go);
+  const { setZipPath, verifyZip, importZip } = useHistory.getState();
+  const busy = verifying || importing;
   return (
-    <Card title="Verify a result ZIP" subtitle="Checks every file hash and re-scores the retained responses." testId="verify-card">
+    <Card
+      title="Verify or import a result ZIP"
+      subtitle="Checks every file hash and re-scores the retained responses; a run that verifies can be added to History."
+      testId="verify-card"
+    >
       <form
         className="asset__row"
         onSubmit={(e) => {
           e.preventDefault();
-          void verifyZip();
+          if (!busy) void verifyZip();
         }}
       >
         <Field
@@ -37,8 +51,19 @@ export function VerifyCard() {
             />
           }
         />
-        <button type="submit" className="btn" aria-disabled={verifying || undefined}>
+        <button type="submit" className="btn" aria-disabled={busy || undefined}>
           {verifying ? 'Verifying…' : 'Verify'}
+        </button>
+        <button
+          type="button"
+          className="btn"
+          aria-disabled={busy || undefined}
+          title="Verifies the ZIP, then stores its run beside yours: read, compare, export and delete it; it cannot be resumed here."
+          onClick={() => {
+            if (!busy) void importZip();
+          }}
+        >
+          {importing ? 'Adding…' : 'Add to History'}
         </button>
       </form>
       {error ? <Notice tone="error">{error}</Notice> : null}
@@ -58,6 +83,30 @@ export function VerifyCard() {
             </ul>
           ) : null}
           <UncheckedList items={report.unchecked} testId="verify-unchecked" />
+        </Notice>
+      ) : null}
+      {importError ? (
+        <Notice tone="error">
+          <span data-testid="import-error">{importError}</span>
+        </Notice>
+      ) : null}
+      {imported ? (
+        <Notice tone="ok">
+          <span data-testid="import-done">
+            Added run <span className="mono">{imported.run.id}</span> to History ({imported.run.status}, {imported.run.done} of{' '}
+            {imported.run.total} prompts, {imported.run.backendLabel}).
+          </span>{' '}
+          <button
+            type="button"
+            className="link"
+            onClick={() => {
+              void useResults.getState().open(imported.run.id);
+              go('results');
+            }}
+          >
+            Open its results
+          </button>
+          <UncheckedList items={imported.unchecked} testId="import-unchecked" />
         </Notice>
       ) : null}
     </Card>

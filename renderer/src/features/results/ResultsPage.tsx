@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 
 import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
-import { formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
+import { baseName, formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
 import { Stat } from '../../components/Stat.js';
@@ -69,6 +69,12 @@ export function ResultsPage() {
               <>
                 {d.modelRepo} @ <span className="mono">{shortSha(d.modelRevision)}</span> · {weightsLabel(d.modelId, d.weights)} ·{' '}
                 {d.backendLabel} · {formatDate(d.createdAt)}
+                {d.imported ? (
+                  <span data-testid="results-imported">
+                    {' '}
+                    · imported from <span className="mono">{baseName(d.imported.file)}</span> on {formatDate(d.imported.importedAt)}
+                  </span>
+                ) : null}
               </>
             ) : (
               'Accuracy, per-instruction breakdown and every scored response.'

@@ -6,7 +6,7 @@ import { isResumable, useRuns } from '../../stores/runs.js';
  * Resumes a cancelled or failed run from wherever it is listed, then shows it on the Run page (its live card, or the
  * reason it could not resume). Renders nothing for a run that cannot be resumed.
  */
-export function ResumeRunButton({ run, className = 'btn btn--small' }: { run: Pick<RunSummary, 'id' | 'status' | 'done' | 'total'>; className?: string }) {
+export function ResumeRunButton({ run, className = 'btn btn--small' }: { run: Pick<RunSummary, 'id' | 'status' | 'done' | 'total' | 'imported'>; className?: string }) {
   const busy = useRuns((s) => s.busy);
   const live = useRuns((s) => s.run !== null && isLiveStatus(s.run.status));
   const go = useNav((s) => s.go);

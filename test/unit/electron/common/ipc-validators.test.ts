@@ -37,6 +37,9 @@ describe('validateRequest', () => {
     ['runs:delete', { runId: 'r1', path: '/tmp/x.zip' }, 'request.path is not an allowed field'],
     ['runs:delete', {}, 'request.runId must be a string'],
     ['export:listZips', { runId: 'a/../../b' }, 'request.runId has an invalid format'],
+    ['export:importRun', {}, 'request.path must be a string'],
+    ['export:importRun', { path: '' }, 'request.path must not be empty'],
+    ['export:importRun', { path: '/z/run.zip', runId: 'r1' }, 'request.runId is not an allowed field'],
   ] as const)('%s rejects %j', (channel, payload, message) => {
     const r = validateRequest(channel, payload);
     expect(r.ok).toBe(false);
@@ -50,6 +53,7 @@ describe('validateRequest', () => {
     expect(validateRequest('runs:delete', { runId: '20261202T174512-9fe751' })).toEqual({ ok: true, value: { runId: '20261202T174512-9fe751' } });
     expect(validateRequest('runs:delete', { runId: 'r1', deleteExport: true }).ok).toBe(true);
     expect(validateRequest('export:listZips', { runId: 'r1' }).ok).toBe(true);
+    expect(validateRequest('export:importRun', { path: '/z/run.zip' })).toEqual({ ok: true, value: { path: '/z/run.zip' } });
   });
 
   it('treats undefined optional fields as absent', () => {

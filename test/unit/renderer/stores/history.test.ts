@@ -38,7 +38,7 @@ describe('history store', () => {
   beforeEach(() =>
     useHistory.setState({
       runs: [], selected: [], comparison: null, error: null, zipPath: '', verifyReport: null, verifyError: null, verifying: false,
-      deletion: null, deleted: null,
+      imported: null, importError: null, importing: false, deletion: null, deleted: null,
     }),
   );
 
@@ -147,6 +147,48 @@ describe('history store', () => {
     expect(useResults.getState().runId).toBeNull();
     expect(await t.api.export.listZips({ runId: b })).toEqual({ ok: true, value: [] });
     expect(await t.api.runs.get({ runId: b })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+  });
+
+  it('adds an exported run back to History from its ZIP, lists it as imported, and refuses it a second time', async () => {
+    const t = await withRuns([2]);
+    const [a] = t.ids as [string];
+    const zip = await t.api.export.exportRun({ runId: a });
+    if (!zip.ok) throw new Error(zip.error.message);
+    expect((await t.api.runs.delete({ runId: a })).ok).toBe(true);
+    await useHistory.getState().importZip();
+    expect(useHistory.getState().importError).toBe('Enter the path of a result ZIP.');
+
+    useHistory.getState().setZipPath(zip.value.path);
+    await useHistory.getState().importZip();
+    expect(t.calls.filter((c) => c.channel === 'export:importRun').map((c) => c.payload)).toEqual([{ path: zip.value.path }]);
+    expect(useHistory.getState()).toMatchObject({ importing: false, importError: null, imported: { run: { id: a, status: 'completed', done: 2 }, unchecked: [] } });
+    // Listed at once, marked as imported.
+    expect(useHistory.getState().runs.map((r) => [r.id, r.imported?.file])).toEqual([[a, zip.value.path]]);
+
+    await useHistory.getState().importZip();
+    expect(useHistory.getState()).toMatchObject({
+      imported: null,
+      importError: `${zip.value.path}: run ${a} is stored already, imported from ${zip.value.path} at ${useHistory.getState().runs[0]!.imported!.importedAt}`,
+    });
+    useHistory.getState().setZipPath('/tmp/other.zip');
+    expect(useHistory.getState()).toMatchObject({ imported: null, importError: null });
+  });
+
+  it('lists a run another window imported as soon as it is told', async () => {
+    const t = await withRuns([1]);
+    const [a] = t.ids as [string];
+    const zip = await t.api.export.exportRun({ runId: a });
+    if (!zip.ok) throw new Error(zip.error.message);
+    expect((await t.api.runs.delete({ runId: a })).ok).toBe(true);
+    const off = connectEvents();
+    try {
+      await useHistory.getState().refresh();
+      expect(useHistory.getState().runs).toEqual([]);
+      expect((await t.api.export.importRun({ path: zip.value.path })).ok).toBe(true);
+      await expect.poll(() => useHistory.getState().runs.map((r) => r.id)).toEqual([a]);
+    } finally {
+      off();
+    }
   });
 
   it('lets go of a run deleted in another window as soon as it is told, everywhere it is shown', async () => {
@@ -301,7 +343,7 @@ describe('history store: the edges', () => {
   beforeEach(() =>
     useHistory.setState({
       runs: [], selected: [], comparison: null, error: null, zipPath: '', verifyReport: null, verifyError: null, verifying: false,
-      deletion: null, deleted: null,
+      imported: null, importError: null, importing: false, deletion: null, deleted: null,
     }),
   );
 

@@ -212,11 +212,15 @@ describe('runs store', () => {
   });
 
   it('tells resumable runs apart', () => {
-    expect(isResumable({ status: 'cancelled', done: 3, total: 10 })).toBe(true);
-    expect(isResumable({ status: 'failed', done: 0, total: 10 })).toBe(true);
-    expect(isResumable({ status: 'failed', done: 10, total: 10 })).toBe(false);
-    expect(isResumable({ status: 'completed', done: 10, total: 10 })).toBe(false);
-    expect(isResumable({ status: 'running', done: 3, total: 10 })).toBe(false);
+    const here = { imported: null };
+    expect(isResumable({ status: 'cancelled', done: 3, total: 10, ...here })).toBe(true);
+    expect(isResumable({ status: 'failed', done: 0, total: 10, ...here })).toBe(true);
+    expect(isResumable({ status: 'failed', done: 10, total: 10, ...here })).toBe(false);
+    expect(isResumable({ status: 'completed', done: 10, total: 10, ...here })).toBe(false);
+    expect(isResumable({ status: 'running', done: 3, total: 10, ...here })).toBe(false);
+    // Its model is on the machine that made it.
+    const imported = { imported: { file: '/z/run.zip', sha256: 'e'.repeat(64), importedAt: '2026-12-06T19:00:00Z' } };
+    expect(isResumable({ status: 'cancelled', done: 3, total: 10, ...imported })).toBe(false);
   });
 
   it('ignores events for other runs', () => {

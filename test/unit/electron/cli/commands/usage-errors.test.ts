@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { run as devices } from '../../../../../electron/cli/commands/devices.js';
 import { run as generate } from '../../../../../electron/cli/commands/generate.js';
+import { run as importZip } from '../../../../../electron/cli/commands/import.js';
 import { run as logits } from '../../../../../electron/cli/commands/logits.js';
 import { run as pack } from '../../../../../electron/cli/commands/pack.js';
 import { main } from '../../../../../electron/cli/index.js';
@@ -29,6 +30,8 @@ describe('usage errors', () => {
     ['logits with bad --threads', () => logits(['--model', '/nonexistent', '--tokens', '1', '--out', '/nonexistent.json', '--threads', 'many']), /--threads must be an integer from 1 to 1024, got 'many'/],
     ['pack with --threads 0 (before touching the model folder)', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--threads', '0']), /--threads must be an integer from 1 to 1024, got '0'/],
     ['pack with --shard-bytes 0', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--shard-bytes', '0']), /--shard-bytes must be an integer from 1 to/],
+    ['import without a ZIP', () => importZip([]), /give exactly one RESULT\.zip/],
+    ['import with two ZIPs', () => importZip(['a.zip', 'b.zip']), /give exactly one RESULT\.zip/],
     ['pack with a --group-size that is not a number', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--group-size', 'big']), /--group-size must be an integer from 1 to/],
   ])('%s', async (_what, call, message) => {
     const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
@@ -78,6 +81,7 @@ describe('usage errors', () => {
   it.each([
     ['serve', ['--port', '--data-dir', '--hub-url', '--static']],
     ['export', ['--out', '--db', '--data-dir']],
+    ['import', ['--db', '--data-dir', '--punkt']],
     ['eval', ['--weights', '--backend', '--limit', '--batch', '--max-new-tokens', '--db', '--data-dir', '--out']],
   ])('%s --help explains each flag with its default', async (command, flags) => {
     const out = vi.spyOn(console, 'log').mockImplementation(() => undefined);
