@@ -54,10 +54,18 @@ describe('service events', () => {
     off();
   });
 
+  it('reads the run list again when a run is imported elsewhere', () => {
+    const { calls, emit } = eventTransport();
+    const off = connectEvents();
+    emit('runs:onDidImport', { runId: 'from-a-zip' });
+    expect(calls.map((c) => c.channel)).toEqual(['runs:list']);
+    off();
+  });
+
   it('stops listening, and drops a refresh still waiting, once disconnected', () => {
     const { calls, emit, listening } = eventTransport();
     const off = connectEvents();
-    expect(listening()).toBe(5);
+    expect(listening()).toBe(6);
     emit('runs:onDidProgress', progress('r', 1));
     off();
     expect(listening()).toBe(0);

@@ -34,6 +34,16 @@ async function withRuns(limits: readonly number[]) {
   return { ...t, ids };
 }
 
+/** A run of `limit` prompts exported to its ZIP, then deleted: what another machine would have. */
+async function exportedThenDeleted(limit: number) {
+  const t = await withRuns([limit]);
+  const [a] = t.ids as [string];
+  const zip = await t.api.export.exportRun({ runId: a });
+  if (!zip.ok) throw new Error(zip.error.message);
+  expect((await t.api.runs.delete({ runId: a })).ok).toBe(true);
+  return { t, a, zip };
+}
+
 describe('history store', () => {
   beforeEach(() =>
     useHistory.setState({
@@ -150,11 +160,7 @@ describe('history store', () => {
   });
 
   it('adds an exported run back to History from its ZIP, lists it as imported, and refuses it a second time', async () => {
-    const t = await withRuns([2]);
-    const [a] = t.ids as [string];
-    const zip = await t.api.export.exportRun({ runId: a });
-    if (!zip.ok) throw new Error(zip.error.message);
-    expect((await t.api.runs.delete({ runId: a })).ok).toBe(true);
+    const { t, a, zip } = await exportedThenDeleted(2);
     await useHistory.getState().importZip();
     expect(useHistory.getState().importError).toBe('Enter the path of a result ZIP.');
 
@@ -175,11 +181,7 @@ describe('history store', () => {
   });
 
   it('lists a run another window imported as soon as it is told', async () => {
-    const t = await withRuns([1]);
-    const [a] = t.ids as [string];
-    const zip = await t.api.export.exportRun({ runId: a });
-    if (!zip.ok) throw new Error(zip.error.message);
-    expect((await t.api.runs.delete({ runId: a })).ok).toBe(true);
+    const { t, a, zip } = await exportedThenDeleted(1);
     const off = connectEvents();
     try {
       await useHistory.getState().refresh();
