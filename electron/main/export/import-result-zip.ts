@@ -109,10 +109,11 @@ function readPolicy(f: Fields, manifest: unknown): RunPolicy | undefined {
  * ZIP, a manifest whose run the database cannot hold, and a run whose id is stored already.
  */
 export async function importResultZip(file: string, opts: ImportResultZipOptions, now = new Date().toISOString()): Promise<ImportedResult> {
+  // Read first: it refuses a path that is not a regular file (a FIFO would block the hash's read for good).
+  const entries = await readZipEntries(file);
   const hasher = new FileHasher();
   await hasher.updateFromFile(file);
   const digest = hasher.digest();
-  const entries = await readZipEntries(file);
   if ((await stat(file)).size !== digest.size) {
     throw new ImportError(file, 'malformed', 'the file changed while it was being read; import it again');
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -155,9 +156,12 @@ describe('importing a result ZIP', () => {
     expect(target.runs.list()).toEqual([]);
   });
 
-  it('names the file when it is not there', async () => {
+  it('names the file when it is not there, or not a regular file', async () => {
     const missing = path.join(dir, 'missing.zip');
-    await expect(importResultZip(missing, { ...freshDb(), tools })).rejects.toThrow(missing);
+    await expect(importResultZip(missing, { ...freshDb(), tools })).rejects.toThrow(`${missing}: not a readable ZIP (ENOENT`);
+    const fifo = path.join(dir, 'fifo.zip');
+    execFileSync('mkfifo', [fifo]);
+    await expect(importResultZip(fifo, { ...freshDb(), tools })).rejects.toThrow(`${fifo}: not a readable ZIP (${fifo}: not a regular file)`);
   });
 
   it('leaves an imported run out of resuming: its model is on another machine', async () => {
