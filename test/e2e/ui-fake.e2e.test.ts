@@ -381,7 +381,7 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await page.getByRole('button', { name: 'Results', exact: true }).click();
     const exportButton = page.getByRole('button', { name: 'Export ZIP' });
     await expect.poll(() => page.getByTestId('accuracies').count()).toBe(1);
-    expect(await page.getByTestId('peak-vram').textContent()).toBe('Peak VRAM7.5 GiBwhole GPU, other programs included');
+    expect(await page.getByTestId('peak-memory').textContent()).toBe('Peak GPU memory7.5 GiBwhole GPU, other programs included');
     await expect.poll(() => page.getByTestId('perf-cache').textContent()).toMatch(/^Expert cache48,000 hits · 0 missesall experts resident · /);
     expect(await page.getByTestId('perf-vram').textContent()).toBe('Peak GPU memory7.5 GiBwhole GPU, other programs included');
     expect(await exportButton.isDisabled()).toBe(true);

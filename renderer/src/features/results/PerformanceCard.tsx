@@ -14,10 +14,16 @@ interface ViewProps {
   readonly onCpu: boolean;
   readonly residency: string;
   readonly points: readonly RunPerformancePoint[];
+  /**
+   * 'dataset' for a run imported from a result ZIP: the ZIP keeps no time each response finished, so its points come
+   * in dataset order.
+   */
+  readonly order?: 'finished' | 'dataset';
 }
 
 /** A line of the decode rate of each response in the order they finished, with its median drawn across. */
-function RateChart({ points }: { points: readonly RunPerformancePoint[] }) {
+function RateChart({ points, order }: { points: readonly RunPerformancePoint[]; order: 'finished' | 'dataset' }) {
+  const inOrder = order === 'finished' ? 'in the order they finished' : 'in dataset order';
   const rates = points.map((p) => p.decodeTokensPerSecond);
   const s = summarize(rates);
   if (!s || points.length < 2) return <p className="muted">The decode rate over the run shows once two responses have one.</p>;
@@ -33,7 +39,7 @@ function RateChart({ points }: { points: readonly RunPerformancePoint[] }) {
     .join(' ');
   return (
     <figure className="perf-chart" data-testid="rate-chart">
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Decode rate of ${s.n} responses in the order they finished: median ${formatNumber(s.p50)} tok/s, from ${formatNumber(s.min)} to ${formatNumber(s.max)}`}>
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Decode rate of ${s.n} responses ${inOrder}: median ${formatNumber(s.p50)} tok/s, from ${formatNumber(s.min)} to ${formatNumber(s.max)}`}>
         <line className="perf-chart__axis" x1={pad} y1={H - pad} x2={W - 8} y2={H - pad} />
         <line className="perf-chart__axis" x1={pad} y1={8} x2={pad} y2={H - pad} />
         <line className="perf-chart__median" x1={pad} y1={y(s.p50)} x2={W - 8} y2={y(s.p50)} />
@@ -51,7 +57,11 @@ function RateChart({ points }: { points: readonly RunPerformancePoint[] }) {
           first
         </text>
       </svg>
-      <figcaption className="muted small">Decode tok/s of each response as it finished (first token excluded); the dashed line is the median.</figcaption>
+      <figcaption className="muted small">
+        {order === 'finished'
+          ? 'Decode tok/s of each response as it finished (first token excluded); the dashed line is the median.'
+          : 'Decode tok/s of each response in dataset order, as its result ZIP keeps no finishing times (first token excluded); the dashed line is the median.'}
+      </figcaption>
     </figure>
   );
 }
@@ -78,7 +88,7 @@ function TtftHistogram({ points }: { points: readonly RunPerformancePoint[] }) {
 }
 
 /** The run's speed: the decode rate over the run, TTFT's distribution, and the GPU's memory, copies and cache. */
-export function PerformanceView({ figures: f, onCpu, residency, points }: ViewProps) {
+export function PerformanceView({ figures: f, onCpu, residency, points, order = 'finished' }: ViewProps) {
   // Where the weights were explains the cache figures: said beside them (the page says it once more at the top).
   const cacheHint = residency ? `${residency}` : undefined;
   const ttft = summarize(points.map((p) => p.ttftMs));
@@ -106,7 +116,7 @@ export function PerformanceView({ figures: f, onCpu, residency, points }: ViewPr
         />
       </div>
       <div className="perf__charts">
-        <RateChart points={points} />
+        <RateChart points={points} order={order} />
         <TtftHistogram points={points} />
       </div>
     </div>
@@ -114,7 +124,21 @@ export function PerformanceView({ figures: f, onCpu, residency, points }: ViewPr
 }
 
 /** Reads the run's per-response timings (again as the run moves on) and shows them. */
-export function PerformanceCard({ runId, done, figures, onCpu, residency }: { runId: string; done: number; figures: RunFigures; onCpu: boolean; residency: string }) {
+export function PerformanceCard({
+  runId,
+  done,
+  figures,
+  onCpu,
+  residency,
+  order = 'finished',
+}: {
+  runId: string;
+  done: number;
+  figures: RunFigures;
+  onCpu: boolean;
+  residency: string;
+  order?: ViewProps['order'];
+}) {
   const [points, setPoints] = useState<readonly RunPerformancePoint[] | null>(null);
   useEffect(() => {
     let live = true;
@@ -127,7 +151,11 @@ export function PerformanceCard({ runId, done, figures, onCpu, residency }: { ru
   }, [runId, done]);
   return (
     <Card title="Performance" subtitle="Per-response timings of this run, and what the GPU held and copied.">
-      {points ? <PerformanceView figures={figures} onCpu={onCpu} residency={residency} points={points} /> : <p className="muted">Reading the timings…</p>}
+      {points ? (
+        <PerformanceView figures={figures} onCpu={onCpu} residency={residency} points={points} order={order} />
+      ) : (
+        <p className="muted">Reading the timings…</p>
+      )}
     </Card>
   );
 }

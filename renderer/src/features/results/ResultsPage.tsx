@@ -156,10 +156,10 @@ export function ResultsPage() {
             <Stat label="TTFT" value={`${formatNumber(d.figures.ttftMs, 0)} ms`} />
             <Stat label="Decode" value={`${formatNumber(d.figures.decodeTokensPerSecond)} tok/s`} />
             <Stat
-              label="Peak VRAM"
+              label="Peak GPU memory"
               value={d.backend === 'cpu' ? 'n/a on CPU' : formatBytes(d.figures.peakMemoryBytes)}
               hint={peakMemoryHint(d.figures.peakMemoryScope)}
-              testId="peak-vram"
+              testId="peak-memory"
             />
             <Stat label="Tokens generated" value={d.figures.generatedTokens.toLocaleString()} />
             <Stat label="Wall time" value={formatDuration(d.figures.wallSeconds)} />
@@ -195,6 +195,7 @@ export function ResultsPage() {
             figures={d.figures}
             onCpu={d.backend === 'cpu'}
             residency={d.residency === 'pending' ? 'not loaded yet' : d.residency}
+            order={d.imported ? 'dataset' : 'finished'}
           />
           <Card title="Responses">
             {/* A fresh search box per run: the filters start over when another run opens. */}

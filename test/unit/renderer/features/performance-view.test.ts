@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { RunFigures, RunPerformancePoint } from '../../../../electron/common/ipc-contract.js';
 
-type ViewProps = { figures: RunFigures; onCpu: boolean; residency: string; points: readonly RunPerformancePoint[] };
+type ViewProps = { figures: RunFigures; onCpu: boolean; residency: string; points: readonly RunPerformancePoint[]; order?: 'finished' | 'dataset' };
 // Loaded by path: the Node-side type check has no JSX.
 const viewModule: string = '../../../../renderer/src/features/results/PerformanceCard.js';
 const { PerformanceView } = (await import(/* @vite-ignore */ viewModule)) as { PerformanceView: FunctionComponent<ViewProps> };
@@ -35,6 +35,15 @@ describe('PerformanceView', () => {
     expect(t).toContain('Peak GPU memory n/a on CPU');
     expect(t).toContain('Host → GPU copies n/a on CPU');
     expect(t).toContain('Expert cache n/a on CPU');
+  });
+
+  it("says an imported run's rates come in dataset order, its ZIP keeping no finishing times", () => {
+    expect(text({ figures, onCpu: false, residency: '', points })).toContain('Decode tok/s of each response as it finished');
+    const t = text({ figures, onCpu: false, residency: '', points, order: 'dataset' });
+    expect(t).toContain('Decode tok/s of each response in dataset order, as its result ZIP keeps no finishing times');
+    expect(renderToStaticMarkup(createElement(PerformanceView, { figures, onCpu: false, residency: '', points, order: 'dataset' }))).toContain(
+      'aria-label="Decode rate of 5 responses in dataset order: median 100.0 tok/s',
+    );
   });
 
   it('waits for two rates before drawing the line', () => {
