@@ -11,6 +11,7 @@ import {
   formatPercent,
   formatRate,
   shortSha,
+  baseName,
 } from '../../../../renderer/src/components/format.js';
 
 describe('format', () => {
@@ -85,6 +86,16 @@ describe('format', () => {
     expect(deltaPoints(0.5, null)).toBeNull();
     expect(formatDelta(0.5, undefined)).toBe('—');
     expect(shortSha('7f1c97f0123456789')).toBe('7f1c97f');
+  });
+
+  it.each([
+    ['/home/ana/results/run-1.zip', 'run-1.zip'],
+    ['C:\\Users\\ana\\Downloads\\run-2.zip', 'run-2.zip'],
+    ['\\\\server\\share\\run-3.zip', 'run-3.zip'],
+    ['run-4.zip', 'run-4.zip'],
+    ['/trailing/slash/', 'slash'],
+  ])('names the file of %s', (p, name) => {
+    expect(baseName(p)).toBe(name);
   });
 
   it('writes a date in the local format, and an unreadable one as it came', () => {

@@ -341,6 +341,8 @@ describe('createServices (scripted worker)', () => {
     expect(imports().slice(announced)).toEqual([{ runId }]);
     const listed = await services.api.runs.list();
     expect(listed.ok && listed.value.find((r) => r.id === runId)?.imported?.file).toBe(exported.value.path);
+    const list = execFileSync(process.execPath, [cli, 'export', '--list', '--data-dir', dataDir], { encoding: 'utf8' });
+    expect(list.split('\n').find((l) => l.startsWith(runId))).toMatch(new RegExp(`  imported from ${exported.value.path}$`));
   });
 
   it('refuses a second set of services on the same data folder while the first is open', () => {
