@@ -369,11 +369,11 @@ export interface RunSummary {
   readonly accuracies: Accuracies | null;
   readonly error: string | null;
   /** Where a run read from a result ZIP came from (`export:importRun`); null for a run made here. */
-  readonly imported: RunOrigin | null;
+  readonly imported: ZipOrigin | null;
 }
 
-/** The result ZIP an imported run was read from. */
-export interface RunOrigin {
+/** The ZIP an imported run or campaign was read from. */
+export interface ZipOrigin {
   /** The ZIP's path when it was imported. */
   readonly file: string;
   /** sha256 of the whole ZIP file. */
@@ -759,6 +759,11 @@ export interface PerfApi {
   get(req: PerfRef): Promise<Result<PerfCampaignDetail>>;
   /** Writes the campaign's ZIP into the data folder's exports/ (what `horizon verify` checks). */
   exportZip(req: PerfRef): Promise<Result<ExportedZip>>;
+  /**
+   * Adds a campaign ZIP's campaign (another machine's, a colleague's) to the list, once it verifies as `horizon
+   * verify` has it; refused when it does not, is a result ZIP, or its id is stored already.
+   */
+  importZip(req: VerifyRequest): Promise<Result<PerfCampaign>>;
 }
 
 //#endregion

@@ -3,7 +3,7 @@
  * greedy with EOS suppressed, in repeated blocks, for full expert residency and each expert budget asked for. Its
  * records and the aggregates every reader (the app, `horizon perf`, the ZIP verifier) computes the same way from them.
  */
-import type { RunBackend } from './ipc-contract.js';
+import type { RunBackend, ZipOrigin } from './ipc-contract.js';
 import { quantile } from './perf-stats.js';
 
 export const PERF_FORMAT = 'horizon-perf-v1';
@@ -152,6 +152,8 @@ export interface PerfCampaign {
   readonly settings: PerfSettings & { readonly keys: readonly number[] };
   /** Each configuration with where its weights were, as the runtime reported it (null until it loaded). */
   readonly configs: readonly (PerfConfigSpec & { readonly residency: string | null })[];
+  /** Where a campaign read from a campaign ZIP came from (`perf:importZip`); null for one measured here. */
+  readonly imported: ZipOrigin | null;
 }
 
 export interface PerfCampaignDetail extends PerfCampaign {

@@ -121,6 +121,8 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
   let campaignCount = 0;
   let activeCampaign: string | null = null;
   const campaigns = new Map<string, { campaign: PerfCampaign; requests: PerfRequestRecord[] }>();
+  /** Campaign ZIPs exported, by path: the campaign as it was then. */
+  const perfZips = new Map<string, { campaign: PerfCampaign; requests: PerfRequestRecord[] }>();
 
   const api: Api = {
     system: {
@@ -502,6 +504,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           backend: gpus.length ? 'cuda' : 'cpu', deviceLabel: gpus.length ? `CUDA: ${gpus[0]?.name ?? ''}` : 'CPU',
           peakMemoryScope: gpus.length ? 'process' : null, settings,
           configs: specs.map((c) => ({ ...c, residency: c.expertBudgetBytes === null ? 'all 64 experts a layer' : `${Math.floor(c.expertBudgetBytes / 2 ** 27)} of 64 experts a layer` })),
+          imported: null,
         };
         const requests: PerfRequestRecord[] = [];
         campaigns.set(id, { campaign, requests });
@@ -551,7 +554,25 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const c = campaigns.get(campaignId);
         if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
         if (c.campaign.status === 'running') return err('BAD_INPUT', `campaign ${campaignId} is still running: export it once it has ended`);
-        return ok({ path: `${dataDir}/exports/${campaignId}.zip`, bytes: 4_321, sha256: 'e'.repeat(64) });
+        const zip = `${dataDir}/exports/${campaignId}.zip`;
+        perfZips.set(zip, { campaign: { ...c.campaign }, requests: [...c.requests] });
+        return ok({ path: zip, bytes: 4_321, sha256: 'e'.repeat(64) });
+      },
+      importZip: async ({ path: zip }) => {
+        const held = perfZips.get(zip);
+        if (!held) return err('BAD_INPUT', `${zip}: is not a performance campaign ZIP`);
+        const stored = campaigns.get(held.campaign.id);
+        if (stored) {
+          return err(
+            'BAD_INPUT',
+            stored.campaign.imported
+              ? `${zip}: campaign ${held.campaign.id} is stored already, imported from ${stored.campaign.imported.file} at ${stored.campaign.imported.importedAt}`
+              : `${zip}: campaign ${held.campaign.id} is stored already: it was measured on this machine`,
+          );
+        }
+        const campaign = { ...held.campaign, imported: { file: zip, sha256: 'e'.repeat(64), importedAt: new Date().toISOString() } };
+        campaigns.set(campaign.id, { campaign, requests: [...held.requests] });
+        return ok(campaign);
       },
     },
   };

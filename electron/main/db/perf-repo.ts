@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import type { RunBackend } from '../../common/ipc-contract.js';
+import type { RunBackend, ZipOrigin } from '../../common/ipc-contract.js';
 import { aggregateCampaign, type PerfCampaign, type PerfCampaignDetail, type PerfRequestRecord, type PerfStatus } from '../../common/perf-campaign.js';
 
 interface CampaignRow {
@@ -15,6 +15,9 @@ interface CampaignRow {
   peak_memory_scope: 'process' | 'device' | null;
   settings_json: string;
   configs_json: string;
+  imported_from: string | null;
+  imported_sha256: string | null;
+  imported_at: string | null;
 }
 
 interface RequestRow {
@@ -45,6 +48,10 @@ const toCampaign = (r: CampaignRow): PerfCampaign => ({
   peakMemoryScope: r.peak_memory_scope,
   settings: JSON.parse(r.settings_json) as PerfCampaign['settings'],
   configs: JSON.parse(r.configs_json) as PerfCampaign['configs'],
+  imported:
+    r.imported_from !== null && r.imported_sha256 !== null && r.imported_at !== null
+      ? { file: r.imported_from, sha256: r.imported_sha256, importedAt: r.imported_at }
+      : null,
 });
 
 const toRequest = (r: RequestRow): PerfRequestRecord => ({
@@ -67,13 +74,33 @@ const toRequest = (r: RequestRow): PerfRequestRecord => ({
 export class PerfRepo {
   constructor(private readonly db: Database.Database) {}
 
-  create(c: Omit<PerfCampaign, 'finishedAt' | 'status' | 'error'>): void {
+  create(c: Omit<PerfCampaign, 'finishedAt' | 'status' | 'error' | 'imported'>): void {
     this.db
       .prepare(
         `INSERT INTO perf_campaigns (id, created_at, status, model_json, backend, device_label, peak_memory_scope, settings_json, configs_json)
          VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)`,
       )
       .run(c.id, c.createdAt, JSON.stringify(c.model), c.backend, c.deviceLabel, c.peakMemoryScope, JSON.stringify(c.settings), JSON.stringify(c.configs));
+  }
+
+  /**
+   * Stores a campaign read from a campaign ZIP, ended as its ZIP says, with all its requests, in one transaction.
+   * Throws when a campaign with its id is stored already.
+   */
+  createImported(c: PerfCampaign & { readonly status: Exclude<PerfStatus, 'running'>; readonly imported: ZipOrigin }, requests: readonly PerfRequestRecord[]): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO perf_campaigns (id, created_at, finished_at, status, error, model_json, backend, device_label, peak_memory_scope,
+             settings_json, configs_json, imported_from, imported_sha256, imported_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          c.id, c.createdAt, c.finishedAt, c.status, c.error, JSON.stringify(c.model), c.backend, c.deviceLabel, c.peakMemoryScope,
+          JSON.stringify(c.settings), JSON.stringify(c.configs), c.imported.file, c.imported.sha256, c.imported.importedAt,
+        );
+      for (const r of requests) this.addRequest(c.id, r);
+    })();
   }
 
   /** Records where the runtime put the weights, and the device, once a configuration has loaded. */

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import { isLiveStatus, type LiveRunStatus, type RunBackend, type RunStatus, type WeightsFormat } from '../../common/ipc-contract.js';
+import { isLiveStatus, type LiveRunStatus, type RunBackend, type RunStatus, type WeightsFormat, type ZipOrigin } from '../../common/ipc-contract.js';
 
 /** The generation policy recorded with a run. */
 export interface RunPolicy {
@@ -50,17 +50,7 @@ export interface RunRecord {
   readonly startedAt: string | null;
   readonly finishedAt: string | null;
   /** Where a run read from a result ZIP came from; null for a run made here. */
-  readonly imported: ImportOrigin | null;
-}
-
-/** A run's result ZIP as it was imported. */
-export interface ImportOrigin {
-  /** The ZIP's path when it was imported. */
-  readonly file: string;
-  /** sha256 of the whole ZIP file. */
-  readonly sha256: string;
-  /** ISO-8601. */
-  readonly importedAt: string;
+  readonly imported: ZipOrigin | null;
 }
 
 export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported'>;
@@ -70,7 +60,7 @@ export interface ImportedRun extends NewRun {
   readonly status: 'completed' | 'cancelled' | 'failed';
   readonly createdAt: string;
   readonly finishedAt: string | null;
-  readonly imported: ImportOrigin;
+  readonly imported: ZipOrigin;
   readonly figures: {
     readonly batches: number;
     readonly generatedTokens: number;

@@ -1,28 +1,30 @@
-import { stat } from 'node:fs/promises';
-
 import type Database from 'better-sqlite3';
 
 import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
+import type { ZipOrigin } from '../../common/ipc-contract.js';
 import type { FinishReason } from '../../common/worker-protocol.js';
-import { FileHasher } from '../../node/file-hasher.js';
 import type { ResponseRepo, StoredResponse } from '../db/response-repo.js';
 import type { ImportedRun, RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
+import {
+  brief,
+  Fields,
+  ImportError,
+  isCount,
+  isNonEmpty,
+  isPositive,
+  isSha256,
+  isStoredId,
+  isString,
+  isTime,
+  oneOf,
+  readZipToImport,
+  refuseProblems,
+  STORED_ID,
+} from './import-fields.js';
 import { isPerfZip } from './perf-zip.js';
-import { isRecord, readZipEntries, verifyResultZip } from './verify-result-zip.js';
+import { isRecord, verifyResultZip } from './verify-result-zip.js';
 import type { VerifyResultZipOptions } from './verify-result-zip.js';
-
-/** Why a result ZIP was not imported; the message names the file and every problem found. */
-export class ImportError extends Error {
-  constructor(
-    readonly file: string,
-    readonly reason: 'not-verified' | 'campaign' | 'malformed' | 'duplicate',
-    message: string,
-  ) {
-    super(`${file}: ${message}`);
-    this.name = 'ImportError';
-  }
-}
 
 export interface ImportResultZipOptions {
   readonly runs: RunRepo;
@@ -31,6 +33,8 @@ export interface ImportResultZipOptions {
   readonly db: Database.Database;
   readonly tools: TextTools;
   readonly verifyOptions?: VerifyResultZipOptions;
+  /** The ZIP as readZipToImport read it, when the caller has (to tell the kinds apart): it is not read again. */
+  readonly read?: { readonly entries: ReadonlyMap<string, Buffer>; readonly origin: ZipOrigin };
 }
 
 /** What an import stored. */
@@ -41,42 +45,10 @@ export interface ImportedResult {
   readonly unchecked: readonly string[];
 }
 
-/** Run ids name files in exports/: letters, digits and . _ + - only, as `newRunId` makes them. */
-const RUN_ID = /^(?!.*\.\.)[A-Za-z0-9][\w.+-]{0,127}$/;
-const SHA256 = /^[0-9a-f]{64}$/;
 const FINISHED = ['completed', 'cancelled', 'failed'] as const;
 const BACKENDS = ['cpu', 'cuda', 'pending'] as const;
 const FINISH_REASONS: readonly FinishReason[] = ['stop', 'length', 'cancelled'];
-
-const brief = (v: unknown) => (v === undefined ? 'missing' : JSON.stringify(v)?.slice(0, 60) ?? String(v));
-const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
-const isTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
 const isRate = (v: unknown): v is number | null => v === null || (typeof v === 'number' && Number.isFinite(v));
-
-/** Reads fields off manifest.json's objects, noting each one that is missing or of the wrong kind. */
-class Fields {
-  readonly problems: string[] = [];
-
-  constructor(private readonly file: string) {}
-
-  get<T>(obj: unknown, at: string, ok: (v: unknown) => v is T, what: string): T | undefined {
-    const [head, ...rest] = at.split('.');
-    let v: unknown = obj;
-    for (const k of [head!, ...rest]) v = isRecord(v) ? v[k] : undefined;
-    if (ok(v)) return v;
-    this.problems.push(`${this.file} ${at} is ${brief(v)}, not ${what}`);
-    return undefined;
-  }
-}
-
-const oneOf =
-  <T extends string>(values: readonly T[]) =>
-  (v: unknown): v is T =>
-    typeof v === 'string' && (values as readonly string[]).includes(v);
-const isString = (v: unknown): v is string => typeof v === 'string';
-const isNonEmpty = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
-
-const isPositive = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1;
 
 /** manifest.json's policy, field by field; undefined when any field is wrong (each is noted in `f`). */
 function readPolicy(f: Fields, manifest: unknown): RunPolicy | undefined {
@@ -109,15 +81,8 @@ function readPolicy(f: Fields, manifest: unknown): RunPolicy | undefined {
  * ZIP, a manifest whose run the database cannot hold, and a run whose id is stored already.
  */
 export async function importResultZip(file: string, opts: ImportResultZipOptions, now = new Date().toISOString()): Promise<ImportedResult> {
-  // Read first: it refuses a path that is not a regular file (a FIFO would block the hash's read for good).
-  const entries = await readZipEntries(file);
-  const hasher = new FileHasher();
-  await hasher.updateFromFile(file);
-  const digest = hasher.digest();
-  if ((await stat(file)).size !== digest.size) {
-    throw new ImportError(file, 'malformed', 'the file changed while it was being read; import it again');
-  }
-  if (isPerfZip(entries)) throw new ImportError(file, 'campaign', 'is a performance campaign ZIP, not a result ZIP; only runs can be imported');
+  const { entries, origin } = opts.read ?? (await readZipToImport(file, now));
+  if (isPerfZip(entries)) throw new ImportError(file, 'other-kind', 'is a performance campaign ZIP, not a result ZIP');
   const verification = await verifyResultZip(file, opts.tools, { ...opts.verifyOptions, entries });
   if (!verification.verified || !verification.responses) {
     const n = verification.problems.length;
@@ -130,12 +95,12 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
 
   const f = new Fields('manifest.json');
   const manifest: unknown = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
-  const id = f.get(manifest, 'run.id', (v): v is string => typeof v === 'string' && RUN_ID.test(v), 'a run id (letters, digits, . _ + -)');
+  const id = f.get(manifest, 'run.id', isStoredId, STORED_ID);
   const status = f.get(manifest, 'run.status', oneOf(FINISHED), 'completed, cancelled or failed');
   const createdAt = f.get(manifest, 'run.createdAt', isTime, 'an ISO-8601 time');
   const finishedAt = f.get(manifest, 'run.finishedAt', (v): v is string | null => v === null || isTime(v), 'an ISO-8601 time or null');
   const total = f.get(manifest, 'run.total', isCount, 'a count');
-  const datasetSha256 = f.get(manifest, 'run.datasetSha256', (v): v is string => typeof v === 'string' && SHA256.test(v), 'a sha256');
+  const datasetSha256 = f.get(manifest, 'run.datasetSha256', isSha256, 'a sha256');
   const modelId = f.get(manifest, 'model.id', isNonEmpty, 'a model id');
   const modelRepo = f.get(manifest, 'model.repo', isString, 'a string');
   const modelRevision = f.get(manifest, 'model.revision', isString, 'a string');
@@ -188,11 +153,7 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
       }
     });
 
-  const problems = [...f.problems, ...perf.problems, ...lineProblems];
-  if (problems.length > 0) {
-    const shown = problems.slice(0, 5).join('; ');
-    throw new ImportError(file, 'malformed', `verifies, but its run cannot be stored: ${shown}${problems.length > 5 ? `; and ${problems.length - 5} more` : ''}`);
-  }
+  refuseProblems(file, [...f.problems, ...perf.problems, ...lineProblems], 'run');
 
   const records = parsePromptRecords(entries.get('input_data.jsonl')!.toString('utf8'), 'input_data.jsonl');
   const position = new Map(records.map((r, i) => [r.key, { index: i, record: r }]));
@@ -229,7 +190,7 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
     status: status!,
     createdAt: createdAt!,
     finishedAt: finishedAt!,
-    imported: { file, sha256: digest.sha256, importedAt: now },
+    imported: origin,
     figures: {
       batches: batches!,
       generatedTokens: generatedTokens!,

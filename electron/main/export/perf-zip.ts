@@ -26,12 +26,13 @@ export interface PerfZipManifest {
 }
 
 /** campaign.json: the campaign as stored, with its aggregates. */
-export type PerfCampaignFile = PerfCampaign & { readonly aggregates: readonly PerfConfigAggregate[] };
+export type PerfCampaignFile = Omit<PerfCampaign, 'imported'> & { readonly aggregates: readonly PerfConfigAggregate[] };
 
 /** Writes the campaign's ZIP through a temp file and a rename; refuses one still running. */
 export async function writePerfZip(c: PerfCampaignDetail, outPath: string, appVersion: string): Promise<{ path: string; bytes: number; sha256: string }> {
   if (c.status === 'running') throw new Error(`campaign ${c.id} is still running: export it once it has ended`);
-  const { requests, aggregates, ...campaign } = c;
+  // Where an imported campaign came from is this machine's note, not part of the campaign.
+  const { requests, aggregates, imported: _origin, ...campaign } = c;
   const files = new Map<string, Buffer>([
     ['campaign.json', Buffer.from(`${JSON.stringify({ ...campaign, aggregates } satisfies PerfCampaignFile, null, 2)}\n`)],
     ['requests.jsonl', Buffer.from(requests.map((r) => `${JSON.stringify(r)}\n`).join(''))],

@@ -102,6 +102,7 @@ export function createServices(opts: ServicesOptions): Services {
   });
   const perf: PerfService = new PerfService({
     perf: new PerfRepo(db),
+    db,
     runtime: worker,
     dataDir: opts.dataDir,
     appVersion: opts.appVersion,

@@ -21,7 +21,8 @@ import type { Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo } from '../db/response-repo.js';
 import type { RunRepo } from '../db/run-repo.js';
-import { ImportError, importResultZip } from '../export/import-result-zip.js';
+import { ImportError } from '../export/import-fields.js';
+import { importResultZip } from '../export/import-result-zip.js';
 import { runExportFiles } from '../export/run-export-files.js';
 import { verifyResultZip } from '../export/verify-result-zip.js';
 import { writeResultZip } from '../export/write-result-zip.js';
@@ -117,7 +118,9 @@ export class ExportService implements ExportApi {
           verifyOptions: ExportService.officialInput(inputs),
         });
       } catch (e) {
-        if (e instanceof ImportError) throw new ServiceError('BAD_INPUT', e.message);
+        if (e instanceof ImportError) {
+          throw new ServiceError('BAD_INPUT', e.reason === 'other-kind' ? `${e.message}; import it on the Performance page` : e.message);
+        }
         throw e;
       }
       this.opts.emit('runs:onDidImport', { runId: imported.run.id });

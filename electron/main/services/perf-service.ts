@@ -1,10 +1,14 @@
 import path from 'node:path';
 
-import type { EmitEvent, ExportedZip, PerfApi, PerfRef, StartPerfRequest } from '../../common/ipc-contract.js';
+import type Database from 'better-sqlite3';
+
+import type { EmitEvent, ExportedZip, PerfApi, PerfRef, StartPerfRequest, VerifyRequest } from '../../common/ipc-contract.js';
 import type { PerfCampaign, PerfCampaignDetail } from '../../common/perf-campaign.js';
 import { err, ok, type Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { PerfRepo } from '../db/perf-repo.js';
+import { ImportError } from '../export/import-fields.js';
+import { importPerfZip } from '../export/import-perf-zip.js';
 import { writePerfZip } from '../export/perf-zip.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import { newRunId, type RuntimeClient } from '../jobs/eval-run.js';
@@ -15,6 +19,8 @@ import { ServiceError, toResult } from './service-result.js';
 
 export interface PerfServiceOptions {
   readonly perf: PerfRepo;
+  /** The connection `perf` uses (an import stores its campaign in one transaction on it). */
+  readonly db: Database.Database;
   readonly runtime: RuntimeClient;
   readonly dataDir: string;
   readonly appVersion: string;
@@ -94,5 +100,20 @@ export class PerfService implements PerfApi {
       if (c.status === 'running') throw new ServiceError('BAD_INPUT', `campaign ${c.id} is still running: export it once it has ended`);
       return writePerfZip(c, path.join(dataLayout.exportsDir(this.opts.dataDir), `${c.id}.zip`), this.opts.appVersion);
     });
+  }
+
+  importZip(req: VerifyRequest): Promise<Result<PerfCampaign>> {
+    return toResult(async () => {
+      if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
+      try {
+        const { requests: _requests, aggregates: _aggregates, ...campaign } = await importPerfZip(req.path, { perf: this.opts.perf, db: this.opts.db });
+        return campaign;
+      } catch (e) {
+        if (e instanceof ImportError) {
+          throw new ServiceError('BAD_INPUT', e.reason === 'other-kind' ? `${e.message}; a result ZIP is added to History on the History page` : e.message);
+        }
+        throw e;
+      }
+    }, 'BAD_INPUT');
   }
 }

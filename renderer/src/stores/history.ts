@@ -1,9 +1,9 @@
 import { create } from 'zustand';
 
 import type { DeletedRun, ExportFile, ImportedRunReport, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
-import type { Result } from '../../../electron/common/result.js';
 import { call } from '../api.js';
 import { confirmationSteps } from './deletion.js';
+import { askAboutZip } from './zip-request.js';
 import { useResults } from './results.js';
 import { useRuns } from './runs.js';
 
@@ -101,36 +101,6 @@ export function mergeRuns(prev: readonly RunSummary[], next: readonly RunSummary
   return changed ? merged : prev;
 }
 
-/** The state a request about the ZIP in the field keeps: whether it is on its way, its answer, its error. */
-interface ZipAsk {
-  readonly busy: 'verifying' | 'importing';
-  readonly value: 'verifyReport' | 'imported';
-  readonly error: 'verifyError' | 'importError';
-}
-
-/**
- * Asks the services about the ZIP whose path is in the field, one request at a time; a reply for a path no longer in
- * the field is dropped (setZipPath clears all three keys). True when an answer was shown.
- */
-async function askAboutZip<T>(
-  get: () => HistoryState,
-  set: (patch: Partial<HistoryState>) => void,
-  keys: ZipAsk,
-  ask: (path: string) => Promise<Result<T>>,
-): Promise<boolean> {
-  const path = get().zipPath.trim();
-  if (get()[keys.busy]) return false;
-  if (!path) {
-    set({ [keys.error]: 'Enter the path of a result ZIP.', [keys.value]: null });
-    return false;
-  }
-  set({ [keys.error]: null, [keys.value]: null, [keys.busy]: true });
-  const r = await ask(path);
-  if (get().zipPath.trim() !== path || !get()[keys.busy]) return false;
-  set(r.ok ? { [keys.value]: r.value, [keys.busy]: false } : { [keys.error]: r.error.message, [keys.busy]: false });
-  return r.ok;
-}
-
 export const useHistory = create<HistoryState>((set, get) => ({
   runs: [],
   selected: [],
@@ -149,10 +119,12 @@ export const useHistory = create<HistoryState>((set, get) => ({
   setZipPath: (zipPath) =>
     set({ zipPath, verifyReport: null, verifyError: null, verifying: false, imported: null, importError: null, importing: false }),
   verifyZip: async () => {
-    await askAboutZip(get, set, { busy: 'verifying', value: 'verifyReport', error: 'verifyError' }, (path) => call('export:verify', { path }));
+    await askAboutZip(get, set, { busy: 'verifying', value: 'verifyReport', error: 'verifyError' }, 'a result ZIP', (path) => call('export:verify', { path }));
   },
   importZip: async () => {
-    const ok = await askAboutZip(get, set, { busy: 'importing', value: 'imported', error: 'importError' }, (path) => call('export:importRun', { path }));
+    const ok = await askAboutZip(get, set, { busy: 'importing', value: 'imported', error: 'importError' }, 'a result ZIP', (path) =>
+      call('export:importRun', { path }),
+    );
     if (ok) await get().refresh();
   },
   refresh: async () => {

@@ -3,6 +3,7 @@ import { create } from 'zustand';
 import type { ExportedZip, PerfCampaignProgress } from '../../../electron/common/ipc-contract.js';
 import { parseBudgetList, PERF_SETTINGS, type PerfCampaign, type PerfCampaignDetail } from '../../../electron/common/perf-campaign.js';
 import { call } from '../api.js';
+import { askAboutZip } from './zip-request.js';
 
 /**
  * Parses the budgets field ("4, 8, 12.5" GiB) by the rule `horizon perf` takes: the budgets in GiB, or a sentence for
@@ -29,7 +30,16 @@ interface PerfState {
   error: string | null;
   busy: boolean;
   exported: ExportedZip | null;
+  /** The campaign ZIP path in the import field. */
+  zipPath: string;
+  importing: boolean;
+  importError: string | null;
+  /** What the last import of the ZIP at zipPath stored. */
+  imported: PerfCampaign | null;
   setForm(patch: Partial<PerfState['form']>): void;
+  setZipPath(path: string): void;
+  /** Adds the campaign of the ZIP at zipPath to the list once it verifies, and shows it. */
+  importZip(): Promise<void>;
   refresh(): Promise<void>;
   select(campaignId: string): Promise<void>;
   start(): Promise<void>;
@@ -47,6 +57,21 @@ export const usePerf = create<PerfState>((set, get) => ({
   error: null,
   busy: false,
   exported: null,
+  zipPath: '',
+  importing: false,
+  importError: null,
+  imported: null,
+  // What is shown is about the path it was asked for: it goes when the path changes, and so does a late reply.
+  setZipPath: (zipPath) => set({ zipPath, importing: false, importError: null, imported: null }),
+  importZip: async () => {
+    const ok = await askAboutZip(get, set, { busy: 'importing', value: 'imported', error: 'importError' }, 'a campaign ZIP', (path) =>
+      call('perf:importZip', { path }),
+    );
+    const imported = get().imported;
+    if (!ok || !imported) return;
+    await get().select(imported.id);
+    await get().refresh();
+  },
   setForm: (patch) => {
     const form = { ...get().form, ...patch };
     const parsed = parseBudgetsField(form.budgets);

@@ -3,7 +3,7 @@ import { migration0002PeakVramScope } from './0002-peak-vram-scope.js';
 import { migration0003ExpertCache } from './0003-expert-cache.js';
 import { migration0004PerfCampaigns } from './0004-perf-campaigns.js';
 import { migration0005OneNamePerConcept } from './0005-one-name-per-concept.js';
-import { migration0006ImportedRuns } from './0006-imported-runs.js';
+import { migration0006Imports } from './0006-imports.js';
 import type { Migration } from './migration.js';
 
 /** Every migration in version order; to add one, write `NNNN-name.ts` with its test and append it here. */
@@ -13,5 +13,5 @@ export const allMigrations: readonly Migration[] = [
   migration0003ExpertCache,
   migration0004PerfCampaigns,
   migration0005OneNamePerConcept,
-  migration0006ImportedRuns,
+  migration0006Imports,
 ];

@@ -3,13 +3,14 @@ import { useEffect, useMemo } from 'react';
 import { PERF_SETTINGS, type PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
-import { formatBytes, formatDate, formatNumber } from '../../components/format.js';
+import { baseName, formatBytes, formatDate, formatNumber } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
 import { ModelSelect } from '../../components/ModelSelect.js';
 import { useModels } from '../../stores/models.js';
 import { usePerf } from '../../stores/perf.js';
 import { useSystem } from '../../stores/system.js';
+import { BrowseButton } from '../system/BrowseButton.js';
 
 /** Decode rate against peak GPU memory, one point a configuration: what each GiB of expert budget buys. */
 export function RateMemoryChart({ campaign: c }: { campaign: PerfCampaignDetail }) {
@@ -226,6 +227,7 @@ export function PerfPage() {
               {campaigns.map((c) => (
                 <option key={c.id} value={c.id}>
                   {c.id} · {c.status} · {formatDate(c.createdAt)}
+                  {c.imported ? ' · imported' : ''}
                 </option>
               ))}
             </select>
@@ -244,6 +246,12 @@ export function PerfPage() {
                 {selected.model.modelId} on {selected.deviceLabel} · {selected.status}
                 {selected.error ? `: ${selected.error}` : ''} · {selected.requests.length} requests measured
                 {selected.peakMemoryScope === 'device' ? ' · peak GPU memory is the whole GPU, other programs included' : ''}
+                {selected.imported ? (
+                  <span data-testid="campaign-imported">
+                    {' '}
+                    · imported from <span className="mono">{baseName(selected.imported.file)}</span> on {formatDate(selected.imported.importedAt)}
+                  </span>
+                ) : null}
               </p>
               <CampaignTable campaign={selected} />
               <RateMemoryChart campaign={selected} />
@@ -253,6 +261,62 @@ export function PerfPage() {
       ) : (
         <p className="muted">No campaign yet.</p>
       )}
+      <ImportCampaignCard />
     </div>
+  );
+}
+
+/** Adds a campaign ZIP's campaign (another machine's, a colleague's) to the list once it verifies. */
+function ImportCampaignCard() {
+  const zipPath = usePerf((s) => s.zipPath);
+  const importing = usePerf((s) => s.importing);
+  const importError = usePerf((s) => s.importError);
+  const imported = usePerf((s) => s.imported);
+  const { setZipPath, importZip } = usePerf.getState();
+  return (
+    <Card
+      title="Import a campaign ZIP"
+      subtitle="Another machine's campaign, checked as horizon verify checks it (every hash, every aggregate recomputed), beside yours."
+      testId="perf-import"
+    >
+      <form
+        className="asset__row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!importing) void importZip();
+        }}
+      >
+        <Field
+          label="Campaign ZIP"
+          value={zipPath}
+          onValue={setZipPath}
+          placeholder="/path/to/campaign.zip"
+          className="field--mono field--grow"
+          spellCheck={false}
+          trailing={
+            <BrowseButton
+              what="a campaign ZIP"
+              request={{ kind: 'file', title: 'Campaign ZIP', filters: [{ name: 'ZIP', extensions: ['zip'] }] }}
+              onPath={setZipPath}
+            />
+          }
+        />
+        <button type="submit" className="btn" aria-disabled={importing || undefined}>
+          {importing ? 'Adding…' : 'Add campaign'}
+        </button>
+      </form>
+      {importError ? (
+        <Notice tone="error">
+          <span data-testid="perf-import-error">{importError}</span>
+        </Notice>
+      ) : null}
+      {imported ? (
+        <Notice tone="ok">
+          <span data-testid="perf-import-done">
+            Added campaign <span className="mono">{imported.id}</span> ({imported.status}, {imported.deviceLabel}); it is shown above.
+          </span>
+        </Notice>
+      ) : null}
+    </Card>
   );
 }

@@ -38,6 +38,7 @@ describe('validateRequest', () => {
     ['runs:delete', {}, 'request.runId must be a string'],
     ['export:listZips', { runId: 'a/../../b' }, 'request.runId has an invalid format'],
     ['export:importRun', {}, 'request.path must be a string'],
+    ['perf:importZip', { path: 7 }, 'request.path must be a string'],
     ['export:importRun', { path: '' }, 'request.path must not be empty'],
     ['export:importRun', { path: '/z/run.zip', runId: 'r1' }, 'request.runId is not an allowed field'],
   ] as const)('%s rejects %j', (channel, payload, message) => {

@@ -30,8 +30,8 @@ describe('usage errors', () => {
     ['logits with bad --threads', () => logits(['--model', '/nonexistent', '--tokens', '1', '--out', '/nonexistent.json', '--threads', 'many']), /--threads must be an integer from 1 to 1024, got 'many'/],
     ['pack with --threads 0 (before touching the model folder)', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--threads', '0']), /--threads must be an integer from 1 to 1024, got '0'/],
     ['pack with --shard-bytes 0', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--shard-bytes', '0']), /--shard-bytes must be an integer from 1 to/],
-    ['import without a ZIP', () => importZip([]), /give exactly one RESULT\.zip/],
-    ['import with two ZIPs', () => importZip(['a.zip', 'b.zip']), /give exactly one RESULT\.zip/],
+    ['import without a ZIP', () => importZip([]), /give exactly one RESULT\.zip or CAMPAIGN\.zip/],
+    ['import with two ZIPs', () => importZip(['a.zip', 'b.zip']), /give exactly one RESULT\.zip or CAMPAIGN\.zip/],
     ['pack with a --group-size that is not a number', () => pack(['--model', '/nonexistent', '--out', '/nonexistent-out', '--group-size', 'big']), /--group-size must be an integer from 1 to/],
   ])('%s', async (_what, call, message) => {
     const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);

@@ -11,7 +11,8 @@ import { PERF_FORMAT } from '../../../../../electron/common/perf-campaign.js';
 import { migrate } from '../../../../../electron/main/db/open-database.js';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
-import { ImportError, importResultZip } from '../../../../../electron/main/export/import-result-zip.js';
+import { ImportError } from '../../../../../electron/main/export/import-fields.js';
+import { importResultZip } from '../../../../../electron/main/export/import-result-zip.js';
 import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
 import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
 import { resumeProblem } from '../../../../../electron/main/jobs/model-source.js';
@@ -123,8 +124,8 @@ describe('importing a result ZIP', () => {
     await rezip(entries, campaign);
     await refused(
       importResultZip(campaign, { ...target, tools }),
-      'campaign',
-      `${campaign}: is a performance campaign ZIP, not a result ZIP; only runs can be imported`,
+      'other-kind',
+      `${campaign}: is a performance campaign ZIP, not a result ZIP`,
     );
     expect(target.runs.list()).toEqual([]);
   });
@@ -148,7 +149,7 @@ describe('importing a result ZIP', () => {
     await refused(
       importResultZip(odd, { ...target, tools }),
       'malformed',
-      `${odd}: verifies, but its run cannot be stored: manifest.json run.id is "../../escape", not a run id (letters, digits, . _ + -); ` +
+      `${odd}: verifies, but its run cannot be stored: manifest.json run.id is "../../escape", not an id (letters, digits, . _ + -); ` +
         'manifest.json model.weights is "fp8", not int4 or bf16; manifest.json backend.backend is "rocm", not cpu, cuda or pending; ' +
         'manifest.json policy.batch is 0, not a count of at least 1; ' +
         'responses.jsonl line 2: finish_reason is "eos", not stop, length or cancelled',

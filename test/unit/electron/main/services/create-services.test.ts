@@ -16,6 +16,7 @@ import type { Services } from '../../../../../electron/main/services/create-serv
 import { createServices } from '../../../../../electron/main/services/create-services.js';
 import { createScriptedEngine } from '../../worker/scripted-engine.js';
 import { writeTinyTokenizer } from '../../worker/tiny-tokenizer.js';
+import { writeElsewhereCampaignZip } from '../export/perf-fixtures.js';
 import { inProcessWorkers } from '../in-process-spawner.js';
 import { FAKE_SHARD, writeFakePack, writePreparedManifest } from '../prep/fake-pack.js';
 
@@ -343,6 +344,33 @@ describe('createServices (scripted worker)', () => {
     expect(listed.ok && listed.value.find((r) => r.id === runId)?.imported?.file).toBe(exported.value.path);
     const list = execFileSync(process.execPath, [cli, 'export', '--list', '--data-dir', dataDir], { encoding: 'utf8' });
     expect(list.split('\n').find((l) => l.startsWith(runId))).toMatch(new RegExp(`  imported from ${exported.value.path}$`));
+  });
+
+  it("adds another machine's campaign ZIP to the campaigns, and points each kind of ZIP to its own page", async () => {
+    const campaignZip = path.join(dataDir, 'perf-elsewhere.zip');
+    const perf = await writeElsewhereCampaignZip('perf-elsewhere', campaignZip);
+
+    const imported = await services.api.perf.importZip({ path: campaignZip });
+    if (!imported.ok) throw new Error(imported.error.message);
+    expect(imported.value).toMatchObject({ id: 'perf-elsewhere', status: 'completed', deviceLabel: 'CPU', imported: { file: campaignZip } });
+    const stored = await services.api.perf.get({ campaignId: 'perf-elsewhere' });
+    expect(stored.ok && stored.value.requests).toEqual(perf.get('perf-elsewhere')!.requests);
+    expect(await services.api.perf.importZip({ path: campaignZip })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: expect.stringMatching(`^${campaignZip}: campaign perf-elsewhere is stored already, imported from `) },
+    });
+
+    expect(await services.api.export.importRun({ path: campaignZip })).toEqual({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: `${campaignZip}: is a performance campaign ZIP, not a result ZIP; import it on the Performance page` },
+    });
+    const runId = await finishedRun();
+    const resultZip = await services.api.export.exportRun({ runId });
+    if (!resultZip.ok) throw new Error(resultZip.error.message);
+    expect(await services.api.perf.importZip({ path: resultZip.value.path })).toEqual({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: `${resultZip.value.path}: is not a performance campaign ZIP; a result ZIP is added to History on the History page` },
+    });
   });
 
   it('refuses a second set of services on the same data folder while the first is open', () => {

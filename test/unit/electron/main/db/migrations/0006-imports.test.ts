@@ -5,7 +5,7 @@ import { allMigrations } from '../../../../../../electron/main/db/migrations/all
 import { migrate } from '../../../../../../electron/main/db/open-database.js';
 import { RunRepo } from '../../../../../../electron/main/db/run-repo.js';
 
-describe('migration 0006-imported-runs', () => {
+describe('migration 0006-imports', () => {
   it('keeps a version-5 database\'s runs as made here', () => {
     const db = new Database(':memory:');
     expect(migrate(db, allMigrations, 5)).toBe(5);

@@ -1,0 +1,61 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import type { PerfCampaign, PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
+import { usePerf } from '../../../../renderer/src/stores/perf.js';
+import { scripted } from '../in-process-transport.js';
+
+const campaign: PerfCampaign = {
+  id: 'perf-elsewhere', createdAt: '2026-12-06T10:00:00.000Z', finishedAt: '2026-12-06T10:05:00.000Z', status: 'completed', error: null,
+  model: { modelId: 'm@abc/int4-g32', repo: 'o/m', revision: 'a'.repeat(40), weights: 'int4', manifestSha256: 'b'.repeat(64) },
+  backend: 'cuda', deviceLabel: 'CUDA: NVIDIA RTX 4090', peakMemoryScope: 'process',
+  settings: { prompts: 2, blocks: 1, maxNewTokens: 128, warmupTokens: 64, keys: [1000, 1001] },
+  configs: [{ label: 'full residency', expertBudgetBytes: null, residency: 'all 64 experts a layer' }],
+  imported: { file: '/z/perf.zip', sha256: 'e'.repeat(64), importedAt: '2026-12-06T19:30:00.000Z' },
+};
+const detail: PerfCampaignDetail = { ...campaign, requests: [], aggregates: [] };
+
+describe('perf store: importing a campaign ZIP', () => {
+  beforeEach(() =>
+    usePerf.setState({ campaigns: [], selected: null, error: null, exported: null, zipPath: '', importing: false, importError: null, imported: null }),
+  );
+
+  it('asks for a path, then imports, shows and lists the campaign', async () => {
+    const calls = scripted((channel) => {
+      if (channel === 'perf:importZip') return { ok: true, value: campaign };
+      if (channel === 'perf:get') return { ok: true, value: detail };
+      if (channel === 'perf:list') return { ok: true, value: [campaign] };
+      return undefined;
+    });
+    await usePerf.getState().importZip();
+    expect(usePerf.getState().importError).toBe('Enter the path of a campaign ZIP.');
+    expect(calls).toEqual([]);
+
+    usePerf.getState().setZipPath(' /z/perf.zip ');
+    expect(usePerf.getState().importError).toBeNull();
+    await usePerf.getState().importZip();
+    expect(calls[0]).toEqual({ channel: 'perf:importZip', payload: { path: '/z/perf.zip' } });
+    expect(usePerf.getState()).toMatchObject({ importing: false, importError: null, imported: campaign, selected: detail, campaigns: [campaign] });
+  });
+
+  it("shows the services' refusal, and drops a reply once the path has changed", async () => {
+    let release: () => void = () => {};
+    const calls = scripted(async (channel, payload) => {
+      if (channel !== 'perf:importZip') return undefined;
+      if ((payload as { path: string }).path === '/z/slow.zip') await new Promise<void>((r) => (release = r));
+      return { ok: false, error: { code: 'BAD_INPUT', message: `${(payload as { path: string }).path}: is not a performance campaign ZIP` } };
+    });
+    usePerf.getState().setZipPath('/z/result.zip');
+    await usePerf.getState().importZip();
+    expect(usePerf.getState()).toMatchObject({ importing: false, imported: null, importError: '/z/result.zip: is not a performance campaign ZIP' });
+
+    usePerf.getState().setZipPath('/z/slow.zip');
+    const late = usePerf.getState().importZip();
+    expect(usePerf.getState().importing).toBe(true);
+    await usePerf.getState().importZip();
+    usePerf.getState().setZipPath('/z/other.zip');
+    release();
+    await late;
+    expect(usePerf.getState()).toMatchObject({ zipPath: '/z/other.zip', importing: false, importError: null, imported: null });
+    expect(calls.filter((c) => c.channel === 'perf:importZip')).toHaveLength(2);
+  });
+});
