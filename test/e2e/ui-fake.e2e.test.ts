@@ -310,6 +310,14 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByRole('button', { name: 'Export ZIP' }).click();
     await expect.poll(() => page.getByTestId('perf-exported').textContent()).toContain('perf-1.zip');
     expect(new URL(page.url()).searchParams.get('page')).toBe('perf');
+    // Its own ZIP is refused as a campaign stored already; the field and the refusal sit in their own card.
+    const exportedZip = /(\/\S+perf-1\.zip)/.exec((await page.getByTestId('perf-exported').textContent()) ?? '')?.[1] ?? '';
+    const importCard = page.getByTestId('perf-import');
+    await importCard.getByRole('textbox', { name: 'Campaign ZIP' }).fill(exportedZip);
+    await importCard.getByRole('button', { name: 'Add campaign' }).click();
+    await expect.poll(() => importCard.getByTestId('perf-import-error').textContent()).toBe(
+      `${exportedZip}: campaign perf-1 is stored already: it was measured on this machine`,
+    );
     await fullShot(page, path.join(shots, '10-performance-cpu.png'));
     expect(consoleErrors).toEqual([]);
   });
