@@ -46,7 +46,8 @@ export interface ImportedResult {
 }
 
 const FINISHED = ['completed', 'cancelled', 'failed'] as const;
-const BACKENDS = ['cpu', 'cuda', 'pending'] as const;
+// ZIPs written before the backend names were unified say 'CPU' / 'CUDA'.
+const BACKENDS = ['cpu', 'cuda', 'pending', 'CPU', 'CUDA'] as const;
 const FINISH_REASONS: readonly FinishReason[] = ['stop', 'length', 'cancelled'];
 const isRate = (v: unknown): v is number | null => v === null || (typeof v === 'number' && Number.isFinite(v));
 
@@ -124,8 +125,15 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
   const batches = perf.get(performance, 'batches', isCount, 'a count');
   const generatedTokens = perf.get(performance, 'generated_tokens', isCount, 'a count');
   const wallSeconds = perf.get(performance, 'wall_seconds', (v): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0, 'seconds');
-  const peakMemoryBytes = perf.get(performance, 'peak_memory_bytes', nullableCount, 'a count or null');
-  const peakMemoryScope = perf.get(performance, 'peak_memory_scope', (v): v is 'process' | 'device' | null => v === null || v === 'process' || v === 'device', 'process, device or null');
+  // Earlier builds named these peak_vram_bytes / peak_vram_scope, and the first of them recorded no scope (unknown).
+  const legacy = isRecord(performance) && !('peak_memory_bytes' in performance) && 'peak_vram_bytes' in performance;
+  const peakMemoryBytes = perf.get(performance, legacy ? 'peak_vram_bytes' : 'peak_memory_bytes', nullableCount, 'a count or null');
+  const peakMemoryScope = perf.get(
+    performance,
+    legacy ? 'peak_vram_scope' : 'peak_memory_scope',
+    (v): v is 'process' | 'device' | null | undefined => v === null || v === 'process' || v === 'device' || (legacy && v === undefined),
+    'process, device or null',
+  );
   const h2dBytes = perf.get(performance, 'h2d_bytes', nullableCount, 'a count or null');
 
   // The verifier held each line to its key, prompt and response; the timings are the import's to check.
@@ -180,7 +188,7 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
     weights: weights!,
     manifestSha256: manifestSha256!,
     manifestJson: typeof modelManifest === 'string' ? modelManifest : JSON.stringify(modelManifest ?? null),
-    backend: backend!,
+    backend: backend!.toLowerCase() as ImportedRun['backend'],
     deviceLabel: deviceLabel!,
     residency: residency!,
     policy: policy!,

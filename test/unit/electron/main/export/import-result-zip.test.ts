@@ -157,6 +157,22 @@ describe('importing a result ZIP', () => {
     expect(target.runs.list()).toEqual([]);
   });
 
+  it("reads a ZIP from an earlier build: backend 'CUDA', peak_vram_bytes and no scope", async () => {
+    const entries = await readZipEntries(zip);
+    const m = manifestOf(entries) as ReturnType<typeof manifestOf> & Record<string, Record<string, unknown>>;
+    m.backend!.backend = 'CUDA';
+    setManifest(entries, m);
+    const { peak_memory_bytes: peak, peak_memory_scope: _scope, ...perf } = JSON.parse(entries.get('performance.json')!.toString()) as Record<string, unknown>;
+    entries.set('performance.json', Buffer.from(JSON.stringify({ ...perf, backend: 'CUDA', peak_vram_bytes: peak })));
+    rehash(entries);
+    const old = path.join(dir, 'old.zip');
+    await rezip(entries, old);
+    const target = freshDb();
+    const { run } = await importResultZip(old, { ...target, tools }, NOW);
+    expect(run.backend).toBe('cuda');
+    expect(target.responses.figures('run-abc')).toMatchObject({ peakMemoryBytes: 9_000_000_000, peakMemoryScope: null, h2dBytes: 123_456 });
+  });
+
   it('names the file when it is not there, or not a regular file', async () => {
     const missing = path.join(dir, 'missing.zip');
     await expect(importResultZip(missing, { ...freshDb(), tools })).rejects.toThrow(`${missing}: not a readable ZIP (ENOENT`);
