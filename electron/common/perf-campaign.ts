@@ -165,3 +165,46 @@ export interface PerfCampaignDetail extends PerfCampaign {
 export function onCpuBackend(backend: string): boolean {
   return backend === 'cpu' || backend === 'CPU';
 }
+
+/** One configuration of two campaigns side by side (matched by label), B as the change from A. */
+export interface PerfConfigComparison {
+  readonly label: string;
+  /** Null where that campaign has no configuration of this label. */
+  readonly a: PerfConfigAggregate | null;
+  readonly b: PerfConfigAggregate | null;
+  /** B's pooled decode rate over A's; null unless both have one. */
+  readonly decodeRatio: number | null;
+  /** B's TTFT p50 over A's (below 1: B answers sooner); null unless both have one. */
+  readonly ttftRatio: number | null;
+}
+
+/** Two campaigns compared: every configuration label in A's order then B's, and what makes the ratios less like-for-like. */
+export interface PerfComparison {
+  readonly configs: readonly PerfConfigComparison[];
+  /** Each way the campaigns did not measure the same thing (model, weights, settings, prompts); empty when they did. */
+  readonly differences: readonly string[];
+}
+
+/** Compares two campaigns configuration by configuration (their aggregates as stored, matched by label). */
+export function compareCampaigns(a: PerfCampaignDetail, b: PerfCampaignDetail): PerfComparison {
+  const ratio = (x: number | null | undefined, y: number | null | undefined) => (x != null && y != null && x > 0 ? y / x : null);
+  const byLabel = (c: PerfCampaignDetail) => new Map(c.configs.map((spec, i) => [spec.label, c.aggregates[i] ?? null]));
+  const aConfigs = byLabel(a);
+  const bConfigs = byLabel(b);
+  const labels = [...new Set([...aConfigs.keys(), ...bConfigs.keys()])];
+  const configs = labels.map((label) => {
+    const x = aConfigs.get(label) ?? null;
+    const y = bConfigs.get(label) ?? null;
+    return { label, a: x, b: y, decodeRatio: ratio(x?.decodeTokensPerSecond, y?.decodeTokensPerSecond), ttftRatio: ratio(x?.ttftMsP50, y?.ttftMsP50) };
+  });
+  const differences: string[] = [];
+  if (a.model.repo !== b.model.repo || a.model.revision !== b.model.revision) {
+    differences.push(`other models: ${a.model.repo}@${a.model.revision.slice(0, 7)} and ${b.model.repo}@${b.model.revision.slice(0, 7)}`);
+  }
+  if (a.model.weights !== b.model.weights) differences.push(`other weights: ${a.model.weights} and ${b.model.weights}`);
+  for (const k of ['prompts', 'blocks', 'maxNewTokens', 'warmupTokens'] as const) {
+    if (a.settings[k] !== b.settings[k]) differences.push(`other ${k}: ${a.settings[k]} and ${b.settings[k]}`);
+  }
+  if (a.settings.keys.join(',') !== b.settings.keys.join(',')) differences.push('other prompts');
+  return { configs, differences };
+}

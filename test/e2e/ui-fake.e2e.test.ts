@@ -433,6 +433,19 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     const label = (await page.getByTestId('rate-memory-chart').locator('svg').getAttribute('aria-label')) ?? '';
     // Sorted by memory: 2 GiB of experts first, full residency (7 GiB + 1) last.
     expect(label).toMatch(/^Decode rate against peak GPU memory: 2 GiB experts [\d.]+ tok\/s at 3\.0 GiB; 4 GiB experts [\d.]+ tok\/s at 5\.0 GiB; full residency [\d.]+ tok\/s at 8\.0 GiB$/);
+    const first = (await page.getByLabel('Campaign', { exact: true }).inputValue()) ?? '';
+
+    // A second campaign, over one budget, compared with the first configuration by configuration.
+    await page.getByLabel('Expert budgets (GiB)').fill('2');
+    await page.getByRole('button', { name: 'Run campaign' }).click();
+    await expect.poll(() => page.getByTestId('campaign').textContent(), { timeout: 20_000 }).toContain('72 requests measured');
+    await page.getByLabel('Compare with').selectOption(first);
+    const compared = page.getByTestId('campaign-comparison').locator('tbody tr');
+    await expect.poll(() => compared.count()).toBe(3);
+    // The same figures for the same configuration; B measured no 4 GiB configuration.
+    expect(await compared.nth(0).textContent()).toMatch(/^full residency([\d.]+) tok\/s\1 tok\/s1\.00x/);
+    expect(await compared.nth(2).textContent()).toMatch(/^4 GiB expertsnot measured[\d.]+ tok\/s—/);
+    expect(await page.getByTestId('campaign-differences').count()).toBe(0);
     await fullShot(page, path.join(shots, '11-performance-gpu.png'));
     expect(app.consoleErrors).toEqual([]);
   });

@@ -36,7 +36,11 @@ interface PerfState {
   importError: string | null;
   /** What the last import of the ZIP at zipPath stored. */
   imported: PerfCampaign | null;
+  /** The campaign the shown one is compared with (B, the shown one being A); null for none. */
+  compareWith: PerfCampaignDetail | null;
   setForm(patch: Partial<PerfState['form']>): void;
+  /** Compares the shown campaign with another (its id), or stops comparing (''). */
+  setCompareWith(campaignId: string): Promise<void>;
   setZipPath(path: string): void;
   /** Adds the campaign of the ZIP at zipPath to the list once it verifies, and shows it. */
   importZip(): Promise<void>;
@@ -57,6 +61,12 @@ export const usePerf = create<PerfState>((set, get) => ({
   error: null,
   busy: false,
   exported: null,
+  compareWith: null,
+  setCompareWith: async (campaignId) => {
+    if (!campaignId) return set({ compareWith: null });
+    const r = await call('perf:get', { campaignId });
+    set(r.ok ? { compareWith: r.value, error: null } : { error: r.error.message });
+  },
   zipPath: '',
   importing: false,
   importError: null,
@@ -86,7 +96,10 @@ export const usePerf = create<PerfState>((set, get) => ({
   },
   select: async (campaignId) => {
     const r = await call('perf:get', { campaignId });
-    set(r.ok ? { selected: r.value, exported: get().selected?.id === campaignId ? get().exported : null } : { error: r.error.message });
+    if (!r.ok) return set({ error: r.error.message });
+    const same = get().selected?.id === campaignId;
+    // A campaign is not compared with itself.
+    set({ selected: r.value, exported: same ? get().exported : null, ...(get().compareWith?.id === campaignId ? { compareWith: null } : {}) });
   },
   start: async () => {
     const { form, busy } = get();

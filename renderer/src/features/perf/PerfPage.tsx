@@ -1,6 +1,6 @@
 import { useEffect, useMemo } from 'react';
 
-import { PERF_SETTINGS, type PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
+import { compareCampaigns, PERF_SETTINGS, type PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { baseName, formatBytes, formatDate, formatNumber } from '../../components/format.js';
@@ -116,6 +116,63 @@ export function CampaignTable({ campaign: c }: { campaign: PerfCampaignDetail })
   );
 }
 
+const ratioText = (r: number | null) => (r === null ? '—' : `${r.toFixed(2)}x`);
+
+/** Two campaigns side by side, configuration by configuration: B (the one picked to compare) over A (the one shown). */
+export function CampaignComparison({ a, b }: { a: PerfCampaignDetail; b: PerfCampaignDetail }) {
+  const { configs, differences } = compareCampaigns(a, b);
+  return (
+    <div data-testid="campaign-comparison">
+      <p className="muted small">
+        A <span className="mono">{a.id}</span> on {a.deviceLabel} · B <span className="mono">{b.id}</span> on {b.deviceLabel}
+      </p>
+      {differences.length ? (
+        <Notice tone="info">
+          <span data-testid="campaign-differences">Not like for like: {differences.join('; ')}.</span>
+        </Notice>
+      ) : null}
+      <table className="table table--compact">
+        <thead>
+          <tr>
+            <th scope="col">Configuration</th>
+            <th scope="col" className="num">
+              Decode A
+            </th>
+            <th scope="col" className="num">
+              Decode B
+            </th>
+            <th scope="col" className="num">
+              B / A
+            </th>
+            <th scope="col" className="num">
+              TTFT p50 A
+            </th>
+            <th scope="col" className="num">
+              TTFT p50 B
+            </th>
+            <th scope="col" className="num">
+              B / A
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {configs.map((c) => (
+            <tr key={c.label}>
+              <th scope="row">{c.label}</th>
+              <td className="num">{c.a ? `${formatNumber(c.a.decodeTokensPerSecond)} tok/s` : 'not measured'}</td>
+              <td className="num">{c.b ? `${formatNumber(c.b.decodeTokensPerSecond)} tok/s` : 'not measured'}</td>
+              <td className="num">{ratioText(c.decodeRatio)}</td>
+              <td className="num nowrap">{c.a ? `${formatNumber(c.a.ttftMsP50, 0)} ms` : '—'}</td>
+              <td className="num nowrap">{c.b ? `${formatNumber(c.b.ttftMsP50, 0)} ms` : '—'}</td>
+              <td className="num">{ratioText(c.ttftRatio)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function PerfPage() {
   const allModels = useModels((s) => s.models);
   const models = useMemo(() => allModels.filter((m) => m.ready), [allModels]);
@@ -128,7 +185,8 @@ export function PerfPage() {
   const error = usePerf((s) => s.error);
   const busy = usePerf((s) => s.busy);
   const exported = usePerf((s) => s.exported);
-  const { setForm, start, cancel, select, exportZip } = usePerf.getState();
+  const compareWith = usePerf((s) => s.compareWith);
+  const { setForm, start, cancel, select, exportZip, setCompareWith } = usePerf.getState();
   const running = progress?.status === 'running';
 
   useEffect(() => {
@@ -231,6 +289,22 @@ export function PerfPage() {
                 </option>
               ))}
             </select>
+            {campaigns.length > 1 ? (
+              <>
+                <label htmlFor="perf-compare">Compare with</label>
+                <select id="perf-compare" value={compareWith?.id ?? ''} onChange={(e) => void setCompareWith(e.target.value)}>
+                  <option value="">—</option>
+                  {campaigns
+                    .filter((c) => c.id !== selected?.id)
+                    .map((c) => (
+                      <option key={c.id} value={c.id}>
+                        {c.id} · {c.deviceLabel}
+                        {c.imported ? ' · imported' : ''}
+                      </option>
+                    ))}
+                </select>
+              </>
+            ) : null}
           </div>
           {exported ? (
             <Notice tone="ok">
@@ -255,6 +329,7 @@ export function PerfPage() {
               </p>
               <CampaignTable campaign={selected} />
               <RateMemoryChart campaign={selected} />
+              {compareWith ? <CampaignComparison a={selected} b={compareWith} /> : null}
             </div>
           ) : null}
         </Card>

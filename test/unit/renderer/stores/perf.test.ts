@@ -59,3 +59,24 @@ describe('perf store: importing a campaign ZIP', () => {
     expect(calls.filter((c) => c.channel === 'perf:importZip')).toHaveLength(2);
   });
 });
+
+describe('perf store: comparing campaigns', () => {
+  it('reads the campaign to compare with, stops comparing, and never compares a campaign with itself', async () => {
+    const here: PerfCampaignDetail = { ...detail, id: 'perf-here', imported: null };
+    const calls = scripted((channel, payload) => {
+      if (channel !== 'perf:get') return undefined;
+      const id = (payload as { campaignId: string }).campaignId;
+      return { ok: true, value: id === detail.id ? detail : here };
+    });
+    usePerf.setState({ selected: here, compareWith: null });
+    await usePerf.getState().setCompareWith(detail.id);
+    expect(calls).toEqual([{ channel: 'perf:get', payload: { campaignId: detail.id } }]);
+    expect(usePerf.getState().compareWith).toBe(detail);
+    await usePerf.getState().setCompareWith('');
+    expect(usePerf.getState().compareWith).toBeNull();
+
+    await usePerf.getState().setCompareWith(detail.id);
+    await usePerf.getState().select(detail.id);
+    expect(usePerf.getState()).toMatchObject({ selected: detail, compareWith: null });
+  });
+});
