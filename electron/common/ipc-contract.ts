@@ -735,6 +735,12 @@ export interface PerfRef {
   readonly campaignId: string;
 }
 
+export interface DeletedCampaign {
+  readonly campaignId: string;
+  /** Measured requests deleted with it. */
+  readonly requests: number;
+}
+
 /** Progress of a campaign: pushed as `perf:onDidProgress`. */
 export interface PerfCampaignProgress {
   readonly campaignId: string;
@@ -764,6 +770,11 @@ export interface PerfApi {
    * verify` has it; refused when it does not, is a result ZIP, or its id is stored already.
    */
   importZip(req: VerifyRequest): Promise<Result<PerfCampaign>>;
+  /**
+   * Deletes a campaign with its requests in one transaction; a running one is refused (cancel it first). Its ZIP in
+   * exports/, if any, stays.
+   */
+  delete(req: PerfRef): Promise<Result<DeletedCampaign>>;
 }
 
 //#endregion

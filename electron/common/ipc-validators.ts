@@ -186,6 +186,7 @@ export const REQUEST_SCHEMAS = {
   'perf:get': object({ campaignId: id }),
   'perf:exportZip': object({ campaignId: id }),
   'perf:importZip': object({ path: absPathOrRelative }),
+  'perf:delete': object({ campaignId: id }),
   'runs:response': object({ runId: id, key: int(0, Number.MAX_SAFE_INTEGER) }),
   'runs:compare': object({ runA: id, runB: id }),
   'runs:delete': object({ runId: id, deleteExport: optional(bool()) }),

@@ -574,6 +574,13 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         campaigns.set(campaign.id, { campaign, requests: [...held.requests] });
         return ok(campaign);
       },
+      delete: async ({ campaignId }) => {
+        const c = campaigns.get(campaignId);
+        if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
+        if (c.campaign.status === 'running') return err('BAD_INPUT', `campaign ${campaignId} is running: cancel it before deleting it`);
+        campaigns.delete(campaignId);
+        return ok({ campaignId, requests: c.requests.length });
+      },
     },
   };
 

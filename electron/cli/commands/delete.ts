@@ -1,17 +1,20 @@
 import path from 'node:path';
 
 import { isLiveStatus } from '../../common/ipc-contract.js';
-import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { dataLayout, defaultDataDir, INTERRUPTED_CAMPAIGN, lockDataDir } from '../../main/data-dir.js';
+import { PerfRepo } from '../../main/db/perf-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { deleteRunExportFiles, runExportFiles } from '../../main/export/run-export-files.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 import { claimLeftRunning, openStoredRuns } from '../stored-runs.js';
 
-export const summary = 'delete a stored run with its responses (and, with --delete-export, its result ZIP)';
+export const summary = 'delete a stored run with its responses (and, with --delete-export, its result ZIP), or a campaign';
 
 const USAGE = `usage: horizon delete RUN_ID [--delete-export] [--db FILE] [--data-dir DIR]
+       horizon delete --campaign CAMPAIGN_ID [--db FILE] [--data-dir DIR]
   RUN_ID           a stored run that is not running (horizon export --list lists them)
   --delete-export  also delete its result ZIP in <data dir>/exports/ (<run id>.zip, the name export gives it)
+  --campaign       delete a performance campaign (measured here or imported) with its requests instead
   --db             SQLite file (default <data dir>/runmap.sqlite)
   --data-dir       data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
 
@@ -20,18 +23,28 @@ export async function run(args: string[]): Promise<number> {
     'delete',
     USAGE,
     args,
-    { 'delete-export': { type: 'boolean' }, db: { type: 'string' }, 'data-dir': { type: 'string' } },
+    { 'delete-export': { type: 'boolean' }, campaign: { type: 'boolean' }, db: { type: 'string' }, 'data-dir': { type: 'string' } },
     { positionals: true },
   );
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (positionals.length !== 1) return usageError('delete', USAGE, 'give one RUN_ID (see horizon export --list)');
+  if (positionals.length !== 1) {
+    return usageError('delete', USAGE, values.campaign ? 'give one CAMPAIGN_ID' : 'give one RUN_ID (see horizon export --list)');
+  }
+  if (values.campaign && values['delete-export']) return usageError('delete', USAGE, '--delete-export applies to runs only');
   const runId = positionals[0] ?? '';
   const dataDir = dataDirOption(values, defaultDataDir);
   const exportsDir = dataLayout.exportsDir(dataDir);
   const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
   const db = openStoredRuns('delete', dbFile);
   if (!db) return 1;
+  if (values.campaign) {
+    try {
+      return deleteCampaign(new PerfRepo(db), runId, dbFile);
+    } finally {
+      db.close();
+    }
+  }
   let unlock: (() => void) | undefined;
   try {
     const runs = new RunRepo(db);
@@ -70,4 +83,33 @@ export async function run(args: string[]): Promise<number> {
     db.close();
     unlock?.();
   }
+}
+
+/**
+ * Deletes a campaign. One stored as running is deleted only when no process holds the data folder: it was left so by
+ * one that stopped, and is first marked as the app marks such campaigns when it starts.
+ */
+function deleteCampaign(perf: PerfRepo, id: string, dbFile: string): number {
+  let outcome = perf.delete(id);
+  if (!outcome.deleted && outcome.status === 'running') {
+    let release: () => void;
+    try {
+      release = lockDataDir(path.dirname(dbFile));
+    } catch (e) {
+      console.error(`horizon delete: campaign ${id} is running: cancel it before deleting it (${(e as Error).message})`);
+      return 1;
+    }
+    try {
+      perf.failInterrupted(INTERRUPTED_CAMPAIGN);
+      outcome = perf.delete(id);
+    } finally {
+      release();
+    }
+  }
+  if (!outcome.deleted) {
+    console.error(`horizon delete: campaign ${id} ${outcome.status === 'missing' ? `not found in ${dbFile}` : 'is running: cancel it before deleting it'}`);
+    return 1;
+  }
+  console.log(`deleted campaign ${id} (${outcome.requests} ${outcome.requests === 1 ? 'request' : 'requests'}) from ${dbFile}`);
+  return 0;
 }

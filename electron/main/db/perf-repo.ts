@@ -142,7 +142,19 @@ export class PerfRepo {
     return { ...c, requests, aggregates: aggregateCampaign(c.configs.length, requests, c.backend === 'cpu') };
   }
 
-  delete(id: string): boolean {
-    return this.db.prepare('DELETE FROM perf_campaigns WHERE id = ?').run(id).changes > 0;
+  /**
+   * Deletes a campaign with its requests in one transaction, holding the write lock from the status check on: a
+   * campaign still running (its job writes to it) is not deleted. Says how many requests went, or why nothing did.
+   */
+  delete(id: string): { readonly deleted: true; readonly requests: number } | { readonly deleted: false; readonly status: 'missing' | 'running' } {
+    return this.db.transaction(() => {
+      const status = this.db.prepare('SELECT status FROM perf_campaigns WHERE id = ?').pluck().get(id) as PerfStatus | undefined;
+      if (status === undefined) return { deleted: false as const, status: 'missing' as const };
+      if (status === 'running') return { deleted: false as const, status };
+      // By name as well as by the schema's cascade: a connection without foreign_keys = ON leaves no orphans.
+      const requests = this.db.prepare('DELETE FROM perf_requests WHERE campaign_id = ?').run(id).changes;
+      this.db.prepare('DELETE FROM perf_campaigns WHERE id = ?').run(id);
+      return { deleted: true as const, requests };
+    }).immediate();
   }
 }

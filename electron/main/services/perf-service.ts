@@ -2,7 +2,7 @@ import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
-import type { EmitEvent, ExportedZip, PerfApi, PerfRef, StartPerfRequest, VerifyRequest } from '../../common/ipc-contract.js';
+import type { DeletedCampaign, EmitEvent, ExportedZip, PerfApi, PerfRef, StartPerfRequest, VerifyRequest } from '../../common/ipc-contract.js';
 import type { PerfCampaign, PerfCampaignDetail } from '../../common/perf-campaign.js';
 import { err, ok, type Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
@@ -115,5 +115,17 @@ export class PerfService implements PerfApi {
         throw e;
       }
     }, 'BAD_INPUT');
+  }
+
+  delete(req: PerfRef): Promise<Result<DeletedCampaign>> {
+    return toResult(() => {
+      const live = this.active?.campaignId === req.campaignId;
+      const outcome = live ? ({ deleted: false, status: 'running' } as const) : this.opts.perf.delete(req.campaignId);
+      if (!outcome.deleted) {
+        if (outcome.status === 'missing') throw new ServiceError('NOT_FOUND', `campaign ${req.campaignId} not found`);
+        throw new ServiceError('BAD_INPUT', `campaign ${req.campaignId} is running: cancel it before deleting it`);
+      }
+      return { campaignId: req.campaignId, requests: outcome.requests };
+    });
   }
 }

@@ -1,8 +1,9 @@
 import { create } from 'zustand';
 
-import type { ExportedZip, PerfCampaignProgress } from '../../../electron/common/ipc-contract.js';
+import type { DeletedCampaign, ExportedZip, PerfCampaignProgress } from '../../../electron/common/ipc-contract.js';
 import { parseBudgetList, PERF_SETTINGS, type PerfCampaign, type PerfCampaignDetail } from '../../../electron/common/perf-campaign.js';
 import { call } from '../api.js';
+import { confirmationSteps, type PendingConfirmation } from './deletion.js';
 import { askAboutZip } from './zip-request.js';
 
 /**
@@ -19,6 +20,11 @@ export function parseBudgetsField(text: string): number[] | string {
   }
   if (bytes.length > 16) return 'At most 16 budgets.';
   return bytes.map((b) => b / 2 ** 30);
+}
+
+/** A campaign's deletion being confirmed. */
+export interface PendingCampaignDeletion extends PendingConfirmation {
+  readonly campaign: PerfCampaign;
 }
 
 interface PerfState {
@@ -38,6 +44,14 @@ interface PerfState {
   imported: PerfCampaign | null;
   /** The campaign the shown one is compared with (B, the shown one being A); null for none. */
   compareWith: PerfCampaignDetail | null;
+  deletion: PendingCampaignDeletion | null;
+  /** What the last deletion did. */
+  deleted: DeletedCampaign | null;
+  /** Asks to delete the campaign shown (not one running). */
+  askDelete(): void;
+  cancelDelete(): void;
+  /** Deletes the campaign being confirmed; true when it was deleted. */
+  confirmDelete(): Promise<boolean>;
   setForm(patch: Partial<PerfState['form']>): void;
   /** Compares the shown campaign with another (its id), or stops comparing (''). */
   setCompareWith(campaignId: string): Promise<void>;
@@ -62,6 +76,36 @@ export const usePerf = create<PerfState>((set, get) => ({
   busy: false,
   exported: null,
   compareWith: null,
+  deletion: null,
+  deleted: null,
+  askDelete: () => {
+    const c = get().selected;
+    if (!c || c.status === 'running' || get().deletion?.busy) return;
+    const { requests: _requests, aggregates: _aggregates, ...campaign } = c;
+    set({ deletion: { campaign, busy: false, error: null }, deleted: null });
+  },
+  cancelDelete: () => confirmationSteps(get, set).cancel(),
+  confirmDelete: async () => {
+    const steps = confirmationSteps(get, set);
+    const d = steps.begin();
+    if (!d) return false;
+    const r = await call('perf:delete', { campaignId: d.campaign.id });
+    if (!r.ok) {
+      steps.fail(d, r.error.message);
+      return false;
+    }
+    const gone = d.campaign.id;
+    const { selected, compareWith } = get();
+    set({
+      deletion: null,
+      deleted: r.value,
+      selected: selected?.id === gone ? null : selected,
+      compareWith: compareWith?.id === gone ? null : compareWith,
+      exported: null,
+    });
+    await get().refresh();
+    return true;
+  },
   setCompareWith: async (campaignId) => {
     if (!campaignId) return set({ compareWith: null });
     const r = await call('perf:get', { campaignId });

@@ -2,6 +2,7 @@ import { useEffect, useMemo } from 'react';
 
 import { compareCampaigns, PERF_SETTINGS, type PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
 import { Card } from '../../components/Card.js';
+import { ConfirmPanel } from '../../components/ConfirmPanel.js';
 import { Field } from '../../components/Field.js';
 import { baseName, formatBytes, formatDate, formatNumber } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
@@ -186,12 +187,16 @@ export function PerfPage() {
   const busy = usePerf((s) => s.busy);
   const exported = usePerf((s) => s.exported);
   const compareWith = usePerf((s) => s.compareWith);
-  const { setForm, start, cancel, select, exportZip, setCompareWith } = usePerf.getState();
+  const deletion = usePerf((s) => s.deletion);
+  const deleted = usePerf((s) => s.deleted);
+  const { setForm, start, cancel, select, exportZip, setCompareWith, askDelete, cancelDelete, confirmDelete } = usePerf.getState();
   const running = progress?.status === 'running';
 
   useEffect(() => {
     void useModels.getState().refresh();
     void usePerf.getState().refresh();
+    // What the last deletion did is said while the page stays open.
+    return () => usePerf.setState({ deleted: null });
   }, []);
   useEffect(() => {
     if (!form.modelId && models[0]) setForm({ modelId: models[0].id });
@@ -268,17 +273,55 @@ export function PerfPage() {
           </div>
         ) : null}
       </Card>
+      {deleted ? (
+        <Notice tone="ok">
+          <span data-testid="perf-deleted">
+            Deleted campaign <span className="mono">{deleted.campaignId}</span> and its {deleted.requests}{' '}
+            {deleted.requests === 1 ? 'request' : 'requests'}.
+          </span>
+        </Notice>
+      ) : null}
       {campaigns.length ? (
         <Card
           title="Campaigns"
           actions={
             selected && selected.status !== 'running' ? (
-              <button type="button" className="btn" onClick={() => void exportZip()}>
-                Export ZIP
-              </button>
+              <div className="row-actions">
+                <button type="button" className="btn" onClick={() => void exportZip()}>
+                  Export ZIP
+                </button>
+                <button type="button" className="btn" aria-label={`Delete campaign ${selected.id}`} onClick={askDelete}>
+                  Delete
+                </button>
+              </div>
             ) : null
           }
         >
+          {deletion ? (
+            <ConfirmPanel
+              titleId="delete-campaign-title"
+              title={
+                <>
+                  Delete campaign <span className="mono">{deletion.campaign.id}</span>?
+                </>
+              }
+              testId="perf-delete-confirm"
+              subject={deletion.campaign.id}
+              busy={deletion.busy}
+              error={deletion.error}
+              keepLabel="Keep it"
+              confirmLabel="Delete campaign"
+              onConfirm={() => void confirmDelete()}
+              onCancel={cancelDelete}
+            >
+              <p>
+                The {deletion.campaign.status} campaign on {deletion.campaign.deviceLabel}
+                {deletion.campaign.imported ? `, imported from ${baseName(deletion.campaign.imported.file)},` : ''} started{' '}
+                {formatDate(deletion.campaign.createdAt)}. Deleting it removes its measured requests from the database for good; its
+                exported ZIP, if any, stays.
+              </p>
+            </ConfirmPanel>
+          ) : null}
           <div className="field field--inline">
             <label htmlFor="perf-campaign">Campaign</label>
             <select id="perf-campaign" value={selected?.id ?? ''} onChange={(e) => void select(e.target.value)}>

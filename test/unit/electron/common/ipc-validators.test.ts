@@ -39,6 +39,8 @@ describe('validateRequest', () => {
     ['export:listZips', { runId: 'a/../../b' }, 'request.runId has an invalid format'],
     ['export:importRun', {}, 'request.path must be a string'],
     ['perf:importZip', { path: 7 }, 'request.path must be a string'],
+    ['perf:delete', { campaignId: '../../etc' }, 'request.campaignId has an invalid format'],
+    ['perf:delete', { campaignId: 'p1', deleteExport: true }, 'request.deleteExport is not an allowed field'],
     ['export:importRun', { path: '' }, 'request.path must not be empty'],
     ['export:importRun', { path: '/z/run.zip', runId: 'r1' }, 'request.runId is not an allowed field'],
   ] as const)('%s rejects %j', (channel, payload, message) => {

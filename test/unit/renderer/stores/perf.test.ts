@@ -80,3 +80,37 @@ describe('perf store: comparing campaigns', () => {
     expect(usePerf.getState()).toMatchObject({ selected: detail, compareWith: null });
   });
 });
+
+describe('perf store: deleting a campaign', () => {
+  it('asks, deletes, lets go of it everywhere it was shown, and keeps the question open on a refusal', async () => {
+    const other: PerfCampaign = { ...campaign, id: 'perf-other', imported: null };
+    let refuse = true;
+    const calls = scripted((channel, payload) => {
+      if (channel === 'perf:delete') {
+        return refuse
+          ? { ok: false, error: { code: 'BAD_INPUT', message: 'campaign perf-elsewhere is running: cancel it before deleting it' } }
+          : { ok: true, value: { campaignId: (payload as { campaignId: string }).campaignId, requests: 4 } };
+      }
+      if (channel === 'perf:list') return { ok: true, value: [other] };
+      if (channel === 'perf:get') return { ok: true, value: { ...other, requests: [], aggregates: [] } };
+      return undefined;
+    });
+    usePerf.setState({ selected: detail, compareWith: detail, campaigns: [campaign, other], deletion: null, deleted: null });
+    usePerf.getState().askDelete();
+    expect(usePerf.getState().deletion).toEqual({ campaign, busy: false, error: null });
+
+    expect(await usePerf.getState().confirmDelete()).toBe(false);
+    expect(usePerf.getState().deletion).toEqual({ campaign, busy: false, error: 'campaign perf-elsewhere is running: cancel it before deleting it' });
+    refuse = false;
+    expect(await usePerf.getState().confirmDelete()).toBe(true);
+    expect(calls.filter((c) => c.channel === 'perf:delete').map((c) => c.payload)).toEqual([{ campaignId: campaign.id }, { campaignId: campaign.id }]);
+    expect(usePerf.getState()).toMatchObject({ deletion: null, deleted: { campaignId: campaign.id, requests: 4 }, compareWith: null, selected: { id: 'perf-other' } });
+    expect(usePerf.getState().campaigns.map((c) => c.id)).toEqual(['perf-other']);
+  });
+
+  it('does not ask to delete a campaign still running', () => {
+    usePerf.setState({ selected: { ...detail, status: 'running' }, deletion: null });
+    usePerf.getState().askDelete();
+    expect(usePerf.getState().deletion).toBeNull();
+  });
+});

@@ -9,6 +9,7 @@ import { run } from '../../../../../electron/cli/commands/delete.js';
 import { main } from '../../../../../electron/cli/index.js';
 import { dataLayout } from '../../../../../electron/main/data-dir.js';
 import { openDatabase } from '../../../../../electron/main/db/open-database.js';
+import { PerfRepo } from '../../../../../electron/main/db/perf-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import { storeRun } from '../../main/export/zip-fixtures.js';
@@ -52,7 +53,7 @@ describe('horizon delete', () => {
 
   it('is listed by horizon --help', async () => {
     const r = await captureConsole(() => main(['--help']));
-    expect(r.out).toMatch(/^ {2}delete {5}delete a stored run with its responses \(and, with --delete-export, its result ZIP\)$/m);
+    expect(r.out).toMatch(/^ {2}delete {5}delete a stored run with its responses \(and, with --delete-export, its result ZIP\), or a campaign$/m);
   });
 
   it('needs exactly one RUN_ID and a database that exists', async () => {
@@ -136,6 +137,49 @@ describe('horizon delete', () => {
     const r = await capture(['run-live', '--data-dir', dataDir]);
     expect(r).toMatchObject({ code: 0, out: expect.stringMatching(/^deleted run run-live \(1 response\)/) });
     expect(stored('run-live')).toBe(false);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('deletes a campaign with --campaign, refusing one a live process measures and one that is not there', async () => {
+    const db = openDatabase(dataLayout.database(dataDir));
+    const perf = new PerfRepo(db);
+    for (const id of ['perf-done', 'perf-live']) {
+      perf.create({
+        id, createdAt: '2026-12-06T10:00:00.000Z',
+        model: { modelId: 'm', repo: 'o/m', revision: 'a'.repeat(40), weights: 'int4', manifestSha256: 'b'.repeat(64) },
+        backend: 'cpu', deviceLabel: 'CPU', peakMemoryScope: null,
+        settings: { prompts: 1, blocks: 1, maxNewTokens: 128, warmupTokens: 64, keys: [1000] },
+        configs: [{ label: 'full residency', expertBudgetBytes: null, residency: null }],
+      });
+      perf.addRequest(id, {
+        config: 0, block: 0, key: 1000, promptTokens: 3, tokens: 128, ttftMs: 4, decodeTokensPerSecond: 5, responseMs: 6,
+        peakMemoryBytes: 0, h2dBytes: 0, expertHits: 0, expertMisses: 0, expertEvictions: 0,
+      });
+    }
+    perf.finish('perf-done', 'completed');
+    db.close();
+    const dbFile = dataLayout.database(dataDir);
+    expect(await capture(['--campaign', 'perf-done', '--delete-export', '--data-dir', dataDir])).toMatchObject({
+      code: 2,
+      errOut: expect.stringMatching(/^horizon delete: --delete-export applies to runs only/),
+    });
+    expect(await capture(['--campaign', 'perf-done', '--data-dir', dataDir])).toEqual({ code: 0, out: `deleted campaign perf-done (1 request) from ${dbFile}`, errOut: '' });
+    expect(await capture(['--campaign', 'perf-done', '--data-dir', dataDir])).toEqual({
+      code: 1, out: '', errOut: `horizon delete: campaign perf-done not found in ${dbFile}`,
+    });
+    // While a live process holds the folder, its running campaign stays.
+    const lock = path.join(dataDir, '.runmap.lock');
+    await writeFile(lock, String(process.ppid));
+    try {
+      expect(await capture(['--campaign', 'perf-live', '--data-dir', dataDir])).toMatchObject({
+        code: 1,
+        errOut: expect.stringMatching(/^horizon delete: campaign perf-live is running: cancel it before deleting it \(.* is in use by process \d+/),
+      });
+    } finally {
+      await rm(lock);
+    }
+    // Left running by no live process: marked failed as the app would, then deleted.
+    expect(await capture(['--campaign', 'perf-live', '--data-dir', dataDir])).toMatchObject({ code: 0, out: `deleted campaign perf-live (1 request) from ${dbFile}` });
     expect(existsSync(lock)).toBe(false);
   });
 });

@@ -371,6 +371,15 @@ describe('createServices (scripted worker)', () => {
       ok: false,
       error: { code: 'BAD_INPUT', message: `${resultZip.value.path}: is not a performance campaign ZIP; a result ZIP is added to History on the History page` },
     });
+
+    // An imported campaign is deleted like one measured here, and can then be imported again.
+    expect(await services.api.perf.delete({ campaignId: 'perf-elsewhere' })).toEqual({ ok: true, value: { campaignId: 'perf-elsewhere', requests: 1 } });
+    expect(await services.api.perf.delete({ campaignId: 'perf-elsewhere' })).toEqual({
+      ok: false,
+      error: { code: 'NOT_FOUND', message: 'campaign perf-elsewhere not found' },
+    });
+    expect(services.db.prepare("SELECT COUNT(*) FROM perf_requests WHERE campaign_id = 'perf-elsewhere'").pluck().get()).toBe(0);
+    expect((await services.api.perf.importZip({ path: campaignZip })).ok).toBe(true);
   });
 
   it('refuses a second set of services on the same data folder while the first is open', () => {
