@@ -1,5 +1,7 @@
 import { stat } from 'node:fs/promises';
 
+import type Database from 'better-sqlite3';
+
 import type { ZipOrigin } from '../../common/ipc-contract.js';
 import { FileHasher } from '../../node/file-hasher.js';
 import { isRecord, readZipEntries } from './verify-result-zip.js';
@@ -63,9 +65,38 @@ export class Fields {
   }
 }
 
+/** The refusal of a ZIP that does not verify, with its count of problems and the first. */
+export function notVerified(file: string, problems: readonly string[]): ImportError {
+  const n = problems.length;
+  return new ImportError(file, 'not-verified', `does not verify, so it is not imported (${n} problem${n === 1 ? '' : 's'}${n > 0 ? `; the first: ${problems[0]}` : ''})`);
+}
+
 /** Throws the problems found, the first five named, as one ImportError. */
 export function refuseProblems(file: string, problems: readonly string[], what: string): void {
   if (problems.length === 0) return;
   const shown = problems.slice(0, 5).join('; ');
   throw new ImportError(file, 'malformed', `verifies, but its ${what} cannot be stored: ${shown}${problems.length > 5 ? `; and ${problems.length - 5} more` : ''}`);
+}
+
+/**
+ * Stores what an import read in one write transaction, after refusing an id stored already (saying where that one
+ * came from): `what` names the kind ('run', 'campaign'), `here` how one made on this machine came to be.
+ */
+export function storeOnce<T>(
+  db: Database.Database,
+  file: string,
+  item: { readonly what: string; readonly id: string; readonly here: string },
+  existing: () => { readonly imported: ZipOrigin | null } | undefined,
+  store: () => T,
+): T {
+  return db
+    .transaction(() => {
+      const found = existing();
+      if (found) {
+        const where = found.imported ? `, imported from ${found.imported.file} at ${found.imported.importedAt}` : `: it was ${item.here}`;
+        throw new ImportError(file, 'duplicate', `${item.what} ${item.id} is stored already${where}`);
+      }
+      return store();
+    })
+    .immediate();
 }

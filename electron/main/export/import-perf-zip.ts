@@ -12,10 +12,12 @@ import {
   isStoredId,
   isString,
   isTime,
+  notVerified,
   oneOf,
   readZipToImport,
   refuseProblems,
   STORED_ID,
+  storeOnce,
 } from './import-fields.js';
 import { isPerfZip, verifyPerfZip } from './perf-zip.js';
 import { isRecord } from './verify-result-zip.js';
@@ -47,10 +49,7 @@ export async function importPerfZip(file: string, opts: ImportPerfZipOptions, no
   const { entries, origin } = opts.read ?? (await readZipToImport(file, now));
   if (!isPerfZip(entries)) throw new ImportError(file, 'other-kind', 'is not a performance campaign ZIP');
   const verification = await verifyPerfZip(file, entries);
-  if (!verification.verified) {
-    const n = verification.problems.length;
-    throw new ImportError(file, 'not-verified', `does not verify, so it is not imported (${n} problem${n === 1 ? '' : 's'}; the first: ${verification.problems[0]})`);
-  }
+  if (!verification.verified) throw notVerified(file, verification.problems);
   const json: unknown = JSON.parse(entries.get('campaign.json')!.toString('utf8'));
   const f = new Fields('campaign.json');
   const id = f.get(json, 'id', isStoredId, STORED_ID);
@@ -99,20 +98,8 @@ export async function importPerfZip(file: string, opts: ImportPerfZipOptions, no
     configs: configs!,
     imported: origin,
   };
-  opts.db
-    .transaction(() => {
-      const existing = opts.perf.get(campaign.id);
-      if (existing) {
-        throw new ImportError(
-          file,
-          'duplicate',
-          existing.imported
-            ? `campaign ${campaign.id} is stored already, imported from ${existing.imported.file} at ${existing.imported.importedAt}`
-            : `campaign ${campaign.id} is stored already: it was measured on this machine`,
-        );
-      }
-      opts.perf.createImported(campaign, requests);
-    })
-    .immediate();
+  storeOnce(opts.db, file, { what: 'campaign', id: campaign.id, here: 'measured on this machine' }, () => opts.perf.get(campaign.id), () =>
+    opts.perf.createImported(campaign, requests),
+  );
   return opts.perf.get(campaign.id)!;
 }

@@ -17,10 +17,12 @@ import {
   isStoredId,
   isString,
   isTime,
+  notVerified,
   oneOf,
   readZipToImport,
   refuseProblems,
   STORED_ID,
+  storeOnce,
 } from './import-fields.js';
 import { isPerfZip } from './perf-zip.js';
 import { isRecord, verifyResultZip } from './verify-result-zip.js';
@@ -85,14 +87,7 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
   const { entries, origin } = opts.read ?? (await readZipToImport(file, now));
   if (isPerfZip(entries)) throw new ImportError(file, 'other-kind', 'is a performance campaign ZIP, not a result ZIP');
   const verification = await verifyResultZip(file, opts.tools, { ...opts.verifyOptions, entries });
-  if (!verification.verified || !verification.responses) {
-    const n = verification.problems.length;
-    throw new ImportError(
-      file,
-      'not-verified',
-      `does not verify, so it is not imported (${n} problem${n === 1 ? '' : 's'}${n > 0 ? `; the first: ${verification.problems[0]}` : ''})`,
-    );
-  }
+  if (!verification.verified || !verification.responses) throw notVerified(file, verification.problems);
 
   const f = new Fields('manifest.json');
   const manifest: unknown = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
@@ -208,23 +203,11 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
       h2dBytes: h2dBytes ?? 0,
     },
   };
-  const record = opts.db
-    .transaction(() => {
-      const existing = opts.runs.get(run.id);
-      if (existing) {
-        throw new ImportError(
-          file,
-          'duplicate',
-          existing.imported
-            ? `run ${run.id} is stored already, imported from ${existing.imported.file} at ${existing.imported.importedAt}`
-            : `run ${run.id} is stored already: it was made on this machine`,
-        );
-      }
-      opts.runs.createImported(run);
-      // Stored as finished when the run did: the ZIP keeps no time for each response.
-      opts.responses.insertResponses(run.id, stored, { generatedTokens: 0 }, finishedAt ?? createdAt!);
-      return opts.runs.require(run.id);
-    })
-    .immediate();
+  const record = storeOnce(opts.db, file, { what: 'run', id: run.id, here: 'made on this machine' }, () => opts.runs.get(run.id), () => {
+    opts.runs.createImported(run);
+    // Stored as finished when the run did: the ZIP keeps no time for each response.
+    opts.responses.insertResponses(run.id, stored, { generatedTokens: 0 }, finishedAt ?? createdAt!);
+    return opts.runs.require(run.id);
+  });
   return { run: record, responses: stored.length, unchecked: verification.unchecked };
 }

@@ -1,12 +1,11 @@
 import { Card } from '../../components/Card.js';
-import { Field } from '../../components/Field.js';
 import { formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
 import { useHistory } from '../../stores/history.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
-import { BrowseButton } from '../system/BrowseButton.js';
+import { ZipPathField } from '../system/BrowseButton.js';
 
 /**
  * Verifies any result ZIP (every sha256, then a re-score of the retained responses), and adds a verified one's run to
@@ -36,21 +35,7 @@ export function VerifyCard() {
           if (!busy) void verifyZip();
         }}
       >
-        <Field
-          label="Result ZIP"
-          value={zipPath}
-          onValue={setZipPath}
-          placeholder="/path/to/result.zip"
-          className="field--mono field--grow"
-          spellCheck={false}
-          trailing={
-            <BrowseButton
-              what="a result ZIP"
-              request={{ kind: 'file', title: 'Result ZIP', filters: [{ name: 'ZIP', extensions: ['zip'] }] }}
-              onPath={setZipPath}
-            />
-          }
-        />
+        <ZipPathField title="Result ZIP" what="a result ZIP" value={zipPath} onValue={setZipPath} />
         <button type="submit" className="btn" aria-disabled={busy || undefined}>
           {verifying ? 'Verifying…' : 'Verify'}
         </button>

@@ -11,7 +11,7 @@ import { ModelSelect } from '../../components/ModelSelect.js';
 import { useModels } from '../../stores/models.js';
 import { usePerf } from '../../stores/perf.js';
 import { useSystem } from '../../stores/system.js';
-import { BrowseButton } from '../system/BrowseButton.js';
+import { ZipPathField } from '../system/BrowseButton.js';
 
 /** Decode rate against peak GPU memory, one point a configuration: what each GiB of expert budget buys. */
 export function RateMemoryChart({ campaign: c }: { campaign: PerfCampaignDetail }) {
@@ -404,21 +404,7 @@ function ImportCampaignCard() {
           if (!importing) void importZip();
         }}
       >
-        <Field
-          label="Campaign ZIP"
-          value={zipPath}
-          onValue={setZipPath}
-          placeholder="/path/to/campaign.zip"
-          className="field--mono field--grow"
-          spellCheck={false}
-          trailing={
-            <BrowseButton
-              what="a campaign ZIP"
-              request={{ kind: 'file', title: 'Campaign ZIP', filters: [{ name: 'ZIP', extensions: ['zip'] }] }}
-              onPath={setZipPath}
-            />
-          }
-        />
+        <ZipPathField title="Campaign ZIP" what="a campaign ZIP" value={zipPath} onValue={setZipPath} />
         <button type="submit" className="btn" aria-disabled={importing || undefined}>
           {importing ? 'Adding…' : 'Add campaign'}
         </button>

@@ -1,4 +1,5 @@
 import type { PickPathRequest } from '../../../../electron/common/ipc-contract.js';
+import { Field } from '../../components/Field.js';
 import { useSystem } from '../../stores/system.js';
 
 interface Props {
@@ -26,5 +27,23 @@ export function BrowseButton({ what, request, onPath }: Props) {
     >
       Browse…
     </button>
+  );
+}
+
+/**
+ * The path of a ZIP on the machine running the services, typed or (in the desktop app) browsed for: `title` names the
+ * field and the dialog ("Result ZIP"), `what` the thing chosen ("a result ZIP").
+ */
+export function ZipPathField({ title, what, value, onValue }: { title: string; what: string; value: string; onValue(path: string): void }) {
+  return (
+    <Field
+      label={title}
+      value={value}
+      onValue={onValue}
+      placeholder={`/path/to/${title.split(' ')[0]!.toLowerCase()}.zip`}
+      className="field--mono field--grow"
+      spellCheck={false}
+      trailing={<BrowseButton what={what} request={{ kind: 'file', title, filters: [{ name: 'ZIP', extensions: ['zip'] }] }} onPath={onValue} />}
+    />
   );
 }

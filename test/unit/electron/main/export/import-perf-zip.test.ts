@@ -9,11 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { campaignConfigs, type PerfRequestRecord } from '../../../../../electron/common/perf-campaign.js';
 import { migrate } from '../../../../../electron/main/db/open-database.js';
 import { PerfRepo } from '../../../../../electron/main/db/perf-repo.js';
-import { ImportError } from '../../../../../electron/main/export/import-fields.js';
 import { importPerfZip } from '../../../../../electron/main/export/import-perf-zip.js';
 import { writePerfZip } from '../../../../../electron/main/export/perf-zip.js';
 import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
-import { rezip, sha256 } from './zip-fixtures.js';
+import { refused, rehash, rezip, sha256 } from './zip-fixtures.js';
 
 const NOW = '2026-12-06T19:30:00.000Z';
 
@@ -21,27 +20,6 @@ function freshDb() {
   const db = new Database(':memory:');
   migrate(db);
   return { db, perf: new PerfRepo(db) };
-}
-
-/** Expects `promise` to throw an ImportError for `reason` whose message is `message`. */
-async function refused(promise: Promise<unknown>, reason: ImportError['reason'], message: string): Promise<void> {
-  const e = await promise.then(
-    () => null,
-    (x: unknown) => x,
-  );
-  expect(e).toBeInstanceOf(ImportError);
-  expect((e as ImportError).reason).toBe(reason);
-  expect((e as ImportError).message).toBe(message);
-}
-
-/** Sets each listed file's hash and size in manifest.json to the entries' own. */
-function rehash(entries: Map<string, Buffer>): void {
-  const m = JSON.parse(entries.get('manifest.json')!.toString()) as { files: { name: string; bytes: number; sha256: string }[] };
-  for (const f of m.files) {
-    f.sha256 = sha256(entries.get(f.name)!);
-    f.bytes = entries.get(f.name)!.length;
-  }
-  entries.set('manifest.json', Buffer.from(JSON.stringify(m)));
 }
 
 describe('importing a campaign ZIP', () => {

@@ -11,14 +11,13 @@ import { PERF_FORMAT } from '../../../../../electron/common/perf-campaign.js';
 import { migrate } from '../../../../../electron/main/db/open-database.js';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
-import { ImportError } from '../../../../../electron/main/export/import-fields.js';
 import { importResultZip } from '../../../../../electron/main/export/import-result-zip.js';
 import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
 import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
 import { resumeProblem } from '../../../../../electron/main/jobs/model-source.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
-import { manifestOf, rezip, setManifest, sha256, storeRun } from './zip-fixtures.js';
+import { manifestOf, refused, rehash, rezip, setManifest, sha256, storeRun } from './zip-fixtures.js';
 
 const shared = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
 const NOW = '2026-12-06T19:00:00.000Z';
@@ -27,27 +26,6 @@ function freshDb() {
   const db = new Database(':memory:');
   migrate(db);
   return { db, runs: new RunRepo(db), responses: new ResponseRepo(db) };
-}
-
-/** Expects `promise` to throw an ImportError for `reason` whose message is `message`. */
-async function refused(promise: Promise<unknown>, reason: ImportError['reason'], message: string): Promise<void> {
-  const e = await promise.then(
-    () => null,
-    (x: unknown) => x,
-  );
-  expect(e).toBeInstanceOf(ImportError);
-  expect((e as ImportError).reason).toBe(reason);
-  expect((e as ImportError).message).toBe(message);
-}
-
-/** Sets each listed file's hash and size in manifest.json to the entries' own. */
-function rehash(entries: Map<string, Buffer>): void {
-  const m = manifestOf(entries);
-  for (const f of m.files) {
-    f.sha256 = sha256(entries.get(f.name)!);
-    f.bytes = entries.get(f.name)!.length;
-  }
-  setManifest(entries, m);
 }
 
 describe('importing a result ZIP', () => {

@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 
 import type Database from 'better-sqlite3';
+import { expect } from 'vitest';
 import { ZipFile } from 'yazl';
 
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
+import { ImportError } from '../../../../../electron/main/export/import-fields.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
 import { formatEvalResults } from '../../../../../evals/ifeval/eval-results.js';
@@ -86,4 +88,25 @@ export function regenerate(entries: Map<string, Buffer>, tools: TextTools): void
     f.bytes = entries.get(f.name)!.length;
   }
   setManifest(entries, m);
+}
+
+/** Sets each listed file's hash and size in manifest.json to the entries' own: what a forger does after an edit. */
+export function rehash(entries: Map<string, Buffer>): void {
+  const m = JSON.parse(entries.get('manifest.json')!.toString()) as { files: { name: string; bytes: number; sha256: string }[] };
+  for (const f of m.files) {
+    f.sha256 = sha256(entries.get(f.name)!);
+    f.bytes = entries.get(f.name)!.length;
+  }
+  entries.set('manifest.json', Buffer.from(JSON.stringify(m)));
+}
+
+/** Expects `promise` to throw an ImportError for `reason` whose message is `message`. */
+export async function refused(promise: Promise<unknown>, reason: ImportError['reason'], message: string): Promise<void> {
+  const e = await promise.then(
+    () => null,
+    (x: unknown) => x,
+  );
+  expect(e).toBeInstanceOf(ImportError);
+  expect((e as ImportError).reason).toBe(reason);
+  expect((e as ImportError).message).toBe(message);
 }
