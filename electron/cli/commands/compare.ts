@@ -1,12 +1,14 @@
 import path from 'node:path';
 
 import type { PairedComparison } from '../../common/ipc-contract.js';
+import { compareCampaigns, type PerfCampaignDetail, type PerfComparison, type PerfRequestRecord } from '../../common/perf-campaign.js';
 import { describeLevel } from '../../common/paired-stats.js';
 import type { PairedLevel } from '../../common/paired-stats.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
-import { isPerfZip } from '../../main/export/perf-zip.js';
+import { PerfRepo } from '../../main/db/perf-repo.js';
+import { isPerfZip, verifyPerfZip, type PerfCampaignFile } from '../../main/export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
 import { compareResponses } from '../../main/services/run-compare.js';
 import type { ComparableResponse } from '../../main/services/run-compare.js';
@@ -15,12 +17,13 @@ import { openStoredRuns } from '../stored-runs.js';
 import { loadVerifierInputs } from '../verifier-inputs.js';
 import type { VerifierInputs } from '../verifier-inputs.js';
 
-export const summary = 'compare two runs (stored, or result ZIPs) over the prompts both scored: paired counts, McNemar p, bootstrap interval';
+export const summary = 'compare two runs over the prompts both scored (paired counts, McNemar p, bootstrap interval), or two campaigns';
 
 const USAGE = `usage: horizon compare A B [--json] [--db FILE] [--data-dir DIR] [--punkt DIR]
   A, B        stored runs (horizon export --list lists them) or result ZIPs (names ending in .zip, from this machine or
               another); a ZIP is verified first (as horizon verify does) and compared by its re-scored verdicts;
-              B is read as the change from A
+              B is read as the change from A. Or two performance campaigns, stored (by id) or campaign ZIPs (verified
+              first): each configuration's decode rate and TTFT p50 side by side, B over A
   --json      print {common, promptStrict, promptLoose, instructionStrict, instructionLoose, identicalResponses,
               instructionMismatches, byInstructionType, changed} as JSON
   --db        SQLite file (default <data dir>/runmap.sqlite)
@@ -63,20 +66,52 @@ export function formatComparison(runA: string, runB: string, stats: PairedCompar
   ].join('\n');
 }
 
-/** A verified result ZIP's re-scored responses, or null after saying on stderr why it cannot be compared. */
-async function zipResponses(file: string, inputs: VerifierInputs): Promise<readonly ComparableResponse[] | null> {
+type Side = { readonly kind: 'run'; readonly rows: readonly ComparableResponse[] } | { readonly kind: 'campaign'; readonly campaign: PerfCampaignDetail };
+
+/** A verified ZIP as one side: a result ZIP's re-scored responses or a campaign ZIP's campaign; null after saying why not. */
+async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Promise<Side | null> {
   const entries = await readZipEntries(path.resolve(file));
-  if (isPerfZip(entries)) {
-    console.error(`horizon compare: ${file} is a performance campaign ZIP (horizon perf), not a result ZIP`);
-    return null;
-  }
-  const r = await verifyResultZip(path.resolve(file), inputs.tools, { ...inputs.verifyOptions, entries });
-  if (!r.verified || !r.responses) {
-    const n = r.problems.length;
+  const notVerified = (n: number) => {
     console.error(`horizon compare: ${file} is NOT verified (${n} problem${n === 1 ? '' : 's'}; horizon verify ${file} lists them)`);
     return null;
+  };
+  if (isPerfZip(entries)) {
+    const v = await verifyPerfZip(path.resolve(file), entries);
+    if (!v.verified || !v.aggregates) return notVerified(v.problems.length);
+    const campaign = JSON.parse(entries.get('campaign.json')!.toString('utf8')) as PerfCampaignFile;
+    const requests = entries.get('requests.jsonl')!.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as PerfRequestRecord);
+    return { kind: 'campaign', campaign: { ...campaign, requests, aggregates: v.aggregates, imported: null } };
   }
-  return r.responses;
+  const { tools, verifyOptions } = await inputs();
+  const r = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
+  if (!r.verified || !r.responses) return notVerified(r.problems.length);
+  return { kind: 'run', rows: r.responses };
+}
+
+const rate = (v: number | null | undefined) => (v == null ? '—' : `${v.toFixed(1)} tok/s`);
+const ms = (v: number | null | undefined) => (v == null ? '—' : `${v.toFixed(0)} ms`);
+const times = (v: number | null) => (v === null ? '—' : `${v.toFixed(2)}x`);
+
+/** Two campaigns' configurations side by side, then every way they did not measure the same thing. */
+export function formatCampaignComparison(a: PerfCampaignDetail, b: PerfCampaignDetail, c: PerfComparison): string {
+  const width = Math.max(13, ...c.configs.map((x) => x.label.length));
+  const row = (cells: readonly string[]) => `  ${cells[0]!.padEnd(width)}  ${cells.slice(1).map((x) => x.padStart(13)).join('  ')}`;
+  return [
+    `A ${a.id} (${a.deviceLabel})  ->  B ${b.id} (${b.deviceLabel})`,
+    row(['configuration', 'decode A', 'decode B', 'B/A', 'TTFT p50 A', 'TTFT p50 B', 'B/A']),
+    ...c.configs.map((x) =>
+      row([
+        x.label,
+        x.a ? rate(x.a.decodeTokensPerSecond) : 'not measured',
+        x.b ? rate(x.b.decodeTokensPerSecond) : 'not measured',
+        times(x.decodeRatio),
+        ms(x.a?.ttftMsP50),
+        ms(x.b?.ttftMsP50),
+        times(x.ttftRatio),
+      ]),
+    ),
+    ...(c.differences.length ? [`not like for like: ${c.differences.join('; ')}`] : []),
+  ].join('\n');
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -89,30 +124,46 @@ export async function run(args: string[]): Promise<number> {
   );
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (positionals.length !== 2) return usageError('compare', USAGE, 'give two runs, A and B: run ids (see horizon export --list) or result ZIPs');
+  if (positionals.length !== 2) return usageError('compare', USAGE, 'give two runs, A and B (run ids, see horizon export --list, or result ZIPs), or two campaigns');
   const [runA, runB] = positionals as [string, string];
   const dataDir = dataDirOption(values, defaultDataDir);
   const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
   const db = isZipName(runA) && isZipName(runB) ? undefined : openStoredRuns('compare', dbFile);
   if (db === null) return 1;
   try {
-    let inputs: VerifierInputs | undefined;
-    const sides: (readonly ComparableResponse[])[] = [];
+    let inputs: Promise<VerifierInputs> | undefined;
+    const loadInputs = () => (inputs ??= loadVerifierInputs(dataDir, values.punkt));
+    const sides: Side[] = [];
     for (const id of [runA, runB]) {
       if (isZipName(id)) {
-        inputs ??= await loadVerifierInputs(dataDir, values.punkt);
-        const rows = await zipResponses(id, inputs);
-        if (!rows) return 1;
-        sides.push(rows);
+        const side = await zipSide(id, loadInputs);
+        if (!side) return 1;
+        sides.push(side);
         continue;
       }
-      if (!new RunRepo(db!).get(id)) {
-        console.error(`horizon compare: run ${id} not found in ${dbFile} (see horizon export --list)`);
+      if (new RunRepo(db!).get(id)) {
+        sides.push({ kind: 'run', rows: new ResponseRepo(db!).all(id) });
+        continue;
+      }
+      const campaign = new PerfRepo(db!).get(id);
+      if (!campaign) {
+        console.error(`horizon compare: no run or campaign ${id} in ${dbFile} (see horizon export --list)`);
         return 1;
       }
-      sides.push(new ResponseRepo(db!).all(id));
+      sides.push({ kind: 'campaign', campaign });
     }
-    const { changed, stats } = compareResponses(sides[0]!, sides[1]!);
+    const [a, b] = sides as [Side, Side];
+    if (a.kind === 'campaign' || b.kind === 'campaign') {
+      if (a.kind !== 'campaign' || b.kind !== 'campaign') {
+        console.error(`horizon compare: ${a.kind === 'run' ? runA : runB} is a run and ${a.kind === 'run' ? runB : runA} a campaign: compare runs with runs, campaigns with campaigns`);
+        return 1;
+      }
+      const c = compareCampaigns(a.campaign, b.campaign);
+      console.log(values.json ? JSON.stringify({ campaignA: a.campaign.id, campaignB: b.campaign.id, ...c }, null, 2) : formatCampaignComparison(a.campaign, b.campaign, c));
+      return 0;
+    }
+    const sidesRows = [a.rows, b.rows] as const;
+    const { changed, stats } = compareResponses(sidesRows[0], sidesRows[1]);
     if (values.json) {
       console.log(JSON.stringify({ runA, runB, ...stats, changed }, null, 2));
     } else {

@@ -6,13 +6,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { run } from '../../../../../electron/cli/commands/compare.js';
-import { PERF_FORMAT } from '../../../../../electron/common/perf-campaign.js';
 import { dataLayout } from '../../../../../electron/main/data-dir.js';
 import { openDatabase } from '../../../../../electron/main/db/open-database.js';
 import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
 import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import { captureConsole } from '../../cli/capture-console.js';
+import { writeElsewhereCampaignZip } from '../../main/export/perf-fixtures.js';
 import { manifestOf, rezip, setManifest, sha256, storeRun } from '../../main/export/zip-fixtures.js';
 
 const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
@@ -102,12 +102,11 @@ describe('horizon compare with result ZIPs', () => {
       errOut: `horizon compare: ${bad} is NOT verified (1 problem; horizon verify ${bad} lists them)`,
     });
 
-    setManifest(entries, { ...manifestOf(entries), format: PERF_FORMAT } as never);
     const campaign = path.join(dir, 'campaign.zip');
-    await rezip(entries, campaign);
+    await writeElsewhereCampaignZip('perf-x', campaign);
     expect(await captureConsole(() => run([campaign, zipB(), '--data-dir', dataDir]))).toMatchObject({
       code: 1,
-      errOut: `horizon compare: ${campaign} is a performance campaign ZIP (horizon perf), not a result ZIP`,
+      errOut: `horizon compare: ${zipB()} is a run and ${campaign} a campaign: compare runs with runs, campaigns with campaigns`,
     });
   });
 });

@@ -111,7 +111,7 @@ describe('horizon compare', () => {
 
   it('is listed by horizon --help', async () => {
     const r = await captureConsole(() => main(['--help']));
-    expect(r.out).toMatch(/^ {2}compare {4}compare two runs \(stored, or result ZIPs\)/m);
+    expect(r.out).toMatch(/^ {2}compare {4}compare two runs over the prompts both scored \(paired counts, McNemar p, bootstrap interval\), or two campaigns$/m);
   });
 
   it('prints the JSON the issue names, from the stored runs', async () => {
@@ -138,7 +138,7 @@ describe('horizon compare', () => {
     expect(await captureConsole(() => run(['run-a', '--data-dir', dataDir]))).toMatchObject({ code: 2 });
     expect(await captureConsole(() => run(['run-a', 'nope', '--data-dir', dataDir]))).toMatchObject({
       code: 1,
-      errOut: expect.stringContaining('horizon compare: run nope not found'),
+      errOut: expect.stringContaining('horizon compare: no run or campaign nope in '),
     });
   });
 });
