@@ -227,6 +227,10 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     // came from.
     expect(await row.textContent()).toBe(before!.replace(/^[AB]/, '').replace(runId, `${runId}imported ${path.basename(exportedZip)}`));
     expect(await row.getByRole('button', { name: `Resume run ${runId}` }).count()).toBe(0);
+    // Compared with the run made here (still picked as A), the table says where each came from.
+    await row.getByRole('checkbox').check();
+    await page.getByRole('button', { name: /Compare A and B/ }).click();
+    await expect.poll(() => page.getByTestId('comparison-origin').textContent()).toBe(`Originmade hereimported from ${path.basename(exportedZip)}`);
     await fullShot(page, path.join(shots, '8-imported.png'));
 
     await verifyCard.getByRole('button', { name: 'Open its results' }).click();

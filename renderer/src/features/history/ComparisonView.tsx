@@ -1,12 +1,12 @@
 import { useState } from 'react';
 
-import type { Accuracies, ComparedPrompt, PairedComparison, ResponseDetail, RunComparison } from '../../../../electron/common/ipc-contract.js';
+import type { Accuracies, ComparedPrompt, PairedComparison, ResponseDetail, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
 import { describeLevel } from '../../../../electron/common/paired-stats.js';
 import type { PairedLevel } from '../../../../electron/common/paired-stats.js';
 import { call } from '../../api.js';
 import { BreakableId } from '../../components/BreakableId.js';
 import { Card } from '../../components/Card.js';
-import { deltaPoints, formatDelta, formatNumber, formatPercent, shortSha } from '../../components/format.js';
+import { baseName, deltaPoints, formatDelta, formatNumber, formatPercent, shortSha } from '../../components/format.js';
 import { Verdict } from '../../components/Verdict.js';
 
 const METRICS: readonly { key: keyof Accuracies & keyof PairedComparison; label: string }[] = [
@@ -122,6 +122,9 @@ function ChangedRow({ c, p }: { c: RunComparison; p: ComparedPrompt }) {
   );
 }
 
+/** Where a run was made: here, or the result ZIP it was imported from. */
+const originText = (r: RunDetail) => (r.imported ? `imported from ${baseName(r.imported.file)}` : 'made here');
+
 export function ComparisonView({ comparison: c }: { comparison: RunComparison }) {
   const s = c.stats;
   const partial = c.a.done !== c.common || c.b.done !== c.common;
@@ -165,6 +168,14 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
               <td>{c.b.backendLabel}</td>
               <td />
             </tr>
+            {c.a.imported || c.b.imported ? (
+              <tr data-testid="comparison-origin">
+                <th scope="row">Origin</th>
+                <td>{originText(c.a)}</td>
+                <td>{originText(c.b)}</td>
+                <td />
+              </tr>
+            ) : null}
             {METRICS.map(({ key, label }) => {
               const a = c.common ? s[key].accuracyA : null;
               const b = c.common ? s[key].accuracyB : null;

@@ -76,7 +76,7 @@ export function HistoryPage() {
       <header className="page__header">
         <div>
           <h1>History</h1>
-          <p className="page__lede">Every run on this machine. Pick two to compare them side by side.</p>
+          <p className="page__lede">Every run stored here: made on this machine or imported from a result ZIP. Pick two to compare them side by side.</p>
         </div>
         <button type="button" className="btn btn--primary" disabled={selected.length !== 2} onClick={() => void compare()}>
           Compare {selected.length === 2 ? 'A and B' : `(${selected.length}/2)`}
