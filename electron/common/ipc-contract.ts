@@ -723,6 +723,11 @@ export interface RunImportedEvent {
   readonly runId: string;
 }
 
+/** A campaign was imported from a campaign ZIP or deleted (`perf:importZip`, `perf:delete`, from any window). */
+export interface CampaignEvent {
+  readonly campaignId: string;
+}
+
 //#region perf
 
 export interface StartPerfRequest {
@@ -767,12 +772,13 @@ export interface PerfApi {
   exportZip(req: PerfRef): Promise<Result<ExportedZip>>;
   /**
    * Adds a campaign ZIP's campaign (another machine's, a colleague's) to the list, once it verifies as `horizon
-   * verify` has it; refused when it does not, is a result ZIP, or its id is stored already.
+   * verify` has it; refused when it does not, is a result ZIP, or its id is stored already. Every UI is told as
+   * `perf:onDidImport`.
    */
   importZip(req: VerifyRequest): Promise<Result<PerfCampaign>>;
   /**
    * Deletes a campaign with its requests in one transaction; a running one is refused (cancel it first). Its ZIP in
-   * exports/, if any, stays.
+   * exports/, if any, stays. Every UI is told as `perf:onDidDelete`.
    */
   delete(req: PerfRef): Promise<Result<DeletedCampaign>>;
 }
@@ -787,6 +793,8 @@ export interface EventMap {
   'runs:onDidDelete': RunDeletedEvent;
   'runs:onDidImport': RunImportedEvent;
   'perf:onDidProgress': PerfCampaignProgress;
+  'perf:onDidImport': CampaignEvent;
+  'perf:onDidDelete': CampaignEvent;
 }
 
 export type EventName = keyof EventMap;
@@ -798,6 +806,8 @@ const EVENTS: { readonly [E in EventName]: true } = {
   'runs:onDidDelete': true,
   'runs:onDidImport': true,
   'perf:onDidProgress': true,
+  'perf:onDidImport': true,
+  'perf:onDidDelete': true,
 };
 
 /** Every event name: the ones the preload lets a window subscribe to. */

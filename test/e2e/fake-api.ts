@@ -572,6 +572,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         }
         const campaign = { ...held.campaign, imported: { file: zip, sha256: 'e'.repeat(64), importedAt: new Date().toISOString() } };
         campaigns.set(campaign.id, { campaign, requests: [...held.requests] });
+        emit('perf:onDidImport', { campaignId: campaign.id });
         return ok(campaign);
       },
       delete: async ({ campaignId }) => {
@@ -579,6 +580,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
         if (c.campaign.status === 'running') return err('BAD_INPUT', `campaign ${campaignId} is running: cancel it before deleting it`);
         campaigns.delete(campaignId);
+        emit('perf:onDidDelete', { campaignId });
         return ok({ campaignId, requests: c.requests.length });
       },
     },

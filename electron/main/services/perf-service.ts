@@ -107,6 +107,7 @@ export class PerfService implements PerfApi {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
       try {
         const { requests: _requests, aggregates: _aggregates, ...campaign } = await importPerfZip(req.path, { perf: this.opts.perf, db: this.opts.db });
+        this.opts.emit('perf:onDidImport', { campaignId: campaign.id });
         return campaign;
       } catch (e) {
         if (e instanceof ImportError) {
@@ -125,6 +126,7 @@ export class PerfService implements PerfApi {
         if (outcome.status === 'missing') throw new ServiceError('NOT_FOUND', `campaign ${req.campaignId} not found`);
         throw new ServiceError('BAD_INPUT', `campaign ${req.campaignId} is running: cancel it before deleting it`);
       }
+      this.opts.emit('perf:onDidDelete', { campaignId: req.campaignId });
       return { campaignId: req.campaignId, requests: outcome.requests };
     });
   }

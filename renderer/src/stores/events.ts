@@ -38,6 +38,8 @@ export function connectEvents(): () => void {
     // A run imported in another window, or by `horizon import`: the run lists show it.
     onEvent('runs:onDidImport', () => void useHistory.getState().refresh()),
     onEvent('perf:onDidProgress', (p) => usePerf.getState().handleProgress(p)),
+    onEvent('perf:onDidImport', () => void usePerf.getState().refresh()),
+    onEvent('perf:onDidDelete', (e) => usePerf.getState().handleDeleted(e.campaignId)),
     onConnection((up) => {
       useConnection.getState().set(up);
       // Events were missed while it was away: everything shown is read again.

@@ -64,6 +64,8 @@ interface PerfState {
   cancel(): Promise<void>;
   exportZip(): Promise<void>;
   handleProgress(p: PerfCampaignProgress): void;
+  /** A campaign was deleted (`perf:onDidDelete`, any window): let go of it, unless this window's own delete is on its way. */
+  handleDeleted(campaignId: string): void;
 }
 
 export const usePerf = create<PerfState>((set, get) => ({
@@ -176,5 +178,17 @@ export const usePerf = create<PerfState>((set, get) => ({
     // Read again once a block of prompts is measured, and at the end.
     if (get().selected?.id === p.campaignId && (p.status !== 'running' || p.done % PERF_SETTINGS.prompts === 0)) void get().select(p.campaignId);
     if (p.status !== 'running') void get().refresh();
+  },
+  handleDeleted: (campaignId) => {
+    const { selected, compareWith, deletion } = get();
+    // confirmDelete lets go of it once its reply says what was deleted (the event can arrive before the reply).
+    if (deletion?.busy && deletion.campaign.id === campaignId) return;
+    set({
+      campaigns: get().campaigns.filter((c) => c.id !== campaignId),
+      ...(selected?.id === campaignId ? { selected: null, exported: null } : {}),
+      ...(compareWith?.id === campaignId ? { compareWith: null } : {}),
+      ...(deletion?.campaign.id === campaignId ? { deletion: null } : {}),
+    });
+    if (selected?.id === campaignId) void get().refresh();
   },
 }));

@@ -62,10 +62,18 @@ describe('service events', () => {
     off();
   });
 
+  it('reads the campaign list again when a campaign is imported elsewhere', () => {
+    const { calls, emit } = eventTransport();
+    const off = connectEvents();
+    emit('perf:onDidImport', { campaignId: 'from-a-zip' });
+    expect(calls.map((c) => c.channel)).toEqual(['perf:list']);
+    off();
+  });
+
   it('stops listening, and drops a refresh still waiting, once disconnected', () => {
     const { calls, emit, listening } = eventTransport();
     const off = connectEvents();
-    expect(listening()).toBe(6);
+    expect(listening()).toBe(8);
     emit('runs:onDidProgress', progress('r', 1));
     off();
     expect(listening()).toBe(0);

@@ -114,3 +114,24 @@ describe('perf store: deleting a campaign', () => {
     expect(usePerf.getState().deletion).toBeNull();
   });
 });
+
+describe('perf store: a campaign deleted in another window', () => {
+  it('lets go of it where it was shown and reads the list again, unless its own delete is on its way', () => {
+    const calls = scripted(() => undefined);
+    const other: PerfCampaign = { ...campaign, id: 'perf-other', imported: null };
+    usePerf.setState({ campaigns: [campaign, other], selected: detail, compareWith: detail, deletion: { campaign, busy: true, error: null } });
+    usePerf.getState().handleDeleted(campaign.id);
+    expect(usePerf.getState().campaigns).toHaveLength(2);
+
+    usePerf.setState({ deletion: { campaign, busy: false, error: null } });
+    usePerf.getState().handleDeleted(campaign.id);
+    expect(usePerf.getState()).toMatchObject({ campaigns: [other], selected: null, compareWith: null, deletion: null });
+    expect(calls.map((c) => c.channel)).toEqual(['perf:list']);
+
+    // Another campaign than the one shown: only the list changes.
+    usePerf.setState({ campaigns: [other], selected: { ...detail, id: 'perf-other' } });
+    usePerf.getState().handleDeleted('perf-gone');
+    expect(usePerf.getState().selected?.id).toBe('perf-other');
+    expect(calls).toHaveLength(1);
+  });
+});

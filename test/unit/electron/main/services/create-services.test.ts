@@ -372,7 +372,9 @@ describe('createServices (scripted worker)', () => {
       error: { code: 'BAD_INPUT', message: `${resultZip.value.path}: is not a performance campaign ZIP; a result ZIP is added to History on the History page` },
     });
 
-    // An imported campaign is deleted like one measured here, and can then be imported again.
+    // An imported campaign is deleted like one measured here, and can then be imported again; each is announced once.
+    const campaignEvents = () => events.filter((e) => e.name.startsWith('perf:onDid') && e.name !== 'perf:onDidProgress');
+    expect(campaignEvents()).toEqual([{ name: 'perf:onDidImport', payload: { campaignId: 'perf-elsewhere' } }]);
     expect(await services.api.perf.delete({ campaignId: 'perf-elsewhere' })).toEqual({ ok: true, value: { campaignId: 'perf-elsewhere', requests: 1 } });
     expect(await services.api.perf.delete({ campaignId: 'perf-elsewhere' })).toEqual({
       ok: false,
@@ -380,6 +382,7 @@ describe('createServices (scripted worker)', () => {
     });
     expect(services.db.prepare("SELECT COUNT(*) FROM perf_requests WHERE campaign_id = 'perf-elsewhere'").pluck().get()).toBe(0);
     expect((await services.api.perf.importZip({ path: campaignZip })).ok).toBe(true);
+    expect(campaignEvents().map((e) => e.name)).toEqual(['perf:onDidImport', 'perf:onDidDelete', 'perf:onDidImport']);
   });
 
   it('refuses a second set of services on the same data folder while the first is open', () => {
