@@ -2,7 +2,7 @@ import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
-import type { Api, EmitEvent, EventMap } from '../../common/ipc-contract.js';
+import type { Api, EmitEvent } from '../../common/ipc-contract.js';
 import { dataLayout, INTERRUPTED_CAMPAIGN, INTERRUPTED_RUN, lockDataDir } from '../data-dir.js';
 import { cannotOpenDatabase, openDatabase } from '../db/open-database.js';
 import { ResponseRepo } from '../db/response-repo.js';
@@ -76,8 +76,7 @@ export function createServices(opts: ServicesOptions): Services {
   const responseRepo = new ResponseRepo(db);
   const external = watchExternalChanges(db, opts.emit, opts.externalCheckMs);
   const emit: EmitEvent = (event, payload) => {
-    if (event === 'runs:onDidDelete') external.forget((payload as EventMap['runs:onDidDelete']).runId);
-    if (event === 'runs:onDidImport') external.know((payload as EventMap['runs:onDidImport']).runId);
+    external.noted(event, payload);
     opts.emit(event, payload);
   };
   const worker = new WorkerClient(opts.spawner);

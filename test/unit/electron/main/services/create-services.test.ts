@@ -385,6 +385,21 @@ describe('createServices (scripted worker)', () => {
     expect(campaignEvents().map((e) => e.name)).toEqual(['perf:onDidImport', 'perf:onDidDelete', 'perf:onDidImport']);
   });
 
+  it('announces a campaign `horizon import` and `horizon delete --campaign` changed from another process, once each', async () => {
+    const zip = path.join(dataDir, 'perf-cli.zip');
+    await writeElsewhereCampaignZip('perf-cli', zip);
+    const cli = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'scripts', 'horizon.mjs');
+    const told = () => events.filter((e) => (e.name === 'perf:onDidImport' || e.name === 'perf:onDidDelete') && (e.payload as { campaignId: string }).campaignId === 'perf-cli');
+    services.external.check();
+    execFileSync(process.execPath, [cli, 'import', zip, '--data-dir', dataDir], { encoding: 'utf8' });
+    services.external.check();
+    services.external.check();
+    execFileSync(process.execPath, [cli, 'delete', '--campaign', 'perf-cli', '--data-dir', dataDir], { encoding: 'utf8' });
+    services.external.check();
+    services.external.check();
+    expect(told().map((e) => e.name)).toEqual(['perf:onDidImport', 'perf:onDidDelete']);
+  });
+
   it('refuses a second set of services on the same data folder while the first is open', () => {
     expect(() =>
       createServices({ dataDir, hubUrl: 'http://localhost', spawner: inProcessWorkers(() => createScriptedEngine()).spawner, emit: () => undefined, appVersion: '9.9.9' }),
