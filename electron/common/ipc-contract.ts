@@ -641,7 +641,12 @@ export interface VerifyRequest {
 }
 
 export interface VerifyReport {
-  /** True when every hash matches and re-scoring reproduces the stored results. */
+  /**
+   * 'result' for a result ZIP (re-scored); 'campaign' for a campaign ZIP (`horizon perf`: its hashes, records and every
+   * aggregate recomputed; no accuracies, no run).
+   */
+  readonly kind: 'result' | 'campaign';
+  /** True when every hash matches and re-scoring (or recomputing) reproduces the stored results. */
   readonly verified: boolean;
   /** Empty when verified; else one precise line per problem. */
   readonly problems: readonly string[];

@@ -457,9 +457,11 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         return ok({ path: zip, bytes: 12_345, sha256: 'f'.repeat(64) });
       },
       verify: async ({ path: zip }) => {
+        if (perfZips.has(zip)) return ok({ kind: 'campaign', verified: true, problems: [], unchecked: [], accuracies: null });
         const held = zips.get(zip);
-        if (!held) return ok({ verified: false, problems: [`${zip}: not a result ZIP`], unchecked: [], accuracies: null });
+        if (!held) return ok({ kind: 'result', verified: false, problems: [`${zip}: not a result ZIP`], unchecked: [], accuracies: null });
         return ok({
+          kind: 'result',
           verified: true,
           problems: [],
           // What the real verifier says when the official prompts are not at hand to compare a partial run's rows.

@@ -319,6 +319,15 @@ describe('renderer over horizon serve (fake services)', () => {
       `${exportedZip}: campaign perf-1 is stored already: it was measured on this machine`,
     );
     await fullShot(page, path.join(shots, '10-performance-cpu.png'));
+    // History's Verify takes a campaign ZIP too, and says where it imports.
+    await page.getByRole('navigation').getByRole('button', { name: /^History/ }).click();
+    const verifyCard = page.getByTestId('verify-card');
+    await verifyCard.getByRole('textbox', { name: 'Result ZIP' }).fill(exportedZip);
+    await verifyCard.getByRole('button', { name: 'Verify' }).click();
+    await expect.poll(() => verifyCard.getByRole('status').first().textContent()).toBe(
+      'Verified: a performance campaign ZIP, every aggregate recomputed from its requests. The Performance page imports it.',
+    );
+    await page.getByRole('navigation').getByRole('button', { name: /^Performance/ }).click();
     expect(consoleErrors).toEqual([]);
   });
 

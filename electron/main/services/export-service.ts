@@ -24,7 +24,8 @@ import type { RunRepo } from '../db/run-repo.js';
 import { ImportError } from '../export/import-fields.js';
 import { importResultZip } from '../export/import-result-zip.js';
 import { runExportFiles } from '../export/run-export-files.js';
-import { verifyResultZip } from '../export/verify-result-zip.js';
+import { isPerfZip, verifyPerfZip } from '../export/perf-zip.js';
+import { readZipEntries, verifyResultZip } from '../export/verify-result-zip.js';
 import { writeResultZip } from '../export/write-result-zip.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import { runSummary } from './runs-service.js';
@@ -98,9 +99,17 @@ export class ExportService implements ExportApi {
   verify(req: VerifyRequest): Promise<Result<VerifyReport>> {
     return toResult(async () => {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
+      const entries = await readZipEntries(req.path);
+      if (isPerfZip(entries)) {
+        const perf = await verifyPerfZip(req.path, entries);
+        return { kind: 'campaign' as const, verified: perf.verified, problems: perf.problems, unchecked: [], accuracies: null };
+      }
       const inputs = await this.opts.inputs();
-      const r = await verifyResultZip(req.path, inputs.tools, ExportService.officialInput(inputs));
-      return { verified: r.verified, problems: r.problems, unchecked: r.unchecked, accuracies: r.accuracies, ...(r.run ? { run: r.run } : {}) };
+      const r = await verifyResultZip(req.path, inputs.tools, { ...ExportService.officialInput(inputs), entries });
+      return {
+        kind: 'result' as const, verified: r.verified, problems: r.problems, unchecked: r.unchecked, accuracies: r.accuracies,
+        ...(r.run ? { run: r.run } : {}),
+      };
     }, 'BAD_INPUT');
   }
 

@@ -25,7 +25,7 @@ export function VerifyCard() {
   return (
     <Card
       title="Verify or import a result ZIP"
-      subtitle="Checks every file hash and re-scores the retained responses; a run that verifies can be added to History."
+      subtitle="Checks every file hash and re-scores the retained responses (a campaign ZIP: recomputes its figures); a run that verifies can be added to History."
       testId="verify-card"
     >
       <form
@@ -54,9 +54,11 @@ export function VerifyCard() {
       {error ? <Notice tone="error">{error}</Notice> : null}
       {report ? (
         <Notice tone={report.verified ? 'ok' : 'error'}>
-          {report.verified
-            ? `Verified. Prompt-level strict ${formatPercent(report.accuracies?.promptStrict)}, loose ${formatPercent(report.accuracies?.promptLoose)}.`
-            : 'Verification failed:'}
+          {!report.verified
+            ? 'Verification failed:'
+            : report.kind === 'campaign'
+              ? 'Verified: a performance campaign ZIP, every aggregate recomputed from its requests. The Performance page imports it.'
+              : `Verified. Prompt-level strict ${formatPercent(report.accuracies?.promptStrict)}, loose ${formatPercent(report.accuracies?.promptLoose)}.`}
           {report.verified && report.run && report.run.status !== 'completed'
             ? ` A ${report.run.status} run: ${report.run.responses} of ${report.run.total} prompts.`
             : null}

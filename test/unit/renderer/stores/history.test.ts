@@ -61,6 +61,7 @@ describe('history store', () => {
     await useHistory.getState().verifyZip();
     expect(t.calls.at(-1)).toEqual({ channel: 'export:verify', payload: { path: '/tmp/not-a-result.zip' } });
     expect(useHistory.getState().verifyReport).toEqual({
+      kind: 'result',
       verified: false,
       problems: ['/tmp/not-a-result.zip: not a result ZIP'],
       unchecked: [],

@@ -350,6 +350,11 @@ describe('createServices (scripted worker)', () => {
     const campaignZip = path.join(dataDir, 'perf-elsewhere.zip');
     const perf = await writeElsewhereCampaignZip('perf-elsewhere', campaignZip);
 
+    // The History card's Verify tells a campaign ZIP from a result ZIP and checks it as horizon verify does.
+    expect(await services.api.export.verify({ path: campaignZip })).toEqual({
+      ok: true,
+      value: { kind: 'campaign', verified: true, problems: [], unchecked: [], accuracies: null },
+    });
     const imported = await services.api.perf.importZip({ path: campaignZip });
     if (!imported.ok) throw new Error(imported.error.message);
     expect(imported.value).toMatchObject({ id: 'perf-elsewhere', status: 'completed', deviceLabel: 'CPU', imported: { file: campaignZip } });
