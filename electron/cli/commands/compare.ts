@@ -1,14 +1,14 @@
 import path from 'node:path';
 
 import type { PairedComparison } from '../../common/ipc-contract.js';
-import { compareCampaigns, type PerfCampaignDetail, type PerfComparison, type PerfRequestRecord } from '../../common/perf-campaign.js';
+import { compareCampaigns, type PerfCampaignDetail, type PerfComparison } from '../../common/perf-campaign.js';
 import { describeLevel } from '../../common/paired-stats.js';
 import type { PairedLevel } from '../../common/paired-stats.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
-import { isPerfZip, verifyPerfZip, type PerfCampaignFile } from '../../main/export/perf-zip.js';
+import { isPerfZip, verifyPerfZip } from '../../main/export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
 import { compareResponses } from '../../main/services/run-compare.js';
 import type { ComparableResponse } from '../../main/services/run-compare.js';
@@ -77,10 +77,8 @@ async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Pro
   };
   if (isPerfZip(entries)) {
     const v = await verifyPerfZip(path.resolve(file), entries);
-    if (!v.verified || !v.aggregates) return notVerified(v.problems.length);
-    const campaign = JSON.parse(entries.get('campaign.json')!.toString('utf8')) as PerfCampaignFile;
-    const requests = entries.get('requests.jsonl')!.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as PerfRequestRecord);
-    return { kind: 'campaign', campaign: { ...campaign, requests, aggregates: v.aggregates, imported: null } };
+    if (!v.read || !v.aggregates) return notVerified(v.problems.length);
+    return { kind: 'campaign', campaign: { ...v.read.campaign, requests: v.read.requests, aggregates: v.aggregates, imported: null } };
   }
   const { tools, verifyOptions } = await inputs();
   const r = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });

@@ -36,8 +36,6 @@ export async function readZipToImport(file: string, now: string): Promise<{ entr
 /** Stored ids name files in exports/: letters, digits and . _ + - only, as runs and campaigns are named here. */
 export const isStoredId = (v: unknown): v is string => typeof v === 'string' && /^(?!.*\.\.)[A-Za-z0-9][\w.+-]{0,127}$/.test(v);
 export const STORED_ID = 'an id (letters, digits, . _ + -)';
-export const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
-export const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
 export const isPositive = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1;
 export const isTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
 export const isString = (v: unknown): v is string => typeof v === 'string';

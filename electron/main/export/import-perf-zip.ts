@@ -1,12 +1,11 @@
 import type Database from 'better-sqlite3';
 
 import type { ZipOrigin } from '../../common/ipc-contract.js';
-import type { PerfCampaign, PerfCampaignDetail, PerfRequestRecord } from '../../common/perf-campaign.js';
+import type { PerfCampaign, PerfCampaignDetail } from '../../common/perf-campaign.js';
 import type { PerfRepo } from '../db/perf-repo.js';
 import {
   Fields,
   ImportError,
-  isCount,
   isNonEmpty,
   isPositive,
   isStoredId,
@@ -20,7 +19,7 @@ import {
   storeOnce,
 } from './import-fields.js';
 import { isPerfZip, verifyPerfZip } from './perf-zip.js';
-import { isRecord } from './verify-result-zip.js';
+import { isCount, isRecord } from './verify-result-zip.js';
 
 export interface ImportPerfZipOptions {
   readonly perf: PerfRepo;
@@ -49,8 +48,8 @@ export async function importPerfZip(file: string, opts: ImportPerfZipOptions, no
   const { entries, origin } = opts.read ?? (await readZipToImport(file, now));
   if (!isPerfZip(entries)) throw new ImportError(file, 'other-kind', 'is not a performance campaign ZIP');
   const verification = await verifyPerfZip(file, entries);
-  if (!verification.verified) throw notVerified(file, verification.problems);
-  const json: unknown = JSON.parse(entries.get('campaign.json')!.toString('utf8'));
+  if (!verification.read) throw notVerified(file, verification.problems);
+  const json: unknown = verification.read.campaign;
   const f = new Fields('campaign.json');
   const id = f.get(json, 'id', isStoredId, STORED_ID);
   const createdAt = f.get(json, 'createdAt', isTime, 'an ISO-8601 time');
@@ -78,12 +77,7 @@ export async function importPerfZip(file: string, opts: ImportPerfZipOptions, no
   const configs = f.get(json, 'configs', (v): v is Config[] => Array.isArray(v) && v.length > 0 && v.every(isConfig), 'a list of configurations (label, expertBudgetBytes, residency)');
   refuseProblems(file, f.problems, 'campaign');
 
-  const requests = entries
-    .get('requests.jsonl')!
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as PerfRequestRecord);
+  const { requests } = verification.read;
   const campaign = {
     id: id!,
     createdAt: createdAt!,

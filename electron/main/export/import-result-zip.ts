@@ -10,10 +10,8 @@ import {
   brief,
   Fields,
   ImportError,
-  isCount,
   isNonEmpty,
   isPositive,
-  isSha256,
   isStoredId,
   isString,
   isTime,
@@ -25,7 +23,7 @@ import {
   storeOnce,
 } from './import-fields.js';
 import { isPerfZip } from './perf-zip.js';
-import { isRecord, verifyResultZip } from './verify-result-zip.js';
+import { isCount, isRecord, isSha256, verifyResultZip } from './verify-result-zip.js';
 import type { VerifyResultZipOptions } from './verify-result-zip.js';
 
 export interface ImportResultZipOptions {

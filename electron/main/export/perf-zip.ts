@@ -56,6 +56,8 @@ export interface PerfVerification {
   readonly problems: readonly string[];
   /** Recomputed from requests.jsonl; null when the records could not be read. */
   readonly aggregates: readonly PerfConfigAggregate[] | null;
+  /** When the ZIP verified: campaign.json as parsed (its fields past the verifier's checks unread) and every record. */
+  readonly read?: { readonly campaign: PerfCampaignFile; readonly requests: readonly PerfRequestRecord[] };
 }
 
 /** Equal as numbers (to 1e-9 relative, for JSON's round trip) or both null. */
@@ -142,5 +144,6 @@ export async function verifyPerfZip(file: string, entries?: ReadonlyMap<string, 
     }
   }
   if (campaign.aggregates.length !== aggregates.length) problems.push(`campaign.json: ${campaign.aggregates.length} aggregates for ${aggregates.length} configurations`);
-  return { verified: problems.length === 0, problems, aggregates };
+  const verified = problems.length === 0;
+  return { verified, problems, aggregates, ...(verified ? { read: { campaign, requests } } : {}) };
 }

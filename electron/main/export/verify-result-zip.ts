@@ -145,8 +145,8 @@ export interface VerifyResultZipOptions {
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
-const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+export const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+export const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
 
 /** Key order does not matter; numbers must be equal exactly (JSON round-trips a double exactly). */
 function sameJson(a: unknown, b: unknown): boolean {
