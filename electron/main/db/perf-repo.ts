@@ -2,8 +2,9 @@ import type Database from 'better-sqlite3';
 
 import type { RunBackend, ZipOrigin } from '../../common/ipc-contract.js';
 import { aggregateCampaign, type PerfCampaign, type PerfCampaignDetail, type PerfRequestRecord, type PerfStatus } from '../../common/perf-campaign.js';
+import { originOf, type OriginColumns } from './zip-origin.js';
 
-interface CampaignRow {
+interface CampaignRow extends OriginColumns {
   id: string;
   created_at: string;
   finished_at: string | null;
@@ -15,9 +16,6 @@ interface CampaignRow {
   peak_memory_scope: 'process' | 'device' | null;
   settings_json: string;
   configs_json: string;
-  imported_from: string | null;
-  imported_sha256: string | null;
-  imported_at: string | null;
 }
 
 interface RequestRow {
@@ -48,10 +46,7 @@ const toCampaign = (r: CampaignRow): PerfCampaign => ({
   peakMemoryScope: r.peak_memory_scope,
   settings: JSON.parse(r.settings_json) as PerfCampaign['settings'],
   configs: JSON.parse(r.configs_json) as PerfCampaign['configs'],
-  imported:
-    r.imported_from !== null && r.imported_sha256 !== null && r.imported_at !== null
-      ? { file: r.imported_from, sha256: r.imported_sha256, importedAt: r.imported_at }
-      : null,
+  imported: originOf(r),
 });
 
 const toRequest = (r: RequestRow): PerfRequestRecord => ({

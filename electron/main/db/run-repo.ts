@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 
 import { isLiveStatus, type LiveRunStatus, type RunBackend, type RunStatus, type WeightsFormat, type ZipOrigin } from '../../common/ipc-contract.js';
+import { originOf, type OriginColumns } from './zip-origin.js';
 
 /** The generation policy recorded with a run. */
 export interface RunPolicy {
@@ -71,7 +72,7 @@ export interface ImportedRun extends NewRun {
   };
 }
 
-interface RunRow {
+interface RunRow extends OriginColumns {
   id: string;
   model_id: string;
   model_repo: string;
@@ -93,9 +94,6 @@ interface RunRow {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
-  imported_from: string | null;
-  imported_sha256: string | null;
-  imported_at: string | null;
 }
 
 function fromRow(r: RunRow): RunRecord {
@@ -121,10 +119,7 @@ function fromRow(r: RunRow): RunRecord {
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
-    imported:
-      r.imported_from !== null && r.imported_sha256 !== null && r.imported_at !== null
-        ? { file: r.imported_from, sha256: r.imported_sha256, importedAt: r.imported_at }
-        : null,
+    imported: originOf(r),
   };
 }
 
