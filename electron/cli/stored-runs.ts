@@ -3,8 +3,9 @@ import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
-import { INTERRUPTED_RUN, lockDataDir } from '../main/data-dir.js';
+import { INTERRUPTED_CAMPAIGN, INTERRUPTED_RUN, lockDataDir } from '../main/data-dir.js';
 import { openDatabase } from '../main/db/open-database.js';
+import { PerfRepo } from '../main/db/perf-repo.js';
 import type { RunRepo } from '../main/db/run-repo.js';
 
 /**
@@ -20,11 +21,15 @@ export function openStoredRuns(command: string, dbFile: string): Database.Databa
 }
 
 /**
- * For a run stored as queued or running: only a process holding the database's folder runs runs, so when none does
- * it was left so by one that stopped, and is marked as the app marks such runs when it starts. Gives the folder's
- * release (held while the caller needs no run to start there), or why a live process holds the folder.
+ * For a run (or campaign) stored as queued or running: only a process holding the database's folder runs them, so
+ * when none does it was left so by one that stopped, and is marked as the app marks such runs and campaigns when it
+ * starts. Gives the folder's release (held while the caller needs nothing to start there), or why a live process
+ * holds the folder.
  */
-export function claimLeftRunning(runs: RunRepo, dbFile: string): { readonly release: () => void } | { readonly busy: string } {
+export function claimLeftRunning(
+  repo: RunRepo | PerfRepo,
+  dbFile: string,
+): { readonly release: () => void } | { readonly busy: string } {
   let release: () => void;
   try {
     release = lockDataDir(path.dirname(dbFile));
@@ -32,7 +37,7 @@ export function claimLeftRunning(runs: RunRepo, dbFile: string): { readonly rele
     return { busy: (e as Error).message };
   }
   try {
-    runs.failInterrupted(INTERRUPTED_RUN);
+    repo.failInterrupted(repo instanceof PerfRepo ? INTERRUPTED_CAMPAIGN : INTERRUPTED_RUN);
   } catch (e) {
     release();
     throw e;

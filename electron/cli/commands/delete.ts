@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import { isLiveStatus } from '../../common/ipc-contract.js';
-import { dataLayout, defaultDataDir, INTERRUPTED_CAMPAIGN, lockDataDir } from '../../main/data-dir.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { deleteRunExportFiles, runExportFiles } from '../../main/export/run-export-files.js';
@@ -92,18 +92,15 @@ export async function run(args: string[]): Promise<number> {
 function deleteCampaign(perf: PerfRepo, id: string, dbFile: string): number {
   let outcome = perf.delete(id);
   if (!outcome.deleted && outcome.status === 'running') {
-    let release: () => void;
-    try {
-      release = lockDataDir(path.dirname(dbFile));
-    } catch (e) {
-      console.error(`horizon delete: campaign ${id} is running: cancel it before deleting it (${(e as Error).message})`);
+    const claim = claimLeftRunning(perf, dbFile);
+    if ('busy' in claim) {
+      console.error(`horizon delete: campaign ${id} is running: cancel it before deleting it (${claim.busy})`);
       return 1;
     }
     try {
-      perf.failInterrupted(INTERRUPTED_CAMPAIGN);
       outcome = perf.delete(id);
     } finally {
-      release();
+      claim.release();
     }
   }
   if (!outcome.deleted) {
