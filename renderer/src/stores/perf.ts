@@ -68,6 +68,16 @@ interface PerfState {
   handleDeleted(campaignId: string): void;
 }
 
+/** The state without a campaign that is gone: out of the list, no longer shown, compared with or asked about. */
+function withoutCampaign(s: PerfState, campaignId: string): Partial<PerfState> {
+  return {
+    campaigns: s.campaigns.filter((c) => c.id !== campaignId),
+    ...(s.selected?.id === campaignId ? { selected: null, exported: null } : {}),
+    ...(s.compareWith?.id === campaignId ? { compareWith: null } : {}),
+    ...(s.deletion?.campaign.id === campaignId ? { deletion: null } : {}),
+  };
+}
+
 export const usePerf = create<PerfState>((set, get) => ({
   campaigns: [],
   selected: null,
@@ -96,15 +106,7 @@ export const usePerf = create<PerfState>((set, get) => ({
       steps.fail(d, r.error.message);
       return false;
     }
-    const gone = d.campaign.id;
-    const { selected, compareWith } = get();
-    set({
-      deletion: null,
-      deleted: r.value,
-      selected: selected?.id === gone ? null : selected,
-      compareWith: compareWith?.id === gone ? null : compareWith,
-      exported: null,
-    });
+    set({ ...withoutCampaign(get(), d.campaign.id), deletion: null, deleted: r.value, exported: null });
     await get().refresh();
     return true;
   },
@@ -180,15 +182,10 @@ export const usePerf = create<PerfState>((set, get) => ({
     if (p.status !== 'running') void get().refresh();
   },
   handleDeleted: (campaignId) => {
-    const { selected, compareWith, deletion } = get();
+    const { selected, deletion } = get();
     // confirmDelete lets go of it once its reply says what was deleted (the event can arrive before the reply).
     if (deletion?.busy && deletion.campaign.id === campaignId) return;
-    set({
-      campaigns: get().campaigns.filter((c) => c.id !== campaignId),
-      ...(selected?.id === campaignId ? { selected: null, exported: null } : {}),
-      ...(compareWith?.id === campaignId ? { compareWith: null } : {}),
-      ...(deletion?.campaign.id === campaignId ? { deletion: null } : {}),
-    });
+    set(withoutCampaign(get(), campaignId));
     if (selected?.id === campaignId) void get().refresh();
   },
 }));
