@@ -745,10 +745,20 @@ export interface PerfRef {
   readonly campaignId: string;
 }
 
+export interface DeleteCampaignRequest {
+  readonly campaignId: string;
+  /** Also delete the campaign's ZIP in the data folder's exports/ (what `perf:listZips` lists); default false. */
+  readonly deleteExport?: boolean;
+}
+
 export interface DeletedCampaign {
   readonly campaignId: string;
   /** Measured requests deleted with it. */
   readonly requests: number;
+  /** Absolute paths of the campaign ZIPs deleted; empty unless `deleteExport` was asked for. */
+  readonly deletedFiles: readonly string[];
+  /** One line per campaign ZIP that could not be deleted (the campaign itself is deleted all the same). */
+  readonly fileErrors: readonly string[];
 }
 
 /** Progress of a campaign: pushed as `perf:onDidProgress`. */
@@ -775,6 +785,8 @@ export interface PerfApi {
   get(req: PerfRef): Promise<Result<PerfCampaignDetail>>;
   /** Writes the campaign's ZIP into the data folder's exports/ (what `horizon verify` checks). */
   exportZip(req: PerfRef): Promise<Result<ExportedZip>>;
+  /** The campaign's ZIP in the data folder's exports/ (`<campaign id>.zip`, the name exportZip gives it), if any. */
+  listZips(req: PerfRef): Promise<Result<readonly ExportFile[]>>;
   /**
    * Adds a campaign ZIP's campaign (another machine's, a colleague's) to the list, once it verifies as `horizon
    * verify` has it; refused when it does not, is a result ZIP, or its id is stored already. Every UI is told as
@@ -782,10 +794,10 @@ export interface PerfApi {
    */
   importZip(req: VerifyRequest): Promise<Result<PerfCampaign>>;
   /**
-   * Deletes a campaign with its requests in one transaction; a running one is refused (cancel it first). Its ZIP in
-   * exports/, if any, stays. Every UI is told as `perf:onDidDelete`.
+   * Deletes a campaign with its requests in one transaction, and with `deleteExport` its ZIP in exports/; a running
+   * one is refused (cancel it first). Every UI is told as `perf:onDidDelete`.
    */
-  delete(req: PerfRef): Promise<Result<DeletedCampaign>>;
+  delete(req: DeleteCampaignRequest): Promise<Result<DeletedCampaign>>;
 }
 
 //#endregion

@@ -8,6 +8,12 @@ import { quantile } from './perf-stats.js';
 
 export const PERF_FORMAT = 'horizon-perf-v1';
 
+/**
+ * Every campaign id starts with it and no run id does, so a campaign's ZIP in exports/ (`<id>.zip`) never takes a run's
+ * name: run ids are times (`20261206T205311-c5b042`), campaign ids `perf-` and such a time.
+ */
+export const CAMPAIGN_ID_PREFIX = 'perf-';
+
 /** The campaign's fixed settings; a ZIP records them and the verifier checks its requests against them. */
 export const PERF_SETTINGS = {
   /** The first prompts of IFEval's input_data.jsonl, in file order. */

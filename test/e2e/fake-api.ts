@@ -556,7 +556,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const c = campaigns.get(campaignId);
         if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
         if (c.campaign.status === 'running') return err('BAD_INPUT', `campaign ${campaignId} is still running: export it once it has ended`);
-        const zip = `${dataDir}/exports/${campaignId}.zip`;
+        const zip = defaultZip(campaignId);
         perfZips.set(zip, { campaign: { ...c.campaign }, requests: [...c.requests] });
         return ok({ path: zip, bytes: 4_321, sha256: 'e'.repeat(64) });
       },
@@ -577,19 +577,28 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         emit('perf:onDidImport', { campaignId: campaign.id });
         return ok(campaign);
       },
-      delete: async ({ campaignId }) => {
+      listZips: async ({ campaignId }) => ok(campaignZips(campaignId)),
+      delete: async ({ campaignId, deleteExport }) => {
         const c = campaigns.get(campaignId);
         if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
         if (c.campaign.status === 'running') return err('BAD_INPUT', `campaign ${campaignId} is running: cancel it before deleting it`);
         campaigns.delete(campaignId);
         emit('perf:onDidDelete', { campaignId });
-        return ok({ campaignId, requests: c.requests.length });
+        const deletedFiles = deleteExport ? campaignZips(campaignId).map((f) => f.path) : [];
+        for (const f of deletedFiles) perfZips.delete(f);
+        return ok({ campaignId, requests: c.requests.length, deletedFiles, fileErrors: [] });
       },
     },
   };
 
-  function defaultZip(runId: string): string {
-    return `${dataDir}/exports/${runId}.zip`;
+  function defaultZip(id: string): string {
+    return `${dataDir}/exports/${id}.zip`;
+  }
+
+  /** The campaign's ZIP in exports/, as the real service finds it by name. */
+  function campaignZips(campaignId: string): ExportFile[] {
+    const zip = defaultZip(campaignId);
+    return perfZips.has(zip) ? [{ path: zip, name: `${campaignId}.zip`, bytes: 4_321 }] : [];
   }
 
   /** The run's ZIP in exports/, as the real service finds it by name. */

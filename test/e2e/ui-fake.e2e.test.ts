@@ -457,13 +457,20 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     expect(await page.getByTestId('campaign-differences').count()).toBe(0);
     await fullShot(page, path.join(shots, '11-performance-gpu.png'));
 
-    // The second campaign deleted after asking: the first is shown again, with nothing left to compare it with.
+    // The second campaign, exported, deleted after asking with its ZIP: the first is shown again, with nothing left to
+    // compare it with.
     const second = await page.getByLabel('Campaign', { exact: true }).inputValue();
+    await page.getByRole('button', { name: 'Export ZIP' }).click();
+    await expect.poll(() => page.getByTestId('perf-exported').textContent()).toContain(`exports/${second}.zip`);
     await page.getByRole('button', { name: `Delete campaign ${second}` }).click();
     const confirm = page.getByTestId('perf-delete-confirm');
     expect(await confirm.textContent()).toContain('Deleting it removes its measured requests from the database for good');
+    const alsoZip = confirm.getByRole('checkbox', { name: /Also delete its exported ZIP/ });
+    await expect.poll(() => alsoZip.count()).toBe(1);
+    expect(await alsoZip.locator('xpath=..').textContent()).toBe(`Also delete its exported ZIP: exports/${second}.zip (4.2 KiB)`);
+    await alsoZip.check();
     await confirm.getByRole('button', { name: 'Delete campaign' }).click();
-    await expect.poll(() => page.getByTestId('perf-deleted').textContent()).toBe(`Deleted campaign ${second} and its 72 requests.`);
+    await expect.poll(() => page.getByTestId('perf-deleted').textContent()).toBe(`Deleted campaign ${second} and its 72 requests, and its campaign ZIP.`);
     await expect.poll(() => page.getByLabel('Campaign', { exact: true }).inputValue()).toBe(first);
     expect(await page.getByTestId('campaign-comparison').count()).toBe(0);
     expect(await page.getByLabel('Compare with').count()).toBe(0);

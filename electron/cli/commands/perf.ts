@@ -1,6 +1,6 @@
 import path from 'node:path';
 
-import { PERF_SETTINGS, campaignConfigs, parseBudgetList, type PerfCampaignDetail } from '../../common/perf-campaign.js';
+import { CAMPAIGN_ID_PREFIX, PERF_SETTINGS, campaignConfigs, parseBudgetList, type PerfCampaignDetail } from '../../common/perf-campaign.js';
 import { dataLayout, defaultDataDir, lockDataDir } from '../../main/data-dir.js';
 import { cannotOpenDatabase, openDatabase } from '../../main/db/open-database.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
@@ -97,7 +97,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     const perf = new PerfRepo(db);
     const inputs = await loadEvalInputs(dataDir);
-    const id = `perf-${newRunId()}`;
+    const id = `${CAMPAIGN_ID_PREFIX}${newRunId()}`;
     if (!values.json) {
       console.log(`campaign ${id}: ${source.modelId}, ${campaignConfigs(budgets).map((c) => c.label).join(', ')}`);
     }

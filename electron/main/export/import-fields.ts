@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import type Database from 'better-sqlite3';
 
 import type { ZipOrigin } from '../../common/ipc-contract.js';
+import { CAMPAIGN_ID_PREFIX } from '../../common/perf-campaign.js';
 import { FileHasher } from '../../node/file-hasher.js';
 import { isRecord, readZipEntries } from './verify-result-zip.js';
 
@@ -35,7 +36,11 @@ export async function readZipToImport(file: string, now: string): Promise<{ entr
 
 /** Stored ids name files in exports/: letters, digits and . _ + - only, as runs and campaigns are named here. */
 export const isStoredId = (v: unknown): v is string => typeof v === 'string' && /^(?!.*\.\.)[A-Za-z0-9][\w.+-]{0,127}$/.test(v);
-export const STORED_ID = 'an id (letters, digits, . _ + -)';
+const CAMPAIGN = CAMPAIGN_ID_PREFIX;
+export const isRunId = (v: unknown): v is string => isStoredId(v) && !v.startsWith(CAMPAIGN);
+export const RUN_ID = `a run id (letters, digits, . _ + -; not starting with ${CAMPAIGN}, which names campaigns)`;
+export const isCampaignId = (v: unknown): v is string => isStoredId(v) && v.startsWith(CAMPAIGN);
+export const CAMPAIGN_ID = `a campaign id (${CAMPAIGN} then letters, digits, . _ + -)`;
 export const isPositive = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1;
 export const isTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
 export const isString = (v: unknown): v is string => typeof v === 'string';

@@ -8,14 +8,14 @@ import {
   ImportError,
   isNonEmpty,
   isPositive,
-  isStoredId,
+  isCampaignId,
   isString,
   isTime,
   notVerified,
   oneOf,
   readZipToImport,
   refuseProblems,
-  STORED_ID,
+  CAMPAIGN_ID,
   storeOnce,
 } from './import-fields.js';
 import { isPerfZip, verifyPerfZip } from './perf-zip.js';
@@ -51,7 +51,7 @@ export async function importPerfZip(file: string, opts: ImportPerfZipOptions, no
   if (!verification.read) throw notVerified(file, verification.problems);
   const json: unknown = verification.read.campaign;
   const f = new Fields('campaign.json');
-  const id = f.get(json, 'id', isStoredId, STORED_ID);
+  const id = f.get(json, 'id', isCampaignId, CAMPAIGN_ID);
   const createdAt = f.get(json, 'createdAt', isTime, 'an ISO-8601 time');
   const finishedAt = f.get(json, 'finishedAt', (v): v is string | null => v === null || isTime(v), 'an ISO-8601 time or null');
   const status = f.get(json, 'status', oneOf(['completed', 'failed', 'cancelled'] as const), 'completed, failed or cancelled');

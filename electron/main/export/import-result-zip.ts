@@ -12,14 +12,14 @@ import {
   ImportError,
   isNonEmpty,
   isPositive,
-  isStoredId,
+  isRunId,
   isString,
   isTime,
   notVerified,
   oneOf,
   readZipToImport,
   refuseProblems,
-  STORED_ID,
+  RUN_ID,
   storeOnce,
 } from './import-fields.js';
 import { isPerfZip } from './perf-zip.js';
@@ -89,7 +89,7 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
 
   const f = new Fields('manifest.json');
   const manifest: unknown = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
-  const id = f.get(manifest, 'run.id', isStoredId, STORED_ID);
+  const id = f.get(manifest, 'run.id', isRunId, RUN_ID);
   const status = f.get(manifest, 'run.status', oneOf(FINISHED), 'completed, cancelled or failed');
   const createdAt = f.get(manifest, 'run.createdAt', isTime, 'an ISO-8601 time');
   const finishedAt = f.get(manifest, 'run.finishedAt', (v): v is string | null => v === null || isTime(v), 'an ISO-8601 time or null');

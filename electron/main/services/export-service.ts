@@ -23,7 +23,7 @@ import type { ResponseRepo } from '../db/response-repo.js';
 import type { RunRepo } from '../db/run-repo.js';
 import { ImportError } from '../export/import-fields.js';
 import { importResultZip } from '../export/import-result-zip.js';
-import { runExportFiles } from '../export/run-export-files.js';
+import { exportFiles } from '../export/export-files.js';
 import { isPerfZip, verifyPerfZip } from '../export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../export/verify-result-zip.js';
 import { writeResultZip } from '../export/write-result-zip.js';
@@ -88,7 +88,7 @@ export class ExportService implements ExportApi {
   }
 
   listZips(req: RunRef): Promise<Result<readonly ExportFile[]>> {
-    return toResult(() => runExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId));
+    return toResult(() => exportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId));
   }
 
   /** The data folder's prompts are pinned to the official set, so a partial official run's rows are compared too. */

@@ -2,11 +2,22 @@ import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
-import type { DeletedCampaign, EmitEvent, ExportedZip, PerfApi, PerfRef, StartPerfRequest, VerifyRequest } from '../../common/ipc-contract.js';
-import type { PerfCampaign, PerfCampaignDetail } from '../../common/perf-campaign.js';
+import type {
+  DeleteCampaignRequest,
+  DeletedCampaign,
+  EmitEvent,
+  ExportedZip,
+  ExportFile,
+  PerfApi,
+  PerfRef,
+  StartPerfRequest,
+  VerifyRequest,
+} from '../../common/ipc-contract.js';
+import { CAMPAIGN_ID_PREFIX, type PerfCampaign, type PerfCampaignDetail } from '../../common/perf-campaign.js';
 import { err, ok, type Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { PerfRepo } from '../db/perf-repo.js';
+import { deleteExportFiles, exportFiles } from '../export/export-files.js';
 import { ImportError } from '../export/import-fields.js';
 import { importPerfZip } from '../export/import-perf-zip.js';
 import { writePerfZip } from '../export/perf-zip.js';
@@ -53,7 +64,7 @@ export class PerfService implements PerfApi {
         const variant = await readyVariant(this.opts.dataDir, req.modelId);
         const source = await resolveModelSource(variant.preparedDir, variant.weights);
         const inputs = await this.opts.inputs();
-        const campaignId = `perf-${newRunId()}`;
+        const campaignId = `${CAMPAIGN_ID_PREFIX}${newRunId()}`;
         const controller = new AbortController();
         const done = runPerfCampaign(
           { perf: this.opts.perf, runtime: this.opts.runtime, records: inputs.records },
@@ -118,8 +129,12 @@ export class PerfService implements PerfApi {
     }, 'BAD_INPUT');
   }
 
-  delete(req: PerfRef): Promise<Result<DeletedCampaign>> {
-    return toResult(() => {
+  listZips(req: PerfRef): Promise<Result<readonly ExportFile[]>> {
+    return toResult(() => exportFiles(dataLayout.exportsDir(this.opts.dataDir), req.campaignId));
+  }
+
+  delete(req: DeleteCampaignRequest): Promise<Result<DeletedCampaign>> {
+    return toResult(async () => {
       const live = this.active?.campaignId === req.campaignId;
       const outcome = live ? ({ deleted: false, status: 'running' } as const) : this.opts.perf.delete(req.campaignId);
       if (!outcome.deleted) {
@@ -127,7 +142,10 @@ export class PerfService implements PerfApi {
         throw new ServiceError('BAD_INPUT', `campaign ${req.campaignId} is running: cancel it before deleting it`);
       }
       this.opts.emit('perf:onDidDelete', { campaignId: req.campaignId });
-      return { campaignId: req.campaignId, requests: outcome.requests };
+      const files = req.deleteExport
+        ? await deleteExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.campaignId)
+        : { deleted: [], errors: [] };
+      return { campaignId: req.campaignId, requests: outcome.requests, deletedFiles: files.deleted, fileErrors: files.errors };
     });
   }
 }

@@ -23,7 +23,7 @@ import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.j
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import type { RuntimeClient } from '../jobs/eval-run.js';
-import { deleteRunExportFiles } from '../export/run-export-files.js';
+import { deleteExportFiles } from '../export/export-files.js';
 import { backendLabel } from '../jobs/backend-label.js';
 import { executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { startEvalRun } from '../jobs/run-start.js';
@@ -269,7 +269,7 @@ export class RunsService implements RunsApi {
       }
       this.opts.emit('runs:onDidDelete', { runId: req.runId });
       const files = req.deleteExport
-        ? await deleteRunExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId)
+        ? await deleteExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId)
         : { deleted: [], errors: [] };
       return { runId: req.runId, responses: outcome.responses, deletedFiles: files.deleted, fileErrors: files.errors };
     });

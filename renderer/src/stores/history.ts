@@ -1,22 +1,15 @@
 import { create } from 'zustand';
 
-import type { DeletedRun, ExportFile, ImportedRunReport, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
+import type { DeletedRun, ImportedRunReport, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
 import { call } from '../api.js';
-import { confirmationSteps } from './deletion.js';
+import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, type ZipChoice } from './deletion.js';
 import { askAboutZip } from './zip-request.js';
 import { useResults } from './results.js';
 import { useRuns } from './runs.js';
 
 /** A deletion being confirmed on the History page. */
-export interface PendingDeletion {
+export interface PendingDeletion extends PendingConfirmation, ZipChoice {
   readonly run: RunSummary;
-  /** The run's result ZIPs in exports/; null while they are being looked up. */
-  readonly zips: readonly ExportFile[] | null;
-  /** Delete the ZIPs too (offered only when there are some). */
-  readonly deleteZips: boolean;
-  /** The delete is on its way. */
-  readonly busy: boolean;
-  readonly error: string | null;
 }
 
 interface HistoryState {
@@ -158,11 +151,7 @@ export const useHistory = create<HistoryState>((set, get) => ({
     const run = get().runs.find((r) => r.id === runId);
     if (!run || get().deletion?.busy) return;
     set({ deletion: { run, zips: null, deleteZips: false, busy: false, error: null }, deleted: null });
-    const r = await call('export:listZips', { runId });
-    const now = get().deletion;
-    if (now?.run.id !== runId) return;
-    // Not knowing the ZIPs (an unreadable exports/ folder) leaves them where they are: the run can still be deleted.
-    set({ deletion: { ...now, zips: r.ok ? r.value : [] } });
+    await lookUpZips(get, set, (d) => d.run.id === runId, call('export:listZips', { runId }));
   },
   setDeleteZips: (on) => confirmationSteps(get, set).edit({ deleteZips: on }),
   cancelDelete: () => confirmationSteps(get, set).cancel(),
@@ -171,7 +160,7 @@ export const useHistory = create<HistoryState>((set, get) => ({
     const d = steps.begin();
     if (!d) return false;
     const runId = d.run.id;
-    const r = await call('runs:delete', { runId, ...(d.deleteZips && d.zips?.length ? { deleteExport: true } : {}) });
+    const r = await call('runs:delete', { runId, ...(deletesZips(d) ? { deleteExport: true } : {}) });
     if (!r.ok) {
       steps.fail(d, r.error.message);
       return false;

@@ -3,7 +3,7 @@ import { create } from 'zustand';
 import type { DeletedCampaign, ExportedZip, PerfCampaignProgress } from '../../../electron/common/ipc-contract.js';
 import { parseBudgetList, PERF_SETTINGS, type PerfCampaign, type PerfCampaignDetail } from '../../../electron/common/perf-campaign.js';
 import { call } from '../api.js';
-import { confirmationSteps, type PendingConfirmation } from './deletion.js';
+import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, type ZipChoice } from './deletion.js';
 import { askAboutZip } from './zip-request.js';
 
 /**
@@ -23,7 +23,7 @@ export function parseBudgetsField(text: string): number[] | string {
 }
 
 /** A campaign's deletion being confirmed. */
-export interface PendingCampaignDeletion extends PendingConfirmation {
+export interface PendingCampaignDeletion extends PendingConfirmation, ZipChoice {
   readonly campaign: PerfCampaign;
 }
 
@@ -47,8 +47,10 @@ interface PerfState {
   deletion: PendingCampaignDeletion | null;
   /** What the last deletion did. */
   deleted: DeletedCampaign | null;
-  /** Asks to delete the campaign shown (not one running). */
-  askDelete(): void;
+  /** Asks to delete the campaign shown (not one running), looking up its ZIP in exports/ to offer it too. */
+  askDelete(): Promise<void>;
+  /** Whether the campaign's ZIP goes with it. */
+  setDeleteZips(on: boolean): void;
   cancelDelete(): void;
   /** Deletes the campaign being confirmed; true when it was deleted. */
   confirmDelete(): Promise<boolean>;
@@ -90,18 +92,20 @@ export const usePerf = create<PerfState>((set, get) => ({
   compareWith: null,
   deletion: null,
   deleted: null,
-  askDelete: () => {
+  askDelete: async () => {
     const c = get().selected;
     if (!c || c.status === 'running' || get().deletion?.busy) return;
     const { requests: _requests, aggregates: _aggregates, ...campaign } = c;
-    set({ deletion: { campaign, busy: false, error: null }, deleted: null });
+    set({ deletion: { campaign, zips: null, deleteZips: false, busy: false, error: null }, deleted: null });
+    await lookUpZips(get, set, (d) => d.campaign.id === c.id, call('perf:listZips', { campaignId: c.id }));
   },
+  setDeleteZips: (on) => confirmationSteps(get, set).edit({ deleteZips: on }),
   cancelDelete: () => confirmationSteps(get, set).cancel(),
   confirmDelete: async () => {
     const steps = confirmationSteps(get, set);
     const d = steps.begin();
     if (!d) return false;
-    const r = await call('perf:delete', { campaignId: d.campaign.id });
+    const r = await call('perf:delete', { campaignId: d.campaign.id, ...(deletesZips(d) ? { deleteExport: true } : {}) });
     if (!r.ok) {
       steps.fail(d, r.error.message);
       return false;

@@ -1,5 +1,6 @@
 import { ConfirmPanel } from '../../components/ConfirmPanel.js';
-import { formatBytes, formatDate } from '../../components/format.js';
+import { ExportZipsOption } from '../../components/ExportZipsOption.js';
+import { formatDate } from '../../components/format.js';
 import type { PendingDeletion } from '../../stores/history.js';
 import { useHistory } from '../../stores/history.js';
 
@@ -38,24 +39,7 @@ export function DeleteRunPanel({ deletion, onConfirm, onCancel }: Props) {
         The {run.status} run of {run.modelRepo} started {formatDate(run.createdAt)} holds {responses} of its {run.total}{' '}
         prompts. Deleting it removes them, their verdicts and the run's figures from the database for good.
       </p>
-      {zips === null ? (
-        <p className="muted">Looking for its exported ZIPs…</p>
-      ) : zips.length ? (
-        <label className="confirm__option">
-          <input type="checkbox" checked={deleteZips} disabled={busy} onChange={(e) => setDeleteZips(e.target.checked)} />
-          <span>
-            Also delete its exported {zips.length === 1 ? 'ZIP' : 'ZIPs'}:{' '}
-            {zips.map((z, i) => (
-              <span key={z.path}>
-                {i > 0 ? ', ' : ''}
-                <span className="mono">exports/{z.name}</span> ({formatBytes(z.bytes)})
-              </span>
-            ))}
-          </span>
-        </label>
-      ) : (
-        <p className="muted">It has no exported ZIP in the data folder's exports/.</p>
-      )}
+      <ExportZipsOption zips={zips} checked={deleteZips} disabled={busy} onChange={setDeleteZips} />
     </ConfirmPanel>
   );
 }

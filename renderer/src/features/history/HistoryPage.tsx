@@ -2,6 +2,7 @@ import { memo, useEffect, useRef, useState } from 'react';
 
 import { isLiveStatus, type RunSummary } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
+import { DeletedNotice } from '../../components/DeletedNotice.js';
 import { baseName, formatDate, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { TableScroll } from '../../components/TableScroll.js';
@@ -85,25 +86,13 @@ export function HistoryPage() {
       {error && !offline ? <Notice tone="error">{error}</Notice> : null}
       <Card title="Runs" testId="history" headingRef={runsHeading}>
         {deleted ? (
-          <div className="confirm-done" data-testid="delete-done">
-            <Notice tone="ok">
-              Deleted run {deleted.runId} and its {deleted.responses} {deleted.responses === 1 ? 'response' : 'responses'}
-              {deleted.deletedFiles.length
-                ? `, and ${deleted.deletedFiles.length === 1 ? 'its result ZIP' : `its ${deleted.deletedFiles.length} result ZIPs`}`
-                : ''}
-              .
-            </Notice>
-            {deleted.fileErrors.length ? (
-              <Notice tone="error">
-                Not every result ZIP could be deleted:
-                <ul>
-                  {deleted.fileErrors.map((e) => (
-                    <li key={e}>{e}</li>
-                  ))}
-                </ul>
-              </Notice>
-            ) : null}
-          </div>
+          <DeletedNotice
+            what={`run ${deleted.runId} and its ${deleted.responses} ${deleted.responses === 1 ? 'response' : 'responses'}`}
+            deletedFiles={deleted.deletedFiles}
+            fileErrors={deleted.fileErrors}
+            zipName="result ZIP"
+            testId="delete-done"
+          />
         ) : null}
         {deletion ? <DeleteRunPanel deletion={deletion} onConfirm={() => void onConfirmDelete()} onCancel={onCancelDelete} /> : null}
         {runs.length ? (

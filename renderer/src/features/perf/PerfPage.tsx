@@ -3,6 +3,8 @@ import { useEffect, useMemo } from 'react';
 import { compareCampaigns, PERF_SETTINGS, type PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
 import { Card } from '../../components/Card.js';
 import { ConfirmPanel } from '../../components/ConfirmPanel.js';
+import { DeletedNotice } from '../../components/DeletedNotice.js';
+import { ExportZipsOption } from '../../components/ExportZipsOption.js';
 import { Field } from '../../components/Field.js';
 import { baseName, formatBytes, formatDate, formatNumber } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
@@ -189,7 +191,7 @@ export function PerfPage() {
   const compareWith = usePerf((s) => s.compareWith);
   const deletion = usePerf((s) => s.deletion);
   const deleted = usePerf((s) => s.deleted);
-  const { setForm, start, cancel, select, exportZip, setCompareWith, askDelete, cancelDelete, confirmDelete } = usePerf.getState();
+  const { setForm, start, cancel, select, exportZip, setCompareWith, askDelete, setDeleteZips, cancelDelete, confirmDelete } = usePerf.getState();
   const running = progress?.status === 'running';
 
   useEffect(() => {
@@ -274,12 +276,17 @@ export function PerfPage() {
         ) : null}
       </Card>
       {deleted ? (
-        <Notice tone="ok">
-          <span data-testid="perf-deleted">
-            Deleted campaign <span className="mono">{deleted.campaignId}</span> and its {deleted.requests}{' '}
-            {deleted.requests === 1 ? 'request' : 'requests'}.
-          </span>
-        </Notice>
+        <DeletedNotice
+          what={
+            <>
+              campaign <span className="mono">{deleted.campaignId}</span> and its {deleted.requests} {deleted.requests === 1 ? 'request' : 'requests'}
+            </>
+          }
+          deletedFiles={deleted.deletedFiles}
+          fileErrors={deleted.fileErrors}
+          zipName="campaign ZIP"
+          testId="perf-deleted"
+        />
       ) : null}
       {campaigns.length ? (
         <Card
@@ -290,7 +297,7 @@ export function PerfPage() {
                 <button type="button" className="btn" onClick={() => void exportZip()}>
                   Export ZIP
                 </button>
-                <button type="button" className="btn" aria-label={`Delete campaign ${selected.id}`} onClick={askDelete}>
+                <button type="button" className="btn" aria-label={`Delete campaign ${selected.id}`} onClick={() => void askDelete()}>
                   Delete
                 </button>
               </div>
@@ -317,9 +324,9 @@ export function PerfPage() {
               <p>
                 The {deletion.campaign.status} campaign on {deletion.campaign.deviceLabel}
                 {deletion.campaign.imported ? `, imported from ${baseName(deletion.campaign.imported.file)},` : ''} started{' '}
-                {formatDate(deletion.campaign.createdAt)}. Deleting it removes its measured requests from the database for good; its
-                exported ZIP, if any, stays.
+                {formatDate(deletion.campaign.createdAt)}. Deleting it removes its measured requests from the database for good.
               </p>
+              <ExportZipsOption zips={deletion.zips} checked={deletion.deleteZips} disabled={deletion.busy} onChange={setDeleteZips} />
             </ConfirmPanel>
           ) : null}
           <div className="field field--inline">

@@ -40,7 +40,9 @@ describe('validateRequest', () => {
     ['export:importRun', {}, 'request.path must be a string'],
     ['perf:importZip', { path: 7 }, 'request.path must be a string'],
     ['perf:delete', { campaignId: '../../etc' }, 'request.campaignId has an invalid format'],
-    ['perf:delete', { campaignId: 'p1', deleteExport: true }, 'request.deleteExport is not an allowed field'],
+    ['perf:delete', { campaignId: 'p1', deleteExport: 1 }, 'request.deleteExport must be true or false'],
+    ['perf:delete', { campaignId: 'p1', path: '/tmp/x.zip' }, 'request.path is not an allowed field'],
+    ['perf:listZips', { campaignId: 'perf-1/../x' }, 'request.campaignId has an invalid format'],
     ['export:importRun', { path: '' }, 'request.path must not be empty'],
     ['export:importRun', { path: '/z/run.zip', runId: 'r1' }, 'request.runId is not an allowed field'],
   ] as const)('%s rejects %j', (channel, payload, message) => {
@@ -56,6 +58,8 @@ describe('validateRequest', () => {
     expect(validateRequest('runs:delete', { runId: '20261202T174512-9fe751' })).toEqual({ ok: true, value: { runId: '20261202T174512-9fe751' } });
     expect(validateRequest('runs:delete', { runId: 'r1', deleteExport: true }).ok).toBe(true);
     expect(validateRequest('export:listZips', { runId: 'r1' }).ok).toBe(true);
+    expect(validateRequest('perf:delete', { campaignId: 'perf-1', deleteExport: true })).toEqual({ ok: true, value: { campaignId: 'perf-1', deleteExport: true } });
+    expect(validateRequest('perf:listZips', { campaignId: 'perf-1' }).ok).toBe(true);
     expect(validateRequest('export:importRun', { path: '/z/run.zip' })).toEqual({ ok: true, value: { path: '/z/run.zip' } });
   });
 

@@ -82,35 +82,87 @@ describe('perf store: comparing campaigns', () => {
 });
 
 describe('perf store: deleting a campaign', () => {
-  it('asks, deletes, lets go of it everywhere it was shown, and keeps the question open on a refusal', async () => {
+  const zip = { path: '/data/exports/perf-elsewhere.zip', name: 'perf-elsewhere.zip', bytes: 4321 };
+
+  it('asks, offers its ZIP, deletes, lets go of it everywhere it was shown, and keeps the question open on a refusal', async () => {
     const other: PerfCampaign = { ...campaign, id: 'perf-other', imported: null };
     let refuse = true;
     const calls = scripted((channel, payload) => {
       if (channel === 'perf:delete') {
         return refuse
           ? { ok: false, error: { code: 'BAD_INPUT', message: 'campaign perf-elsewhere is running: cancel it before deleting it' } }
-          : { ok: true, value: { campaignId: (payload as { campaignId: string }).campaignId, requests: 4 } };
+          : { ok: true, value: { campaignId: (payload as { campaignId: string }).campaignId, requests: 4, deletedFiles: [zip.path], fileErrors: [] } };
       }
+      if (channel === 'perf:listZips') return { ok: true, value: [zip] };
       if (channel === 'perf:list') return { ok: true, value: [other] };
       if (channel === 'perf:get') return { ok: true, value: { ...other, requests: [], aggregates: [] } };
       return undefined;
     });
     usePerf.setState({ selected: detail, compareWith: detail, campaigns: [campaign, other], deletion: null, deleted: null });
-    usePerf.getState().askDelete();
-    expect(usePerf.getState().deletion).toEqual({ campaign, busy: false, error: null });
+    const asked = usePerf.getState().askDelete();
+    expect(usePerf.getState().deletion).toEqual({ campaign, zips: null, deleteZips: false, busy: false, error: null });
+    await asked;
+    expect(usePerf.getState().deletion).toEqual({ campaign, zips: [zip], deleteZips: false, busy: false, error: null });
+    usePerf.getState().setDeleteZips(true);
 
     expect(await usePerf.getState().confirmDelete()).toBe(false);
-    expect(usePerf.getState().deletion).toEqual({ campaign, busy: false, error: 'campaign perf-elsewhere is running: cancel it before deleting it' });
+    expect(usePerf.getState().deletion).toEqual({
+      campaign, zips: [zip], deleteZips: true, busy: false, error: 'campaign perf-elsewhere is running: cancel it before deleting it',
+    });
     refuse = false;
     expect(await usePerf.getState().confirmDelete()).toBe(true);
-    expect(calls.filter((c) => c.channel === 'perf:delete').map((c) => c.payload)).toEqual([{ campaignId: campaign.id }, { campaignId: campaign.id }]);
-    expect(usePerf.getState()).toMatchObject({ deletion: null, deleted: { campaignId: campaign.id, requests: 4 }, compareWith: null, selected: { id: 'perf-other' } });
+    expect(calls.filter((c) => c.channel === 'perf:listZips').map((c) => c.payload)).toEqual([{ campaignId: campaign.id }]);
+    expect(calls.filter((c) => c.channel === 'perf:delete').map((c) => c.payload)).toEqual([
+      { campaignId: campaign.id, deleteExport: true },
+      { campaignId: campaign.id, deleteExport: true },
+    ]);
+    expect(usePerf.getState()).toMatchObject({
+      deletion: null, deleted: { campaignId: campaign.id, requests: 4, deletedFiles: [zip.path] }, compareWith: null, selected: { id: 'perf-other' },
+    });
     expect(usePerf.getState().campaigns.map((c) => c.id)).toEqual(['perf-other']);
   });
 
-  it('does not ask to delete a campaign still running', () => {
+  it('keeps the ZIPs when none was found, or the lookup failed, whatever the box said', async () => {
+    let found = false;
+    const calls = scripted((channel, payload) => {
+      if (channel === 'perf:listZips') return found ? { ok: false, error: { code: 'INTERNAL', message: 'EACCES' } } : { ok: true, value: [] };
+      if (channel === 'perf:delete') return { ok: true, value: { campaignId: (payload as { campaignId: string }).campaignId, requests: 0, deletedFiles: [], fileErrors: [] } };
+      if (channel === 'perf:list') return { ok: true, value: [] };
+      return undefined;
+    });
+    for (const lookupFails of [false, true]) {
+      found = lookupFails;
+      usePerf.setState({ selected: detail, campaigns: [campaign], deletion: null, deleted: null });
+      await usePerf.getState().askDelete();
+      expect(usePerf.getState().deletion?.zips).toEqual([]);
+      usePerf.getState().setDeleteZips(true);
+      expect(await usePerf.getState().confirmDelete()).toBe(true);
+    }
+    expect(calls.filter((c) => c.channel === 'perf:delete').map((c) => c.payload)).toEqual([{ campaignId: campaign.id }, { campaignId: campaign.id }]);
+  });
+
+  it("drops a ZIP lookup's late answer once the question is about another campaign", async () => {
+    const other: PerfCampaignDetail = { ...detail, id: 'perf-other', imported: null };
+    let answer: (() => void) | undefined;
+    scripted((channel, payload) => {
+      if (channel !== 'perf:listZips') return undefined;
+      const id = (payload as { campaignId: string }).campaignId;
+      if (id === campaign.id) return new Promise((resolve) => (answer = () => resolve({ ok: true, value: [zip] })));
+      return { ok: true, value: [] };
+    });
+    usePerf.setState({ selected: detail, campaigns: [campaign, other], deletion: null });
+    const first = usePerf.getState().askDelete();
+    usePerf.getState().cancelDelete();
+    usePerf.setState({ selected: other });
+    await usePerf.getState().askDelete();
+    answer?.();
+    await first;
+    expect(usePerf.getState().deletion).toMatchObject({ campaign: { id: 'perf-other' }, zips: [] });
+  });
+
+  it('does not ask to delete a campaign still running', async () => {
     usePerf.setState({ selected: { ...detail, status: 'running' }, deletion: null });
-    usePerf.getState().askDelete();
+    await usePerf.getState().askDelete();
     expect(usePerf.getState().deletion).toBeNull();
   });
 });
@@ -119,11 +171,11 @@ describe('perf store: a campaign deleted in another window', () => {
   it('lets go of it where it was shown and reads the list again, unless its own delete is on its way', () => {
     const calls = scripted(() => undefined);
     const other: PerfCampaign = { ...campaign, id: 'perf-other', imported: null };
-    usePerf.setState({ campaigns: [campaign, other], selected: detail, compareWith: detail, deletion: { campaign, busy: true, error: null } });
+    usePerf.setState({ campaigns: [campaign, other], selected: detail, compareWith: detail, deletion: { campaign, zips: [], deleteZips: false, busy: true, error: null } });
     usePerf.getState().handleDeleted(campaign.id);
     expect(usePerf.getState().campaigns).toHaveLength(2);
 
-    usePerf.setState({ deletion: { campaign, busy: false, error: null } });
+    usePerf.setState({ deletion: { campaign, zips: [], deleteZips: false, busy: false, error: null } });
     usePerf.getState().handleDeleted(campaign.id);
     expect(usePerf.getState()).toMatchObject({ campaigns: [other], selected: null, compareWith: null, deletion: null });
     expect(calls.map((c) => c.channel)).toEqual(['perf:list']);

@@ -53,7 +53,7 @@ describe('horizon delete', () => {
 
   it('is listed by horizon --help', async () => {
     const r = await captureConsole(() => main(['--help']));
-    expect(r.out).toMatch(/^ {2}delete {5}delete a stored run with its responses \(and, with --delete-export, its result ZIP\), or a campaign$/m);
+    expect(r.out).toMatch(/^ {2}delete {5}delete a stored run with its responses, or a campaign \(and, with --delete-export, its ZIP\)$/m);
   });
 
   it('needs exactly one RUN_ID and a database that exists', async () => {
@@ -91,7 +91,7 @@ describe('horizon delete', () => {
   it('never follows a link named as the ZIP out of exports/', async () => {
     const r = await capture(['run-link', '--delete-export', '--data-dir', dataDir]);
     expect(r.code).toBe(0);
-    expect(r.out).toContain(`no result ZIP of run run-link in ${exportsDir}`);
+    expect(r.out).toContain(`no ZIP of run run-link in ${exportsDir}`);
     expect(readFileSync(path.join(dataDir, 'elsewhere.zip'), 'utf8')).toBe('outside exports');
     expect(stored('run-link')).toBe(false);
   });
@@ -143,7 +143,7 @@ describe('horizon delete', () => {
   it('deletes a campaign with --campaign, refusing one a live process measures and one that is not there', async () => {
     const db = openDatabase(dataLayout.database(dataDir));
     const perf = new PerfRepo(db);
-    for (const id of ['perf-done', 'perf-live']) {
+    for (const id of ['perf-done', 'perf-live', 'perf-keep']) {
       perf.create({
         id, createdAt: '2026-12-06T10:00:00.000Z',
         model: { modelId: 'm', repo: 'o/m', revision: 'a'.repeat(40), weights: 'int4', manifestSha256: 'b'.repeat(64) },
@@ -157,13 +157,23 @@ describe('horizon delete', () => {
       });
     }
     perf.finish('perf-done', 'completed');
+    perf.finish('perf-keep', 'cancelled');
     db.close();
+    for (const name of ['perf-done.zip', 'perf-keep.zip', 'perf-done.zip.bak']) await writeFile(path.join(exportsDir, name), name);
     const dbFile = dataLayout.database(dataDir);
-    expect(await capture(['--campaign', 'perf-done', '--delete-export', '--data-dir', dataDir])).toMatchObject({
-      code: 2,
-      errOut: expect.stringMatching(/^horizon delete: --delete-export applies to runs only/),
+    const zip = (id: string) => path.join(exportsDir, `${id}.zip`);
+    expect(await capture(['--campaign', 'perf-done', '--delete-export', '--data-dir', dataDir])).toEqual({
+      code: 0,
+      out: `deleted campaign perf-done (1 request) from ${dbFile}\ndeleted ${zip('perf-done')}`,
+      errOut: '',
     });
-    expect(await capture(['--campaign', 'perf-done', '--data-dir', dataDir])).toEqual({ code: 0, out: `deleted campaign perf-done (1 request) from ${dbFile}`, errOut: '' });
+    expect([existsSync(zip('perf-done')), existsSync(`${zip('perf-done')}.bak`)]).toEqual([false, true]);
+    expect(await capture(['--campaign', 'perf-keep', '--data-dir', dataDir])).toEqual({
+      code: 0,
+      out: `deleted campaign perf-keep (1 request) from ${dbFile}\nkept its campaign ZIP ${zip('perf-keep')} (--delete-export deletes it)`,
+      errOut: '',
+    });
+    expect(existsSync(zip('perf-keep'))).toBe(true);
     expect(await capture(['--campaign', 'perf-done', '--data-dir', dataDir])).toEqual({
       code: 1, out: '', errOut: `horizon delete: campaign perf-done not found in ${dbFile}`,
     });
@@ -179,7 +189,11 @@ describe('horizon delete', () => {
       await rm(lock);
     }
     // Left running by no live process: marked failed as the app would, then deleted.
-    expect(await capture(['--campaign', 'perf-live', '--data-dir', dataDir])).toMatchObject({ code: 0, out: `deleted campaign perf-live (1 request) from ${dbFile}` });
+    expect(await capture(['--campaign', 'perf-live', '--delete-export', '--data-dir', dataDir])).toEqual({
+      code: 0,
+      out: `deleted campaign perf-live (1 request) from ${dbFile}\nno ZIP of campaign perf-live in ${exportsDir}`,
+      errOut: '',
+    });
     expect(existsSync(lock)).toBe(false);
   });
 });

@@ -115,10 +115,30 @@ describe('importing a campaign ZIP', () => {
     await refused(
       importPerfZip(odd, target),
       'malformed',
-      `${odd}: verifies, but its campaign cannot be stored: campaign.json id is "../campaign", not an id (letters, digits, . _ + -); ` +
+      `${odd}: verifies, but its campaign cannot be stored: campaign.json id is "../campaign", not a campaign id (perf- then letters, digits, . _ + -); ` +
         'campaign.json status is "running", not completed, failed or cancelled; campaign.json model.weights is "fp8", not int4 or bf16; ' +
         'campaign.json configs is [{"label":"full residency","expertBudgetBytes":-1,"residency, not a list of configurations (label, ' +
         'expertBudgetBytes, residency)',
+    );
+    expect(target.perf.list()).toEqual([]);
+  });
+
+  it("refuses a campaign named as runs are, whose ZIP in exports/ would take a run's name", async () => {
+    const entries = await readZipEntries(zip);
+    const c = JSON.parse(entries.get('campaign.json')!.toString()) as Record<string, unknown>;
+    const manifest = JSON.parse(entries.get('manifest.json')!.toString()) as Record<string, unknown>;
+    c.id = '20261206T205311-c5b042';
+    manifest.campaignId = c.id;
+    entries.set('campaign.json', Buffer.from(JSON.stringify(c)));
+    entries.set('manifest.json', Buffer.from(JSON.stringify(manifest)));
+    rehash(entries);
+    const odd = path.join(dir, 'run-named.zip');
+    await rezip(entries, odd);
+    const target = freshDb();
+    await refused(
+      importPerfZip(odd, target),
+      'malformed',
+      `${odd}: verifies, but its campaign cannot be stored: campaign.json id is "20261206T205311-c5b042", not a campaign id (perf- then letters, digits, . _ + -)`,
     );
     expect(target.perf.list()).toEqual([]);
   });

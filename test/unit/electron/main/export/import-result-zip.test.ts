@@ -127,10 +127,28 @@ describe('importing a result ZIP', () => {
     await refused(
       importResultZip(odd, { ...target, tools }),
       'malformed',
-      `${odd}: verifies, but its run cannot be stored: manifest.json run.id is "../../escape", not an id (letters, digits, . _ + -); ` +
+      `${odd}: verifies, but its run cannot be stored: manifest.json run.id is "../../escape", not a run id (letters, digits, . _ + -; not starting with perf-, which names campaigns); ` +
         'manifest.json model.weights is "fp8", not int4 or bf16; manifest.json backend.backend is "rocm", not cpu, cuda or pending; ' +
         'manifest.json policy.batch is 0, not a count of at least 1; ' +
         'responses.jsonl line 2: finish_reason is "eos", not stop, length or cancelled',
+    );
+    expect(target.runs.list()).toEqual([]);
+  });
+
+  it("refuses a run named as campaigns are, whose ZIP in exports/ would take a campaign's name", async () => {
+    const entries = await readZipEntries(zip);
+    const m = manifestOf(entries) as ReturnType<typeof manifestOf> & Record<string, Record<string, unknown>>;
+    m.run.id = 'perf-20261206T205311-c5b042';
+    setManifest(entries, m);
+    rehash(entries);
+    const odd = path.join(dir, 'perf-named.zip');
+    await rezip(entries, odd);
+    const target = freshDb();
+    await refused(
+      importResultZip(odd, { ...target, tools }),
+      'malformed',
+      `${odd}: verifies, but its run cannot be stored: manifest.json run.id is "perf-20261206T205311-c5b042", ` +
+        'not a run id (letters, digits, . _ + -; not starting with perf-, which names campaigns)',
     );
     expect(target.runs.list()).toEqual([]);
   });

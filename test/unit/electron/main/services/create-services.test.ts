@@ -380,14 +380,30 @@ describe('createServices (scripted worker)', () => {
     // An imported campaign is deleted like one measured here, and can then be imported again; each is announced once.
     const campaignEvents = () => events.filter((e) => e.name.startsWith('perf:onDid') && e.name !== 'perf:onDidProgress');
     expect(campaignEvents()).toEqual([{ name: 'perf:onDidImport', payload: { campaignId: 'perf-elsewhere' } }]);
-    expect(await services.api.perf.delete({ campaignId: 'perf-elsewhere' })).toEqual({ ok: true, value: { campaignId: 'perf-elsewhere', requests: 1 } });
+    // Its ZIP in exports/ goes with it only when asked.
+    const campaignExport = path.join(dataDir, 'exports', 'perf-elsewhere.zip');
+    expect(await services.api.perf.listZips({ campaignId: 'perf-elsewhere' })).toEqual({ ok: true, value: [] });
+    expect(await services.api.perf.exportZip({ campaignId: 'perf-elsewhere' })).toMatchObject({ ok: true, value: { path: campaignExport } });
+    const listedZip = { path: campaignExport, name: 'perf-elsewhere.zip', bytes: fs.statSync(campaignExport).size };
+    expect(await services.api.perf.listZips({ campaignId: 'perf-elsewhere' })).toEqual({ ok: true, value: [listedZip] });
+    expect(await services.api.perf.delete({ campaignId: 'perf-elsewhere', deleteExport: true })).toEqual({
+      ok: true,
+      value: { campaignId: 'perf-elsewhere', requests: 1, deletedFiles: [campaignExport], fileErrors: [] },
+    });
+    expect(fs.existsSync(campaignExport)).toBe(false);
     expect(await services.api.perf.delete({ campaignId: 'perf-elsewhere' })).toEqual({
       ok: false,
       error: { code: 'NOT_FOUND', message: 'campaign perf-elsewhere not found' },
     });
     expect(services.db.prepare("SELECT COUNT(*) FROM perf_requests WHERE campaign_id = 'perf-elsewhere'").pluck().get()).toBe(0);
     expect((await services.api.perf.importZip({ path: campaignZip })).ok).toBe(true);
-    expect(campaignEvents().map((e) => e.name)).toEqual(['perf:onDidImport', 'perf:onDidDelete', 'perf:onDidImport']);
+    expect((await services.api.perf.exportZip({ campaignId: 'perf-elsewhere' })).ok).toBe(true);
+    expect(await services.api.perf.delete({ campaignId: 'perf-elsewhere' })).toEqual({
+      ok: true,
+      value: { campaignId: 'perf-elsewhere', requests: 1, deletedFiles: [], fileErrors: [] },
+    });
+    expect(fs.existsSync(campaignExport)).toBe(true);
+    expect(campaignEvents().map((e) => e.name)).toEqual(['perf:onDidImport', 'perf:onDidDelete', 'perf:onDidImport', 'perf:onDidDelete']);
   });
 
   it('announces a campaign `horizon import` and `horizon delete --campaign` changed from another process, once each', async () => {

@@ -15,13 +15,14 @@ async function exportNames(exportsDir: string): Promise<string[]> {
 }
 
 /**
- * The result ZIPs of run `runId` among `names` of `exportsDir`: the file export writes there for it (`<runId>.zip`,
- * the app's and `horizon export`'s and `horizon eval`'s default name). Names are matched against the folder's own
- * listing, so a run id can never reach a subfolder or a path outside it, and only regular files count: a link (to
- * anywhere) or a folder under that name is left alone.
+ * The ZIPs of run or campaign `id` among `names` of `exportsDir`: the file export writes there for it (`<id>.zip`, the
+ * default name of the app's, `horizon export`'s and `horizon eval`'s result ZIPs and of campaign ZIPs). Run and campaign
+ * ids never share a name: campaigns' start with `perf-`, runs' never do (the importers hold both to it). Names are
+ * matched against the folder's own listing, so an id can never reach a subfolder or a path outside it, and only regular
+ * files count: a link (to anywhere) or a folder under that name is left alone.
  */
-async function zipsAmong(exportsDir: string, names: readonly string[], runId: string): Promise<ExportFile[]> {
-  const wanted = `${runId}.zip`;
+async function zipsAmong(exportsDir: string, names: readonly string[], id: string): Promise<ExportFile[]> {
+  const wanted = `${id}.zip`;
   const out: ExportFile[] = [];
   for (const name of names) {
     if (name !== wanted) continue;
@@ -32,14 +33,14 @@ async function zipsAmong(exportsDir: string, names: readonly string[], runId: st
   return out;
 }
 
-/** The result ZIPs of run `runId` in `exportsDir` (see zipsAmong). No folder: none. */
-export async function runExportFiles(exportsDir: string, runId: string): Promise<ExportFile[]> {
-  return zipsAmong(exportsDir, await exportNames(exportsDir), runId);
+/** The ZIPs of run or campaign `id` in `exportsDir` (see zipsAmong). No folder: none. */
+export async function exportFiles(exportsDir: string, id: string): Promise<ExportFile[]> {
+  return zipsAmong(exportsDir, await exportNames(exportsDir), id);
 }
 
-/** What an export of the run that never finished leaves: write-result-zip's `<runId>.zip.<pid>.<ms>.tmp`, its writer dead. */
-function abandonedExportTemps(exportsDir: string, names: readonly string[], runId: string): string[] {
-  const prefix = `${runId}.zip.`;
+/** What an export of `id` that never finished leaves: zip-file's `<id>.zip.<pid>.<ms>.tmp`, its writer dead. */
+function abandonedExportTemps(exportsDir: string, names: readonly string[], id: string): string[] {
+  const prefix = `${id}.zip.`;
   return names
     .filter((n) => {
       if (!n.startsWith(prefix)) return false;
@@ -50,25 +51,22 @@ function abandonedExportTemps(exportsDir: string, names: readonly string[], runI
 }
 
 /**
- * Deletes the files `runExportFiles` lists for the run, and what its interrupted exports left behind; `unlink`
- * removes a name, never what a link (swapped in meanwhile) points to. Returns the paths deleted and one line per file
- * that could not be.
+ * Deletes the files `exportFiles` lists for run or campaign `id`, and what its interrupted exports left behind;
+ * `unlink` removes a name, never what a link (swapped in meanwhile) points to. Returns the paths deleted and one line
+ * per file that could not be.
  */
-export async function deleteRunExportFiles(
-  exportsDir: string,
-  runId: string,
-): Promise<{ deleted: string[]; errors: string[] }> {
+export async function deleteExportFiles(exportsDir: string, id: string): Promise<{ deleted: string[]; errors: string[] }> {
   const deleted: string[] = [];
   const errors: string[] = [];
   let names: string[];
   let files: ExportFile[];
   try {
     names = await exportNames(exportsDir);
-    files = await zipsAmong(exportsDir, names, runId);
+    files = await zipsAmong(exportsDir, names, id);
   } catch (e) {
     return { deleted, errors: [`${exportsDir}: not read, nothing in it deleted (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`] };
   }
-  for (const f of [...files.map((x) => x.path), ...abandonedExportTemps(exportsDir, names, runId)]) {
+  for (const f of [...files.map((x) => x.path), ...abandonedExportTemps(exportsDir, names, id)]) {
     try {
       await unlink(f);
       deleted.push(f);
