@@ -21,7 +21,6 @@ import type { Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo } from '../db/response-repo.js';
 import type { RunRepo } from '../db/run-repo.js';
-import { ImportError } from '../export/import-fields.js';
 import { importResultZip } from '../export/import-result-zip.js';
 import { exportFiles } from '../export/export-files.js';
 import { isPerfZip, verifyPerfZip } from '../export/perf-zip.js';
@@ -29,7 +28,7 @@ import { readZipEntries, verifyResultZip } from '../export/verify-result-zip.js'
 import { writeResultZip } from '../export/write-result-zip.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
 import { runSummary } from './runs-service.js';
-import { ServiceError, toResult } from './service-result.js';
+import { refusingImport, ServiceError, toResult } from './service-result.js';
 
 export interface ExportServiceOptions {
   readonly runs: RunRepo;
@@ -117,21 +116,16 @@ export class ExportService implements ExportApi {
     return toResult(async () => {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
       const inputs = await this.opts.inputs();
-      let imported;
-      try {
-        imported = await importResultZip(req.path, {
+      const imported = await refusingImport(
+        importResultZip(req.path, {
           runs: this.opts.runs,
           responses: this.opts.responses,
           db: this.opts.db,
           tools: inputs.tools,
           verifyOptions: ExportService.officialInput(inputs),
-        });
-      } catch (e) {
-        if (e instanceof ImportError) {
-          throw new ServiceError('BAD_INPUT', e.reason === 'other-kind' ? `${e.message}; import it on the Performance page` : e.message);
-        }
-        throw e;
-      }
+        }),
+        'import it on the Performance page',
+      );
       this.opts.emit('runs:onDidImport', { runId: imported.run.id });
       return { run: runSummary(imported.run, this.opts.responses), unchecked: imported.unchecked };
     }, 'BAD_INPUT');

@@ -18,7 +18,6 @@ import { err, ok, type Result } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { PerfRepo } from '../db/perf-repo.js';
 import { deleteExportFiles, exportFiles } from '../export/export-files.js';
-import { ImportError } from '../export/import-fields.js';
 import { importPerfZip } from '../export/import-perf-zip.js';
 import { writePerfZip } from '../export/perf-zip.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
@@ -26,7 +25,7 @@ import { newRunId, type RuntimeClient } from '../jobs/eval-run.js';
 import { resolveModelSource } from '../jobs/model-source.js';
 import { runPerfCampaign } from '../jobs/perf-campaign.js';
 import { readyVariant } from './models-service.js';
-import { ServiceError, toResult } from './service-result.js';
+import { refusingImport, ServiceError, toResult } from './service-result.js';
 
 export interface PerfServiceOptions {
   readonly perf: PerfRepo;
@@ -116,16 +115,12 @@ export class PerfService implements PerfApi {
   importZip(req: VerifyRequest): Promise<Result<PerfCampaign>> {
     return toResult(async () => {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
-      try {
-        const { requests: _requests, aggregates: _aggregates, ...campaign } = await importPerfZip(req.path, { perf: this.opts.perf, db: this.opts.db });
-        this.opts.emit('perf:onDidImport', { campaignId: campaign.id });
-        return campaign;
-      } catch (e) {
-        if (e instanceof ImportError) {
-          throw new ServiceError('BAD_INPUT', e.reason === 'other-kind' ? `${e.message}; a result ZIP is added to History on the History page` : e.message);
-        }
-        throw e;
-      }
+      const { requests: _requests, aggregates: _aggregates, ...campaign } = await refusingImport(
+        importPerfZip(req.path, { perf: this.opts.perf, db: this.opts.db }),
+        'a result ZIP is added to History on the History page',
+      );
+      this.opts.emit('perf:onDidImport', { campaignId: campaign.id });
+      return campaign;
     }, 'BAD_INPUT');
   }
 

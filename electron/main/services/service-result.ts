@@ -1,5 +1,6 @@
 import type { AppErrorCode, Result } from '../../common/result.js';
 import { err, ok } from '../../common/result.js';
+import { ImportError } from '../export/import-fields.js';
 
 /** Every AppErrorCode (a Record, so that a code added to the union must be added here). */
 const APP_ERROR_CODES: Readonly<Record<AppErrorCode, true>> = {
@@ -45,5 +46,18 @@ export class ServiceError extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Awaits an import, turning the importer's refusal into the BAD_INPUT the pages show; for a ZIP of the other kind,
+ * `elsewhere` says where that kind is imported.
+ */
+export async function refusingImport<T>(importing: Promise<T>, elsewhere: string): Promise<T> {
+  try {
+    return await importing;
+  } catch (e) {
+    if (e instanceof ImportError) throw new ServiceError('BAD_INPUT', e.reason === 'other-kind' ? `${e.message}; ${elsewhere}` : e.message);
+    throw e;
   }
 }
