@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   perf: () => import('./commands/perf.js'),
   export: () => import('./commands/export.js'),
   delete: () => import('./commands/delete.js'),
+  label: () => import('./commands/label.js'),
   import: () => import('./commands/import.js'),
   compare: () => import('./commands/compare.js'),
   quality: () => import('./commands/quality.js'),

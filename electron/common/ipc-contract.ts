@@ -370,6 +370,8 @@ export interface RunSummary {
   readonly error: string | null;
   /** Where a run read from a result ZIP came from (`export:importRun`); null for a run made here. */
   readonly imported: ZipOrigin | null;
+  /** The run's label (`runs:setLabel`, run-label.ts); null for none. */
+  readonly label: string | null;
 }
 
 /** The ZIP an imported run or campaign was read from. */
@@ -578,6 +580,12 @@ export interface DeleteRunRequest {
   readonly deleteExport?: boolean;
 }
 
+export interface SetRunLabelRequest {
+  readonly runId: string;
+  /** The new label, trimmed when stored; empty clears it. */
+  readonly label: string;
+}
+
 export interface DeletedRun {
   readonly runId: string;
   /** Scored responses deleted with it. */
@@ -609,6 +617,11 @@ export interface RunsApi {
    * `runs:onDidDelete`, as it is of a run another process (`horizon delete`) deleted, within seconds.
    */
   delete(req: DeleteRunRequest): Promise<Result<DeletedRun>>;
+  /**
+   * Labels a stored run, or clears its label; any run, running or imported. Every UI is told as `runs:onDidLabel`, as
+   * it is of a label `horizon label` gave in another process.
+   */
+  setLabel(req: SetRunLabelRequest): Promise<Result<RunSummary>>;
 }
 
 //#endregion
@@ -723,6 +736,12 @@ export interface RunDeletedEvent {
   readonly runId: string;
 }
 
+/** A run's label was set or cleared (`runs:setLabel`, from any window or browser tab, or `horizon label`). */
+export interface RunLabelEvent {
+  readonly runId: string;
+  readonly label: string | null;
+}
+
 /** A run was imported from a result ZIP (`export:importRun`, from any window or browser tab). */
 export interface RunImportedEvent {
   readonly runId: string;
@@ -809,6 +828,7 @@ export interface EventMap {
   'runs:onDidResponse': RunResponseEvent;
   'runs:onDidDelete': RunDeletedEvent;
   'runs:onDidImport': RunImportedEvent;
+  'runs:onDidLabel': RunLabelEvent;
   'perf:onDidProgress': PerfCampaignProgress;
   'perf:onDidImport': CampaignEvent;
   'perf:onDidDelete': CampaignEvent;
@@ -822,6 +842,7 @@ const EVENTS: { readonly [E in EventName]: true } = {
   'runs:onDidResponse': true,
   'runs:onDidDelete': true,
   'runs:onDidImport': true,
+  'runs:onDidLabel': true,
   'perf:onDidProgress': true,
   'perf:onDidImport': true,
   'perf:onDidDelete': true,

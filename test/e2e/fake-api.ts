@@ -23,6 +23,7 @@ import type {
 import { isLiveStatus } from '../../electron/common/ipc-contract.js';
 import { aggregateCampaign, campaignConfigs, PERF_SETTINGS, type PerfCampaign, type PerfRequestRecord } from '../../electron/common/perf-campaign.js';
 import { err, ok } from '../../electron/common/result.js';
+import { normalizeRunLabel, runLabelProblem } from '../../electron/common/run-label.js';
 import type { FinishReason } from '../../electron/common/worker-protocol.js';
 import type { StoredResponseWithPass } from '../../electron/main/db/response-repo.js';
 import { compareResponses } from '../../electron/main/services/run-compare.js';
@@ -324,6 +325,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             accuracies: null,
             error: null,
             imported: null,
+            label: null,
           },
           responses: [],
           prompts: selected,
@@ -441,6 +443,17 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const deletedFiles = deleteExport ? runZips(runId).map((f) => f.path) : [];
         for (const f of deletedFiles) zips.delete(f);
         return ok({ runId, responses: run.responses.length, deletedFiles, fileErrors: [] });
+      },
+      setLabel: async ({ runId, label: text }) => {
+        const run = runs.get(runId);
+        if (!run) return err('NOT_FOUND', `run ${runId} not found`);
+        // The real rule, so the page's own check and the service's answer can be seen to agree.
+        const label = normalizeRunLabel(text);
+        const problem = label === null ? null : runLabelProblem(label);
+        if (problem) return err('BAD_INPUT', problem);
+        run.summary = { ...run.summary, label };
+        emit('runs:onDidLabel', { runId, label });
+        return ok(run.summary);
       },
     },
     export: {

@@ -13,8 +13,8 @@ export const summary = 'write the result ZIP of a stored run (or list the runs)'
 
 const USAGE = `usage: horizon export RUN_ID [--out RESULT.zip] [--db FILE] [--data-dir DIR]
        horizon export --list [--db FILE] [--data-dir DIR]
-  RUN_ID      a stored run (--list lists them: id, status, responses, model, backend, start, and where an imported
-              run came from)
+  RUN_ID      a stored run (--list lists them: id, status, responses, model, backend, start, its label in quotes, and
+              where an imported run came from)
   --out       result ZIP (default <data dir>/exports/<run id>.zip)
   --db        SQLite file (default <data dir>/runmap.sqlite)
   --data-dir  data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
@@ -43,8 +43,9 @@ export async function run(args: string[]): Promise<number> {
       const list = runs.list();
       if (list.length === 0) console.log(`no runs in ${dbFile}`);
       for (const r of list) {
+        const label = r.label !== null ? `  ${JSON.stringify(r.label)}` : '';
         const origin = r.imported ? `  imported from ${r.imported.file}` : '';
-        console.log(`${r.id}  ${r.status.padEnd(9)} ${responses.count(r.id)}/${r.total}  ${r.modelId}  ${r.deviceLabel}  ${r.createdAt}${origin}`);
+        console.log(`${r.id}  ${r.status.padEnd(9)} ${responses.count(r.id)}/${r.total}  ${r.modelId}  ${r.deviceLabel}  ${r.createdAt}${label}${origin}`);
       }
       return 0;
     }

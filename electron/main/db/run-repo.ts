@@ -52,9 +52,11 @@ export interface RunRecord {
   readonly finishedAt: string | null;
   /** Where a run read from a result ZIP came from; null for a run made here. */
   readonly imported: ZipOrigin | null;
+  /** Its label (run-label.ts); null for none. */
+  readonly label: string | null;
 }
 
-export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported'>;
+export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported' | 'label'>;
 
 /** A run read from a result ZIP: it arrives finished, with the times and status its ZIP recorded. */
 export interface ImportedRun extends NewRun {
@@ -62,6 +64,7 @@ export interface ImportedRun extends NewRun {
   readonly createdAt: string;
   readonly finishedAt: string | null;
   readonly imported: ZipOrigin;
+  readonly label: string | null;
   readonly figures: {
     readonly batches: number;
     readonly generatedTokens: number;
@@ -94,6 +97,7 @@ interface RunRow extends OriginColumns {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  label: string | null;
 }
 
 function fromRow(r: RunRow): RunRecord {
@@ -120,6 +124,7 @@ function fromRow(r: RunRow): RunRecord {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     imported: originOf(r),
+    label: r.label,
   };
 }
 
@@ -152,10 +157,10 @@ export class RunRepo {
         .prepare(
           `INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, packed_dir, weights, manifest_sha256, manifest_json,
              backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at, started_at,
-             finished_at, imported_from, imported_sha256, imported_at)
+             finished_at, imported_from, imported_sha256, imported_at, label)
            VALUES (@id, @modelId, @modelRepo, @modelRevision, @modelDir, @packedDir, @weights, @manifestSha256, @manifestJson,
              @backend, @deviceLabel, @residency, @policyJson, @appVersion, @datasetSha256, @total, @status, @createdAt, @createdAt,
-             @finishedAt, @importedFrom, @importedSha256, @importedAt)`,
+             @finishedAt, @importedFrom, @importedSha256, @importedAt, @label)`,
         )
         .run({
           ...run,
@@ -234,6 +239,11 @@ export class RunRepo {
       this.db.prepare('DELETE FROM runs WHERE id = ?').run(id);
       return { deleted: true as const, responses };
     }).immediate();
+  }
+
+  /** Sets or clears (null) a run's label, a valid one (run-label.ts); false when there is no such run. */
+  setLabel(id: string, label: string | null): boolean {
+    return this.db.prepare('UPDATE runs SET label = ? WHERE id = ?').run(label, id).changes === 1;
   }
 
   /** Replaces the device fields when a run resumes on another device. */

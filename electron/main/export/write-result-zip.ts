@@ -57,6 +57,8 @@ export interface ResultManifest {
      * ZIPs written before it was recorded.
      */
     readonly included?: IncludedInput;
+    /** The run's label (run-label.ts); absent when it has none, and from ZIPs written before labels. */
+    readonly label?: string;
   };
   readonly model: {
     readonly id: string;
@@ -232,6 +234,7 @@ export async function writeResultZip(
       datasetSha256: run.datasetSha256,
       datasetRows,
       included,
+      ...(run.label !== null ? { label: run.label } : {}),
     },
     model: {
       id: run.modelId,

@@ -13,31 +13,40 @@ export interface ExternalChanges {
   stop(): void;
 }
 
-/** A table whose rows another process may delete or import, and the events that tell of each. */
+/** A table whose rows another process may delete, import or label, and the events that tell of each. */
 interface Watched {
   readonly table: 'runs' | 'perf_campaigns';
   readonly deleted: 'runs:onDidDelete' | 'perf:onDidDelete';
   readonly imported: 'runs:onDidImport' | 'perf:onDidImport';
+  /** Rows with a label column: the event for a label changed. */
+  readonly labelled?: 'runs:onDidLabel';
   readonly key: 'runId' | 'campaignId';
 }
 
 const WATCHED: readonly Watched[] = [
-  { table: 'runs', deleted: 'runs:onDidDelete', imported: 'runs:onDidImport', key: 'runId' },
+  { table: 'runs', deleted: 'runs:onDidDelete', imported: 'runs:onDidImport', labelled: 'runs:onDidLabel', key: 'runId' },
   { table: 'perf_campaigns', deleted: 'perf:onDidDelete', imported: 'perf:onDidImport', key: 'campaignId' },
 ];
 
+interface Known {
+  readonly imported: boolean;
+  /** Undefined for a row this process announced before reading it: its label is learnt, not announced. */
+  readonly label: string | null | undefined;
+}
+
 /**
  * Announces the runs and campaigns another process deleted from the database the app has open (`runs:onDidDelete`,
- * `perf:onDidDelete`), and those it imported (`runs:onDidImport`, `perf:onDidImport`): `horizon delete` and `horizon
- * import` may change them while the app holds the data folder. SQLite's data_version changes only when another
- * connection commits, so the ids are compared only then; between such commits they are re-read to learn what this
- * process added.
+ * `perf:onDidDelete`), those it imported (`runs:onDidImport`, `perf:onDidImport`) and the runs it labelled
+ * (`runs:onDidLabel`): `horizon delete`, `horizon import` and `horizon label` may change them while the app holds the
+ * data folder. SQLite's data_version changes only when another connection commits, so the rows are compared only
+ * then; between such commits they are re-read to learn what this process changed.
  */
 export function watchExternalChanges(db: Database.Database, emit: EmitEvent, intervalMs = EXTERNAL_CHECK_MS): ExternalChanges {
   const version = db.prepare('PRAGMA data_version').pluck();
   const watched = WATCHED.map((w) => {
-    const ids = db.prepare(`SELECT id, imported_at IS NOT NULL AS imported FROM ${w.table}`);
-    const read = () => new Map((ids.all() as { id: string; imported: number }[]).map((r) => [r.id, r.imported === 1]));
+    const ids = db.prepare(`SELECT id, imported_at IS NOT NULL AS imported, ${w.labelled ? 'label' : 'NULL'} AS label FROM ${w.table}`);
+    const read = () =>
+      new Map<string, Known>((ids.all() as { id: string; imported: number; label: string | null }[]).map((r) => [r.id, { imported: r.imported === 1, label: r.label }]));
     return { ...w, read, known: read() };
   });
   const say = (event: Watched['deleted'] | Watched['imported'], key: Watched['key'], id: string) =>
@@ -52,7 +61,13 @@ export function watchExternalChanges(db: Database.Database, emit: EmitEvent, int
       const current = w.read();
       if (changed) {
         for (const id of w.known.keys()) if (!current.has(id)) say(w.deleted, w.key, id);
-        for (const [id, imported] of current) if (imported && !w.known.has(id)) say(w.imported, w.key, id);
+        for (const [id, now] of current) {
+          const before = w.known.get(id);
+          if (now.imported && !before) say(w.imported, w.key, id);
+          if (w.labelled && before && before.label !== undefined && before.label !== now.label) {
+            emit(w.labelled, { runId: id, label: now.label ?? null });
+          }
+        }
       }
       w.known = current;
     }
@@ -72,7 +87,11 @@ export function watchExternalChanges(db: Database.Database, emit: EmitEvent, int
         const id = (payload as unknown as Record<string, unknown>)[w.key];
         if (typeof id !== 'string') continue;
         if (event === w.deleted) w.known.delete(id);
-        if (event === w.imported) w.known.set(id, true);
+        if (event === w.imported) w.known.set(id, { imported: true, label: undefined });
+        if (event === w.labelled) {
+          const before = w.known.get(id);
+          if (before) w.known.set(id, { ...before, label: (payload as EventMap['runs:onDidLabel']).label });
+        }
       }
     },
     stop: () => clearInterval(timer),

@@ -14,9 +14,11 @@ import type {
   RunRef,
   RunsApi,
   RunSummary,
+  SetRunLabelRequest,
   StartRunRequest,
 } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
+import { normalizeRunLabel, runLabelProblem } from '../../common/run-label.js';
 import { err, ok } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
@@ -97,6 +99,7 @@ export function runSummary(run: RunRecord, responses: ResponseRepo): RunSummary 
     accuracies: accuraciesOf(counts),
     error: run.error,
     imported: run.imported,
+    label: run.label,
   };
 }
 
@@ -272,6 +275,17 @@ export class RunsService implements RunsApi {
         ? await deleteExportFiles(dataLayout.exportsDir(this.opts.dataDir), req.runId)
         : { deleted: [], errors: [] };
       return { runId: req.runId, responses: outcome.responses, deletedFiles: files.deleted, fileErrors: files.errors };
+    });
+  }
+
+  setLabel(req: SetRunLabelRequest): Promise<Result<RunSummary>> {
+    return toResult(() => {
+      const label = normalizeRunLabel(req.label);
+      const problem = label === null ? null : runLabelProblem(label);
+      if (problem) throw new ServiceError('BAD_INPUT', problem);
+      if (!this.opts.runs.setLabel(req.runId, label)) throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
+      this.opts.emit('runs:onDidLabel', { runId: req.runId, label });
+      return this.summary(this.opts.runs.require(req.runId));
     });
   }
 

@@ -37,6 +37,7 @@ export function connectEvents(): () => void {
     onEvent('runs:onDidDelete', (e) => useHistory.getState().handleDeleted(e.runId)),
     // A run imported in another window, or by `horizon import`: the run lists show it.
     onEvent('runs:onDidImport', () => void useHistory.getState().refresh()),
+    onEvent('runs:onDidLabel', (e) => useHistory.getState().handleLabelled(e.runId, e.label)),
     onEvent('perf:onDidProgress', (p) => usePerf.getState().handleProgress(p)),
     onEvent('perf:onDidImport', () => void usePerf.getState().refresh()),
     onEvent('perf:onDidDelete', (e) => usePerf.getState().handleDeleted(e.campaignId)),

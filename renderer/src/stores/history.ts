@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 
 import type { DeletedRun, ImportedRunReport, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
+import { normalizeRunLabel, runLabelProblem } from '../../../electron/common/run-label.js';
 import { call } from '../api.js';
 import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, type ZipChoice } from './deletion.js';
 import { askAboutZip } from './zip-request.js';
@@ -49,6 +50,10 @@ interface HistoryState {
   dismissDeleted(): void;
   /** A run was deleted (`runs:onDidDelete`): every store lets go of it, unless this window's own delete is on its way. */
   handleDeleted(runId: string): void;
+  /** Labels a run (empty text clears its label); the services' refusal as a sentence, or null once it is stored. */
+  setLabel(runId: string, text: string): Promise<string | null>;
+  /** A run's label changed (`runs:onDidLabel`, any window or `horizon label`): every store shows the new one. */
+  handleLabelled(runId: string, label: string | null): void;
 }
 
 /** Numbers each `runs:list` request; the newest one whose reply has been shown. */
@@ -193,5 +198,25 @@ export const useHistory = create<HistoryState>((set, get) => ({
     });
     useResults.getState().handleDeleted(runId);
     useRuns.getState().forget(runId);
+  },
+  setLabel: async (runId, text) => {
+    const label = normalizeRunLabel(text);
+    const problem = label === null ? null : runLabelProblem(label);
+    if (problem) return problem;
+    const r = await call('runs:setLabel', { runId, label: text });
+    if (!r.ok) return r.error.message;
+    get().handleLabelled(runId, r.value.label);
+    return null;
+  },
+  handleLabelled: (runId, label) => {
+    const relabel = <T extends RunSummary>(r: T): T => (r.id === runId && r.label !== label ? { ...r, label } : r);
+    const { runs, comparison } = get();
+    const next = runs.map(relabel);
+    if (next.some((r, i) => r !== runs[i])) set({ runs: next });
+    if (comparison && (comparison.a.id === runId || comparison.b.id === runId)) {
+      set({ comparison: { ...comparison, a: relabel(comparison.a), b: relabel(comparison.b) } });
+    }
+    useResults.getState().handleLabelled(runId, label);
+    useRuns.getState().handleLabelled(runId, label);
   },
 }));

@@ -58,6 +58,8 @@ interface ResultsState {
   handleDeleted(runId: string): void;
   /** Forgets `gone` (the page is left). */
   dismissGone(): void;
+  /** A run's label changed: the open run shows the new one. */
+  handleLabelled(runId: string, label: string | null): void;
 }
 
 /** Numbers each reload: only the latest one's answer is shown (an older, slower one must not overwrite it). */
@@ -157,4 +159,8 @@ export const useResults = create<ResultsState>((set, get) => ({
     set({ gone: runId });
   },
   dismissGone: () => set({ gone: null }),
+  handleLabelled: (runId, label) => {
+    const d = get().detail;
+    if (d?.id === runId && d.label !== label) set({ detail: { ...d, label } });
+  },
 }));

@@ -66,6 +66,8 @@ interface RunsState {
   handleResponse(runId: string, row: ResponseRow): void;
   /** Lets go of a run that was deleted, when it is the one shown. */
   forget(runId: string): void;
+  /** A run's label changed: the run shown carries the new one. */
+  handleLabelled(runId: string, label: string | null): void;
 }
 
 /** Parses an optional positive integer field; returns an error message for bad input. */
@@ -250,5 +252,10 @@ export const useRuns = create<RunsState>((set, get) => ({
   forget: (runId) => {
     if (get().run?.id === runId) set({ run: null, progress: null, stream: [], error: null });
     if (get().resumable?.id === runId) set({ resumable: null });
+  },
+  handleLabelled: (runId, label) => {
+    const { run, resumable } = get();
+    if (run?.id === runId && run.label !== label) set({ run: { ...run, label } });
+    if (resumable?.id === runId && resumable.label !== label) set({ resumable: { ...resumable, label } });
   },
 }));

@@ -144,9 +144,11 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
               <th scope="col">Metric</th>
               <th scope="col">
                 A · <span className="mono">{c.a.id}</span>
+                {c.a.label !== null ? <div className="compare__label">{c.a.label}</div> : null}
               </th>
               <th scope="col">
                 B · <span className="mono">{c.b.id}</span>
+                {c.b.label !== null ? <div className="compare__label">{c.b.label}</div> : null}
               </th>
               <th scope="col">B − A</th>
             </tr>

@@ -155,6 +155,7 @@ const HistoryRow = memo(function HistoryRow({ run: r, pick, buttons }: { run: Ru
         {pick >= 0 ? <span className="pick">{pick === 0 ? 'A' : 'B'}</span> : null}
       </td>
       <td>
+        {r.label !== null ? <div className="history__label">{r.label}</div> : null}
         <button
           type="button"
           className="link mono nowrap"

@@ -16,6 +16,7 @@ import { InstructionChart } from './InstructionChart.js';
 import { PerformanceCard } from './PerformanceCard.js';
 import { ResponseBrowser } from './ResponseBrowser.js';
 import { ResponseView } from './ResponseView.js';
+import { RunLabelField } from './RunLabelField.js';
 
 export function ResultsPage() {
   const runId = useResults((s) => s.runId);
@@ -80,6 +81,7 @@ export function ResultsPage() {
               'Accuracy, per-instruction breakdown and every scored response.'
             )}
           </p>
+          {d ? <RunLabelField runId={d.id} label={d.label} /> : null}
         </div>
         <div className="page__actions">
           {runs.length ? (
@@ -88,7 +90,8 @@ export function ResultsPage() {
               <select id="results-run" value={runId ?? ''} onChange={(e) => void open(e.target.value)}>
                 {runs.map((r) => (
                   <option key={r.id} value={r.id}>
-                    {r.id} · {r.status} · {r.done}/{r.total}
+                    {r.id}
+                    {r.label !== null ? ` · ${r.label}` : ''} · {r.status} · {r.done}/{r.total}
                   </option>
                 ))}
               </select>

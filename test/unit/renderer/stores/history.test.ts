@@ -335,7 +335,7 @@ function summary(id: string, over: Partial<RunSummary> = {}): RunSummary {
   return {
     id, modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4', status: 'completed',
     backend: 'cpu', backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 3, total: 3, batch: 2,
-    accuracies: { promptStrict: 0.5, promptLoose: 0.6, instructionStrict: 0.7, instructionLoose: 0.8 }, error: null, imported: null,
+    accuracies: { promptStrict: 0.5, promptLoose: 0.6, instructionStrict: 0.7, instructionLoose: 0.8 }, error: null, imported: null, label: null,
     ...over,
   };
 }

@@ -161,7 +161,7 @@ describe('runs store', () => {
   it('lets go of a deleted run it shows, and of no other', () => {
     const run = {
       id: 'a', modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4' as const, status: 'completed' as const,
-      backend: 'cpu' as const, backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 3, total: 3, batch: 2, accuracies: null, error: null, imported: null,
+      backend: 'cpu' as const, backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 3, total: 3, batch: 2, accuracies: null, error: null, imported: null, label: null,
     };
     useRuns.setState({ run });
     useRuns.getState().forget('b');
@@ -227,7 +227,7 @@ describe('runs store', () => {
     useRuns.setState({
       run: {
         id: 'a', modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4', status: 'running',
-        backend: 'cpu', backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 0, total: 3, batch: 2, accuracies: null, error: null, imported: null,
+        backend: 'cpu', backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 0, total: 3, batch: 2, accuracies: null, error: null, imported: null, label: null,
       },
     });
     useRuns.getState().handleProgress({ runId: 'b', status: 'running', done: 2, total: 3, tokensPerSecond: 1, etaSeconds: 1, elapsedSeconds: 1 });
@@ -240,7 +240,7 @@ describe('runs store', () => {
 function summary(over: Partial<RunSummary> = {}): RunSummary {
   return {
     id: 'a', modelId: 'm', modelRepo: 'o/m', modelRevision: 'x', weights: 'int4', status: 'running',
-    backend: 'cpu', backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 0, total: 10, batch: 2, accuracies: null, error: null, imported: null,
+    backend: 'cpu', backendLabel: 'CPU backend', createdAt: '', finishedAt: null, done: 0, total: 10, batch: 2, accuracies: null, error: null, imported: null, label: null,
     ...over,
   };
 }

@@ -1,0 +1,20 @@
+/** The longest label a run takes, in UTF-16 code units (what a History row shows in full). */
+export const RUN_LABEL_MAX = 80;
+
+/**
+ * A run's label as stored: trimmed, null for none. Labels name runs for people ("baseline g32", "BF16 reference"); the
+ * id stays the run's name everywhere else.
+ */
+export function normalizeRunLabel(text: string): string | null {
+  const t = text.trim();
+  return t === '' ? null : t;
+}
+
+/** Why `label` (normalized) cannot be stored, as a sentence; null when it can. */
+export function runLabelProblem(label: string): string | null {
+  if (label.length > RUN_LABEL_MAX) return `A label has at most ${RUN_LABEL_MAX} characters (this one has ${label.length}).`;
+  // Control characters (line breaks, tabs, escapes) would break the one-line places a label is shown in.
+  if (/\p{Cc}/u.test(label)) return 'A label is one line of text, without control characters.';
+  if (label !== label.trim()) return 'A label does not start or end with spaces.';
+  return null;
+}
