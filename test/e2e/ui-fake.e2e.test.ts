@@ -71,6 +71,20 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByLabel('Verdict').selectOption('fail:strict');
     await expect.poll(() => page.getByTestId('pager-status').textContent()).not.toBe('1–10 of 10');
     await page.getByLabel('Verdict').selectOption('');
+    // A label names the run for people: said wrong, the field says why and keeps the text; Enter saves it.
+    await page.getByRole('button', { name: 'Add a label' }).click();
+    const labelField = page.getByLabel('Run label');
+    expect(await page.evaluate('document.activeElement?.id')).toBe(await labelField.getAttribute('id'));
+    await labelField.fill('x'.repeat(81));
+    await labelField.press('Enter');
+    await expect.poll(() => page.getByTestId('run-label').locator('.field__error').textContent()).toBe(
+      'A label has at most 80 characters (this one has 81).',
+    );
+    await labelField.fill('  baseline g32 ');
+    await labelField.press('Enter');
+    await expect.poll(() => page.getByTestId('run-label').textContent()).toBe('baseline g32Edit label');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Edit label');
+    expect(await page.getByLabel('Run', { exact: true }).locator('option:checked').textContent()).toBe('run-1 · baseline g32 · completed · 10/10');
     await fullShot(page, path.join(shots, '4-results.png'));
 
     await page.getByRole('button', { name: 'Open response 1000' }).click();
@@ -114,6 +128,8 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByLabel('Select run run-2 for comparison').check();
     await page.getByRole('button', { name: /Compare A and B/ }).click();
     await expect.poll(() => page.getByTestId('comparison').textContent()).toContain('10 prompts scored in both runs');
+    expect(await page.getByTestId('history').locator('.history__label').allTextContents()).toEqual(['baseline g32']);
+    expect(await page.getByTestId('comparison').locator('.compare__label').allTextContents()).toEqual(['baseline g32']);
     await fullShot(page, path.join(shots, '6-history.png'));
 
     expect(consoleErrors).toEqual([]);

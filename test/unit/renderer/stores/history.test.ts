@@ -194,6 +194,43 @@ describe('history store', () => {
     }
   });
 
+  it("labels a run, and shows a label given in another window everywhere the run is shown", async () => {
+    const t = await withRuns([2, 3]);
+    const [a, b] = t.ids as [string, string];
+    const off = connectEvents();
+    try {
+      await useHistory.getState().refresh();
+      useHistory.getState().toggle(a);
+      useHistory.getState().toggle(b);
+      await useHistory.getState().compare();
+      await useResults.getState().open(b);
+      useRuns.setState({ run: useHistory.getState().runs.find((r) => r.id === b)!, progress: null, stream: [], error: null, busy: false });
+      const untouched = useHistory.getState().runs.find((r) => r.id === a);
+
+      // Refused before asking the services, and by them: the label stays as it was.
+      expect(await useHistory.getState().setLabel(b, 'x'.repeat(81))).toBe('A label has at most 80 characters (this one has 81).');
+      expect(await useHistory.getState().setLabel('gone', 'x')).toBe('run gone not found');
+      expect(useResults.getState().detail?.label).toBeNull();
+
+      expect(await useHistory.getState().setLabel(b, ' baseline ')).toBeNull();
+      const shown = () => [
+        useHistory.getState().runs.find((r) => r.id === b)?.label,
+        useHistory.getState().comparison?.b.label,
+        useResults.getState().detail?.label,
+        useRuns.getState().run?.label,
+      ];
+      expect(shown()).toEqual(['baseline', 'baseline', 'baseline', 'baseline']);
+      // The other run keeps its object: its History row does not render again.
+      expect(useHistory.getState().runs.find((r) => r.id === a)).toBe(untouched);
+
+      // Another window (or horizon label) clears it: the event carries it here.
+      expect((await t.api.runs.setLabel({ runId: b, label: '' })).ok).toBe(true);
+      await expect.poll(shown).toEqual([null, null, null, null]);
+    } finally {
+      off();
+    }
+  });
+
   it('lets go of a run deleted in another window as soon as it is told, everywhere it is shown', async () => {
     const t = await withRuns([2, 3, 1]);
     const [a, b, c] = t.ids as [string, string, string];

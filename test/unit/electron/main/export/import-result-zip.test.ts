@@ -72,6 +72,39 @@ describe('importing a result ZIP', () => {
     expect(written.sha256).toBe(sha256(readFileSync(zip)));
   });
 
+  it("carries a run's label: in the manifest only when it has one, imported, and exported again to the same bytes", async () => {
+    expect((manifestOf(await readZipEntries(zip)) as { run: Record<string, unknown> }).run).not.toHaveProperty('label');
+    const labelled = freshDb();
+    storeRun(labelled.db, 'run-lab', inputText, 2, ['A plain answer.', 'Another.'], tools, 'completed');
+    labelled.runs.setLabel('run-lab', 'baseline g32 · ✓');
+    const first = path.join(dir, 'run-lab.zip');
+    await writeResultZip({ ...labelled, inputDataText: inputText, tools }, 'run-lab', first);
+    expect((manifestOf(await readZipEntries(first)) as { run: Record<string, unknown> }).run.label).toBe('baseline g32 · ✓');
+
+    const target = freshDb();
+    expect((await importResultZip(first, { ...target, tools }, NOW)).run.label).toBe('baseline g32 · ✓');
+    const again = path.join(dir, 'run-lab-again.zip');
+    expect((await writeResultZip({ ...target, inputDataText: inputText, tools }, 'run-lab', again)).sha256).toBe(sha256(readFileSync(first)));
+
+    // A label the app would not store (another program's ZIP) is named, and nothing is stored.
+    for (const [bad, shown] of [['two\nlines', '"two\\nlines"'], [7, '7'], ['', '""']] as const) {
+      const entries = await readZipEntries(first);
+      const m = manifestOf(entries) as ReturnType<typeof manifestOf> & Record<string, Record<string, unknown>>;
+      m.run.label = bad;
+      setManifest(entries, m);
+      rehash(entries);
+      const odd = path.join(dir, 'odd-label.zip');
+      await rezip(entries, odd);
+      const fresh = freshDb();
+      await refused(
+        importResultZip(odd, { ...fresh, tools }),
+        'malformed',
+        `${odd}: verifies, but its run cannot be stored: manifest.json run.label is ${shown}, not a run label (one line of at most 80 characters) or absent`,
+      );
+      expect(fresh.runs.list()).toEqual([]);
+    }
+  });
+
   it('refuses a run stored already, saying where it came from, and stores nothing more', async () => {
     const target = freshDb();
     await importResultZip(zip, { ...target, tools }, NOW);

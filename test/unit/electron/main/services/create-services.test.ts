@@ -284,6 +284,45 @@ describe('createServices (scripted worker)', () => {
     expect(deletions().slice(before)).toEqual([{ runId: here }, { runId: elsewhere }]);
   });
 
+  it('labels a run, tells every UI once, refuses a bad label, and clears it', async () => {
+    const runId = await finishedRun();
+    const told = () => events.filter((e) => e.name === 'runs:onDidLabel').map((e) => e.payload);
+    const before = told().length;
+    const labelled = await services.api.runs.setLabel({ runId, label: '  baseline g32 ' });
+    expect(labelled).toMatchObject({ ok: true, value: { id: runId, label: 'baseline g32' } });
+    const listed = await services.api.runs.list();
+    expect(listed.ok && listed.value.find((r) => r.id === runId)?.label).toBe('baseline g32');
+    expect(await services.api.runs.setLabel({ runId, label: 'x'.repeat(81) })).toEqual({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: 'A label has at most 80 characters (this one has 81).' },
+    });
+    expect(await services.api.runs.setLabel({ runId, label: 'a\nb' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
+    expect(await services.api.runs.setLabel({ runId: 'nope', label: 'x' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND', message: 'run nope not found' } });
+    expect(await services.api.runs.setLabel({ runId, label: '' })).toMatchObject({ ok: true, value: { label: null } });
+    // The checks that follow see no other process's change: this process's own labels are not announced again.
+    services.external.check();
+    expect(told().slice(before)).toEqual([{ runId, label: 'baseline g32' }, { runId, label: null }]);
+  });
+
+  it('announces a label `horizon label` gave from another process while the app is open, once', async () => {
+    const runId = await finishedRun();
+    const told = () => events.filter((e) => e.name === 'runs:onDidLabel').map((e) => e.payload);
+    const before = told().length;
+    services.external.check();
+    const cli = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'scripts', 'horizon.mjs');
+    expect(execFileSync(process.execPath, [cli, 'label', runId, 'from the CLI', '--data-dir', dataDir], { encoding: 'utf8' })).toBe(
+      `labelled run ${runId} "from the CLI"\n`,
+    );
+    services.external.check();
+    services.external.check();
+    expect(told().slice(before)).toEqual([{ runId, label: 'from the CLI' }]);
+    const list = execFileSync(process.execPath, [cli, 'export', '--list', '--data-dir', dataDir], { encoding: 'utf8' });
+    expect(list.split('\n').find((l) => l.startsWith(runId))).toMatch(/ "from the CLI"$/);
+    execFileSync(process.execPath, [cli, 'label', runId, '--clear', '--data-dir', dataDir], { encoding: 'utf8' });
+    services.external.check();
+    expect(told().slice(before)).toEqual([{ runId, label: 'from the CLI' }, { runId, label: null }]);
+  });
+
   it('imports a result ZIP into History: announced once, listed as imported, exported again, never resumed', async () => {
     const runId = await finishedRun(2, 2);
     const exported = await services.api.export.exportRun({ runId });
