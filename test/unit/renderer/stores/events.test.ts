@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import type { RunProgress } from '../../../../electron/common/ipc-contract.js';
+import { EVENT_NAMES, type RunDetail, type RunProgress } from '../../../../electron/common/ipc-contract.js';
 import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
 import { useResults } from '../../../../renderer/src/stores/results.js';
@@ -62,6 +62,19 @@ describe('service events', () => {
     off();
   });
 
+  it('shows a label given elsewhere on the open run without asking the services again', () => {
+    const { calls, emit } = eventTransport();
+    const off = connectEvents();
+    const detail = { id: 'shown', label: null } as unknown as RunDetail;
+    useResults.setState({ runId: 'shown', detail });
+    emit('runs:onDidLabel', { runId: 'other', label: 'elsewhere' });
+    expect(useResults.getState().detail).toBe(detail);
+    emit('runs:onDidLabel', { runId: 'shown', label: 'baseline' });
+    expect(useResults.getState().detail).toEqual({ id: 'shown', label: 'baseline' });
+    expect(calls).toEqual([]);
+    off();
+  });
+
   it('reads the campaign list again when a campaign is imported elsewhere', () => {
     const { calls, emit } = eventTransport();
     const off = connectEvents();
@@ -73,7 +86,8 @@ describe('service events', () => {
   it('stops listening, and drops a refresh still waiting, once disconnected', () => {
     const { calls, emit, listening } = eventTransport();
     const off = connectEvents();
-    expect(listening()).toBe(8);
+    // Every event the services publish has its listener.
+    expect(listening()).toBe(EVENT_NAMES.length);
     emit('runs:onDidProgress', progress('r', 1));
     off();
     expect(listening()).toBe(0);
