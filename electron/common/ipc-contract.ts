@@ -322,6 +322,8 @@ export interface StartRunRequest {
   readonly expertBudgetMiB?: number;
   /** CUDA device index (0..63, as `SystemInfo.gpus` lists them); the first device when omitted. Ignored on the CPU. */
   readonly cudaDevice?: number;
+  /** The run's label (as `runs:setLabel` takes it); none when omitted or empty. */
+  readonly label?: string;
 }
 
 export interface RunRef {

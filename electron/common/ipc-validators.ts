@@ -163,6 +163,7 @@ export const REQUEST_SCHEMAS = {
     maxNewTokens: optional(int(RUN_MAX_NEW_TOKENS.min, RUN_MAX_NEW_TOKENS.max)),
     expertBudgetMiB: optional(int(RUN_EXPERT_BUDGET_MIB.min, RUN_EXPERT_BUDGET_MIB.max)),
     cudaDevice: optional(int(0, MAX_CUDA_DEVICE)),
+    label: optional(str({ max: 1000 })),
   }),
   'runs:cancel': runRef,
   'runs:resume': runRef,

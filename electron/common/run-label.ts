@@ -12,6 +12,7 @@ export function normalizeRunLabel(text: string): string | null {
 
 /** Why `label` (normalized) cannot be stored, as a sentence; null when it can. */
 export function runLabelProblem(label: string): string | null {
+  if (label === '') return 'A label is not empty (an empty one is no label).';
   if (label.length > RUN_LABEL_MAX) return `A label has at most ${RUN_LABEL_MAX} characters (this one has ${label.length}).`;
   // Control characters (line breaks, tabs, escapes) would break the one-line places a label is shown in.
   if (/\p{Cc}/u.test(label)) return 'A label is one line of text, without control characters.';

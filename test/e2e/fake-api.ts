@@ -325,7 +325,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             accuracies: null,
             error: null,
             imported: null,
-            label: null,
+            label: req.label ? normalizeRunLabel(req.label) : null,
           },
           responses: [],
           prompts: selected,

@@ -119,6 +119,7 @@ describe('renderer over horizon serve (fake services)', () => {
 
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByLabel('Prompts').fill('12');
+    await page.getByLabel('Label (optional)').fill('twelve prompts');
     await page.getByRole('button', { name: 'Start run' }).click();
     // The first run's "completed" is still on screen until the second one's progress arrives.
     await expect.poll(() => page.getByTestId('run-count').textContent(), { timeout: 10_000 }).toBe('12 / 12 prompts');
@@ -128,8 +129,8 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByLabel('Select run run-2 for comparison').check();
     await page.getByRole('button', { name: /Compare A and B/ }).click();
     await expect.poll(() => page.getByTestId('comparison').textContent()).toContain('10 prompts scored in both runs');
-    expect(await page.getByTestId('history').locator('.history__label').allTextContents()).toEqual(['baseline g32']);
-    expect(await page.getByTestId('comparison').locator('.compare__label').allTextContents()).toEqual(['baseline g32']);
+    expect(await page.getByTestId('history').locator('.history__label').allTextContents()).toEqual(['twelve prompts', 'baseline g32']);
+    expect(await page.getByTestId('comparison').locator('.compare__label').allTextContents()).toEqual(['baseline g32', 'twelve prompts']);
     await fullShot(page, path.join(shots, '6-history.png'));
 
     expect(consoleErrors).toEqual([]);

@@ -14,6 +14,7 @@ import { resolveModelSource, resumeProblem } from '../../main/jobs/model-source.
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunBackend, RunProgress } from '../../common/ipc-contract.js';
+import { normalizeRunLabel, runLabelProblem } from '../../common/run-label.js';
 import { RUN_BATCH, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../common/run-settings.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError, whenStdoutCloses } from '../command-args.js';
@@ -23,8 +24,8 @@ import { parseExpertBudget } from '../expert-budget.js';
 export const summary = 'run IFEval headless on a prepared model, store it in the database and write a result ZIP';
 
 const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend auto|cpu|cuda] [--limit N] [--batch N]
-                   [--max-new-tokens N] [--expert-budget GiB] [--device N] [--db FILE] [--data-dir DIR] [--out RESULT.zip]
-                   [--verify] [--resume RUN_ID]
+                   [--max-new-tokens N] [--expert-budget GiB] [--device N] [--label TEXT] [--db FILE] [--data-dir DIR]
+                   [--out RESULT.zip] [--verify] [--resume RUN_ID]
   --model           a prepared model folder (prepared.json) or a checkpoint folder (config.json, int4-gN/ for int4)
   --verify          hash every model file against its manifest (default: only files whose size or mtime changed
                     since they last verified; sizes and structure are always checked)
@@ -36,6 +37,7 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --max-new-tokens  generation cap per response (default ${DEFAULT_MAX_NEW_TOKENS})
   --expert-budget   cuda: GiB of device memory for resident experts (default: as much as fits after the KV cache)
   --device          cuda: device index, as \`horizon devices\` lists them (default the first)
+  --label           the run's label, one line of at most 80 characters (horizon label changes it later)
   --db              SQLite file (default <data dir>/runmap.sqlite)
   --data-dir        data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --out             result ZIP (default <data dir>/exports/<run id>.zip)
@@ -80,7 +82,7 @@ export function formatFigures(f: RunFigureTotals, backend: RunBackend): string {
 }
 
 /** What a run is created with and a resume takes from the stored run. */
-const RUN_SETTINGS = ['model', 'weights', 'backend', 'limit', 'batch', 'max-new-tokens', 'expert-budget', 'device'] as const;
+const RUN_SETTINGS = ['model', 'weights', 'backend', 'limit', 'batch', 'max-new-tokens', 'expert-budget', 'device', 'label'] as const;
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('eval', USAGE, args, {
@@ -93,6 +95,7 @@ export async function run(args: string[]): Promise<number> {
     'max-new-tokens': { type: 'string' },
     'expert-budget': { type: 'string' },
     device: { type: 'string' },
+    label: { type: 'string' },
     db: { type: 'string' },
     'data-dir': { type: 'string' },
     out: { type: 'string' },
@@ -117,6 +120,9 @@ export async function run(args: string[]): Promise<number> {
   for (const flag of ['device', 'expert-budget'] as const) {
     if (backend === 'cpu' && values[flag] !== undefined) return usageError('eval', USAGE, `--${flag} applies to the CUDA backend, not --backend cpu`);
   }
+  const label = normalizeRunLabel(values.label ?? '');
+  const labelProblem = label === null ? null : runLabelProblem(label);
+  if (labelProblem) return usageError('eval', USAGE, `--label: ${labelProblem}`);
   let limit, batch, maxNewTokens, budget, cudaDevice;
   try {
     cudaDevice = parseCudaDevice(values.device);
@@ -226,6 +232,7 @@ export async function run(args: string[]): Promise<number> {
         ...(maxNewTokens !== undefined ? { maxNewTokens } : {}),
         ...(budget.expertBudget !== undefined ? { expertBudgetBytes: budget.expertBudget } : {}),
         ...(cudaDevice !== undefined ? { cudaDevice } : {}),
+        ...(label !== null ? { label } : {}),
         appVersion: toolVersion(),
         datasetSha256: inputs.datasetSha256,
       }, (p) =>

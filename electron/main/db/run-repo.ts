@@ -56,7 +56,10 @@ export interface RunRecord {
   readonly label: string | null;
 }
 
-export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported' | 'label'>;
+export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported' | 'label'> & {
+  /** A valid label (run-label.ts); none when omitted. */
+  readonly label?: string | null;
+};
 
 /** A run read from a result ZIP: it arrives finished, with the times and status its ZIP recorded. */
 export interface ImportedRun extends NewRun {
@@ -137,11 +140,11 @@ export class RunRepo {
       this.db
         .prepare(
           `INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, packed_dir, weights, manifest_sha256, manifest_json,
-             backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at)
+             backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at, label)
            VALUES (@id, @modelId, @modelRepo, @modelRevision, @modelDir, @packedDir, @weights, @manifestSha256, @manifestJson,
-             @backend, @deviceLabel, @residency, @policyJson, @appVersion, @datasetSha256, @total, 'queued', @now)`,
+             @backend, @deviceLabel, @residency, @policyJson, @appVersion, @datasetSha256, @total, 'queued', @now, @label)`,
         )
-        .run({ ...run, policyJson: JSON.stringify(run.policy), now });
+        .run({ ...run, policyJson: JSON.stringify(run.policy), now, label: run.label ?? null });
       this.db.prepare('INSERT INTO run_figures (run_id) VALUES (?)').run(run.id);
     })();
     return this.require(run.id);

@@ -205,6 +205,9 @@ export class RunsService implements RunsApi {
   }
 
   start(req: StartRunRequest): Promise<Result<RunSummary>> {
+    const label = normalizeRunLabel(req.label ?? '');
+    const problem = label === null ? null : runLabelProblem(label);
+    if (problem) return Promise.resolve(err('BAD_INPUT', problem));
     return toResult(() => this.claimRunSlot(async () => {
       const variant = await readyVariant(this.opts.dataDir, req.modelId);
       const inputs = await this.opts.inputs();
@@ -219,6 +222,7 @@ export class RunsService implements RunsApi {
           ...(req.maxNewTokens !== undefined ? { maxNewTokens: req.maxNewTokens } : {}),
           ...(req.expertBudgetMiB !== undefined ? { expertBudgetBytes: req.expertBudgetMiB * 2 ** 20 } : {}),
           ...(req.cudaDevice !== undefined ? { cudaDevice: req.cudaDevice } : {}),
+          ...(label !== null ? { label } : {}),
           appVersion: this.opts.appVersion,
           datasetSha256: inputs.datasetSha256,
         },

@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 
 import { isLiveStatus, type ResponseRow, type RunDetail, type RunProgress, type RunSummary } from '../../../electron/common/ipc-contract.js';
+import { normalizeRunLabel, runLabelProblem } from '../../../electron/common/run-label.js';
 import { RUN_BATCH, RUN_EXPERT_BUDGET_MIB, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../../electron/common/run-settings.js';
 import { call } from '../api.js';
 
@@ -17,10 +18,12 @@ export interface RunForm {
   expertBudgetGiB: string;
   /** CUDA device index as a string; empty means the first device. */
   cudaDevice: string;
+  /** The run's label; empty means none. */
+  label: string;
 }
 
 /** The form as the run was started: what a reload or another window shows beside a live run. */
-export function formOfRun(run: Pick<RunDetail, 'modelId' | 'total' | 'policy'>): RunForm {
+export function formOfRun(run: Pick<RunDetail, 'modelId' | 'total' | 'policy' | 'label'>): RunForm {
   const p = run.policy;
   return {
     modelId: run.modelId,
@@ -29,6 +32,7 @@ export function formOfRun(run: Pick<RunDetail, 'modelId' | 'total' | 'policy'>):
     maxNewTokens: String(p.maxNewTokens),
     expertBudgetGiB: p.expertBudgetBytes === null ? '' : String(Number((p.expertBudgetBytes / 2 ** 30).toFixed(3))),
     cudaDevice: p.cudaDevice === null || p.cudaDevice === 0 ? '' : String(p.cudaDevice),
+    label: run.label ?? '',
   };
 }
 
@@ -105,7 +109,7 @@ function earlyFor(runId: string): { progress?: RunProgress; rows: readonly Respo
 }
 
 export const useRuns = create<RunsState>((set, get) => ({
-  form: { modelId: '', limit: '', batch: '', maxNewTokens: String(RUN_MAX_NEW_TOKENS.default), expertBudgetGiB: '', cudaDevice: '' },
+  form: { modelId: '', limit: '', batch: '', maxNewTokens: String(RUN_MAX_NEW_TOKENS.default), expertBudgetGiB: '', cudaDevice: '', label: '' },
   fieldErrors: {},
   run: null,
   resumable: null,
@@ -131,7 +135,8 @@ export const useRuns = create<RunsState>((set, get) => ({
     const maxNewTokens = parseCount('Max new tokens', form.maxNewTokens, RUN_MAX_NEW_TOKENS.min, RUN_MAX_NEW_TOKENS.max);
     const expertBudgetMiB = parseGiBToMiB('GPU expert memory', form.expertBudgetGiB, RUN_EXPERT_BUDGET_MIB.min / 1024, RUN_EXPERT_BUDGET_MIB.max / 1024);
     const cudaDevice = parseCount('GPU', form.cudaDevice, 0, 63);
-    const parsed = { limit, batch, maxNewTokens, expertBudgetGiB: expertBudgetMiB, cudaDevice };
+    const label = normalizeRunLabel(form.label);
+    const parsed = { limit, batch, maxNewTokens, expertBudgetGiB: expertBudgetMiB, cudaDevice, label: label === null ? null : runLabelProblem(label) };
     // Every field's problem at once, each beside its field.
     const fieldErrors: RunFieldErrors = {};
     for (const [field, v] of Object.entries(parsed)) if (typeof v === 'string') fieldErrors[field as keyof RunFieldErrors] = v;
@@ -147,6 +152,7 @@ export const useRuns = create<RunsState>((set, get) => ({
       ...(typeof maxNewTokens === 'number' ? { maxNewTokens } : {}),
       ...(typeof expertBudgetMiB === 'number' ? { expertBudgetMiB } : {}),
       ...(typeof cudaDevice === 'number' ? { cudaDevice } : {}),
+      ...(label !== null ? { label } : {}),
     });
     const pending = r.ok ? early.get(r.value.id) : undefined;
     set(

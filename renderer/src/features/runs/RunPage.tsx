@@ -139,6 +139,15 @@ export function RunPage() {
                 ))}
               </SelectField>
             ) : null}
+            <Field
+              label="Label (optional)"
+              placeholder="e.g. baseline g32"
+              value={form.label}
+              onValue={(label) => setForm({ label })}
+              error={fieldErrors.label}
+              disabled={running}
+              hint="Names the run in History and its result ZIP."
+            />
           </div>
           <div className="form__actions">
             {models.length === 0 ? (
@@ -198,7 +207,7 @@ function LiveRun({ headingRef, progressRef }: { headingRef: RefObject<HTMLHeadin
   return (
     <Card
       className={offline ? 'is-stale' : undefined}
-      title={`Run ${run.id}`}
+      title={`Run ${run.id}${run.label !== null ? ` · ${run.label}` : ''}`}
       headingRef={headingRef}
       subtitle={`${run.modelRepo} · ${run.backendLabel} · ${run.batch} at a time`}
       testId="run-live"

@@ -22,6 +22,7 @@ describe('run labels', () => {
     ['tab\there', 'A label is one line of text, without control characters.'],
     ['escape \u001b[31m', 'A label is one line of text, without control characters.'],
     [' padded', 'A label does not start or end with spaces.'],
+    ['', 'A label is not empty (an empty one is no label).'],
   ])('%j: %j', (label, problem) => {
     expect(runLabelProblem(label)).toBe(problem);
   });

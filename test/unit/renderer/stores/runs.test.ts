@@ -22,7 +22,7 @@ async function preparedFake() {
 describe('runs store', () => {
   beforeEach(() => {
     useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
-    useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' });
+    useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '', label: '' });
     useModels.setState({ job: null, models: [] });
   });
 
@@ -39,17 +39,18 @@ describe('runs store', () => {
     await useRuns.getState().start();
     expect(useRuns.getState().error).toBe('Choose a prepared model first.');
     // Every bad field at once, each under its own name.
-    useRuns.getState().setForm({ modelId: 'm', batch: '300', expertBudgetGiB: '0.1', cudaDevice: 'gpu1', limit: '20' });
+    useRuns.getState().setForm({ modelId: 'm', batch: '300', expertBudgetGiB: '0.1', cudaDevice: 'gpu1', limit: '20', label: 'x'.repeat(81) });
     await useRuns.getState().start();
     expect(useRuns.getState().error).toBeNull();
     expect(useRuns.getState().fieldErrors).toEqual({
       batch: 'Batch size must be a whole number from 1 to 256.',
       expertBudgetGiB: 'GPU expert memory must be a number of GiB from 0.25 to 1024, or empty for automatic.',
       cudaDevice: 'GPU must be a whole number from 0 to 63.',
+      label: 'A label has at most 80 characters (this one has 81).',
     });
     // Editing a field clears its own error only.
     useRuns.getState().setForm({ batch: '8' });
-    expect(Object.keys(useRuns.getState().fieldErrors)).toEqual(['expertBudgetGiB', 'cudaDevice']);
+    expect(Object.keys(useRuns.getState().fieldErrors)).toEqual(['expertBudgetGiB', 'cudaDevice', 'label']);
     expect(t.calls.filter((c) => c.channel === 'runs:start')).toEqual([]);
   });
 
@@ -57,10 +58,10 @@ describe('runs store', () => {
     const { calls, off } = await preparedFake();
     const modelId = useModels.getState().models[0]?.id;
     expect(modelId).toBeTruthy();
-    useRuns.getState().setForm({ modelId, limit: '5', batch: '4', maxNewTokens: '16', expertBudgetGiB: '6.5', cudaDevice: '1' });
+    useRuns.getState().setForm({ modelId, limit: '5', batch: '4', maxNewTokens: '16', expertBudgetGiB: '6.5', cudaDevice: '1', label: ' g32 try ' });
     await useRuns.getState().start();
     expect(calls.find((c) => c.channel === 'runs:start')?.payload).toEqual({
-      modelId, limit: 5, batch: 4, maxNewTokens: 16, expertBudgetMiB: 6656, cudaDevice: 1,
+      modelId, limit: 5, batch: 4, maxNewTokens: 16, expertBudgetMiB: 6656, cudaDevice: 1, label: 'g32 try',
     });
     await vi.waitFor(() => expect(useRuns.getState().run?.status).toBe('completed'), { timeout: 5000 });
     const s = useRuns.getState();
@@ -186,7 +187,7 @@ describe('runs store', () => {
     await api.runs.start({ modelId, limit: 300, batch: 3, maxNewTokens: 64 });
     useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280' });
     await useRuns.getState().attachActive();
-    expect(useRuns.getState().form).toEqual({ modelId, limit: '300', batch: '3', maxNewTokens: '64', expertBudgetGiB: '', cudaDevice: '' });
+    expect(useRuns.getState().form).toEqual({ modelId, limit: '300', batch: '3', maxNewTokens: '64', expertBudgetGiB: '', cudaDevice: '', label: '' });
     await useRuns.getState().cancel();
     off();
   });
@@ -255,7 +256,7 @@ const acc = (x: number): Accuracies => ({ promptStrict: x, promptLoose: x, instr
 describe('runs store: the edges', () => {
   beforeEach(() => {
     useRuns.setState({ run: null, progress: null, stream: [], error: null, busy: false });
-    useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '' });
+    useRuns.getState().setForm({ modelId: '', limit: '', batch: '', maxNewTokens: '1280', expertBudgetGiB: '', cudaDevice: '', label: '' });
   });
 
   it('accepts the bounds themselves, and GiB as whole MiB, rounded', () => {

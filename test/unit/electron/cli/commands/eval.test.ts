@@ -10,6 +10,7 @@ import { dataLayout, INTERRUPTED_RUN } from '../../../../../electron/main/data-d
 import { openDatabase } from '../../../../../electron/main/db/open-database.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { formatFigures, formatProgress } from '../../../../../electron/cli/commands/eval.js';
+import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
 import { loadNativeBinding } from '../../../../../electron/worker/runtime/binding.js';
 import { packModel } from '../../../../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../../../../../scripts/make-tiny-model.js';
@@ -47,6 +48,10 @@ describe('horizon eval / verify / export: usage', () => {
       errOut: expect.stringMatching(/--expert-budget applies to the CUDA backend, not --backend cpu/),
     });
     expect(await capture(['eval', '--model', 'x', '--backend', 'rocm'])).toMatchObject({ code: 2, errOut: expect.stringMatching(/--backend must be auto, cpu or cuda/) });
+    expect(await capture(['eval', '--model', 'x', '--label', 'a\tb'])).toMatchObject({
+      code: 2,
+      errOut: expect.stringMatching(/^horizon eval: --label: A label is one line of text, without control characters\./),
+    });
   });
 
   it('refuses to resume a run made with another input_data.jsonl than the data folder has', async () => {
@@ -110,7 +115,9 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
   it('runs, stores, writes a ZIP that verifies, and lists the run', async () => {
     const zip = path.join(root, 'out', 'result.zip');
     const dataDir = path.join(root, 'data');
-    const r = await capture(['eval', '--model', path.join(root, 'tiny'), '--limit', '4', '--batch', '3', '--max-new-tokens', '8', '--data-dir', dataDir, '--out', zip]);
+    const r = await capture([
+      'eval', '--model', path.join(root, 'tiny'), '--limit', '4', '--batch', '3', '--max-new-tokens', '8', '--label', ' first try ', '--data-dir', dataDir, '--out', zip,
+    ]);
     expect(r.errOut).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/4 prompts, batch 3, max new tokens 8, greedy/);
@@ -125,7 +132,9 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     const v = await capture(['verify', zip]);
     expect(v).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`^verified ${zip.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)) });
     const list = await capture(['export', '--list', '--data-dir', dataDir]);
-    expect(list.out).toMatch(/completed 4\/4 {2}local:tiny\/int4-g32 {2}CPU/);
+    expect(list.out).toMatch(/completed 4\/4 {2}local:tiny\/int4-g32 {2}CPU.* "first try"$/m);
+    const manifest = JSON.parse((await readZipEntries(zip)).get('manifest.json')!.toString('utf8')) as { run: { label?: string } };
+    expect(manifest.run.label).toBe('first try');
     const again = await capture(['eval', '--resume', 'no-such-run', '--data-dir', dataDir]);
     expect(again.code).toBe(1);
     expect(again.errOut).toMatch(/run no-such-run is not in/);

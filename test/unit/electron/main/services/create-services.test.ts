@@ -284,6 +284,24 @@ describe('createServices (scripted worker)', () => {
     expect(deletions().slice(before)).toEqual([{ runId: here }, { runId: elsewhere }]);
   });
 
+  it('starts a run with its label, trimmed, and refuses a bad one before storing a run', async () => {
+    const modelId = 'horizon--tiny@ccccccc/int4-g32';
+    const count = async () => {
+      const l = await services.api.runs.list();
+      return l.ok ? l.value.length : -1;
+    };
+    const stored = await count();
+    expect(await services.api.runs.start({ modelId, limit: 1, label: 'two\nlines' })).toEqual({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: 'A label is one line of text, without control characters.' },
+    });
+    expect(await count()).toBe(stored);
+    const r = await services.api.runs.start({ modelId, limit: 1, batch: 1, maxNewTokens: 16, label: ' from the start ' });
+    expect(r).toMatchObject({ ok: true, value: { label: 'from the start' } });
+    await services.runs.activeRun?.done;
+    expect(await services.api.runs.get({ runId: r.ok ? r.value.id : '' })).toMatchObject({ ok: true, value: { status: 'completed', label: 'from the start' } });
+  });
+
   it('labels a run, tells every UI once, refuses a bad label, and clears it', async () => {
     const runId = await finishedRun();
     const told = () => events.filter((e) => e.name === 'runs:onDidLabel').map((e) => e.payload);
