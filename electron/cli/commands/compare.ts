@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { PairedComparison } from '../../common/ipc-contract.js';
 import { compareCampaigns, type PerfCampaignDetail, type PerfComparison } from '../../common/perf-campaign.js';
 import { describeLevel } from '../../common/paired-stats.js';
+import { runLabelProblem } from '../../common/run-label.js';
 import type { PairedLevel } from '../../common/paired-stats.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
@@ -66,7 +67,22 @@ export function formatComparison(runA: string, runB: string, stats: PairedCompar
   ].join('\n');
 }
 
-type Side = { readonly kind: 'run'; readonly rows: readonly ComparableResponse[] } | { readonly kind: 'campaign'; readonly campaign: PerfCampaignDetail };
+type Side =
+  | { readonly kind: 'run'; readonly rows: readonly ComparableResponse[]; readonly label: string | null }
+  | { readonly kind: 'campaign'; readonly campaign: PerfCampaignDetail };
+
+/** The label a verified result ZIP's manifest carries (run.label), if it is one. */
+function zipLabel(entries: ReadonlyMap<string, Buffer>): string | null {
+  try {
+    const label = (JSON.parse(entries.get('manifest.json')?.toString('utf8') ?? '{}') as { run?: { label?: unknown } }).run?.label;
+    return typeof label === 'string' && runLabelProblem(label) === null ? label : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A run as the comparison names it: its id, and its label when it has one. */
+export const namedRun = (id: string, label: string | null): string => (label === null ? id : `${id} ${JSON.stringify(label)}`);
 
 /** A verified ZIP as one side: a result ZIP's re-scored responses or a campaign ZIP's campaign; null after saying why not. */
 async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Promise<Side | null> {
@@ -83,7 +99,7 @@ async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Pro
   const { tools, verifyOptions } = await inputs();
   const r = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
   if (!r.verified || !r.responses) return notVerified(r.problems.length);
-  return { kind: 'run', rows: r.responses };
+  return { kind: 'run', rows: r.responses, label: zipLabel(entries) };
 }
 
 const rate = (v: number | null | undefined) => (v == null ? '—' : `${v.toFixed(1)} tok/s`);
@@ -139,8 +155,9 @@ export async function run(args: string[]): Promise<number> {
         sides.push(side);
         continue;
       }
-      if (new RunRepo(db!).get(id)) {
-        sides.push({ kind: 'run', rows: new ResponseRepo(db!).all(id) });
+      const stored = new RunRepo(db!).get(id);
+      if (stored) {
+        sides.push({ kind: 'run', rows: new ResponseRepo(db!).all(id), label: stored.label });
         continue;
       }
       const campaign = new PerfRepo(db!).get(id);
@@ -160,12 +177,11 @@ export async function run(args: string[]): Promise<number> {
       console.log(values.json ? JSON.stringify({ campaignA: a.campaign.id, campaignB: b.campaign.id, ...c }, null, 2) : formatCampaignComparison(a.campaign, b.campaign, c));
       return 0;
     }
-    const sidesRows = [a.rows, b.rows] as const;
-    const { changed, stats } = compareResponses(sidesRows[0], sidesRows[1]);
+    const { changed, stats } = compareResponses(a.rows, b.rows);
     if (values.json) {
-      console.log(JSON.stringify({ runA, runB, ...stats, changed }, null, 2));
+      console.log(JSON.stringify({ runA, runB, labelA: a.label, labelB: b.label, ...stats, changed }, null, 2));
     } else {
-      console.log(formatComparison(runA, runB, stats));
+      console.log(formatComparison(namedRun(runA, a.label), namedRun(runB, b.label), stats));
       const regressions = changed.filter((c) => c.a.strict && !c.b.strict);
       if (regressions.length > 0) {
         console.log(`strict regressions (A passes, B fails): ${regressions.map((c) => `#${c.key}`).join(', ')}`);

@@ -33,7 +33,7 @@ function formatCi(l: PairedLevel): string {
 
 /** The comparison as JSON, as `horizon compare --json` prints it, saved through the browser's download. */
 function downloadJson(c: RunComparison): void {
-  const body = JSON.stringify({ runA: c.a.id, runB: c.b.id, ...c.stats, changed: c.changed }, null, 2);
+  const body = JSON.stringify({ runA: c.a.id, runB: c.b.id, labelA: c.a.label, labelB: c.b.label, ...c.stats, changed: c.changed }, null, 2);
   const url = URL.createObjectURL(new Blob([body], { type: 'application/json' }));
   const a = document.createElement('a');
   a.href = url;

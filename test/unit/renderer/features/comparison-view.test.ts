@@ -12,7 +12,7 @@ const { ComparisonView } = (await import(/* @vite-ignore */ viewModule)) as { Co
 
 function detail(id: string, rows: [string, number, number][], promptStrict: number | null): RunDetail {
   return {
-    id, modelRepo: 'o/m', modelRevision: '7f1c97f0123', backendLabel: 'CPU backend',
+    id, label: null, modelRepo: 'o/m', modelRevision: '7f1c97f0123', backendLabel: 'CPU backend',
     accuracies: promptStrict === null ? null : { promptStrict, promptLoose: 0.5, instructionStrict: 0.5, instructionLoose: 0.5 },
     byInstruction: rows.map(([instructionId, strictPassed, count]) => ({ instructionId, strictPassed, count })),
     figures: { decodeTokensPerSecond: 10 },
@@ -97,7 +97,7 @@ describe('ComparisonView', () => {
   });
 
   it('says the figures are over the common prompts, reads the test in plain words and lists the paired counts', () => {
-    const a = { ...detail('run-1', [], 0.5), done: 40 } as RunDetail;
+    const a = { ...detail('run-1', [], 0.5), done: 40, label: 'baseline <g32>' } as RunDetail;
     const b = { ...detail('run-2', [], 0.6), done: 541 } as RunDetail;
     const c = {
       a, b, common: 40, stats: stats(40, level(20, 12, 4, 4)),
@@ -115,5 +115,7 @@ describe('ComparisonView', () => {
     expect(paired.some((r) => r.includes('|20||12||4||4||0.077|'))).toBe(true);
     expect(text).toMatch(/#7 Open regression first regression.*#9 Open improvement an improvement/);
     expect(text).toContain('Export comparison (JSON)');
+    // A's label under its id (escaped as text); B has none.
+    expect(html.match(/<div class="compare__label">[^<]*<\/div>/g)).toEqual(['<div class="compare__label">baseline &lt;g32&gt;</div>']);
   });
 });

@@ -34,7 +34,7 @@ describe('horizon compare with result ZIPs', () => {
     expect(r.code).toBe(0);
     return JSON.parse(r.out) as Record<string, unknown>;
   };
-  const withoutLabels = ({ runA: _a, runB: _b, ...rest }: Record<string, unknown>) => rest;
+  const withoutNames = ({ runA: _a, runB: _b, ...rest }: Record<string, unknown>) => rest;
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-compare-zip-'));
@@ -44,6 +44,7 @@ describe('horizon compare with result ZIPs', () => {
     const db = openDatabase(dataLayout.database(dataDir));
     for (const [id, answers, out] of [['run-a', ANSWERS_A, zipA()], ['run-b', ANSWERS_B, zipB()]] as const) {
       const repos = storeRun(db, id, official, 3, answers, tools, 'completed');
+      if (id === 'run-b') repos.runs.setLabel(id, 'with commas');
       await writeResultZip({ ...repos, inputDataText: official, tools }, id, out);
     }
     db.close();
@@ -55,6 +56,8 @@ describe('horizon compare with result ZIPs', () => {
     expect(j).toMatchObject({
       runA: zipA(),
       runB: zipB(),
+      labelA: null,
+      labelB: 'with commas',
       common: 3,
       identicalResponses: 1,
       instructionMismatches: 0,
@@ -70,17 +73,18 @@ describe('horizon compare with result ZIPs', () => {
     expect((j.changed as { key: number }[]).map((c) => c.key)).toEqual([1001]);
   });
 
-  it('gives the same comparison from the ZIPs, the stored runs, or one of each', async () => {
-    const stored = withoutLabels(await json('run-a', 'run-b'));
-    expect(withoutLabels(await json(zipA(), zipB()))).toEqual(stored);
-    expect(withoutLabels(await json('run-a', zipB()))).toEqual(stored);
-    expect(withoutLabels(await json(zipA(), 'run-b'))).toEqual(stored);
+  it('gives the same comparison from the ZIPs, the stored runs, or one of each, labels included', async () => {
+    const stored = withoutNames(await json('run-a', 'run-b'));
+    expect(stored).toMatchObject({ labelA: null, labelB: 'with commas' });
+    expect(withoutNames(await json(zipA(), zipB()))).toEqual(stored);
+    expect(withoutNames(await json('run-a', zipB()))).toEqual(stored);
+    expect(withoutNames(await json(zipA(), 'run-b'))).toEqual(stored);
   });
 
   it('needs no database when both sides are ZIPs', async () => {
     const r = await captureConsole(() => run([zipA(), zipB(), '--db', path.join(dir, 'no-such.sqlite'), '--data-dir', dataDir]));
     expect(r).toMatchObject({ code: 0, errOut: '' });
-    expect(r.out).toContain('3 prompts scored in both (1 with identical responses)');
+    expect(r.out).toContain(`A ${zipA()}  ->  B ${zipB()} "with commas": 3 prompts scored in both (1 with identical responses)`);
     expect(r.out).toContain('strict regressions (A passes, B fails): #1001');
   });
 
