@@ -132,6 +132,17 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(await page.getByTestId('history').locator('.history__label').allTextContents()).toEqual(['twelve prompts', 'baseline g32']);
     expect(await page.getByTestId('comparison').locator('.compare__label').allTextContents()).toEqual(['baseline g32', 'twelve prompts']);
     await fullShot(page, path.join(shots, '6-history.png'));
+    // The filter narrows the table by any word of a run's label, model, device, status or id.
+    const historyRows = page.getByTestId('history').locator('tbody tr');
+    expect(await page.getByTestId('history-shown').textContent()).toBe('2 runs');
+    await page.getByLabel('Filter runs').fill('BASELINE');
+    await expect.poll(() => historyRows.count()).toBe(1);
+    expect(await historyRows.locator('.history__label').textContent()).toBe('baseline g32');
+    expect(await page.getByTestId('history-shown').textContent()).toBe('1 of 2 runs');
+    await page.getByLabel('Filter runs').fill('no such run');
+    await expect.poll(() => historyRows.count()).toBe(0);
+    await page.getByRole('button', { name: 'Show every run' }).click();
+    await expect.poll(() => historyRows.count()).toBe(2);
 
     expect(consoleErrors).toEqual([]);
     // The production bundle, as the app ships it (React's development build says so on the console).

@@ -27,6 +27,9 @@ interface HistoryState {
   imported: ImportedRunReport | null;
   importError: string | null;
   importing: boolean;
+  /** What the runs table is filtered by (runMatches); empty shows every run. */
+  filter: string;
+  setFilter(filter: string): void;
   refresh(): Promise<void>;
   setZipPath(path: string): void;
   /** Re-checks a result ZIP (hashes and re-scoring) by its path on the machine running the services. */
@@ -77,10 +80,29 @@ function sameAccuracies(a: RunSummary['accuracies'], b: RunSummary['accuracies']
   );
 }
 
+function sameOrigin(a: RunSummary['imported'], b: RunSummary['imported']): boolean {
+  return a === b || (a !== null && b !== null && a.file === b.file && a.sha256 === b.sha256 && a.importedAt === b.importedAt);
+}
+
 function sameSummary(a: RunSummary, b: RunSummary): boolean {
   const keys = Object.keys(b) as (keyof RunSummary)[];
   if (Object.keys(a).length !== keys.length) return false;
-  return keys.every((k) => (k === 'accuracies' ? sameAccuracies(a.accuracies, b.accuracies) : a[k] === b[k]));
+  return keys.every((k) =>
+    k === 'accuracies' ? sameAccuracies(a.accuracies, b.accuracies) : k === 'imported' ? sameOrigin(a.imported, b.imported) : a[k] === b[k],
+  );
+}
+
+/**
+ * Whether a run is one the History filter asks for: every word of `query` (case aside) is in its id, label, model
+ * (repo, revision, id), weights, device, status, or the ZIP it was imported from.
+ */
+export function runMatches(run: RunSummary, query: string): boolean {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return true;
+  const text = [run.id, run.label ?? '', run.modelRepo, run.modelRevision, run.modelId, run.weights, run.backendLabel, run.status, run.imported?.file ?? '']
+    .join('\n')
+    .toLowerCase();
+  return words.every((w) => text.includes(w));
 }
 
 /**
@@ -104,6 +126,8 @@ export const useHistory = create<HistoryState>((set, get) => ({
   selected: [],
   comparison: null,
   error: null,
+  filter: '',
+  setFilter: (filter) => set({ filter }),
   zipPath: '',
   verifyReport: null,
   verifyError: null,

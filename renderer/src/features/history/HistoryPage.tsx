@@ -1,14 +1,15 @@
-import { memo, useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useMemo, useRef, useState } from 'react';
 
 import { isLiveStatus, type RunSummary } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { DeletedNotice } from '../../components/DeletedNotice.js';
+import { Field } from '../../components/Field.js';
 import { baseName, formatDate, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { TableScroll } from '../../components/TableScroll.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { useConnection } from '../../stores/connection.js';
-import { useHistory } from '../../stores/history.js';
+import { runMatches, useHistory } from '../../stores/history.js';
 import { useNav } from '../../stores/nav.js';
 import { useResults } from '../../stores/results.js';
 import { ResumeRunButton } from '../runs/ResumeRunButton.js';
@@ -23,9 +24,11 @@ export function HistoryPage() {
   const error = useHistory((s) => s.error);
   const deletion = useHistory((s) => s.deletion);
   const deleted = useHistory((s) => s.deleted);
+  const filter = useHistory((s) => s.filter);
+  const shown = useMemo(() => runs.filter((r) => runMatches(r, filter)), [runs, filter]);
   // While the server is away the app-wide notice says so; the list's own "did not answer" would only repeat it.
   const offline = useConnection((s) => !s.up);
-  const { refresh, compare, cancelDelete, confirmDelete } = useHistory.getState();
+  const { refresh, compare, cancelDelete, confirmDelete, setFilter } = useHistory.getState();
 
   useEffect(() => {
     void refresh();
@@ -43,9 +46,9 @@ export function HistoryPage() {
     const target = row ? (row.del && !row.del.disabled ? row.del : row.link) : runsHeading.current;
     target?.focus();
     setFocusAfter(null);
-  }, [focusAfter, runs, deletion]);
+  }, [focusAfter, shown, deletion]);
   // A run deleted in another window takes its row (or its open question) away, and the focus with it.
-  useFocusFallback(runsHeading, `${runs.map((r) => r.id).join(' ')}|${deletion?.run.id ?? ''}`);
+  useFocusFallback(runsHeading, `${shown.map((r) => r.id).join(' ')}|${deletion?.run.id ?? ''}`);
   const buttonsOf = (runId: string) => {
     let b = rowButtons.current.get(runId);
     if (!b) {
@@ -64,8 +67,8 @@ export function HistoryPage() {
     const runId = deletion?.run.id;
     if (!runId) return;
     // The row that takes the deleted one's place, else the one above it.
-    const i = runs.findIndex((r) => r.id === runId);
-    const neighbour = runs[i + 1] ?? runs[i - 1];
+    const i = shown.findIndex((r) => r.id === runId);
+    const neighbour = shown[i + 1] ?? shown[i - 1];
     if (await confirmDelete()) {
       rowButtons.current.delete(runId);
       setFocusAfter({ runId: neighbour?.id ?? null });
@@ -95,7 +98,31 @@ export function HistoryPage() {
           />
         ) : null}
         {deletion ? <DeleteRunPanel deletion={deletion} onConfirm={() => void onConfirmDelete()} onCancel={onCancelDelete} /> : null}
-        {runs.length ? (
+        {runs.length > 1 || filter ? (
+          <div className="history__filter">
+            <Field
+              label="Filter runs"
+              type="search"
+              placeholder="label, model, device, status or id"
+              value={filter}
+              onValue={setFilter}
+              hint={
+                <span data-testid="history-shown" aria-live="polite">
+                  {filter.trim() ? `${shown.length} of ${runs.length} runs` : `${runs.length} runs`}
+                </span>
+              }
+            />
+          </div>
+        ) : null}
+        {runs.length && !shown.length ? (
+          <p className="muted">
+            No run matches “{filter.trim()}”.{' '}
+            <button type="button" className="link" onClick={() => setFilter('')}>
+              Show every run
+            </button>
+          </p>
+        ) : null}
+        {shown.length ? (
           <TableScroll label="Runs table">
             <table className="table">
               <thead>
@@ -117,13 +144,13 @@ export function HistoryPage() {
                 </tr>
               </thead>
               <tbody>
-                {runs.map((r) => (
+                {shown.map((r) => (
                   <HistoryRow key={r.id} run={r} pick={selected.indexOf(r.id)} buttons={buttonsOf(r.id)} />
                 ))}
               </tbody>
             </table>
           </TableScroll>
-        ) : (
+        ) : runs.length ? null : (
           <p className="muted">No runs yet.</p>
         )}
       </Card>

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { RunComparison, RunSummary, VerifyReport } from '../../../../electron/common/ipc-contract.js';
 import { setTransport } from '../../../../renderer/src/api.js';
 import { connectEvents } from '../../../../renderer/src/stores/events.js';
-import { mergeRuns, useHistory } from '../../../../renderer/src/stores/history.js';
+import { mergeRuns, runMatches, useHistory } from '../../../../renderer/src/stores/history.js';
 import { useResults } from '../../../../renderer/src/stores/results.js';
 import { useRuns } from '../../../../renderer/src/stores/runs.js';
 import { holdReplies, inProcessTransport, scripted, shared } from '../in-process-transport.js';
@@ -386,6 +386,45 @@ describe('history store: the edges', () => {
       imported: null, importError: null, importing: false, deletion: null, deleted: null,
     }),
   );
+
+  it("keeps an imported run's object while where it came from reads the same, and not once it differs", () => {
+    const origin = { file: '/z/run.zip', sha256: 'e'.repeat(64), importedAt: '2026-12-06T19:30:00.000Z' };
+    const prev = [summary('a', { imported: origin })];
+    expect(mergeRuns(prev, [summary('a', { imported: { ...origin } })])).toBe(prev);
+    for (const k of ['file', 'sha256', 'importedAt'] as const) {
+      const next = [summary('a', { imported: { ...origin, [k]: 'other' } })];
+      expect(mergeRuns(prev, next)[0]).toBe(next[0]);
+    }
+    const here = [summary('a')];
+    expect(mergeRuns(prev, here)[0]).toBe(here[0]);
+    const label = [summary('a', { imported: origin, label: 'x' })];
+    expect(mergeRuns(prev, label)[0]).toBe(label[0]);
+  });
+
+  it.each([
+    ['', true],
+    ['   ', true],
+    ['baseline', true],
+    ['BASELINE g32', true],
+    ['g32 baseline', true],
+    ['baseline g128', false],
+    ['h200', true],
+    ['cancelled', true],
+    ['completed', false],
+    ['20261206T', true],
+    ['bf16', true],
+    ['colleague.zip', true],
+    ['7f1c97f', true],
+    ['olmoe', true],
+    ['llama', false],
+  ])('the filter %j %s the run', (query, matches) => {
+    const run = summary('20261206T205311-c5b042', {
+      label: 'Baseline G32', modelRepo: 'allenai/OLMoE-1B-7B-0924-Instruct', modelRevision: '7f1c97f440f0', modelId: 'allenai--OLMoE@7f1c97f/bf16',
+      weights: 'bf16', backendLabel: 'CUDA: NVIDIA H200', status: 'cancelled',
+      imported: { file: '/shared/colleague.zip', sha256: 'e'.repeat(64), importedAt: '2026-12-06T19:30:00.000Z' },
+    });
+    expect(runMatches(run, query)).toBe(matches);
+  });
 
   it('counts a change in any accuracy, a missing one, or a key only one summary has as a change of that run', () => {
     const prev = [summary('a'), summary('b')];
