@@ -754,6 +754,12 @@ export interface CampaignEvent {
   readonly campaignId: string;
 }
 
+/** A campaign's label was set or cleared (`perf:setLabel`, from any window, or `horizon label --campaign`). */
+export interface CampaignLabelEvent {
+  readonly campaignId: string;
+  readonly label: string | null;
+}
+
 //#region perf
 
 export interface StartPerfRequest {
@@ -764,6 +770,12 @@ export interface StartPerfRequest {
 
 export interface PerfRef {
   readonly campaignId: string;
+}
+
+export interface SetCampaignLabelRequest {
+  readonly campaignId: string;
+  /** The new label, trimmed when stored; empty clears it. */
+  readonly label: string;
 }
 
 export interface DeleteCampaignRequest {
@@ -819,6 +831,8 @@ export interface PerfApi {
    * one is refused (cancel it first). Every UI is told as `perf:onDidDelete`.
    */
   delete(req: DeleteCampaignRequest): Promise<Result<DeletedCampaign>>;
+  /** Labels a campaign (any, running or imported), or clears its label; every UI is told as `perf:onDidLabel`. */
+  setLabel(req: SetCampaignLabelRequest): Promise<Result<PerfCampaign>>;
 }
 
 //#endregion
@@ -834,6 +848,7 @@ export interface EventMap {
   'perf:onDidProgress': PerfCampaignProgress;
   'perf:onDidImport': CampaignEvent;
   'perf:onDidDelete': CampaignEvent;
+  'perf:onDidLabel': CampaignLabelEvent;
 }
 
 export type EventName = keyof EventMap;
@@ -848,6 +863,7 @@ const EVENTS: { readonly [E in EventName]: true } = {
   'perf:onDidProgress': true,
   'perf:onDidImport': true,
   'perf:onDidDelete': true,
+  'perf:onDidLabel': true,
 };
 
 /** Every event name: the ones the preload lets a window subscribe to. */

@@ -189,6 +189,7 @@ export const REQUEST_SCHEMAS = {
   'perf:importZip': object({ path: absPathOrRelative }),
   'perf:delete': object({ campaignId: id, deleteExport: optional(bool()) }),
   'perf:listZips': object({ campaignId: id }),
+  'perf:setLabel': object({ campaignId: id, label: str({ max: 1000 }) }),
   'runs:response': object({ runId: id, key: int(0, Number.MAX_SAFE_INTEGER) }),
   'runs:compare': object({ runA: id, runB: id }),
   'runs:delete': object({ runId: id, deleteExport: optional(bool()) }),

@@ -19,3 +19,15 @@ export function runLabelProblem(label: string): string | null {
   if (label !== label.trim()) return 'A label does not start or end with spaces.';
   return null;
 }
+
+/** `v` when it is a label the app would store, else null (a ZIP's label read for display, not stored). */
+export function validLabel(v: unknown): string | null {
+  return typeof v === 'string' && runLabelProblem(v) === null ? v : null;
+}
+
+/** What a label field's text gives: the label (null for none), or why it cannot be one. */
+export function readLabel(text: string): { readonly label: string | null; readonly problem: null } | { readonly label: null; readonly problem: string } {
+  const label = normalizeRunLabel(text);
+  const problem = label === null ? null : runLabelProblem(label);
+  return problem === null ? { label, problem } : { label: null, problem };
+}

@@ -23,7 +23,7 @@ import type {
 import { isLiveStatus } from '../../electron/common/ipc-contract.js';
 import { aggregateCampaign, campaignConfigs, PERF_SETTINGS, type PerfCampaign, type PerfRequestRecord } from '../../electron/common/perf-campaign.js';
 import { err, ok } from '../../electron/common/result.js';
-import { normalizeRunLabel, runLabelProblem } from '../../electron/common/run-label.js';
+import { readLabel } from '../../electron/common/run-label.js';
 import type { FinishReason } from '../../electron/common/worker-protocol.js';
 import type { StoredResponseWithPass } from '../../electron/main/db/response-repo.js';
 import { compareResponses } from '../../electron/main/services/run-compare.js';
@@ -325,7 +325,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             accuracies: null,
             error: null,
             imported: null,
-            label: req.label ? normalizeRunLabel(req.label) : null,
+            label: readLabel(req.label ?? '').label,
           },
           responses: [],
           prompts: selected,
@@ -448,8 +448,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         const run = runs.get(runId);
         if (!run) return err('NOT_FOUND', `run ${runId} not found`);
         // The real rule, so the page's own check and the service's answer can be seen to agree.
-        const label = normalizeRunLabel(text);
-        const problem = label === null ? null : runLabelProblem(label);
+        const { label, problem } = readLabel(text);
         if (problem) return err('BAD_INPUT', problem);
         run.summary = { ...run.summary, label };
         emit('runs:onDidLabel', { runId, label });
@@ -520,6 +519,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           peakMemoryScope: gpus.length ? 'process' : null, settings,
           configs: specs.map((c) => ({ ...c, residency: c.expertBudgetBytes === null ? 'all 64 experts a layer' : `${Math.floor(c.expertBudgetBytes / 2 ** 27)} of 64 experts a layer` })),
           imported: null,
+          label: null,
         };
         const requests: PerfRequestRecord[] = [];
         campaigns.set(id, { campaign, requests });
@@ -591,6 +591,15 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         return ok(campaign);
       },
       listZips: async ({ campaignId }) => ok(campaignZips(campaignId)),
+      setLabel: async ({ campaignId, label: text }) => {
+        const c = campaigns.get(campaignId);
+        if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);
+        const { label, problem } = readLabel(text);
+        if (problem) return err('BAD_INPUT', problem);
+        c.campaign = { ...c.campaign, label };
+        emit('perf:onDidLabel', { campaignId, label });
+        return ok(c.campaign);
+      },
       delete: async ({ campaignId, deleteExport }) => {
         const c = campaigns.get(campaignId);
         if (!c) return err('NOT_FOUND', `campaign ${campaignId} not found`);

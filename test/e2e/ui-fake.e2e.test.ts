@@ -77,12 +77,12 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(await page.evaluate('document.activeElement?.id')).toBe(await labelField.getAttribute('id'));
     await labelField.fill('x'.repeat(81));
     await labelField.press('Enter');
-    await expect.poll(() => page.getByTestId('run-label').locator('.field__error').textContent()).toBe(
+    await expect.poll(() => page.getByTestId('label-field').locator('.field__error').textContent()).toBe(
       'A label has at most 80 characters (this one has 81).',
     );
     await labelField.fill('  baseline g32 ');
     await labelField.press('Enter');
-    await expect.poll(() => page.getByTestId('run-label').textContent()).toBe('baseline g32Edit label');
+    await expect.poll(() => page.getByTestId('label-field').textContent()).toBe('baseline g32Edit label');
     expect(await page.evaluate('document.activeElement?.textContent')).toBe('Edit label');
     expect(await page.getByLabel('Run', { exact: true }).locator('option:checked').textContent()).toBe('run-1 · baseline g32 · completed · 10/10');
     await fullShot(page, path.join(shots, '4-results.png'));
@@ -483,6 +483,13 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     expect(await compared.nth(0).textContent()).toMatch(/^full residency([\d.]+) tok\/s\1 tok\/s1\.00x/);
     expect(await compared.nth(2).textContent()).toMatch(/^4 GiB expertsnot measured[\d.]+ tok\/s—/);
     expect(await page.getByTestId('campaign-differences').count()).toBe(0);
+    // The shown campaign (A) labelled: the list and the comparison name it.
+    await page.getByRole('button', { name: 'Add a label' }).click();
+    await page.getByLabel('Campaign label').fill('one budget');
+    await page.getByLabel('Campaign label').press('Enter');
+    await expect.poll(() => page.getByTestId('label-field').textContent()).toBe('one budgetEdit label');
+    expect(await page.getByLabel('Campaign', { exact: true }).locator('option:checked').textContent()).toMatch(/^perf-\d+ · one budget · completed · /);
+    expect(await page.getByTestId('campaign-comparison').textContent()).toMatch(/^A perf-\d+ “one budget” on CUDA: .* · B perf-\d+ on CUDA: /);
     await fullShot(page, path.join(shots, '11-performance-gpu.png'));
 
     // The second campaign, exported, deleted after asking with its ZIP: the first is shown again, with nothing left to

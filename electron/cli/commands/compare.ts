@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { PairedComparison } from '../../common/ipc-contract.js';
 import { compareCampaigns, type PerfCampaignDetail, type PerfComparison } from '../../common/perf-campaign.js';
 import { describeLevel } from '../../common/paired-stats.js';
-import { runLabelProblem } from '../../common/run-label.js';
+import { validLabel } from '../../common/run-label.js';
 import type { PairedLevel } from '../../common/paired-stats.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
@@ -74,14 +74,13 @@ type Side =
 /** The label a verified result ZIP's manifest carries (run.label), if it is one. */
 function zipLabel(entries: ReadonlyMap<string, Buffer>): string | null {
   try {
-    const label = (JSON.parse(entries.get('manifest.json')?.toString('utf8') ?? '{}') as { run?: { label?: unknown } }).run?.label;
-    return typeof label === 'string' && runLabelProblem(label) === null ? label : null;
+    return validLabel((JSON.parse(entries.get('manifest.json')?.toString('utf8') ?? '{}') as { run?: { label?: unknown } }).run?.label);
   } catch {
     return null;
   }
 }
 
-/** A run as the comparison names it: its id, and its label when it has one. */
+/** A run or campaign as the comparison names it: its id, and its label when it has one. */
 export const namedRun = (id: string, label: string | null): string => (label === null ? id : `${id} ${JSON.stringify(label)}`);
 
 /** A verified ZIP as one side: a result ZIP's re-scored responses or a campaign ZIP's campaign; null after saying why not. */
@@ -94,7 +93,8 @@ async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Pro
   if (isPerfZip(entries)) {
     const v = await verifyPerfZip(path.resolve(file), entries);
     if (!v.read || !v.aggregates) return notVerified(v.problems.length);
-    return { kind: 'campaign', campaign: { ...v.read.campaign, requests: v.read.requests, aggregates: v.aggregates, imported: null } };
+    const { label, ...campaign } = v.read.campaign;
+    return { kind: 'campaign', campaign: { ...campaign, label: validLabel(label), requests: v.read.requests, aggregates: v.aggregates, imported: null } };
   }
   const { tools, verifyOptions } = await inputs();
   const r = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
@@ -111,7 +111,7 @@ export function formatCampaignComparison(a: PerfCampaignDetail, b: PerfCampaignD
   const width = Math.max(13, ...c.configs.map((x) => x.label.length));
   const row = (cells: readonly string[]) => `  ${cells[0]!.padEnd(width)}  ${cells.slice(1).map((x) => x.padStart(13)).join('  ')}`;
   return [
-    `A ${a.id} (${a.deviceLabel})  ->  B ${b.id} (${b.deviceLabel})`,
+    `A ${namedRun(a.id, a.label)} (${a.deviceLabel})  ->  B ${namedRun(b.id, b.label)} (${b.deviceLabel})`,
     row(['configuration', 'decode A', 'decode B', 'B/A', 'TTFT p50 A', 'TTFT p50 B', 'B/A']),
     ...c.configs.map((x) =>
       row([
@@ -174,7 +174,8 @@ export async function run(args: string[]): Promise<number> {
         return 1;
       }
       const c = compareCampaigns(a.campaign, b.campaign);
-      console.log(values.json ? JSON.stringify({ campaignA: a.campaign.id, campaignB: b.campaign.id, ...c }, null, 2) : formatCampaignComparison(a.campaign, b.campaign, c));
+      const json = { campaignA: a.campaign.id, campaignB: b.campaign.id, labelA: a.campaign.label, labelB: b.campaign.label, ...c };
+      console.log(values.json ? JSON.stringify(json, null, 2) : formatCampaignComparison(a.campaign, b.campaign, c));
       return 0;
     }
     const { changed, stats } = compareResponses(a.rows, b.rows);

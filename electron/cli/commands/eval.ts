@@ -14,7 +14,7 @@ import { resolveModelSource, resumeProblem } from '../../main/jobs/model-source.
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunBackend, RunProgress } from '../../common/ipc-contract.js';
-import { normalizeRunLabel, runLabelProblem } from '../../common/run-label.js';
+import { readLabel } from '../../common/run-label.js';
 import { RUN_BATCH, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../common/run-settings.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError, whenStdoutCloses } from '../command-args.js';
@@ -120,8 +120,7 @@ export async function run(args: string[]): Promise<number> {
   for (const flag of ['device', 'expert-budget'] as const) {
     if (backend === 'cpu' && values[flag] !== undefined) return usageError('eval', USAGE, `--${flag} applies to the CUDA backend, not --backend cpu`);
   }
-  const label = normalizeRunLabel(values.label ?? '');
-  const labelProblem = label === null ? null : runLabelProblem(label);
+  const { label, problem: labelProblem } = readLabel(values.label ?? '');
   if (labelProblem) return usageError('eval', USAGE, `--label: ${labelProblem}`);
   let limit, batch, maxNewTokens, budget, cudaDevice;
   try {

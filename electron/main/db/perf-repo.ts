@@ -16,6 +16,7 @@ interface CampaignRow extends OriginColumns {
   peak_memory_scope: 'process' | 'device' | null;
   settings_json: string;
   configs_json: string;
+  label: string | null;
 }
 
 interface RequestRow {
@@ -47,6 +48,7 @@ const toCampaign = (r: CampaignRow): PerfCampaign => ({
   settings: JSON.parse(r.settings_json) as PerfCampaign['settings'],
   configs: JSON.parse(r.configs_json) as PerfCampaign['configs'],
   imported: originOf(r),
+  label: r.label,
 });
 
 const toRequest = (r: RequestRow): PerfRequestRecord => ({
@@ -69,7 +71,7 @@ const toRequest = (r: RequestRow): PerfRequestRecord => ({
 export class PerfRepo {
   constructor(private readonly db: Database.Database) {}
 
-  create(c: Omit<PerfCampaign, 'finishedAt' | 'status' | 'error' | 'imported'>): void {
+  create(c: Omit<PerfCampaign, 'finishedAt' | 'status' | 'error' | 'imported' | 'label'>): void {
     this.db
       .prepare(
         `INSERT INTO perf_campaigns (id, created_at, status, model_json, backend, device_label, peak_memory_scope, settings_json, configs_json)
@@ -87,12 +89,12 @@ export class PerfRepo {
       this.db
         .prepare(
           `INSERT INTO perf_campaigns (id, created_at, finished_at, status, error, model_json, backend, device_label, peak_memory_scope,
-             settings_json, configs_json, imported_from, imported_sha256, imported_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+             settings_json, configs_json, imported_from, imported_sha256, imported_at, label)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           c.id, c.createdAt, c.finishedAt, c.status, c.error, JSON.stringify(c.model), c.backend, c.deviceLabel, c.peakMemoryScope,
-          JSON.stringify(c.settings), JSON.stringify(c.configs), c.imported.file, c.imported.sha256, c.imported.importedAt,
+          JSON.stringify(c.settings), JSON.stringify(c.configs), c.imported.file, c.imported.sha256, c.imported.importedAt, c.label,
         );
       for (const r of requests) this.addRequest(c.id, r);
     })();
@@ -117,6 +119,11 @@ export class PerfRepo {
 
   finish(id: string, status: Exclude<PerfStatus, 'running'>, error: string | null = null, now = new Date().toISOString()): void {
     this.db.prepare('UPDATE perf_campaigns SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error, now, id);
+  }
+
+  /** Sets or clears (null) a campaign's label, a valid one (run-label.ts); false when there is no such campaign. */
+  setLabel(id: string, label: string | null): boolean {
+    return this.db.prepare('UPDATE perf_campaigns SET label = ? WHERE id = ?').run(label, id).changes === 1;
   }
 
   /** A campaign left running by a process that stopped: failed, with why. */

@@ -7,12 +7,14 @@ import {
   Fields,
   ImportError,
   isNonEmpty,
+  isOptionalLabel,
   isPositive,
   isCampaignId,
   isString,
   isTime,
   notVerified,
   oneOf,
+  OPTIONAL_LABEL,
   readZipToImport,
   refuseProblems,
   CAMPAIGN_ID,
@@ -52,6 +54,7 @@ export async function importPerfZip(file: string, opts: ImportPerfZipOptions, no
   const json: unknown = verification.read.campaign;
   const f = new Fields('campaign.json');
   const id = f.get(json, 'id', isCampaignId, CAMPAIGN_ID);
+  const label = f.get(json, 'label', isOptionalLabel, OPTIONAL_LABEL);
   const createdAt = f.get(json, 'createdAt', isTime, 'an ISO-8601 time');
   const finishedAt = f.get(json, 'finishedAt', (v): v is string | null => v === null || isTime(v), 'an ISO-8601 time or null');
   const status = f.get(json, 'status', oneOf(['completed', 'failed', 'cancelled'] as const), 'completed, failed or cancelled');
@@ -91,6 +94,7 @@ export async function importPerfZip(file: string, opts: ImportPerfZipOptions, no
     settings: settings as { [K in keyof typeof settings]: Exclude<(typeof settings)[K], undefined> },
     configs: configs!,
     imported: origin,
+    label: label ?? null,
   };
   storeOnce(opts.db, file, { what: 'campaign', id: campaign.id, here: 'measured on this machine' }, () => opts.perf.get(campaign.id), () =>
     opts.perf.createImported(campaign, requests),

@@ -2,7 +2,6 @@ import type Database from 'better-sqlite3';
 
 import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
-import { RUN_LABEL_MAX, runLabelProblem } from '../../common/run-label.js';
 import type { ZipOrigin } from '../../common/ipc-contract.js';
 import type { FinishReason } from '../../common/worker-protocol.js';
 import type { ResponseRepo, StoredResponse } from '../db/response-repo.js';
@@ -12,12 +11,14 @@ import {
   Fields,
   ImportError,
   isNonEmpty,
+  isOptionalLabel,
   isPositive,
   isRunId,
   isString,
   isTime,
   notVerified,
   oneOf,
+  OPTIONAL_LABEL,
   readZipToImport,
   refuseProblems,
   RUN_ID,
@@ -95,12 +96,7 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
   const createdAt = f.get(manifest, 'run.createdAt', isTime, 'an ISO-8601 time');
   const finishedAt = f.get(manifest, 'run.finishedAt', (v): v is string | null => v === null || isTime(v), 'an ISO-8601 time or null');
   const total = f.get(manifest, 'run.total', isCount, 'a count');
-  const label = f.get(
-    manifest,
-    'run.label',
-    (v): v is string | undefined => v === undefined || (isNonEmpty(v) && runLabelProblem(v) === null),
-    `a run label (one line of at most ${RUN_LABEL_MAX} characters) or absent`,
-  );
+  const label = f.get(manifest, 'run.label', isOptionalLabel, OPTIONAL_LABEL);
   const datasetSha256 = f.get(manifest, 'run.datasetSha256', isSha256, 'a sha256');
   const modelId = f.get(manifest, 'model.id', isNonEmpty, 'a model id');
   const modelRepo = f.get(manifest, 'model.repo', isString, 'a string');

@@ -25,16 +25,23 @@ export interface PerfZipManifest {
   readonly files: readonly { readonly name: string; readonly bytes: number; readonly sha256: string }[];
 }
 
-/** campaign.json: the campaign as stored, with its aggregates. */
-export type PerfCampaignFile = Omit<PerfCampaign, 'imported'> & { readonly aggregates: readonly PerfConfigAggregate[] };
+/**
+ * campaign.json: the campaign as stored, with its aggregates; its label only when it has one (so a campaign without one
+ * exports the same bytes as before labels).
+ */
+export type PerfCampaignFile = Omit<PerfCampaign, 'imported' | 'label'> & {
+  readonly label?: string;
+  readonly aggregates: readonly PerfConfigAggregate[];
+};
 
 /** Writes the campaign's ZIP through a temp file and a rename; refuses one still running. */
 export async function writePerfZip(c: PerfCampaignDetail, outPath: string, appVersion: string): Promise<{ path: string; bytes: number; sha256: string }> {
   if (c.status === 'running') throw new Error(`campaign ${c.id} is still running: export it once it has ended`);
   // Where an imported campaign came from is this machine's note, not part of the campaign.
-  const { requests, aggregates, imported: _origin, ...campaign } = c;
+  const { requests, aggregates, imported: _origin, label, ...campaign } = c;
+  const file: PerfCampaignFile = { ...campaign, ...(label !== null ? { label } : {}), aggregates };
   const files = new Map<string, Buffer>([
-    ['campaign.json', Buffer.from(`${JSON.stringify({ ...campaign, aggregates } satisfies PerfCampaignFile, null, 2)}\n`)],
+    ['campaign.json', Buffer.from(`${JSON.stringify(file, null, 2)}\n`)],
     ['requests.jsonl', Buffer.from(requests.map((r) => `${JSON.stringify(r)}\n`).join(''))],
   ]);
   const manifest: PerfZipManifest = {

@@ -18,14 +18,13 @@ interface Watched {
   readonly table: 'runs' | 'perf_campaigns';
   readonly deleted: 'runs:onDidDelete' | 'perf:onDidDelete';
   readonly imported: 'runs:onDidImport' | 'perf:onDidImport';
-  /** Rows with a label column: the event for a label changed. */
-  readonly labelled?: 'runs:onDidLabel';
+  readonly labelled: 'runs:onDidLabel' | 'perf:onDidLabel';
   readonly key: 'runId' | 'campaignId';
 }
 
 const WATCHED: readonly Watched[] = [
   { table: 'runs', deleted: 'runs:onDidDelete', imported: 'runs:onDidImport', labelled: 'runs:onDidLabel', key: 'runId' },
-  { table: 'perf_campaigns', deleted: 'perf:onDidDelete', imported: 'perf:onDidImport', key: 'campaignId' },
+  { table: 'perf_campaigns', deleted: 'perf:onDidDelete', imported: 'perf:onDidImport', labelled: 'perf:onDidLabel', key: 'campaignId' },
 ];
 
 interface Known {
@@ -36,21 +35,21 @@ interface Known {
 
 /**
  * Announces the runs and campaigns another process deleted from the database the app has open (`runs:onDidDelete`,
- * `perf:onDidDelete`), those it imported (`runs:onDidImport`, `perf:onDidImport`) and the runs it labelled
- * (`runs:onDidLabel`): `horizon delete`, `horizon import` and `horizon label` may change them while the app holds the
- * data folder. SQLite's data_version changes only when another connection commits, so the rows are compared only
+ * `perf:onDidDelete`), those it imported (`runs:onDidImport`, `perf:onDidImport`) and those it labelled
+ * (`runs:onDidLabel`, `perf:onDidLabel`): `horizon delete`, `horizon import` and `horizon label` may change them while
+ * the app holds the data folder. SQLite's data_version changes only when another connection commits, so the rows are compared only
  * then; between such commits they are re-read to learn what this process changed.
  */
 export function watchExternalChanges(db: Database.Database, emit: EmitEvent, intervalMs = EXTERNAL_CHECK_MS): ExternalChanges {
   const version = db.prepare('PRAGMA data_version').pluck();
   const watched = WATCHED.map((w) => {
-    const ids = db.prepare(`SELECT id, imported_at IS NOT NULL AS imported, ${w.labelled ? 'label' : 'NULL'} AS label FROM ${w.table}`);
+    const ids = db.prepare(`SELECT id, imported_at IS NOT NULL AS imported, label FROM ${w.table}`);
     const read = () =>
       new Map<string, Known>((ids.all() as { id: string; imported: number; label: string | null }[]).map((r) => [r.id, { imported: r.imported === 1, label: r.label }]));
     return { ...w, read, known: read() };
   });
-  const say = (event: Watched['deleted'] | Watched['imported'], key: Watched['key'], id: string) =>
-    (emit as (e: string, p: unknown) => void)(event, { [key]: id });
+  const say = (event: Watched['deleted'] | Watched['imported'] | Watched['labelled'], key: Watched['key'], id: string, more?: object) =>
+    (emit as (e: string, p: unknown) => void)(event, { [key]: id, ...more });
   let seen = version.get() as number;
   const check = () => {
     if (!db.open) return;
@@ -64,9 +63,7 @@ export function watchExternalChanges(db: Database.Database, emit: EmitEvent, int
         for (const [id, now] of current) {
           const before = w.known.get(id);
           if (now.imported && !before) say(w.imported, w.key, id);
-          if (w.labelled && before && before.label !== undefined && before.label !== now.label) {
-            emit(w.labelled, { runId: id, label: now.label ?? null });
-          }
+          if (before && before.label !== undefined && before.label !== now.label) say(w.labelled, w.key, id, { label: now.label ?? null });
         }
       }
       w.known = current;
@@ -90,7 +87,7 @@ export function watchExternalChanges(db: Database.Database, emit: EmitEvent, int
         if (event === w.imported) w.known.set(id, { imported: true, label: undefined });
         if (event === w.labelled) {
           const before = w.known.get(id);
-          if (before) w.known.set(id, { ...before, label: (payload as EventMap['runs:onDidLabel']).label });
+          if (before) w.known.set(id, { ...before, label: (payload as EventMap[Watched['labelled']]).label });
         }
       }
     },

@@ -10,11 +10,13 @@ import type {
   ExportFile,
   PerfApi,
   PerfRef,
+  SetCampaignLabelRequest,
   StartPerfRequest,
   VerifyRequest,
 } from '../../common/ipc-contract.js';
 import { CAMPAIGN_ID_PREFIX, type PerfCampaign, type PerfCampaignDetail } from '../../common/perf-campaign.js';
 import { err, ok, type Result } from '../../common/result.js';
+import { readLabel } from '../../common/run-label.js';
 import { dataLayout } from '../data-dir.js';
 import type { PerfRepo } from '../db/perf-repo.js';
 import { deleteExportFiles, exportFiles } from '../export/export-files.js';
@@ -122,6 +124,17 @@ export class PerfService implements PerfApi {
       this.opts.emit('perf:onDidImport', { campaignId: campaign.id });
       return campaign;
     }, 'BAD_INPUT');
+  }
+
+  setLabel(req: SetCampaignLabelRequest): Promise<Result<PerfCampaign>> {
+    return toResult(() => {
+      const { label, problem } = readLabel(req.label);
+      if (problem) throw new ServiceError('BAD_INPUT', problem);
+      if (!this.opts.perf.setLabel(req.campaignId, label)) throw new ServiceError('NOT_FOUND', `campaign ${req.campaignId} not found`);
+      this.opts.emit('perf:onDidLabel', { campaignId: req.campaignId, label });
+      const { requests: _requests, aggregates: _aggregates, ...campaign } = this.opts.perf.get(req.campaignId)!;
+      return campaign;
+    });
   }
 
   listZips(req: PerfRef): Promise<Result<readonly ExportFile[]>> {

@@ -18,7 +18,7 @@ import type {
   StartRunRequest,
 } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
-import { normalizeRunLabel, runLabelProblem } from '../../common/run-label.js';
+import { readLabel } from '../../common/run-label.js';
 import { err, ok } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
@@ -205,8 +205,7 @@ export class RunsService implements RunsApi {
   }
 
   start(req: StartRunRequest): Promise<Result<RunSummary>> {
-    const label = normalizeRunLabel(req.label ?? '');
-    const problem = label === null ? null : runLabelProblem(label);
+    const { label, problem } = readLabel(req.label ?? '');
     if (problem) return Promise.resolve(err('BAD_INPUT', problem));
     return toResult(() => this.claimRunSlot(async () => {
       const variant = await readyVariant(this.opts.dataDir, req.modelId);
@@ -284,8 +283,7 @@ export class RunsService implements RunsApi {
 
   setLabel(req: SetRunLabelRequest): Promise<Result<RunSummary>> {
     return toResult(() => {
-      const label = normalizeRunLabel(req.label);
-      const problem = label === null ? null : runLabelProblem(label);
+      const { label, problem } = readLabel(req.label);
       if (problem) throw new ServiceError('BAD_INPUT', problem);
       if (!this.opts.runs.setLabel(req.runId, label)) throw new ServiceError('NOT_FOUND', `run ${req.runId} not found`);
       this.opts.emit('runs:onDidLabel', { runId: req.runId, label });

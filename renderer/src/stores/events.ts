@@ -41,6 +41,7 @@ export function connectEvents(): () => void {
     onEvent('perf:onDidProgress', (p) => usePerf.getState().handleProgress(p)),
     onEvent('perf:onDidImport', () => void usePerf.getState().refresh()),
     onEvent('perf:onDidDelete', (e) => usePerf.getState().handleDeleted(e.campaignId)),
+    onEvent('perf:onDidLabel', (e) => usePerf.getState().handleLabelled(e.campaignId, e.label)),
     onConnection((up) => {
       useConnection.getState().set(up);
       // Events were missed while it was away: everything shown is read again.

@@ -1,7 +1,7 @@
 import { create } from 'zustand';
 
 import type { DeletedRun, ImportedRunReport, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
-import { normalizeRunLabel, runLabelProblem } from '../../../electron/common/run-label.js';
+import { readLabel } from '../../../electron/common/run-label.js';
 import { call } from '../api.js';
 import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, type ZipChoice } from './deletion.js';
 import { askAboutZip } from './zip-request.js';
@@ -224,8 +224,7 @@ export const useHistory = create<HistoryState>((set, get) => ({
     useRuns.getState().forget(runId);
   },
   setLabel: async (runId, text) => {
-    const label = normalizeRunLabel(text);
-    const problem = label === null ? null : runLabelProblem(label);
+    const { problem } = readLabel(text);
     if (problem) return problem;
     const r = await call('runs:setLabel', { runId, label: text });
     if (!r.ok) return r.error.message;

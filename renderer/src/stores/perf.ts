@@ -2,6 +2,7 @@ import { create } from 'zustand';
 
 import type { DeletedCampaign, ExportedZip, PerfCampaignProgress } from '../../../electron/common/ipc-contract.js';
 import { parseBudgetList, PERF_SETTINGS, type PerfCampaign, type PerfCampaignDetail } from '../../../electron/common/perf-campaign.js';
+import { readLabel } from '../../../electron/common/run-label.js';
 import { call } from '../api.js';
 import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, type ZipChoice } from './deletion.js';
 import { askAboutZip } from './zip-request.js';
@@ -68,6 +69,10 @@ interface PerfState {
   handleProgress(p: PerfCampaignProgress): void;
   /** A campaign was deleted (`perf:onDidDelete`, any window): let go of it, unless this window's own delete is on its way. */
   handleDeleted(campaignId: string): void;
+  /** Labels a campaign (empty text clears its label); the services' refusal as a sentence, or null once it is stored. */
+  setLabel(campaignId: string, text: string): Promise<string | null>;
+  /** A campaign's label changed (`perf:onDidLabel`, any window or `horizon label --campaign`): shown everywhere. */
+  handleLabelled(campaignId: string, label: string | null): void;
 }
 
 /** The state without a campaign that is gone: out of the list, no longer shown, compared with or asked about. */
@@ -191,5 +196,23 @@ export const usePerf = create<PerfState>((set, get) => ({
     if (deletion?.busy && deletion.campaign.id === campaignId) return;
     set(withoutCampaign(get(), campaignId));
     if (selected?.id === campaignId) void get().refresh();
+  },
+  setLabel: async (campaignId, text) => {
+    const { problem } = readLabel(text);
+    if (problem) return problem;
+    const r = await call('perf:setLabel', { campaignId, label: text });
+    if (!r.ok) return r.error.message;
+    get().handleLabelled(campaignId, r.value.label);
+    return null;
+  },
+  handleLabelled: (campaignId, label) => {
+    const relabel = <T extends PerfCampaign>(c: T): T => (c.id === campaignId && c.label !== label ? { ...c, label } : c);
+    const { campaigns, selected, compareWith, deletion } = get();
+    set({
+      campaigns: campaigns.map(relabel),
+      selected: selected && relabel(selected),
+      compareWith: compareWith && relabel(compareWith),
+      deletion: deletion && { ...deletion, campaign: relabel(deletion.campaign) },
+    });
   },
 }));

@@ -1,7 +1,7 @@
 import { create } from 'zustand';
 
 import { isLiveStatus, type ResponseRow, type RunDetail, type RunProgress, type RunSummary } from '../../../electron/common/ipc-contract.js';
-import { normalizeRunLabel, runLabelProblem } from '../../../electron/common/run-label.js';
+import { readLabel } from '../../../electron/common/run-label.js';
 import { RUN_BATCH, RUN_EXPERT_BUDGET_MIB, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../../electron/common/run-settings.js';
 import { call } from '../api.js';
 
@@ -135,8 +135,8 @@ export const useRuns = create<RunsState>((set, get) => ({
     const maxNewTokens = parseCount('Max new tokens', form.maxNewTokens, RUN_MAX_NEW_TOKENS.min, RUN_MAX_NEW_TOKENS.max);
     const expertBudgetMiB = parseGiBToMiB('GPU expert memory', form.expertBudgetGiB, RUN_EXPERT_BUDGET_MIB.min / 1024, RUN_EXPERT_BUDGET_MIB.max / 1024);
     const cudaDevice = parseCount('GPU', form.cudaDevice, 0, 63);
-    const label = normalizeRunLabel(form.label);
-    const parsed = { limit, batch, maxNewTokens, expertBudgetGiB: expertBudgetMiB, cudaDevice, label: label === null ? null : runLabelProblem(label) };
+    const { label, problem: labelProblem } = readLabel(form.label);
+    const parsed = { limit, batch, maxNewTokens, expertBudgetGiB: expertBudgetMiB, cudaDevice, label: labelProblem };
     // Every field's problem at once, each beside its field.
     const fieldErrors: RunFieldErrors = {};
     for (const [field, v] of Object.entries(parsed)) if (typeof v === 'string') fieldErrors[field as keyof RunFieldErrors] = v;

@@ -4,6 +4,7 @@ import { compareCampaigns, PERF_SETTINGS, type PerfCampaignDetail } from '../../
 import { Card } from '../../components/Card.js';
 import { ConfirmPanel } from '../../components/ConfirmPanel.js';
 import { DeletedNotice } from '../../components/DeletedNotice.js';
+import { LabelField } from '../../components/LabelField.js';
 import { ExportZipsOption } from '../../components/ExportZipsOption.js';
 import { Field } from '../../components/Field.js';
 import { baseName, formatBytes, formatDate, formatNumber } from '../../components/format.js';
@@ -127,7 +128,9 @@ export function CampaignComparison({ a, b }: { a: PerfCampaignDetail; b: PerfCam
   return (
     <div data-testid="campaign-comparison">
       <p className="muted small">
-        A <span className="mono">{a.id}</span> on {a.deviceLabel} · B <span className="mono">{b.id}</span> on {b.deviceLabel}
+        A <span className="mono">{a.id}</span>
+        {a.label !== null ? ` “${a.label}”` : ''} on {a.deviceLabel} · B <span className="mono">{b.id}</span>
+        {b.label !== null ? ` “${b.label}”` : ''} on {b.deviceLabel}
       </p>
       {differences.length ? (
         <Notice tone="info">
@@ -334,7 +337,8 @@ export function PerfPage() {
             <select id="perf-campaign" value={selected?.id ?? ''} onChange={(e) => void select(e.target.value)}>
               {campaigns.map((c) => (
                 <option key={c.id} value={c.id}>
-                  {c.id} · {c.status} · {formatDate(c.createdAt)}
+                  {c.id}
+                  {c.label !== null ? ` · ${c.label}` : ''} · {c.status} · {formatDate(c.createdAt)}
                   {c.imported ? ' · imported' : ''}
                 </option>
               ))}
@@ -348,7 +352,8 @@ export function PerfPage() {
                     .filter((c) => c.id !== selected?.id)
                     .map((c) => (
                       <option key={c.id} value={c.id}>
-                        {c.id} · {c.deviceLabel}
+                        {c.id}
+                        {c.label !== null ? ` · ${c.label}` : ''} · {c.deviceLabel}
                         {c.imported ? ' · imported' : ''}
                       </option>
                     ))}
@@ -366,6 +371,13 @@ export function PerfPage() {
           ) : null}
           {selected ? (
             <div className="perf" data-testid="campaign">
+              <LabelField
+                subject={selected.id}
+                label={selected.label}
+                name="Campaign label"
+                shownIn="The campaign list, comparisons and campaign ZIPs show it too."
+                save={(text) => usePerf.getState().setLabel(selected.id, text)}
+              />
               <p className="muted small">
                 {selected.model.modelId} on {selected.deviceLabel} · {selected.status}
                 {selected.error ? `: ${selected.error}` : ''} · {selected.requests.length} requests measured

@@ -4,6 +4,7 @@ import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { baseName, formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
+import { LabelField } from '../../components/LabelField.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
 import { Stat } from '../../components/Stat.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
@@ -16,7 +17,6 @@ import { InstructionChart } from './InstructionChart.js';
 import { PerformanceCard } from './PerformanceCard.js';
 import { ResponseBrowser } from './ResponseBrowser.js';
 import { ResponseView } from './ResponseView.js';
-import { RunLabelField } from './RunLabelField.js';
 
 export function ResultsPage() {
   const runId = useResults((s) => s.runId);
@@ -81,7 +81,15 @@ export function ResultsPage() {
               'Accuracy, per-instruction breakdown and every scored response.'
             )}
           </p>
-          {d ? <RunLabelField runId={d.id} label={d.label} /> : null}
+          {d ? (
+            <LabelField
+              subject={d.id}
+              label={d.label}
+              name="Run label"
+              shownIn="History and result ZIPs show it too."
+              save={(text) => useHistory.getState().setLabel(d.id, text)}
+            />
+          ) : null}
         </div>
         <div className="page__actions">
           {runs.length ? (

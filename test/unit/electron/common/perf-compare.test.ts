@@ -17,6 +17,7 @@ function campaign(id: string, configs: readonly { label: string; rate: number; t
     settings: { prompts: 12, blocks: 3, maxNewTokens: 128, warmupTokens: 64, keys: [1000, 1001] },
     configs: configs.map((c) => ({ label: c.label, expertBudgetBytes: null, residency: null })),
     imported: null,
+    label: null,
     requests,
     aggregates: configs.map((_, i) => aggregateConfig(requests.filter((r) => r.config === i), false)),
     ...over,

@@ -11,6 +11,7 @@ const campaign: PerfCampaign = {
   settings: { prompts: 2, blocks: 1, maxNewTokens: 128, warmupTokens: 64, keys: [1000, 1001] },
   configs: [{ label: 'full residency', expertBudgetBytes: null, residency: 'all 64 experts a layer' }],
   imported: { file: '/z/perf.zip', sha256: 'e'.repeat(64), importedAt: '2026-12-06T19:30:00.000Z' },
+  label: null,
 };
 const detail: PerfCampaignDetail = { ...campaign, requests: [], aggregates: [] };
 
@@ -185,5 +186,29 @@ describe('perf store: a campaign deleted in another window', () => {
     usePerf.getState().handleDeleted('perf-gone');
     expect(usePerf.getState().selected?.id).toBe('perf-other');
     expect(calls).toHaveLength(1);
+  });
+});
+
+describe('perf store: labelling a campaign', () => {
+  it('refuses a bad label before asking, then shows the stored one wherever the campaign is', async () => {
+    const other: PerfCampaign = { ...campaign, id: 'perf-other', imported: null };
+    const calls = scripted((channel, payload) => {
+      if (channel !== 'perf:setLabel') return undefined;
+      const { campaignId, label } = payload as { campaignId: string; label: string };
+      if (campaignId !== campaign.id) return { ok: false, error: { code: 'NOT_FOUND', message: `campaign ${campaignId} not found` } };
+      return { ok: true, value: { ...campaign, label: label.trim() || null } };
+    });
+    usePerf.setState({ campaigns: [campaign, other], selected: detail, compareWith: detail, deletion: null });
+    expect(await usePerf.getState().setLabel(campaign.id, 'a\nb')).toBe('A label is one line of text, without control characters.');
+    expect(calls).toEqual([]);
+    expect(await usePerf.getState().setLabel('perf-gone', 'x')).toBe('campaign perf-gone not found');
+    expect(await usePerf.getState().setLabel(campaign.id, ' RTX 4090 ')).toBeNull();
+    const s = usePerf.getState();
+    expect([s.campaigns[0]?.label, s.selected?.label, s.compareWith?.label]).toEqual(['RTX 4090', 'RTX 4090', 'RTX 4090']);
+    expect(s.campaigns[1]).toBe(other);
+    // Told by another window: cleared here too.
+    usePerf.getState().handleLabelled(campaign.id, null);
+    expect(usePerf.getState().selected?.label).toBeNull();
+    expect(usePerf.getState().campaigns[0]?.label).toBeNull();
   });
 });

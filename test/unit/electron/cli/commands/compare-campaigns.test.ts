@@ -21,7 +21,7 @@ describe('horizon compare with campaigns', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-compare-perf-'));
     dataDir = path.join(dir, 'data');
     await writeElsewhereCampaignZip('perf-here', zip('here'));
-    await writeElsewhereCampaignZip('perf-4090', zip('4090'), { rate: 100, ttftMs: 10, device: 'CUDA: NVIDIA RTX 4090' });
+    await writeElsewhereCampaignZip('perf-4090', zip('4090'), { rate: 100, ttftMs: 10, device: 'CUDA: NVIDIA RTX 4090', label: 'RTX 4090 run' });
     await writeElsewhereCampaignZip('perf-long', zip('long'), { maxNewTokens: 256 });
     // perf-here is stored in the data folder, as one measured here would be.
     const db = openDatabase(dataLayout.database(dataDir));
@@ -39,13 +39,13 @@ describe('horizon compare with campaigns', () => {
       code: 0,
       errOut: '',
       out: [
-        'A perf-here (CPU)  ->  B perf-4090 (CUDA: NVIDIA RTX 4090)',
+        'A perf-here (CPU)  ->  B perf-4090 "RTX 4090 run" (CUDA: NVIDIA RTX 4090)',
         '  configuration        decode A       decode B            B/A     TTFT p50 A     TTFT p50 B            B/A',
         '  full residency     25.0 tok/s    100.0 tok/s          4.00x          40 ms          10 ms          0.25x',
       ].join('\n'),
     });
     const json = await captureConsole(() => run([zip('here'), zip('4090'), '--json', '--data-dir', dataDir]));
-    expect(JSON.parse(json.out)).toMatchObject({ campaignA: 'perf-here', campaignB: 'perf-4090', configs: [{ label: 'full residency', decodeRatio: 4, ttftRatio: 0.25 }], differences: [] });
+    expect(JSON.parse(json.out)).toMatchObject({ campaignA: 'perf-here', campaignB: 'perf-4090', labelA: null, labelB: 'RTX 4090 run', configs: [{ label: 'full residency', decodeRatio: 4, ttftRatio: 0.25 }], differences: [] });
   });
 
   it('says when the two did not measure the same thing, and refuses an unknown id', async () => {

@@ -9,8 +9,11 @@ import { run } from '../../../../../electron/cli/commands/label.js';
 import { main } from '../../../../../electron/cli/index.js';
 import { dataLayout } from '../../../../../electron/main/data-dir.js';
 import { openDatabase } from '../../../../../electron/main/db/open-database.js';
+import { PerfRepo } from '../../../../../electron/main/db/perf-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
+import { importPerfZip } from '../../../../../electron/main/export/import-perf-zip.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
+import { writeElsewhereCampaignZip } from '../../main/export/perf-fixtures.js';
 import { storeRun } from '../../main/export/zip-fixtures.js';
 import { captureConsole } from '../capture-console.js';
 
@@ -42,7 +45,7 @@ describe('horizon label', () => {
 
   it('is listed by horizon --help', async () => {
     const r = await captureConsole(() => main(['--help']));
-    expect(r.out).toMatch(/^ {2}label {6}label a stored run \("baseline g32"\), or clear its label$/m);
+    expect(r.out).toMatch(/^ {2}label {6}label a stored run or campaign \("baseline g32"\), or clear its label$/m);
   });
 
   it('labels a run, running or not, trimmed, then replaces and clears the label', async () => {
@@ -54,6 +57,34 @@ describe('horizon label', () => {
     expect(labelOf('run-a')).toBe('BF16 reference');
     expect(await capture(['run-a', '--clear', '--data-dir', dataDir])).toEqual({ code: 0, out: 'cleared the label of run run-a', errOut: '' });
     expect(labelOf('run-a')).toBeNull();
+  });
+
+  it('labels a campaign with --campaign, and clears it', async () => {
+    const zip = path.join(dataDir, 'perf-x.zip');
+    await writeElsewhereCampaignZip('perf-x', zip);
+    const db = openDatabase(dataLayout.database(dataDir));
+    try {
+      await importPerfZip(zip, { perf: new PerfRepo(db), db });
+    } finally {
+      db.close();
+    }
+    const campaignLabel = () => {
+      const d = openDatabase(dataLayout.database(dataDir));
+      try {
+        return new PerfRepo(d).get('perf-x')?.label;
+      } finally {
+        d.close();
+      }
+    };
+    expect(await capture(['--campaign', 'perf-x', 'RTX 4090, driver 580', '--data-dir', dataDir])).toEqual({
+      code: 0, out: 'labelled campaign perf-x "RTX 4090, driver 580"', errOut: '',
+    });
+    expect(campaignLabel()).toBe('RTX 4090, driver 580');
+    // A run id is not a campaign's, and the other way round.
+    expect(await capture(['--campaign', 'run-a', 'x', '--data-dir', dataDir])).toMatchObject({ code: 1, errOut: expect.stringMatching(/^horizon label: campaign run-a not found in /) });
+    expect(await capture(['perf-x', 'x', '--data-dir', dataDir])).toMatchObject({ code: 1, errOut: expect.stringMatching(/^horizon label: run perf-x not found in /) });
+    expect(await capture(['--campaign', 'perf-x', '--clear', '--data-dir', dataDir])).toEqual({ code: 0, out: 'cleared the label of campaign perf-x', errOut: '' });
+    expect(campaignLabel()).toBeNull();
   });
 
   it('refuses a bad label, a missing run or database, and a muddled command line, changing nothing', async () => {

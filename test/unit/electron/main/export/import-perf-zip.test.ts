@@ -63,6 +63,39 @@ describe('importing a campaign ZIP', () => {
     expect((await writePerfZip(c, again, '9.9.9')).sha256).toBe(sha256(readFileSync(zip)));
   });
 
+  it("carries a campaign's label: in campaign.json only when it has one, imported, and exported again to the same bytes", async () => {
+    const plain = JSON.parse((await readZipEntries(zip)).get('campaign.json')!.toString()) as Record<string, unknown>;
+    expect(plain).not.toHaveProperty('label');
+    const labelled = freshDb();
+    await importPerfZip(zip, labelled, NOW);
+    labelled.perf.setLabel('perf-20261206-ab12', 'H200, driver 580');
+    const first = path.join(dir, 'labelled.zip');
+    await writePerfZip(labelled.perf.get('perf-20261206-ab12')!, first, '9.9.9');
+    const file = JSON.parse((await readZipEntries(first)).get('campaign.json')!.toString()) as Record<string, unknown>;
+    expect(file.label).toBe('H200, driver 580');
+    // Only the label differs from the ZIP without one.
+    const { label: _label, ...rest } = file;
+    expect(rest).toEqual(plain);
+
+    const target = freshDb();
+    expect((await importPerfZip(first, target, NOW)).label).toBe('H200, driver 580');
+    const again = path.join(dir, 'labelled-again.zip');
+    expect((await writePerfZip(target.perf.get('perf-20261206-ab12')!, again, '9.9.9')).sha256).toBe(sha256(readFileSync(first)));
+
+    const entries = await readZipEntries(first);
+    entries.set('campaign.json', Buffer.from(JSON.stringify({ ...file, label: 'x'.repeat(81) })));
+    rehash(entries);
+    const odd = path.join(dir, 'odd-label.zip');
+    await rezip(entries, odd);
+    const fresh = freshDb();
+    await refused(
+      importPerfZip(odd, fresh),
+      'malformed',
+      `${odd}: verifies, but its campaign cannot be stored: campaign.json label is "${'x'.repeat(59)}, not a label (one line of at most 80 characters) or absent`,
+    );
+    expect(fresh.perf.list()).toEqual([]);
+  });
+
   it('refuses a campaign stored already, saying where it came from', async () => {
     const target = freshDb();
     await importPerfZip(zip, target, NOW);

@@ -99,7 +99,7 @@ describe('importing a result ZIP', () => {
       await refused(
         importResultZip(odd, { ...fresh, tools }),
         'malformed',
-        `${odd}: verifies, but its run cannot be stored: manifest.json run.label is ${shown}, not a run label (one line of at most 80 characters) or absent`,
+        `${odd}: verifies, but its run cannot be stored: manifest.json run.label is ${shown}, not a label (one line of at most 80 characters) or absent`,
       );
       expect(fresh.runs.list()).toEqual([]);
     }

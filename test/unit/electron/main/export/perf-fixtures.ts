@@ -11,7 +11,7 @@ import { writePerfZip } from '../../../../../electron/main/export/perf-zip.js';
 export async function writeElsewhereCampaignZip(
   id: string,
   out: string,
-  over: { readonly rate?: number; readonly ttftMs?: number; readonly device?: string; readonly maxNewTokens?: number } = {},
+  over: { readonly rate?: number; readonly ttftMs?: number; readonly device?: string; readonly maxNewTokens?: number; readonly label?: string } = {},
 ): Promise<PerfRepo> {
   const db = new Database(':memory:');
   migrate(db);
@@ -28,6 +28,7 @@ export async function writeElsewhereCampaignZip(
     peakMemoryBytes: 0, h2dBytes: 0, expertHits: 0, expertMisses: 0, expertEvictions: 0,
   });
   perf.finish(id, 'completed', null, '2026-12-06T10:05:00.000Z');
+  if (over.label !== undefined) perf.setLabel(id, over.label);
   await writePerfZip(perf.get(id)!, out, '9.9.9');
   return perf;
 }

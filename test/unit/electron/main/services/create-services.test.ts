@@ -463,19 +463,31 @@ describe('createServices (scripted worker)', () => {
     expect(campaignEvents().map((e) => e.name)).toEqual(['perf:onDidImport', 'perf:onDidDelete', 'perf:onDidImport', 'perf:onDidDelete']);
   });
 
-  it('announces a campaign `horizon import` and `horizon delete --campaign` changed from another process, once each', async () => {
+  it('announces a campaign `horizon import`, `label --campaign` and `delete --campaign` changed from another process, once each', async () => {
     const zip = path.join(dataDir, 'perf-cli.zip');
     await writeElsewhereCampaignZip('perf-cli', zip);
     const cli = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'scripts', 'horizon.mjs');
-    const told = () => events.filter((e) => (e.name === 'perf:onDidImport' || e.name === 'perf:onDidDelete') && (e.payload as { campaignId: string }).campaignId === 'perf-cli');
+    const told = () => events.filter((e) => e.name !== 'perf:onDidProgress' && e.name.startsWith('perf:') && (e.payload as { campaignId: string }).campaignId === 'perf-cli');
     services.external.check();
     execFileSync(process.execPath, [cli, 'import', zip, '--data-dir', dataDir], { encoding: 'utf8' });
     services.external.check();
     services.external.check();
+    execFileSync(process.execPath, [cli, 'label', '--campaign', 'perf-cli', 'from the CLI', '--data-dir', dataDir], { encoding: 'utf8' });
+    services.external.check();
+    // This process's own label is not announced a second time by the check.
+    expect(await services.api.perf.setLabel({ campaignId: 'perf-cli', label: ' here ' })).toMatchObject({ ok: true, value: { id: 'perf-cli', label: 'here' } });
+    services.external.check();
+    expect(await services.api.perf.setLabel({ campaignId: 'perf-cli', label: 'a\tb' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
+    expect(await services.api.perf.setLabel({ campaignId: 'perf-nope', label: 'x' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
     execFileSync(process.execPath, [cli, 'delete', '--campaign', 'perf-cli', '--data-dir', dataDir], { encoding: 'utf8' });
     services.external.check();
     services.external.check();
-    expect(told().map((e) => e.name)).toEqual(['perf:onDidImport', 'perf:onDidDelete']);
+    expect(told().map((e) => [e.name, (e.payload as { label?: string | null }).label])).toEqual([
+      ['perf:onDidImport', undefined],
+      ['perf:onDidLabel', 'from the CLI'],
+      ['perf:onDidLabel', 'here'],
+      ['perf:onDidDelete', undefined],
+    ]);
   });
 
   it('refuses a second set of services on the same data folder while the first is open', () => {

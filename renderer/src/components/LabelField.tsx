@@ -1,30 +1,36 @@
 import { useEffect, useRef, useState } from 'react';
 
-import { RUN_LABEL_MAX } from '../../../../electron/common/run-label.js';
-import { Field } from '../../components/Field.js';
-import { useHistory } from '../../stores/history.js';
+import { RUN_LABEL_MAX } from '../../../electron/common/run-label.js';
+import { Field } from './Field.js';
 
 interface Props {
-  runId: string;
+  /** The run or campaign labelled: another one starts the field over. */
+  subject: string;
   label: string | null;
+  /** "Run label", "Campaign label": the field's name. */
+  name: string;
+  /** Where else the label is shown, for the hint. */
+  shownIn: string;
+  /** Stores the text (empty clears the label); the refusal as a sentence, or null once stored. */
+  save(text: string): Promise<string | null>;
 }
 
 /**
- * The open run's label ("baseline g32"), and its editor: Save stores it (empty clears it), Escape or Cancel leaves it
- * as it was. What the services refuse is said under the field, which keeps the text typed.
+ * A run's or campaign's label ("baseline g32"), and its editor: Save stores it (empty clears it), Escape or Cancel
+ * leaves it as it was. What is refused is said under the field, which keeps the text typed.
  */
-export function RunLabelField({ runId, label }: Props) {
+export function LabelField({ subject, label, name, shownIn, save: store }: Props) {
   const [draft, setDraft] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const editButton = useRef<HTMLButtonElement>(null);
   const wasEditing = useRef(false);
 
-  // Another run opened: its own label, not this one's draft.
+  // Another run or campaign shown: its own label, not this one's draft.
   useEffect(() => {
     setDraft(null);
     setError(null);
-  }, [runId]);
+  }, [subject]);
   // Back from editing: the focus returns to the button that started it.
   useEffect(() => {
     if (draft === null && wasEditing.current) editButton.current?.focus();
@@ -33,8 +39,8 @@ export function RunLabelField({ runId, label }: Props) {
 
   if (draft === null) {
     return (
-      <p className="run-label" data-testid="run-label">
-        {label !== null ? <strong className="run-label__text">{label}</strong> : null}
+      <p className="label-field" data-testid="label-field">
+        {label !== null ? <strong className="label-field__text">{label}</strong> : null}
         <button type="button" className="link" ref={editButton} onClick={() => setDraft(label ?? '')}>
           {label !== null ? 'Edit label' : 'Add a label'}
         </button>
@@ -43,7 +49,7 @@ export function RunLabelField({ runId, label }: Props) {
   }
   const save = async () => {
     setSaving(true);
-    const problem = await useHistory.getState().setLabel(runId, draft);
+    const problem = await store(draft);
     setSaving(false);
     if (problem) setError(problem);
     else setDraft(null);
@@ -54,8 +60,8 @@ export function RunLabelField({ runId, label }: Props) {
   };
   return (
     <form
-      className="run-label run-label--editing"
-      data-testid="run-label"
+      className="label-field label-field--editing"
+      data-testid="label-field"
       onSubmit={(e) => {
         e.preventDefault();
         if (!saving) void save();
@@ -68,12 +74,12 @@ export function RunLabelField({ runId, label }: Props) {
       }}
     >
       <Field
-        label="Run label"
+        label={name}
         value={draft}
         autoFocus
         placeholder="e.g. baseline g32"
         error={error}
-        hint={`One line of at most ${RUN_LABEL_MAX} characters; empty removes the label. History and result ZIPs show it too.`}
+        hint={`One line of at most ${RUN_LABEL_MAX} characters; empty removes the label. ${shownIn}`}
         onValue={(v) => {
           setDraft(v);
           setError(null);
