@@ -372,7 +372,7 @@ export interface RunSummary {
   readonly error: string | null;
   /** Where a run read from a result ZIP came from (`export:importRun`); null for a run made here. */
   readonly imported: ZipOrigin | null;
-  /** The run's label (`runs:setLabel`, run-label.ts); null for none. */
+  /** The run's label (`runs:setLabel`, label.ts); null for none. */
   readonly label: string | null;
 }
 

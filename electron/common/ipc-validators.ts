@@ -193,7 +193,7 @@ export const REQUEST_SCHEMAS = {
   'runs:response': object({ runId: id, key: int(0, Number.MAX_SAFE_INTEGER) }),
   'runs:compare': object({ runA: id, runB: id }),
   'runs:delete': object({ runId: id, deleteExport: optional(bool()) }),
-  // Longer than a label may be, so the service's own sentence (run-label.ts) says what is wrong with a long one.
+  // Longer than a label may be, so the service's own sentence (label.ts) says what is wrong with a long one.
   'runs:setLabel': object({ runId: id, label: str({ max: 1000 }) }),
   'export:exportRun': object({ runId: id, path: optional(absPathOrRelative) }),
   'export:verify': object({ path: absPathOrRelative }),

@@ -160,7 +160,7 @@ export interface PerfCampaign {
   readonly configs: readonly (PerfConfigSpec & { readonly residency: string | null })[];
   /** Where a campaign read from a campaign ZIP came from (`perf:importZip`); null for one measured here. */
   readonly imported: ZipOrigin | null;
-  /** Its label (run-label.ts, as runs have theirs); null for none. */
+  /** Its label (label.ts, as runs have theirs); null for none. */
   readonly label: string | null;
 }
 

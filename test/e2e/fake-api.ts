@@ -23,7 +23,7 @@ import type {
 import { isLiveStatus } from '../../electron/common/ipc-contract.js';
 import { aggregateCampaign, campaignConfigs, PERF_SETTINGS, type PerfCampaign, type PerfRequestRecord } from '../../electron/common/perf-campaign.js';
 import { err, ok } from '../../electron/common/result.js';
-import { readLabel } from '../../electron/common/run-label.js';
+import { readLabel } from '../../electron/common/label.js';
 import type { FinishReason } from '../../electron/common/worker-protocol.js';
 import type { StoredResponseWithPass } from '../../electron/main/db/response-repo.js';
 import { compareResponses } from '../../electron/main/services/run-compare.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { PairedComparison } from '../../common/ipc-contract.js';
 import { compareCampaigns, type PerfCampaignDetail, type PerfComparison } from '../../common/perf-campaign.js';
 import { describeLevel } from '../../common/paired-stats.js';
-import { validLabel } from '../../common/run-label.js';
+import { validLabel } from '../../common/label.js';
 import type { PairedLevel } from '../../common/paired-stats.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';

@@ -14,7 +14,7 @@ import { resolveModelSource, resumeProblem } from '../../main/jobs/model-source.
 import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunBackend, RunProgress } from '../../common/ipc-contract.js';
-import { readLabel } from '../../common/run-label.js';
+import { readLabel } from '../../common/label.js';
 import { RUN_BATCH, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../common/run-settings.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, dataDirOption, intOption, parseCommandArgs, usageError, whenStdoutCloses } from '../command-args.js';

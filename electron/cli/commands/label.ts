@@ -1,6 +1,6 @@
 import path from 'node:path';
 
-import { readLabel } from '../../common/run-label.js';
+import { readLabel } from '../../common/label.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';

@@ -121,7 +121,7 @@ export class PerfRepo {
     this.db.prepare('UPDATE perf_campaigns SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error, now, id);
   }
 
-  /** Sets or clears (null) a campaign's label, a valid one (run-label.ts); false when there is no such campaign. */
+  /** Sets or clears (null) a campaign's label, a valid one (label.ts); false when there is no such campaign. */
   setLabel(id: string, label: string | null): boolean {
     return this.db.prepare('UPDATE perf_campaigns SET label = ? WHERE id = ?').run(label, id).changes === 1;
   }

@@ -52,12 +52,12 @@ export interface RunRecord {
   readonly finishedAt: string | null;
   /** Where a run read from a result ZIP came from; null for a run made here. */
   readonly imported: ZipOrigin | null;
-  /** Its label (run-label.ts); null for none. */
+  /** Its label (label.ts); null for none. */
   readonly label: string | null;
 }
 
 export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported' | 'label'> & {
-  /** A valid label (run-label.ts); none when omitted. */
+  /** A valid label (label.ts); none when omitted. */
   readonly label?: string | null;
 };
 
@@ -244,7 +244,7 @@ export class RunRepo {
     }).immediate();
   }
 
-  /** Sets or clears (null) a run's label, a valid one (run-label.ts); false when there is no such run. */
+  /** Sets or clears (null) a run's label, a valid one (label.ts); false when there is no such run. */
   setLabel(id: string, label: string | null): boolean {
     return this.db.prepare('UPDATE runs SET label = ? WHERE id = ?').run(label, id).changes === 1;
   }

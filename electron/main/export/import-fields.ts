@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 
 import type { ZipOrigin } from '../../common/ipc-contract.js';
 import { CAMPAIGN_ID_PREFIX } from '../../common/perf-campaign.js';
-import { RUN_LABEL_MAX, runLabelProblem } from '../../common/run-label.js';
+import { LABEL_MAX, labelRefusal } from '../../common/label.js';
 import { FileHasher } from '../../node/file-hasher.js';
 import { isRecord, readZipEntries } from './verify-result-zip.js';
 
@@ -42,9 +42,9 @@ export const isRunId = (v: unknown): v is string => isStoredId(v) && !v.startsWi
 export const RUN_ID = `a run id (letters, digits, . _ + -; not starting with ${CAMPAIGN}, which names campaigns)`;
 export const isCampaignId = (v: unknown): v is string => isStoredId(v) && v.startsWith(CAMPAIGN);
 export const CAMPAIGN_ID = `a campaign id (${CAMPAIGN} then letters, digits, . _ + -)`;
-/** A ZIP's optional label: absent, or one the app would store (run-label.ts). */
-export const isOptionalLabel = (v: unknown): v is string | undefined => v === undefined || (typeof v === 'string' && runLabelProblem(v) === null);
-export const OPTIONAL_LABEL = `a label (one line of at most ${RUN_LABEL_MAX} characters) or absent`;
+/** A ZIP's optional label: absent, or one the app would store (label.ts). */
+export const isOptionalLabel = (v: unknown): v is string | undefined => v === undefined || (typeof v === 'string' && labelRefusal(v) === null);
+export const OPTIONAL_LABEL = `a label (one line of at most ${LABEL_MAX} characters) or absent`;
 export const isPositive = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1;
 export const isTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
 export const isString = (v: unknown): v is string => typeof v === 'string';

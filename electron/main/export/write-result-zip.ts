@@ -57,7 +57,7 @@ export interface ResultManifest {
      * ZIPs written before it was recorded.
      */
     readonly included?: IncludedInput;
-    /** The run's label (run-label.ts); absent when it has none, and from ZIPs written before labels. */
+    /** The run's label (label.ts); absent when it has none, and from ZIPs written before labels. */
     readonly label?: string;
   };
   readonly model: {

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 
 import type { Accuracies, RunProgress } from '../../common/ipc-contract.js';
-import { runLabelProblem } from '../../common/run-label.js';
+import { labelRefusal } from '../../common/label.js';
 import { RUN_BATCH, RUN_MAX_NEW_TOKENS } from '../../common/run-settings.js';
 import type { Result } from '../../common/result.js';
 import type { GenerationItemResult, LoadedModelInfo } from '../../common/worker-protocol.js';
@@ -58,7 +58,7 @@ export interface NewEvalRun {
   readonly expertBudgetBytes?: number;
   /** CUDA device index; the first device when omitted. */
   readonly cudaDevice?: number;
-  /** The run's label (run-label.ts: normalized and valid); none when omitted. */
+  /** The run's label (label.ts: normalized and valid); none when omitted. */
   readonly label?: string;
   readonly appVersion: string;
   readonly datasetSha256: string;
@@ -156,7 +156,7 @@ export async function createEvalRun(deps: EvalRunDeps, req: NewEvalRun): Promise
   checkRange('max new tokens', maxNewTokens, RUN_MAX_NEW_TOKENS.min, RUN_MAX_NEW_TOKENS.max);
   if (req.expertBudgetBytes !== undefined) checkRange('expert budget bytes', req.expertBudgetBytes, 1, Number.MAX_SAFE_INTEGER);
   if (req.cudaDevice !== undefined) checkRange('CUDA device', req.cudaDevice, 0, MAX_CUDA_DEVICE);
-  const labelProblem = req.label === undefined ? null : runLabelProblem(req.label);
+  const labelProblem = req.label === undefined ? null : labelRefusal(req.label);
   if (labelProblem) throw new Error(`eval-run: ${labelProblem}`);
   const policy: RunPolicy = {
     decoding: 'greedy',

@@ -37,8 +37,8 @@ interface Known {
  * Announces the runs and campaigns another process deleted from the database the app has open (`runs:onDidDelete`,
  * `perf:onDidDelete`), those it imported (`runs:onDidImport`, `perf:onDidImport`) and those it labelled
  * (`runs:onDidLabel`, `perf:onDidLabel`): `horizon delete`, `horizon import` and `horizon label` may change them while
- * the app holds the data folder. SQLite's data_version changes only when another connection commits, so the rows are compared only
- * then; between such commits they are re-read to learn what this process changed.
+ * the app holds the data folder. SQLite's data_version changes only when another connection commits, so the rows are
+ * compared only then; between such commits they are re-read to learn what this process changed.
  */
 export function watchExternalChanges(db: Database.Database, emit: EmitEvent, intervalMs = EXTERNAL_CHECK_MS): ExternalChanges {
   const version = db.prepare('PRAGMA data_version').pluck();

@@ -16,7 +16,7 @@ import type {
 } from '../../common/ipc-contract.js';
 import { CAMPAIGN_ID_PREFIX, type PerfCampaign, type PerfCampaignDetail } from '../../common/perf-campaign.js';
 import { err, ok, type Result } from '../../common/result.js';
-import { readLabel } from '../../common/run-label.js';
+import { readLabel } from '../../common/label.js';
 import { dataLayout } from '../data-dir.js';
 import type { PerfRepo } from '../db/perf-repo.js';
 import { deleteExportFiles, exportFiles } from '../export/export-files.js';

@@ -18,7 +18,7 @@ import type {
   StartRunRequest,
 } from '../../common/ipc-contract.js';
 import type { Result } from '../../common/result.js';
-import { readLabel } from '../../common/run-label.js';
+import { readLabel } from '../../common/label.js';
 import { err, ok } from '../../common/result.js';
 import { dataLayout } from '../data-dir.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 
-import { RUN_LABEL_MAX } from '../../../electron/common/run-label.js';
+import { LABEL_MAX } from '../../../electron/common/label.js';
 import { Field } from './Field.js';
 
 interface Props {
@@ -79,7 +79,7 @@ export function LabelField({ subject, label, name, shownIn, save: store }: Props
         autoFocus
         placeholder="e.g. baseline g32"
         error={error}
-        hint={`One line of at most ${RUN_LABEL_MAX} characters; empty removes the label. ${shownIn}`}
+        hint={`One line of at most ${LABEL_MAX} characters; empty removes the label. ${shownIn}`}
         onValue={(v) => {
           setDraft(v);
           setError(null);

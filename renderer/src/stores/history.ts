@@ -1,7 +1,7 @@
 import { create } from 'zustand';
 
 import type { DeletedRun, ImportedRunReport, RunComparison, RunSummary, VerifyReport } from '../../../electron/common/ipc-contract.js';
-import { readLabel } from '../../../electron/common/run-label.js';
+import { readLabel } from '../../../electron/common/label.js';
 import { call } from '../api.js';
 import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, type ZipChoice } from './deletion.js';
 import { askAboutZip } from './zip-request.js';

@@ -2,7 +2,7 @@ import { create } from 'zustand';
 
 import type { DeletedCampaign, ExportedZip, PerfCampaignProgress } from '../../../electron/common/ipc-contract.js';
 import { parseBudgetList, PERF_SETTINGS, type PerfCampaign, type PerfCampaignDetail } from '../../../electron/common/perf-campaign.js';
-import { readLabel } from '../../../electron/common/run-label.js';
+import { readLabel } from '../../../electron/common/label.js';
 import { call } from '../api.js';
 import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, type ZipChoice } from './deletion.js';
 import { askAboutZip } from './zip-request.js';

@@ -1,7 +1,7 @@
 import { create } from 'zustand';
 
 import { isLiveStatus, type ResponseRow, type RunDetail, type RunProgress, type RunSummary } from '../../../electron/common/ipc-contract.js';
-import { readLabel } from '../../../electron/common/run-label.js';
+import { readLabel } from '../../../electron/common/label.js';
 import { RUN_BATCH, RUN_EXPERT_BUDGET_MIB, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from '../../../electron/common/run-settings.js';
 import { call } from '../api.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { normalizeRunLabel, RUN_LABEL_MAX, runLabelProblem } from '../../../../electron/common/run-label.js';
+import { normalizeLabel, LABEL_MAX, labelRefusal } from '../../../../electron/common/label.js';
 
 describe('run labels', () => {
   it.each([
@@ -10,20 +10,20 @@ describe('run labels', () => {
     ['   ', null],
     ['\tg128\n', 'g128'],
   ])('normalizes %j to %j', (text, label) => {
-    expect(normalizeRunLabel(text)).toBe(label);
+    expect(normalizeLabel(text)).toBe(label);
   });
 
   it.each([
     ['baseline g32', null],
-    ['x'.repeat(RUN_LABEL_MAX), null],
+    ['x'.repeat(LABEL_MAX), null],
     ['ünïcode · 日本語 ✓', null],
-    ['x'.repeat(RUN_LABEL_MAX + 1), `A label has at most ${RUN_LABEL_MAX} characters (this one has ${RUN_LABEL_MAX + 1}).`],
+    ['x'.repeat(LABEL_MAX + 1), `A label has at most ${LABEL_MAX} characters (this one has ${LABEL_MAX + 1}).`],
     ['two\nlines', 'A label is one line of text, without control characters.'],
     ['tab\there', 'A label is one line of text, without control characters.'],
     ['escape \u001b[31m', 'A label is one line of text, without control characters.'],
     [' padded', 'A label does not start or end with spaces.'],
     ['', 'A label is not empty (an empty one is no label).'],
   ])('%j: %j', (label, problem) => {
-    expect(runLabelProblem(label)).toBe(problem);
+    expect(labelRefusal(label)).toBe(problem);
   });
 });
