@@ -766,6 +766,8 @@ export interface StartPerfRequest {
   readonly modelId: string;
   /** GPU expert budgets in GiB, one configuration each after full residency (CUDA only). */
   readonly budgetsGiB?: readonly number[];
+  /** The campaign's label (as `perf:setLabel` takes it); none when omitted or empty. */
+  readonly label?: string;
 }
 
 export interface PerfRef {

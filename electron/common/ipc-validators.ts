@@ -181,7 +181,7 @@ export const REQUEST_SCHEMAS = {
     limit: optional(int(1, 200)),
   }),
   'runs:performance': runRef,
-  'perf:start': object({ modelId: id, budgetsGiB: optional(arrayOf(num(0.25, 1024), 16)) }),
+  'perf:start': object({ modelId: id, budgetsGiB: optional(arrayOf(num(0.25, 1024), 16)), label: optional(str({ max: 1000 })) }),
   'perf:cancel': object({ campaignId: id }),
   'perf:list': none,
   'perf:get': object({ campaignId: id }),

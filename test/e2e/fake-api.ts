@@ -503,7 +503,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       },
     },
     perf: {
-      start: async ({ modelId, budgetsGiB }) => {
+      start: async ({ modelId, budgetsGiB, label: labelText }) => {
         const model = models.find((m) => m.id === modelId);
         if (!model) return err('MODEL_NOT_FOUND', `model ${modelId} is not prepared in ${dataDir}`);
         if (activeCampaign) return err('BAD_INPUT', `campaign ${activeCampaign} is still running; cancel it first`);
@@ -519,7 +519,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           peakMemoryScope: gpus.length ? 'process' : null, settings,
           configs: specs.map((c) => ({ ...c, residency: c.expertBudgetBytes === null ? 'all 64 experts a layer' : `${Math.floor(c.expertBudgetBytes / 2 ** 27)} of 64 experts a layer` })),
           imported: null,
-          label: null,
+          label: readLabel(labelText ?? '').label,
         };
         const requests: PerfRequestRecord[] = [];
         campaigns.set(id, { campaign, requests });

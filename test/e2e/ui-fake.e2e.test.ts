@@ -460,6 +460,7 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
       "Expert budget 'lots' must be a number of GiB from 0.25 to 1024.",
     );
     await page.getByLabel('Expert budgets (GiB)').fill('2, 4');
+    await page.getByLabel('Label (optional)').fill('two budgets');
     await page.getByRole('button', { name: 'Run campaign' }).click();
     await expect.poll(() => page.getByTestId('perf-status').textContent(), { timeout: 20_000 }).toBe('completed');
     await expect.poll(() => page.getByTestId('campaign').textContent()).toContain('108 requests measured');
@@ -489,7 +490,7 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await page.getByLabel('Campaign label').press('Enter');
     await expect.poll(() => page.getByTestId('label-field').textContent()).toBe('one budgetEdit label');
     expect(await page.getByLabel('Campaign', { exact: true }).locator('option:checked').textContent()).toMatch(/^perf-\d+ · one budget · completed · /);
-    expect(await page.getByTestId('campaign-comparison').textContent()).toMatch(/^A perf-\d+ “one budget” on CUDA: .* · B perf-\d+ on CUDA: /);
+    expect(await page.getByTestId('campaign-comparison').textContent()).toMatch(/^A perf-\d+ “one budget” on CUDA: .* · B perf-\d+ “two budgets” on CUDA: /);
     await fullShot(page, path.join(shots, '11-performance-gpu.png'));
 
     // The second campaign, exported, deleted after asking with its ZIP: the first is shown again, with nothing left to

@@ -1,5 +1,6 @@
 import path from 'node:path';
 
+import { readLabel } from '../../common/label.js';
 import { CAMPAIGN_ID_PREFIX, PERF_SETTINGS, campaignConfigs, parseBudgetList, type PerfCampaignDetail } from '../../common/perf-campaign.js';
 import { dataLayout, defaultDataDir, lockDataDir } from '../../main/data-dir.js';
 import { cannotOpenDatabase, openDatabase } from '../../main/db/open-database.js';
@@ -17,13 +18,14 @@ import { parseCudaDevice } from '../cuda-device.js';
 export const summary = 'performance campaign: fixed IFEval prompts, greedy, EOS suppressed, per expert budget; stored and zipped';
 
 const USAGE = `usage: horizon perf --model DIR [--weights int4|bf16] [--backend auto|cpu|cuda] [--expert-budget GiB,GiB,...]
-                   [--device N] [--db FILE] [--data-dir DIR] [--out CAMPAIGN.zip] [--json] [--verify]
+                   [--device N] [--label TEXT] [--db FILE] [--data-dir DIR] [--out CAMPAIGN.zip] [--json] [--verify]
   The first ${PERF_SETTINGS.prompts} IFEval prompts, each generated alone, greedy with EOS suppressed, ${PERF_SETTINGS.maxNewTokens} new tokens, in
   ${PERF_SETTINGS.blocks} blocks, after a ${PERF_SETTINGS.warmupTokens}-token warm-up that no figure includes; for full residency and each expert budget
   (CUDA). Per configuration: pooled decode tok/s (first token excluded), TTFT and response time (p50), peak GPU
   memory, host-to-device bytes and expert cache hits/misses. Stored in the database; the ZIP (default
   <data dir>/exports/<id>.zip) is what 'horizon verify' checks.
-  --json  print the campaign (settings, configurations, aggregates and every request) as JSON instead of a table`;
+  --label  the campaign's label, one line of at most 80 characters (horizon label --campaign changes it later)
+  --json   print the campaign (settings, configurations, aggregates and every request) as JSON instead of a table`;
 
 function fmt(n: number | null, digits = 1): string {
   return n === null ? '—' : n.toFixed(digits);
@@ -62,6 +64,7 @@ export async function run(args: string[]): Promise<number> {
     out: { type: 'string' },
     json: { type: 'boolean' },
     verify: { type: 'boolean' },
+    label: { type: 'string' },
   }, { required: ['model'] });
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
@@ -69,6 +72,8 @@ export async function run(args: string[]): Promise<number> {
   const backend = values.backend ?? 'auto';
   if (weights !== 'int4' && weights !== 'bf16') return usageError('perf', USAGE, '--weights must be int4 or bf16');
   if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') return usageError('perf', USAGE, '--backend must be auto, cpu or cuda');
+  const { label, problem: labelProblem } = readLabel(values.label ?? '');
+  if (labelProblem) return usageError('perf', USAGE, `--label: ${labelProblem}`);
   let budgets: number[];
   let cudaDevice: number | undefined;
   try {
@@ -104,7 +109,7 @@ export async function run(args: string[]): Promise<number> {
     let lastConfig = -1;
     const detail = await runPerfCampaign(
       { perf, runtime: worker, records: inputs.records },
-      { id, source, budgetsBytes: budgets, backend, ...(cudaDevice !== undefined ? { cudaDevice } : {}) },
+      { id, source, budgetsBytes: budgets, backend, ...(cudaDevice !== undefined ? { cudaDevice } : {}), ...(label !== null ? { label } : {}) },
       {
         signal: cancel.signal,
         onProgress: (p) => {

@@ -71,13 +71,16 @@ const toRequest = (r: RequestRow): PerfRequestRecord => ({
 export class PerfRepo {
   constructor(private readonly db: Database.Database) {}
 
-  create(c: Omit<PerfCampaign, 'finishedAt' | 'status' | 'error' | 'imported' | 'label'>): void {
+  create(c: Omit<PerfCampaign, 'finishedAt' | 'status' | 'error' | 'imported' | 'label'> & { readonly label?: string | null }): void {
     this.db
       .prepare(
-        `INSERT INTO perf_campaigns (id, created_at, status, model_json, backend, device_label, peak_memory_scope, settings_json, configs_json)
-         VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO perf_campaigns (id, created_at, status, model_json, backend, device_label, peak_memory_scope, settings_json, configs_json, label)
+         VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(c.id, c.createdAt, JSON.stringify(c.model), c.backend, c.deviceLabel, c.peakMemoryScope, JSON.stringify(c.settings), JSON.stringify(c.configs));
+      .run(
+        c.id, c.createdAt, JSON.stringify(c.model), c.backend, c.deviceLabel, c.peakMemoryScope, JSON.stringify(c.settings), JSON.stringify(c.configs),
+        c.label ?? null,
+      );
   }
 
   /**

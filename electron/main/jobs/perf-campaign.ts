@@ -25,6 +25,8 @@ export interface PerfCampaignRequest {
   readonly budgetsBytes: readonly number[];
   readonly backend: 'auto' | 'cpu' | 'cuda';
   readonly cudaDevice?: number;
+  /** The campaign's label (label.ts: normalized and valid); none when omitted. */
+  readonly label?: string;
   /** The fixed campaign by default; tests run smaller ones. */
   readonly settings?: PerfSettings;
 }
@@ -57,6 +59,7 @@ export async function runPerfCampaign(
     peakMemoryScope: null,
     settings: { ...settings, keys: prompts.map((p) => p.key) },
     configs,
+    label: req.label ?? null,
   });
   const total = specs.length * settings.blocks * prompts.length;
   let done = 0;

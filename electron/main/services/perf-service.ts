@@ -56,6 +56,8 @@ export class PerfService implements PerfApi {
 
   start(req: StartPerfRequest): Promise<Result<PerfCampaign>> {
     return toResult(async () => {
+      const { label, problem } = readLabel(req.label ?? '');
+      if (problem) throw new ServiceError('BAD_INPUT', problem);
       if (this.active) throw new ServiceError('BAD_INPUT', `campaign ${this.active.campaignId} is still running; cancel it first`);
       if (this.starting) throw new ServiceError('BAD_INPUT', 'another campaign is being started; wait for it');
       const busy = this.opts.busy();
@@ -69,7 +71,13 @@ export class PerfService implements PerfApi {
         const controller = new AbortController();
         const done = runPerfCampaign(
           { perf: this.opts.perf, runtime: this.opts.runtime, records: inputs.records },
-          { id: campaignId, source, budgetsBytes: (req.budgetsGiB ?? []).map((g) => Math.round(g * 2 ** 30)), backend: 'auto' },
+          {
+            id: campaignId,
+            source,
+            budgetsBytes: (req.budgetsGiB ?? []).map((g) => Math.round(g * 2 ** 30)),
+            backend: 'auto',
+            ...(label !== null ? { label } : {}),
+          },
           { signal: controller.signal, onProgress: (p) => this.opts.emit('perf:onDidProgress', p) },
         );
         this.active = { campaignId, controller, done };

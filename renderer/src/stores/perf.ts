@@ -32,8 +32,10 @@ interface PerfState {
   campaigns: readonly PerfCampaign[];
   selected: PerfCampaignDetail | null;
   progress: PerfCampaignProgress | null;
-  form: { modelId: string; budgets: string };
+  form: { modelId: string; budgets: string; label: string };
   budgetsError: string | null;
+  /** What is wrong with the form's label, as it is typed. */
+  labelError: string | null;
   error: string | null;
   busy: boolean;
   exported: ExportedZip | null;
@@ -89,8 +91,9 @@ export const usePerf = create<PerfState>((set, get) => ({
   campaigns: [],
   selected: null,
   progress: null,
-  form: { modelId: '', budgets: '' },
+  form: { modelId: '', budgets: '', label: '' },
   budgetsError: null,
+  labelError: null,
   error: null,
   busy: false,
   exported: null,
@@ -142,7 +145,7 @@ export const usePerf = create<PerfState>((set, get) => ({
   setForm: (patch) => {
     const form = { ...get().form, ...patch };
     const parsed = parseBudgetsField(form.budgets);
-    set({ form, budgetsError: typeof parsed === 'string' ? parsed : null });
+    set({ form, budgetsError: typeof parsed === 'string' ? parsed : null, labelError: readLabel(form.label).problem });
   },
   refresh: async () => {
     const r = await call('perf:list', undefined);
@@ -163,10 +166,15 @@ export const usePerf = create<PerfState>((set, get) => ({
     if (busy) return;
     if (!form.modelId) return set({ error: 'Choose a prepared model first.' });
     const budgets = parseBudgetsField(form.budgets);
-    if (typeof budgets === 'string') return set({ budgetsError: budgets });
+    const { label, problem } = readLabel(form.label);
+    if (typeof budgets === 'string' || problem) {
+      return set({ budgetsError: typeof budgets === 'string' ? budgets : null, labelError: problem });
+    }
     set({ busy: true, error: null, exported: null });
-    const r = await call('perf:start', { modelId: form.modelId, ...(budgets.length ? { budgetsGiB: budgets } : {}) });
+    const r = await call('perf:start', { modelId: form.modelId, ...(budgets.length ? { budgetsGiB: budgets } : {}), ...(label !== null ? { label } : {}) });
     if (!r.ok) return set({ busy: false, error: r.error.message });
+    // The label named this campaign; the next one is named afresh.
+    set({ form: { ...get().form, label: '' } });
     set({ busy: false, progress: { campaignId: r.value.id, status: 'running', config: 0, configs: r.value.configs.length, done: 0, total: 0, message: 'loading the model' } });
     await get().refresh();
     await get().select(r.value.id);

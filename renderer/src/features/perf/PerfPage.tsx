@@ -188,6 +188,7 @@ export function PerfPage() {
   const progress = usePerf((s) => s.progress);
   const form = usePerf((s) => s.form);
   const budgetsError = usePerf((s) => s.budgetsError);
+  const labelError = usePerf((s) => s.labelError);
   const error = usePerf((s) => s.error);
   const busy = usePerf((s) => s.busy);
   const exported = usePerf((s) => s.exported);
@@ -241,6 +242,17 @@ export function PerfPage() {
                   ? 'CUDA only: the CPU backend keeps every expert in host memory, so it measures one configuration.'
                   : 'Each adds a configuration after full residency.'
               }
+            />
+          </div>
+          <div className="form__row">
+            <Field
+              label="Label (optional)"
+              placeholder="e.g. driver 580"
+              value={form.label}
+              onValue={(label) => setForm({ label })}
+              disabled={running}
+              error={labelError}
+              hint="Names the campaign in the list, comparisons and its ZIP."
             />
           </div>
           <div className="form__actions">

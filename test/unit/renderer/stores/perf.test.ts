@@ -212,3 +212,23 @@ describe('perf store: labelling a campaign', () => {
     expect(usePerf.getState().campaigns[0]?.label).toBeNull();
   });
 });
+
+describe('perf store: starting a labelled campaign', () => {
+  it('says what is wrong with the label as it is typed, starts nothing then, and sends the trimmed label', async () => {
+    const calls = scripted((channel) => {
+      if (channel === 'perf:start') return { ok: true, value: { ...campaign, id: 'perf-new', label: 'driver 580', imported: null } };
+      if (channel === 'perf:list') return { ok: true, value: [] };
+      return undefined;
+    });
+    usePerf.setState({ form: { modelId: 'm', budgets: '', label: '' }, busy: false, budgetsError: null, labelError: null });
+    usePerf.getState().setForm({ label: 'tab\there' });
+    expect(usePerf.getState().labelError).toBe('A label is one line of text, without control characters.');
+    await usePerf.getState().start();
+    expect(calls.filter((c) => c.channel === 'perf:start')).toEqual([]);
+    usePerf.getState().setForm({ label: ' driver 580 ' });
+    expect(usePerf.getState().labelError).toBeNull();
+    await usePerf.getState().start();
+    expect(calls.find((c) => c.channel === 'perf:start')?.payload).toEqual({ modelId: 'm', label: 'driver 580' });
+    expect(usePerf.getState().form.label).toBe('');
+  });
+});

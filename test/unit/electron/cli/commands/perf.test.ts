@@ -20,6 +20,7 @@ describe('horizon perf: usage', () => {
     [['perf', '--model', 'x', '--expert-budget', '4,lots'], /expert budget 'lots' must be a number of GiB from 0\.25 to 1024/],
     [['perf', '--model', 'x', '--backend', 'cpu', '--expert-budget', '4'], /--expert-budget and --device apply to the CUDA backend, not --backend cpu/],
     [['perf', '--model', 'x', '--weights', 'fp8'], /--weights must be int4 or bf16/],
+    [['perf', '--model', 'x', '--label', 'x'.repeat(81)], /^horizon perf: --label: A label has at most 80 characters \(this one has 81\)\./],
   ])('%j exits 2 with the usage', async (argv, message) => {
     expect(await capture(argv)).toMatchObject({ code: 2, errOut: expect.stringMatching(message) });
   });
@@ -35,7 +36,7 @@ describe.skipIf(!addonHasRuntime())('horizon perf on the tiny model (CPU)', () =
 
   it('runs the fixed campaign, stores it, and writes a ZIP that verify accepts', async () => {
     const dataDir = path.join(root, 'data');
-    const r = await capture(['perf', '--model', path.join(root, 'tiny'), '--weights', 'bf16', '--backend', 'cpu', '--data-dir', dataDir]);
+    const r = await capture(['perf', '--model', path.join(root, 'tiny'), '--weights', 'bf16', '--backend', 'cpu', '--label', ' tiny bf16 ', '--data-dir', dataDir]);
     expect(r.code, r.errOut).toBe(0);
     expect(r.out).toMatch(/12 prompts × 3 blocks, 128 new tokens, EOS suppressed, warm-up 64 tokens excluded/);
     expect(r.out).toMatch(/full residency\s+\d+\.\d\s+\d+\s+\d+\s+n\/a on CPU\s+n\/a\s+n\/a/);
@@ -43,7 +44,7 @@ describe.skipIf(!addonHasRuntime())('horizon perf on the tiny model (CPU)', () =
     let id: string;
     try {
       const [c] = new PerfRepo(db).list();
-      expect(c).toMatchObject({ status: 'completed', backend: 'cpu', settings: { prompts: 12, blocks: 3, maxNewTokens: 128, warmupTokens: 64 } });
+      expect(c).toMatchObject({ status: 'completed', backend: 'cpu', label: 'tiny bf16', settings: { prompts: 12, blocks: 3, maxNewTokens: 128, warmupTokens: 64 } });
       id = c!.id;
       const detail = new PerfRepo(db).get(id)!;
       expect(detail.requests).toHaveLength(36);

@@ -302,6 +302,26 @@ describe('createServices (scripted worker)', () => {
     expect(await services.api.runs.get({ runId: r.ok ? r.value.id : '' })).toMatchObject({ ok: true, value: { status: 'completed', label: 'from the start' } });
   });
 
+  it('starts a campaign with its label, and refuses a bad one before storing a campaign', async () => {
+    const modelId = 'horizon--tiny@ccccccc/int4-g32';
+    const listed = async () => {
+      const l = await services.api.perf.list();
+      return l.ok ? l.value : [];
+    };
+    const before = (await listed()).length;
+    expect(await services.api.perf.start({ modelId, label: 'x'.repeat(81) })).toEqual({
+      ok: false,
+      error: { code: 'BAD_INPUT', message: 'A label has at most 80 characters (this one has 81).' },
+    });
+    expect(await listed()).toHaveLength(before);
+    const r = await services.api.perf.start({ modelId, label: ' cold cache ' });
+    expect(r).toMatchObject({ ok: true, value: { label: 'cold cache' } });
+    if (r.ok) {
+      expect((await services.api.perf.cancel({ campaignId: r.value.id })).ok).toBe(true);
+      expect((await listed()).find((c) => c.id === r.value.id)).toMatchObject({ status: 'cancelled', label: 'cold cache' });
+    }
+  });
+
   it('labels a run, tells every UI once, refuses a bad label, and clears it', async () => {
     const runId = await finishedRun();
     const told = () => events.filter((e) => e.name === 'runs:onDidLabel').map((e) => e.payload);
