@@ -14,7 +14,8 @@ const USAGE = `usage: horizon delete RUN_ID [--delete-export] [--db FILE] [--dat
        horizon delete --campaign CAMPAIGN_ID [--delete-export] [--db FILE] [--data-dir DIR]
   RUN_ID           a stored run that is not running (horizon export --list lists them)
   --delete-export  also delete its ZIP in <data dir>/exports/ (<id>.zip, the name export gives it)
-  --campaign       delete a performance campaign (measured here or imported) with its requests instead
+  --campaign       delete a performance campaign (measured here or imported; horizon perf --list lists them) with its
+                   requests instead
   --db             SQLite file (default <data dir>/runmap.sqlite)
   --data-dir       data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
 
@@ -106,7 +107,7 @@ function deleteCampaign(perf: PerfRepo, id: string, dbFile: string): boolean {
     }
   }
   if (!outcome.deleted) {
-    console.error(`horizon delete: campaign ${id} ${outcome.status === 'missing' ? `not found in ${dbFile}` : 'is running: cancel it before deleting it'}`);
+    console.error(`horizon delete: campaign ${id} ${outcome.status === 'missing' ? `not found in ${dbFile} (see horizon perf --list)` : 'is running: cancel it before deleting it'}`);
     return false;
   }
   console.log(`deleted campaign ${id} (${outcome.requests} ${outcome.requests === 1 ? 'request' : 'requests'}) from ${dbFile}`);

@@ -14,7 +14,7 @@ const USAGE = `usage: horizon label RUN_ID TEXT | --clear [--db FILE] [--data-di
   RUN_ID      a stored run, running or not, made here or imported (horizon export --list lists them with their labels)
   TEXT        one line of at most 80 characters, trimmed; the app, comparisons and exported ZIPs show it
   --clear     remove the label
-  --campaign  label a performance campaign instead
+  --campaign  label a performance campaign instead (horizon perf --list lists them)
   --db        SQLite file (default <data dir>/runmap.sqlite)
   --data-dir  data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
 An open app shows the new label within seconds.`;
@@ -43,7 +43,7 @@ export async function run(args: string[]): Promise<number> {
   if (!db) return 1;
   try {
     if (!(values.campaign ? new PerfRepo(db) : new RunRepo(db)).setLabel(id, label)) {
-      console.error(`horizon label: ${what} ${id} not found in ${dbFile}${values.campaign ? '' : ' (see horizon export --list)'}`);
+      console.error(`horizon label: ${what} ${id} not found in ${dbFile} (see horizon ${values.campaign ? 'perf' : 'export'} --list)`);
       return 1;
     }
   } finally {

@@ -14,16 +14,20 @@ import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import { toolVersion } from '../../node/app-root.js';
 import { abortOnSignals, dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
+import { openStoredRuns } from '../stored-runs.js';
 
 export const summary = 'performance campaign: fixed IFEval prompts, greedy, EOS suppressed, per expert budget; stored and zipped';
 
 const USAGE = `usage: horizon perf --model DIR [--weights int4|bf16] [--backend auto|cpu|cuda] [--expert-budget GiB,GiB,...]
                    [--device N] [--label TEXT] [--db FILE] [--data-dir DIR] [--out CAMPAIGN.zip] [--json] [--verify]
+       horizon perf --list [--db FILE] [--data-dir DIR]
   The first ${PERF_SETTINGS.prompts} IFEval prompts, each generated alone, greedy with EOS suppressed, ${PERF_SETTINGS.maxNewTokens} new tokens, in
   ${PERF_SETTINGS.blocks} blocks, after a ${PERF_SETTINGS.warmupTokens}-token warm-up that no figure includes; for full residency and each expert budget
   (CUDA). Per configuration: pooled decode tok/s (first token excluded), TTFT and response time (p50), peak GPU
   memory, host-to-device bytes and expert cache hits/misses. Stored in the database; the ZIP (default
   <data dir>/exports/<id>.zip) is what 'horizon verify' checks.
+  --list   list the stored campaigns (id, status, requests, model, device, start, label in quotes, where an
+           imported one came from): the ids horizon compare, label --campaign and delete --campaign take
   --label  the campaign's label, one line of at most 80 characters (horizon label --campaign changes it later)
   --json   print the campaign (settings, configurations, aggregates and every request) as JSON instead of a table`;
 
@@ -52,6 +56,26 @@ export function formatCampaign(c: PerfCampaignDetail): string {
   return lines.join('\n');
 }
 
+/** One line a stored campaign, newest first. */
+function listCampaigns(dbFile: string): number {
+  const db = openStoredRuns('perf', dbFile);
+  if (!db) return 1;
+  try {
+    const perf = new PerfRepo(db);
+    const list = perf.list();
+    if (list.length === 0) console.log(`no campaigns in ${dbFile}`);
+    for (const c of list) {
+      const requests = perf.get(c.id)?.requests.length ?? 0;
+      const label = c.label !== null ? `  ${JSON.stringify(c.label)}` : '';
+      const origin = c.imported ? `  imported from ${c.imported.file}` : '';
+      console.log(`${c.id}  ${c.status.padEnd(9)} ${requests} requests  ${c.model.modelId}  ${c.deviceLabel}  ${c.createdAt}${label}${origin}`);
+    }
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('perf', USAGE, args, {
     model: { type: 'string' },
@@ -65,9 +89,16 @@ export async function run(args: string[]): Promise<number> {
     json: { type: 'boolean' },
     verify: { type: 'boolean' },
     label: { type: 'string' },
-  }, { required: ['model'] });
+    list: { type: 'boolean' },
+  });
   if (typeof parsed === 'number') return parsed;
   const { values } = parsed;
+  if (values.list) {
+    const other = Object.keys(values).filter((k) => k !== 'list' && k !== 'db' && k !== 'data-dir');
+    if (other.length) return usageError('perf', USAGE, `--list takes no ${other.map((k) => `--${k}`).join(', ')}`);
+    return listCampaigns(path.resolve(values.db ?? dataLayout.database(dataDirOption(values, defaultDataDir))));
+  }
+  if (!values.model) return usageError('perf', USAGE, '--model is required');
   const weights = values.weights ?? 'int4';
   const backend = values.backend ?? 'auto';
   if (weights !== 'int4' && weights !== 'bf16') return usageError('perf', USAGE, '--weights must be int4 or bf16');

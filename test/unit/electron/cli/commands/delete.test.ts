@@ -175,7 +175,7 @@ describe('horizon delete', () => {
     });
     expect(existsSync(zip('perf-keep'))).toBe(true);
     expect(await capture(['--campaign', 'perf-done', '--data-dir', dataDir])).toEqual({
-      code: 1, out: '', errOut: `horizon delete: campaign perf-done not found in ${dbFile}`,
+      code: 1, out: '', errOut: `horizon delete: campaign perf-done not found in ${dbFile} (see horizon perf --list)`,
     });
     // While a live process holds the folder, its running campaign stays.
     const lock = path.join(dataDir, '.runmap.lock');

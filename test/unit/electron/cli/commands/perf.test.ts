@@ -21,6 +21,7 @@ describe('horizon perf: usage', () => {
     [['perf', '--model', 'x', '--backend', 'cpu', '--expert-budget', '4'], /--expert-budget and --device apply to the CUDA backend, not --backend cpu/],
     [['perf', '--model', 'x', '--weights', 'fp8'], /--weights must be int4 or bf16/],
     [['perf', '--model', 'x', '--label', 'x'.repeat(81)], /^horizon perf: --label: A label has at most 80 characters \(this one has 81\)\./],
+    [['perf', '--list', '--model', 'x'], /^horizon perf: --list takes no --model/],
   ])('%j exits 2 with the usage', async (argv, message) => {
     expect(await capture(argv)).toMatchObject({ code: 2, errOut: expect.stringMatching(message) });
   });
@@ -57,5 +58,10 @@ describe.skipIf(!addonHasRuntime())('horizon perf on the tiny model (CPU)', () =
     expect(zips).toEqual([`${id}.zip`]);
     const v = await capture(['verify', path.join(dataDir, 'exports', zips[0]!)]);
     expect(v).toMatchObject({ code: 0, out: expect.stringContaining('(performance campaign)') });
+    // --list names it, with its label, as the other commands take it.
+    const list = await capture(['perf', '--list', '--data-dir', dataDir]);
+    expect(list).toMatchObject({ code: 0, errOut: '' });
+    expect(list.out).toMatch(new RegExp(`^${id} {2}completed 36 requests {2}local:tiny/bf16 {2}CPU.* {2}"tiny bf16"$`));
+    expect(await capture(['perf', '--list', '--data-dir', path.join(root, 'none')])).toMatchObject({ code: 1, errOut: expect.stringContaining('no database at') });
   }, 120_000);
 });
