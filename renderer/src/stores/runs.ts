@@ -18,12 +18,12 @@ export interface RunForm {
   expertBudgetGiB: string;
   /** CUDA device index as a string; empty means the first device. */
   cudaDevice: string;
-  /** The run's label; empty means none. */
+  /** The next run's label; empty means none. Cleared once its run starts: a label names one run. */
   label: string;
 }
 
 /** The form as the run was started: what a reload or another window shows beside a live run. */
-export function formOfRun(run: Pick<RunDetail, 'modelId' | 'total' | 'policy' | 'label'>): RunForm {
+export function formOfRun(run: Pick<RunDetail, 'modelId' | 'total' | 'policy'>): RunForm {
   const p = run.policy;
   return {
     modelId: run.modelId,
@@ -32,7 +32,8 @@ export function formOfRun(run: Pick<RunDetail, 'modelId' | 'total' | 'policy' | 
     maxNewTokens: String(p.maxNewTokens),
     expertBudgetGiB: p.expertBudgetBytes === null ? '' : String(Number((p.expertBudgetBytes / 2 ** 30).toFixed(3))),
     cudaDevice: p.cudaDevice === null || p.cudaDevice === 0 ? '' : String(p.cudaDevice),
-    label: run.label ?? '',
+    // The live run's label is on its card; the field is for the next run.
+    label: '',
   };
 }
 
@@ -157,7 +158,7 @@ export const useRuns = create<RunsState>((set, get) => ({
     const pending = r.ok ? early.get(r.value.id) : undefined;
     set(
       r.ok
-        ? { run: r.value, progress: null, stream: pending?.rows ?? [], busy: false }
+        ? { run: r.value, progress: null, stream: pending?.rows ?? [], busy: false, form: { ...get().form, label: '' } }
         : { error: r.error.message, busy: false },
     );
     if (pending?.progress) get().handleProgress(pending.progress);

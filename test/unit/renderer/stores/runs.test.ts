@@ -63,6 +63,8 @@ describe('runs store', () => {
     expect(calls.find((c) => c.channel === 'runs:start')?.payload).toEqual({
       modelId, limit: 5, batch: 4, maxNewTokens: 16, expertBudgetMiB: 6656, cudaDevice: 1, label: 'g32 try',
     });
+    // The label named that run; the next one is named afresh, its other settings kept.
+    expect(useRuns.getState().form).toMatchObject({ limit: '5', batch: '4', label: '' });
     await vi.waitFor(() => expect(useRuns.getState().run?.status).toBe('completed'), { timeout: 5000 });
     const s = useRuns.getState();
     expect(s.run?.done).toBe(5);
