@@ -65,7 +65,7 @@ function listCampaigns(dbFile: string): number {
     const list = perf.list();
     if (list.length === 0) console.log(`no campaigns in ${dbFile}`);
     for (const c of list) {
-      const requests = perf.get(c.id)?.requests.length ?? 0;
+      const requests = perf.requestCount(c.id);
       const label = c.label !== null ? `  ${JSON.stringify(c.label)}` : '';
       const origin = c.imported ? `  imported from ${c.imported.file}` : '';
       console.log(`${c.id}  ${c.status.padEnd(9)} ${requests} requests  ${c.model.modelId}  ${c.deviceLabel}  ${c.createdAt}${label}${origin}`);

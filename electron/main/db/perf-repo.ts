@@ -139,6 +139,11 @@ export class PerfRepo {
     return (this.db.prepare('SELECT * FROM perf_campaigns ORDER BY created_at DESC, rowid DESC').all() as CampaignRow[]).map(toCampaign);
   }
 
+  /** How many requests the campaign has measured (0 for none, or no such campaign). */
+  requestCount(id: string): number {
+    return this.db.prepare('SELECT COUNT(*) FROM perf_requests WHERE campaign_id = ?').pluck().get(id) as number;
+  }
+
   get(id: string): PerfCampaignDetail | undefined {
     const row = this.db.prepare('SELECT * FROM perf_campaigns WHERE id = ?').get(id) as CampaignRow | undefined;
     if (!row) return undefined;

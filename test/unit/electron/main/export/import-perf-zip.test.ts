@@ -59,6 +59,7 @@ describe('importing a campaign ZIP', () => {
     const target = freshDb();
     const c = await importPerfZip(zip, target, NOW);
     expect(c).toEqual({ ...source.perf.get('perf-20261206-ab12')!, imported: { file: zip, sha256: sha256(readFileSync(zip)), importedAt: NOW } });
+    expect([target.perf.requestCount('perf-20261206-ab12'), target.perf.requestCount('perf-none')]).toEqual([4, 0]);
     const again = path.join(dir, 'again.zip');
     expect((await writePerfZip(c, again, '9.9.9')).sha256).toBe(sha256(readFileSync(zip)));
   });
