@@ -76,3 +76,8 @@ export function weightsLabel(modelId: string, weights: 'int4' | 'bf16'): string 
   const g = /\/int4-g(\d+)$/.exec(modelId)?.[1];
   return g ? `INT4 g${g}` : 'INT4';
 }
+
+/** A run or campaign as a one-line list names it: its id, then its label when it has one. */
+export function withLabel(id: string, label: string | null): string {
+  return label === null ? id : `${id} · ${label}`;
+}

@@ -7,7 +7,7 @@ import { DeletedNotice } from '../../components/DeletedNotice.js';
 import { LabelField } from '../../components/LabelField.js';
 import { ExportZipsOption } from '../../components/ExportZipsOption.js';
 import { Field } from '../../components/Field.js';
-import { baseName, formatBytes, formatDate, formatNumber } from '../../components/format.js';
+import { baseName, formatBytes, formatDate, formatNumber, withLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
 import { ModelSelect } from '../../components/ModelSelect.js';
@@ -349,8 +349,7 @@ export function PerfPage() {
             <select id="perf-campaign" value={selected?.id ?? ''} onChange={(e) => void select(e.target.value)}>
               {campaigns.map((c) => (
                 <option key={c.id} value={c.id}>
-                  {c.id}
-                  {c.label !== null ? ` · ${c.label}` : ''} · {c.status} · {formatDate(c.createdAt)}
+                  {withLabel(c.id, c.label)} · {c.status} · {formatDate(c.createdAt)}
                   {c.imported ? ' · imported' : ''}
                 </option>
               ))}
@@ -364,8 +363,7 @@ export function PerfPage() {
                     .filter((c) => c.id !== selected?.id)
                     .map((c) => (
                       <option key={c.id} value={c.id}>
-                        {c.id}
-                        {c.label !== null ? ` · ${c.label}` : ''} · {c.deviceLabel}
+                        {withLabel(c.id, c.label)} · {c.deviceLabel}
                         {c.imported ? ' · imported' : ''}
                       </option>
                     ))}

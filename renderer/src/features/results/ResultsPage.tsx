@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 
 import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
-import { baseName, formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
+import { baseName, formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha, weightsLabel, withLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { LabelField } from '../../components/LabelField.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
@@ -98,8 +98,7 @@ export function ResultsPage() {
               <select id="results-run" value={runId ?? ''} onChange={(e) => void open(e.target.value)}>
                 {runs.map((r) => (
                   <option key={r.id} value={r.id}>
-                    {r.id}
-                    {r.label !== null ? ` · ${r.label}` : ''} · {r.status} · {r.done}/{r.total}
+                    {withLabel(r.id, r.label)} · {r.status} · {r.done}/{r.total}
                   </option>
                 ))}
               </select>

@@ -5,7 +5,7 @@ import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { ModelSelect } from '../../components/ModelSelect.js';
 import { SelectField } from '../../components/SelectField.js';
-import { formatDuration, formatNumber, formatPercent } from '../../components/format.js';
+import { formatDuration, formatNumber, formatPercent, withLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
 import { Stat } from '../../components/Stat.js';
@@ -207,7 +207,7 @@ function LiveRun({ headingRef, progressRef }: { headingRef: RefObject<HTMLHeadin
   return (
     <Card
       className={offline ? 'is-stale' : undefined}
-      title={`Run ${run.id}${run.label !== null ? ` · ${run.label}` : ''}`}
+      title={`Run ${withLabel(run.id, run.label)}`}
       headingRef={headingRef}
       subtitle={`${run.modelRepo} · ${run.backendLabel} · ${run.batch} at a time`}
       testId="run-live"

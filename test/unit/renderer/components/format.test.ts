@@ -12,6 +12,7 @@ import {
   formatRate,
   shortSha,
   baseName,
+  withLabel,
 } from '../../../../renderer/src/components/format.js';
 
 describe('format', () => {
@@ -116,5 +117,14 @@ describe('weightsLabel', () => {
     ['o--m@abc/bf16', 'bf16', 'BF16'],
   ] as const)('%s (%s) reads %s', (id, weights, expected) => {
     expect(weightsLabel(id, weights)).toBe(expected);
+  });
+});
+
+describe('withLabel', () => {
+  it.each([
+    ['run-1', null, 'run-1'],
+    ['perf-2', 'one budget', 'perf-2 · one budget'],
+  ] as const)('%s with %j reads %s', (id, label, expected) => {
+    expect(withLabel(id, label)).toBe(expected);
   });
 });
