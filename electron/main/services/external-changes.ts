@@ -60,10 +60,10 @@ export function watchExternalChanges(db: Database.Database, emit: EmitEvent, int
       const current = w.read();
       if (changed) {
         for (const id of w.known.keys()) if (!current.has(id)) say(w.deleted, w.key, id);
-        for (const [id, now] of current) {
+        for (const [id, row] of current) {
           const before = w.known.get(id);
-          if (now.imported && !before) say(w.imported, w.key, id);
-          if (before && before.label !== undefined && before.label !== now.label) say(w.labelled, w.key, id, { label: now.label ?? null });
+          if (row.imported && !before) say(w.imported, w.key, id);
+          if (before && before.label !== undefined && before.label !== row.label) say(w.labelled, w.key, id, { label: row.label ?? null });
         }
       }
       w.known = current;

@@ -173,9 +173,12 @@ export const usePerf = create<PerfState>((set, get) => ({
     set({ busy: true, error: null, exported: null });
     const r = await call('perf:start', { modelId: form.modelId, ...(budgets.length ? { budgetsGiB: budgets } : {}), ...(label !== null ? { label } : {}) });
     if (!r.ok) return set({ busy: false, error: r.error.message });
-    // The label named this campaign; the next one is named afresh.
-    set({ form: { ...get().form, label: '' } });
-    set({ busy: false, progress: { campaignId: r.value.id, status: 'running', config: 0, configs: r.value.configs.length, done: 0, total: 0, message: 'loading the model' } });
+    set({
+      busy: false,
+      // The label named this campaign; the next one is named afresh.
+      form: { ...get().form, label: '' },
+      progress: { campaignId: r.value.id, status: 'running', config: 0, configs: r.value.configs.length, done: 0, total: 0, message: 'loading the model' },
+    });
     await get().refresh();
     await get().select(r.value.id);
   },
