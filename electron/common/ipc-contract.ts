@@ -670,6 +670,26 @@ export interface VerifyReport {
   readonly accuracies: Accuracies | null;
   /** The run as the ZIP's manifest describes it: a partial one (cancelled, failed) is not "completed". */
   readonly run?: { readonly status: string; readonly responses: number; readonly total: number };
+  /** Which run or campaign the ZIP says it holds; absent when its manifest (campaign.json) cannot be read. */
+  readonly subject?: ZipSubject;
+}
+
+/**
+ * Which run or campaign a ZIP says it holds, as its manifest.json (a campaign ZIP's campaign.json) words it. The
+ * verifier vouches for the responses and figures, not for these words. Each is null where the ZIP does not say it or
+ * says no value the app would store.
+ */
+export interface ZipSubject {
+  readonly id: string | null;
+  readonly label: string | null;
+  readonly modelRepo: string | null;
+  readonly modelRevision: string | null;
+  /** The model's id ("org--name@7f1c97f/int4-g32"), which names an INT4 pack's group size. */
+  readonly modelId: string | null;
+  readonly weights: 'int4' | 'bf16' | null;
+  /** As `RunSummary.backendLabel` words it: "CPU backend", "CUDA: NVIDIA H200". */
+  readonly backendLabel: string | null;
+  readonly createdAt: string | null;
 }
 
 export interface ImportedRunReport {

@@ -19,6 +19,7 @@ import type {
   ResponseRow,
   RunDetail,
   RunSummary,
+  ZipSubject,
 } from '../../electron/common/ipc-contract.js';
 import { isLiveStatus } from '../../electron/common/ipc-contract.js';
 import { aggregateCampaign, campaignConfigs, PERF_SETTINGS, type PerfCampaign, type PerfRequestRecord } from '../../electron/common/perf-campaign.js';
@@ -77,6 +78,17 @@ export interface FakeApiOptions {
 export function verdict(key: number, index: number, loose: boolean): boolean {
   const n = key * (index + 1);
   return loose ? n % 5 !== 0 : n % 3 !== 0;
+}
+
+/** What a ZIP of this run or campaign says it holds, as the real services read it back. */
+function subjectOf(
+  r: { id: string; label: string | null; createdAt: string; backendLabel: string; model: { repo: string; revision: string; weights: 'int4' | 'bf16' } },
+  modelId: string,
+): ZipSubject {
+  return {
+    id: r.id, label: r.label, modelRepo: r.model.repo, modelRevision: r.model.revision, modelId, weights: r.model.weights,
+    backendLabel: r.backendLabel, createdAt: r.createdAt,
+  };
 }
 
 function accuracies(responses: readonly StoredResponse[]): Accuracies | null {
@@ -469,10 +481,16 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         return ok({ path: zip, bytes: 12_345, sha256: 'f'.repeat(64) });
       },
       verify: async ({ path: zip }) => {
-        if (perfZips.has(zip)) return ok({ kind: 'campaign', verified: true, problems: [], unchecked: [], accuracies: null });
+        const c = perfZips.get(zip)?.campaign;
+        if (c) {
+          const backendLabel = c.backend === 'cpu' ? 'CPU backend' : `CUDA: ${c.deviceLabel}`;
+          return ok({ kind: 'campaign', verified: true, problems: [], unchecked: [], accuracies: null, subject: subjectOf({ ...c, backendLabel }, c.model.modelId) });
+        }
         const held = zips.get(zip);
         if (!held) return ok({ kind: 'result', verified: false, problems: [`${zip}: not a result ZIP`], unchecked: [], accuracies: null });
+        const r = held.run.summary;
         return ok({
+          subject: subjectOf({ ...r, model: { repo: r.modelRepo, revision: r.modelRevision, weights: r.weights } }, r.modelId),
           kind: 'result',
           verified: true,
           problems: [],

@@ -352,8 +352,12 @@ describe('renderer over horizon serve (fake services)', () => {
     const verifyCard = page.getByTestId('verify-card');
     await verifyCard.getByRole('textbox', { name: 'Result ZIP' }).fill(exportedZip);
     await verifyCard.getByRole('button', { name: 'Verify' }).click();
-    await expect.poll(() => verifyCard.getByRole('status').first().textContent()).toBe(
-      'Verified: a performance campaign ZIP, every aggregate recomputed from its requests. The Performance page imports it.',
+    await expect.poll(() => verifyCard.getByRole('status').first().textContent()).toMatch(
+      /^Verified: a performance campaign ZIP, every aggregate recomputed from its requests\. The Performance page imports it\./,
+    );
+    // Which campaign the ZIP says it holds, the time as the page shows times.
+    expect(await verifyCard.getByTestId('verify-subject').textContent()).toMatch(
+      /^The ZIP says it holds campaign perf-1: allenai\/OLMoE-1B-7B-0924-Instruct @ 7f1c97f, INT4, CPU backend, started \w{3} \d+, \d{4}, \d+:\d\d [AP]M\.$/,
     );
     await page.getByRole('navigation').getByRole('button', { name: /^Performance/ }).click();
     expect(consoleErrors).toEqual([]);
@@ -447,6 +451,9 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     await verifyCard.getByLabel('Result ZIP').fill(zip);
     await verifyCard.getByRole('button', { name: 'Verify' }).click();
     await expect.poll(() => verifyCard.textContent()).toMatch(/Verified\. .* A cancelled run: \d+ of 541 prompts\./);
+    expect(await verifyCard.getByTestId('verify-subject').textContent()).toMatch(
+      /^The ZIP says it holds run run-1: allenai\/OLMoE-1B-7B-0924-Instruct @ 7f1c97f, INT4, CUDA: RTX 4060, started .+\.$/,
+    );
     expect(await verifyCard.getByTestId('verify-unchecked').textContent()).toBe(
       'Not checked:input_data.jsonl: its rows were not compared with the official IFEval set',
     );

@@ -11,6 +11,7 @@ import { RunRepo } from '../../main/db/run-repo.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { isPerfZip, verifyPerfZip } from '../../main/export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
+import { zipSubject } from '../../main/export/zip-subject.js';
 import { compareResponses } from '../../main/services/run-compare.js';
 import type { ComparableResponse } from '../../main/services/run-compare.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
@@ -71,15 +72,6 @@ type Side =
   | { readonly kind: 'run'; readonly rows: readonly ComparableResponse[]; readonly label: string | null }
   | { readonly kind: 'campaign'; readonly campaign: PerfCampaignDetail };
 
-/** The label a verified result ZIP's manifest carries (run.label), if it is one. */
-function zipLabel(entries: ReadonlyMap<string, Buffer>): string | null {
-  try {
-    return validLabel((JSON.parse(entries.get('manifest.json')?.toString('utf8') ?? '{}') as { run?: { label?: unknown } }).run?.label);
-  } catch {
-    return null;
-  }
-}
-
 /** A run or campaign as the comparison names it: its id, and its label when it has one. */
 export const namedRun = (id: string, label: string | null): string => (label === null ? id : `${id} ${JSON.stringify(label)}`);
 
@@ -99,7 +91,7 @@ async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Pro
   const { tools, verifyOptions } = await inputs();
   const r = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
   if (!r.verified || !r.responses) return notVerified(r.problems.length);
-  return { kind: 'run', rows: r.responses, label: zipLabel(entries) };
+  return { kind: 'run', rows: r.responses, label: zipSubject(entries)?.subject.label ?? null };
 }
 
 const rate = (v: number | null | undefined) => (v == null ? '—' : `${v.toFixed(1)} tok/s`);

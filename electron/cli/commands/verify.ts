@@ -1,8 +1,10 @@
 import path from 'node:path';
 
+import { describeZipSubject } from '../../common/zip-subject.js';
 import { defaultDataDir } from '../../main/data-dir.js';
 import { isPerfZip, verifyPerfZip } from '../../main/export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
+import { zipSubject } from '../../main/export/zip-subject.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 import { loadVerifierInputs } from '../verifier-inputs.js';
@@ -11,7 +13,8 @@ export const summary = 'check a result or campaign ZIP: every sha256, then re-sc
 
 const USAGE = `usage: horizon verify RESULT.zip|CAMPAIGN.zip [--json] [--punkt DIR] [--data-dir DIR]
   A campaign ZIP (horizon perf) is checked by its hashes and every aggregate recomputed from its requests.
-  --json      print {file, kind, verified, problems, unchecked, accuracies, run} as JSON (kind: result or campaign;
+  --json      print {file, kind, verified, problems, subject, unchecked, accuracies, run} as JSON (kind: result or
+              campaign; subject: the run or campaign the ZIP says it holds, null when its manifest cannot be read;
               the last three for a result ZIP only); the exit status is the same
   --punkt     Punkt English parameters (default <app>/../shared/nltk/punkt_english, else the data folder's copy)
   --data-dir  data folder whose eval assets are used (default $HORIZON_DATA_DIR or the platform app-data folder)
@@ -31,17 +34,25 @@ export async function run(args: string[]): Promise<number> {
   const [file, ...extra] = positionals;
   if (!file || extra.length > 0) return usageError('verify', USAGE, 'give exactly one RESULT.zip');
   const entries = await readZipEntries(path.resolve(file));
+  const described = zipSubject(entries);
+  const subject = described?.subject ?? null;
+  // What the ZIP says it holds, under the verdict's first line: the verdict vouches for its contents, not these words.
+  const printSubject = () => {
+    if (described) console.log(`  the ZIP says: ${describeZipSubject(described.kind, described.subject, (iso) => iso)}`);
+  };
   if (isPerfZip(entries)) {
     const perf = await verifyPerfZip(path.resolve(file), entries);
     if (values.json) {
-      console.log(JSON.stringify({ file, kind: 'campaign', verified: perf.verified, problems: perf.problems }, null, 2));
+      console.log(JSON.stringify({ file, kind: 'campaign', verified: perf.verified, problems: perf.problems, subject }, null, 2));
       return perf.verified ? 0 : 1;
     }
     if (perf.verified) {
       console.log(`verified ${file} (performance campaign)`);
+      printSubject();
       return 0;
     }
     console.log(`NOT verified ${file}: ${perf.problems.length} problem${perf.problems.length === 1 ? '' : 's'}`);
+    printSubject();
     for (const p of perf.problems) console.log(`  - ${p}`);
     return 1;
   }
@@ -49,7 +60,7 @@ export async function run(args: string[]): Promise<number> {
   const report = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
   if (values.json) {
     const { verified, problems, unchecked, accuracies, run } = report;
-    console.log(JSON.stringify({ file, kind: 'result', verified, problems, unchecked, accuracies, run: run ?? null }, null, 2));
+    console.log(JSON.stringify({ file, kind: 'result', verified, problems, subject, unchecked, accuracies, run: run ?? null }, null, 2));
     return verified ? 0 : 1;
   }
   const printUnchecked = () => {
@@ -60,6 +71,7 @@ export async function run(args: string[]): Promise<number> {
   };
   if (report.verified) {
     console.log(`verified ${file}`);
+    printSubject();
     printUnchecked();
     if (report.run && (report.run.status !== 'completed' || report.run.responses < report.run.total)) {
       console.log(`note: a ${report.run.status} run: ${report.run.responses} of its ${report.run.total} prompts`);
@@ -68,6 +80,7 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   console.log(`NOT verified ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
+  printSubject();
   for (const p of report.problems) console.log(`  - ${p}`);
   printUnchecked();
   return 1;

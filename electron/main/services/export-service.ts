@@ -24,6 +24,7 @@ import type { RunRepo } from '../db/run-repo.js';
 import { importResultZip } from '../export/import-result-zip.js';
 import { exportFiles } from '../export/export-files.js';
 import { isPerfZip, verifyPerfZip } from '../export/perf-zip.js';
+import { zipSubject } from '../export/zip-subject.js';
 import { readZipEntries, verifyResultZip } from '../export/verify-result-zip.js';
 import { writeResultZip } from '../export/write-result-zip.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
@@ -99,15 +100,18 @@ export class ExportService implements ExportApi {
     return toResult(async () => {
       if (!path.isAbsolute(req.path)) throw new ServiceError('BAD_INPUT', `ZIP path must be absolute: ${req.path}`);
       const entries = await readZipEntries(req.path);
+      const described = zipSubject(entries);
+      const subject = described ? { subject: described.subject } : {};
       if (isPerfZip(entries)) {
         const perf = await verifyPerfZip(req.path, entries);
-        return { kind: 'campaign' as const, verified: perf.verified, problems: perf.problems, unchecked: [], accuracies: null };
+        return { kind: 'campaign' as const, verified: perf.verified, problems: perf.problems, unchecked: [], accuracies: null, ...subject };
       }
       const inputs = await this.opts.inputs();
       const r = await verifyResultZip(req.path, inputs.tools, { ...ExportService.officialInput(inputs), entries });
       return {
         kind: 'result' as const, verified: r.verified, problems: r.problems, unchecked: r.unchecked, accuracies: r.accuracies,
         ...(r.run ? { run: r.run } : {}),
+        ...subject,
       };
     }, 'BAD_INPUT');
   }

@@ -1,5 +1,7 @@
 /** Display formatting shared by the screens. */
 
+export { weightsLabel } from '../../../electron/common/zip-subject.js';
+
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes == null || !Number.isFinite(bytes)) return '—';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -68,13 +70,6 @@ export function baseName(path: string): string {
 
 export function shortSha(sha: string): string {
   return sha.slice(0, 7);
-}
-
-/** The weights a model id names, as the app says them: "INT4 g32" (its group size) or "BF16". */
-export function weightsLabel(modelId: string, weights: 'int4' | 'bf16'): string {
-  if (weights === 'bf16') return 'BF16';
-  const g = /\/int4-g(\d+)$/.exec(modelId)?.[1];
-  return g ? `INT4 g${g}` : 'INT4';
 }
 
 /** A run or campaign as a one-line list names it: its id, then its label when it has one. */

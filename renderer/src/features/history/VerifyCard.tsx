@@ -1,5 +1,6 @@
+import { describeZipSubject } from '../../../../electron/common/zip-subject.js';
 import { Card } from '../../components/Card.js';
-import { formatPercent } from '../../components/format.js';
+import { formatDate, formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { UncheckedList } from '../../components/UncheckedList.js';
 import { useHistory } from '../../stores/history.js';
@@ -62,6 +63,11 @@ export function VerifyCard() {
           {report.verified && report.run && report.run.status !== 'completed'
             ? ` A ${report.run.status} run: ${report.run.responses} of ${report.run.total} prompts.`
             : null}
+          {report.subject ? (
+            <div className="small" data-testid="verify-subject">
+              The ZIP says it holds {describeZipSubject(report.kind, report.subject, formatDate)}.
+            </div>
+          ) : null}
           {report.problems.length ? (
             <ul>
               {report.problems.map((p) => (

@@ -55,6 +55,8 @@ describe('horizon verify', () => {
     expect(r.out).toContain('note: a cancelled run: 0 of its 3 prompts');
     expect(r.out).toContain('no prompts scored');
     expect(r.out).not.toContain('%');
+    // Under the verdict, the run the manifest names (storeRun's sample model, on the CPU).
+    expect(r.out.split('\n')[1]).toMatch(/^ {2}the ZIP says: run run-zero: horizon\/tiny @ aaaaaaa, INT4, CPU backend, started \d{4}-\d\d-\d\dT[\d:.]+Z$/);
   });
 
   it('prints the report as JSON with --json, with the same exit status', async () => {
@@ -63,6 +65,7 @@ describe('horizon verify', () => {
     expect(good.code).toBe(0);
     const j = JSON.parse(good.out) as Record<string, unknown>;
     expect(j).toMatchObject({ file: zip, kind: 'result', verified: true, problems: [], unchecked: [], run: { status: 'cancelled', responses: 2, total: 3 } });
+    expect(j.subject).toMatchObject({ id: 'run-json', label: null, modelRepo: 'horizon/tiny', modelId: 'tiny@abc/int4', weights: 'int4', backendLabel: 'CPU backend' });
     // 1000 (no commas, 3 highlights, 300+ words) follows only its first; 1001 (no commas) passes: 2 of 4 instructions.
     expect(j.accuracies).toEqual({ promptStrict: 0.5, promptLoose: 0.5, instructionStrict: 0.5, instructionLoose: 0.5 });
 
@@ -81,7 +84,8 @@ describe('horizon verify', () => {
     const c = await capture([campaign, '--json']);
     expect(c.code).toBe(1);
     const cj = JSON.parse(c.out) as { kind: string; verified: boolean; problems: string[] };
-    expect(cj).toMatchObject({ file: campaign, kind: 'campaign', verified: false });
+    // Its manifest says campaign but it holds no campaign.json: nothing to name.
+    expect(cj).toMatchObject({ file: campaign, kind: 'campaign', verified: false, subject: null });
     expect(cj.problems.length).toBeGreaterThan(0);
   });
 
@@ -100,6 +104,8 @@ describe('horizon verify', () => {
     const r = await capture([bad]);
     expect(r.code).toBe(1);
     expect(r.out.split('\n')[0]).toBe(`NOT verified ${bad}: ${r.out.split('\n').filter((l) => l.startsWith('  - ')).length} problems`);
+    // A ZIP that does not verify still says which run it claims to hold.
+    expect(r.out.split('\n')[1]).toMatch(/^ {2}the ZIP says: run run-claims: horizon\/tiny @ aaaaaaa, INT4, CPU backend, started /);
     expect(r.out).toContain('  - responses.jsonl: 2 rows, manifest.json run.responses says 3');
   });
 

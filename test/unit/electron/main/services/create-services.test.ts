@@ -151,7 +151,10 @@ describe('createServices (scripted worker)', () => {
     expect(await services.api.export.verify({ path: zip.value.path })).toMatchObject({
       ok: true,
       // A run over the first 4 official prompts: its rows were compared with the official ones, nothing left unchecked.
-      value: { verified: true, problems: [], unchecked: [], run: { status: 'completed', responses: 4, total: 4 } },
+      value: {
+        verified: true, problems: [], unchecked: [], run: { status: 'completed', responses: 4, total: 4 },
+        subject: { id: runId, label: null, modelRepo: 'horizon/tiny', modelRevision: COMMIT, modelId: 'horizon--tiny@ccccccc/int4-g32', weights: 'int4', backendLabel: 'CPU backend' },
+      },
     });
     expect(await services.api.export.verify({ path: 'relative.zip' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
 
@@ -430,7 +433,13 @@ describe('createServices (scripted worker)', () => {
     // The History card's Verify tells a campaign ZIP from a result ZIP and checks it as horizon verify does.
     expect(await services.api.export.verify({ path: campaignZip })).toEqual({
       ok: true,
-      value: { kind: 'campaign', verified: true, problems: [], unchecked: [], accuracies: null },
+      value: {
+        kind: 'campaign', verified: true, problems: [], unchecked: [], accuracies: null,
+        subject: {
+          id: 'perf-elsewhere', label: null, modelRepo: 'o/m', modelRevision: 'a'.repeat(40), modelId: 'm@abc/int4-g32', weights: 'int4',
+          backendLabel: 'CPU backend', createdAt: '2026-12-06T10:00:00.000Z',
+        },
+      },
     });
     const imported = await services.api.perf.importZip({ path: campaignZip });
     if (!imported.ok) throw new Error(imported.error.message);

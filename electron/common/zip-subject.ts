@@ -1,0 +1,28 @@
+/** How every window and command names the run or campaign a ZIP says it holds (`ZipSubject`). */
+
+import type { ZipSubject } from './ipc-contract.js';
+
+/** The weights a model id names, as the app says them: "INT4 g32" (its group size) or "BF16". */
+export function weightsLabel(modelId: string, weights: 'int4' | 'bf16'): string {
+  if (weights === 'bf16') return 'BF16';
+  const g = /\/int4-g(\d+)$/.exec(modelId)?.[1];
+  return g ? `INT4 g${g}` : 'INT4';
+}
+
+/**
+ * One line naming a ZIP's run or campaign: `run 20261206T205311-c5b042 "baseline g32": org/name @ 7f1c97f, INT4 g32,
+ * CUDA: NVIDIA H200, started <when(createdAt)>`. What the ZIP does not say is left out.
+ */
+export function describeZipSubject(kind: 'result' | 'campaign', s: ZipSubject, when: (iso: string) => string): string {
+  const what = kind === 'result' ? 'run' : 'campaign';
+  const name = `${what} ${s.id ?? '(no id given)'}${s.label === null ? '' : ` ${JSON.stringify(s.label)}`}`;
+  const revision = s.modelRevision === null ? null : /^[0-9a-f]{40}$/.test(s.modelRevision) ? s.modelRevision.slice(0, 7) : s.modelRevision;
+  const model = s.modelRepo === null ? null : revision === null ? s.modelRepo : `${s.modelRepo} @ ${revision}`;
+  const parts = [
+    model,
+    s.weights === null ? null : weightsLabel(s.modelId ?? '', s.weights),
+    s.backendLabel,
+    s.createdAt === null ? null : `started ${when(s.createdAt)}`,
+  ].filter((p): p is string => p !== null);
+  return parts.length === 0 ? name : `${name}: ${parts.join(', ')}`;
+}
