@@ -102,6 +102,27 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Close response');
     await page.keyboard.press('Shift+Tab');
     expect(await page.evaluate('!!document.activeElement?.closest("[role=dialog]")')).toBe(true);
+    // ← and → step through the list in its order (by key: 102, 1000, 1001, …); its row shows which one is open.
+    const title = detail.getByRole('heading', { level: 2 });
+    expect(await detail.getByTestId('response-position').textContent()).toBe('2 of 10');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => title.textContent()).toBe('Response #1001');
+    expect(await detail.getByTestId('response-position').textContent()).toBe('3 of 10');
+    expect(await page.getByRole('button', { name: 'Open response 1001' }).getAttribute('aria-current')).toBe('true');
+    expect(await page.getByRole('button', { name: 'Open response 1000' }).getAttribute('aria-current')).toBeNull();
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(() => title.textContent()).toBe('Response #102');
+    const previous = detail.getByRole('button', { name: 'Previous response' });
+    expect(await previous.getAttribute('aria-disabled')).toBe('true');
+    expect(await previous.getAttribute('title')).toBe('Previous response: none, this is the first of 10');
+    // Playwright waits for an aria-disabled button to be enabled; a click dispatched anyway does nothing.
+    await previous.dispatchEvent('click');
+    await page.keyboard.press('ArrowLeft');
+    expect(await title.textContent()).toBe('Response #102');
+    await detail.getByRole('button', { name: 'Next response' }).click();
+    await expect.poll(() => title.textContent()).toBe('Response #1000');
+    expect(await page.evaluate('!!document.activeElement?.closest("[role=dialog]")')).toBe(true);
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByTestId('response-detail').count()).toBe(0);
     expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe('Open response 1000');

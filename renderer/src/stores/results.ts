@@ -50,6 +50,11 @@ interface ResultsState {
   sortBy(by: ResponseSortKey): Promise<void>;
   setOffset(offset: number): Promise<void>;
   openResponse(key: number): Promise<void>;
+  /**
+   * Opens the response after (+1) or before (-1) the open one in the list as filtered and sorted, turning the list's
+   * page when it is on the next or previous one. Nothing when the open one is not on the page shown, or at either end.
+   */
+  stepResponse(step: 1 | -1): Promise<void>;
   closeResponse(): void;
   exportZip(): Promise<void>;
   /** Lets go of a run that was deleted, when it is the one open (the page then opens the newest run left). */
@@ -64,6 +69,18 @@ interface ResultsState {
 
 /** Numbers each reload: only the latest one's answer is shown (an older, slower one must not overwrite it). */
 let reloadSeq = 0;
+/** The same for opening a response: stepping quickly through them, the last one asked for is the one shown. */
+let openSeq = 0;
+
+/**
+ * Where the open response stands in the list as filtered and sorted (`index` from 0 of `total`); null when it is not
+ * on the page shown (opened from the address, or filtered out since).
+ */
+export function responsePosition(s: Pick<ResultsState, 'selected' | 'page' | 'offset'>): { index: number; total: number } | null {
+  if (!s.selected || !s.page) return null;
+  const i = s.page.items.findIndex((r) => r.key === s.selected!.key);
+  return i < 0 ? null : { index: s.offset + i, total: s.page.total };
+}
 
 export const useResults = create<ResultsState>((set, get) => ({
   runId: null,
@@ -130,9 +147,24 @@ export const useResults = create<ResultsState>((set, get) => ({
   openResponse: async (key) => {
     const runId = get().runId;
     if (!runId) return;
+    const mine = ++openSeq;
     const r = await call('runs:response', { runId, key });
-    if (get().runId !== runId) return;
+    if (mine !== openSeq || get().runId !== runId) return;
     set(r.ok ? { selected: r.value, error: null } : { error: r.error.message });
+  },
+  stepResponse: async (step) => {
+    const at = responsePosition(get());
+    if (!at) return;
+    const target = at.index + step;
+    if (target < 0 || target >= at.total) return;
+    const shown = get().offset;
+    const onPage = target >= shown && target < shown + (get().page?.items.length ?? 0);
+    const offset = onPage ? shown : Math.floor(target / PAGE_SIZE) * PAGE_SIZE;
+    if (offset !== shown) await get().setOffset(offset);
+    const { page } = get();
+    if (!page || get().offset !== offset) return;
+    const row = page.items[target - offset];
+    if (row) await get().openResponse(row.key);
   },
   closeResponse: () => set({ selected: null }),
   exportZip: async () => {

@@ -27,6 +27,7 @@ export function ResponseBrowser() {
   const filters = useResults((s) => s.filters);
   const offset = useResults((s) => s.offset);
   const sort = useResults((s) => s.sort);
+  const openKey = useResults((s) => s.selected?.key ?? null);
   const { setFilters, setOffset, openResponse, sortBy } = useResults.getState();
   const onSort = (by: ResponseSortKey) => void sortBy(by);
   // With an instruction filter the verdict columns are that instruction's, not the prompt's (a prompt can fail
@@ -100,13 +101,15 @@ export function ResponseBrowser() {
         </thead>
         <tbody>
           {page?.items.map((r) => (
-            <tr key={r.key}>
+            <tr key={r.key} className={r.key === openKey ? 'is-selected' : undefined}>
               <td className="mono">
                 <button
                   type="button"
                   className="link"
                   onClick={() => void openResponse(r.key)}
                   aria-label={`Open response ${r.key}`}
+                  aria-current={r.key === openKey || undefined}
+                  data-response-key={r.key}
                 >
                   #{r.key}
                 </button>

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { setTransport } from '../../../../renderer/src/api.js';
-import { PAGE_SIZE, useResults } from '../../../../renderer/src/stores/results.js';
+import { PAGE_SIZE, responsePosition, useResults } from '../../../../renderer/src/stores/results.js';
 import { inProcessTransport, scripted, shared } from '../in-process-transport.js';
 
 /** Wraps the transport so that calls `slow` picks answer `ms` later (to make an earlier request finish last). */
@@ -42,7 +42,7 @@ async function completedRun(limit: number, t = inProcessTransport(1)) {
 describe('results store', () => {
   beforeEach(() => {
     useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, exportedRun: null, verify: null, exporting: false, error: null, gone: null, offset: 0 });
-    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' } });
+    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' }, sort: { by: 'key', descending: false } });
   });
 
   it('opens a run: detail plus the first page of responses', async () => {
@@ -157,6 +157,58 @@ describe('results store', () => {
     expect(s.page?.items.every((r) => r.strictPass)).toBe(true);
   });
 
+  it('steps through the responses in the list\'s order, turning its page at either edge, and stops at its ends', async () => {
+    const { runId } = await completedRun(25);
+    await useResults.getState().open(runId);
+    // Highest key first (the list is by key already: the same column flips it), so the order is the list's.
+    await useResults.getState().sortBy('key');
+    const order: number[] = [];
+    for (const offset of [0, PAGE_SIZE]) {
+      await useResults.getState().setOffset(offset);
+      order.push(...useResults.getState().page!.items.map((r) => r.key));
+    }
+    await useResults.getState().setOffset(0);
+    expect(order).toHaveLength(25);
+    expect(order).toEqual([...order].sort((x, y) => y - x));
+    const shown = () => {
+      const s = useResults.getState();
+      return { key: s.selected?.key, offset: s.offset, at: responsePosition(s) };
+    };
+
+    await useResults.getState().openResponse(order[PAGE_SIZE - 2]!);
+    await useResults.getState().stepResponse(1);
+    expect(shown()).toEqual({ key: order[PAGE_SIZE - 1], offset: 0, at: { index: PAGE_SIZE - 1, total: 25 } });
+    await useResults.getState().stepResponse(1);
+    expect(shown()).toEqual({ key: order[PAGE_SIZE], offset: PAGE_SIZE, at: { index: PAGE_SIZE, total: 25 } });
+    await useResults.getState().stepResponse(-1);
+    expect(shown()).toEqual({ key: order[PAGE_SIZE - 1], offset: 0, at: { index: PAGE_SIZE - 1, total: 25 } });
+
+    await useResults.getState().setOffset(PAGE_SIZE);
+    await useResults.getState().openResponse(order[24]!);
+    await useResults.getState().stepResponse(1);
+    expect(shown()).toEqual({ key: order[24], offset: PAGE_SIZE, at: { index: 24, total: 25 } });
+    await useResults.getState().setOffset(0);
+    await useResults.getState().openResponse(order[0]!);
+    await useResults.getState().stepResponse(-1);
+    expect(shown()).toEqual({ key: order[0], offset: 0, at: { index: 0, total: 25 } });
+
+    // A response not on the page shown (opened from the address) has no place to step from.
+    await useResults.getState().openResponse(order[22]!);
+    expect(responsePosition(useResults.getState())).toBeNull();
+    await useResults.getState().stepResponse(1);
+    expect(shown()).toEqual({ key: order[22], offset: 0, at: null });
+  });
+
+  it('shows the response asked for last when an earlier one answers last', async () => {
+    const t = inProcessTransport(1);
+    const { runId } = await completedRun(3, t);
+    await useResults.getState().open(runId);
+    const [first, second] = useResults.getState().page!.items.map((r) => r.key);
+    delaying(t, (channel, payload) => channel === 'runs:response' && (payload as { key: number }).key === first);
+    await Promise.all([useResults.getState().openResponse(first!), useResults.getState().openResponse(second!)]);
+    expect(useResults.getState().selected?.key).toBe(second);
+  });
+
   it("drops an export's and a response's answers when another run opened meanwhile", async () => {
     const t = inProcessTransport(1);
     const { runId: a } = await completedRun(2, t);
@@ -200,7 +252,7 @@ const fail = (code: string, message: string) => ({ ok: false, error: { code, mes
 describe('results store: the edges', () => {
   beforeEach(() => {
     useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, exportedRun: null, verify: null, exporting: false, error: null, gone: null, offset: 0 });
-    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' } });
+    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' }, sort: { by: 'key', descending: false } });
   });
 
   it('opened again, a run keeps its filters, page and response; another run starts over and is blank while it loads', async () => {
