@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   verify: () => import('./commands/verify.js'),
   perf: () => import('./commands/perf.js'),
   export: () => import('./commands/export.js'),
+  show: () => import('./commands/show.js'),
   delete: () => import('./commands/delete.js'),
   label: () => import('./commands/label.js'),
   import: () => import('./commands/import.js'),

@@ -103,6 +103,49 @@ export function runSummary(run: RunRecord, responses: ResponseRepo): RunSummary 
   };
 }
 
+/** A stored run as Results shows it: its summary, settings, per-instruction counts and figures. */
+export function runDetail(run: RunRecord, responses: ResponseRepo): RunDetail {
+  const f = responses.figures(run.id);
+  const cuda = run.backend === 'cuda';
+  return {
+    ...runSummary(run, responses),
+    residency: run.residency,
+    policy: {
+      maxNewTokens: run.policy.maxNewTokens, batch: run.policy.batch, greedy: true, total: run.total,
+      expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
+      cudaDevice: run.policy.cudaDevice ?? null,
+    },
+    byInstruction: responses.byInstruction(run.id),
+    figures: {
+      ttftMs: f.meanTtftMs,
+      decodeTokensPerSecond: f.meanDecodeTokensPerSecond,
+      peakMemoryBytes: cuda ? f.peakMemoryBytes : null,
+      peakMemoryScope: cuda ? f.peakMemoryScope : null,
+      h2dBytes: cuda ? f.h2dBytes : null,
+      expertCache: cuda ? f.expertCache : null,
+      generatedTokens: f.generatedTokens,
+      wallSeconds: f.wallMs / 1000,
+    },
+  };
+}
+
+/** One stored response as its detail shows it, each verdict with what decided it (null findings without `tools`). */
+export function responseDetail(runId: string, r: StoredResponseWithPass, tools: TextTools | null): ResponseDetail {
+  return {
+    runId,
+    key: r.key,
+    prompt: r.prompt,
+    response: r.response,
+    tokens: r.tokens,
+    finishReason: r.finishReason,
+    ttftMs: r.ttftMs,
+    decodeTokensPerSecond: r.decodeTokensPerSecond,
+    strictPass: r.strictPass,
+    loosePass: r.loosePass,
+    verdicts: verdictsWithFindings(r, tools),
+  };
+}
+
 /** Starting, cancelling and resuming runs (one at a time), and every query over stored runs. */
 export class RunsService implements RunsApi {
   private active: { runId: string; controller: AbortController; done: Promise<RunRecord> } | undefined;
@@ -123,28 +166,7 @@ export class RunsService implements RunsApi {
   }
 
   private detail(run: RunRecord): RunDetail {
-    const f = this.opts.responses.figures(run.id);
-    const cuda = run.backend === 'cuda';
-    return {
-      ...this.summary(run),
-      residency: run.residency,
-      policy: {
-        maxNewTokens: run.policy.maxNewTokens, batch: run.policy.batch, greedy: true, total: run.total,
-        expertBudgetBytes: run.policy.expertBudgetBytes ?? null,
-        cudaDevice: run.policy.cudaDevice ?? null,
-      },
-      byInstruction: this.opts.responses.byInstruction(run.id),
-      figures: {
-        ttftMs: f.meanTtftMs,
-        decodeTokensPerSecond: f.meanDecodeTokensPerSecond,
-        peakMemoryBytes: cuda ? f.peakMemoryBytes : null,
-        peakMemoryScope: cuda ? f.peakMemoryScope : null,
-        h2dBytes: cuda ? f.h2dBytes : null,
-        expertCache: cuda ? f.expertCache : null,
-        generatedTokens: f.generatedTokens,
-        wallSeconds: f.wallMs / 1000,
-      },
-    };
+    return runDetail(run, this.opts.responses);
   }
 
   private requireRun(runId: string): RunRecord {
@@ -339,19 +361,7 @@ export class RunsService implements RunsApi {
       this.requireRun(req.runId);
       const r = this.opts.responses.get(req.runId, req.key);
       if (!r) throw new ServiceError('NOT_FOUND', `run ${req.runId} has no response for key ${req.key}`);
-      return {
-        runId: req.runId,
-        key: r.key,
-        prompt: r.prompt,
-        response: r.response,
-        tokens: r.tokens,
-        finishReason: r.finishReason,
-        ttftMs: r.ttftMs,
-        decodeTokensPerSecond: r.decodeTokensPerSecond,
-        strictPass: r.strictPass,
-        loosePass: r.loosePass,
-        verdicts: verdictsWithFindings(r, tools),
-      };
+      return responseDetail(req.runId, r, tools);
     });
   }
 

@@ -1,0 +1,193 @@
+import path from 'node:path';
+
+import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
+import type { InstructionVerdict, ResponseDetail, RunDetail } from '../../common/ipc-contract.js';
+import { weightsLabel } from '../../common/zip-subject.js';
+import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
+import { ResponseRepo, type StoredResponseWithPass } from '../../main/db/response-repo.js';
+import { RunRepo } from '../../main/db/run-repo.js';
+import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
+import { responseDetail, runDetail } from '../../main/services/runs-service.js';
+import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
+import { openStoredRuns } from '../stored-runs.js';
+import { loadVerifierInputs } from '../verifier-inputs.js';
+import { formatFigures } from './eval.js';
+
+export const summary = "show a stored run's results, one response with what decided its verdicts, or the failures";
+
+const USAGE = `usage: horizon show RUN_ID [--key K | --failed strict|loose [--instruction ID]] [--json]
+                   [--punkt DIR] [--db FILE] [--data-dir DIR]
+  RUN_ID         a stored run, made here or imported (horizon export --list lists them)
+                 alone: its model, device, settings, accuracies, figures and each instruction's pass counts
+  --key K        one response: each instruction's verdicts, strict and loose, with what decided them, then the
+                 prompt and the response
+  --failed MODE  every response that fails under strict or loose scoring, one line per instruction it fails, with
+                 what decided it
+  --instruction  with --failed: only that instruction's failures
+  --json         the same as JSON (the app's run detail, response detail, or {mode, instructionId, total, failed})
+  --punkt        Punkt English parameters, for what decided each verdict (default <app>/../shared/nltk/punkt_english,
+                 else the data folder's copy; without them the verdicts are shown alone)
+  --db           SQLite file (default <data dir>/runmap.sqlite)
+  --data-dir     data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
+
+const verdictWord = (pass: boolean) => (pass ? 'pass' : 'FAIL');
+const indent = (text: string) => text.split('\n').map((l) => `  ${l}`).join('\n');
+const kwargsText = (kwargs: Readonly<Record<string, unknown>>) =>
+  Object.entries(kwargs)
+    .filter(([, v]) => v !== null && v !== undefined)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(', ');
+
+/** The run as its Results page shows it, in lines. */
+export function formatRunDetail(d: RunDetail, figures: string): string {
+  const revision = /^[0-9a-f]{40}$/.test(d.modelRevision) ? d.modelRevision.slice(0, 7) : d.modelRevision;
+  const width = Math.max(0, ...d.byInstruction.map((r) => r.instructionId.length));
+  const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)}%`.padStart(6);
+  return [
+    `run ${d.id}${d.label === null ? '' : ` ${JSON.stringify(d.label)}`}`,
+    `  status    ${d.status}, ${d.done} of ${d.total} prompts scored${d.error ? ` (${d.error})` : ''}`,
+    `  model     ${d.modelRepo} @ ${revision}, ${weightsLabel(d.modelId, d.weights)} (${d.modelId})`,
+    `  device    ${d.backendLabel}${d.residency ? `, ${d.residency}` : ''}`,
+    `  settings  greedy, max new tokens ${d.policy.maxNewTokens}, batch ${d.policy.batch}` +
+      (d.policy.expertBudgetBytes === null ? '' : `, GPU expert memory ${(d.policy.expertBudgetBytes / 2 ** 30).toFixed(2)} GiB`) +
+      (d.policy.cudaDevice === null ? '' : `, CUDA device ${d.policy.cudaDevice}`),
+    `  started   ${d.createdAt}${d.finishedAt ? `, ended ${d.finishedAt}` : ''}`,
+    ...(d.imported ? [`  imported  from ${d.imported.file} at ${d.imported.importedAt}`] : []),
+    d.accuracies ? formatAccuracies(d.accuracies) : 'no prompts scored',
+    figures,
+    ...(d.byInstruction.length > 0 ? ['by instruction (strict, loose, of n):'] : []),
+    ...d.byInstruction.map(
+      (r) => `  ${r.instructionId.padEnd(width)}  ${pct(r.strictPassed, r.count)}  ${pct(r.loosePassed, r.count)}  n ${String(r.count).padStart(3)}`,
+    ),
+  ].join('\n');
+}
+
+/** One instruction's verdicts and what decided them, as the response detail lists them. */
+function verdictLines(v: InstructionVerdict): string[] {
+  const args = kwargsText(v.kwargs);
+  return [
+    `  strict ${verdictWord(v.strict)}  loose ${verdictWord(v.loose)}  ${v.instructionId}${args ? ` (${args})` : ''}`,
+    ...(v.finding === null ? [] : [`      ${v.finding}`]),
+    ...(v.looseFinding === null ? [] : [`      loose, ${v.looseFinding.variant}: ${v.looseFinding.detail}`]),
+  ];
+}
+
+/** One response as its detail shows it: verdicts, then the prompt and the response. */
+export function formatResponseDetail(r: ResponseDetail): string {
+  const timing = [
+    `${r.tokens} tokens`,
+    r.finishReason,
+    ...(r.ttftMs === null ? [] : [`TTFT ${r.ttftMs.toFixed(0)} ms`]),
+    ...(r.decodeTokensPerSecond === null ? [] : [`${r.decodeTokensPerSecond.toFixed(1)} tok/s`]),
+  ];
+  return [
+    `response ${r.key} of run ${r.runId}: strict ${verdictWord(r.strictPass)}, loose ${verdictWord(r.loosePass)}; ${timing.join(', ')}`,
+    'instructions:',
+    ...r.verdicts.flatMap(verdictLines),
+    'prompt:',
+    indent(r.prompt),
+    'response:',
+    indent(r.response === '' ? '(empty)' : r.response),
+  ].join('\n');
+}
+
+/** A failing response's instructions that fail under `mode` (only `instructionId`'s when given). */
+function failing(r: ResponseDetail, mode: 'strict' | 'loose', instructionId: string | undefined): InstructionVerdict[] {
+  return r.verdicts.filter((v) => !v[mode] && (instructionId === undefined || v.instructionId === instructionId));
+}
+
+/** The text tools for findings, or null after saying on stderr why the verdicts are shown without them. */
+async function findingTools(dataDir: string, punkt: string | undefined): Promise<TextTools | null> {
+  try {
+    return (await loadVerifierInputs(dataDir, punkt)).tools;
+  } catch (e) {
+    console.error(`horizon show: verdicts shown without what decided them: ${(e as Error).message}`);
+    return null;
+  }
+}
+
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseCommandArgs(
+    'show',
+    USAGE,
+    args,
+    {
+      key: { type: 'string' },
+      failed: { type: 'string' },
+      instruction: { type: 'string' },
+      json: { type: 'boolean' },
+      punkt: { type: 'string' },
+      db: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
+    { positionals: true },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values, positionals } = parsed;
+  const [runId, ...extra] = positionals;
+  if (!runId || extra.length > 0) return usageError('show', USAGE, 'give exactly one RUN_ID');
+  if (values.key !== undefined && values.failed !== undefined) return usageError('show', USAGE, '--key and --failed are two views: give one');
+  const key = values.key === undefined ? undefined : Number(values.key);
+  if (key !== undefined && (!/^\d+$/.test(values.key ?? '') || !Number.isSafeInteger(key))) {
+    return usageError('show', USAGE, `--key takes a prompt's key, a whole number, not ${JSON.stringify(values.key)}`);
+  }
+  const mode = values.failed;
+  if (mode !== undefined && mode !== 'strict' && mode !== 'loose') return usageError('show', USAGE, `--failed takes strict or loose, not ${JSON.stringify(mode)}`);
+  if (values.instruction !== undefined && mode === undefined) return usageError('show', USAGE, '--instruction goes with --failed');
+
+  const dataDir = dataDirOption(values, defaultDataDir);
+  const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
+  const db = openStoredRuns('show', dbFile);
+  if (!db) return 1;
+  try {
+    const stored = new RunRepo(db).get(runId);
+    if (!stored) {
+      console.error(`horizon show: run ${runId} not found in ${dbFile} (see horizon export --list)`);
+      return 1;
+    }
+    const responses = new ResponseRepo(db);
+    if (key === undefined && mode === undefined) {
+      const detail = runDetail(stored, responses);
+      console.log(values.json ? JSON.stringify(detail, null, 2) : formatRunDetail(detail, formatFigures(responses.figures(runId), stored.backend)));
+      return 0;
+    }
+    if (key !== undefined) {
+      const r = responses.get(runId, key);
+      if (!r) {
+        console.error(`horizon show: run ${runId} has no response for key ${key}`);
+        return 1;
+      }
+      const detail = responseDetail(runId, r, await findingTools(dataDir, values.punkt));
+      console.log(values.json ? JSON.stringify(detail, null, 2) : formatResponseDetail(detail));
+      return 0;
+    }
+    const failMode = mode as 'strict' | 'loose';
+    const only = values.instruction;
+    const all = responses.all(runId);
+    if (only !== undefined && !all.some((r) => r.verdicts.some((v) => v.instructionId === only))) {
+      console.error(`horizon show: no response of run ${runId} has the instruction ${only}`);
+      return 1;
+    }
+    const tools = await findingTools(dataDir, values.punkt);
+    const considered = only === undefined ? all : all.filter((r) => r.verdicts.some((v) => v.instructionId === only));
+    const failed = considered
+      .filter((r: StoredResponseWithPass) => r.verdicts.some((v) => !v[failMode] && (only === undefined || v.instructionId === only)))
+      .map((r) => responseDetail(runId, r, tools));
+    if (values.json) {
+      const rows = failed.map((r) => ({ key: r.key, instructions: failing(r, failMode, only) }));
+      console.log(JSON.stringify({ mode: failMode, instructionId: only ?? null, total: considered.length, failed: rows }, null, 2));
+      return 0;
+    }
+    const keyWidth = Math.max(0, ...failed.map((r) => String(r.key).length));
+    for (const r of failed) {
+      for (const v of failing(r, failMode, only)) {
+        console.log(`#${String(r.key).padEnd(keyWidth)}  ${v.instructionId}${v.finding === null ? '' : `: ${v.finding}`}`);
+      }
+    }
+    const of = only === undefined ? `of the ${considered.length} responses` : `of the ${considered.length} responses with ${only}`;
+    console.log(`${failed.length} ${of} fail ${failMode}${only === undefined ? '' : ' on it'}; horizon show ${runId} --key K shows one`);
+    return 0;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { run } from '../../../../../electron/cli/commands/show.js';
+import { dataLayout } from '../../../../../electron/main/data-dir.js';
+import { openDatabase } from '../../../../../electron/main/db/open-database.js';
+import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
+import { storeRun } from '../../main/export/zip-fixtures.js';
+import { captureConsole } from '../capture-console.js';
+
+const SHARED = path.resolve(import.meta.dirname, '..', '..', '..', '..', '..', '..', 'shared');
+const PUNKT = path.join(SHARED, 'nltk', 'punkt_english');
+
+/**
+ * The first three official prompts: 1000 (no commas, 3 highlighted sections, at least 300 words), 1001 (no commas),
+ * 1005 (12 placeholders). 1000's answer has one comma and two highlights; 1001's none; 1005's one placeholder.
+ */
+const ANSWERS = ['Yes, *one* and *two*.', 'No commas here.', 'Fill [name] in.'];
+
+describe('horizon show', () => {
+  let dataDir: string;
+  const show = (args: string[]) => captureConsole(() => run([...args, '--data-dir', dataDir, '--punkt', PUNKT]));
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-cli-show-'));
+    const tools = await loadTextTools({ punktDir: PUNKT });
+    const official = readFileSync(path.join(SHARED, 'ifeval', 'input_data.jsonl'), 'utf8');
+    const db = openDatabase(dataLayout.database(dataDir));
+    const { runs } = storeRun(db, 'run-a', official, 3, ANSWERS, tools, 'completed');
+    runs.setLabel('run-a', 'baseline g32');
+    db.close();
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('shows the run: what it ran, its accuracies and each instruction\'s pass counts', async () => {
+    const r = await show(['run-a']);
+    expect(r).toMatchObject({ code: 0, errOut: '' });
+    const lines = r.out.split('\n');
+    // storeRun's sample run: horizon/tiny at a commit of a's, INT4, on the CPU, 16 new tokens, batch 2.
+    expect(lines.slice(0, 5)).toEqual([
+      'run run-a "baseline g32"',
+      '  status    completed, 3 of 3 prompts scored',
+      '  model     horizon/tiny @ aaaaaaa, INT4 (tiny@abc/int4)',
+      '  device    CPU backend, host',
+      '  settings  greedy, max new tokens 16, batch 2',
+    ]);
+    // One prompt of three passes (1001), and one instruction of five (its no-comma one).
+    expect(r.out).toContain('prompt-level:      strict 33.33%  loose 33.33%');
+    expect(r.out).toContain('instruction-level: strict 20.00%  loose 20.00%');
+    expect(lines.slice(lines.indexOf('by instruction (strict, loose, of n):') + 1)).toEqual([
+      '  detectable_content:number_placeholders           0.0%    0.0%  n   1',
+      '  detectable_format:number_highlighted_sections    0.0%    0.0%  n   1',
+      '  length_constraints:number_words                  0.0%    0.0%  n   1',
+      '  punctuation:no_comma                            50.0%   50.0%  n   2',
+    ]);
+    const json = await show(['run-a', '--json']);
+    expect(JSON.parse(json.out)).toMatchObject({ id: 'run-a', label: 'baseline g32', done: 3, total: 3, accuracies: { promptStrict: 1 / 3 } });
+  });
+
+  it('shows one response with what decided each verdict, then its prompt and text', async () => {
+    const r = await show(['run-a', '--key', '1000']);
+    expect(r).toMatchObject({ code: 0, errOut: '' });
+    expect(r.out.split('\n').slice(0, 8)).toEqual([
+      'response 1000 of run run-a: strict FAIL, loose FAIL; 7 tokens, stop, TTFT 12 ms, 50.0 tok/s',
+      'instructions:',
+      '  strict FAIL  loose FAIL  punctuation:no_comma',
+      '      1 comma; needs none',
+      '  strict FAIL  loose FAIL  detectable_format:number_highlighted_sections (num_highlights=3)',
+      '      2 highlighted sections; needs at least 3',
+      '  strict FAIL  loose FAIL  length_constraints:number_words (relation="at least", num_words=300)',
+      '      4 words; needs at least 300',
+    ]);
+    expect(r.out).toMatch(/\nprompt:\n {2}Write a 300\+ word summary .*\nresponse:\n {2}Yes, \*one\* and \*two\*\.$/);
+    const json = JSON.parse((await show(['run-a', '--key', '1001', '--json'])).out) as { strictPass: boolean; verdicts: { finding: string }[] };
+    expect(json).toMatchObject({ key: 1001, strictPass: true, loosePass: true, verdicts: [{ instructionId: 'punctuation:no_comma', finding: '0 commas; needs none' }] });
+  });
+
+  it('lists the failures, one line per failing instruction, or one instruction\'s', async () => {
+    const r = await show(['run-a', '--failed', 'strict']);
+    expect(r).toMatchObject({ code: 0, errOut: '' });
+    expect(r.out.split('\n')).toEqual([
+      '#1000  punctuation:no_comma: 1 comma; needs none',
+      '#1000  detectable_format:number_highlighted_sections: 2 highlighted sections; needs at least 3',
+      '#1000  length_constraints:number_words: 4 words; needs at least 300',
+      '#1005  detectable_content:number_placeholders: 1 bracketed placeholder; needs at least 12',
+      '2 of the 3 responses fail strict; horizon show run-a --key K shows one',
+    ]);
+    const one = await show(['run-a', '--failed', 'loose', '--instruction', 'punctuation:no_comma']);
+    expect(one.out.split('\n')).toEqual([
+      '#1000  punctuation:no_comma: 1 comma; needs none',
+      '1 of the 2 responses with punctuation:no_comma fail loose on it; horizon show run-a --key K shows one',
+    ]);
+    const json = JSON.parse((await show(['run-a', '--failed', 'loose', '--instruction', 'punctuation:no_comma', '--json'])).out) as unknown;
+    expect(json).toEqual({
+      mode: 'loose', instructionId: 'punctuation:no_comma', total: 2,
+      failed: [{ key: 1000, instructions: [{ instructionId: 'punctuation:no_comma', kwargs: {}, strict: false, loose: false, finding: '1 comma; needs none', looseFinding: null }] }],
+    });
+  });
+
+  it('shows the verdicts alone, saying why, without the Punkt parameters', async () => {
+    const r = await captureConsole(() => run(['run-a', '--key', '1001', '--data-dir', dataDir, '--punkt', path.join(dataDir, 'no-punkt')]));
+    expect(r.code).toBe(0);
+    expect(r.errOut).toMatch(/^horizon show: verdicts shown without what decided them: .*no-punkt/);
+    expect(r.out.split('\n').slice(1, 3)).toEqual(['instructions:', '  strict pass  loose pass  punctuation:no_comma']);
+  });
+
+  it.each([
+    [['run-a', '--key', '1000', '--failed', 'strict'], '--key and --failed are two views: give one'],
+    [['run-a', '--key', '10a'], '--key takes a prompt\'s key, a whole number, not "10a"'],
+    [['run-a', '--failed', 'both'], '--failed takes strict or loose, not "both"'],
+    [['run-a', '--instruction', 'punctuation:no_comma'], '--instruction goes with --failed'],
+    [['run-a', 'run-b'], 'give exactly one RUN_ID'],
+  ])('refuses %j with the usage', async (args, message) => {
+    const r = await show(args);
+    expect(r.code).toBe(2);
+    expect(r.errOut.split('\n')[0]).toBe(`horizon show: ${message}`);
+  });
+
+  it('names what it did not find', async () => {
+    expect(await show(['run-z'])).toMatchObject({ code: 1, errOut: expect.stringMatching(/^horizon show: run run-z not found in .*runmap\.sqlite \(see horizon export --list\)$/) });
+    expect(await show(['run-a', '--key', '4'])).toMatchObject({ code: 1, errOut: 'horizon show: run run-a has no response for key 4' });
+    expect(await show(['run-a', '--failed', 'strict', '--instruction', 'keywords:existence'])).toMatchObject({
+      code: 1,
+      errOut: 'horizon show: no response of run run-a has the instruction keywords:existence',
+    });
+    const none = await captureConsole(() => run(['run-a', '--data-dir', path.join(dataDir, 'elsewhere')]));
+    expect(none).toMatchObject({ code: 1, errOut: expect.stringContaining('no database at') });
+  });
+});
