@@ -117,6 +117,7 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     if (acc) console.log(formatAccuracies(acc).replace(/^/gm, '   '));
     console.log(`\nfiles:\n  database    ${dbFile}\n  result ZIP  ${zip.path}\n  model       ${prepared.modelDir}`);
     console.log(`check it yourself: npx horizon verify ${zip.path}`);
+    console.log(`read its failures: npx horizon show ${runId} --failed strict --data-dir ${dataDir}`);
     console.log(`total ${seconds(t0)}`);
     return check.verified ? 0 : 1;
   } finally {

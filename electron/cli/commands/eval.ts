@@ -268,6 +268,8 @@ export async function run(args: string[]): Promise<number> {
       const out = path.resolve(values.out ?? path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
       const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText, tools: inputs.tools }, runId, out);
       console.log(`result ZIP ${zip.path} (${zip.bytes} bytes, sha256 ${zip.sha256})`);
+      const where = `--data-dir ${dataDir}${values.db ? ` --db ${dbFile}` : ''}`;
+      console.log(`read the failures: npx horizon show ${runId} --failed strict ${where} (--key K for one response)`);
     } else if (final.status !== 'completed') {
       console.log(`resume with: npx horizon eval --resume ${runId} --data-dir ${dataDir}${values.db ? ` --db ${dbFile}` : ''}`);
     }

@@ -129,6 +129,11 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     // The CPU run's figures, without a GPU memory figure.
     expect(r.out).toMatch(/^figures: \d+ tokens in \d+\.\d s \(\d+\.\d tok\/s overall\), mean TTFT \d+ ms, mean decode \d+\.\d tok\/s$/m);
     expect(r.out).toContain(`result ZIP ${zip}`);
+    // The command it suggests for reading the results runs as printed.
+    const hint = /^read the failures: npx horizon show (\S+) --failed strict --data-dir (\S+) \(--key K for one response\)$/m.exec(r.out);
+    expect(hint?.[2]).toBe(dataDir);
+    const shown = await capture(['show', hint![1]!, '--failed', 'strict', '--data-dir', dataDir]);
+    expect(shown).toMatchObject({ code: 0, out: expect.stringMatching(/\n\d of the 4 responses fail strict; horizon show \S+ --key K shows one$/) });
     const v = await capture(['verify', zip]);
     expect(v).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`^verified ${zip.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)) });
     const list = await capture(['export', '--list', '--data-dir', dataDir]);
