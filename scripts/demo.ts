@@ -2,7 +2,8 @@
  * `npm run demo`: the whole pipeline on the CPU in about a minute. Generates the seeded tiny OLMoE checkpoint, serves
  * it from the loopback Hub fixture and prepares it like a real model (resolve, verified download, INT4 pack,
  * prepared.json), runs IFEval through the runtime worker (chat template, greedy, batched, scored as it goes) into
- * SQLite, writes the result ZIP, verifies it, and prints the four accuracies and where everything is.
+ * SQLite, writes the result ZIP, verifies it, checks INT4 against BF16 on the same tokens, and prints the four
+ * accuracies, the check's figures and where everything is.
  * Options: see DEMO_USAGE (scripts/lib/demo-args.ts); a bad flag or value exits 2 with the usage, as horizon's do.
  */
 import { existsSync } from 'node:fs';
@@ -22,6 +23,8 @@ import { resolveModelSource } from '../electron/main/jobs/model-source.js';
 import { formatAccuracies, runAccuracies } from '../electron/main/jobs/run-accuracies.js';
 import { downloadIfevalData, downloadPunkt, evalAssetsStatus } from '../electron/main/prep/eval-assets.js';
 import { prepareModel } from '../electron/main/prep/prepare-model.js';
+import { runQualityJob } from '../electron/main/prep/quality-job.js';
+import { qualityReportFile, readQualityReport } from '../electron/main/prep/quality-report.js';
 import { toolVersion } from '../electron/node/app-root.js';
 import { WorkerClient, forkSpawner } from '../electron/main/worker-client.js';
 import { startHubServer } from '../test/fixtures/hub-server.js';
@@ -30,6 +33,8 @@ import { makeTinyModel } from './make-tiny-model.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEMO_REPO = 'horizon-demo/tiny-olmoe';
+/** The quality check's prompts: `horizon quality`'s default, a few seconds on the tiny model. */
+const QUALITY_PROMPTS = 32;
 const seconds = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
 
 async function main(): Promise<number> {
@@ -115,7 +120,20 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     console.log(`4. result ZIP ${check.verified ? 'verified' : `NOT verified (${check.problems.join('; ')})`}`);
     const acc = runAccuracies(responses, runId);
     if (acc) console.log(formatAccuracies(acc).replace(/^/gm, '   '));
-    console.log(`\nfiles:\n  database    ${dbFile}\n  result ZIP  ${zip.path}\n  model       ${prepared.modelDir}`);
+
+    // 4. What INT4 costs: the packed experts against the BF16 source on the same tokens, as the Models page runs it.
+    const tq = performance.now();
+    const qualityPrompts = Math.min(limit, QUALITY_PROMPTS);
+    await runQualityJob({ modelDir: prepared.modelDir, dataDir, limit: qualityPrompts });
+    if (prepared.packedDir === null) throw new Error(`${prepared.modelDir} was prepared without its INT4 pack`);
+    const quality = await readQualityReport(qualityReportFile(prepared.modelDir, prepared.packedDir));
+    if (!quality) throw new Error(`the quality check wrote no report beside ${prepared.modelDir}`);
+    console.log(
+      `5. INT4 against BF16 on the same tokens (first ${quality.prompts} prompts, ${quality.positions} positions) in ${seconds(tq)}: ` +
+        `top-1 agreement ${(100 * quality.top1Agreement).toFixed(2)}%, mean KL ${quality.meanKl.toExponential(2)} nats`,
+    );
+    const qualityFile = qualityReportFile(prepared.modelDir, prepared.packedDir);
+    console.log(`\nfiles:\n  database    ${dbFile}\n  result ZIP  ${zip.path}\n  model       ${prepared.modelDir}\n  INT4 check  ${qualityFile}`);
     console.log(`check it yourself: npx horizon verify ${zip.path}`);
     console.log(`read its failures: npx horizon show ${runId} --failed strict --data-dir ${dataDir}`);
     console.log(`total ${seconds(t0)}`);

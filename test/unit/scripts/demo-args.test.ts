@@ -1,13 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
+import { main as horizon } from '../../../electron/cli/index.js';
 import { lockDataDir } from '../../../electron/main/data-dir.js';
 import { DEMO_DEFAULTS, DemoUsageError, parseDemoArgs } from '../../../scripts/lib/demo-args.js';
+import { captureConsole } from '../electron/cli/capture-console.js';
+import { addonHasRuntime } from '../native-addon.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -52,4 +55,35 @@ describe('npm run demo: the process', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe.skipIf(!addonHasRuntime())('npm run demo: the main job (skipped: addon not built with loadModel; run npm run build:native)', () => {
+  it('generates, prepares, runs, verifies and checks INT4 against BF16, and the commands it prints run', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'horizon-demo-'));
+    try {
+      const r = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', path.join(repoRoot, 'scripts', 'demo.ts'), '--data-dir', dataDir, '--limit', '4', '--max-new-tokens', '8', '--batch', '2'],
+        { cwd: repoRoot, encoding: 'utf8' },
+      );
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const steps = r.stdout.split('\n').filter((l) => /^\d\. /.test(l));
+      expect(steps.map((l) => l.slice(0, 2))).toEqual(['1.', '2.', '3.', '4.', '5.']);
+      expect(steps[1]).toMatch(/^2\. prepared horizon-demo\/tiny-olmoe@[0-9a-f]{7} from the local Hub \(http:\/\/127\.0\.0\.1:\d+\): downloaded, verified, packed to INT4/);
+      expect(r.stdout).toMatch(/\n {3}completed in [\d.]+ s: \d+ tokens generated/);
+      expect(steps[3]).toBe('4. result ZIP verified');
+      expect(steps[4]).toMatch(/^5\. INT4 against BF16 on the same tokens \(first 4 prompts, \d+ positions\) in [\d.]+ s: top-1 agreement \d+\.\d\d%, mean KL \d\.\d\de-\d nats$/);
+      // The check's report is where the Models page reads it, over the prompts the demo said.
+      const qualityFile = /^ {2}INT4 check {2}(\S+)$/m.exec(r.stdout)![1]!;
+      expect(JSON.parse(readFileSync(qualityFile, 'utf8'))).toMatchObject({ format: 'horizon-quality-v1', prompts: 4, limit: 4 });
+      // Both commands it suggests run as printed.
+      const verify = /^check it yourself: npx horizon (verify \S+)$/m.exec(r.stdout)![1]!.split(' ');
+      expect(await captureConsole(() => horizon(verify))).toMatchObject({ code: 0, out: expect.stringMatching(/^verified /) });
+      const show = /^read its failures: npx horizon (show .+)$/m.exec(r.stdout)![1]!.split(' ');
+      expect(await captureConsole(() => horizon(show))).toMatchObject({ code: 0, out: expect.stringMatching(/\d of the 4 responses fail strict/) });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
