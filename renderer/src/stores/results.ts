@@ -71,15 +71,17 @@ interface ResultsState {
 let reloadSeq = 0;
 /** The same for opening a response: stepping quickly through them, the last one asked for is the one shown. */
 let openSeq = 0;
+/** Where the step in progress goes (an index of the list as filtered and sorted); null when none is. */
+let stepTarget: number | null = null;
 
 /**
  * Where the open response stands in the list as filtered and sorted (`index` from 0 of `total`); null when it is not
  * on the page shown (opened from the address, or filtered out since).
  */
-export function responsePosition(s: Pick<ResultsState, 'selected' | 'page' | 'offset'>): { index: number; total: number } | null {
+export function responsePosition(s: Pick<ResultsState, 'selected' | 'page'>): { index: number; total: number } | null {
   if (!s.selected || !s.page) return null;
   const i = s.page.items.findIndex((r) => r.key === s.selected!.key);
-  return i < 0 ? null : { index: s.offset + i, total: s.page.total };
+  return i < 0 ? null : { index: s.page.offset + i, total: s.page.total };
 }
 
 export const useResults = create<ResultsState>((set, get) => ({
@@ -153,20 +155,32 @@ export const useResults = create<ResultsState>((set, get) => ({
     set(r.ok ? { selected: r.value, error: null } : { error: r.error.message });
   },
   stepResponse: async (step) => {
-    const at = responsePosition(get());
-    if (!at) return;
-    const target = at.index + step;
-    if (target < 0 || target >= at.total) return;
-    const shown = get().offset;
-    const onPage = target >= shown && target < shown + (get().page?.items.length ?? 0);
-    const offset = onPage ? shown : Math.floor(target / PAGE_SIZE) * PAGE_SIZE;
-    if (offset !== shown) await get().setOffset(offset);
-    const { page } = get();
-    if (!page || get().offset !== offset) return;
-    const row = page.items[target - offset];
-    if (row) await get().openResponse(row.key);
+    // Steps taken faster than responses load count from the last one asked for, not from the one shown.
+    const from = stepTarget ?? responsePosition(get())?.index;
+    const total = get().page?.total ?? 0;
+    if (from === undefined) return;
+    const target = from + step;
+    if (target < 0 || target >= total) return;
+    stepTarget = target;
+    try {
+      // The page as loaded (the state's offset moves before its reload answers).
+      const shown = get().page;
+      const onPage = shown !== null && target >= shown.offset && target < shown.offset + shown.items.length;
+      if (!onPage) await get().setOffset(Math.floor(target / PAGE_SIZE) * PAGE_SIZE);
+      const { page } = get();
+      if (stepTarget !== target || !page || target < page.offset) return;
+      const row = page.items[target - page.offset];
+      if (row) await get().openResponse(row.key);
+    } finally {
+      if (stepTarget === target) stepTarget = null;
+    }
   },
-  closeResponse: () => set({ selected: null }),
+  closeResponse: () => {
+    // A response still loading (a step just taken) must not open the detail again once it answers.
+    openSeq++;
+    stepTarget = null;
+    set({ selected: null });
+  },
   exportZip: async () => {
     const { runId, detail, exporting } = get();
     if (!runId || exporting) return;

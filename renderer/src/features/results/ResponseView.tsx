@@ -40,7 +40,6 @@ function kwargsText(kwargs: Readonly<Record<string, unknown>>): string {
 export function ResponseView() {
   const r = useResults((s) => s.selected);
   const page = useResults((s) => s.page);
-  const offset = useResults((s) => s.offset);
   const close = useResults((s) => s.closeResponse);
   const closeRef = useRef<HTMLButtonElement>(null);
   const dialogRef = useRef<HTMLElement>(null);
@@ -48,7 +47,7 @@ export function ResponseView() {
   const lastKey = useRef<number | null>(null);
   if (r) lastKey.current = r.key;
   const open = r !== null;
-  const at = responsePosition({ selected: r, page, offset });
+  const at = responsePosition({ selected: r, page });
 
   useEffect(() => {
     if (!open) return;

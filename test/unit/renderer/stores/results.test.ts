@@ -199,6 +199,26 @@ describe('results store', () => {
     expect(shown()).toEqual({ key: order[22], offset: 0, at: null });
   });
 
+  it('takes steps faster than responses load one after another, and a closed detail stays closed', async () => {
+    const t = inProcessTransport(1);
+    const { runId } = await completedRun(25, t);
+    await useResults.getState().open(runId);
+    const order = useResults.getState().page!.items.map((r) => r.key);
+    await useResults.getState().openResponse(order[PAGE_SIZE - 2]!);
+    delaying(t, (channel) => channel === 'runs:response' || channel === 'runs:responses', 30);
+    // Three steps before the first has loaded: across the page's end to the next page's second row.
+    await Promise.all([useResults.getState().stepResponse(1), useResults.getState().stepResponse(1), useResults.getState().stepResponse(1)]);
+    expect(responsePosition(useResults.getState())).toEqual({ index: PAGE_SIZE + 1, total: 25 });
+    await Promise.all([useResults.getState().stepResponse(-1), useResults.getState().stepResponse(-1)]);
+    expect(responsePosition(useResults.getState())).toEqual({ index: PAGE_SIZE - 1, total: 25 });
+    expect(useResults.getState().selected?.key).toBe(order[PAGE_SIZE - 1]);
+
+    const step = useResults.getState().stepResponse(-1);
+    useResults.getState().closeResponse();
+    await step;
+    expect(useResults.getState().selected).toBeNull();
+  });
+
   it('shows the response asked for last when an earlier one answers last', async () => {
     const t = inProcessTransport(1);
     const { runId } = await completedRun(3, t);
