@@ -70,6 +70,8 @@ describe.each(['light', 'dark'] as const)('styles.css contrast (%s)', (theme) =>
     ['text', 'warn-soft'],
     ['text', 'control-bg'],
     ['text', 'surface'],
+    // The part of a compared response that differs from the other side's.
+    ['text', 'accent-soft'],
     ['muted', 'neutral-soft'],
     ['text-2', 'neutral-soft'],
     ['muted', 'row-hover'],

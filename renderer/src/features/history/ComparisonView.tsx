@@ -8,6 +8,7 @@ import { BreakableId } from '../../components/BreakableId.js';
 import { Card } from '../../components/Card.js';
 import { baseName, deltaPoints, formatDelta, formatNumber, formatPercent, shortSha } from '../../components/format.js';
 import { Verdict } from '../../components/Verdict.js';
+import { divergence } from './divergence.js';
 
 const METRICS: readonly { key: keyof Accuracies & keyof PairedComparison; label: string }[] = [
   { key: 'promptStrict', label: 'Prompt-level strict' },
@@ -42,7 +43,42 @@ function downloadJson(c: RunComparison): void {
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
-function ResponseSide({ label, detail }: { label: string; detail: ResponseDetail }) {
+/** A response whose first `same` characters it shares with the other side: those are muted, the rest marked. */
+function ResponseText({ text, same }: { text: string; same: number | null }) {
+  if (same === null) return <pre className="pair__text">{text}</pre>;
+  return (
+    <pre className="pair__text">
+      <span className="pair__same">{text.slice(0, same)}</span>
+      <mark className="pair__differs">
+        <span className="sr-only">(the responses differ from here) </span>
+        {text.slice(same) || '(nothing more)'}
+      </mark>
+    </pre>
+  );
+}
+
+/** Two responses to one prompt side by side, where they part said and shown. */
+export function ResponsePair({ a, b }: { a: ResponseDetail; b: ResponseDetail }) {
+  const d = divergence(a.response, b.response);
+  return (
+    <div className="pair">
+      <pre className="pair__prompt">{a.prompt}</pre>
+      <p className="muted small" data-testid="pair-divergence">
+        {d === null
+          ? 'The two responses are the same text.'
+          : d.words === 0
+            ? 'The responses differ from their first word.'
+            : `The responses share their first ${d.words === 1 ? 'word' : `${d.words} words`}; what differs is highlighted.`}
+      </p>
+      <div className="pair__sides">
+        <ResponseSide label="A" detail={a} same={d?.at ?? null} />
+        <ResponseSide label="B" detail={b} same={d?.at ?? null} />
+      </div>
+    </div>
+  );
+}
+
+function ResponseSide({ label, detail, same }: { label: string; detail: ResponseDetail; same: number | null }) {
   return (
     <div className="pair__side" data-testid={`pair-${label}`}>
       <h4 className="section-title">
@@ -59,7 +95,7 @@ function ResponseSide({ label, detail }: { label: string; detail: ResponseDetail
           </li>
         ))}
       </ul>
-      <pre className="pair__text">{detail.response}</pre>
+      <ResponseText text={detail.response} same={same} />
     </div>
   );
 }
@@ -105,13 +141,7 @@ function ChangedRow({ c, p }: { c: RunComparison; p: ComparedPrompt }) {
             {error ? (
               <p role="alert">{error}</p>
             ) : pair ? (
-              <div className="pair">
-                <pre className="pair__prompt">{pair.a.prompt}</pre>
-                <div className="pair__sides">
-                  <ResponseSide label="A" detail={pair.a} />
-                  <ResponseSide label="B" detail={pair.b} />
-                </div>
-              </div>
+              <ResponsePair a={pair.a} b={pair.b} />
             ) : (
               <p className="muted">Loading both responses…</p>
             )}

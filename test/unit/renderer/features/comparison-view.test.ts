@@ -2,13 +2,16 @@ import { createElement, type FunctionComponent } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 
-import type { PairedComparison, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
+import type { PairedComparison, ResponseDetail, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
 import { pairedByInstructionType, pairedLevel } from '../../../../electron/common/paired-stats.js';
 import type { PairedInstructionType } from '../../../../electron/common/paired-stats.js';
 
 // A TSX module, which this (Node-side, JSX-less) project does not type-check: its props are typed here instead.
 const viewModule: string = '../../../../renderer/src/features/history/ComparisonView.js';
-const { ComparisonView } = (await import(/* @vite-ignore */ viewModule)) as { ComparisonView: FunctionComponent<{ comparison: RunComparison }> };
+const { ComparisonView, ResponsePair } = (await import(/* @vite-ignore */ viewModule)) as {
+  ComparisonView: FunctionComponent<{ comparison: RunComparison }>;
+  ResponsePair: FunctionComponent<{ a: ResponseDetail; b: ResponseDetail }>;
+};
 
 function detail(id: string, rows: [string, number, number][], promptStrict: number | null): RunDetail {
   return {
@@ -117,5 +120,40 @@ describe('ComparisonView', () => {
     expect(text).toContain('Export comparison (JSON)');
     // A's label under its id (escaped as text); B has none.
     expect(html.match(/<div class="compare__label">[^<]*<\/div>/g)).toEqual(['<div class="compare__label">baseline &lt;g32&gt;</div>']);
+  });
+
+  describe('a changed prompt\'s two responses', () => {
+    const response = (runId: string, text: string, strictPass: boolean) =>
+      ({ runId, key: 7, prompt: 'Say it in <b>three</b> words.', response: text, strictPass, loosePass: strictPass, verdicts: [] }) as unknown as ResponseDetail;
+    /** [the divergence sentence, each side's text as [shared part, marked part]] (tags stripped, entities left). */
+    const pair = (a: string, b: string) => {
+      const html = renderToStaticMarkup(createElement(ResponsePair, { a: response('run-1', a, true), b: response('run-2', b, false) }));
+      const sides = [...html.matchAll(/<pre class="pair__text">(.*?)<\/pre>/g)].map((m) => {
+        const same = /<span class="pair__same">(.*?)<\/span>/.exec(m[1]!)?.[1] ?? null;
+        const differs = /<mark class="pair__differs">(.*?)<\/mark>/.exec(m[1]!)?.[1]?.replace(/<span class="sr-only">[^<]*<\/span>/, '') ?? null;
+        return same === null ? [m[1]!] : [same, differs];
+      });
+      return [/data-testid="pair-divergence">(.*?)<\/p>/.exec(html)![1]!, ...sides];
+    };
+
+    it('mutes what both share and marks where each goes its own way, from the word they part in', () => {
+      expect(pair('Red green blue.', 'Red green yellow and more.')).toEqual([
+        'The responses share their first 2 words; what differs is highlighted.',
+        ['Red green ', 'blue.'],
+        ['Red green ', 'yellow and more.'],
+      ]);
+    });
+
+    it('says when they differ from the first word, when one is all the other has, and when they are the same', () => {
+      expect(pair('Yes.', 'No.')[0]).toBe('The responses differ from their first word.');
+      expect(pair('One two', 'One two three')).toEqual([
+        'The responses share their first word; what differs is highlighted.',
+        ['One ', 'two'],
+        ['One ', 'two three'],
+      ]);
+      expect(pair('Same words.', 'Same words.')).toEqual(['The two responses are the same text.', ['Same words.'], ['Same words.']]);
+      // The prompt is text, not markup.
+      expect(renderToStaticMarkup(createElement(ResponsePair, { a: response('a', 'x', true), b: response('b', 'y', false) }))).toContain('Say it in &lt;b&gt;three&lt;/b&gt; words.');
+    });
   });
 });
