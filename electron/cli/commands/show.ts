@@ -1,6 +1,7 @@
 import path from 'node:path';
 
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
+import { instructionArgsText } from '../../common/instruction-args.js';
 import type { InstructionVerdict, ResponseDetail, RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/zip-subject.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
@@ -32,11 +33,6 @@ const USAGE = `usage: horizon show RUN_ID [--key K | --failed strict|loose [--in
 
 const verdictWord = (pass: boolean) => (pass ? 'pass' : 'FAIL');
 const indent = (text: string) => text.split('\n').map((l) => `  ${l}`).join('\n');
-const kwargsText = (kwargs: Readonly<Record<string, unknown>>) =>
-  Object.entries(kwargs)
-    .filter(([, v]) => v !== null && v !== undefined)
-    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-    .join(', ');
 
 /** The run as its Results page shows it, in lines. */
 export function formatRunDetail(d: RunDetail, figures: string): string {
@@ -64,7 +60,7 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
 
 /** One instruction's verdicts and what decided them, as the response detail lists them. */
 function verdictLines(v: InstructionVerdict): string[] {
-  const args = kwargsText(v.kwargs);
+  const args = instructionArgsText(v.kwargs);
   return [
     `  strict ${verdictWord(v.strict)}  loose ${verdictWord(v.loose)}  ${v.instructionId}${args ? ` (${args})` : ''}`,
     ...(v.finding === null ? [] : [`      ${v.finding}`]),

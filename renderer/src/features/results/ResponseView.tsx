@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'react';
 
+import { instructionArgsText } from '../../../../electron/common/instruction-args.js';
 import { formatNumber } from '../../components/format.js';
 import { Verdict } from '../../components/Verdict.js';
 import { responsePosition, useResults } from '../../stores/results.js';
@@ -28,10 +29,6 @@ function StepButton({ step, at }: { step: 1 | -1; at: { index: number; total: nu
   );
 }
 
-function kwargsText(kwargs: Readonly<Record<string, unknown>>): string {
-  const entries = Object.entries(kwargs).filter(([, v]) => v !== null && v !== undefined);
-  return entries.length ? entries.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') : '—';
-}
 
 /**
  * One response: prompt, text, and the pass/fail of each instruction, strict and loose, with what decided it. ← and →
@@ -148,7 +145,7 @@ export function ResponseView() {
                     </div>
                   )}
                 </td>
-                <td className="mono small">{kwargsText(v.kwargs)}</td>
+                <td className="mono small">{instructionArgsText(v.kwargs) || '—'}</td>
                 <td>
                   <Verdict pass={v.strict} />
                 </td>
