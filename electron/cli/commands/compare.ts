@@ -175,10 +175,11 @@ export async function run(args: string[]): Promise<number> {
       console.log(JSON.stringify({ runA, runB, labelA: a.label, labelB: b.label, ...stats, changed }, null, 2));
     } else {
       console.log(formatComparison(namedRun(runA, a.label), namedRun(runB, b.label), stats));
+      const keys = (cs: typeof changed) => cs.map((c) => `#${c.key}`).join(', ');
       const regressions = changed.filter((c) => c.a.strict && !c.b.strict);
-      if (regressions.length > 0) {
-        console.log(`strict regressions (A passes, B fails): ${regressions.map((c) => `#${c.key}`).join(', ')}`);
-      }
+      const improvements = changed.filter((c) => !c.a.strict && c.b.strict);
+      if (regressions.length > 0) console.log(`strict regressions (A passes, B fails): ${keys(regressions)}`);
+      if (improvements.length > 0) console.log(`strict improvements (A fails, B passes): ${keys(improvements)}`);
     }
     return 0;
   } finally {

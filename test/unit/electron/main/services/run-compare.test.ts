@@ -124,13 +124,13 @@ describe('horizon compare', () => {
     expect(j.byInstructionType).toHaveLength(2);
   });
 
-  it('prints a table and the strict regressions as text', async () => {
+  it('prints a table and the strict regressions and improvements as text', async () => {
     const r = await captureConsole(() => run(['run-a', 'run-b', '--data-dir', dataDir]));
     expect(r.code).toBe(0);
     expect(r.out).toContain('5 prompts scored in both (2 with identical responses)');
     expect(r.out).toMatch(/prompt strict +n {4}5 {2}A {2}60\.0% {2}B {2}40\.0% {2}B-A {2}-20\.0 pt/);
     expect(r.out).toContain('reading (prompt strict): no significant difference (B regresses 2 prompts, improves 1, p = 1.00)');
-    expect(r.out).toContain('strict regressions (A passes, B fails): #3, #4');
+    expect(r.out).toContain('strict regressions (A passes, B fails): #3, #4\nstrict improvements (A fails, B passes): #5');
     expect(r.out).toMatch(/by type, over the same prompts:\n {2}kind:0 {2}n {4}5 {2}A {2}60\.0% {2}B {2}60\.0% {2}regressions 1, improvements 1\n {2}kind:1 {2}n {4}3 {2}A 100\.0% {2}B {2}66\.7% {2}regressions 1, improvements 0/);
   });
 
