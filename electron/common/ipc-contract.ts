@@ -426,7 +426,13 @@ export interface RunDetail extends RunSummary {
   readonly policy: GenerationPolicy;
   readonly byInstruction: readonly InstructionTypeRow[];
   readonly figures: RunFigures;
+  /** The stored responses by how they ended: a response cut at max new tokens may fail for that alone. */
+  readonly endings: Readonly<Record<ResponseEnding, number>>;
 }
+
+/** How a response ended: the model's end token ('stop'), max new tokens ('length'), or a cancel ('cancelled'). */
+export type ResponseEnding = 'stop' | 'length' | 'cancelled';
+export const RESPONSE_ENDINGS: readonly ResponseEnding[] = ['stop', 'length', 'cancelled'];
 
 export type VerdictFilter = 'pass' | 'fail';
 export type ScoreMode = 'strict' | 'loose';
@@ -448,6 +454,8 @@ export interface ResponseQuery {
   readonly mode?: ScoreMode;
   /** Case-insensitive substring of the prompt or the response. */
   readonly text?: string;
+  /** Only responses that ended this way (cut at max new tokens: 'length'). */
+  readonly finish?: ResponseEnding;
   /** Default: by key, as a number (#102 before #1019). Failing sorts before passing. */
   readonly sortBy?: ResponseSortKey;
   readonly descending?: boolean;
@@ -467,6 +475,7 @@ export interface ResponseRow {
   readonly strictPass: boolean;
   readonly loosePass: boolean;
   readonly tokens: number;
+  readonly finishReason: ResponseEnding;
   /**
    * With an instruction filter: that instruction's verdict in this prompt (all its occurrences must pass), and what
    * the scorer found for it (its first occurrence that fails strict, else its first; null as in InstructionVerdict).

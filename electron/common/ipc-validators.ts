@@ -3,7 +3,7 @@
  * handlers and the `horizon serve` HTTP transport). A tiny schema helper keeps each request's shape next to its type.
  * To add a channel: add an entry to REQUEST_SCHEMAS; the `satisfies` clause fails to compile until you do.
  */
-import { RESPONSE_SORT_KEYS, type AssetKind, type Channel, type RequestOf } from './ipc-contract.js';
+import { RESPONSE_ENDINGS, RESPONSE_SORT_KEYS, type AssetKind, type Channel, type RequestOf } from './ipc-contract.js';
 import { REPO_PATTERN, REVISION_PATTERN } from './model-ref.js';
 import { err, ok, type Result } from './result.js';
 import { RUN_BATCH, RUN_EXPERT_BUDGET_MIB, RUN_MAX_NEW_TOKENS, RUN_PROMPTS } from './run-settings.js';
@@ -175,6 +175,7 @@ export const REQUEST_SCHEMAS = {
     verdict: optional(oneOf('pass', 'fail')),
     mode: optional(oneOf('strict', 'loose')),
     text: optional(str({ max: 500 })),
+    finish: optional(oneOf(...RESPONSE_ENDINGS)),
     sortBy: optional(oneOf(...RESPONSE_SORT_KEYS)),
     descending: optional(bool()),
     offset: optional(int(0, 1_000_000)),

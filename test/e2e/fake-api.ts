@@ -394,6 +394,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           if (q.instructionId && !r.row.instructionIds.includes(q.instructionId)) return false;
           if (q.verdict && verdictOf(r, mode) !== (q.verdict === 'pass')) return false;
           if (text && !`${r.detail.prompt}\n${r.detail.response}`.toLowerCase().includes(text)) return false;
+          if (q.finish && r.row.finishReason !== q.finish) return false;
           return true;
         });
         // As the response repository orders: by key as a number, failing before passing, ties by key.
@@ -678,6 +679,11 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       ...run.summary,
       residency: run.summary.backendLabel === 'loading the model…' ? 'pending' : run.device.residency,
       policy: { maxNewTokens: run.maxNewTokens, batch: run.batch, greedy: true, total: run.prompts.length, expertBudgetBytes: null, cudaDevice: null },
+      endings: {
+        stop: run.responses.filter((r) => r.row.finishReason === 'stop').length,
+        length: run.responses.filter((r) => r.row.finishReason === 'length').length,
+        cancelled: 0,
+      },
       byInstruction,
       figures: {
         ttftMs: 42,
@@ -733,6 +739,8 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
       });
       const strictPass = verdicts.every((v) => v.strict);
       const loosePass = verdicts.every((v) => v.loose);
+      // Every fifth prompt ends on the model's end token; the others are cut at the run's max new tokens.
+      const finishReason = p.key % 5 === 0 ? ('stop' as const) : ('length' as const);
       const row: ResponseRow = {
         key: p.key,
         promptPreview: p.prompt.slice(0, 200),
@@ -741,6 +749,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         strictPass,
         loosePass,
         tokens: 24,
+        finishReason,
       };
       const stored: StoredResponse = {
         row,
@@ -750,7 +759,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           prompt: p.prompt,
           response: text,
           tokens: 24,
-          finishReason: 'length',
+          finishReason,
           ttftMs: 40,
           decodeTokensPerSecond: 120,
           strictPass,

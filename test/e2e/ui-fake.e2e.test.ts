@@ -134,6 +134,18 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByTestId('response-detail').count()).toBe(0);
 
+    // The responses cut at max new tokens (the fake's keys not divisible by 5) are counted and listed on one click.
+    const cutHint = page.getByTestId('tokens-generated').getByRole('button');
+    expect(await cutHint.textContent()).toBe('7 cut at 32');
+    await cutHint.click();
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–7 of 7');
+    expect(await page.getByLabel('Ending').inputValue()).toBe('length');
+    expect(await page.getByRole('button', { name: 'Open response 1000' }).count()).toBe(0);
+    await page.getByLabel('Ending').selectOption('stop');
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–3 of 3');
+    await page.getByLabel('Ending').selectOption('');
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
+
     await page.getByRole('button', { name: 'Export ZIP' }).click();
     await expect.poll(() => page.getByTestId('export-status').textContent()).toContain('verified');
     expect(await page.getByTestId('export-partial').count()).toBe(0);

@@ -48,6 +48,8 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
       (d.policy.expertBudgetBytes === null ? '' : `, GPU expert memory ${(d.policy.expertBudgetBytes / 2 ** 30).toFixed(2)} GiB`) +
       (d.policy.cudaDevice === null ? '' : `, CUDA device ${d.policy.cudaDevice}`),
     `  started   ${d.createdAt}${d.finishedAt ? `, ended ${d.finishedAt}` : ''}`,
+    `  endings   ${d.endings.stop} ended by the model, ${d.endings.length} cut at max new tokens (${d.policy.maxNewTokens})` +
+      (d.endings.cancelled > 0 ? `, ${d.endings.cancelled} cancelled` : ''),
     ...(d.imported ? [`  imported  from ${d.imported.file} at ${d.imported.importedAt}`] : []),
     d.accuracies ? formatAccuracies(d.accuracies) : 'no prompts scored',
     figures,

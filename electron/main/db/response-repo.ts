@@ -82,6 +82,7 @@ export interface ResponseFilter {
   readonly verdict?: 'pass' | 'fail';
   readonly mode?: 'strict' | 'loose';
   readonly text?: string;
+  readonly finish?: FinishReason;
   readonly sortBy?: 'key' | 'instructions' | 'strict' | 'loose';
   readonly descending?: boolean;
   readonly offset?: number;
@@ -292,6 +293,10 @@ export class ResponseRepo {
       where.push(`(instr(js_lower(r.prompt), @text) > 0 OR instr(js_lower(r.response), @text) > 0)`);
       params.text = f.text.toLowerCase();
     }
+    if (f.finish) {
+      where.push('r.finish_reason = @finish');
+      params.finish = f.finish;
+    }
     const clause = where.join(' AND ');
     const total = this.sql(`SELECT COUNT(*) FROM responses r WHERE ${clause}`).pluck().get(params) as number;
     const order = {
@@ -314,6 +319,14 @@ export class ResponseRepo {
            FROM verdicts WHERE run_id = ? GROUP BY instruction_id ORDER BY instruction_id`,
       ).all(runId) as { instruction_id: string; count: number; strict_passed: number; loose_passed: number }[]
     ).map((r) => ({ instructionId: r.instruction_id, count: r.count, strictPassed: r.strict_passed, loosePassed: r.loose_passed }));
+  }
+
+  /** The stored responses by how they ended. */
+  endings(runId: string): Record<FinishReason, number> {
+    const counts: Record<FinishReason, number> = { stop: 0, length: 0, cancelled: 0 };
+    const rows = this.sql('SELECT finish_reason, COUNT(*) AS n FROM responses WHERE run_id = ? GROUP BY finish_reason').all(runId) as { finish_reason: FinishReason; n: number }[];
+    for (const r of rows) counts[r.finish_reason] = r.n;
+    return counts;
   }
 
   /** Prompt- and instruction-level pass counts over the stored responses. */

@@ -66,6 +66,7 @@ export function toResponseRow(r: StoredResponseWithPass, instructionId?: string,
     strictPass: r.strictPass,
     loosePass: r.loosePass,
     tokens: r.tokens,
+    finishReason: r.finishReason,
     ...(instructionId && mine.length > 0
       ? {
           instructionVerdict: {
@@ -116,6 +117,7 @@ export function runDetail(run: RunRecord, responses: ResponseRepo): RunDetail {
       cudaDevice: run.policy.cudaDevice ?? null,
     },
     byInstruction: responses.byInstruction(run.id),
+    endings: responses.endings(run.id),
     figures: {
       ttftMs: f.meanTtftMs,
       decodeTokensPerSecond: f.meanDecodeTokensPerSecond,
@@ -331,6 +333,7 @@ export class RunsService implements RunsApi {
         ...(req.verdict ? { verdict: req.verdict } : {}),
         ...(req.mode ? { mode: req.mode } : {}),
         ...(req.text ? { text: req.text } : {}),
+        ...(req.finish ? { finish: req.finish } : {}),
         ...(req.sortBy ? { sortBy: req.sortBy } : {}),
         ...(req.descending ? { descending: true } : {}),
         offset,

@@ -19,6 +19,8 @@ export interface ResponseFilters {
   verdict: '' | VerdictFilter;
   mode: ScoreMode;
   text: string;
+  /** How the responses ended: '' for any, 'stop' (the model's end token), 'length' (cut at max new tokens). */
+  finish: '' | 'stop' | 'length';
 }
 
 export interface ResponseSort {
@@ -87,7 +89,7 @@ export function responsePosition(s: Pick<ResultsState, 'selected' | 'page'>): { 
 export const useResults = create<ResultsState>((set, get) => ({
   runId: null,
   detail: null,
-  filters: { instructionId: '', verdict: '', mode: 'strict', text: '' },
+  filters: { instructionId: '', verdict: '', mode: 'strict', text: '', finish: '' },
   sort: { by: 'key', descending: false },
   offset: 0,
   page: null,
@@ -101,7 +103,7 @@ export const useResults = create<ResultsState>((set, get) => ({
   open: async (runId) => {
     if (get().runId !== runId) {
       // Another run: its own instructions and responses, so the filters start over (the scoring mode is a view).
-      const filters = { ...get().filters, instructionId: '', verdict: '' as const, text: '' };
+      const filters = { ...get().filters, instructionId: '', verdict: '' as const, text: '', finish: '' as const };
       set({ runId, detail: null, page: null, selected: null, offset: 0, filters, exported: null, exportedRun: null, verify: null, exporting: false, error: null });
     }
     await get().reload();
@@ -117,6 +119,7 @@ export const useResults = create<ResultsState>((set, get) => ({
         ...(filters.instructionId ? { instructionId: filters.instructionId } : {}),
         ...(filters.verdict ? { verdict: filters.verdict, mode: filters.mode } : {}),
         ...(filters.text.trim() ? { text: filters.text.trim() } : {}),
+        ...(filters.finish ? { finish: filters.finish } : {}),
         ...(sort.by !== 'key' ? { sortBy: sort.by } : {}),
         ...(sort.descending ? { descending: true } : {}),
         offset,

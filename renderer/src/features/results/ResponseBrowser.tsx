@@ -70,6 +70,11 @@ export function ResponseBrowser() {
           <option value="pass:loose">Pass (loose)</option>
           <option value="fail:loose">Fail (loose)</option>
         </SelectField>
+        <SelectField label="Ending" value={filters.finish} onValue={(finish) => void setFilters({ finish: finish as '' | 'stop' | 'length' })}>
+          <option value="">Any ending</option>
+          <option value="stop">Ended by the model</option>
+          <option value="length">Cut at max new tokens</option>
+        </SelectField>
         <div className="field field--grow">
           <label htmlFor="f-text">Search</label>
           <input

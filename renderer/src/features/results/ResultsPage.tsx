@@ -171,7 +171,28 @@ export function ResultsPage() {
               hint={peakMemoryHint(d.figures.peakMemoryScope)}
               testId="peak-memory"
             />
-            <Stat label="Tokens generated" value={d.figures.generatedTokens.toLocaleString()} />
+            <Stat
+              label="Tokens generated"
+              value={d.figures.generatedTokens.toLocaleString()}
+              testId="tokens-generated"
+              hint={
+                d.endings.length > 0 ? (
+                  <button
+                    type="button"
+                    className="link"
+                    title={`List the responses that reached max new tokens (${d.policy.maxNewTokens}) before the model ended them`}
+                    onClick={() => {
+                      void setFilters({ finish: 'length' });
+                      document.querySelector('[data-testid="response-browser"]')?.scrollIntoView({ block: 'start' });
+                    }}
+                  >
+                    {d.endings.length.toLocaleString()} cut at {d.policy.maxNewTokens.toLocaleString()}
+                  </button>
+                ) : d.done > 0 ? (
+                  'none cut short'
+                ) : null
+              }
+            />
             <Stat label="Wall time" value={formatDuration(d.figures.wallSeconds)} />
           </div>
           {d.error ? (

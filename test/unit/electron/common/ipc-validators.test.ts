@@ -6,6 +6,8 @@ describe('validateRequest', () => {
   it('accepts well-formed payloads and returns them', () => {
     const r = validateRequest('runs:start', { modelId: 'org--m@abc/int4', limit: 10, maxNewTokens: 64, cudaDevice: 1 });
     expect(r).toEqual({ ok: true, value: { modelId: 'org--m@abc/int4', limit: 10, maxNewTokens: 64, cudaDevice: 1 } });
+    const q = { runId: 'r', finish: 'length', verdict: 'fail', mode: 'strict' };
+    expect(validateRequest('runs:responses', q)).toEqual({ ok: true, value: q });
   });
 
   it.each([
@@ -25,6 +27,7 @@ describe('validateRequest', () => {
     ['runs:start', null, 'request must be an object'],
     ['runs:responses', { runId: 'r', verdict: 'maybe' }, 'request.verdict must be one of pass, fail'],
     ['runs:responses', { runId: 'r', limit: 500 }, 'request.limit must be between 1 and 200'],
+    ['runs:responses', { runId: 'r', finish: 'eos' }, 'request.finish must be one of stop, length, cancelled'],
     ['runs:response', { runId: 'r', key: -1 }, 'request.key must be between 0'],
     ['models:prepare', { repo: 'no-slash', revision: 'main' }, 'request.repo has an invalid format'],
     ['models:prepare', { repo: 'a/b', revision: 'main', pack: 'yes' }, 'request.pack must be true or false'],

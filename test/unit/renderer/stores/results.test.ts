@@ -42,7 +42,7 @@ async function completedRun(limit: number, t = inProcessTransport(1)) {
 describe('results store', () => {
   beforeEach(() => {
     useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, exportedRun: null, verify: null, exporting: false, error: null, gone: null, offset: 0 });
-    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' }, sort: { by: 'key', descending: false } });
+    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '', finish: '' }, sort: { by: 'key', descending: false } });
   });
 
   it('opens a run: detail plus the first page of responses', async () => {
@@ -67,6 +67,16 @@ describe('results store', () => {
     for (const row of page.items) expect(row.loosePass).toBe(false);
     await useResults.getState().setFilters({ verdict: '', text: '', instructionId: 'punctuation:no_comma' });
     for (const row of useResults.getState().page!.items) expect(row.instructionIds).toContain('punctuation:no_comma');
+    // By how the responses ended: the two endings a run's responses have split them, as the run's counts say.
+    await useResults.getState().setFilters({ instructionId: '', finish: 'length' });
+    expect(calls.filter((c) => c.channel === 'runs:responses').at(-1)?.payload).toEqual({ runId, finish: 'length', offset: 0, limit: PAGE_SIZE });
+    const cut = useResults.getState().page!;
+    expect(cut.items.every((r) => r.finishReason === 'length')).toBe(true);
+    await useResults.getState().setFilters({ finish: 'stop' });
+    const ended = useResults.getState().page!;
+    expect(ended.items.every((r) => r.finishReason === 'stop')).toBe(true);
+    expect(useResults.getState().detail!.endings).toEqual({ stop: ended.total, length: cut.total, cancelled: 0 });
+    expect(cut.total + ended.total).toBe(25);
   });
 
   it('lets go of a run deleted elsewhere: no figures or ZIP of it stay, and it is named as gone', async () => {
@@ -139,9 +149,9 @@ describe('results store', () => {
     const { runId: a } = await completedRun(4, t);
     const { runId: b } = await completedRun(3, t);
     await useResults.getState().open(a);
-    await useResults.getState().setFilters({ instructionId: 'punctuation:no_comma', verdict: 'fail', mode: 'loose', text: 'x' });
+    await useResults.getState().setFilters({ instructionId: 'punctuation:no_comma', verdict: 'fail', mode: 'loose', text: 'x', finish: 'length' });
     await useResults.getState().open(b);
-    expect(useResults.getState().filters).toEqual({ instructionId: '', verdict: '', mode: 'loose', text: '' });
+    expect(useResults.getState().filters).toEqual({ instructionId: '', verdict: '', mode: 'loose', text: '', finish: '' });
     expect(useResults.getState().page?.total).toBe(3);
   });
 
@@ -272,7 +282,7 @@ const fail = (code: string, message: string) => ({ ok: false, error: { code, mes
 describe('results store: the edges', () => {
   beforeEach(() => {
     useResults.setState({ runId: null, detail: null, page: null, selected: null, exported: null, exportedRun: null, verify: null, exporting: false, error: null, gone: null, offset: 0 });
-    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '' }, sort: { by: 'key', descending: false } });
+    useResults.setState({ filters: { instructionId: '', verdict: '', mode: 'strict', text: '', finish: '' }, sort: { by: 'key', descending: false } });
   });
 
   it('opened again, a run keeps its filters, page and response; another run starts over and is blank while it loads', async () => {

@@ -234,7 +234,7 @@ describe('runs store', () => {
       },
     });
     useRuns.getState().handleProgress({ runId: 'b', status: 'running', done: 2, total: 3, tokensPerSecond: 1, etaSeconds: 1, elapsedSeconds: 1 });
-    useRuns.getState().handleResponse('b', { key: 1, promptPreview: '', responsePreview: '', instructionIds: [], strictPass: true, loosePass: true, tokens: 1 });
+    useRuns.getState().handleResponse('b', { key: 1, promptPreview: '', responsePreview: '', instructionIds: [], strictPass: true, loosePass: true, tokens: 1, finishReason: 'stop' });
     expect(useRuns.getState().run?.done).toBe(0);
     expect(useRuns.getState().stream).toEqual([]);
   });
@@ -252,7 +252,7 @@ const progressOf = (over: Partial<RunProgress> = {}): RunProgress => ({
   runId: 'a', status: 'running', done: 1, total: 10, tokensPerSecond: 1, etaSeconds: 1, elapsedSeconds: 1, ...over,
 });
 
-const row = (key: number): ResponseRow => ({ key, promptPreview: '', responsePreview: '', instructionIds: [], strictPass: true, loosePass: true, tokens: 1 });
+const row = (key: number): ResponseRow => ({ key, promptPreview: '', responsePreview: '', instructionIds: [], strictPass: true, loosePass: true, tokens: 1, finishReason: 'stop' });
 const acc = (x: number): Accuracies => ({ promptStrict: x, promptLoose: x, instructionStrict: x, instructionLoose: x });
 
 describe('runs store: the edges', () => {

@@ -49,6 +49,7 @@ describe('horizon show', () => {
       '  settings  greedy, max new tokens 16, batch 2',
     ]);
     // One prompt of three passes (1001), and one instruction of five (its no-comma one).
+    expect(lines[6]).toBe('  endings   3 ended by the model, 0 cut at max new tokens (16)');
     expect(r.out).toContain('prompt-level:      strict 33.33%  loose 33.33%');
     expect(r.out).toContain('instruction-level: strict 20.00%  loose 20.00%');
     expect(lines.slice(lines.indexOf('by instruction (strict, loose, of n):') + 1)).toEqual([

@@ -290,6 +290,26 @@ describe('RunRepo + ResponseRepo', () => {
     expect(responses.page('r1', { text: 'owls' }).items.map((r) => r.key)).toEqual([1]);
   });
 
+  it('counts the responses by how they ended, and lists those that ended one way with the other filters', () => {
+    runs.create(sampleRun('r1'));
+    expect(responses.endings('r1')).toEqual({ stop: 0, length: 0, cancelled: 0 });
+    responses.insertResponses(
+      'r1',
+      [
+        resp(1, 0, [true], [true]),
+        { ...resp(2, 1, [false], [false]), finishReason: 'length' },
+        { ...resp(3, 2, [true], [true]), finishReason: 'length' },
+        resp(4, 3, [false], [false]),
+      ],
+      { generatedTokens: 4 },
+    );
+    expect(responses.endings('r1')).toEqual({ stop: 2, length: 2, cancelled: 0 });
+    expect(responses.page('r1', { finish: 'length' })).toMatchObject({ total: 2, items: [{ key: 2 }, { key: 3 }] });
+    expect(responses.page('r1', { finish: 'length', verdict: 'fail' })).toMatchObject({ total: 1, items: [{ key: 2, finishReason: 'length' }] });
+    expect(responses.page('r1', { finish: 'stop', descending: true }).items.map((r) => r.key)).toEqual([4, 1]);
+    expect(responses.endings('other-run')).toEqual({ stop: 0, length: 0, cancelled: 0 });
+  });
+
   it('gives every response in dataset order, not key order', () => {
     runs.create(sampleRun('r1'));
     responses.insertResponses('r1', [resp(3, 1, [true], [true]), resp(9, 0, [true], [true]), resp(1, 2, [true], [true])], { generatedTokens: 3 });
