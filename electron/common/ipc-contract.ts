@@ -433,6 +433,8 @@ export interface RunDetail extends RunSummary {
 /** How a response ended: the model's end token ('stop'), max new tokens ('length'), or a cancel ('cancelled'). */
 export type ResponseEnding = 'stop' | 'length' | 'cancelled';
 export const RESPONSE_ENDINGS: readonly ResponseEnding[] = ['stop', 'length', 'cancelled'];
+/** Each ending in the words of the response detail, the Ending filter and `horizon show`. */
+export const ENDING_TEXT: Readonly<Record<ResponseEnding, string>> = { stop: 'ended by the model', length: 'cut at max new tokens', cancelled: 'cancelled' };
 
 export type VerdictFilter = 'pass' | 'fail';
 export type ScoreMode = 'strict' | 'loose';
@@ -538,8 +540,7 @@ export interface ResponseDetail {
   readonly prompt: string;
   readonly response: string;
   readonly tokens: number;
-  /** "stop" (EOS), "length" (max new tokens) or "cancelled". */
-  readonly finishReason: string;
+  readonly finishReason: ResponseEnding;
   readonly ttftMs: number | null;
   readonly decodeTokensPerSecond: number | null;
   readonly strictPass: boolean;

@@ -2,7 +2,7 @@ import path from 'node:path';
 
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import { instructionArgsText } from '../../common/instruction-args.js';
-import type { InstructionVerdict, ResponseDetail, RunDetail } from '../../common/ipc-contract.js';
+import { ENDING_TEXT, type InstructionVerdict, type ResponseDetail, type RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/zip-subject.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo, type StoredResponseWithPass } from '../../main/db/response-repo.js';
@@ -48,8 +48,8 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
       (d.policy.expertBudgetBytes === null ? '' : `, GPU expert memory ${(d.policy.expertBudgetBytes / 2 ** 30).toFixed(2)} GiB`) +
       (d.policy.cudaDevice === null ? '' : `, CUDA device ${d.policy.cudaDevice}`),
     `  started   ${d.createdAt}${d.finishedAt ? `, ended ${d.finishedAt}` : ''}`,
-    `  endings   ${d.endings.stop} ended by the model, ${d.endings.length} cut at max new tokens (${d.policy.maxNewTokens})` +
-      (d.endings.cancelled > 0 ? `, ${d.endings.cancelled} cancelled` : ''),
+    `  endings   ${d.endings.stop} ${ENDING_TEXT.stop}, ${d.endings.length} ${ENDING_TEXT.length} (${d.policy.maxNewTokens})` +
+      (d.endings.cancelled > 0 ? `, ${d.endings.cancelled} ${ENDING_TEXT.cancelled}` : ''),
     ...(d.imported ? [`  imported  from ${d.imported.file} at ${d.imported.importedAt}`] : []),
     d.accuracies ? formatAccuracies(d.accuracies) : 'no prompts scored',
     figures,
@@ -74,7 +74,7 @@ function verdictLines(v: InstructionVerdict): string[] {
 export function formatResponseDetail(r: ResponseDetail): string {
   const timing = [
     `${r.tokens} tokens`,
-    r.finishReason,
+    ENDING_TEXT[r.finishReason],
     ...(r.ttftMs === null ? [] : [`TTFT ${r.ttftMs.toFixed(0)} ms`]),
     ...(r.decodeTokensPerSecond === null ? [] : [`${r.decodeTokensPerSecond.toFixed(1)} tok/s`]),
   ];

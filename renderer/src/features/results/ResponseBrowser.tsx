@@ -1,9 +1,11 @@
 import { useEffect, useState, type ReactNode } from 'react';
 
-import type { ResponseSortKey } from '../../../../electron/common/ipc-contract.js';
+import { ENDING_TEXT, type ResponseSortKey } from '../../../../electron/common/ipc-contract.js';
 import { SelectField } from '../../components/SelectField.js';
 import { Verdict } from '../../components/Verdict.js';
 import { PAGE_SIZE, useResults, type ResponseSort } from '../../stores/results.js';
+
+const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** A column header that orders the list by its column; the same header again flips the order. */
 function SortHeader(props: { by: ResponseSortKey; sort: ResponseSort; onSort: (by: ResponseSortKey) => void; className?: string; children: ReactNode }) {
@@ -72,8 +74,8 @@ export function ResponseBrowser() {
         </SelectField>
         <SelectField label="Ending" value={filters.finish} onValue={(finish) => void setFilters({ finish: finish as '' | 'stop' | 'length' })}>
           <option value="">Any ending</option>
-          <option value="stop">Ended by the model</option>
-          <option value="length">Cut at max new tokens</option>
+          <option value="stop">{sentence(ENDING_TEXT.stop)}</option>
+          <option value="length">{sentence(ENDING_TEXT.length)}</option>
         </SelectField>
         <div className="field field--grow">
           <label htmlFor="f-text">Search</label>

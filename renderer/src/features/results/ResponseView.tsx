@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 
 import { instructionArgsText } from '../../../../electron/common/instruction-args.js';
+import { ENDING_TEXT } from '../../../../electron/common/ipc-contract.js';
 import { formatNumber } from '../../components/format.js';
 import { Verdict } from '../../components/Verdict.js';
 import { responsePosition, useResults } from '../../stores/results.js';
@@ -101,7 +102,7 @@ export function ResponseView() {
               <Verdict pass={r.strictPass} label="strict" />
               <Verdict pass={r.loosePass} label="loose" />
               <span className="muted">
-                {r.tokens} tokens · {r.finishReason} · TTFT {formatNumber(r.ttftMs, 0)} ms ·{' '}
+                {r.tokens} tokens · {ENDING_TEXT[r.finishReason]} · TTFT {formatNumber(r.ttftMs, 0)} ms ·{' '}
                 {formatNumber(r.decodeTokensPerSecond)} tok/s
               </span>
             </div>

@@ -66,7 +66,7 @@ describe('horizon show', () => {
     const r = await show(['run-a', '--key', '1000']);
     expect(r).toMatchObject({ code: 0, errOut: '' });
     expect(r.out.split('\n').slice(0, 8)).toEqual([
-      'response 1000 of run run-a: strict FAIL, loose FAIL; 7 tokens, stop, TTFT 12 ms, 50.0 tok/s',
+      'response 1000 of run run-a: strict FAIL, loose FAIL; 7 tokens, ended by the model, TTFT 12 ms, 50.0 tok/s',
       'instructions:',
       '  strict FAIL  loose FAIL  punctuation:no_comma',
       '      1 comma; needs none',
