@@ -1,6 +1,7 @@
 import path from 'node:path';
 
 import type { PairedComparison } from '../../common/ipc-contract.js';
+import { divergence } from '../../common/divergence.js';
 import { compareCampaigns, type PerfCampaignDetail, type PerfComparison } from '../../common/perf-campaign.js';
 import { describeLevel } from '../../common/paired-stats.js';
 import { validLabel } from '../../common/label.js';
@@ -21,11 +22,13 @@ import type { VerifierInputs } from '../verifier-inputs.js';
 
 export const summary = 'compare two runs over the prompts both scored (paired counts, McNemar p, bootstrap interval), or two campaigns';
 
-const USAGE = `usage: horizon compare A B [--json] [--db FILE] [--data-dir DIR] [--punkt DIR]
+const USAGE = `usage: horizon compare A B [--key K] [--json] [--db FILE] [--data-dir DIR] [--punkt DIR]
   A, B        stored runs (horizon export --list lists them) or result ZIPs (names ending in .zip, from this machine or
               another); a ZIP is verified first (as horizon verify does) and compared by its re-scored verdicts;
               B is read as the change from A. Or two performance campaigns, stored (by id) or campaign ZIPs (verified
               first): each configuration's decode rate and TTFT p50 side by side, B over A
+  --key K     one prompt's two responses instead: their verdicts, the words both share and each side's text from
+              the word where they part (--json: {key, prompt, a, b, divergence})
   --json      print {common, promptStrict, promptLoose, instructionStrict, instructionLoose, identicalResponses,
               instructionMismatches, byInstructionType, changed} as JSON
   --db        SQLite file (default <data dir>/runmap.sqlite)
@@ -65,6 +68,36 @@ export function formatComparison(runA: string, runB: string, stats: PairedCompar
         `  ${t.instructionId.padEnd(typeWidth)}  n ${String(t.n).padStart(4)}  A ${pct(t.strictA / t.n).padStart(6)}  B ${pct(t.strictB / t.n).padStart(6)}  ` +
         `regressions ${t.strictRegressions}, improvements ${t.strictImprovements}`,
     ),
+  ].join('\n');
+}
+
+const verdictWord = (pass: boolean) => (pass ? 'pass' : 'FAIL');
+const indented = (text: string) => (text === '' ? '  (nothing)' : text.split('\n').map((l) => `  ${l}`).join('\n'));
+
+/** One prompt's two responses: each instruction's verdicts, then what both say and where each goes its own way. */
+export function formatPair(a: ComparableResponse, b: ComparableResponse, d: ReturnType<typeof divergence>): string {
+  const sameList = a.verdicts.length === b.verdicts.length && a.verdicts.every((v, i) => v.instructionId === b.verdicts[i]!.instructionId);
+  const verdictLines = sameList
+    ? a.verdicts.map((v, i) => {
+        const w = b.verdicts[i]!;
+        return `  ${v.instructionId}  strict ${verdictWord(v.strict)} -> ${verdictWord(w.strict)}  loose ${verdictWord(v.loose)} -> ${verdictWord(w.loose)}`;
+      })
+    : ['  (the two runs list other instructions for this prompt)'];
+  return [
+    `#${a.key}: A strict ${verdictWord(a.strictPass)}, loose ${verdictWord(a.loosePass)}  ->  B strict ${verdictWord(b.strictPass)}, loose ${verdictWord(b.loosePass)}`,
+    'instructions (A -> B):',
+    ...verdictLines,
+    'prompt:',
+    indented(a.prompt),
+    ...(d === null
+      ? ['the two responses are the same text:', indented(a.response)]
+      : [
+          ...(d.words === 0 ? ['the responses differ from their first word'] : [`both responses start with these ${d.words === 1 ? 'word' : `${d.words} words`}:`, indented(a.response.slice(0, d.at).trimEnd())]),
+          `A${d.words === 0 ? '' : ' from there'}:`,
+          indented(a.response.slice(d.at)),
+          `B${d.words === 0 ? '' : ' from there'}:`,
+          indented(b.response.slice(d.at)),
+        ]),
   ].join('\n');
 }
 
@@ -125,13 +158,15 @@ export async function run(args: string[]): Promise<number> {
     'compare',
     USAGE,
     args,
-    { json: { type: 'boolean' }, db: { type: 'string' }, 'data-dir': { type: 'string' }, punkt: { type: 'string' } },
+    { key: { type: 'string' }, json: { type: 'boolean' }, db: { type: 'string' }, 'data-dir': { type: 'string' }, punkt: { type: 'string' } },
     { positionals: true },
   );
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   if (positionals.length !== 2) return usageError('compare', USAGE, 'give two runs, A and B (run ids, see horizon export --list, or result ZIPs), or two campaigns');
   const [runA, runB] = positionals as [string, string];
+  const key = values.key === undefined ? undefined : /^\d+$/.test(values.key) ? Number(values.key) : NaN;
+  if (key !== undefined && !Number.isSafeInteger(key)) return usageError('compare', USAGE, `--key takes a prompt's key, a whole number, not ${JSON.stringify(values.key)}`);
   const dataDir = dataDirOption(values, defaultDataDir);
   const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
   const db = isZipName(runA) && isZipName(runB) ? undefined : openStoredRuns('compare', dbFile);
@@ -165,9 +200,25 @@ export async function run(args: string[]): Promise<number> {
         console.error(`horizon compare: ${a.kind === 'run' ? runA : runB} is a run and ${a.kind === 'run' ? runB : runA} a campaign: compare runs with runs, campaigns with campaigns`);
         return 1;
       }
+      if (key !== undefined) return usageError('compare', USAGE, '--key compares two runs\' responses; campaigns have none');
       const c = compareCampaigns(a.campaign, b.campaign);
       const json = { campaignA: a.campaign.id, campaignB: b.campaign.id, labelA: a.campaign.label, labelB: b.campaign.label, ...c };
       console.log(values.json ? JSON.stringify(json, null, 2) : formatCampaignComparison(a.campaign, b.campaign, c));
+      return 0;
+    }
+    if (key !== undefined) {
+      const ra = a.rows.find((r) => r.key === key);
+      const rb = b.rows.find((r) => r.key === key);
+      if (!ra || !rb) {
+        console.error(`horizon compare: ${!ra ? runA : runB} has no response for key ${key}`);
+        return 1;
+      }
+      const d = divergence(ra.response, rb.response);
+      const side = (r: ComparableResponse) => ({
+        response: r.response, strictPass: r.strictPass, loosePass: r.loosePass,
+        verdicts: r.verdicts.map(({ instructionId, strict, loose }) => ({ instructionId, strict, loose })),
+      });
+      console.log(values.json ? JSON.stringify({ key, prompt: ra.prompt, a: side(ra), b: side(rb), divergence: d }, null, 2) : formatPair(ra, rb, d));
       return 0;
     }
     const { changed, stats } = compareResponses(a.rows, b.rows);

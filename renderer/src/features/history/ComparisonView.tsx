@@ -1,6 +1,7 @@
 import { useState } from 'react';
 
 import type { Accuracies, ComparedPrompt, PairedComparison, ResponseDetail, RunComparison, RunDetail } from '../../../../electron/common/ipc-contract.js';
+import { divergence } from '../../../../electron/common/divergence.js';
 import { describeLevel } from '../../../../electron/common/paired-stats.js';
 import type { PairedLevel } from '../../../../electron/common/paired-stats.js';
 import { call } from '../../api.js';
@@ -8,7 +9,6 @@ import { BreakableId } from '../../components/BreakableId.js';
 import { Card } from '../../components/Card.js';
 import { baseName, deltaPoints, formatDelta, formatNumber, formatPercent, shortSha } from '../../components/format.js';
 import { Verdict } from '../../components/Verdict.js';
-import { divergence } from './divergence.js';
 
 const METRICS: readonly { key: keyof Accuracies & keyof PairedComparison; label: string }[] = [
   { key: 'promptStrict', label: 'Prompt-level strict' },

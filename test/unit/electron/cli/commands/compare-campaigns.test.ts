@@ -55,5 +55,9 @@ describe('horizon compare with campaigns', () => {
       code: 1,
       errOut: `horizon compare: no run or campaign perf-nope in ${dataLayout.database(dataDir)} (see horizon export --list)`,
     });
+    expect(await captureConsole(() => run(['perf-here', zip('4090'), '--key', '1000', '--data-dir', dataDir]))).toMatchObject({
+      code: 2,
+      errOut: expect.stringMatching(/^horizon compare: --key compares two runs' responses; campaigns have none\n/),
+    });
   });
 });

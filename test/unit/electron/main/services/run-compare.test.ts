@@ -34,14 +34,14 @@ const A = [
   response(1, 'only in A', [T]),
   response(2, 'same', [T, T]), // both pass
   response(3, 'a3', [T]), // strict regression: B fails both
-  response(4, 'a4', [T, T]), // strict-only regression: B passes loose
+  response(4, 'One two\nthree.', [T, T]), // strict-only regression: B passes loose
   response(5, 'a5', [F]), // improvement
   response(6, 'same too', [F, T]), // both fail strict and loose
 ];
 const B = [
   response(2, 'same', [T, T]),
   response(3, 'b3', [F]),
-  response(4, 'b4', [T, L]),
+  response(4, 'One two\nfour, five.', [T, L]),
   response(5, 'b5', [T]),
   response(6, 'same too', [F, T]),
   response(7, 'only in B', [T]),
@@ -132,6 +132,43 @@ describe('horizon compare', () => {
     expect(r.out).toContain('reading (prompt strict): no significant difference (B regresses 2 prompts, improves 1, p = 1.00)');
     expect(r.out).toContain('strict regressions (A passes, B fails): #3, #4\nstrict improvements (A fails, B passes): #5');
     expect(r.out).toMatch(/by type, over the same prompts:\n {2}kind:0 {2}n {4}5 {2}A {2}60\.0% {2}B {2}60\.0% {2}regressions 1, improvements 1\n {2}kind:1 {2}n {4}3 {2}A 100\.0% {2}B {2}66\.7% {2}regressions 1, improvements 0/);
+  });
+
+  it('shows one prompt\'s two responses with --key: verdicts, the words both share, each side from where they part', async () => {
+    const r = await captureConsole(() => run(['run-a', 'run-b', '--key', '4', '--data-dir', dataDir]));
+    expect(r).toMatchObject({ code: 0, errOut: '' });
+    expect(r.out.split('\n')).toEqual([
+      '#4: A strict pass, loose pass  ->  B strict FAIL, loose pass',
+      'instructions (A -> B):',
+      '  kind:0  strict pass -> pass  loose pass -> pass',
+      '  kind:1  strict pass -> FAIL  loose pass -> pass',
+      'prompt:',
+      '  prompt 4',
+      'both responses start with these 2 words:',
+      '  One two',
+      'A from there:',
+      '  three.',
+      'B from there:',
+      '  four, five.',
+    ]);
+    const differ = await captureConsole(() => run(['run-a', 'run-b', '--key', '3', '--data-dir', dataDir]));
+    expect(differ.out.split('\n').slice(-5)).toEqual(['the responses differ from their first word', 'A:', '  a3', 'B:', '  b3']);
+    const same = await captureConsole(() => run(['run-a', 'run-b', '--key', '2', '--data-dir', dataDir]));
+    expect(same.out.split('\n').slice(-2)).toEqual(['the two responses are the same text:', '  same']);
+    const json = JSON.parse((await captureConsole(() => run(['run-a', 'run-b', '--key', '4', '--json', '--data-dir', dataDir]))).out) as unknown;
+    expect(json).toEqual({
+      key: 4,
+      prompt: 'prompt 4',
+      a: { response: 'One two\nthree.', strictPass: true, loosePass: true, verdicts: [{ instructionId: 'kind:0', strict: true, loose: true }, { instructionId: 'kind:1', strict: true, loose: true }] },
+      b: { response: 'One two\nfour, five.', strictPass: false, loosePass: true, verdicts: [{ instructionId: 'kind:0', strict: true, loose: true }, { instructionId: 'kind:1', strict: false, loose: true }] },
+      divergence: { at: 8, words: 2 },
+    });
+    // A key only one run scored, and one that is no key.
+    expect(await captureConsole(() => run(['run-a', 'run-b', '--key', '1', '--data-dir', dataDir]))).toMatchObject({ code: 1, errOut: 'horizon compare: run-b has no response for key 1' });
+    expect(await captureConsole(() => run(['run-a', 'run-b', '--key', 'x1', '--data-dir', dataDir]))).toMatchObject({
+      code: 2,
+      errOut: expect.stringMatching(/^horizon compare: --key takes a prompt's key, a whole number, not "x1"\n/),
+    });
   });
 
   it('refuses a wrong argument count and an unknown run', async () => {

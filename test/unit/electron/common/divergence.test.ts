@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { divergence } from '../../../../renderer/src/features/history/divergence.js';
+import { divergence } from '../../../../electron/common/divergence.js';
 
 describe('divergence', () => {
   it.each<[string, string, string, ReturnType<typeof divergence>]>([
