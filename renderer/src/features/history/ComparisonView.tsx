@@ -152,6 +152,9 @@ function ChangedRow({ c, p }: { c: RunComparison; p: ComparedPrompt }) {
   );
 }
 
+/** How many of a run's responses reached its max new tokens: a cap that cuts more can cost it instructions. */
+const cutText = (r: RunDetail) => `${r.endings.length.toLocaleString()} of ${r.done.toLocaleString()} at ${r.policy.maxNewTokens.toLocaleString()}`;
+
 /** Where a run was made: here, or the result ZIP it was imported from. */
 const originText = (r: RunDetail) => (r.imported ? `imported from ${baseName(r.imported.file)}` : 'made here');
 
@@ -224,6 +227,12 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
               <th scope="row">Decode tok/s (whole run)</th>
               <td>{formatNumber(c.a.figures.decodeTokensPerSecond)}</td>
               <td>{formatNumber(c.b.figures.decodeTokensPerSecond)}</td>
+              <td />
+            </tr>
+            <tr data-testid="comparison-cut">
+              <th scope="row">Cut at max new tokens (whole run)</th>
+              <td>{cutText(c.a)}</td>
+              <td>{cutText(c.b)}</td>
               <td />
             </tr>
           </tbody>

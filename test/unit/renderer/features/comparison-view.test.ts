@@ -19,6 +19,9 @@ function detail(id: string, rows: [string, number, number][], promptStrict: numb
     accuracies: promptStrict === null ? null : { promptStrict, promptLoose: 0.5, instructionStrict: 0.5, instructionLoose: 0.5 },
     byInstruction: rows.map(([instructionId, strictPassed, count]) => ({ instructionId, strictPassed, count })),
     figures: { decodeTokensPerSecond: 10 },
+    done: 40,
+    endings: { stop: 30, length: 10, cancelled: 0 },
+    policy: { maxNewTokens: 1280 },
   } as unknown as RunDetail;
 }
 
@@ -70,6 +73,14 @@ describe('ComparisonView', () => {
     const r = rows(c);
     expect(r.find((x) => x[0] === 'Prompt-level strict')).toEqual(['Prompt-level strict', '50.0%', '60.0%', 'delta delta--up', '+10.0 pp']);
     expect(r.find((x) => x[0] === 'Prompt-level loose')).toEqual(['Prompt-level loose', '50.0%', '50.0%', 'delta', '±0.0 pp']);
+  });
+
+  it('says how many responses of each run its max new tokens cut', () => {
+    const b = { ...detail('run-2', [], 0.6), done: 541, endings: { stop: 539, length: 2, cancelled: 0 }, policy: { maxNewTokens: 2048 } } as unknown as RunDetail;
+    const c = { a: detail('run-1', [], 0.5), b, changed: [], common: 40, stats: stats(40) } as unknown as RunComparison;
+    const html = renderToStaticMarkup(createElement(ComparisonView, { comparison: c }));
+    const cells = [.../<tr data-testid="comparison-cut">(.*?)<\/tr>/.exec(html)![1]!.matchAll(/<t[hd][^>]*>(.*?)<\/t[hd]>/g)].map((m) => m[1]);
+    expect(cells).toEqual(['Cut at max new tokens (whole run)', '10 of 40 at 1,280', '2 of 541 at 2,048', '']);
   });
 
   it('compares each instruction type over the common prompts only, not over each run\'s own', () => {
