@@ -137,6 +137,9 @@ describe('renderer over horizon serve (fake services)', () => {
     // The responses cut at max new tokens (the fake's keys not divisible by 5) are counted and listed on one click.
     const cutHint = page.getByTestId('tokens-generated').getByRole('button');
     expect(await cutHint.textContent()).toBe('7 cut at 32');
+    // Each cut response's row says so.
+    expect(await page.getByRole('row').filter({ has: page.getByTestId('row-cut') }).count()).toBe(7);
+    expect(await page.getByRole('row').filter({ has: page.getByRole('button', { name: 'Open response 1000' }) }).getByTestId('row-cut').count()).toBe(0);
     await cutHint.click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–7 of 7');
     expect(await page.getByLabel('Ending').inputValue()).toBe('length');

@@ -122,6 +122,11 @@ export function ResponseBrowser() {
                 </button>
               </td>
               <td className="cell-preview" onClick={() => void openResponse(r.key)}>
+                {r.finishReason === 'length' ? (
+                  <span className="chip chip--muted chip--tiny" title={sentence(ENDING_TEXT.length)} data-testid="row-cut">
+                    cut
+                  </span>
+                ) : null}
                 {r.promptPreview}
                 {r.instructionVerdict?.finding ? (
                   <div className="finding" data-testid="row-finding">
