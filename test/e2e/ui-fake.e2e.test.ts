@@ -50,6 +50,10 @@ describe('renderer over horizon serve (fake services)', () => {
     expect(await page.getByTestId('run-count').textContent()).toBe('10 / 10 prompts');
     // Streamed responses arrive as their own events, which can land after the status turns completed.
     await expect.poll(() => page.getByTestId('run-stream').locator('li').count()).toBe(10);
+    // A response the cap cut says so; one the model ended does not.
+    const streamed = (key: number) => page.getByTestId('run-stream').locator('li').filter({ hasText: `#${key}` }).locator('.stream__meta').textContent();
+    expect(await streamed(1001)).toContain('24 tokens, cut at max new tokens');
+    expect(await streamed(1005)).toMatch(/24 tokens$/);
     await fullShot(page, path.join(shots, '3-run.png'));
 
     await page.getByRole('button', { name: 'View results' }).click();

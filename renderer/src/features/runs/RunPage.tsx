@@ -1,6 +1,6 @@
 import { memo, useEffect, useMemo, useRef, useState, type RefObject } from 'react';
 
-import { isLiveStatus, type ResponseRow } from '../../../../electron/common/ipc-contract.js';
+import { ENDING_TEXT, isLiveStatus, type ResponseRow } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
 import { ModelSelect } from '../../components/ModelSelect.js';
@@ -303,7 +303,9 @@ const StreamItem = memo(function StreamItem({ row: r }: { row: ResponseRow }) {
         <span className="mono">#{r.key}</span>
         <Verdict pass={r.strictPass} label="strict" />
         <Verdict pass={r.loosePass} label="loose" />
-        <span className="muted">{r.tokens} tokens</span>
+        <span className="muted">
+          {r.tokens} tokens{r.finishReason === 'length' ? `, ${ENDING_TEXT.length}` : ''}
+        </span>
       </div>
       <div className="stream__prompt">{r.promptPreview}</div>
       <div className="stream__response">{r.responsePreview}</div>
