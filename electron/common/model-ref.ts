@@ -27,3 +27,10 @@ export function revisionProblem(revision: string): string | null {
   if (!REVISION_PATTERN.test(t)) return 'A branch, tag or commit sha: letters, digits, ".", "-", "_" and "/".';
   return null;
 }
+
+/** The weights a model id names, as the app says them: "INT4 g32" (its group size) or "BF16". */
+export function weightsLabel(modelId: string, weights: 'int4' | 'bf16'): string {
+  if (weights === 'bf16') return 'BF16';
+  const g = /\/int4-g(\d+)$/.exec(modelId)?.[1];
+  return g ? `INT4 g${g}` : 'INT4';
+}

@@ -1,13 +1,7 @@
 /** How every window and command names the run or campaign a ZIP says it holds (`ZipSubject`). */
 
 import type { ZipSubject } from './ipc-contract.js';
-
-/** The weights a model id names, as the app says them: "INT4 g32" (its group size) or "BF16". */
-export function weightsLabel(modelId: string, weights: 'int4' | 'bf16'): string {
-  if (weights === 'bf16') return 'BF16';
-  const g = /\/int4-g(\d+)$/.exec(modelId)?.[1];
-  return g ? `INT4 g${g}` : 'INT4';
-}
+import { weightsLabel } from './model-ref.js';
 
 /**
  * One line naming a ZIP's run or campaign: `run 20261206T205311-c5b042 "baseline g32": org/name @ 7f1c97f, INT4 g32,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import { instructionArgsText } from '../../common/instruction-args.js';
 import { ENDING_TEXT, type InstructionVerdict, type ResponseDetail, type RunDetail } from '../../common/ipc-contract.js';
-import { weightsLabel } from '../../common/zip-subject.js';
+import { weightsLabel } from '../../common/model-ref.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo, type StoredResponseWithPass } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';

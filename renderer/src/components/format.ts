@@ -1,6 +1,6 @@
 /** Display formatting shared by the screens. */
 
-export { weightsLabel } from '../../../electron/common/zip-subject.js';
+export { weightsLabel } from '../../../electron/common/model-ref.js';
 
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes == null || !Number.isFinite(bytes)) return '—';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { ZipSubject } from '../../../../electron/common/ipc-contract.js';
-import { describeZipSubject, weightsLabel } from '../../../../electron/common/zip-subject.js';
+import { describeZipSubject } from '../../../../electron/common/zip-subject.js';
 
 const full: ZipSubject = {
   id: '20261206T205311-c5b042', label: 'baseline g32', modelRepo: 'allenai/OLMoE-1B-7B-0924-Instruct',
@@ -26,16 +26,5 @@ describe('describeZipSubject', () => {
     ['nothing said', 'result', none, 'run (no id given)'],
   ])('%s', (_name, kind, subject, expected) => {
     expect(describeZipSubject(kind, subject, day)).toBe(expected);
-  });
-});
-
-describe('weightsLabel', () => {
-  it.each([
-    ['allenai--OLMoE-1B-7B-0924-Instruct@7f1c97f/int4-g32', 'int4', 'INT4 g32'],
-    ['local:tiny/int4-g16', 'int4', 'INT4 g16'],
-    ['o--m@abc/int4', 'int4', 'INT4'],
-    ['o--m@abc/bf16', 'bf16', 'BF16'],
-  ] as const)('%s (%s) reads %s', (id, weights, expected) => {
-    expect(weightsLabel(id, weights)).toBe(expected);
   });
 });
