@@ -384,13 +384,16 @@ describe('createServices (scripted worker)', () => {
     const imported = await services.api.export.importRun({ path: zip });
     if (!imported.ok) throw new Error(imported.error.message);
     const { imported: origin, ...summary } = imported.value.run;
-    const { imported: none, residency, policy, byInstruction, figures, ...beforeSummary } = before.value;
+    const { imported: none, residency, policy, byInstruction, figures, endings, ...beforeSummary } = before.value;
     expect(none).toBeNull();
     expect(summary).toEqual(beforeSummary);
     expect(origin).toEqual({ file: zip, sha256: exported.value.sha256, importedAt: expect.any(String) });
     const after = await services.api.runs.get({ runId });
-    expect(after.ok && { residency: after.value.residency, policy: after.value.policy, byInstruction: after.value.byInstruction, figures: after.value.figures })
-      .toEqual({ residency, policy, byInstruction, figures });
+    expect(
+      after.ok && { residency: after.value.residency, policy: after.value.policy, byInstruction: after.value.byInstruction, figures: after.value.figures, endings: after.value.endings },
+    ).toEqual({ residency, policy, byInstruction, figures, endings });
+    // The responses' endings came back with them.
+    expect(endings.stop + endings.length).toBe(before.value.done);
     services.external.check();
     expect(imports().slice(announced)).toEqual([{ runId }]);
 
