@@ -76,3 +76,8 @@ export function shortSha(sha: string): string {
 export function withLabel(id: string, label: string | null): string {
   return label === null ? id : `${id} · ${label}`;
 }
+
+/** A text as the start of a sentence: its first letter upper case ("cut at max new tokens" -> "Cut at …"). */
+export function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

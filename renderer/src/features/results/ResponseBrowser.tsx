@@ -1,11 +1,10 @@
 import { useEffect, useState, type ReactNode } from 'react';
 
 import { ENDING_TEXT, type ResponseSortKey } from '../../../../electron/common/ipc-contract.js';
+import { capitalize } from '../../components/format.js';
 import { SelectField } from '../../components/SelectField.js';
 import { Verdict } from '../../components/Verdict.js';
 import { PAGE_SIZE, useResults, type ResponseSort } from '../../stores/results.js';
-
-const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** A column header that orders the list by its column; the same header again flips the order. */
 function SortHeader(props: { by: ResponseSortKey; sort: ResponseSort; onSort: (by: ResponseSortKey) => void; className?: string; children: ReactNode }) {
@@ -74,8 +73,8 @@ export function ResponseBrowser() {
         </SelectField>
         <SelectField label="Ending" value={filters.finish} onValue={(finish) => void setFilters({ finish: finish as '' | 'stop' | 'length' })}>
           <option value="">Any ending</option>
-          <option value="stop">{sentence(ENDING_TEXT.stop)}</option>
-          <option value="length">{sentence(ENDING_TEXT.length)}</option>
+          <option value="stop">{capitalize(ENDING_TEXT.stop)}</option>
+          <option value="length">{capitalize(ENDING_TEXT.length)}</option>
         </SelectField>
         <div className="field field--grow">
           <label htmlFor="f-text">Search</label>
@@ -123,7 +122,7 @@ export function ResponseBrowser() {
               </td>
               <td className="cell-preview" onClick={() => void openResponse(r.key)}>
                 {r.finishReason === 'length' ? (
-                  <span className="chip chip--muted chip--tiny" title={sentence(ENDING_TEXT.length)} data-testid="row-cut">
+                  <span className="chip chip--muted chip--tiny" title={capitalize(ENDING_TEXT.length)} data-testid="row-cut">
                     cut
                   </span>
                 ) : null}

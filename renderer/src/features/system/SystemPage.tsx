@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 
 import { Card } from '../../components/Card.js';
-import { formatBytes } from '../../components/format.js';
+import { capitalize, formatBytes } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { useModels } from '../../stores/models.js';
 import { useNav } from '../../stores/nav.js';
@@ -30,10 +30,6 @@ function NextStep({ assetsReady }: { assetsReady: boolean }) {
       </button>
     </div>
   );
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 export function SystemPage() {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  capitalize,
   deltaPoints,
   formatBytes,
   formatDate,
@@ -105,6 +106,17 @@ describe('format', () => {
     const shown = formatDate('2024-05-06T07:08:09Z');
     expect(shown).not.toBe('2024-05-06T07:08:09Z');
     expect(shown).toContain('2024');
+  });
+});
+
+describe('capitalize', () => {
+  it.each([
+    ['cut at max new tokens', 'Cut at max new tokens'],
+    ['no usable CUDA device', 'No usable CUDA device'],
+    ['', ''],
+    ['Already', 'Already'],
+  ])('%j reads %j', (text, expected) => {
+    expect(capitalize(text)).toBe(expected);
   });
 });
 
