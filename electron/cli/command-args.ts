@@ -47,6 +47,18 @@ export function intOption(name: string, value: string | undefined, min: number, 
 }
 
 /**
+ * A prompt's key given as --key (`horizon show`, `horizon compare`), or undefined when absent: intOption's digits,
+ * with the message these commands give. Throws an Error for the command's usage error.
+ */
+export function keyOption(value: string | undefined): number | undefined {
+  try {
+    return intOption('key', value, 0);
+  } catch {
+    throw new Error(`--key takes a prompt's key, a whole number, not ${JSON.stringify(value)}`);
+  }
+}
+
+/**
  * The data folder every command takes as --data-dir (prepare and assets also as --dir, their first spelling):
  * resolved, else the default. Throws when both spellings name different folders.
  */

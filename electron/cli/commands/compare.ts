@@ -15,7 +15,8 @@ import { readZipEntries, verifyResultZip } from '../../main/export/verify-result
 import { zipSubject } from '../../main/export/zip-subject.js';
 import { compareResponses } from '../../main/services/run-compare.js';
 import type { ComparableResponse } from '../../main/services/run-compare.js';
-import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
+import { indent, verdictWord } from '../cli-text.js';
+import { dataDirOption, keyOption, parseCommandArgs, usageError } from '../command-args.js';
 import { openStoredRuns } from '../stored-runs.js';
 import { loadVerifierInputs } from '../verifier-inputs.js';
 import type { VerifierInputs } from '../verifier-inputs.js';
@@ -71,8 +72,7 @@ export function formatComparison(runA: string, runB: string, stats: PairedCompar
   ].join('\n');
 }
 
-const verdictWord = (pass: boolean) => (pass ? 'pass' : 'FAIL');
-const indented = (text: string) => (text === '' ? '  (nothing)' : text.split('\n').map((l) => `  ${l}`).join('\n'));
+const indented = (text: string) => indent(text === '' ? '(nothing)' : text);
 
 /** One prompt's two responses: each instruction's verdicts, then what both say and where each goes its own way. */
 export function formatPair(a: ComparableResponse, b: ComparableResponse, d: ReturnType<typeof divergence>): string {
@@ -165,8 +165,12 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parsed;
   if (positionals.length !== 2) return usageError('compare', USAGE, 'give two runs, A and B (run ids, see horizon export --list, or result ZIPs), or two campaigns');
   const [runA, runB] = positionals as [string, string];
-  const key = values.key === undefined ? undefined : /^\d+$/.test(values.key) ? Number(values.key) : NaN;
-  if (key !== undefined && !Number.isSafeInteger(key)) return usageError('compare', USAGE, `--key takes a prompt's key, a whole number, not ${JSON.stringify(values.key)}`);
+  let key: number | undefined;
+  try {
+    key = keyOption(values.key);
+  } catch (e) {
+    return usageError('compare', USAGE, (e as Error).message);
+  }
   const dataDir = dataDirOption(values, defaultDataDir);
   const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
   const db = isZipName(runA) && isZipName(runB) ? undefined : openStoredRuns('compare', dbFile);

@@ -9,7 +9,8 @@ import { ResponseRepo, type StoredResponseWithPass } from '../../main/db/respons
 import { RunRepo } from '../../main/db/run-repo.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { responseDetail, runDetail } from '../../main/services/runs-service.js';
-import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
+import { indent, verdictWord } from '../cli-text.js';
+import { dataDirOption, keyOption, parseCommandArgs, usageError } from '../command-args.js';
 import { openStoredRuns } from '../stored-runs.js';
 import { loadVerifierInputs } from '../verifier-inputs.js';
 import { formatFigures } from './eval.js';
@@ -30,9 +31,6 @@ const USAGE = `usage: horizon show RUN_ID [--key K | --failed strict|loose [--in
                  else the data folder's copy; without them the verdicts are shown alone)
   --db           SQLite file (default <data dir>/runmap.sqlite)
   --data-dir     data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
-
-const verdictWord = (pass: boolean) => (pass ? 'pass' : 'FAIL');
-const indent = (text: string) => text.split('\n').map((l) => `  ${l}`).join('\n');
 
 /** The run as its Results page shows it, in lines. */
 export function formatRunDetail(d: RunDetail, figures: string): string {
@@ -125,9 +123,11 @@ export async function run(args: string[]): Promise<number> {
   const [runId, ...extra] = positionals;
   if (!runId || extra.length > 0) return usageError('show', USAGE, 'give exactly one RUN_ID');
   if (values.key !== undefined && values.failed !== undefined) return usageError('show', USAGE, '--key and --failed are two views: give one');
-  const key = values.key === undefined ? undefined : Number(values.key);
-  if (key !== undefined && (!/^\d+$/.test(values.key ?? '') || !Number.isSafeInteger(key))) {
-    return usageError('show', USAGE, `--key takes a prompt's key, a whole number, not ${JSON.stringify(values.key)}`);
+  let key: number | undefined;
+  try {
+    key = keyOption(values.key);
+  } catch (e) {
+    return usageError('show', USAGE, (e as Error).message);
   }
   const mode = values.failed;
   if (mode !== undefined && mode !== 'strict' && mode !== 'loose') return usageError('show', USAGE, `--failed takes strict or loose, not ${JSON.stringify(mode)}`);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 
 import path from 'node:path';
 
-import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, requiredMessage, usageError } from '../../../../electron/cli/command-args.js';
+import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, keyOption, parseCommandArgs, requiredMessage, usageError } from '../../../../electron/cli/command-args.js';
 
 const USAGE = 'usage: horizon demo --model DIR --out F [--json] [--weights W]';
 const OPTIONS = {
@@ -160,6 +160,21 @@ describe('intOption', () => {
 
   it.each(['', ' 7', '7 ', '-1', '1e3', '0x10', '2.0', '65536', 'seven'])('refuses %j, naming the flag and the range', (value) => {
     expect(() => intOption('port', value, 0, 65535)).toThrow(`--port must be an integer from 0 to 65535, got '${value}'`);
+  });
+});
+
+describe('keyOption', () => {
+  it.each([
+    [undefined, undefined],
+    ['0', 0],
+    ['1000', 1000],
+    ['9007199254740991', 9007199254740991],
+  ])('%j -> %j', (value, expected) => {
+    expect(keyOption(value)).toBe(expected);
+  });
+
+  it.each(['', '-1', '10a', '1e3', '2.0', '9007199254740992'])('refuses %j with the key commands\' message', (value) => {
+    expect(() => keyOption(value)).toThrow(`--key takes a prompt's key, a whole number, not ${JSON.stringify(value)}`);
   });
 });
 
