@@ -46,7 +46,7 @@ export function ResponseBrowser() {
   const total = page?.total ?? 0;
 
   return (
-    <div className="browser" data-testid="response-browser">
+    <div className="browser" id="response-browser" data-testid="response-browser">
       <div className="filters" role="search" aria-label="Filter responses">
         <SelectField label="Instruction" value={filters.instructionId} onValue={(instructionId) => void setFilters({ instructionId })}>
           <option value="">All instructions</option>

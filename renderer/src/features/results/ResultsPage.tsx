@@ -183,7 +183,7 @@ export function ResultsPage() {
                     title={`List the responses that reached max new tokens (${d.policy.maxNewTokens}) before the model ended them`}
                     onClick={() => {
                       void setFilters({ finish: 'length' });
-                      document.querySelector('[data-testid="response-browser"]')?.scrollIntoView({ block: 'start' });
+                      document.getElementById('response-browser')?.scrollIntoView({ block: 'start' });
                     }}
                   >
                     {d.endings.length.toLocaleString()} cut at {d.policy.maxNewTokens.toLocaleString()}
