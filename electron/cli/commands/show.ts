@@ -2,10 +2,10 @@ import path from 'node:path';
 
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import { instructionArgsText } from '../../common/instruction-args.js';
-import { ENDING_TEXT, type InstructionVerdict, type ResponseDetail, type RunDetail } from '../../common/ipc-contract.js';
+import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/model-ref.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
-import { ResponseRepo, type StoredResponseWithPass } from '../../main/db/response-repo.js';
+import { ResponseRepo } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { responseDetail, runDetail } from '../../main/services/runs-service.js';
@@ -17,16 +17,19 @@ import { formatFigures } from './eval.js';
 
 export const summary = "show a stored run's results, one response with what decided its verdicts, or the failures";
 
-const USAGE = `usage: horizon show RUN_ID [--key K | --failed strict|loose [--instruction ID]] [--json]
-                   [--punkt DIR] [--db FILE] [--data-dir DIR]
+const USAGE = `usage: horizon show RUN_ID [--key K | [--failed strict|loose] [--ending stop|length|cancelled]
+                   [--instruction ID]] [--json] [--punkt DIR] [--db FILE] [--data-dir DIR]
   RUN_ID         a stored run, made here or imported (horizon export --list lists them)
                  alone: its model, device, settings, accuracies, figures and each instruction's pass counts
   --key K        one response: each instruction's verdicts, strict and loose, with what decided them, then the
                  prompt and the response
   --failed MODE  every response that fails under strict or loose scoring, one line per instruction it fails, with
                  what decided it
-  --instruction  with --failed: only that instruction's failures
-  --json         the same as JSON (the app's run detail, response detail, or {mode, instructionId, total, failed})
+  --ending E     the responses that ended so, one line each (stop: ended by the model, length: cut at max new
+                 tokens, cancelled); with --failed: only their failures
+  --instruction  with --failed or --ending: only the responses with that instruction (--failed: failing on it)
+  --json         the same as JSON (the app's run detail, response detail, {mode, instructionId, ending, total, failed}
+                 or {ending, instructionId, total, responses})
   --punkt        Punkt English parameters, for what decided each verdict (default <app>/../shared/nltk/punkt_english,
                  else the data folder's copy; without them the verdicts are shown alone)
   --db           SQLite file (default <data dir>/runmap.sqlite)
@@ -92,6 +95,8 @@ function failing(r: ResponseDetail, mode: 'strict' | 'loose', instructionId: str
   return r.verdicts.filter((v) => !v[mode] && (instructionId === undefined || v.instructionId === instructionId));
 }
 
+const ofThe = (n: number) => `of the ${n} response${n === 1 ? '' : 's'}`;
+
 /** The text tools for findings, or null after saying on stderr why the verdicts are shown without them. */
 async function findingTools(dataDir: string, punkt: string | undefined): Promise<TextTools | null> {
   try {
@@ -111,6 +116,7 @@ export async function run(args: string[]): Promise<number> {
       key: { type: 'string' },
       failed: { type: 'string' },
       instruction: { type: 'string' },
+      ending: { type: 'string' },
       json: { type: 'boolean' },
       punkt: { type: 'string' },
       db: { type: 'string' },
@@ -122,7 +128,9 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [runId, ...extra] = positionals;
   if (!runId || extra.length > 0) return usageError('show', USAGE, 'give exactly one RUN_ID');
-  if (values.key !== undefined && values.failed !== undefined) return usageError('show', USAGE, '--key and --failed are two views: give one');
+  if (values.key !== undefined && (values.failed !== undefined || values.ending !== undefined)) {
+    return usageError('show', USAGE, `--key and ${values.failed !== undefined ? '--failed' : '--ending'} are two views: give one`);
+  }
   let key: number | undefined;
   try {
     key = keyOption(values.key);
@@ -131,7 +139,11 @@ export async function run(args: string[]): Promise<number> {
   }
   const mode = values.failed;
   if (mode !== undefined && mode !== 'strict' && mode !== 'loose') return usageError('show', USAGE, `--failed takes strict or loose, not ${JSON.stringify(mode)}`);
-  if (values.instruction !== undefined && mode === undefined) return usageError('show', USAGE, '--instruction goes with --failed');
+  const ending = values.ending as ResponseEnding | undefined;
+  if (ending !== undefined && !RESPONSE_ENDINGS.includes(ending)) {
+    return usageError('show', USAGE, `--ending takes ${RESPONSE_ENDINGS.join(', ')}, not ${JSON.stringify(ending)}`);
+  }
+  if (values.instruction !== undefined && mode === undefined && ending === undefined) return usageError('show', USAGE, '--instruction goes with --failed or --ending');
 
   const dataDir = dataDirOption(values, defaultDataDir);
   const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
@@ -144,7 +156,7 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     const responses = new ResponseRepo(db);
-    if (key === undefined && mode === undefined) {
+    if (key === undefined && mode === undefined && ending === undefined) {
       const detail = runDetail(stored, responses);
       console.log(values.json ? JSON.stringify(detail, null, 2) : formatRunDetail(detail, formatFigures(responses.figures(runId), stored.backend)));
       return 0;
@@ -159,31 +171,46 @@ export async function run(args: string[]): Promise<number> {
       console.log(values.json ? JSON.stringify(detail, null, 2) : formatResponseDetail(detail));
       return 0;
     }
-    const failMode = mode as 'strict' | 'loose';
     const only = values.instruction;
-    const all = responses.all(runId);
-    if (only !== undefined && !all.some((r) => r.verdicts.some((v) => v.instructionId === only))) {
+    const withInstruction = only === undefined ? '' : ` with ${only}`;
+    const scored = responses.page(runId, { instructionId: only, limit: 0 }).total;
+    if (only !== undefined && scored === 0) {
       console.error(`horizon show: no response of run ${runId} has the instruction ${only}`);
       return 1;
     }
+    const endingWords = ending === undefined ? '' : ` ${ending === 'length' ? `${ENDING_TEXT.length} (${stored.policy.maxNewTokens})` : ENDING_TEXT[ending]}`;
+    const scope = { instructionId: only, finish: ending, sortBy: 'position', limit: null } as const;
+    const hint = `horizon show ${runId} --key K shows one`;
+    if (mode === undefined) {
+      const listed = responses.page(runId, scope).items;
+      if (values.json) {
+        const rows = listed.map((r) => ({ key: r.key, tokens: r.tokens, strictPass: r.strictPass, loosePass: r.loosePass }));
+        console.log(JSON.stringify({ ending, instructionId: only ?? null, total: scored, responses: rows }, null, 2));
+        return 0;
+      }
+      const keyWidth = Math.max(0, ...listed.map((r) => String(r.key).length));
+      const tokenWidth = Math.max(0, ...listed.map((r) => String(r.tokens).length));
+      for (const r of listed) {
+        console.log(`#${String(r.key).padEnd(keyWidth)}  ${String(r.tokens).padStart(tokenWidth)} tokens  strict ${verdictWord(r.strictPass)}  loose ${verdictWord(r.loosePass)}`);
+      }
+      console.log(`${listed.length} ${ofThe(scored)}${withInstruction}${endingWords}; ${hint}`);
+      return 0;
+    }
     const tools = await findingTools(dataDir, values.punkt);
-    const considered = only === undefined ? all : all.filter((r) => r.verdicts.some((v) => v.instructionId === only));
-    const failed = considered
-      .filter((r: StoredResponseWithPass) => r.verdicts.some((v) => !v[failMode] && (only === undefined || v.instructionId === only)))
-      .map((r) => responseDetail(runId, r, tools));
+    const considered = ending === undefined ? scored : responses.page(runId, { ...scope, limit: 0 }).total;
+    const failed = responses.page(runId, { ...scope, verdict: 'fail', mode }).items.map((r) => responseDetail(runId, r, tools));
     if (values.json) {
-      const rows = failed.map((r) => ({ key: r.key, instructions: failing(r, failMode, only) }));
-      console.log(JSON.stringify({ mode: failMode, instructionId: only ?? null, total: considered.length, failed: rows }, null, 2));
+      const rows = failed.map((r) => ({ key: r.key, instructions: failing(r, mode, only) }));
+      console.log(JSON.stringify({ mode, instructionId: only ?? null, ending: ending ?? null, total: considered, failed: rows }, null, 2));
       return 0;
     }
     const keyWidth = Math.max(0, ...failed.map((r) => String(r.key).length));
     for (const r of failed) {
-      for (const v of failing(r, failMode, only)) {
+      for (const v of failing(r, mode, only)) {
         console.log(`#${String(r.key).padEnd(keyWidth)}  ${v.instructionId}${v.finding === null ? '' : `: ${v.finding}`}`);
       }
     }
-    const of = only === undefined ? `of the ${considered.length} responses` : `of the ${considered.length} responses with ${only}`;
-    console.log(`${failed.length} ${of} fail ${failMode}${only === undefined ? '' : ' on it'}; horizon show ${runId} --key K shows one`);
+    console.log(`${failed.length} ${ofThe(considered)}${withInstruction}${endingWords} fail ${mode}${only === undefined ? '' : ' on it'}; ${hint}`);
     return 0;
   } finally {
     db.close();

@@ -83,10 +83,12 @@ export interface ResponseFilter {
   readonly mode?: 'strict' | 'loose';
   readonly text?: string;
   readonly finish?: FinishReason;
-  readonly sortBy?: 'key' | 'instructions' | 'strict' | 'loose';
+  /** 'position': dataset order, as exports and `horizon show` list them. */
+  readonly sortBy?: 'key' | 'position' | 'instructions' | 'strict' | 'loose';
   readonly descending?: boolean;
   readonly offset?: number;
-  readonly limit?: number;
+  /** Default 50; null: every match. */
+  readonly limit?: number | null;
 }
 
 interface ResponseRow {
@@ -301,13 +303,14 @@ export class ResponseRepo {
     const total = this.sql(`SELECT COUNT(*) FROM responses r WHERE ${clause}`).pluck().get(params) as number;
     const order = {
       key: 'r.key',
+      position: 'r.position',
       instructions: '(SELECT COUNT(*) FROM verdicts v WHERE v.run_id = r.run_id AND v.key = r.key)',
       strict: verdictOf('strict'),
       loose: verdictOf('loose'),
     }[f.sortBy ?? 'key'];
     const dir = f.descending ? 'DESC' : 'ASC';
     const rows = this.sql(`SELECT r.* FROM responses r WHERE ${clause} ORDER BY ${order} ${dir}, r.key ${dir} LIMIT @limit OFFSET @offset`)
-      .all({ ...params, limit: f.limit ?? 50, offset: f.offset ?? 0 }) as ResponseRow[];
+      .all({ ...params, limit: f.limit === null ? -1 : (f.limit ?? 50), offset: f.offset ?? 0 }) as ResponseRow[];
     return { total, items: this.withVerdicts(runId, rows, this.verdictsOf(runId, rows.map((r) => r.key))) };
   }
 

@@ -32,6 +32,9 @@ describe('horizon show', () => {
     const db = openDatabase(dataLayout.database(dataDir));
     const { runs } = storeRun(db, 'run-a', official, 3, ANSWERS, tools, 'completed');
     runs.setLabel('run-a', 'baseline g32');
+    // run-b: the same answers, 1000 and 1005 cut at its 16 new tokens.
+    storeRun(db, 'run-b', official, 3, ANSWERS, tools, 'completed');
+    db.prepare("UPDATE responses SET finish_reason = 'length', tokens = 16 WHERE run_id = 'run-b' AND key IN (1000, 1005)").run();
     db.close();
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
@@ -97,9 +100,37 @@ describe('horizon show', () => {
     ]);
     const json = JSON.parse((await show(['run-a', '--failed', 'loose', '--instruction', 'punctuation:no_comma', '--json'])).out) as unknown;
     expect(json).toEqual({
-      mode: 'loose', instructionId: 'punctuation:no_comma', total: 2,
+      mode: 'loose', instructionId: 'punctuation:no_comma', ending: null, total: 2,
       failed: [{ key: 1000, instructions: [{ instructionId: 'punctuation:no_comma', kwargs: {}, strict: false, loose: false, finding: '1 comma; needs none', looseFinding: null }] }],
     });
+  });
+
+  it('lists the responses that ended one way, and the failures among them', async () => {
+    const cut = await show(['run-b', '--ending', 'length']);
+    expect(cut).toMatchObject({ code: 0, errOut: '' });
+    expect(cut.out.split('\n')).toEqual([
+      '#1000  16 tokens  strict FAIL  loose FAIL',
+      '#1005  16 tokens  strict FAIL  loose FAIL',
+      '2 of the 3 responses cut at max new tokens (16); horizon show run-b --key K shows one',
+    ]);
+    const stopped = await show(['run-b', '--ending', 'stop', '--instruction', 'punctuation:no_comma']);
+    expect(stopped.out.split('\n')).toEqual([
+      '#1001  7 tokens  strict pass  loose pass',
+      '1 of the 2 responses with punctuation:no_comma ended by the model; horizon show run-b --key K shows one',
+    ]);
+    expect((await show(['run-a', '--ending', 'cancelled'])).out).toBe('0 of the 3 responses cancelled; horizon show run-a --key K shows one');
+    expect(JSON.parse((await show(['run-b', '--ending', 'length', '--json'])).out)).toEqual({
+      ending: 'length', instructionId: null, total: 3,
+      responses: [{ key: 1000, tokens: 16, strictPass: false, loosePass: false }, { key: 1005, tokens: 16, strictPass: false, loosePass: false }],
+    });
+
+    const failedCut = await show(['run-b', '--failed', 'strict', '--ending', 'length', '--instruction', 'punctuation:no_comma']);
+    expect(failedCut.out.split('\n')).toEqual([
+      '#1000  punctuation:no_comma: 1 comma; needs none',
+      '1 of the 1 response with punctuation:no_comma cut at max new tokens (16) fail strict on it; horizon show run-b --key K shows one',
+    ]);
+    const failedStopped = JSON.parse((await show(['run-b', '--failed', 'strict', '--ending', 'stop', '--json'])).out) as unknown;
+    expect(failedStopped).toEqual({ mode: 'strict', instructionId: null, ending: 'stop', total: 1, failed: [] });
   });
 
   it('shows the verdicts alone, saying why, without the Punkt parameters', async () => {
@@ -113,7 +144,9 @@ describe('horizon show', () => {
     [['run-a', '--key', '1000', '--failed', 'strict'], '--key and --failed are two views: give one'],
     [['run-a', '--key', '10a'], '--key takes a prompt\'s key, a whole number, not "10a"'],
     [['run-a', '--failed', 'both'], '--failed takes strict or loose, not "both"'],
-    [['run-a', '--instruction', 'punctuation:no_comma'], '--instruction goes with --failed'],
+    [['run-a', '--instruction', 'punctuation:no_comma'], '--instruction goes with --failed or --ending'],
+    [['run-a', '--key', '1000', '--ending', 'stop'], '--key and --ending are two views: give one'],
+    [['run-a', '--ending', 'cut'], '--ending takes stop, length, cancelled, not "cut"'],
     [['run-a', 'run-b'], 'give exactly one RUN_ID'],
   ])('refuses %j with the usage', async (args, message) => {
     const r = await show(args);

@@ -126,6 +126,11 @@ describe('RunRepo + ResponseRepo', () => {
       // 1019 fails as a prompt (strict) but passes punctuation:no_comma: the prompt's verdict is not the filter's.
       [{ instructionId: 'punctuation:no_comma', verdict: 'pass' as const, mode: 'strict' as const }, [3, 25, 1019]],
       [{ verdict: 'pass' as const, mode: 'strict' as const }, [3]],
+      // Dataset order, as horizon show lists them; every match with no limit.
+      [{ sortBy: 'position' as const }, [1019, 102, 25, 3]],
+      [{ sortBy: 'position' as const, verdict: 'fail' as const, mode: 'strict' as const, limit: null }, [1019, 102, 25]],
+      [{ limit: 2 }, [3, 25]],
+      [{ limit: 0 }, []],
     ])('%o gives %o', (f, expected) => {
       expect(keys(f)).toEqual(expected);
     });
@@ -308,6 +313,14 @@ describe('RunRepo + ResponseRepo', () => {
     expect(responses.page('r1', { finish: 'length', verdict: 'fail' })).toMatchObject({ total: 1, items: [{ key: 2, finishReason: 'length' }] });
     expect(responses.page('r1', { finish: 'stop', descending: true }).items.map((r) => r.key)).toEqual([4, 1]);
     expect(responses.endings('other-run')).toEqual({ stop: 0, length: 0, cancelled: 0 });
+  });
+
+  it('pages 50 responses by default and every one with a null limit', () => {
+    runs.create(sampleRun('r1'));
+    responses.insertResponses('r1', Array.from({ length: 60 }, (_, i) => resp(i, i, [true], [true])), { generatedTokens: 60 });
+    expect(responses.page('r1', {}).items).toHaveLength(50);
+    expect(responses.page('r1', { limit: null })).toMatchObject({ total: 60, items: { length: 60 } });
+    expect(responses.page('r1', { limit: null, offset: 55 }).items.map((r) => r.key)).toEqual([55, 56, 57, 58, 59]);
   });
 
   it('gives every response in dataset order, not key order', () => {
