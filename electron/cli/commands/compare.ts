@@ -12,7 +12,7 @@ import { RunRepo } from '../../main/db/run-repo.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { isPerfZip, verifyPerfZip } from '../../main/export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
-import { zipSubject } from '../../main/export/zip-subject.js';
+import { type CutCount, zipCutCount, zipSubject } from '../../main/export/zip-subject.js';
 import { compareResponses } from '../../main/services/run-compare.js';
 import type { ComparableResponse } from '../../main/services/run-compare.js';
 import { indent, verdictWord } from '../cli-text.js';
@@ -30,8 +30,10 @@ const USAGE = `usage: horizon compare A B [--key K] [--json] [--db FILE] [--data
               first): each configuration's decode rate and TTFT p50 side by side, B over A
   --key K     one prompt's two responses instead: their verdicts, the words both share and each side's text from
               the word where they part (--json: {key, prompt, a, b, divergence})
-  --json      print {common, promptStrict, promptLoose, instructionStrict, instructionLoose, identicalResponses,
-              instructionMismatches, byInstructionType, changed} as JSON
+  --json      print {runA, runB, labelA, labelB, cutA, cutB, common, promptStrict, promptLoose, instructionStrict,
+              instructionLoose, identicalResponses, instructionMismatches, byInstructionType, changed} as JSON;
+              cutA/B: {cut, of, maxNewTokens}, the run's responses cut at max new tokens (null: a ZIP that does not
+              say)
   --db        SQLite file (default <data dir>/runmap.sqlite)
   --data-dir  data folder (default $HORIZON_DATA_DIR or the platform app-data folder)
   --punkt     Punkt English parameters for re-scoring a ZIP (default as horizon verify)`;
@@ -50,11 +52,15 @@ function levelLine(name: string, l: PairedLevel): string {
   );
 }
 
-export function formatComparison(runA: string, runB: string, stats: PairedComparison): string {
+const cutText = (c: CutCount | null) => (c === null ? 'not recorded' : `${c.cut.toLocaleString('en-US')} of ${c.of.toLocaleString('en-US')} at ${c.maxNewTokens.toLocaleString('en-US')}`);
+
+/** The paired statistics in lines, with each run's responses cut at max new tokens when given (as History's row). */
+export function formatComparison(runA: string, runB: string, stats: PairedComparison, cut?: readonly [CutCount | null, CutCount | null]): string {
   const unitsA = stats.promptStrict.n;
   const typeWidth = Math.max(0, ...stats.byInstructionType.map((t) => t.instructionId.length));
   return [
     `A ${runA}  ->  B ${runB}: ${stats.common} prompts scored in both (${stats.identicalResponses} with identical responses)`,
+    ...(cut === undefined ? [] : [`  cut at max new tokens (whole run): A ${cutText(cut[0])}, B ${cutText(cut[1])}`]),
     levelLine('prompt strict', stats.promptStrict),
     levelLine('prompt loose', stats.promptLoose),
     levelLine('instruction strict', stats.instructionStrict),
@@ -102,7 +108,7 @@ export function formatPair(a: ComparableResponse, b: ComparableResponse, d: Retu
 }
 
 type Side =
-  | { readonly kind: 'run'; readonly rows: readonly ComparableResponse[]; readonly label: string | null }
+  | { readonly kind: 'run'; readonly rows: readonly ComparableResponse[]; readonly label: string | null; readonly cut: CutCount | null }
   | { readonly kind: 'campaign'; readonly campaign: PerfCampaignDetail };
 
 /** A run or campaign as the comparison names it: its id, and its label when it has one. */
@@ -124,7 +130,7 @@ async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Pro
   const { tools, verifyOptions } = await inputs();
   const r = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
   if (!r.verified || !r.responses) return notVerified(r.problems.length);
-  return { kind: 'run', rows: r.responses, label: zipSubject(entries)?.subject.label ?? null };
+  return { kind: 'run', rows: r.responses, label: zipSubject(entries)?.subject.label ?? null, cut: zipCutCount(entries) };
 }
 
 const rate = (v: number | null | undefined) => (v == null ? '—' : `${v.toFixed(1)} tok/s`);
@@ -188,7 +194,9 @@ export async function run(args: string[]): Promise<number> {
       }
       const stored = new RunRepo(db!).get(id);
       if (stored) {
-        sides.push({ kind: 'run', rows: new ResponseRepo(db!).all(id), label: stored.label });
+        const responses = new ResponseRepo(db!);
+        const cut = { cut: responses.endings(id).length, of: responses.count(id), maxNewTokens: stored.policy.maxNewTokens };
+        sides.push({ kind: 'run', rows: responses.all(id), label: stored.label, cut });
         continue;
       }
       const campaign = new PerfRepo(db!).get(id);
@@ -227,9 +235,9 @@ export async function run(args: string[]): Promise<number> {
     }
     const { changed, stats } = compareResponses(a.rows, b.rows);
     if (values.json) {
-      console.log(JSON.stringify({ runA, runB, labelA: a.label, labelB: b.label, ...stats, changed }, null, 2));
+      console.log(JSON.stringify({ runA, runB, labelA: a.label, labelB: b.label, cutA: a.cut, cutB: b.cut, ...stats, changed }, null, 2));
     } else {
-      console.log(formatComparison(namedRun(runA, a.label), namedRun(runB, b.label), stats));
+      console.log(formatComparison(namedRun(runA, a.label), namedRun(runB, b.label), stats, [a.cut, b.cut]));
       const keys = (cs: typeof changed) => cs.map((c) => `#${c.key}`).join(', ');
       const regressions = changed.filter((c) => c.a.strict && !c.b.strict);
       const improvements = changed.filter((c) => !c.a.strict && c.b.strict);

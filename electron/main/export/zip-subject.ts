@@ -53,3 +53,34 @@ export function zipSubject(entries: ReadonlyMap<string, Buffer>): { readonly kin
     },
   };
 }
+
+/** How many of a run's responses were cut at max new tokens, of how many, at which cap. */
+export interface CutCount {
+  readonly cut: number;
+  readonly of: number;
+  readonly maxNewTokens: number;
+}
+
+/**
+ * A result ZIP's cut count as responses.jsonl's finish reasons and manifest.json's policy say it, read leniently for
+ * display like `zipSubject` (the re-score does not vouch for them); null where a line or the cap cannot be read.
+ */
+export function zipCutCount(entries: ReadonlyMap<string, Buffer>): CutCount | null {
+  let cut = 0;
+  let of = 0;
+  try {
+    const maxNewTokens = at(JSON.parse(entries.get('manifest.json')?.toString('utf8') ?? 'null'), 'policy.maxNewTokens');
+    if (typeof maxNewTokens !== 'number' || !Number.isSafeInteger(maxNewTokens) || maxNewTokens < 1) return null;
+    const lines = entries.get('responses.jsonl')?.toString('utf8').split('\n').filter((l) => l.trim() !== '');
+    if (lines === undefined) return null;
+    for (const line of lines) {
+      const reason = at(JSON.parse(line), 'finish_reason');
+      if (reason !== 'stop' && reason !== 'length' && reason !== 'cancelled') return null;
+      of += 1;
+      if (reason === 'length') cut += 1;
+    }
+    return { cut, of, maxNewTokens };
+  } catch {
+    return null;
+  }
+}

@@ -44,7 +44,10 @@ describe('horizon compare with result ZIPs', () => {
     const db = openDatabase(dataLayout.database(dataDir));
     for (const [id, answers, out] of [['run-a', ANSWERS_A, zipA()], ['run-b', ANSWERS_B, zipB()]] as const) {
       const repos = storeRun(db, id, official, 3, answers, tools, 'completed');
-      if (id === 'run-b') repos.runs.setLabel(id, 'with commas');
+      if (id === 'run-b') {
+        repos.runs.setLabel(id, 'with commas');
+        db.prepare("UPDATE responses SET finish_reason = 'length' WHERE run_id = 'run-b' AND key = 1005").run();
+      }
       await writeResultZip({ ...repos, inputDataText: official, tools }, id, out);
     }
     db.close();
@@ -58,6 +61,9 @@ describe('horizon compare with result ZIPs', () => {
       runB: zipB(),
       labelA: null,
       labelB: 'with commas',
+      // storeRun's runs cap at 16 new tokens; B's 1005 was cut.
+      cutA: { cut: 0, of: 3, maxNewTokens: 16 },
+      cutB: { cut: 1, of: 3, maxNewTokens: 16 },
       common: 3,
       identicalResponses: 1,
       instructionMismatches: 0,
@@ -84,7 +90,10 @@ describe('horizon compare with result ZIPs', () => {
   it('needs no database when both sides are ZIPs', async () => {
     const r = await captureConsole(() => run([zipA(), zipB(), '--db', path.join(dir, 'no-such.sqlite'), '--data-dir', dataDir]));
     expect(r).toMatchObject({ code: 0, errOut: '' });
-    expect(r.out).toContain(`A ${zipA()}  ->  B ${zipB()} "with commas": 3 prompts scored in both (1 with identical responses)`);
+    expect(r.out.split('\n').slice(0, 2)).toEqual([
+      `A ${zipA()}  ->  B ${zipB()} "with commas": 3 prompts scored in both (1 with identical responses)`,
+      '  cut at max new tokens (whole run): A 0 of 3 at 16, B 1 of 3 at 16',
+    ]);
     expect(r.out).toContain('strict regressions (A passes, B fails): #1001');
   });
 

@@ -9,7 +9,7 @@ import { PERF_FORMAT } from '../../../../../electron/common/perf-campaign.js';
 import { migrate } from '../../../../../electron/main/db/open-database.js';
 import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
 import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
-import { zipSubject } from '../../../../../electron/main/export/zip-subject.js';
+import { zipCutCount, zipSubject } from '../../../../../electron/main/export/zip-subject.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import { writeElsewhereCampaignZip } from './perf-fixtures.js';
 import { storeRun } from './zip-fixtures.js';
@@ -93,5 +93,24 @@ describe('zipSubject', () => {
     ],
   ])('%s', (_name, files, expected) => {
     expect(zipSubject(entriesOf(files))).toEqual(expected);
+  });
+});
+
+describe('zipCutCount', () => {
+  const line = (finish: unknown) => JSON.stringify({ key: 1, prompt: 'p', response: 'r', finish_reason: finish });
+  const lines = (...finishes: unknown[]) => `${finishes.map(line).join('\n')}\n`;
+  const manifest = { policy: { maxNewTokens: 1280 } };
+  it.each<[string, Record<string, unknown>, ReturnType<typeof zipCutCount>]>([
+    ['two cut of four', { 'manifest.json': manifest, 'responses.jsonl': lines('stop', 'length', 'length', 'cancelled') }, { cut: 2, of: 4, maxNewTokens: 1280 }],
+    ['none cut, a blank line left out', { 'manifest.json': manifest, 'responses.jsonl': `${lines('stop')}\n` }, { cut: 0, of: 1, maxNewTokens: 1280 }],
+    ['no responses', { 'manifest.json': manifest, 'responses.jsonl': '' }, { cut: 0, of: 0, maxNewTokens: 1280 }],
+    ['no responses.jsonl', { 'manifest.json': manifest }, null],
+    ['a finish reason it does not know', { 'manifest.json': manifest, 'responses.jsonl': lines('stop', 'eos') }, null],
+    ['a line without one', { 'manifest.json': manifest, 'responses.jsonl': lines('stop', undefined) }, null],
+    ['a line that is not JSON', { 'manifest.json': manifest, 'responses.jsonl': '{"finish_reason": "stop"\n' }, null],
+    ['no cap', { 'manifest.json': {}, 'responses.jsonl': lines('stop') }, null],
+    ['a cap that is not a count', { 'manifest.json': { policy: { maxNewTokens: 12.5 } }, 'responses.jsonl': lines('stop') }, null],
+  ])('%s', (_name, files, expected) => {
+    expect(zipCutCount(entriesOf(files))).toEqual(expected);
   });
 });
