@@ -129,10 +129,10 @@ export function pairedLevel(pairs: readonly PairedVerdict[], samples = BOOTSTRAP
 }
 
 /** A plain-language reading of one level: "no significant difference (p = 0.62)" or "B regresses 12 ..., p = 0.04". */
-export function describeLevel(level: PairedLevel, unit = 'prompts', alpha = 0.05): string {
+export function describeLevel(level: PairedLevel, unit = 'prompt', alpha = 0.05): string {
   const p = level.pValue < 0.001 ? 'p < 0.001' : `p = ${level.pValue.toFixed(level.pValue < 0.01 ? 3 : 2)}`;
-  const moves = `B regresses ${level.regressions} ${unit}, improves ${level.improvements}`;
-  if (level.regressions + level.improvements === 0) return `no ${unit} change verdict`;
+  const moves = `B regresses ${level.regressions} ${unit}${level.regressions === 1 ? '' : 's'}, improves ${level.improvements}`;
+  if (level.regressions + level.improvements === 0) return `no ${unit}s change verdict`;
   if (level.pValue >= alpha) return `no significant difference (${moves}, ${p})`;
   return `${level.delta < 0 ? 'B is worse' : 'B is better'}: ${moves}, ${p}`;
 }

@@ -80,6 +80,13 @@ export function verdict(key: number, index: number, loose: boolean): boolean {
   return loose ? n % 5 !== 0 : n % 3 !== 0;
 }
 
+/**
+ * A run capped at 48 to 63 new tokens stands for the model under other settings, so that History's comparisons have
+ * changed prompts: it words every answer otherwise from the same start, and flips the strict verdict of an even key's
+ * first instruction.
+ */
+const otherSettings = (maxNewTokens: number): boolean => maxNewTokens >= 48 && maxNewTokens < 64;
+
 /** What a ZIP of this run or campaign says it holds, as the real services read it back. */
 function subjectOf(
   r: { id: string; label: string | null; createdAt: string; backendLabel: string; model: { repo: string; revision: string; weights: 'int4' | 'bf16' } },
@@ -722,10 +729,11 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
     run.timer = setTimeout(() => {
       const p = run.prompts[run.summary.done];
       if (!p || run.summary.status !== 'running') return;
-      const text = `Fake response ${p.key}. This text stands in for the model's answer to: ${p.prompt.slice(0, 80)}`;
+      const other = otherSettings(run.maxNewTokens);
+      const text = `Fake response ${p.key}. This text stands in for the model's ${other ? `answer in at most ${run.maxNewTokens} tokens` : 'answer'} to: ${p.prompt.slice(0, 80)}`;
       progress(run, { key: p.key, text: text.slice(0, 30) });
       const verdicts = p.instruction_id_list.map((instructionId, i) => {
-        const strict = verdict(p.key, i, false);
+        const strict = verdict(p.key, i, false) !== (other && i === 0 && p.key % 2 === 0);
         const loose = strict || verdict(p.key, i, true);
         return {
           instructionId,

@@ -159,6 +159,8 @@ describe('renderer over horizon serve (fake services)', () => {
 
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByLabel('Prompts').fill('12');
+    // The fake's model under other settings: at 48 new tokens it words its answers otherwise and some verdicts change.
+    await page.getByLabel('Max new tokens').fill('48');
     await page.getByLabel('Label (optional)').fill('twelve prompts');
     await page.getByRole('button', { name: 'Start run' }).click();
     // The first run's "completed" is still on screen until the second one's progress arrives.
@@ -171,7 +173,28 @@ describe('renderer over horizon serve (fake services)', () => {
     await expect.poll(() => page.getByTestId('comparison').textContent()).toContain('10 prompts scored in both runs');
     expect(await page.getByTestId('history').locator('.history__label').allTextContents()).toEqual(['twelve prompts', 'baseline g32']);
     expect(await page.getByTestId('comparison').locator('.compare__label').allTextContents()).toEqual(['baseline g32', 'twelve prompts']);
+    // Keys not divisible by 5 were cut in both runs: 7 of run-1's 10 at 32, 8 of run-2's 12 at 48.
+    expect(await page.getByTestId('comparison-cut').locator('td').allTextContents()).toEqual(['7 of 10 at 32', '8 of 12 at 48', '']);
     await fullShot(page, path.join(shots, '6-history.png'));
+    // The comparison as JSON, in the shape horizon compare --json prints.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export comparison (JSON)' }).click()]);
+    expect(download.suggestedFilename()).toBe('compare-run-1-run-2.json');
+    const saved = JSON.parse(readFileSync((await download.path())!, 'utf8')) as Record<string, unknown>;
+    expect(saved).toMatchObject({
+      runA: 'run-1', runB: 'run-2', labelA: 'baseline g32', labelB: 'twelve prompts',
+      cutA: { cut: 7, of: 10, maxNewTokens: 32 }, cutB: { cut: 8, of: 12, maxNewTokens: 48 }, common: 10,
+    });
+    expect((saved.changed as unknown[]).length).toBe(await page.getByTestId('comparison').getByRole('button', { name: 'Open', exact: true }).count());
+    // A changed prompt opens on both responses: the words they share muted, each side highlighted from where they part
+    // (the fake's answers share "Fake response K. This text stands in for the model's answer").
+    await page.getByTestId('comparison').getByRole('button', { name: 'Open', exact: true }).first().click();
+    const hide = page.getByTestId('comparison').getByRole('button', { name: 'Hide', exact: true });
+    expect(await hide.getAttribute('aria-expanded')).toBe('true');
+    await expect.poll(() => page.getByTestId('pair-divergence').textContent()).toBe('The responses share their first 11 words; what differs is highlighted.');
+    expect(await page.getByTestId('pair-A').locator('mark').textContent()).toMatch(/^\(the responses differ from here\) to: /);
+    expect(await page.getByTestId('pair-B').locator('mark').textContent()).toMatch(/^\(the responses differ from here\) in at most 48 tokens to: /);
+    await hide.click();
+    expect(await page.getByTestId('pair-divergence').count()).toBe(0);
     // The filter narrows the table by any word of a run's label, model, device, status or id.
     const historyRows = page.getByTestId('history').locator('tbody tr');
     expect(await page.getByTestId('history-shown').textContent()).toBe('2 runs');

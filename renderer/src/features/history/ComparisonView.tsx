@@ -34,7 +34,8 @@ function formatCi(l: PairedLevel): string {
 
 /** The comparison as JSON, as `horizon compare --json` prints it, saved through the browser's download. */
 function downloadJson(c: RunComparison): void {
-  const body = JSON.stringify({ runA: c.a.id, runB: c.b.id, labelA: c.a.label, labelB: c.b.label, ...c.stats, changed: c.changed }, null, 2);
+  const cut = (r: RunDetail) => ({ cut: r.endings.length, of: r.done, maxNewTokens: r.policy.maxNewTokens });
+  const body = JSON.stringify({ runA: c.a.id, runB: c.b.id, labelA: c.a.label, labelB: c.b.label, cutA: cut(c.a), cutB: cut(c.b), ...c.stats, changed: c.changed }, null, 2);
   const url = URL.createObjectURL(new Blob([body], { type: 'application/json' }));
   const a = document.createElement('a');
   a.href = url;
@@ -164,7 +165,7 @@ export function ComparisonView({ comparison: c }: { comparison: RunComparison })
   return (
     <Card
       title="Comparison"
-      subtitle={`${c.common} prompts scored in both runs; every figure below is over these only${partial ? ` (A scored ${c.a.done}, B ${c.b.done})` : ''}. ${c.changed.length} changed verdict, ${s.identicalResponses} responses identical.`}
+      subtitle={`${c.common} prompts scored in both runs; every figure below is over these only${partial ? ` (A scored ${c.a.done}, B ${c.b.done})` : ''}. ${c.changed.length} with a changed verdict, ${s.identicalResponses} with identical responses.`}
       testId="comparison"
     >
       <div className="compare">

@@ -85,6 +85,7 @@ describe('describeLevel', () => {
     [{ regressions: 3, improvements: 1, pValue: 0.625, delta: -0.2 }, "no significant difference (B regresses 3 prompts, improves 1, p = 0.63)"],
     [{ regressions: 12, improvements: 4, pValue: 0.0384, delta: -0.015 }, 'B is worse: B regresses 12 prompts, improves 4, p = 0.04'],
     [{ regressions: 0, improvements: 30, pValue: 1e-9, delta: 0.05 }, 'B is better: B regresses 0 prompts, improves 30, p < 0.001'],
+    [{ regressions: 1, improvements: 1, pValue: 1, delta: 0 }, 'no significant difference (B regresses 1 prompt, improves 1, p = 1.00)'],
   ])('%j', (l, text) => {
     expect(describeLevel({ n: 541, bothPass: 0, bothFail: 0, accuracyA: 0, accuracyB: 0, ci95: [0, 0], ...l })).toBe(text);
   });
