@@ -5,7 +5,7 @@ import { instructionArgsText } from '../../common/instruction-args.js';
 import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/model-ref.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
-import { ResponseRepo } from '../../main/db/response-repo.js';
+import { ResponseRepo, type StoredResponseWithPass } from '../../main/db/response-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { responseDetail, runDetail } from '../../main/services/runs-service.js';
@@ -27,9 +27,11 @@ const USAGE = `usage: horizon show RUN_ID [--key K | [--failed strict|loose] [--
                  what decided it
   --ending E     the responses that ended so, one line each (stop: ended by the model, length: cut at max new
                  tokens, cancelled); with --failed: only their failures
-  --instruction  with --failed or --ending: only the responses with that instruction (--failed: failing on it)
+  --instruction  the responses with that instruction, one line each with its verdicts there; with --failed or
+                 --ending: only those responses (--failed: failing on it)
   --json         the same as JSON (the app's run detail, response detail, {mode, instructionId, ending, total, failed}
-                 or {ending, instructionId, total, responses})
+                 or {ending, instructionId, total, responses: [{key, tokens, finishReason, strictPass, loosePass,
+                 instructionVerdict}]})
   --punkt        Punkt English parameters, for what decided each verdict (default <app>/../shared/nltk/punkt_english,
                  else the data folder's copy; without them the verdicts are shown alone)
   --db           SQLite file (default <data dir>/runmap.sqlite)
@@ -128,9 +130,8 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [runId, ...extra] = positionals;
   if (!runId || extra.length > 0) return usageError('show', USAGE, 'give exactly one RUN_ID');
-  if (values.key !== undefined && (values.failed !== undefined || values.ending !== undefined)) {
-    return usageError('show', USAGE, `--key and ${values.failed !== undefined ? '--failed' : '--ending'} are two views: give one`);
-  }
+  const listing = (['failed', 'ending', 'instruction'] as const).find((f) => values[f] !== undefined);
+  if (values.key !== undefined && listing !== undefined) return usageError('show', USAGE, `--key and --${listing} are two views: give one`);
   let key: number | undefined;
   try {
     key = keyOption(values.key);
@@ -143,7 +144,6 @@ export async function run(args: string[]): Promise<number> {
   if (ending !== undefined && !RESPONSE_ENDINGS.includes(ending)) {
     return usageError('show', USAGE, `--ending takes ${RESPONSE_ENDINGS.join(', ')}, not ${JSON.stringify(ending)}`);
   }
-  if (values.instruction !== undefined && mode === undefined && ending === undefined) return usageError('show', USAGE, '--instruction goes with --failed or --ending');
 
   const dataDir = dataDirOption(values, defaultDataDir);
   const dbFile = path.resolve(values.db ?? dataLayout.database(dataDir));
@@ -156,7 +156,7 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     const responses = new ResponseRepo(db);
-    if (key === undefined && mode === undefined && ending === undefined) {
+    if (key === undefined && listing === undefined) {
       const detail = runDetail(stored, responses);
       console.log(values.json ? JSON.stringify(detail, null, 2) : formatRunDetail(detail, formatFigures(responses.figures(runId), stored.backend)));
       return 0;
@@ -183,17 +183,28 @@ export async function run(args: string[]): Promise<number> {
     const hint = `horizon show ${runId} --key K shows one`;
     if (mode === undefined) {
       const listed = responses.page(runId, scope).items;
+      // With --instruction, that instruction's verdicts in each prompt (every occurrence must pass), as the app's list.
+      const own = (r: StoredResponseWithPass) => {
+        const vs = r.verdicts.filter((v) => v.instructionId === only);
+        return { strictPass: vs.every((v) => v.strict), loosePass: vs.every((v) => v.loose) };
+      };
       if (values.json) {
-        const rows = listed.map((r) => ({ key: r.key, tokens: r.tokens, strictPass: r.strictPass, loosePass: r.loosePass }));
-        console.log(JSON.stringify({ ending, instructionId: only ?? null, total: scored, responses: rows }, null, 2));
+        const rows = listed.map((r) => ({
+          key: r.key, tokens: r.tokens, finishReason: r.finishReason, strictPass: r.strictPass, loosePass: r.loosePass,
+          ...(only === undefined ? {} : { instructionVerdict: own(r) }),
+        }));
+        console.log(JSON.stringify({ ending: ending ?? null, instructionId: only ?? null, total: scored, responses: rows }, null, 2));
         return 0;
       }
       const keyWidth = Math.max(0, ...listed.map((r) => String(r.key).length));
       const tokenWidth = Math.max(0, ...listed.map((r) => String(r.tokens).length));
       for (const r of listed) {
-        console.log(`#${String(r.key).padEnd(keyWidth)}  ${String(r.tokens).padStart(tokenWidth)} tokens  strict ${verdictWord(r.strictPass)}  loose ${verdictWord(r.loosePass)}`);
+        const v = only === undefined ? r : own(r);
+        const cut = ending === undefined && r.finishReason === 'length' ? ', cut' : '';
+        console.log(`#${String(r.key).padEnd(keyWidth)}  ${String(r.tokens).padStart(tokenWidth)} tokens${cut}  strict ${verdictWord(v.strictPass)}  loose ${verdictWord(v.loosePass)}`);
       }
-      console.log(`${listed.length} ${ofThe(scored)}${withInstruction}${endingWords}; ${hint}`);
+      const verdictsOf = only === undefined ? '' : ` (verdicts on ${only})`;
+      console.log(`${listed.length} ${ofThe(scored)}${withInstruction}${endingWords}${verdictsOf}; ${hint}`);
       return 0;
     }
     const tools = await findingTools(dataDir, values.punkt);

@@ -35,6 +35,8 @@ describe('horizon show', () => {
     // run-b: the same answers, 1000 and 1005 cut at its 16 new tokens.
     storeRun(db, 'run-b', official, 3, ANSWERS, tools, 'completed');
     db.prepare("UPDATE responses SET finish_reason = 'length', tokens = 16 WHERE run_id = 'run-b' AND key IN (1000, 1005)").run();
+    // run-c: 1000 without its comma, so it passes punctuation:no_comma and still fails as a prompt.
+    storeRun(db, 'run-c', official, 3, ['Yes *one* and *two*.', ...ANSWERS.slice(1)], tools, 'completed');
     db.close();
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
@@ -116,12 +118,15 @@ describe('horizon show', () => {
     const stopped = await show(['run-b', '--ending', 'stop', '--instruction', 'punctuation:no_comma']);
     expect(stopped.out.split('\n')).toEqual([
       '#1001  7 tokens  strict pass  loose pass',
-      '1 of the 2 responses with punctuation:no_comma ended by the model; horizon show run-b --key K shows one',
+      '1 of the 2 responses with punctuation:no_comma ended by the model (verdicts on punctuation:no_comma); horizon show run-b --key K shows one',
     ]);
     expect((await show(['run-a', '--ending', 'cancelled'])).out).toBe('0 of the 3 responses cancelled; horizon show run-a --key K shows one');
     expect(JSON.parse((await show(['run-b', '--ending', 'length', '--json'])).out)).toEqual({
       ending: 'length', instructionId: null, total: 3,
-      responses: [{ key: 1000, tokens: 16, strictPass: false, loosePass: false }, { key: 1005, tokens: 16, strictPass: false, loosePass: false }],
+      responses: [
+        { key: 1000, tokens: 16, finishReason: 'length', strictPass: false, loosePass: false },
+        { key: 1005, tokens: 16, finishReason: 'length', strictPass: false, loosePass: false },
+      ],
     });
 
     const failedCut = await show(['run-b', '--failed', 'strict', '--ending', 'length', '--instruction', 'punctuation:no_comma']);
@@ -131,6 +136,25 @@ describe('horizon show', () => {
     ]);
     const failedStopped = JSON.parse((await show(['run-b', '--failed', 'strict', '--ending', 'stop', '--json'])).out) as unknown;
     expect(failedStopped).toEqual({ mode: 'strict', instructionId: null, ending: 'stop', total: 1, failed: [] });
+  });
+
+  it("lists an instruction's responses with its own verdicts there", async () => {
+    // 1000 fails as a prompt and on its comma; 1001 passes. Cut responses say so when no ending is asked for.
+    const r = await show(['run-b', '--instruction', 'punctuation:no_comma']);
+    expect(r).toMatchObject({ code: 0, errOut: '' });
+    expect(r.out.split('\n')).toEqual([
+      '#1000  16 tokens, cut  strict FAIL  loose FAIL',
+      '#1001   7 tokens  strict pass  loose pass',
+      '2 of the 2 responses with punctuation:no_comma (verdicts on punctuation:no_comma); horizon show run-b --key K shows one',
+    ]);
+    // run-c's 1000 fails as a prompt (its highlights and length) and passes punctuation:no_comma: the line gives the
+    // instruction's verdict, the JSON both.
+    expect((await show(['run-c', '--instruction', 'punctuation:no_comma'])).out.split('\n')[0]).toBe('#1000  7 tokens  strict pass  loose pass');
+    const json = JSON.parse((await show(['run-c', '--instruction', 'punctuation:no_comma', '--json'])).out) as { responses: unknown[] };
+    expect(json).toMatchObject({ ending: null, instructionId: 'punctuation:no_comma', total: 2 });
+    expect(json.responses[0]).toEqual({
+      key: 1000, tokens: 7, finishReason: 'stop', strictPass: false, loosePass: false, instructionVerdict: { strictPass: true, loosePass: true },
+    });
   });
 
   it('shows the verdicts alone, saying why, without the Punkt parameters', async () => {
@@ -144,7 +168,7 @@ describe('horizon show', () => {
     [['run-a', '--key', '1000', '--failed', 'strict'], '--key and --failed are two views: give one'],
     [['run-a', '--key', '10a'], '--key takes a prompt\'s key, a whole number, not "10a"'],
     [['run-a', '--failed', 'both'], '--failed takes strict or loose, not "both"'],
-    [['run-a', '--instruction', 'punctuation:no_comma'], '--instruction goes with --failed or --ending'],
+    [['run-a', '--key', '1000', '--instruction', 'punctuation:no_comma'], '--key and --instruction are two views: give one'],
     [['run-a', '--key', '1000', '--ending', 'stop'], '--key and --ending are two views: give one'],
     [['run-a', '--ending', 'cut'], '--ending takes stop, length, cancelled, not "cut"'],
     [['run-a', 'run-b'], 'give exactly one RUN_ID'],
