@@ -563,6 +563,24 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     expect(await page.getByTestId('campaign-comparison').textContent()).toMatch(/^A perf-\d+ “one budget” on CUDA: .* · B perf-\d+ “two budgets” on CUDA: /);
     await fullShot(page, path.join(shots, '11-performance-gpu.png'));
 
+    // The filter narrows what the pickers offer by any word of a campaign's label, model, device, status or id; the
+    // shown campaign (and the one compared with) stay offered, as a select shows its value.
+    expect(await page.getByTestId('perf-shown').textContent()).toBe('2 campaigns');
+    await page.getByLabel('Compare with').selectOption('');
+    const offeredText = (name: string) => page.getByLabel(name, { exact: true }).locator('option').allTextContents();
+    await page.getByLabel('Filter campaigns').fill('ONE budget');
+    await expect.poll(() => page.getByTestId('perf-shown').textContent()).toBe('1 of 2 campaigns match');
+    expect(await offeredText('Compare with')).toEqual(['—']);
+    await page.getByLabel('Filter campaigns').fill('two 4090');
+    await expect.poll(() => offeredText('Compare with')).toEqual([expect.stringMatching(/^—$/), expect.stringMatching(/^perf-\d+ · two budgets · CUDA: /)]);
+    expect(await offeredText('Campaign')).toHaveLength(2);
+    await page.getByLabel('Filter campaigns').fill('no such campaign');
+    await expect.poll(() => page.getByTestId('perf-shown').textContent()).toBe('0 of 2 campaigns match');
+    expect(await offeredText('Campaign')).toEqual([expect.stringMatching(/ · one budget · /)]);
+    await page.getByRole('button', { name: 'Offer every campaign' }).click();
+    await expect.poll(() => offeredText('Compare with')).toHaveLength(2);
+    expect(await page.getByLabel('Filter campaigns').inputValue()).toBe('');
+
     // The second campaign, exported, deleted after asking with its ZIP: the first is shown again, with nothing left to
     // compare it with.
     const second = await page.getByLabel('Campaign', { exact: true }).inputValue();

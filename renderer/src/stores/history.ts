@@ -7,6 +7,7 @@ import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, t
 import { askAboutZip } from './zip-request.js';
 import { useResults } from './results.js';
 import { useRuns } from './runs.js';
+import { matchesEveryWord } from './word-filter.js';
 
 /** A deletion being confirmed on the History page. */
 export interface PendingDeletion extends PendingConfirmation, ZipChoice {
@@ -97,12 +98,9 @@ function sameSummary(a: RunSummary, b: RunSummary): boolean {
  * (repo, revision, id), weights, device, status, or the ZIP it was imported from.
  */
 export function runMatches(run: RunSummary, query: string): boolean {
-  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return true;
-  const text = [run.id, run.label ?? '', run.modelRepo, run.modelRevision, run.modelId, run.weights, run.backendLabel, run.status, run.imported?.file ?? '']
-    .join('\n')
-    .toLowerCase();
-  return words.every((w) => text.includes(w));
+  return matchesEveryWord(query, [
+    run.id, run.label ?? '', run.modelRepo, run.modelRevision, run.modelId, run.weights, run.backendLabel, run.status, run.imported?.file ?? '',
+  ]);
 }
 
 /**

@@ -6,6 +6,7 @@ import { readLabel } from '../../../electron/common/label.js';
 import { call } from '../api.js';
 import { confirmationSteps, deletesZips, lookUpZips, type PendingConfirmation, type ZipChoice } from './deletion.js';
 import { askAboutZip } from './zip-request.js';
+import { matchesEveryWord } from './word-filter.js';
 
 /**
  * Parses the budgets field ("4, 8, 12.5" GiB) by the rule `horizon perf` takes: the budgets in GiB, or a sentence for
@@ -23,6 +24,16 @@ export function parseBudgetsField(text: string): number[] | string {
   return bytes.map((b) => b / 2 ** 30);
 }
 
+/**
+ * Whether a campaign is one the Performance page's filter asks for: every word of `query` (case aside) is in its id,
+ * label, model (id, repo, revision), weights, device, status, or the ZIP it was imported from.
+ */
+export function campaignMatches(c: PerfCampaign, query: string): boolean {
+  return matchesEveryWord(query, [
+    c.id, c.label ?? '', c.model.modelId, c.model.repo, c.model.revision, c.model.weights, c.deviceLabel, c.status, c.imported?.file ?? '',
+  ]);
+}
+
 /** A campaign's deletion being confirmed. */
 export interface PendingCampaignDeletion extends PendingConfirmation, ZipChoice {
   readonly campaign: PerfCampaign;
@@ -30,6 +41,9 @@ export interface PendingCampaignDeletion extends PendingConfirmation, ZipChoice 
 
 interface PerfState {
   campaigns: readonly PerfCampaign[];
+  /** What the campaign pickers are narrowed by (campaignMatches); empty offers every campaign. */
+  filter: string;
+  setFilter(filter: string): void;
   selected: PerfCampaignDetail | null;
   progress: PerfCampaignProgress | null;
   form: { modelId: string; budgets: string; label: string };
@@ -89,6 +103,8 @@ function withoutCampaign(s: PerfState, campaignId: string): Partial<PerfState> {
 
 export const usePerf = create<PerfState>((set, get) => ({
   campaigns: [],
+  filter: '',
+  setFilter: (filter) => set({ filter }),
   selected: null,
   progress: null,
   form: { modelId: '', budgets: '', label: '' },

@@ -12,7 +12,7 @@ import { Notice } from '../../components/Notice.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
 import { ModelSelect } from '../../components/ModelSelect.js';
 import { useModels } from '../../stores/models.js';
-import { usePerf } from '../../stores/perf.js';
+import { campaignMatches, usePerf } from '../../stores/perf.js';
 import { useSystem } from '../../stores/system.js';
 import { ZipPathField } from '../system/BrowseButton.js';
 
@@ -195,7 +195,11 @@ export function PerfPage() {
   const compareWith = usePerf((s) => s.compareWith);
   const deletion = usePerf((s) => s.deletion);
   const deleted = usePerf((s) => s.deleted);
-  const { setForm, start, cancel, select, exportZip, setCompareWith, askDelete, setDeleteZips, cancelDelete, confirmDelete } = usePerf.getState();
+  const filter = usePerf((s) => s.filter);
+  const matching = useMemo(() => campaigns.filter((c) => campaignMatches(c, filter)), [campaigns, filter]);
+  // The shown campaign and the one it is compared with stay in their pickers, matching or not: a select shows its value.
+  const offered = (keep: string | undefined) => campaigns.filter((c) => c.id === keep || matching.includes(c));
+  const { setFilter, setForm, start, cancel, select, exportZip, setCompareWith, askDelete, setDeleteZips, cancelDelete, confirmDelete } = usePerf.getState();
   const running = progress?.status === 'running';
 
   useEffect(() => {
@@ -344,10 +348,34 @@ export function PerfPage() {
               <ExportZipsOption zips={deletion.zips} checked={deletion.deleteZips} disabled={deletion.busy} onChange={setDeleteZips} />
             </ConfirmPanel>
           ) : null}
+          {campaigns.length > 1 || filter ? (
+            <div className="history__filter">
+              <Field
+                label="Filter campaigns"
+                type="search"
+                placeholder="label, model, device, status or id"
+                value={filter}
+                onValue={setFilter}
+                hint={
+                  <span data-testid="perf-shown" aria-live="polite">
+                    {filter.trim() ? `${matching.length} of ${campaigns.length} campaigns match` : `${campaigns.length} campaigns`}
+                  </span>
+                }
+              />
+            </div>
+          ) : null}
+          {filter.trim() && !matching.length ? (
+            <p className="muted">
+              No campaign matches “{filter.trim()}”.{' '}
+              <button type="button" className="link" onClick={() => setFilter('')}>
+                Offer every campaign
+              </button>
+            </p>
+          ) : null}
           <div className="field field--inline">
             <label htmlFor="perf-campaign">Campaign</label>
             <select id="perf-campaign" value={selected?.id ?? ''} onChange={(e) => void select(e.target.value)}>
-              {campaigns.map((c) => (
+              {offered(selected?.id).map((c) => (
                 <option key={c.id} value={c.id}>
                   {withLabel(c.id, c.label)} · {c.status} · {formatDate(c.createdAt)}
                   {c.imported ? ' · imported' : ''}
@@ -359,7 +387,7 @@ export function PerfPage() {
                 <label htmlFor="perf-compare">Compare with</label>
                 <select id="perf-compare" value={compareWith?.id ?? ''} onChange={(e) => void setCompareWith(e.target.value)}>
                   <option value="">—</option>
-                  {campaigns
+                  {offered(compareWith?.id)
                     .filter((c) => c.id !== selected?.id)
                     .map((c) => (
                       <option key={c.id} value={c.id}>

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import type { PerfCampaign, PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
-import { usePerf } from '../../../../renderer/src/stores/perf.js';
+import { campaignMatches, usePerf } from '../../../../renderer/src/stores/perf.js';
 import { scripted } from '../in-process-transport.js';
 
 const campaign: PerfCampaign = {
@@ -230,5 +230,30 @@ describe('perf store: starting a labelled campaign', () => {
     await usePerf.getState().start();
     expect(calls.find((c) => c.channel === 'perf:start')?.payload).toEqual({ modelId: 'm', label: 'driver 580' });
     expect(usePerf.getState().form.label).toBe('');
+  });
+});
+
+describe('campaignMatches', () => {
+  const labelled: PerfCampaign = { ...campaign, label: 'Driver 580', status: 'cancelled' };
+  it.each([
+    ['', true],
+    ['  ', true],
+    ['driver', true],
+    ['DRIVER 580', true],
+    ['580 driver', true],
+    ['driver 575', false],
+    ['rtx 4090', true],
+    ['h200', false],
+    ['cancelled', true],
+    ['completed', false],
+    ['perf-else', true],
+    ['int4-g32', true],
+    ['o/m', true],
+    ['aaaaaaa', true],
+    ['int4', true],
+    ['bf16', false],
+    ['perf.zip', true],
+  ])('the filter %j %s the campaign', (query, matches) => {
+    expect(campaignMatches(labelled, query)).toBe(matches);
   });
 });
