@@ -15,7 +15,7 @@ import { readZipEntries, verifyResultZip } from '../../main/export/verify-result
 import { type CutCount, zipCutCount, zipSubject } from '../../main/export/zip-subject.js';
 import { compareResponses } from '../../main/services/run-compare.js';
 import type { ComparableResponse } from '../../main/services/run-compare.js';
-import { indent, verdictWord } from '../cli-text.js';
+import { indent, namedRun, verdictWord } from '../cli-text.js';
 import { dataDirOption, keyOption, parseCommandArgs, usageError } from '../command-args.js';
 import { openStoredRuns } from '../stored-runs.js';
 import { loadVerifierInputs } from '../verifier-inputs.js';
@@ -111,8 +111,6 @@ type Side =
   | { readonly kind: 'run'; readonly rows: readonly ComparableResponse[]; readonly label: string | null; readonly cut: CutCount | null }
   | { readonly kind: 'campaign'; readonly campaign: PerfCampaignDetail };
 
-/** A run or campaign as the comparison names it: its id, and its label when it has one. */
-export const namedRun = (id: string, label: string | null): string => (label === null ? id : `${id} ${JSON.stringify(label)}`);
 
 /** A verified ZIP as one side: a result ZIP's re-scored responses or a campaign ZIP's campaign; null after saying why not. */
 async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Promise<Side | null> {

@@ -12,6 +12,7 @@ import { resolveModelSource } from '../../main/jobs/model-source.js';
 import { runPerfCampaign } from '../../main/jobs/perf-campaign.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import { toolVersion } from '../../node/app-root.js';
+import { namedRun } from '../cli-text.js';
 import { abortOnSignals, dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 import { parseCudaDevice } from '../cuda-device.js';
 import { openStoredRuns } from '../stored-runs.js';
@@ -27,7 +28,8 @@ const USAGE = `usage: horizon perf --model DIR [--weights int4|bf16] [--backend 
   memory, host-to-device bytes and expert cache hits/misses. Stored in the database; the ZIP (default
   <data dir>/exports/<id>.zip) is what 'horizon verify' checks.
   --list   list the stored campaigns (id, status, requests, model, device, start, label in quotes, where an
-           imported one came from): the ids horizon compare, label --campaign and delete --campaign take
+           imported one came from): the ids horizon show --campaign, compare, label --campaign and delete
+           --campaign take
   --label  the campaign's label, one line of at most 80 characters (horizon label --campaign changes it later)
   --json   print the campaign (settings, configurations, aggregates and every request) as JSON instead of a table`;
 
@@ -39,7 +41,8 @@ function fmt(n: number | null, digits = 1): string {
 export function formatCampaign(c: PerfCampaignDetail): string {
   const onCpu = c.backend === 'cpu';
   const lines = [
-    `campaign ${c.id} ${c.status}${c.error ? `: ${c.error}` : ''} — ${c.model.modelId} on ${c.deviceLabel}${c.deviceLabel === c.backend ? '' : ` (${c.backend})`}`,
+    `campaign ${namedRun(c.id, c.label)} ${c.status}${c.error ? `: ${c.error}` : ''} — ${c.model.modelId} on ${c.deviceLabel}${c.deviceLabel === c.backend ? '' : ` (${c.backend})`}`,
+    ...(c.imported ? [`  imported from ${c.imported.file} at ${c.imported.importedAt}`] : []),
     `  ${c.settings.prompts} prompts × ${c.settings.blocks} blocks, ${c.settings.maxNewTokens} new tokens, EOS suppressed, warm-up ${c.settings.warmupTokens} tokens excluded`,
     '  configuration          decode tok/s  TTFT p50 ms  response p50 ms  peak GPU memory  H2D GB   expert hits/misses',
   ];

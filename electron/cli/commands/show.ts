@@ -6,6 +6,7 @@ import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDe
 import { weightsLabel } from '../../common/model-ref.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo, type StoredResponseWithPass } from '../../main/db/response-repo.js';
+import { PerfRepo } from '../../main/db/perf-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { responseDetail, runDetail } from '../../main/services/runs-service.js';
@@ -14,11 +15,13 @@ import { dataDirOption, keyOption, parseCommandArgs, usageError } from '../comma
 import { openStoredRuns } from '../stored-runs.js';
 import { loadVerifierInputs } from '../verifier-inputs.js';
 import { formatFigures } from './eval.js';
+import { formatCampaign } from './perf.js';
 
-export const summary = "show a stored run's results, one response with what decided its verdicts, or the failures";
+export const summary = "show a stored run's results, one response with what decided its verdicts, or the failures; or a campaign";
 
 const USAGE = `usage: horizon show RUN_ID [--key K | [--failed strict|loose] [--ending stop|length|cancelled]
                    [--instruction ID]] [--json] [--punkt DIR] [--db FILE] [--data-dir DIR]
+       horizon show --campaign CAMPAIGN_ID [--json] [--db FILE] [--data-dir DIR]
   RUN_ID         a stored run, made here or imported (horizon export --list lists them)
                  alone: its model, device, settings, accuracies, figures and each instruction's pass counts
   --key K        one response: each instruction's verdicts, strict and loose, with what decided them, then the
@@ -29,9 +32,11 @@ const USAGE = `usage: horizon show RUN_ID [--key K | [--failed strict|loose] [--
                  tokens, cancelled); with --failed: only their failures
   --instruction  the responses with that instruction, one line each with its verdicts there; with --failed or
                  --ending: only those responses (--failed: failing on it)
+  --campaign     a stored performance campaign (measured here or imported; horizon perf --list lists them) as
+                 horizon perf prints it: each configuration's decode rate, TTFT, memory, copies and cache counts
   --json         the same as JSON (the app's run detail, response detail, {mode, instructionId, ending, total, failed}
                  or {ending, instructionId, total, responses: [{key, tokens, finishReason, strictPass, loosePass,
-                 instructionVerdict}]})
+                 instructionVerdict}]}, or the campaign as horizon perf --json prints it)
   --punkt        Punkt English parameters, for what decided each verdict (default <app>/../shared/nltk/punkt_english,
                  else the data folder's copy; without them the verdicts are shown alone)
   --db           SQLite file (default <data dir>/runmap.sqlite)
@@ -109,6 +114,24 @@ async function findingTools(dataDir: string, punkt: string | undefined): Promise
   }
 }
 
+/** A stored campaign as `horizon perf` prints it when it ends. */
+function showCampaign(id: string, values: { readonly json?: boolean; readonly db?: string; readonly 'data-dir'?: string }): number {
+  const dbFile = path.resolve(values.db ?? dataLayout.database(dataDirOption(values, defaultDataDir)));
+  const db = openStoredRuns('show', dbFile);
+  if (!db) return 1;
+  try {
+    const campaign = new PerfRepo(db).get(id);
+    if (!campaign) {
+      console.error(`horizon show: campaign ${id} not found in ${dbFile} (see horizon perf --list)`);
+      return 1;
+    }
+    console.log(values.json ? JSON.stringify(campaign, null, 2) : formatCampaign(campaign));
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs(
     'show',
@@ -119,6 +142,7 @@ export async function run(args: string[]): Promise<number> {
       failed: { type: 'string' },
       instruction: { type: 'string' },
       ending: { type: 'string' },
+      campaign: { type: 'boolean' },
       json: { type: 'boolean' },
       punkt: { type: 'string' },
       db: { type: 'string' },
@@ -129,7 +153,12 @@ export async function run(args: string[]): Promise<number> {
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const [runId, ...extra] = positionals;
-  if (!runId || extra.length > 0) return usageError('show', USAGE, 'give exactly one RUN_ID');
+  if (!runId || extra.length > 0) return usageError('show', USAGE, values.campaign ? 'give exactly one CAMPAIGN_ID' : 'give exactly one RUN_ID');
+  if (values.campaign) {
+    const runView = (['key', 'failed', 'ending', 'instruction'] as const).find((f) => values[f] !== undefined);
+    if (runView !== undefined) return usageError('show', USAGE, `--${runView} is about a run's responses; a campaign has none`);
+    return showCampaign(runId, values);
+  }
   const listing = (['failed', 'ending', 'instruction'] as const).find((f) => values[f] !== undefined);
   if (values.key !== undefined && listing !== undefined) return usageError('show', USAGE, `--key and --${listing} are two views: give one`);
   let key: number | undefined;

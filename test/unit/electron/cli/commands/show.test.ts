@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../../../electron/cli/commands/show.js';
 import { dataLayout } from '../../../../../electron/main/data-dir.js';
 import { openDatabase } from '../../../../../electron/main/db/open-database.js';
+import { PerfRepo } from '../../../../../electron/main/db/perf-repo.js';
+import { importPerfZip } from '../../../../../electron/main/export/import-perf-zip.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
+import { writeElsewhereCampaignZip } from '../../main/export/perf-fixtures.js';
 import { storeRun } from '../../main/export/zip-fixtures.js';
 import { captureConsole } from '../capture-console.js';
 
@@ -37,6 +40,9 @@ describe('horizon show', () => {
     db.prepare("UPDATE responses SET finish_reason = 'length', tokens = 16 WHERE run_id = 'run-b' AND key IN (1000, 1005)").run();
     // run-c: 1000 without its comma, so it passes punctuation:no_comma and still fails as a prompt.
     storeRun(db, 'run-c', official, 3, ['Yes *one* and *two*.', ...ANSWERS.slice(1)], tools, 'completed');
+    // A colleague's campaign: one request at 25 tok/s, TTFT 40 ms, response 5.1 s.
+    await writeElsewhereCampaignZip('perf-elsewhere', path.join(dataDir, 'perf.zip'), { label: 'driver 580' });
+    await importPerfZip(path.join(dataDir, 'perf.zip'), { perf: new PerfRepo(db), db });
     db.close();
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
@@ -157,6 +163,26 @@ describe('horizon show', () => {
     });
   });
 
+  it('shows a stored campaign as horizon perf prints it', async () => {
+    const r = await show(['--campaign', 'perf-elsewhere']);
+    expect(r).toMatchObject({ code: 0, errOut: '' });
+    expect(r.out.split('\n')).toEqual([
+      'campaign perf-elsewhere "driver 580" completed — m@abc/int4-g32 on CPU (cpu)',
+      expect.stringMatching(/^ {2}imported from .*perf\.zip at \d{4}-\d\d-\d\dT/),
+      '  1 prompts × 1 blocks, 128 new tokens, EOS suppressed, warm-up 64 tokens excluded',
+      '  configuration          decode tok/s  TTFT p50 ms  response p50 ms  peak GPU memory  H2D GB   expert hits/misses',
+      '  full residency                 25.0           40             5100       n/a on CPU     n/a   n/a',
+    ]);
+    const json = JSON.parse((await show(['--campaign', 'perf-elsewhere', '--json'])).out) as unknown;
+    expect(json).toMatchObject({ id: 'perf-elsewhere', label: 'driver 580', aggregates: [{ decodeTokensPerSecond: 25 }], requests: [{ key: 1000 }] });
+    expect(await show(['--campaign', 'perf-nope'])).toMatchObject({
+      code: 1,
+      errOut: `horizon show: campaign perf-nope not found in ${dataLayout.database(dataDir)} (see horizon perf --list)`,
+    });
+    // A run is not a campaign.
+    expect(await show(['--campaign', 'run-a'])).toMatchObject({ code: 1, errOut: expect.stringContaining('campaign run-a not found') });
+  });
+
   it('shows the verdicts alone, saying why, without the Punkt parameters', async () => {
     const r = await captureConsole(() => run(['run-a', '--key', '1001', '--data-dir', dataDir, '--punkt', path.join(dataDir, 'no-punkt')]));
     expect(r.code).toBe(0);
@@ -172,6 +198,8 @@ describe('horizon show', () => {
     [['run-a', '--key', '1000', '--ending', 'stop'], '--key and --ending are two views: give one'],
     [['run-a', '--ending', 'cut'], '--ending takes stop, length, cancelled, not "cut"'],
     [['run-a', 'run-b'], 'give exactly one RUN_ID'],
+    [['--campaign'], 'give exactly one CAMPAIGN_ID'],
+    [['--campaign', 'perf-elsewhere', '--failed', 'strict'], '--failed is about a run\'s responses; a campaign has none'],
   ])('refuses %j with the usage', async (args, message) => {
     const r = await show(args);
     expect(r.code).toBe(2);
