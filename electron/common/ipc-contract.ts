@@ -682,6 +682,18 @@ export interface VerifyReport {
   readonly run?: { readonly status: string; readonly responses: number; readonly total: number };
   /** Which run or campaign the ZIP says it holds; absent when its manifest (campaign.json) cannot be read. */
   readonly subject?: ZipSubject;
+  /**
+   * A result ZIP's responses cut at max new tokens, as its responses.jsonl and manifest.json's policy say (vouched for
+   * as the subject is: not by the re-score); absent for a campaign ZIP and where either cannot be read.
+   */
+  readonly cut?: CutCount;
+}
+
+/** How many of a run's responses were cut at max new tokens, of how many, at which cap. */
+export interface CutCount {
+  readonly cut: number;
+  readonly of: number;
+  readonly maxNewTokens: number;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** How every window and command names the run or campaign a ZIP says it holds (`ZipSubject`). */
 
-import type { ZipSubject } from './ipc-contract.js';
+import { ENDING_TEXT, type CutCount, type ZipSubject } from './ipc-contract.js';
 import { weightsLabel } from './model-ref.js';
 
 /**
@@ -19,4 +19,9 @@ export function describeZipSubject(kind: 'result' | 'campaign', s: ZipSubject, w
     s.createdAt === null ? null : `started ${when(s.createdAt)}`,
   ].filter((p): p is string => p !== null);
   return parts.length === 0 ? name : `${name}: ${parts.join(', ')}`;
+}
+
+/** A result ZIP's cut count in words: "535 of 541 responses cut at max new tokens (32)". */
+export function cutSentence(c: CutCount): string {
+  return `${c.cut.toLocaleString('en-US')} of ${c.of.toLocaleString('en-US')} response${c.of === 1 ? '' : 's'} ${ENDING_TEXT.length} (${c.maxNewTokens.toLocaleString('en-US')})`;
 }

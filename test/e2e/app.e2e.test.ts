@@ -202,6 +202,7 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await expect.poll(() => verifyCard.textContent(), { timeout: 60_000 }).toMatch(/Verified\.|failed/);
     expect(await verifyCard.textContent()).toMatch(/Verified\. Prompt-level strict \d/);
     expect(await verifyCard.getByTestId('verify-subject').textContent()).toMatch(/^The ZIP says it holds run \S+: \S+ @ [0-9a-f]{7}, INT4 g\d+, CPU backend, started .+\.$/);
+    expect(await verifyCard.getByTestId('verify-cut').textContent()).toMatch(/^\d+ of 10 responses cut at max new tokens \(8\)\.$/);
     expect(pageErrors).toEqual([]);
   }, 600_000);
 

@@ -506,6 +506,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
           unchecked: held.status === 'completed' ? [] : ['input_data.jsonl: its rows were not compared with the official IFEval set'],
           accuracies: accuracies(held.responses),
           run: { status: held.status, responses: held.responses.length, total: held.total },
+          cut: { cut: held.responses.filter((x) => x.row.finishReason === 'length').length, of: held.responses.length, maxNewTokens: held.run.maxNewTokens },
         });
       },
       listZips: async ({ runId }) => ok(runZips(runId)),

@@ -517,6 +517,8 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     expect(await verifyCard.getByTestId('verify-subject').textContent()).toMatch(
       /^The ZIP says it holds run run-1: allenai\/OLMoE-1B-7B-0924-Instruct @ 7f1c97f, INT4, CUDA: RTX 4060, started .+\.$/,
     );
+    // The fake cuts every response whose key 5 does not divide, as the ZIP's responses say.
+    expect(await verifyCard.getByTestId('verify-cut').textContent()).toMatch(/^\d+ of \d+ responses cut at max new tokens \(1,280\)\.$/);
     expect(await verifyCard.getByTestId('verify-unchecked').textContent()).toBe(
       'Not checked:input_data.jsonl: its rows were not compared with the official IFEval set',
     );

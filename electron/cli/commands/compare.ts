@@ -1,6 +1,6 @@
 import path from 'node:path';
 
-import type { PairedComparison } from '../../common/ipc-contract.js';
+import type { CutCount, PairedComparison } from '../../common/ipc-contract.js';
 import { divergence } from '../../common/divergence.js';
 import { compareCampaigns, type PerfCampaignDetail, type PerfComparison } from '../../common/perf-campaign.js';
 import { describeLevel } from '../../common/paired-stats.js';
@@ -12,7 +12,7 @@ import { RunRepo } from '../../main/db/run-repo.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { isPerfZip, verifyPerfZip } from '../../main/export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
-import { type CutCount, zipCutCount, zipSubject } from '../../main/export/zip-subject.js';
+import { zipCutCount, zipSubject } from '../../main/export/zip-subject.js';
 import { compareResponses } from '../../main/services/run-compare.js';
 import type { ComparableResponse } from '../../main/services/run-compare.js';
 import { indent, namedRun, verdictWord } from '../cli-text.js';

@@ -1,10 +1,10 @@
 import path from 'node:path';
 
-import { describeZipSubject } from '../../common/zip-subject.js';
+import { cutSentence, describeZipSubject } from '../../common/zip-subject.js';
 import { defaultDataDir } from '../../main/data-dir.js';
 import { isPerfZip, verifyPerfZip } from '../../main/export/perf-zip.js';
 import { readZipEntries, verifyResultZip } from '../../main/export/verify-result-zip.js';
-import { zipSubject } from '../../main/export/zip-subject.js';
+import { zipCutCount, zipSubject } from '../../main/export/zip-subject.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 import { loadVerifierInputs } from '../verifier-inputs.js';
@@ -13,9 +13,10 @@ export const summary = 'check a result or campaign ZIP: every sha256, then re-sc
 
 const USAGE = `usage: horizon verify RESULT.zip|CAMPAIGN.zip [--json] [--punkt DIR] [--data-dir DIR]
   A campaign ZIP (horizon perf) is checked by its hashes and every aggregate recomputed from its requests.
-  --json      print {file, kind, verified, problems, subject, unchecked, accuracies, run} as JSON (kind: result or
-              campaign; subject: the run or campaign the ZIP says it holds, null when its manifest cannot be read;
-              the last three for a result ZIP only); the exit status is the same
+  --json      print {file, kind, verified, problems, subject, cut, unchecked, accuracies, run} as JSON (kind: result
+              or campaign; subject: the run or campaign the ZIP says it holds, null when its manifest cannot be read;
+              cut: {cut, of, maxNewTokens}, its responses cut at max new tokens, null when the ZIP does not say; the
+              last four for a result ZIP only); the exit status is the same
   --punkt     Punkt English parameters (default <app>/../shared/nltk/punkt_english, else the data folder's copy)
   --data-dir  data folder whose eval assets are used (default $HORIZON_DATA_DIR or the platform app-data folder)
 The official IFEval input_data.jsonl, which the rows of a partial official run are compared with, is looked for in
@@ -58,11 +59,15 @@ export async function run(args: string[]): Promise<number> {
   }
   const { tools, verifyOptions, officialCandidates } = await loadVerifierInputs(dataDirOption(values, defaultDataDir), values.punkt);
   const report = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
+  const cut = zipCutCount(entries);
   if (values.json) {
     const { verified, problems, unchecked, accuracies, run } = report;
-    console.log(JSON.stringify({ file, kind: 'result', verified, problems, subject, unchecked, accuracies, run: run ?? null }, null, 2));
+    console.log(JSON.stringify({ file, kind: 'result', verified, problems, subject, cut, unchecked, accuracies, run: run ?? null }, null, 2));
     return verified ? 0 : 1;
   }
+  const printCut = () => {
+    if (cut && cut.of > 0) console.log(`  ${cutSentence(cut)}`);
+  };
   const printUnchecked = () => {
     for (const u of report.unchecked) console.log(`unchecked: ${u}`);
     if (report.unchecked.length > 0 && verifyOptions.officialInputText === undefined) {
@@ -72,6 +77,7 @@ export async function run(args: string[]): Promise<number> {
   if (report.verified) {
     console.log(`verified ${file}`);
     printSubject();
+    printCut();
     printUnchecked();
     if (report.run && (report.run.status !== 'completed' || report.run.responses < report.run.total)) {
       console.log(`note: a ${report.run.status} run: ${report.run.responses} of its ${report.run.total} prompts`);
@@ -81,6 +87,7 @@ export async function run(args: string[]): Promise<number> {
   }
   console.log(`NOT verified ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);
   printSubject();
+  printCut();
   for (const p of report.problems) console.log(`  - ${p}`);
   printUnchecked();
   return 1;

@@ -1,4 +1,4 @@
-import type { ZipSubject } from '../../common/ipc-contract.js';
+import type { CutCount, ZipSubject } from '../../common/ipc-contract.js';
 import { validLabel } from '../../common/label.js';
 import { onCpuBackend } from '../../common/perf-campaign.js';
 import { backendLabel } from '../jobs/backend-label.js';
@@ -52,13 +52,6 @@ export function zipSubject(entries: ReadonlyMap<string, Buffer>): { readonly kin
       createdAt: time(at(json, p.createdAt)),
     },
   };
-}
-
-/** How many of a run's responses were cut at max new tokens, of how many, at which cap. */
-export interface CutCount {
-  readonly cut: number;
-  readonly of: number;
-  readonly maxNewTokens: number;
 }
 
 /**

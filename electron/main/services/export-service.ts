@@ -24,7 +24,7 @@ import type { RunRepo } from '../db/run-repo.js';
 import { importResultZip } from '../export/import-result-zip.js';
 import { exportFiles } from '../export/export-files.js';
 import { isPerfZip, verifyPerfZip } from '../export/perf-zip.js';
-import { zipSubject } from '../export/zip-subject.js';
+import { zipCutCount, zipSubject } from '../export/zip-subject.js';
 import { readZipEntries, verifyResultZip } from '../export/verify-result-zip.js';
 import { writeResultZip } from '../export/write-result-zip.js';
 import type { EvalInputs } from '../jobs/eval-inputs.js';
@@ -108,10 +108,12 @@ export class ExportService implements ExportApi {
       }
       const inputs = await this.opts.inputs();
       const r = await verifyResultZip(req.path, inputs.tools, { ...ExportService.officialInput(inputs), entries });
+      const cut = zipCutCount(entries);
       return {
         kind: 'result' as const, verified: r.verified, problems: r.problems, unchecked: r.unchecked, accuracies: r.accuracies,
         ...(r.run ? { run: r.run } : {}),
         ...subject,
+        ...(cut ? { cut } : {}),
       };
     }, 'BAD_INPUT');
   }

@@ -1,4 +1,4 @@
-import { describeZipSubject } from '../../../../electron/common/zip-subject.js';
+import { cutSentence, describeZipSubject } from '../../../../electron/common/zip-subject.js';
 import { Card } from '../../components/Card.js';
 import { formatDate, formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
@@ -66,6 +66,11 @@ export function VerifyCard() {
           {report.subject ? (
             <div className="small" data-testid="verify-subject">
               The ZIP says it holds {describeZipSubject(report.kind, report.subject, formatDate)}.
+            </div>
+          ) : null}
+          {report.cut && report.cut.of > 0 ? (
+            <div className="small" data-testid="verify-cut">
+              {cutSentence(report.cut)}.
             </div>
           ) : null}
           {report.problems.length ? (

@@ -33,10 +33,11 @@ describe('horizon verify', () => {
   const official = readFileSync(path.join(SHARED, 'ifeval', 'input_data.jsonl'), 'utf8');
 
   /** A ZIP of a run over the first `total` official prompts with the first answers given. */
-  async function zipOf(name: string, total: number, answers: readonly string[], status: 'cancelled'): Promise<string> {
+  async function zipOf(name: string, total: number, answers: readonly string[], status: 'cancelled', cutKeys: readonly number[] = []): Promise<string> {
     const db = new Database(':memory:');
     migrate(db);
     const repos = storeRun(db, `run-${name}`, official, total, answers, tools, status);
+    for (const key of cutKeys) db.prepare("UPDATE responses SET finish_reason = 'length' WHERE key = ?").run(key);
     const out = path.join(dir, `${name}.zip`);
     await writeResultZip({ ...repos, inputDataText: official, tools }, `run-${name}`, out);
     db.close();
@@ -57,6 +58,15 @@ describe('horizon verify', () => {
     expect(r.out).not.toContain('%');
     // Under the verdict, the run the manifest names (storeRun's sample model, on the CPU).
     expect(r.out.split('\n')[1]).toMatch(/^ {2}the ZIP says: run run-zero: horizon\/tiny @ aaaaaaa, INT4, CPU backend, started \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    // No response, so nothing to say of how they ended.
+    expect(r.out).not.toContain('cut at max new tokens');
+  });
+
+  it('says how many responses the ZIP says were cut at max new tokens', async () => {
+    const r = await capture([await zipOf('cut', 3, ['One.', 'Two.'], 'cancelled', [1001])]);
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[2]).toBe('  1 of 2 responses cut at max new tokens (16)');
+    expect(JSON.parse((await capture([await zipOf('cut', 3, ['One.', 'Two.'], 'cancelled', [1001]), '--json'])).out)).toMatchObject({ cut: { cut: 1, of: 2, maxNewTokens: 16 } });
   });
 
   it('prints the report as JSON with --json, with the same exit status', async () => {
@@ -66,6 +76,8 @@ describe('horizon verify', () => {
     const j = JSON.parse(good.out) as Record<string, unknown>;
     expect(j).toMatchObject({ file: zip, kind: 'result', verified: true, problems: [], unchecked: [], run: { status: 'cancelled', responses: 2, total: 3 } });
     expect(j.subject).toMatchObject({ id: 'run-json', label: null, modelRepo: 'horizon/tiny', modelId: 'tiny@abc/int4', weights: 'int4', backendLabel: 'CPU backend' });
+    // storeRun's responses all ended by the model, under a cap of 16.
+    expect(j.cut).toEqual({ cut: 0, of: 2, maxNewTokens: 16 });
     // 1000 (no commas, 3 highlights, 300+ words) follows only its first; 1001 (no commas) passes: 2 of 4 instructions.
     expect(j.accuracies).toEqual({ promptStrict: 0.5, promptLoose: 0.5, instructionStrict: 0.5, instructionLoose: 0.5 });
 

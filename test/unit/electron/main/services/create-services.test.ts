@@ -154,6 +154,8 @@ describe('createServices (scripted worker)', () => {
       value: {
         verified: true, problems: [], unchecked: [], run: { status: 'completed', responses: 4, total: 4 },
         subject: { id: runId, label: null, modelRepo: 'horizon/tiny', modelRevision: COMMIT, modelId: 'horizon--tiny@ccccccc/int4-g32', weights: 'int4', backendLabel: 'CPU backend' },
+        // As the stored run counts its endings, at its cap of 64.
+        cut: { cut: detail.value.endings.length, of: 4, maxNewTokens: 64 },
       },
     });
     expect(await services.api.export.verify({ path: 'relative.zip' })).toMatchObject({ ok: false, error: { code: 'BAD_INPUT' } });
