@@ -5,6 +5,7 @@
  * To add a method: add it to its interface, then give its request a schema in `ipc-validators.ts` (the type checker
  * fails until you do), then implement it in `electron/main/services/<service>.ts`.
  */
+import type { AccuracyIntervals } from './accuracy-intervals.js';
 import type { PairedInstructionType, PairedLevel, StrictLoose } from './paired-stats.js';
 import type { PerfCampaign, PerfCampaignDetail, PerfStatus } from './perf-campaign.js';
 import type { Result } from './result.js';
@@ -428,6 +429,8 @@ export interface RunDetail extends RunSummary {
   readonly figures: RunFigures;
   /** The stored responses by how they ended: a response cut at max new tokens may fail for that alone. */
   readonly endings: Readonly<Record<ResponseEnding, number>>;
+  /** 95% intervals of the four accuracies over the stored prompts (accuracy-intervals.ts); null below two prompts. */
+  readonly intervals: AccuracyIntervals | null;
 }
 
 /** How a response ended: the model's end token ('stop'), max new tokens ('length'), or a cancel ('cancelled'). */

@@ -130,6 +130,13 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     await page.getByRole('button', { name: 'View results' }).click();
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
     await expect.poll(() => page.getByTestId('acc-prompt-strict').textContent()).toMatch(/\d+\.\d%/);
+    // Under the figure, its 95% interval, around it and wide over 10 prompts (at least 27 points even at 0% or 100%).
+    const promptStrict = /^Prompt-level strict(\d+\.\d)%95% CI (\d+\.\d)–(\d+\.\d)%$/.exec((await page.getByTestId('acc-prompt-strict').textContent()) ?? '');
+    expect(promptStrict).not.toBeNull();
+    const [value, low, high] = promptStrict!.slice(1).map(Number) as [number, number, number];
+    expect(low).toBeLessThanOrEqual(value);
+    expect(value).toBeLessThanOrEqual(high);
+    expect(high - low).toBeGreaterThan(27);
     expect(await page.getByTestId('residency').textContent()).toMatch(/^Weights: host memory, \d+ threads/);
     await fullShot(page, path.join(shots, '4-results.png'));
 

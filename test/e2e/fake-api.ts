@@ -27,6 +27,7 @@ import { err, ok } from '../../electron/common/result.js';
 import { readLabel } from '../../electron/common/label.js';
 import type { FinishReason } from '../../electron/common/worker-protocol.js';
 import type { StoredResponseWithPass } from '../../electron/main/db/response-repo.js';
+import { accuracyIntervals } from '../../electron/common/accuracy-intervals.js';
 import { compareResponses } from '../../electron/main/services/run-compare.js';
 
 interface Prompt {
@@ -692,6 +693,13 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         length: run.responses.filter((r) => r.row.finishReason === 'length').length,
         cancelled: 0,
       },
+      intervals: accuracyIntervals(
+        run.responses.map((r) => ({
+          count: r.detail.verdicts.length,
+          strict: r.detail.verdicts.filter((v) => v.strict).length,
+          loose: r.detail.verdicts.filter((v) => v.loose).length,
+        })),
+      ),
       byInstruction,
       figures: {
         ttftMs: 42,

@@ -1,6 +1,7 @@
 import path from 'node:path';
 
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
+import type { AccuracyIntervals, Interval } from '../../common/accuracy-intervals.js';
 import { instructionArgsText } from '../../common/instruction-args.js';
 import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/model-ref.js';
@@ -60,11 +61,22 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
       (d.endings.cancelled > 0 ? `, ${d.endings.cancelled} ${ENDING_TEXT.cancelled}` : ''),
     ...(d.imported ? [`  imported  from ${d.imported.file} at ${d.imported.importedAt}`] : []),
     d.accuracies ? formatAccuracies(d.accuracies) : 'no prompts scored',
+    ...(d.intervals ? [formatIntervals(d.intervals)] : []),
     figures,
     ...(d.byInstruction.length > 0 ? ['by instruction (strict, loose, of n):'] : []),
     ...d.byInstruction.map(
       (r) => `  ${r.instructionId.padEnd(width)}  ${pct(r.strictPassed, r.count)}  ${pct(r.loosePassed, r.count)}  n ${String(r.count).padStart(3)}`,
     ),
+  ].join('\n');
+}
+
+/** The accuracies' 95% intervals, under formatAccuracies' lines and in its columns. */
+export function formatIntervals(i: AccuracyIntervals): string {
+  const range = (r: Interval) => `${(100 * r[0]).toFixed(1)}-${(100 * r[1]).toFixed(1)}%`;
+  return [
+    '95% intervals (prompts: Wilson; instructions: clustered by prompt):',
+    `  prompt-level:      strict ${range(i.promptStrict)}  loose ${range(i.promptLoose)}`,
+    `  instruction-level: strict ${range(i.instructionStrict)}  loose ${range(i.instructionLoose)}`,
   ].join('\n');
 }
 

@@ -324,6 +324,13 @@ export class ResponseRepo {
     ).map((r) => ({ instructionId: r.instruction_id, count: r.count, strictPassed: r.strict_passed, loosePassed: r.loose_passed }));
   }
 
+  /** Each stored prompt's instruction count and strict / loose passes (the accuracy intervals' clusters). */
+  promptInstructionCounts(runId: string): { count: number; strict: number; loose: number }[] {
+    return this.sql(
+      'SELECT COUNT(*) AS count, SUM(strict) AS strict, SUM(loose) AS loose FROM verdicts WHERE run_id = ? GROUP BY key ORDER BY key',
+    ).all(runId) as { count: number; strict: number; loose: number }[];
+  }
+
   /** The stored responses by how they ended. */
   endings(runId: string): Record<FinishReason, number> {
     const counts: Record<FinishReason, number> = { stop: 0, length: 0, cancelled: 0 };

@@ -31,6 +31,7 @@ import { executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { startEvalRun } from '../jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../jobs/model-source.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
+import { accuracyIntervals } from '../../common/accuracy-intervals.js';
 import { readyVariant } from './models-service.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import { verdictsWithFindings } from './response-findings.js';
@@ -118,6 +119,7 @@ export function runDetail(run: RunRecord, responses: ResponseRepo): RunDetail {
     },
     byInstruction: responses.byInstruction(run.id),
     endings: responses.endings(run.id),
+    intervals: accuracyIntervals(responses.promptInstructionCounts(run.id)),
     figures: {
       ttftMs: f.meanTtftMs,
       decodeTokensPerSecond: f.meanDecodeTokensPerSecond,

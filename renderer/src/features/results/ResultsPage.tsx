@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'react';
 
+import type { Interval } from '../../../../electron/common/accuracy-intervals.js';
 import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { baseName, formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha, weightsLabel, withLabel } from '../../components/format.js';
@@ -17,6 +18,20 @@ import { InstructionChart } from './InstructionChart.js';
 import { PerformanceCard } from './PerformanceCard.js';
 import { ResponseBrowser } from './ResponseBrowser.js';
 import { ResponseView } from './ResponseView.js';
+
+/** An accuracy's 95% interval under its figure, with what it means on hover. */
+function intervalHint(interval: Interval | undefined, instructions = false) {
+  if (!interval) return null;
+  const pct = (x: number) => (100 * x).toFixed(1);
+  const over = instructions
+    ? 'instructions of one prompt counted as correlated, not as independent trials'
+    : 'Wilson score interval over the prompts';
+  return (
+    <span className="stat__interval" title={`Another draw of prompts like these would land in this range 95 times in 100 (${over}).`}>
+      95% CI {pct(interval[0])}–{pct(interval[1])}%
+    </span>
+  );
+}
 
 export function ResultsPage() {
   const runId = useResults((s) => s.runId);
@@ -156,10 +171,14 @@ export function ResultsPage() {
       {d ? (
         <>
           <div className="stats stats--hero" data-testid="accuracies">
-            <Stat label="Prompt-level strict" value={formatPercent(d.accuracies?.promptStrict)} testId="acc-prompt-strict" />
-            <Stat label="Prompt-level loose" value={formatPercent(d.accuracies?.promptLoose)} />
-            <Stat label="Instruction-level strict" value={formatPercent(d.accuracies?.instructionStrict)} />
-            <Stat label="Instruction-level loose" value={formatPercent(d.accuracies?.instructionLoose)} />
+            <Stat label="Prompt-level strict" value={formatPercent(d.accuracies?.promptStrict)} hint={intervalHint(d.intervals?.promptStrict)} testId="acc-prompt-strict" />
+            <Stat label="Prompt-level loose" value={formatPercent(d.accuracies?.promptLoose)} hint={intervalHint(d.intervals?.promptLoose)} />
+            <Stat
+              label="Instruction-level strict"
+              value={formatPercent(d.accuracies?.instructionStrict)}
+              hint={intervalHint(d.intervals?.instructionStrict, true)}
+            />
+            <Stat label="Instruction-level loose" value={formatPercent(d.accuracies?.instructionLoose)} hint={intervalHint(d.intervals?.instructionLoose, true)} />
           </div>
           <div className="stats stats--small">
             <Stat label="Prompts scored" value={`${d.done} / ${d.total}`} hint={d.status} />

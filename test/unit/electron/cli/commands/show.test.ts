@@ -63,6 +63,13 @@ describe('horizon show', () => {
     expect(lines[6]).toBe('  endings   3 ended by the model, 0 cut at max new tokens (16)');
     expect(r.out).toContain('prompt-level:      strict 33.33%  loose 33.33%');
     expect(r.out).toContain('instruction-level: strict 20.00%  loose 20.00%');
+    // 95% intervals, worked by hand: prompts 1 of 3 (Wilson); instructions 0 of 3, 1 of 1, 0 of 1: p = 1/5, residuals
+    // -0.6, 0.8, -0.2, variance 3/2 * 1.04 / 25 = 0.0624, effective trials 0.16 / 0.0624 = 2.56 (Wilson over those).
+    expect(r.out).toContain([
+      '95% intervals (prompts: Wilson; instructions: clustered by prompt):',
+      '  prompt-level:      strict 6.1-79.2%  loose 6.1-79.2%',
+      '  instruction-level: strict 2.2-73.8%  loose 2.2-73.8%',
+    ].join('\n'));
     expect(lines.slice(lines.indexOf('by instruction (strict, loose, of n):') + 1)).toEqual([
       '  detectable_content:number_placeholders           0.0%    0.0%  n   1',
       '  detectable_format:number_highlighted_sections    0.0%    0.0%  n   1',
