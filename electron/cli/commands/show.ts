@@ -6,11 +6,11 @@ import { instructionArgsText } from '../../common/instruction-args.js';
 import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/model-ref.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
-import { ResponseRepo, type StoredResponseWithPass } from '../../main/db/response-repo.js';
+import { ResponseRepo } from '../../main/db/response-repo.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
-import { responseDetail, runDetail } from '../../main/services/runs-service.js';
+import { responseDetail, runDetail, toResponseRow } from '../../main/services/runs-service.js';
 import { indent, verdictWord } from '../cli-text.js';
 import { dataDirOption, keyOption, parseCommandArgs, usageError } from '../command-args.js';
 import { openStoredRuns } from '../stored-runs.js';
@@ -31,13 +31,13 @@ const USAGE = `usage: horizon show RUN_ID [--key K | [--failed strict|loose] [--
                  what decided it
   --ending E     the responses that ended so, one line each (stop: ended by the model, length: cut at max new
                  tokens, cancelled); with --failed: only their failures
-  --instruction  the responses with that instruction, one line each with its verdicts there; with --failed or
-                 --ending: only those responses (--failed: failing on it)
+  --instruction  the responses with that instruction, one line each with its verdicts there and what decided them;
+                 with --failed or --ending: only those responses (--failed: failing on it)
   --campaign     a stored performance campaign (measured here or imported; horizon perf --list lists them) as
                  horizon perf prints it: each configuration's decode rate, TTFT, memory, copies and cache counts
   --json         the same as JSON (the app's run detail, response detail, {mode, instructionId, ending, total, failed}
-                 or {ending, instructionId, total, responses: [{key, tokens, finishReason, strictPass, loosePass,
-                 instructionVerdict}]}, or the campaign as horizon perf --json prints it)
+                 or {ending, instructionId, total, responses} with the app's response rows, or the campaign as
+                 horizon perf --json prints it)
   --punkt        Punkt English parameters, for what decided each verdict (default <app>/../shared/nltk/punkt_english,
                  else the data folder's copy; without them the verdicts are shown alone)
   --db           SQLite file (default <data dir>/runmap.sqlite)
@@ -114,8 +114,6 @@ function failing(r: ResponseDetail, mode: 'strict' | 'loose', instructionId: str
   return r.verdicts.filter((v) => !v[mode] && (instructionId === undefined || v.instructionId === instructionId));
 }
 
-const ofThe = (n: number) => `of the ${n} response${n === 1 ? '' : 's'}`;
-
 /** The text tools for findings, or null after saying on stderr why the verdicts are shown without them. */
 async function findingTools(dataDir: string, punkt: string | undefined): Promise<TextTools | null> {
   try {
@@ -124,6 +122,70 @@ async function findingTools(dataDir: string, punkt: string | undefined): Promise
     console.error(`horizon show: verdicts shown without what decided them: ${(e as Error).message}`);
     return null;
   }
+}
+
+/** What a listing of a run's responses is narrowed to, as the app's Responses filters narrow its list. */
+interface ListScope {
+  readonly runId: string;
+  readonly maxNewTokens: number;
+  readonly responses: ResponseRepo;
+  readonly instructionId: string | undefined;
+  readonly ending: ResponseEnding | undefined;
+  readonly json: boolean;
+}
+
+const ofThe = (n: number) => `of the ${n} response${n === 1 ? '' : 's'}`;
+
+/** " with <instruction>" and " cut at max new tokens (N)" (or the other endings' words), as the scope has them. */
+function scopeWords(s: ListScope): string {
+  const ending = s.ending === undefined ? '' : ` ${s.ending === 'length' ? `${ENDING_TEXT.length} (${s.maxNewTokens})` : ENDING_TEXT[s.ending]}`;
+  return `${s.instructionId === undefined ? '' : ` with ${s.instructionId}`}${ending}`;
+}
+
+const filterOf = (s: ListScope) => ({ instructionId: s.instructionId, finish: s.ending, sortBy: 'position', limit: null }) as const;
+
+/**
+ * The responses in scope, one line each: tokens, whether max new tokens cut it, and the verdicts, an instruction's
+ * own (with what decided it) when one is given; --json: the app's response rows.
+ */
+function listResponses(s: ListScope, tools: TextTools | null): number {
+  const rows = s.responses.page(s.runId, filterOf(s)).items.map((r) => toResponseRow(r, s.instructionId, tools));
+  const total = s.responses.page(s.runId, { instructionId: s.instructionId, limit: 0 }).total;
+  if (s.json) {
+    console.log(JSON.stringify({ ending: s.ending ?? null, instructionId: s.instructionId ?? null, total, responses: rows }, null, 2));
+    return 0;
+  }
+  const keyWidth = Math.max(0, ...rows.map((r) => String(r.key).length));
+  const tokenWidth = Math.max(0, ...rows.map((r) => String(r.tokens).length));
+  for (const r of rows) {
+    const v = r.instructionVerdict ?? r;
+    const cut = s.ending === undefined && r.finishReason === 'length' ? ', cut' : '';
+    const finding = r.instructionVerdict?.finding ? `  ${r.instructionVerdict.finding}` : '';
+    console.log(`#${String(r.key).padEnd(keyWidth)}  ${String(r.tokens).padStart(tokenWidth)} tokens${cut}  strict ${verdictWord(v.strictPass)}  loose ${verdictWord(v.loosePass)}${finding}`);
+  }
+  const verdictsOn = s.instructionId === undefined ? '' : ` (verdicts on ${s.instructionId})`;
+  console.log(`${rows.length} ${ofThe(total)}${scopeWords(s)}${verdictsOn}; horizon show ${s.runId} --key K shows one`);
+  return 0;
+}
+
+/** The responses in scope that fail under `mode`, a line per failing instruction (only the given one's) with its finding. */
+function listFailures(s: ListScope, mode: 'strict' | 'loose', tools: TextTools | null): number {
+  const considered = s.responses.page(s.runId, { ...filterOf(s), limit: 0 }).total;
+  const failed = s.responses.page(s.runId, { ...filterOf(s), verdict: 'fail', mode }).items.map((r) => responseDetail(s.runId, r, tools));
+  if (s.json) {
+    const rows = failed.map((r) => ({ key: r.key, instructions: failing(r, mode, s.instructionId) }));
+    console.log(JSON.stringify({ mode, instructionId: s.instructionId ?? null, ending: s.ending ?? null, total: considered, failed: rows }, null, 2));
+    return 0;
+  }
+  const keyWidth = Math.max(0, ...failed.map((r) => String(r.key).length));
+  for (const r of failed) {
+    for (const v of failing(r, mode, s.instructionId)) {
+      console.log(`#${String(r.key).padEnd(keyWidth)}  ${v.instructionId}${v.finding === null ? '' : `: ${v.finding}`}`);
+    }
+  }
+  const onIt = s.instructionId === undefined ? '' : ' on it';
+  console.log(`${failed.length} ${ofThe(considered)}${scopeWords(s)} fail ${mode}${onIt}; horizon show ${s.runId} --key K shows one`);
+  return 0;
 }
 
 /** A stored campaign as `horizon perf` prints it when it ends. */
@@ -213,57 +275,14 @@ export async function run(args: string[]): Promise<number> {
       return 0;
     }
     const only = values.instruction;
-    const withInstruction = only === undefined ? '' : ` with ${only}`;
-    const scored = responses.page(runId, { instructionId: only, limit: 0 }).total;
-    if (only !== undefined && scored === 0) {
+    if (only !== undefined && responses.page(runId, { instructionId: only, limit: 0 }).total === 0) {
       console.error(`horizon show: no response of run ${runId} has the instruction ${only}`);
       return 1;
     }
-    const endingWords = ending === undefined ? '' : ` ${ending === 'length' ? `${ENDING_TEXT.length} (${stored.policy.maxNewTokens})` : ENDING_TEXT[ending]}`;
-    const scope = { instructionId: only, finish: ending, sortBy: 'position', limit: null } as const;
-    const hint = `horizon show ${runId} --key K shows one`;
-    if (mode === undefined) {
-      const listed = responses.page(runId, scope).items;
-      // With --instruction, that instruction's verdicts in each prompt (every occurrence must pass), as the app's list.
-      const own = (r: StoredResponseWithPass) => {
-        const vs = r.verdicts.filter((v) => v.instructionId === only);
-        return { strictPass: vs.every((v) => v.strict), loosePass: vs.every((v) => v.loose) };
-      };
-      if (values.json) {
-        const rows = listed.map((r) => ({
-          key: r.key, tokens: r.tokens, finishReason: r.finishReason, strictPass: r.strictPass, loosePass: r.loosePass,
-          ...(only === undefined ? {} : { instructionVerdict: own(r) }),
-        }));
-        console.log(JSON.stringify({ ending: ending ?? null, instructionId: only ?? null, total: scored, responses: rows }, null, 2));
-        return 0;
-      }
-      const keyWidth = Math.max(0, ...listed.map((r) => String(r.key).length));
-      const tokenWidth = Math.max(0, ...listed.map((r) => String(r.tokens).length));
-      for (const r of listed) {
-        const v = only === undefined ? r : own(r);
-        const cut = ending === undefined && r.finishReason === 'length' ? ', cut' : '';
-        console.log(`#${String(r.key).padEnd(keyWidth)}  ${String(r.tokens).padStart(tokenWidth)} tokens${cut}  strict ${verdictWord(v.strictPass)}  loose ${verdictWord(v.loosePass)}`);
-      }
-      const verdictsOf = only === undefined ? '' : ` (verdicts on ${only})`;
-      console.log(`${listed.length} ${ofThe(scored)}${withInstruction}${endingWords}${verdictsOf}; ${hint}`);
-      return 0;
-    }
-    const tools = await findingTools(dataDir, values.punkt);
-    const considered = ending === undefined ? scored : responses.page(runId, { ...scope, limit: 0 }).total;
-    const failed = responses.page(runId, { ...scope, verdict: 'fail', mode }).items.map((r) => responseDetail(runId, r, tools));
-    if (values.json) {
-      const rows = failed.map((r) => ({ key: r.key, instructions: failing(r, mode, only) }));
-      console.log(JSON.stringify({ mode, instructionId: only ?? null, ending: ending ?? null, total: considered, failed: rows }, null, 2));
-      return 0;
-    }
-    const keyWidth = Math.max(0, ...failed.map((r) => String(r.key).length));
-    for (const r of failed) {
-      for (const v of failing(r, mode, only)) {
-        console.log(`#${String(r.key).padEnd(keyWidth)}  ${v.instructionId}${v.finding === null ? '' : `: ${v.finding}`}`);
-      }
-    }
-    console.log(`${failed.length} ${ofThe(considered)}${withInstruction}${endingWords} fail ${mode}${only === undefined ? '' : ' on it'}; ${hint}`);
-    return 0;
+    const list: ListScope = { runId, maxNewTokens: stored.policy.maxNewTokens, responses, instructionId: only, ending, json: values.json === true };
+    // Findings need the scorer's text tools: every failure's, and an instruction's in its own listing.
+    const tools = mode !== undefined || only !== undefined ? await findingTools(dataDir, values.punkt) : null;
+    return mode === undefined ? listResponses(list, tools) : listFailures(list, mode, tools);
   } finally {
     db.close();
   }

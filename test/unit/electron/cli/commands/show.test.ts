@@ -130,15 +130,16 @@ describe('horizon show', () => {
     ]);
     const stopped = await show(['run-b', '--ending', 'stop', '--instruction', 'punctuation:no_comma']);
     expect(stopped.out.split('\n')).toEqual([
-      '#1001  7 tokens  strict pass  loose pass',
+      '#1001  7 tokens  strict pass  loose pass  0 commas; needs none',
       '1 of the 2 responses with punctuation:no_comma ended by the model (verdicts on punctuation:no_comma); horizon show run-b --key K shows one',
     ]);
     expect((await show(['run-a', '--ending', 'cancelled'])).out).toBe('0 of the 3 responses cancelled; horizon show run-a --key K shows one');
-    expect(JSON.parse((await show(['run-b', '--ending', 'length', '--json'])).out)).toEqual({
+    // --json: the app's response rows.
+    expect(JSON.parse((await show(['run-b', '--ending', 'length', '--json'])).out)).toMatchObject({
       ending: 'length', instructionId: null, total: 3,
       responses: [
-        { key: 1000, tokens: 16, finishReason: 'length', strictPass: false, loosePass: false },
-        { key: 1005, tokens: 16, finishReason: 'length', strictPass: false, loosePass: false },
+        { key: 1000, tokens: 16, finishReason: 'length', strictPass: false, loosePass: false, responsePreview: ANSWERS[0], instructionIds: { length: 3 } },
+        { key: 1005, tokens: 16, finishReason: 'length', strictPass: false, loosePass: false, responsePreview: ANSWERS[2] },
       ],
     });
 
@@ -151,22 +152,23 @@ describe('horizon show', () => {
     expect(failedStopped).toEqual({ mode: 'strict', instructionId: null, ending: 'stop', total: 1, failed: [] });
   });
 
-  it("lists an instruction's responses with its own verdicts there", async () => {
+  it("lists an instruction's responses with its own verdicts there and what decided them", async () => {
     // 1000 fails as a prompt and on its comma; 1001 passes. Cut responses say so when no ending is asked for.
     const r = await show(['run-b', '--instruction', 'punctuation:no_comma']);
     expect(r).toMatchObject({ code: 0, errOut: '' });
     expect(r.out.split('\n')).toEqual([
-      '#1000  16 tokens, cut  strict FAIL  loose FAIL',
-      '#1001   7 tokens  strict pass  loose pass',
+      '#1000  16 tokens, cut  strict FAIL  loose FAIL  1 comma; needs none',
+      '#1001   7 tokens  strict pass  loose pass  0 commas; needs none',
       '2 of the 2 responses with punctuation:no_comma (verdicts on punctuation:no_comma); horizon show run-b --key K shows one',
     ]);
     // run-c's 1000 fails as a prompt (its highlights and length) and passes punctuation:no_comma: the line gives the
     // instruction's verdict, the JSON both.
-    expect((await show(['run-c', '--instruction', 'punctuation:no_comma'])).out.split('\n')[0]).toBe('#1000  7 tokens  strict pass  loose pass');
+    expect((await show(['run-c', '--instruction', 'punctuation:no_comma'])).out.split('\n')[0]).toBe('#1000  7 tokens  strict pass  loose pass  0 commas; needs none');
     const json = JSON.parse((await show(['run-c', '--instruction', 'punctuation:no_comma', '--json'])).out) as { responses: unknown[] };
     expect(json).toMatchObject({ ending: null, instructionId: 'punctuation:no_comma', total: 2 });
-    expect(json.responses[0]).toEqual({
-      key: 1000, tokens: 7, finishReason: 'stop', strictPass: false, loosePass: false, instructionVerdict: { strictPass: true, loosePass: true },
+    expect(json.responses[0]).toMatchObject({
+      key: 1000, tokens: 7, finishReason: 'stop', strictPass: false, loosePass: false,
+      instructionVerdict: { instructionId: 'punctuation:no_comma', strictPass: true, loosePass: true, finding: '0 commas; needs none' },
     });
   });
 
