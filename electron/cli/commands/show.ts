@@ -24,7 +24,8 @@ const USAGE = `usage: horizon show RUN_ID [--key K | [--failed strict|loose] [--
                    [--instruction ID]] [--json] [--punkt DIR] [--db FILE] [--data-dir DIR]
        horizon show --campaign CAMPAIGN_ID [--json] [--db FILE] [--data-dir DIR]
   RUN_ID         a stored run, made here or imported (horizon export --list lists them)
-                 alone: its model, device, settings, accuracies, figures and each instruction's pass counts
+                 alone: its model, device, settings, accuracies with their 95% intervals, figures and each
+                 instruction's pass counts
   --key K        one response: each instruction's verdicts, strict and loose, with what decided them, then the
                  prompt and the response
   --failed MODE  every response that fails under strict or loose scoring, one line per instruction it fails, with

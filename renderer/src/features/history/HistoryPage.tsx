@@ -3,7 +3,7 @@ import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import { isLiveStatus, type RunSummary } from '../../../../electron/common/ipc-contract.js';
 import { Card } from '../../components/Card.js';
 import { DeletedNotice } from '../../components/DeletedNotice.js';
-import { Field } from '../../components/Field.js';
+import { WordFilter } from '../../components/WordFilter.js';
 import { baseName, formatDate, formatPercent, shortSha, weightsLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
 import { TableScroll } from '../../components/TableScroll.js';
@@ -99,28 +99,14 @@ export function HistoryPage() {
         ) : null}
         {deletion ? <DeleteRunPanel deletion={deletion} onConfirm={() => void onConfirmDelete()} onCancel={onCancelDelete} /> : null}
         {runs.length > 1 || filter ? (
-          <div className="history__filter">
-            <Field
-              label="Filter runs"
-              type="search"
-              placeholder="label, model, device, status or id"
-              value={filter}
-              onValue={setFilter}
-              hint={
-                <span data-testid="history-shown" aria-live="polite">
-                  {filter.trim() ? `${shown.length} of ${runs.length} runs` : `${runs.length} runs`}
-                </span>
-              }
-            />
-          </div>
-        ) : null}
-        {runs.length && !shown.length ? (
-          <p className="muted">
-            No run matches “{filter.trim()}”.{' '}
-            <button type="button" className="link" onClick={() => setFilter('')}>
-              Show every run
-            </button>
-          </p>
+          <WordFilter
+            label="Filter runs"
+            value={filter}
+            onValue={setFilter}
+            count={filter.trim() ? `${shown.length} of ${runs.length} runs` : `${runs.length} runs`}
+            countTestId="history-shown"
+            noMatch={runs.length && !shown.length ? { what: 'run', clearLabel: 'Show every run' } : null}
+          />
         ) : null}
         {shown.length ? (
           <TableScroll label="Runs table">

@@ -14,6 +14,7 @@ import { ModelSelect } from '../../components/ModelSelect.js';
 import { useModels } from '../../stores/models.js';
 import { campaignMatches, usePerf } from '../../stores/perf.js';
 import { useSystem } from '../../stores/system.js';
+import { WordFilter } from '../../components/WordFilter.js';
 import { ZipPathField } from '../system/BrowseButton.js';
 
 /** Decode rate against peak GPU memory, one point a configuration: what each GiB of expert budget buys. */
@@ -349,28 +350,14 @@ export function PerfPage() {
             </ConfirmPanel>
           ) : null}
           {campaigns.length > 1 || filter ? (
-            <div className="history__filter">
-              <Field
-                label="Filter campaigns"
-                type="search"
-                placeholder="label, model, device, status or id"
-                value={filter}
-                onValue={setFilter}
-                hint={
-                  <span data-testid="perf-shown" aria-live="polite">
-                    {filter.trim() ? `${matching.length} of ${campaigns.length} campaigns match` : `${campaigns.length} campaigns`}
-                  </span>
-                }
-              />
-            </div>
-          ) : null}
-          {filter.trim() && !matching.length ? (
-            <p className="muted">
-              No campaign matches “{filter.trim()}”.{' '}
-              <button type="button" className="link" onClick={() => setFilter('')}>
-                Offer every campaign
-              </button>
-            </p>
+            <WordFilter
+              label="Filter campaigns"
+              value={filter}
+              onValue={setFilter}
+              count={filter.trim() ? `${matching.length} of ${campaigns.length} campaigns match` : `${campaigns.length} campaigns`}
+              countTestId="perf-shown"
+              noMatch={filter.trim() && !matching.length ? { what: 'campaign', clearLabel: 'Offer every campaign' } : null}
+            />
           ) : null}
           <div className="field field--inline">
             <label htmlFor="perf-campaign">Campaign</label>
