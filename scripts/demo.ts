@@ -20,7 +20,7 @@ import { writeResultZip } from '../electron/main/export/write-result-zip.js';
 import { loadEvalInputs, sharedAssetsDir } from '../electron/main/jobs/eval-inputs.js';
 import { createEvalRun, executeEvalRun } from '../electron/main/jobs/eval-run.js';
 import { resolveModelSource } from '../electron/main/jobs/model-source.js';
-import { formatAccuracies, runAccuracies } from '../electron/main/jobs/run-accuracies.js';
+import { formatAccuracies, formatIntervals, runAccuracies, runIntervals } from '../electron/main/jobs/run-accuracies.js';
 import { downloadIfevalData, downloadPunkt, evalAssetsStatus } from '../electron/main/prep/eval-assets.js';
 import { prepareModel } from '../electron/main/prep/prepare-model.js';
 import { runQualityJob } from '../electron/main/prep/quality-job.js';
@@ -120,6 +120,8 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     console.log(`4. result ZIP ${check.verified ? 'verified' : `NOT verified (${check.problems.join('; ')})`}`);
     const acc = runAccuracies(responses, runId);
     if (acc) console.log(formatAccuracies(acc).replace(/^/gm, '   '));
+    const intervals = runIntervals(responses, runId);
+    if (intervals) console.log(formatIntervals(intervals).replace(/^/gm, '   '));
 
     // 4. What INT4 costs: the packed experts against the BF16 source on the same tokens, as the Models page runs it.
     const tq = performance.now();

@@ -11,7 +11,7 @@ import { loadEvalInputs } from '../../main/jobs/eval-inputs.js';
 import { DEFAULT_MAX_NEW_TOKENS, executeEvalRun, newRunId } from '../../main/jobs/eval-run.js';
 import { startEvalRun } from '../../main/jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../../main/jobs/model-source.js';
-import { formatAccuracies, runAccuracies } from '../../main/jobs/run-accuracies.js';
+import { formatAccuracies, formatIntervals, runAccuracies, runIntervals } from '../../main/jobs/run-accuracies.js';
 import { WorkerClient, forkSpawner } from '../../main/worker-client.js';
 import type { RunBackend, RunProgress } from '../../common/ipc-contract.js';
 import { readLabel } from '../../common/label.js';
@@ -262,6 +262,8 @@ export async function run(args: string[]): Promise<number> {
     else console.log(ended);
     const acc = runAccuracies(responses, runId);
     if (acc) console.log(formatAccuracies(acc));
+    const intervals = runIntervals(responses, runId);
+    if (intervals) console.log(formatIntervals(intervals));
     const f = responses.figures(runId);
     if (f.generatedTokens > 0) console.log(formatFigures(f, final.backend));
     if (acc && final.status === 'completed') {

@@ -1,7 +1,6 @@
 import path from 'node:path';
 
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
-import type { AccuracyIntervals, Interval } from '../../common/accuracy-intervals.js';
 import { instructionArgsText } from '../../common/instruction-args.js';
 import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/model-ref.js';
@@ -9,7 +8,7 @@ import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
-import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
+import { formatAccuracies, formatIntervals } from '../../main/jobs/run-accuracies.js';
 import { responseDetail, runDetail, toResponseRow } from '../../main/services/runs-service.js';
 import { indent, verdictWord } from '../cli-text.js';
 import { dataDirOption, keyOption, parseCommandArgs, usageError } from '../command-args.js';
@@ -68,16 +67,6 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
     ...d.byInstruction.map(
       (r) => `  ${r.instructionId.padEnd(width)}  ${pct(r.strictPassed, r.count)}  ${pct(r.loosePassed, r.count)}  n ${String(r.count).padStart(3)}`,
     ),
-  ].join('\n');
-}
-
-/** The accuracies' 95% intervals, under formatAccuracies' lines and in its columns. */
-export function formatIntervals(i: AccuracyIntervals): string {
-  const range = (r: Interval) => `${(100 * r[0]).toFixed(1)}-${(100 * r[1]).toFixed(1)}%`;
-  return [
-    '95% intervals (prompts: Wilson; instructions: clustered by prompt):',
-    `  prompt-level:      strict ${range(i.promptStrict)}  loose ${range(i.promptLoose)}`,
-    `  instruction-level: strict ${range(i.instructionStrict)}  loose ${range(i.instructionLoose)}`,
   ].join('\n');
 }
 

@@ -1,3 +1,4 @@
+import { accuracyIntervals, type AccuracyIntervals, type Interval } from '../../common/accuracy-intervals.js';
 import type { Accuracies } from '../../common/ipc-contract.js';
 import type { PassCounts, ResponseRepo } from '../db/response-repo.js';
 
@@ -24,4 +25,19 @@ export function formatAccuracies(a: Accuracies): string {
     `prompt-level:      strict ${pct(a.promptStrict)}  loose ${pct(a.promptLoose)}\n` +
     `instruction-level: strict ${pct(a.instructionStrict)}  loose ${pct(a.instructionLoose)}`
   );
+}
+
+/** The four accuracies' 95% intervals over a run's stored prompts; null below two. */
+export function runIntervals(responses: ResponseRepo, runId: string): AccuracyIntervals | null {
+  return accuracyIntervals(responses.promptInstructionCounts(runId));
+}
+
+/** The accuracies' 95% intervals, under formatAccuracies' lines and in its columns. */
+export function formatIntervals(i: AccuracyIntervals): string {
+  const range = (r: Interval) => `${(100 * r[0]).toFixed(1)}-${(100 * r[1]).toFixed(1)}%`;
+  return [
+    '95% intervals (prompts: Wilson; instructions: clustered by prompt):',
+    `  prompt-level:      strict ${range(i.promptStrict)}  loose ${range(i.promptLoose)}`,
+    `  instruction-level: strict ${range(i.instructionStrict)}  loose ${range(i.instructionLoose)}`,
+  ].join('\n');
 }

@@ -30,8 +30,7 @@ import { backendLabel } from '../jobs/backend-label.js';
 import { executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { startEvalRun } from '../jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../jobs/model-source.js';
-import { accuraciesOf } from '../jobs/run-accuracies.js';
-import { accuracyIntervals } from '../../common/accuracy-intervals.js';
+import { accuraciesOf, runIntervals } from '../jobs/run-accuracies.js';
 import { readyVariant } from './models-service.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import { verdictsWithFindings } from './response-findings.js';
@@ -119,7 +118,7 @@ export function runDetail(run: RunRecord, responses: ResponseRepo): RunDetail {
     },
     byInstruction: responses.byInstruction(run.id),
     endings: responses.endings(run.id),
-    intervals: accuracyIntervals(responses.promptInstructionCounts(run.id)),
+    intervals: runIntervals(responses, run.id),
     figures: {
       ttftMs: f.meanTtftMs,
       decodeTokensPerSecond: f.meanDecodeTokensPerSecond,

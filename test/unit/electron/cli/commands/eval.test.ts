@@ -126,6 +126,12 @@ describe.skipIf(!addonHasRuntime())('horizon eval end to end (skipped: addon not
     expect(r.out).toMatch(/^ {2}\[\d\/4\] \d+\.\d tok\/s, elapsed /m);
     expect(r.out).not.toMatch(/— tok\/s/);
     expect(r.out).toMatch(/prompt-level: {6}strict \d+\.\d\d% {2}loose \d+\.\d\d%/);
+    // Their 95% intervals, each around its accuracy.
+    const strict = Number(/prompt-level: {6}strict (\d+\.\d\d)%/.exec(r.out)![1]);
+    const range = /95% intervals \(prompts: Wilson; instructions: clustered by prompt\):\n {2}prompt-level: {6}strict (\d+\.\d)-(\d+\.\d)%/.exec(r.out);
+    expect(range).not.toBeNull();
+    expect(Number(range![1])).toBeLessThanOrEqual(strict);
+    expect(Number(range![2])).toBeGreaterThanOrEqual(strict);
     // The CPU run's figures, without a GPU memory figure.
     expect(r.out).toMatch(/^figures: \d+ tokens in \d+\.\d s \(\d+\.\d tok\/s overall\), mean TTFT \d+ ms, mean decode \d+\.\d tok\/s$/m);
     expect(r.out).toContain(`result ZIP ${zip}`);
