@@ -1,5 +1,6 @@
 /**
- * 95% intervals of one run's accuracies: how far another draw of prompts like these could move them. Prompt level is
+ * 95% confidence intervals of one run's accuracies, as estimates of the model's accuracy on prompts like these (the
+ * run's prompts being a sample of them). Prompt level is
  * a binomial proportion (Wilson score interval). Instruction level is not: a prompt's instructions pass or fail
  * together more often than apart, so the instructions count as fewer independent trials (the design effect, from
  * the ratio estimator's cluster-robust variance over prompts), never more than there are. Pure functions: main

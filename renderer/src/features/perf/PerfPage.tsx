@@ -11,10 +11,10 @@ import { baseName, formatBytes, formatDate, formatNumber, withLabel } from '../.
 import { Notice } from '../../components/Notice.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
 import { ModelSelect } from '../../components/ModelSelect.js';
+import { WordFilter } from '../../components/WordFilter.js';
 import { useModels } from '../../stores/models.js';
 import { campaignMatches, usePerf } from '../../stores/perf.js';
 import { useSystem } from '../../stores/system.js';
-import { WordFilter } from '../../components/WordFilter.js';
 import { ZipPathField } from '../system/BrowseButton.js';
 
 /** Decode rate against peak GPU memory, one point a configuration: what each GiB of expert budget buys. */

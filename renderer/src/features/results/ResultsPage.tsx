@@ -19,15 +19,18 @@ import { PerformanceCard } from './PerformanceCard.js';
 import { ResponseBrowser } from './ResponseBrowser.js';
 import { ResponseView } from './ResponseView.js';
 
-/** An accuracy's 95% interval under its figure, with what it means on hover. */
+/** An accuracy's 95% confidence interval under its figure, with what it means on hover. */
 function intervalHint(interval: Interval | undefined, instructions = false) {
   if (!interval) return null;
   const pct = (x: number) => (100 * x).toFixed(1);
-  const over = instructions
-    ? 'instructions of one prompt counted as correlated, not as independent trials'
-    : 'Wilson score interval over the prompts';
+  const how = instructions
+    ? 'the instructions of one prompt counted as correlated, not as independent trials'
+    : 'a Wilson score interval over the prompts';
   return (
-    <span className="stat__interval" title={`Another draw of prompts like these would land in this range 95 times in 100 (${over}).`}>
+    <span
+      className="stat__interval"
+      title={`95% confidence interval of the model's accuracy on prompts like these, the run's prompts being a sample of them (${how}).`}
+    >
       95% CI {pct(interval[0])}–{pct(interval[1])}%
     </span>
   );
