@@ -1,10 +1,9 @@
 /**
  * 95% confidence intervals of one run's accuracies, as estimates of the model's accuracy on prompts like these (the
- * run's prompts being a sample of them). Prompt level is
- * a binomial proportion (Wilson score interval). Instruction level is not: a prompt's instructions pass or fail
- * together more often than apart, so the instructions count as fewer independent trials (the design effect, from
- * the ratio estimator's cluster-robust variance over prompts), never more than there are. Pure functions: main
- * (RunDetail, `horizon show`) and the renderer give the same numbers.
+ * run's prompts being a sample of them). Prompt level is a binomial proportion (Wilson score interval). Instruction
+ * level is not: a prompt's instructions pass or fail together more often than apart, so the instructions count as
+ * fewer independent trials (the design effect, from the ratio estimator's cluster-robust variance over prompts),
+ * never more than there are. Pure functions: main (RunDetail, `horizon show`) and the renderer give the same numbers.
  */
 
 export type Interval = readonly [number, number];
