@@ -1,5 +1,6 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
 
+import { wilsonInterval } from '../../../../electron/common/accuracy-intervals.js';
 import type { InstructionTypeRow } from '../../../../electron/common/ipc-contract.js';
 import { BreakableId } from '../../components/BreakableId.js';
 
@@ -13,9 +14,24 @@ function percent(passed: number, count: number): number {
   return count ? (passed / count) * 100 : 0;
 }
 
+/** The strict accuracy's 95% Wilson interval in percent, for the whisker over the bars: a small n says little. */
+function strictInterval(r: InstructionTypeRow): readonly [number, number] | null {
+  if (!r.count) return null;
+  const [low, high] = wilsonInterval(r.strictPassed / r.count, r.count);
+  return [100 * low, 100 * high];
+}
+
+/** The row's counts in words, for screen readers and the row's button. */
+export function rowWords(r: InstructionTypeRow): string {
+  const ci = strictInterval(r);
+  const interval = ci ? ` (95% interval ${ci[0].toFixed(0)}–${ci[1].toFixed(0)}%)` : '';
+  return `strict ${r.strictPassed} of ${r.count}${interval}, loose ${r.loosePassed} of ${r.count}`;
+}
+
 function RowContent({ row: r }: { row: InstructionTypeRow }) {
   const strict = percent(r.strictPassed, r.count);
   const loose = percent(r.loosePassed, r.count);
+  const ci = strictInterval(r);
   return (
     <>
       <span className="chart__label">
@@ -24,9 +40,10 @@ function RowContent({ row: r }: { row: InstructionTypeRow }) {
       <span className="chart__track" aria-hidden="true">
         <span className="chart__bar chart__bar--loose" style={{ width: `${loose}%` }} />
         <span className="chart__bar chart__bar--strict" style={{ width: `${strict}%` }} />
+        {ci ? <span className="chart__ci" style={{ left: `${ci[0].toFixed(2)}%`, width: `${(ci[1] - ci[0]).toFixed(2)}%` }} /> : null}
       </span>
       <span className="chart__value">
-        <span className="sr-only">{`strict ${r.strictPassed} of ${r.count}, loose ${r.loosePassed} of ${r.count}`}</span>
+        <span className="sr-only">{rowWords(r)}</span>
         <span aria-hidden="true">
           {`${Math.round(strict)}% / ${Math.round(loose)}%`}
           <span className="chart__count">{` n=${r.count}`}</span>
@@ -72,7 +89,7 @@ export function InstructionChart({ rows, onPick }: Props) {
             <button
               type="button"
               className="chart__row chart__row--link"
-              aria-label={`Show the responses with ${r.instructionId} (strict ${r.strictPassed} of ${r.count}, loose ${r.loosePassed} of ${r.count})`}
+              aria-label={`Show the responses with ${r.instructionId} (${rowWords(r)})`}
               tabIndex={r.instructionId === tabStop ? 0 : -1}
               ref={(el) => {
                 if (el) buttons.current.set(r.instructionId, el);
@@ -96,9 +113,10 @@ export function InstructionChart({ rows, onPick }: Props) {
   return (
     <figure className="chart">
       <figcaption className="chart__legend">
-        <span className="sr-only">Accuracy per instruction type, strict and loose. </span>
+        <span className="sr-only">Accuracy per instruction type, strict (with its 95% interval) and loose. </span>
         <span aria-hidden="true">
-          <span className="chart__key chart__key--loose" /> loose <span className="chart__key chart__key--strict" /> strict
+          <span className="chart__key chart__key--loose" /> loose <span className="chart__key chart__key--strict" /> strict{' '}
+          <span className="chart__key chart__key--ci" /> strict, 95% interval
         </span>
       </figcaption>
       {onPick ? (
