@@ -54,7 +54,7 @@ export function mcnemarExact(b: number, c: number): number {
 }
 
 /** mulberry32: a small seeded generator, so the same runs give the same interval everywhere. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;

@@ -4,6 +4,7 @@
  * records and the aggregates every reader (the app, `horizon perf`, the ZIP verifier) computes the same way from them.
  */
 import type { RunBackend, ZipOrigin } from './ipc-contract.js';
+import { BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, prng } from './paired-stats.js';
 import { quantile } from './perf-stats.js';
 
 export const PERF_FORMAT = 'horizon-perf-v1';
@@ -182,6 +183,8 @@ export interface PerfConfigComparison {
   readonly b: PerfConfigAggregate | null;
   /** B's pooled decode rate over A's; null unless both have one. */
   readonly decodeRatio: number | null;
+  /** Its 95% interval (decodeRatioInterval); null where the two did not measure two prompts in common. */
+  readonly decodeRatioCi95: readonly [number, number] | null;
   /** B's TTFT p50 over A's (below 1: B answers sooner); null unless both have one. */
   readonly ttftRatio: number | null;
 }
@@ -193,17 +196,73 @@ export interface PerfComparison {
   readonly differences: readonly string[];
 }
 
+/**
+ * The 95% interval of B's pooled decode rate over A's for one configuration: a seeded bootstrap over the prompts both
+ * measured, each drawn prompt bringing all its blocks' requests on both sides (so a prompt that decodes slowly in
+ * both stays paired). Null with fewer than two prompts in common or a side without decode time.
+ */
+export function decodeRatioInterval(
+  a: readonly PerfRequestRecord[],
+  b: readonly PerfRequestRecord[],
+  samples = BOOTSTRAP_SAMPLES,
+  seed = BOOTSTRAP_SEED,
+): readonly [number, number] | null {
+  const byKey = (requests: readonly PerfRequestRecord[]) => {
+    const m = new Map<number, { tokens: number; seconds: number }>();
+    for (const r of requests) {
+      if (r.tokens < 2 || !(r.decodeTokensPerSecond > 0)) continue;
+      const t = m.get(r.key) ?? { tokens: 0, seconds: 0 };
+      t.tokens += r.tokens - 1;
+      t.seconds += (r.tokens - 1) / r.decodeTokensPerSecond;
+      m.set(r.key, t);
+    }
+    return m;
+  };
+  const ka = byKey(a);
+  const kb = byKey(b);
+  const keys = [...ka.keys()].filter((k) => kb.has(k));
+  if (keys.length < 2) return null;
+  const pa = keys.map((k) => ka.get(k)!);
+  const pb = keys.map((k) => kb.get(k)!);
+  const rand = prng(seed);
+  const ratios: number[] = [];
+  for (let s = 0; s < samples; s++) {
+    let ta = 0;
+    let sa = 0;
+    let tb = 0;
+    let sb = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const j = Math.floor(rand() * keys.length);
+      ta += pa[j]!.tokens;
+      sa += pa[j]!.seconds;
+      tb += pb[j]!.tokens;
+      sb += pb[j]!.seconds;
+    }
+    ratios.push(tb / sb / (ta / sa));
+  }
+  ratios.sort((x, y) => x - y);
+  return [quantile(ratios, 0.025), quantile(ratios, 0.975)];
+}
+
 /** Compares two campaigns configuration by configuration (their aggregates as stored, matched by label). */
 export function compareCampaigns(a: PerfCampaignDetail, b: PerfCampaignDetail): PerfComparison {
   const ratio = (x: number | null | undefined, y: number | null | undefined) => (x != null && y != null && x > 0 ? y / x : null);
-  const byLabel = (c: PerfCampaignDetail) => new Map(c.configs.map((spec, i) => [spec.label, c.aggregates[i] ?? null]));
+  const byLabel = (c: PerfCampaignDetail) => new Map(c.configs.map((spec, i) => [spec.label, i]));
   const aConfigs = byLabel(a);
   const bConfigs = byLabel(b);
+  const requestsOf = (c: PerfCampaignDetail, i: number | undefined) => (i === undefined ? [] : c.requests.filter((r) => r.config === i));
   const labels = [...new Set([...aConfigs.keys(), ...bConfigs.keys()])];
   const configs = labels.map((label) => {
-    const x = aConfigs.get(label) ?? null;
-    const y = bConfigs.get(label) ?? null;
-    return { label, a: x, b: y, decodeRatio: ratio(x?.decodeTokensPerSecond, y?.decodeTokensPerSecond), ttftRatio: ratio(x?.ttftMsP50, y?.ttftMsP50) };
+    const ia = aConfigs.get(label);
+    const ib = bConfigs.get(label);
+    const x = ia === undefined ? null : (a.aggregates[ia] ?? null);
+    const y = ib === undefined ? null : (b.aggregates[ib] ?? null);
+    const decodeRatio = ratio(x?.decodeTokensPerSecond, y?.decodeTokensPerSecond);
+    return {
+      label, a: x, b: y, decodeRatio,
+      decodeRatioCi95: decodeRatio === null ? null : decodeRatioInterval(requestsOf(a, ia), requestsOf(b, ib)),
+      ttftRatio: ratio(x?.ttftMsP50, y?.ttftMsP50),
+    };
   });
   const differences: string[] = [];
   if (a.model.repo !== b.model.repo || a.model.revision !== b.model.revision) {

@@ -168,7 +168,14 @@ export function CampaignComparison({ a, b }: { a: PerfCampaignDetail; b: PerfCam
               <th scope="row">{c.label}</th>
               <td className="num">{c.a ? `${formatNumber(c.a.decodeTokensPerSecond)} tok/s` : 'not measured'}</td>
               <td className="num">{c.b ? `${formatNumber(c.b.decodeTokensPerSecond)} tok/s` : 'not measured'}</td>
-              <td className="num">{ratioText(c.decodeRatio)}</td>
+              <td className="num">
+                {ratioText(c.decodeRatio)}
+                {c.decodeRatioCi95 ? (
+                  <div className="muted small nowrap" data-testid="decode-ratio-ci" title="95% interval: a seeded bootstrap over the prompts both campaigns measured">
+                    {c.decodeRatioCi95[0].toFixed(2)}–{c.decodeRatioCi95[1].toFixed(2)}x
+                  </div>
+                ) : null}
+              </td>
               <td className="num nowrap">{c.a ? `${formatNumber(c.a.ttftMsP50, 0)} ms` : '—'}</td>
               <td className="num nowrap">{c.b ? `${formatNumber(c.b.ttftMsP50, 0)} ms` : '—'}</td>
               <td className="num">{ratioText(c.ttftRatio)}</td>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { aggregateConfig, compareCampaigns, type PerfCampaignDetail, type PerfRequestRecord } from '../../../../electron/common/perf-campaign.js';
+import { aggregateConfig, compareCampaigns, decodeRatioInterval, type PerfCampaignDetail, type PerfRequestRecord } from '../../../../electron/common/perf-campaign.js';
 
 const rec = (over: Partial<PerfRequestRecord>): PerfRequestRecord => ({
   config: 0, block: 0, key: 1000, promptTokens: 10, tokens: 101, ttftMs: 20, decodeTokensPerSecond: 100, responseMs: 1000,
@@ -56,5 +56,54 @@ describe('compareCampaigns', () => {
       'other maxNewTokens: 128 and 256',
       'other prompts',
     ]);
+  });
+});
+
+describe('decodeRatioInterval', () => {
+  // 100 decode tokens a request (101 generated); each key's rate given per block.
+  const requests = (rates: Record<number, readonly number[]>) =>
+    Object.entries(rates).flatMap(([key, perBlock]) => perBlock.map((rate, block) => rec({ key: Number(key), block, decodeTokensPerSecond: rate })));
+
+  it('is the exact ratio when every prompt moves by it', () => {
+    const a = requests({ 1000: [100, 100], 1001: [50, 50], 1005: [80, 80] });
+    const b = requests({ 1000: [150, 150], 1001: [75, 75], 1005: [120, 120] });
+    const [low, high] = decodeRatioInterval(a, b)!;
+    expect(low).toBeCloseTo(1.5, 12);
+    expect(high).toBeCloseTo(1.5, 12);
+  });
+
+  it('spans the spread of the per-prompt ratios, around the pooled one, the same on every call', () => {
+    // Per-prompt ratios 1.0, 1.2 and 0.9 (the pooled one between): every resample's ratio lies between the extremes.
+    const a = requests({ 1000: [100, 100, 100], 1001: [100, 100, 100], 1005: [100, 100, 100], 1012: [100, 100, 100] });
+    const b = requests({ 1000: [100, 100, 100], 1001: [120, 120, 120], 1005: [90, 90, 90], 1012: [105, 105, 105] });
+    const ci = decodeRatioInterval(a, b)!;
+    const pooled = aggregateConfig(b, false).decodeTokensPerSecond! / aggregateConfig(a, false).decodeTokensPerSecond!;
+    expect(ci[0]).toBeLessThan(pooled);
+    expect(ci[1]).toBeGreaterThan(pooled);
+    expect(ci[0]).toBeGreaterThanOrEqual(0.9);
+    expect(ci[1]).toBeLessThanOrEqual(1.2);
+    expect(decodeRatioInterval(a, b)).toEqual(ci);
+  });
+
+  it('pairs prompts only: a prompt one side did not measure is left out, and fewer than two give none', () => {
+    const a = requests({ 1000: [100], 1001: [50] });
+    const b = requests({ 1000: [200], 1001: [100], 1005: [1] });
+    expect(decodeRatioInterval(a, b)).toEqual([2, 2]);
+    expect(decodeRatioInterval(requests({ 1000: [100] }), requests({ 1000: [200] }))).toBeNull();
+    expect(decodeRatioInterval(requests({ 1000: [100], 1001: [0] }), requests({ 1000: [200], 1001: [100] }))).toBeNull();
+  });
+
+  it('comes with each configuration both campaigns measured', () => {
+    const a = campaign('a', [{ label: 'full residency', rate: 100, ttft: 40 }]);
+    const b = campaign('b', [{ label: 'full residency', rate: 120, ttft: 30 }]);
+    // One prompt each: no interval.
+    expect(compareCampaigns(a, b).configs[0]).toMatchObject({ decodeRatio: 1.2, decodeRatioCi95: null });
+    const two = (c: PerfCampaignDetail, rate: number) => {
+      const reqs = [rec({ key: 1000, decodeTokensPerSecond: rate }), rec({ key: 1001, decodeTokensPerSecond: rate })];
+      return { ...c, requests: reqs, aggregates: [aggregateConfig(reqs, false)] };
+    };
+    const [config] = compareCampaigns(two(a, 100), two(b, 120)).configs;
+    expect(config!.decodeRatioCi95![0]).toBeCloseTo(1.2, 12);
+    expect(config!.decodeRatioCi95![1]).toBeCloseTo(1.2, 12);
   });
 });
