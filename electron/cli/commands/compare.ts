@@ -112,7 +112,6 @@ type Side =
   | { readonly kind: 'run'; readonly rows: readonly ComparableResponse[]; readonly label: string | null; readonly cut: CutCount | null }
   | { readonly kind: 'campaign'; readonly campaign: PerfCampaignDetail };
 
-
 /** A verified ZIP as one side: a result ZIP's re-scored responses or a campaign ZIP's campaign; null after saying why not. */
 async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Promise<Side | null> {
   const entries = await readZipEntries(path.resolve(file));
