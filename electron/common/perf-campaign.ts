@@ -77,16 +77,22 @@ export interface PerfConfigAggregate {
   readonly expertEvictions: number;
 }
 
-/** Aggregates one configuration's requests (in any order: every figure is order-free). */
-export function aggregateConfig(requests: readonly PerfRequestRecord[], onCpu: boolean): PerfConfigAggregate {
-  let decodeTokens = 0;
-  let decodeSeconds = 0;
+/** Decode tokens (after each request's first) and their seconds, over the requests with two tokens or more. */
+function decodeTotals(requests: readonly PerfRequestRecord[]): { tokens: number; seconds: number } {
+  let tokens = 0;
+  let seconds = 0;
   for (const r of requests) {
     if (r.tokens >= 2 && r.decodeTokensPerSecond > 0) {
-      decodeTokens += r.tokens - 1;
-      decodeSeconds += (r.tokens - 1) / r.decodeTokensPerSecond;
+      tokens += r.tokens - 1;
+      seconds += (r.tokens - 1) / r.decodeTokensPerSecond;
     }
   }
+  return { tokens, seconds };
+}
+
+/** Aggregates one configuration's requests (in any order: every figure is order-free). */
+export function aggregateConfig(requests: readonly PerfRequestRecord[], onCpu: boolean): PerfConfigAggregate {
+  const { tokens: decodeTokens, seconds: decodeSeconds } = decodeTotals(requests);
   const sorted = (f: (r: PerfRequestRecord) => number) => requests.map(f).filter((v) => v >= 0).sort((a, b) => a - b);
   const ttft = sorted((r) => (r.tokens > 0 ? r.ttftMs : -1));
   const response = sorted((r) => r.responseMs);
@@ -187,6 +193,8 @@ export interface PerfConfigComparison {
   readonly decodeRatioCi95: readonly [number, number] | null;
   /** B's TTFT p50 over A's (below 1: B answers sooner); null unless both have one. */
   readonly ttftRatio: number | null;
+  /** Its 95% interval (ttftRatioInterval), as decodeRatioCi95. */
+  readonly ttftRatioCi95: readonly [number, number] | null;
 }
 
 /** Two campaigns compared: every configuration label in A's order then B's, and what makes the ratios less like-for-like. */
@@ -197,51 +205,93 @@ export interface PerfComparison {
 }
 
 /**
- * The 95% interval of B's pooled decode rate over A's for one configuration: a seeded bootstrap over the prompts both
- * measured, each drawn prompt bringing all its blocks' requests on both sides (so a prompt that decodes slowly in
- * both stays paired). Null with fewer than two prompts in common or a side without decode time.
+ * A seeded bootstrap's 95% interval of `statistic(B) / statistic(A)` over the prompts both campaigns measured: each
+ * drawn prompt brings all its blocks' requests (`summary` of them), on both sides, so a prompt slow in both stays
+ * paired. Null with fewer than two prompts in common or a resample whose statistic is missing or 0 on A's side.
  */
-export function decodeRatioInterval(
+function pairedPromptRatioInterval<T>(
   a: readonly PerfRequestRecord[],
   b: readonly PerfRequestRecord[],
-  samples = BOOTSTRAP_SAMPLES,
-  seed = BOOTSTRAP_SEED,
+  summary: (requests: readonly PerfRequestRecord[]) => T,
+  statistic: (drawn: readonly T[]) => number | null,
+  samples: number,
+  seed: number,
 ): readonly [number, number] | null {
   const byKey = (requests: readonly PerfRequestRecord[]) => {
-    const m = new Map<number, { tokens: number; seconds: number }>();
-    for (const r of requests) {
-      if (r.tokens < 2 || !(r.decodeTokensPerSecond > 0)) continue;
-      const t = m.get(r.key) ?? { tokens: 0, seconds: 0 };
-      t.tokens += r.tokens - 1;
-      t.seconds += (r.tokens - 1) / r.decodeTokensPerSecond;
-      m.set(r.key, t);
-    }
+    const m = new Map<number, PerfRequestRecord[]>();
+    for (const r of requests) m.set(r.key, [...(m.get(r.key) ?? []), r]);
     return m;
   };
   const ka = byKey(a);
   const kb = byKey(b);
   const keys = [...ka.keys()].filter((k) => kb.has(k));
   if (keys.length < 2) return null;
-  const pa = keys.map((k) => ka.get(k)!);
-  const pb = keys.map((k) => kb.get(k)!);
+  const sa = keys.map((k) => summary(ka.get(k)!));
+  const sb = keys.map((k) => summary(kb.get(k)!));
   const rand = prng(seed);
   const ratios: number[] = [];
+  const da: T[] = [];
+  const db: T[] = [];
   for (let s = 0; s < samples; s++) {
-    let ta = 0;
-    let sa = 0;
-    let tb = 0;
-    let sb = 0;
+    da.length = 0;
+    db.length = 0;
     for (let i = 0; i < keys.length; i++) {
       const j = Math.floor(rand() * keys.length);
-      ta += pa[j]!.tokens;
-      sa += pa[j]!.seconds;
-      tb += pb[j]!.tokens;
-      sb += pb[j]!.seconds;
+      da.push(sa[j]!);
+      db.push(sb[j]!);
     }
-    ratios.push(tb / sb / (ta / sa));
+    const x = statistic(da);
+    const y = statistic(db);
+    if (x === null || y === null || !(x > 0)) return null;
+    ratios.push(y / x);
   }
-  ratios.sort((x, y) => x - y);
+  ratios.sort((u, v) => u - v);
   return [quantile(ratios, 0.025), quantile(ratios, 0.975)];
+}
+
+/** The 95% interval of B's pooled decode rate over A's for one configuration (pairedPromptRatioInterval). */
+export function decodeRatioInterval(
+  a: readonly PerfRequestRecord[],
+  b: readonly PerfRequestRecord[],
+  samples = BOOTSTRAP_SAMPLES,
+  seed = BOOTSTRAP_SEED,
+): readonly [number, number] | null {
+  // As aggregateConfig pools it: every drawn prompt's decode tokens over their seconds.
+  const pooled = (drawn: readonly { tokens: number; seconds: number }[]) => {
+    let tokens = 0;
+    let seconds = 0;
+    for (const d of drawn) {
+      tokens += d.tokens;
+      seconds += d.seconds;
+    }
+    return seconds > 0 ? tokens / seconds : null;
+  };
+  return pairedPromptRatioInterval(a, b, decodeTotals, pooled, samples, seed);
+}
+
+/** The 95% interval of B's TTFT p50 over A's for one configuration (pairedPromptRatioInterval). */
+export function ttftRatioInterval(
+  a: readonly PerfRequestRecord[],
+  b: readonly PerfRequestRecord[],
+  samples = BOOTSTRAP_SAMPLES,
+  seed = BOOTSTRAP_SEED,
+): readonly [number, number] | null {
+  // As aggregateConfig takes it: the TTFTs of requests that produced a token.
+  const ttfts = (requests: readonly PerfRequestRecord[]) => requests.filter((r) => r.tokens > 0 && r.ttftMs >= 0).map((r) => r.ttftMs);
+  // One buffer for every resample: a typed array sorts numbers without a comparator, 20,000 times a configuration.
+  let buffer = new Float64Array(64);
+  const median = (drawn: readonly number[][]) => {
+    let n = 0;
+    for (const d of drawn) n += d.length;
+    if (n === 0) return null;
+    if (buffer.length < n) buffer = new Float64Array(n);
+    let i = 0;
+    for (const d of drawn) for (const x of d) buffer[i++] = x;
+    const sorted = buffer.subarray(0, n).sort();
+    const mid = (n - 1) / 2;
+    return (sorted[Math.floor(mid)]! + sorted[Math.ceil(mid)]!) / 2;
+  };
+  return pairedPromptRatioInterval(a, b, ttfts, median, samples, seed);
 }
 
 /** Compares two campaigns configuration by configuration (their aggregates as stored, matched by label). */
@@ -258,10 +308,11 @@ export function compareCampaigns(a: PerfCampaignDetail, b: PerfCampaignDetail): 
     const x = ia === undefined ? null : (a.aggregates[ia] ?? null);
     const y = ib === undefined ? null : (b.aggregates[ib] ?? null);
     const decodeRatio = ratio(x?.decodeTokensPerSecond, y?.decodeTokensPerSecond);
+    const ttftRatio = ratio(x?.ttftMsP50, y?.ttftMsP50);
     return {
-      label, a: x, b: y, decodeRatio,
+      label, a: x, b: y, decodeRatio, ttftRatio,
       decodeRatioCi95: decodeRatio === null ? null : decodeRatioInterval(requestsOf(a, ia), requestsOf(b, ib)),
-      ttftRatio: ratio(x?.ttftMsP50, y?.ttftMsP50),
+      ttftRatioCi95: ttftRatio === null ? null : ttftRatioInterval(requestsOf(a, ia), requestsOf(b, ib)),
     };
   });
   const differences: string[] = [];

@@ -555,8 +555,9 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     // The same figures for the same configuration; B measured no 4 GiB configuration.
     expect(await compared.nth(0).textContent()).toMatch(/^full residency([\d.]+) tok\/s\1 tok\/s1\.00x/);
     expect(await compared.nth(2).textContent()).toMatch(/^4 GiB expertsnot measured[\d.]+ tok\/s—/);
-    // The decode ratio's 95% interval over the 12 prompts both measured: the fake measures the same rates each time.
+    // Each ratio's 95% interval over the 12 prompts both measured: the fake measures the same figures each time.
     expect(await compared.nth(0).getByTestId('decode-ratio-ci').textContent()).toBe('1.00–1.00x');
+    expect(await compared.nth(0).getByTestId('ttft-ratio-ci').textContent()).toBe('1.00–1.00x');
     expect(await compared.nth(2).getByTestId('decode-ratio-ci').count()).toBe(0);
     expect(await page.getByTestId('campaign-differences').count()).toBe(0);
     // The shown campaign (A) labelled: the list and the comparison name it.

@@ -27,8 +27,8 @@ const USAGE = `usage: horizon compare A B [--key K] [--json] [--db FILE] [--data
   A, B        stored runs (horizon export --list lists them) or result ZIPs (names ending in .zip, from this machine or
               another); a ZIP is verified first (as horizon verify does) and compared by its re-scored verdicts;
               B is read as the change from A. Or two performance campaigns, stored (by id) or campaign ZIPs (verified
-              first): each configuration's decode rate and TTFT p50 side by side, B over A, with the decode ratio's
-              95% interval (a seeded bootstrap over the prompts both measured)
+              first): each configuration's decode rate and TTFT p50 side by side, B over A with its 95% interval
+              (a seeded bootstrap over the prompts both measured)
   --key K     one prompt's two responses instead: their verdicts, the words both share and each side's text from
               the word where they part (--json: {key, prompt, a, b, divergence})
   --json      print {runA, runB, labelA, labelB, cutA, cutB, common, promptStrict, promptLoose, instructionStrict,
@@ -133,25 +133,27 @@ async function zipSide(file: string, inputs: () => Promise<VerifierInputs>): Pro
 
 const rate = (v: number | null | undefined) => (v == null ? '—' : `${v.toFixed(1)} tok/s`);
 const ms = (v: number | null | undefined) => (v == null ? '—' : `${v.toFixed(0)} ms`);
-const times = (v: number | null) => (v === null ? '—' : `${v.toFixed(2)}x`);
+/** A ratio with its 95% interval when it has one: "1.10x 1.03-1.17". */
+const times = (v: number | null, ci: readonly [number, number] | null) =>
+  v === null ? '—' : `${v.toFixed(2)}x${ci === null ? '' : ` ${ci[0].toFixed(2)}-${ci[1].toFixed(2)}`}`;
 
 /** Two campaigns' configurations side by side, then every way they did not measure the same thing. */
 export function formatCampaignComparison(a: PerfCampaignDetail, b: PerfCampaignDetail, c: PerfComparison): string {
   const width = Math.max(13, ...c.configs.map((x) => x.label.length));
-  const row = (cells: readonly string[]) => `  ${cells[0]!.padEnd(width)}  ${cells.slice(1).map((x) => x.padStart(13)).join('  ')}`;
+  const widths = [13, 13, 16, 13, 13, 16];
+  const row = (cells: readonly string[]) => `  ${cells[0]!.padEnd(width)}  ${cells.slice(1).map((x, i) => x.padStart(widths[i]!)).join('  ')}`;
   return [
     `A ${namedRun(a.id, a.label)} (${a.deviceLabel})  ->  B ${namedRun(b.id, b.label)} (${b.deviceLabel})`,
-    row(['configuration', 'decode A', 'decode B', 'B/A', 'B/A 95%', 'TTFT p50 A', 'TTFT p50 B', 'B/A']),
+    row(['configuration', 'decode A', 'decode B', 'B/A (95%)', 'TTFT p50 A', 'TTFT p50 B', 'B/A (95%)']),
     ...c.configs.map((x) =>
       row([
         x.label,
         x.a ? rate(x.a.decodeTokensPerSecond) : 'not measured',
         x.b ? rate(x.b.decodeTokensPerSecond) : 'not measured',
-        times(x.decodeRatio),
-        x.decodeRatioCi95 === null ? '—' : `${x.decodeRatioCi95[0].toFixed(2)}-${x.decodeRatioCi95[1].toFixed(2)}x`,
+        times(x.decodeRatio, x.decodeRatioCi95),
         ms(x.a?.ttftMsP50),
         ms(x.b?.ttftMsP50),
-        times(x.ttftRatio),
+        times(x.ttftRatio, x.ttftRatioCi95),
       ]),
     ),
     ...(c.differences.length ? [`not like for like: ${c.differences.join('; ')}`] : []),

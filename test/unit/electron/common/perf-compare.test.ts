@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { aggregateConfig, compareCampaigns, decodeRatioInterval, type PerfCampaignDetail, type PerfRequestRecord } from '../../../../electron/common/perf-campaign.js';
+import { aggregateConfig, compareCampaigns, decodeRatioInterval, ttftRatioInterval, type PerfCampaignDetail, type PerfRequestRecord } from '../../../../electron/common/perf-campaign.js';
 
 const rec = (over: Partial<PerfRequestRecord>): PerfRequestRecord => ({
   config: 0, block: 0, key: 1000, promptTokens: 10, tokens: 101, ttftMs: 20, decodeTokensPerSecond: 100, responseMs: 1000,
@@ -105,5 +105,25 @@ describe('decodeRatioInterval', () => {
     const [config] = compareCampaigns(two(a, 100), two(b, 120)).configs;
     expect(config!.decodeRatioCi95![0]).toBeCloseTo(1.2, 12);
     expect(config!.decodeRatioCi95![1]).toBeCloseTo(1.2, 12);
+  });
+});
+
+describe('ttftRatioInterval', () => {
+  const requests = (ttfts: Record<number, readonly number[]>) =>
+    Object.entries(ttfts).flatMap(([key, perBlock]) => perBlock.map((ttftMs, block) => rec({ key: Number(key), block, ttftMs })));
+
+  it("is the exact ratio when every request's TTFT moves by it, and lies within the drawn medians' reach", () => {
+    expect(ttftRatioInterval(requests({ 1000: [40, 44], 1001: [20, 22] }), requests({ 1000: [20, 22], 1001: [10, 11] }))).toEqual([0.5, 0.5]);
+    // A's TTFTs all 40 ms; B's per prompt 30, 40 or 50 ms: every resampled median is one of those, so the ratio is 0.75..1.25.
+    const ci = ttftRatioInterval(requests({ 1000: [40, 40], 1001: [40, 40], 1005: [40, 40] }), requests({ 1000: [30, 30], 1001: [40, 40], 1005: [50, 50] }))!;
+    expect(ci[0]).toBeGreaterThanOrEqual(0.75);
+    expect(ci[1]).toBeLessThanOrEqual(1.25);
+    expect(ci[0]).toBeLessThan(ci[1]);
+  });
+
+  it('leaves out requests without a token, and gives none for one prompt in common', () => {
+    const a = [...requests({ 1000: [40], 1001: [20] }), rec({ key: 1001, block: 1, tokens: 0, ttftMs: 1 })];
+    expect(ttftRatioInterval(a, requests({ 1000: [80], 1001: [40] }))).toEqual([2, 2]);
+    expect(ttftRatioInterval(requests({ 1000: [40] }), requests({ 1000: [20] }))).toBeNull();
   });
 });

@@ -40,9 +40,9 @@ describe('horizon compare with campaigns', () => {
       errOut: '',
       out: [
         'A perf-here (CPU)  ->  B perf-4090 "RTX 4090 run" (CUDA: NVIDIA RTX 4090)',
-        '  configuration        decode A       decode B            B/A        B/A 95%     TTFT p50 A     TTFT p50 B            B/A',
+        '  configuration        decode A       decode B         B/A (95%)     TTFT p50 A     TTFT p50 B         B/A (95%)',
         // One prompt each: no interval.
-        '  full residency     25.0 tok/s    100.0 tok/s          4.00x              —          40 ms          10 ms          0.25x',
+        '  full residency     25.0 tok/s    100.0 tok/s             4.00x          40 ms          10 ms             0.25x',
       ].join('\n'),
     });
     const json = await captureConsole(() => run([zip('here'), zip('4090'), '--json', '--data-dir', dataDir]));
@@ -62,14 +62,14 @@ describe('horizon compare with campaigns', () => {
     });
   });
 
-  it("prints the decode ratio's 95% interval where there is one", () => {
+  it("prints each ratio's 95% interval where there is one", () => {
     const campaign = { id: 'perf-a', label: null, deviceLabel: 'CPU' } as unknown as Parameters<typeof formatCampaignComparison>[0];
     const aggregate = { decodeTokensPerSecond: 100, ttftMsP50: 40 } as unknown as NonNullable<Parameters<typeof formatCampaignComparison>[2]['configs'][number]['a']>;
     const out = formatCampaignComparison(campaign, { ...campaign, id: 'perf-b' }, {
-      configs: [{ label: 'full residency', a: aggregate, b: { ...aggregate, decodeTokensPerSecond: 110 }, decodeRatio: 1.1, decodeRatioCi95: [1.034, 1.171], ttftRatio: 1 }],
+      configs: [{ label: 'full residency', a: aggregate, b: { ...aggregate, decodeTokensPerSecond: 110 }, decodeRatio: 1.1, decodeRatioCi95: [1.034, 1.171], ttftRatio: 1, ttftRatioCi95: [0.95, 1.05] }],
       differences: [],
     });
-    expect(out.split('\n')[2]).toBe('  full residency    100.0 tok/s    110.0 tok/s          1.10x     1.03-1.17x          40 ms          40 ms          1.00x');
+    expect(out.split('\n')[2]).toBe('  full residency    100.0 tok/s    110.0 tok/s   1.10x 1.03-1.17          40 ms          40 ms   1.00x 0.95-1.05');
   });
 });
 
