@@ -1,6 +1,7 @@
 import path from 'node:path';
 
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
+import { wilsonInterval } from '../../common/accuracy-intervals.js';
 import { instructionArgsText } from '../../common/instruction-args.js';
 import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/model-ref.js';
@@ -63,10 +64,12 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
     d.accuracies ? formatAccuracies(d.accuracies) : 'no prompts scored',
     ...(d.intervals ? [formatIntervals(d.intervals)] : []),
     figures,
-    ...(d.byInstruction.length > 0 ? ['by instruction (strict, loose, of n):'] : []),
-    ...d.byInstruction.map(
-      (r) => `  ${r.instructionId.padEnd(width)}  ${pct(r.strictPassed, r.count)}  ${pct(r.loosePassed, r.count)}  n ${String(r.count).padStart(3)}`,
-    ),
+    ...(d.byInstruction.length > 0 ? ['by instruction (strict, loose, of n; strict 95% interval, as the chart draws it):'] : []),
+    ...d.byInstruction.map((r) => {
+      const ci = r.count > 0 ? wilsonInterval(r.strictPassed / r.count, r.count) : null;
+      const interval = ci === null ? '' : `  ${(100 * ci[0]).toFixed(1)}-${(100 * ci[1]).toFixed(1)}%`;
+      return `  ${r.instructionId.padEnd(width)}  ${pct(r.strictPassed, r.count)}  ${pct(r.loosePassed, r.count)}  n ${String(r.count).padStart(3)}${interval}`;
+    }),
   ].join('\n');
 }
 

@@ -70,11 +70,12 @@ describe('horizon show', () => {
       '  prompt-level:      strict 6.1-79.2%  loose 6.1-79.2%',
       '  instruction-level: strict 2.2-73.8%  loose 2.2-73.8%',
     ].join('\n'));
-    expect(lines.slice(lines.indexOf('by instruction (strict, loose, of n):') + 1)).toEqual([
-      '  detectable_content:number_placeholders           0.0%    0.0%  n   1',
-      '  detectable_format:number_highlighted_sections    0.0%    0.0%  n   1',
-      '  length_constraints:number_words                  0.0%    0.0%  n   1',
-      '  punctuation:no_comma                            50.0%   50.0%  n   2',
+    // Each type's strict Wilson interval, worked by hand: 0 of 1 -> 0-79.3%, 1 of 2 -> 9.5-90.5%.
+    expect(lines.slice(lines.indexOf('by instruction (strict, loose, of n; strict 95% interval, as the chart draws it):') + 1)).toEqual([
+      '  detectable_content:number_placeholders           0.0%    0.0%  n   1  0.0-79.3%',
+      '  detectable_format:number_highlighted_sections    0.0%    0.0%  n   1  0.0-79.3%',
+      '  length_constraints:number_words                  0.0%    0.0%  n   1  0.0-79.3%',
+      '  punctuation:no_comma                            50.0%   50.0%  n   2  9.5-90.5%',
     ]);
     const json = await show(['run-a', '--json']);
     expect(JSON.parse(json.out)).toMatchObject({ id: 'run-a', label: 'baseline g32', done: 3, total: 3, accuracies: { promptStrict: 1 / 3 } });
