@@ -37,6 +37,11 @@ export function wilsonInterval(p: number, n: number, z = Z95): Interval {
   return [Math.max(0, center - half), Math.min(1, center + half)];
 }
 
+/** The Wilson interval of `passed` of `count` (an instruction type's pass rate); null when there were none. */
+export function passRateInterval(passed: number, count: number): Interval | null {
+  return count > 0 ? wilsonInterval(passed / count, count) : null;
+}
+
 /**
  * Instruction-level interval from each prompt's (passed, count): the Wilson interval over the effective number of
  * instructions, p(1 - p) over the cluster-robust variance n/(n-1) * sum (passed_i - p count_i)^2 / (sum count)^2,

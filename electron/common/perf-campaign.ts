@@ -219,7 +219,11 @@ function pairedPromptRatioInterval<T>(
 ): readonly [number, number] | null {
   const byKey = (requests: readonly PerfRequestRecord[]) => {
     const m = new Map<number, PerfRequestRecord[]>();
-    for (const r of requests) m.set(r.key, [...(m.get(r.key) ?? []), r]);
+    for (const r of requests) {
+      const list = m.get(r.key);
+      if (list) list.push(r);
+      else m.set(r.key, [r]);
+    }
     return m;
   };
   const ka = byKey(a);
@@ -309,10 +313,12 @@ export function compareCampaigns(a: PerfCampaignDetail, b: PerfCampaignDetail): 
     const y = ib === undefined ? null : (b.aggregates[ib] ?? null);
     const decodeRatio = ratio(x?.decodeTokensPerSecond, y?.decodeTokensPerSecond);
     const ttftRatio = ratio(x?.ttftMsP50, y?.ttftMsP50);
+    const ra = requestsOf(a, ia);
+    const rb = requestsOf(b, ib);
     return {
       label, a: x, b: y, decodeRatio, ttftRatio,
-      decodeRatioCi95: decodeRatio === null ? null : decodeRatioInterval(requestsOf(a, ia), requestsOf(b, ib)),
-      ttftRatioCi95: ttftRatio === null ? null : ttftRatioInterval(requestsOf(a, ia), requestsOf(b, ib)),
+      decodeRatioCi95: decodeRatio === null ? null : decodeRatioInterval(ra, rb),
+      ttftRatioCi95: ttftRatio === null ? null : ttftRatioInterval(ra, rb),
     };
   });
   const differences: string[] = [];

@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
-import { wilsonInterval } from '../../common/accuracy-intervals.js';
+import { passRateInterval } from '../../common/accuracy-intervals.js';
 import { instructionArgsText } from '../../common/instruction-args.js';
 import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
 import { weightsLabel } from '../../common/model-ref.js';
@@ -9,7 +9,7 @@ import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
-import { formatAccuracies, formatIntervals } from '../../main/jobs/run-accuracies.js';
+import { formatAccuracies, formatIntervals, formatRange } from '../../main/jobs/run-accuracies.js';
 import { responseDetail, runDetail, toResponseRow } from '../../main/services/runs-service.js';
 import { indent, verdictWord } from '../cli-text.js';
 import { dataDirOption, keyOption, parseCommandArgs, usageError } from '../command-args.js';
@@ -66,8 +66,8 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
     figures,
     ...(d.byInstruction.length > 0 ? ['by instruction (strict, loose, of n; strict 95% interval, as the chart draws it):'] : []),
     ...d.byInstruction.map((r) => {
-      const ci = r.count > 0 ? wilsonInterval(r.strictPassed / r.count, r.count) : null;
-      const interval = ci === null ? '' : `  ${(100 * ci[0]).toFixed(1)}-${(100 * ci[1]).toFixed(1)}%`;
+      const ci = passRateInterval(r.strictPassed, r.count);
+      const interval = ci === null ? '' : `  ${formatRange(ci)}`;
       return `  ${r.instructionId.padEnd(width)}  ${pct(r.strictPassed, r.count)}  ${pct(r.loosePassed, r.count)}  n ${String(r.count).padStart(3)}${interval}`;
     }),
   ].join('\n');

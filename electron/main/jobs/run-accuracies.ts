@@ -32,12 +32,14 @@ export function runIntervals(responses: ResponseRepo, runId: string): AccuracyIn
   return accuracyIntervals(responses.promptInstructionCounts(runId));
 }
 
+/** An interval in percent as the CLI writes it: "23.7-76.3%". */
+export const formatRange = (r: Interval): string => `${(100 * r[0]).toFixed(1)}-${(100 * r[1]).toFixed(1)}%`;
+
 /** The accuracies' 95% intervals, under formatAccuracies' lines and in its columns. */
 export function formatIntervals(i: AccuracyIntervals): string {
-  const range = (r: Interval) => `${(100 * r[0]).toFixed(1)}-${(100 * r[1]).toFixed(1)}%`;
   return [
     '95% intervals (prompts: Wilson; instructions: clustered by prompt):',
-    `  prompt-level:      strict ${range(i.promptStrict)}  loose ${range(i.promptLoose)}`,
-    `  instruction-level: strict ${range(i.instructionStrict)}  loose ${range(i.instructionLoose)}`,
+    `  prompt-level:      strict ${formatRange(i.promptStrict)}  loose ${formatRange(i.promptLoose)}`,
+    `  instruction-level: strict ${formatRange(i.instructionStrict)}  loose ${formatRange(i.instructionLoose)}`,
   ].join('\n');
 }

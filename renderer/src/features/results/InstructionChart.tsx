@@ -1,6 +1,6 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
 
-import { wilsonInterval } from '../../../../electron/common/accuracy-intervals.js';
+import { passRateInterval } from '../../../../electron/common/accuracy-intervals.js';
 import type { InstructionTypeRow } from '../../../../electron/common/ipc-contract.js';
 import { BreakableId } from '../../components/BreakableId.js';
 
@@ -16,13 +16,12 @@ function percent(passed: number, count: number): number {
 
 /** The strict accuracy's 95% Wilson interval in percent, for the whisker over the bars: a small n says little. */
 function strictInterval(r: InstructionTypeRow): readonly [number, number] | null {
-  if (!r.count) return null;
-  const [low, high] = wilsonInterval(r.strictPassed / r.count, r.count);
-  return [100 * low, 100 * high];
+  const ci = passRateInterval(r.strictPassed, r.count);
+  return ci && [100 * ci[0], 100 * ci[1]];
 }
 
 /** The row's counts in words, for screen readers and the row's button. */
-export function rowWords(r: InstructionTypeRow): string {
+function rowWords(r: InstructionTypeRow): string {
   const ci = strictInterval(r);
   const interval = ci ? ` (95% interval ${ci[0].toFixed(0)}–${ci[1].toFixed(0)}%)` : '';
   return `strict ${r.strictPassed} of ${r.count}${interval}, loose ${r.loosePassed} of ${r.count}`;

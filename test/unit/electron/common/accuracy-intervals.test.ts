@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { accuracyIntervals, clusteredInterval, wilsonInterval } from '../../../../electron/common/accuracy-intervals.js';
+import { accuracyIntervals, clusteredInterval, passRateInterval, wilsonInterval } from '../../../../electron/common/accuracy-intervals.js';
 
 const close = (actual: readonly [number, number], expected: readonly [number, number], digits = 4) => {
   expect(actual[0]).toBeCloseTo(expected[0], digits);
@@ -25,6 +25,14 @@ describe('wilsonInterval', () => {
     const width = (n: number) => wilsonInterval(0.4, n)[1] - wilsonInterval(0.4, n)[0];
     expect(width(541)).toBeLessThan(width(100));
     expect(() => wilsonInterval(0.5, 0)).toThrow('n must be positive');
+  });
+});
+
+describe('passRateInterval', () => {
+  it('is the Wilson interval of passed over count, and none without a count', () => {
+    close(passRateInterval(5, 10)!, [0.2366, 0.7634]);
+    close(passRateInterval(0, 10)!, [0, 0.2775]);
+    expect(passRateInterval(0, 0)).toBeNull();
   });
 });
 
