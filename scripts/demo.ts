@@ -134,6 +134,12 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
       `5. INT4 against BF16 on the same tokens (first ${quality.prompts} prompts, ${quality.positions} positions) in ${seconds(tq)}: ` +
         `top-1 agreement ${(100 * quality.top1Agreement).toFixed(2)}%, mean KL ${quality.meanKl.toExponential(2)} nats`,
     );
+    if (!quality.q4_0) throw new Error('the quality check left out its Q4_0 point of comparison');
+    const q = quality.q4_0;
+    console.log(
+      `   llama.cpp's Q4_0 on the same experts and tokens: top-1 agreement ${(100 * q.top1Agreement).toFixed(2)}%, ` +
+        `mean KL ${q.meanKl.toExponential(2)} nats (INT4's is ${(quality.meanKl / q.meanKl).toFixed(2)}x)`,
+    );
     const qualityFile = qualityReportFile(prepared.modelDir, prepared.packedDir);
     console.log(`\nfiles:\n  database    ${dbFile}\n  result ZIP  ${zip.path}\n  model       ${prepared.modelDir}\n  INT4 check  ${qualityFile}`);
     console.log(`check it yourself: npx horizon verify ${zip.path}`);

@@ -135,20 +135,29 @@ export interface QualityPromptResult {
   readonly firstDivergence: number | null;
 }
 
-/** The INT4-vs-BF16 quality check over the INT4 weights' greedy responses, teacher-forced through both. */
-export interface QualityReport {
-  readonly prompts: number;
-  /** Response positions compared over all prompts. */
-  readonly positions: number;
+/** How close one weight set's next-token distributions come to BF16's over the compared positions. */
+export interface QualityAgreement {
   readonly top1Agreement: number;
-  /** KL(BF16 || INT4) in nats, mean and 99th percentile over positions. */
+  /** KL(BF16 || these weights) in nats, mean and 99th percentile over positions. */
   readonly meanKl: number;
   readonly p99Kl: number;
   readonly meanAbsLogitDiff: number;
+}
+
+/** The INT4-vs-BF16 quality check over the INT4 weights' greedy responses, teacher-forced through both. */
+export interface QualityReport extends QualityAgreement {
+  readonly prompts: number;
+  /** Response positions compared over all prompts. */
+  readonly positions: number;
   /** Prompts whose whole INT4 response BF16's greedy decoding would have chosen too. */
   readonly promptsWithoutDivergence: number;
   /** Median first divergence over the prompts that diverge; null when none does. */
   readonly medianFirstDivergence: number | null;
+  /**
+   * The point of comparison: the BF16 experts rounded as llama.cpp's Q4_0 rounds them (float activations, which
+   * favour it), over the same positions; null when the check left it out (or a report from before it was added).
+   */
+  readonly q4_0: QualityAgreement | null;
   readonly perPrompt: readonly QualityPromptResult[];
 }
 

@@ -69,6 +69,7 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     Napi::Object o = Napi::Object::New(env);
     o.Set("backend", rt::backend_kind_name(i.backend));
     o.Set("weights", rt::weights_kind_name(i.weights));
+    o.Set("expertRounding", rt::expert_rounding_name(i.rounding));
     o.Set("dir", i.dir);
     o.Set("groupSize", i.group_size);
     o.Set("hiddenSize", i.hidden_size);
@@ -295,6 +296,10 @@ Napi::Value load_model(const Napi::CallbackInfo & ci) {
   const std::string backend = get_string(o, "backend", "cpu");
   if (!rt::parse_backend_kind(backend, opts.backend)) {
     throw Napi::TypeError::New(env, "loadModel: unknown backend '" + backend + "' (expected cpu or cuda)");
+  }
+  const std::string rounding = get_string(o, "expertRounding", "none");
+  if (!rt::parse_expert_rounding(rounding, opts.rounding)) {
+    throw Napi::TypeError::New(env, "loadModel: unknown expertRounding '" + rounding + "' (expected none or q4_0)");
   }
   opts.threads = static_cast<int>(get_int(env, o, "loadModel", "threads", 0, 0, 1024));
   opts.max_context = static_cast<int>(get_int(env, o, "loadModel", "maxContext", 0, 0, INT_MAX_OPT));

@@ -1,6 +1,6 @@
 /**
  * What 4-bit experts cost in fidelity, per scheme, beside llama.cpp's Q4_0 (4.5 bits a weight: 32 weights per FP16
- * scale, d = max / -8, q = min(15, floor(x / d + 8.5)), as ggml's reference quantizer writes it):
+ * scale, d = max / -8, q = min(15, trunc(x / d + 8.5)), as ggml's reference quantizer writes it: test/reference/q4-0.ts):
  *  1. weight error (RMS of the dequantised weights' error / RMS of the weights) on Gaussian and Student-t (df 4)
  *     samples, with bits per weight;
  *  2. logits of a heavy-tailed random OLMoE (Student-t df 4 weights) through the native runtime: BF16 source
@@ -9,7 +9,7 @@
  *     run as F32 checkpoints of their dequantised experts (float activations, which favours them).
  * The quantisers come from the bit-exact TS reference of the packer (test/reference/qpacked.ts). Asserts nothing.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -17,29 +17,13 @@ import { pathToFileURL } from 'node:url';
 import { loadModel } from '../../electron/worker/runtime/binding.js';
 import type { WeightsKind } from '../../electron/worker/runtime/binding.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
-import { dequantizeQ4, EXPERT_WEIGHT, f16BitsToF32, f32ToF16Bits, quantizeQ4, tensorToFloat32 } from '../../test/reference/qpacked.js';
-import { readCheckpoint } from '../../test/reference/safetensors.js';
+import { writeExpertVariant } from '../../test/reference/expert-variant.js';
+import { q4_0RoundTrip } from '../../test/reference/q4-0.js';
+import { dequantizeQ4, f16BitsToF32, f32ToF16Bits, quantizeQ4 } from '../../test/reference/qpacked.js';
 import { makeTinyModel } from '../make-tiny-model.js';
 import { fillNormal, Prng, studentLevels } from '../lib/prng.js';
-import { writeSafetensorsFile } from '../lib/safetensors-writer.js';
-import type { TensorSource } from '../lib/safetensors-writer.js';
 
 type Scheme = { name: string; bits: number; roundTrip: (w: Float32Array, rows: number, cols: number) => Float32Array };
-
-function q4_0(w: Float32Array, rows: number, cols: number): Float32Array {
-  const out = new Float32Array(w.length);
-  for (let b = 0; b < (rows * cols) / 32; b++) {
-    let max = 0;
-    for (let i = b * 32; i < b * 32 + 32; i++) if (Math.abs(w[i]!) > Math.abs(max)) max = w[i]!;
-    const d = f16BitsToF32(f32ToF16Bits(max / -8));
-    const id = d !== 0 ? Math.fround(1 / d) : 0;
-    for (let i = b * 32; i < b * 32 + 32; i++) {
-      const q = Math.min(15, Math.floor(Math.fround(w[i]! * id) + 8.5));
-      out[i] = (q - 8) * d;
-    }
-  }
-  return out;
-}
 
 // qpacked-v1, the format before this one: symmetric, scale fp16(amax / 7), round half away from zero, group 128.
 function uniformV1(w: Float32Array, rows: number, cols: number): Float32Array {
@@ -63,7 +47,7 @@ const hq4 = (g: number) => (w: Float32Array, rows: number, cols: number) => {
 };
 
 const SCHEMES: Scheme[] = [
-  { name: 'llama.cpp Q4_0 (g32)', bits: 4.5, roundTrip: q4_0 },
+  { name: 'llama.cpp Q4_0 (g32)', bits: 4.5, roundTrip: (w) => q4_0RoundTrip(w) },
   { name: 'qpacked-v1 uniform amax/7 (g128)', bits: 4.125, roundTrip: uniformV1 },
   { name: 'qpacked-v2 hq4nl (g128)', bits: 4.125, roundTrip: hq4(128) },
   { name: 'qpacked-v2 hq4nl (g64)', bits: 4.25, roundTrip: hq4(64) },
@@ -93,17 +77,6 @@ function weightErrors(): { name: string; bits: number; gauss: number; t4: number
     gauss: relRms(s.roundTrip(gauss, 256, 1024), gauss),
     t4: relRms(s.roundTrip(t4, 256, 1024), t4),
   }));
-}
-
-/** A copy of `src` as F32 with every routed expert matrix replaced by its round trip through `scheme`. */
-function writeVariant(src: string, dst: string, scheme: Scheme): void {
-  const { tensors } = readCheckpoint(src);
-  const sources: TensorSource[] = [...tensors].map(([name, t]) => {
-    let values = tensorToFloat32(t);
-    if (EXPERT_WEIGHT.test(name)) values = scheme.roundTrip(values, t.shape[0]!, t.shape[1]!);
-    return { name, dtype: 'F32', shape: t.shape, write: (sink) => sink(new Uint8Array(values.buffer, values.byteOffset, values.byteLength)) };
-  });
-  writeSafetensorsFile(join(dst, 'model.safetensors'), sources);
 }
 
 async function logitsOf(dir: string, weights: WeightsKind, tokens: number[]): Promise<Float32Array[]> {
@@ -167,9 +140,7 @@ export async function bench(): Promise<unknown> {
     results.push({ name: 'qpacked-v2 hq4nl g32, native INT4 (8-bit activations)', ...compareLogits(await logitsOf(join(root, 'int4'), 'int4', tokens), ref) });
     for (const scheme of SCHEMES) {
       const dir = join(root, scheme.name.replace(/[^a-z0-9]+/gi, '-'));
-      mkdirSync(dir);
-      copyFileSync(join(model.dir, 'config.json'), join(dir, 'config.json'));
-      writeVariant(model.dir, dir, scheme);
+      writeExpertVariant(model.dir, dir, scheme.roundTrip);
       results.push({ name: `${scheme.name}, float activations`, ...compareLogits(await logitsOf(dir, 'bf16', tokens), ref) });
     }
     const q40 = results.find((r) => r.name.startsWith('llama.cpp Q4_0'))!;

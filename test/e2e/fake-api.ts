@@ -288,7 +288,8 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             quality: {
               format: 'horizon-quality-v1', createdAt: new Date(0).toISOString(), int4Dir: 'int4-g32', backend: 'cpu', limit: total, maxNewTokens: 128,
               prompts: total, positions: total * 128, top1Agreement: 0.95, meanKl: 0.01, p99Kl: 0.2, meanAbsLogitDiff: 0.05,
-              promptsWithoutDivergence: total / 2, medianFirstDivergence: 40, perPrompt: [],
+              promptsWithoutDivergence: total / 2, medianFirstDivergence: 40,
+              q4_0: { top1Agreement: 0.93, meanKl: 0.02, p99Kl: 0.3, meanAbsLogitDiff: 0.07 }, perPrompt: [],
             },
           };
           progress(total, 'done');

@@ -436,6 +436,17 @@ describe('renderer over horizon serve (fake services)', () => {
     await page.getByRole('button', { name: `Details of ${id}` }).click();
     await expect.poll(() => page.getByTestId('model-details').textContent()).toContain('qpacked-v2, hq4nl codebook, group 32: 4.5 bits a weight');
     await fullShot(page, path.join(shots, '9-model-details.png'));
+    // The INT4 quality check, with llama.cpp's Q4_0 on the same tokens beside it.
+    const quality = page.getByTestId('quality-card');
+    await quality.getByRole('button', { name: 'Check quality' }).click();
+    await expect.poll(() => quality.getByTestId('quality-q4_0').count()).toBe(1);
+    const rows = await quality.getByTestId('quality-q4_0').locator('tbody tr').allInnerTexts();
+    expect(rows.map((r) => r.split(/\s*\t\s*/))).toEqual([
+      ['INT4, this pack', '95.00%', '1.00e-2', '2.00e-1', '5.00e-2'],
+      ["llama.cpp's Q4_0, the same experts", '93.00%', '2.00e-2', '3.00e-1', '7.00e-2'],
+    ]);
+    expect(await quality.textContent()).toContain("INT4's mean KL is 0.50x Q4_0's: closer to BF16 than llama.cpp's Q4_0 on the same tokens.");
+    await quality.screenshot({ path: path.join(shots, '12-quality.png') });
     await page.getByRole('button', { name: `Delete ${id}` }).click();
     const confirm = page.getByTestId('delete-model-confirm');
     await expect.poll(() => confirm.count()).toBe(1);

@@ -12,7 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTinyModel } from '../../scripts/make-tiny-model.js';
 import type { TinyModel } from '../../scripts/make-tiny-model.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
+import { loadModel } from '../../electron/worker/runtime/binding.js';
 import { compareTeacherForced, klDivergence, quantileNearestRank, runQualityCheck } from '../../electron/worker/runtime/quality-check.js';
+import { writeExpertVariant } from '../reference/expert-variant.js';
+import { q4_0RoundTrip } from '../reference/q4-0.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 const CLI = join(REPO, 'scripts', 'horizon.mjs');
@@ -93,6 +96,36 @@ describe('quality check on the tiny model', () => {
     expect(r.perPrompt.map((p) => p.responseTokens)).toEqual([8, 8]);
   });
 
+  it("puts llama.cpp's Q4_0 on the same experts beside INT4, over the same positions", async () => {
+    const reference = { dir: model.dir, weights: 'bf16', backend: 'cpu' } as const;
+    const candidate = { dir: int4Dir, weights: 'int4', backend: 'cpu' } as const;
+    const r = await runQualityCheck({ reference, candidate, prompts, maxNewTokens: 8, stopTokens: [], q4_0: true });
+    expect(r.q4_0).not.toBeNull();
+    // The same figures from an F32 checkpoint of the experts rounded by the independent Q4_0 reference, over the INT4
+    // weights' own greedy responses.
+    const variant = join(root, 'q4_0-f32');
+    writeExpertVariant(model.dir, variant, (w) => q4_0RoundTrip(w));
+    const [bf16, q4, int4] = await Promise.all([reference, { ...reference, dir: variant }, candidate].map((s) => loadModel({ ...s, threads: 2 })));
+    try {
+      const sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
+      for (const p of prompts) {
+        const response = (await int4!.generate({ prompts: [p.tokenIds], maxNewTokens: 8, stopTokens: [] })).results[0]!.tokens;
+        const tokens = [...p.tokenIds, ...response];
+        compareTeacherForced(p.key, p.tokenIds.length, response, await bf16!.logits(tokens), await q4!.logits(tokens), sink);
+      }
+      expect(sink.kls).toHaveLength(r.positions);
+      expect(r.q4_0!.meanKl).toBeGreaterThan(0);
+      expect(r.q4_0!.meanKl).toBeCloseTo(sink.kls.reduce((a, b) => a + b, 0) / sink.kls.length, 12);
+      expect(r.q4_0!.p99Kl).toBe(quantileNearestRank(sink.kls, 0.99));
+      expect(r.q4_0!.top1Agreement).toBe(sink.agree / sink.kls.length);
+      expect(r.q4_0!.meanAbsLogitDiff).toBeCloseTo(sink.absDiffSum / sink.absDiffCount, 12);
+    } finally {
+      for (const m of [bf16, q4, int4]) m?.close();
+    }
+    // Left out unless asked for.
+    expect((await runQualityCheck({ reference, candidate, prompts, maxNewTokens: 2, stopTokens: [] })).q4_0).toBeNull();
+  });
+
   it('horizon quality stores the report beside the model and prints it as JSON', () => {
     const out = execFileSync(process.execPath, [CLI, 'quality', '--model', model.dir, '--limit', '2', '--max-new-tokens', '4', '--input', IFEVAL, '--json'], {
       encoding: 'utf8',
@@ -101,6 +134,7 @@ describe('quality check on the tiny model', () => {
     const j = JSON.parse(out) as Record<string, unknown>;
     expect(Object.keys(j)).toEqual(expect.arrayContaining(['top1Agreement', 'meanKl', 'p99Kl', 'positions']));
     expect(j).toMatchObject({ format: 'horizon-quality-v1', int4Dir: 'int4-g32', prompts: 2, limit: 2, maxNewTokens: 4, backend: 'cpu' });
+    expect(Object.keys(j.q4_0 as object).sort()).toEqual(['meanAbsLogitDiff', 'meanKl', 'p99Kl', 'top1Agreement']);
     const file = join(model.dir, 'quality-int4-g32.json');
     expect(existsSync(file)).toBe(true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(j);
@@ -114,6 +148,18 @@ describe('quality check on the tiny model', () => {
     const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; done?: number; total?: number; file?: string });
     expect(lines.map((l) => [l.type, l.done, l.total])).toEqual([['progress', 0, 2], ['progress', 1, 2], ['progress', 2, 2], ['done', undefined, undefined]]);
     expect(lines.at(-1)!.file).toBe(join(model.dir, 'quality-int4-g32.json'));
+  });
+
+  it("horizon quality prints the Q4_0 comparison in words, and --no-q4-0 leaves it out", () => {
+    const run = (...extra: string[]) =>
+      execFileSync(process.execPath, [CLI, 'quality', '--model', model.dir, '--limit', '1', '--max-new-tokens', '3', '--input', IFEVAL, ...extra], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    const text = run();
+    expect(text).toMatch(/llama\.cpp's Q4_0 on the same experts \(float activations\), over the same positions:\n {2}top-1 agreement \d+\.\d\d%\n {2}KL\(BF16 \|\| Q4_0\) mean \d\.\d{3}e-?\d+ nats, p99 \S+; INT4's mean KL is \d+\.\d\dx Q4_0's\n/);
+    const without = run('--no-q4-0', '--json');
+    expect((JSON.parse(without) as { q4_0: unknown }).q4_0).toBeNull();
   });
 
   it('horizon quality refuses a folder without both weight sets', () => {

@@ -7,21 +7,36 @@ import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
 import { qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../main/prep/quality-report.js';
+import type { QualityReport } from '../../common/ipc-contract.js';
 import { runQualityCheck } from '../../worker/runtime/quality-check.js';
 import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'INT4 against BF16 on the same tokens: top-1 agreement, KL, logit differences, first divergence';
 
 const USAGE = `usage: horizon quality --model DIR [--limit N] [--max-new-tokens N] [--backend cpu|cuda] [--threads N] [--json]
-                       [--input FILE] [--data-dir DIR]
+                       [--no-q4-0] [--input FILE] [--data-dir DIR]
   DIR               a prepared model (or a checkpoint folder with its int4-gN/ pack): both weight sets are needed
   --limit           the first N IFEval prompts (default 32)
   --max-new-tokens  length of each INT4 response the comparison runs over (default 128)
   --backend         where the INT4 weights run (default cpu); the BF16 weights always run on the CPU
+  --no-q4-0         leave out the point of comparison: the BF16 experts rounded as llama.cpp's Q4_0 rounds them,
+                    run over the same tokens on the CPU (a third pass, about as long as the BF16 one)
   --input           IFEval input_data.jsonl (default <data dir>/assets/ifeval/input_data.jsonl)
   --json            print the report as JSON (keys top1Agreement, meanKl, p99Kl, positions, ...)
   --progress-json   one JSON object a line: {"type":"progress",done,total,elapsedMs,etaMs}, then {"type":"done",file,...}
 The report is stored beside the model (quality-<int4 folder>.json), where the Models page shows it.`;
+
+/** The Q4_0 point of comparison beside INT4's figures: what users would run instead, on the same tokens. */
+export function q4_0Lines(report: QualityReport): string {
+  const q = report.q4_0!;
+  return (
+    `llama.cpp's Q4_0 on the same experts (float activations), over the same positions:\n` +
+    `  top-1 agreement ${(100 * q.top1Agreement).toFixed(2)}%\n` +
+    `  KL(BF16 || Q4_0) mean ${q.meanKl.toExponential(3)} nats, p99 ${q.p99Kl.toExponential(3)}` +
+    (q.meanKl > 0 ? `; INT4's mean KL is ${(report.meanKl / q.meanKl).toFixed(2)}x Q4_0's` : '') +
+    `\n  mean |logit difference| ${q.meanAbsLogitDiff.toExponential(3)}`
+  );
+}
 
 export async function run(args: string[]): Promise<number> {
   const parsed = parseCommandArgs('quality', USAGE, args, {
@@ -33,6 +48,7 @@ export async function run(args: string[]): Promise<number> {
     input: { type: 'string' },
     'data-dir': { type: 'string' },
     json: { type: 'boolean' },
+    'no-q4-0': { type: 'boolean' },
     'progress-json': { type: 'boolean' },
   }, { required: ['model'] });
   if (typeof parsed === 'number') return parsed;
@@ -77,6 +93,7 @@ export async function run(args: string[]): Promise<number> {
       maxNewTokens,
       stopTokens: tokenizer.eosTokenIds,
       threads,
+      q4_0: !values['no-q4-0'],
       signal: cancel.signal,
       onProgress: (p) => {
         if (values['progress-json']) {
@@ -110,6 +127,7 @@ export async function run(args: string[]): Promise<number> {
           `  mean |logit difference| ${report.meanAbsLogitDiff.toExponential(3)}\n` +
           `  greedy decoding on BF16 agrees with the whole INT4 response in ${report.promptsWithoutDivergence} of ${report.prompts} prompts` +
           (report.medianFirstDivergence === null ? '' : `; elsewhere it first differs at response token ${report.medianFirstDivergence} (median)`) +
+          (report.q4_0 ? `\n${q4_0Lines(report)}` : '') +
           `\nstored in ${file}`,
       );
     }

@@ -28,7 +28,10 @@ export async function readQualityReport(file: string): Promise<StoredQualityRepo
     const r = JSON.parse(text) as Partial<StoredQualityReport>;
     const numbers = ['prompts', 'positions', 'top1Agreement', 'meanKl', 'p99Kl', 'meanAbsLogitDiff', 'promptsWithoutDivergence'] as const;
     if (r.format !== 'horizon-quality-v1' || !numbers.every((k) => typeof r[k] === 'number') || !Array.isArray(r.perPrompt)) return null;
-    return r as StoredQualityReport;
+    // Reports written before the Q4_0 comparison have none; one that is there must hold its four figures.
+    const q = (r.q4_0 ?? null) as Record<string, unknown> | null;
+    if (q !== null && !(['top1Agreement', 'meanKl', 'p99Kl', 'meanAbsLogitDiff'] as const).every((k) => typeof q[k] === 'number')) return null;
+    return { ...(r as StoredQualityReport), q4_0: r.q4_0 ?? null };
   } catch {
     return null;
   }

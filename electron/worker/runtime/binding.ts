@@ -59,12 +59,20 @@ export interface LoadModelOptions {
   readonly expertSlots?: number;
   /** CUDA device index; default 0. */
   readonly device?: number;
+  /**
+   * 'q4_0': BF16 source experts rounded as llama.cpp's Q4_0 rounds them, with float activations (bf16 weights on the
+   * CPU only): the quality check's point of comparison. Default 'none'.
+   */
+  readonly expertRounding?: ExpertRounding;
 }
+
+export type ExpertRounding = 'none' | 'q4_0';
 
 /** Static facts about a loaded model. */
 export interface NativeModelInfo {
   readonly backend: BackendKind;
   readonly weights: WeightsKind;
+  readonly expertRounding: ExpertRounding;
   readonly dir: string;
   /** INT4 group size (0 for bf16). */
   readonly groupSize: number;

@@ -2,10 +2,11 @@
  * The INT4-vs-BF16 quality check: for each prompt, the INT4 weights generate a greedy response; then both weight sets
  * run teacher-forced over the same tokens (prompt + that response) and their next-token distributions are compared at
  * every response position: top-1 agreement, KL(BF16 || INT4), mean |logit difference|, and where greedy decoding on
- * the BF16 weights would first have chosen another token.
+ * the BF16 weights would first have chosen another token. With `q4_0`, a third pass gives the same figures for the
+ * BF16 experts rounded as llama.cpp's Q4_0 rounds them: what INT4 costs beside what users would run instead.
  */
-import type { QualityPromptResult, QualityReport } from '../../common/ipc-contract.js';
-import type { BackendKind, NativeModel, WeightsKind } from './binding.js';
+import type { QualityAgreement, QualityPromptResult, QualityReport } from '../../common/ipc-contract.js';
+import type { BackendKind, ExpertRounding, NativeModel, WeightsKind } from './binding.js';
 import { loadModel } from './binding.js';
 
 export interface QualityModelSpec {
@@ -60,6 +61,26 @@ export function quantileNearestRank(values: readonly number[], q: number): numbe
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
+/** What one comparison's positions added up to so far. */
+export interface AgreementSink {
+  kls: number[];
+  absDiffSum: number;
+  absDiffCount: number;
+  agree: number;
+}
+
+const newSink = (): AgreementSink => ({ kls: [], absDiffSum: 0, absDiffCount: 0, agree: 0 });
+
+function agreement(sink: AgreementSink): QualityAgreement {
+  const positions = sink.kls.length;
+  return {
+    top1Agreement: positions ? sink.agree / positions : 1,
+    meanKl: positions ? sink.kls.reduce((a, b) => a + b, 0) / positions : 0,
+    p99Kl: quantileNearestRank(sink.kls, 0.99),
+    meanAbsLogitDiff: sink.absDiffCount ? sink.absDiffSum / sink.absDiffCount : 0,
+  };
+}
+
 /**
  * Compares the logits of `reference` and `candidate` at the response positions of each prompt: rows
  * promptTokens - 1 .. promptTokens + responseTokens - 2 predict the response tokens.
@@ -70,7 +91,7 @@ export function compareTeacherForced(
   response: readonly number[],
   reference: readonly Float32Array[],
   candidate: readonly Float32Array[],
-  sink: { kls: number[]; absDiffSum: number; absDiffCount: number; agree: number },
+  sink: AgreementSink,
 ): QualityPromptResult {
   let agree = 0;
   let klSum = 0;
@@ -99,18 +120,25 @@ export async function runQualityCheck(opts: {
   readonly maxNewTokens: number;
   readonly stopTokens: readonly number[];
   readonly threads?: number;
+  /** Also run the reference's experts rounded as llama.cpp's Q4_0 (a bf16 reference on the CPU). */
+  readonly q4_0?: boolean;
   readonly onProgress?: (p: QualityProgress) => void;
   readonly signal?: AbortSignal;
 }): Promise<QualityReport> {
   const started = Date.now();
   const maxContext = Math.max(...opts.prompts.map((p) => p.tokenIds.length)) + opts.maxNewTokens + 1;
-  const load = (s: QualityModelSpec) => loadModel({ dir: s.dir, weights: s.weights, backend: s.backend, maxContext, threads: opts.threads });
-  // Both models stay loaded: the reference is mapped (its pages are the OS's to drop), the candidate is the smaller.
+  const load = (s: QualityModelSpec, expertRounding: ExpertRounding = 'none') =>
+    loadModel({ dir: s.dir, weights: s.weights, backend: s.backend, maxContext, threads: opts.threads, expertRounding });
+  // Every model stays loaded: the reference is mapped (its pages are the OS's to drop, and the Q4_0 pass reads the
+  // same pages right after it), the candidate is the smaller.
   const candidate: NativeModel = await load(opts.candidate);
   let reference: NativeModel | undefined;
+  let q4_0: NativeModel | undefined;
   try {
     reference = await load(opts.reference);
-    const sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
+    if (opts.q4_0) q4_0 = await load(opts.reference, 'q4_0');
+    const sink = newSink();
+    const q4_0Sink = newSink();
     const perPrompt: QualityPromptResult[] = [];
     opts.onProgress?.({ done: 0, total: opts.prompts.length, elapsedMs: 0, etaMs: null });
     for (const [i, p] of opts.prompts.entries()) {
@@ -121,26 +149,25 @@ export async function runQualityCheck(opts: {
         perPrompt.push({ key: p.key, promptTokens: p.tokenIds.length, responseTokens: 0, top1Agreement: 1, meanKl: 0, firstDivergence: null });
       } else {
         const tokens = [...p.tokenIds, ...response];
-        const [refLogits, candLogits] = [await reference.logits(tokens), await candidate.logits(tokens)];
-        perPrompt.push(compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, candLogits, sink));
+        const refLogits = await reference.logits(tokens);
+        if (q4_0) compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink);
+        perPrompt.push(compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink));
       }
       const elapsedMs = Date.now() - started;
       opts.onProgress?.({ done: i + 1, total: opts.prompts.length, elapsedMs, etaMs: (elapsedMs / (i + 1)) * (opts.prompts.length - i - 1) });
     }
-    const positions = sink.kls.length;
     const diverged = perPrompt.filter((r) => r.firstDivergence !== null).map((r) => r.firstDivergence!);
     return {
       prompts: perPrompt.length,
-      positions,
-      top1Agreement: positions ? sink.agree / positions : 1,
-      meanKl: positions ? sink.kls.reduce((a, b) => a + b, 0) / positions : 0,
-      p99Kl: quantileNearestRank(sink.kls, 0.99),
-      meanAbsLogitDiff: sink.absDiffCount ? sink.absDiffSum / sink.absDiffCount : 0,
+      positions: sink.kls.length,
+      ...agreement(sink),
       promptsWithoutDivergence: perPrompt.length - diverged.length,
       medianFirstDivergence: diverged.length ? quantileNearestRank(diverged, 0.5) : null,
+      q4_0: q4_0 ? agreement(q4_0Sink) : null,
       perPrompt,
     };
   } finally {
+    q4_0?.close();
     reference?.close();
     candidate.close();
   }

@@ -39,6 +39,11 @@ struct rt_error {
 /** Source checkpoint (FP32 math over BF16/F16/F32) or a qpacked-v2 folder (INT4 routed experts). */
 enum class weights_kind { bf16, int4 };
 enum class backend_kind { cpu, cuda };
+/**
+ * How BF16 source experts are rounded before use: not at all, or as llama.cpp's Q4_0 rounds them (CPU only, float
+ * activations): the quality check's point of comparison.
+ */
+enum class expert_rounding { none, q4_0 };
 /** Why a prompt's generation ended; `none` only while it runs. */
 enum class finish_reason { none, stop, length, cancelled };
 
@@ -47,9 +52,11 @@ const char * rt_status_name(rt_status s);
 const char * weights_kind_name(weights_kind w);
 const char * backend_kind_name(backend_kind b);
 const char * finish_reason_name(finish_reason f);
+const char * expert_rounding_name(expert_rounding r);
 /** The kind named `name`; false when no kind has that name. */
 bool parse_weights_kind(const std::string & name, weights_kind & out);
 bool parse_backend_kind(const std::string & name, backend_kind & out);
+bool parse_expert_rounding(const std::string & name, expert_rounding & out);
 
 /** What to load and where to run it. */
 struct model_load_options {
@@ -62,12 +69,14 @@ struct model_load_options {
   int64_t expert_budget_bytes = 0;  // CUDA expert residency budget; 0 = backend default
   int expert_slots = 0;             // CUDA: GPU expert slots per layer (overrides the byte budget); 0 = unused
   int device = 0;                   // CUDA device index
+  expert_rounding rounding = expert_rounding::none;  // bf16 weights on the CPU only
 };
 
 /** Static facts about a loaded model. */
 struct model_info {
   backend_kind backend = backend_kind::cpu;
   weights_kind weights = weights_kind::bf16;
+  expert_rounding rounding = expert_rounding::none;
   std::string dir;
   int group_size = 0;
   int hidden_size = 0, intermediate_size = 0, num_hidden_layers = 0, num_attention_heads = 0, num_key_value_heads = 0;

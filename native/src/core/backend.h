@@ -55,6 +55,7 @@ struct backend_options {
   // up to 8 outputs under full residency, at 103 MB more device memory for OLMoE). HORIZON_CPU_LM_SCREEN=0 /
   // HORIZON_CUDA_LM_SCREEN=0 also turn it off.
   bool lm_head_screen = true;
+  expert_rounding rounding = expert_rounding::none;  // CPU, BF16 source experts: see rt-runtime.h
 };
 
 /** One sequence's share of a batched step. */

@@ -75,6 +75,7 @@ const char * rt_status_name(rt_status s) {
 }
 
 const char * weights_kind_name(weights_kind w) { return w == weights_kind::int4 ? "int4" : "bf16"; }
+const char * expert_rounding_name(expert_rounding r) { return r == expert_rounding::q4_0 ? "q4_0" : "none"; }
 const char * backend_kind_name(backend_kind b) { return b == backend_kind::cuda ? "cuda" : "cpu"; }
 
 const char * finish_reason_name(finish_reason f) {
@@ -111,6 +112,10 @@ bool parse_backend_kind(const std::string & name, backend_kind & out) {
   return parse_kind(name, {backend_kind::cpu, backend_kind::cuda}, backend_kind_name, out);
 }
 
+bool parse_expert_rounding(const std::string & name, expert_rounding & out) {
+  return parse_kind(name, {expert_rounding::none, expert_rounding::q4_0}, expert_rounding_name, out);
+}
+
 std::shared_ptr<model> rt_model_load(const model_load_options & options, rt_error & error) {
   error = rt_error{};
   std::unique_ptr<model_weights> weights = model_weights_load(options.dir, options.weights, error.message);
@@ -128,6 +133,19 @@ std::shared_ptr<model> rt_model_from_weights(std::unique_ptr<model_weights> weig
   m->options = options;
   // Resolved once, so the pool and what info() reports agree without reading the CPU topology again.
   if (m->options.threads <= 0) m->options.threads = default_cpu_threads();
+  if (options.rounding != expert_rounding::none) {
+    const model_config & c = weights->config;
+    if (weights->kind != weights_kind::bf16 || options.backend != backend_kind::cpu) {
+      fail(error, rt_status::unsupported, std::string("expert rounding '") + expert_rounding_name(options.rounding) +
+                                              "' needs a source checkpoint (weights 'bf16') on the CPU backend");
+      return nullptr;
+    }
+    if (c.hidden_size % 32 != 0 || c.intermediate_size % 32 != 0) {
+      fail(error, rt_status::unsupported, weights->dir + ": expert rounding '" + expert_rounding_name(options.rounding) +
+                                              "' needs hidden_size and intermediate_size divisible by 32");
+      return nullptr;
+    }
+  }
   m->weights = std::move(weights);
   backend_options bo;
   bo.threads = m->options.threads;
@@ -136,6 +154,7 @@ std::shared_ptr<model> rt_model_from_weights(std::unique_ptr<model_weights> weig
   bo.expert_budget_bytes = options.expert_budget_bytes;
   bo.expert_slots = options.expert_slots;
   bo.device = options.device;
+  bo.rounding = options.rounding;
   switch (options.backend) {
     case backend_kind::cpu:
       m->be = cpu_backend_create(*m->weights, bo, error);
@@ -157,6 +176,7 @@ model_info rt_model_info(const model & m) {
   const model_config & c = m.weights->config;
   i.backend = m.be->kind();
   i.weights = m.weights->kind;
+  i.rounding = m.options.rounding;
   i.dir = m.weights->dir;
   i.group_size = m.weights->group_size;
   i.hidden_size = c.hidden_size;

@@ -53,6 +53,7 @@ class cpu_backend final : public backend {
       : w_(w), c_(w.config), pool_(o.threads) {
     max_ctx_ = o.max_context > 0 ? o.max_context : c_.max_position_embeddings;
     use_screen_ = o.lm_head_screen && !env_off("HORIZON_CPU_LM_SCREEN");
+    q4_0_experts_ = o.rounding == expert_rounding::q4_0;
     // The dense matmuls read their own panel copies, so the mapped rows they came from leave resident memory (the
     // LM head's rows stay mapped for the screen's candidates, and come back one page at a time as those read them).
     panels_.resize(w_.layers.size());
@@ -157,6 +158,7 @@ class cpu_backend final : public backend {
   std::unordered_map<const tensor_view *, std::vector<float>> norm_f32_;
   cpu_scratch ws_;
   bool use_screen_ = true;
+  bool q4_0_experts_ = false;  // BF16 experts rounded as llama.cpp's Q4_0 (the quality check's comparison)
   struct layer_panels {
     dense_panels q, k, v, o, router;
   };
@@ -338,6 +340,7 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         }
         ++idx;
         if (int4) cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
+        else if (q4_0_experts_) cpu_row_dot_q4_0_n(w, r, xr, H, n, dst, I);
         else cpu_row_dot_n(w, r, xr, H, n, dst, I);
       }
     }, 16);
@@ -365,6 +368,7 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         }
         ++idx;
         if (int4) cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
+        else if (q4_0_experts_) cpu_row_dot_q4_0_n(*L.expert_down[e], r, gr, I, n, dst, H);
         else cpu_row_dot_n(*L.expert_down[e], r, gr, I, n, dst, H);
       }
     }, 16);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "cpu/q4-q8-dot.h"
 #include "cpu/simd-lanes.h"
+#include "quant/q4-0.h"
 #include "quant/qpacked.h"
 
 #if defined(_MSC_VER) && !defined(__clang__)
@@ -323,6 +325,20 @@ void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ld
     case dtype::f16: return dot_n<f16_lanes>(static_cast<const uint16_t *>(w.data) + r * in, x, ldx, in, n, y, ldy);
     default: return dot_n<f32_lanes>(static_cast<const float *>(w.data) + r * in, x, ldx, in, n, y, ldy);
   }
+}
+
+void cpu_row_dot_q4_0_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
+  const int64_t in = w.shape[1];
+  float local[4096];
+  std::vector<float> heap;
+  float * row = local;
+  if (in > 4096) {
+    heap.resize(static_cast<size_t>(in));
+    row = heap.data();
+  }
+  cpu_row_to_f32(w, r, row);
+  q4_0_round_trip(row, in, row);
+  dot_n<f32_lanes>(row, x, ldx, static_cast<int>(in), n, y, ldy);
 }
 
 void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,

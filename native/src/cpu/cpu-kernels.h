@@ -42,6 +42,11 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
  * group of four tokens shares one pass over the weight row (prefill and batched decode).
  */
 void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
+/**
+ * cpu_row_dot_n over row r of a float tensor rounded as llama.cpp's Q4_0 rounds it (quant/q4-0.h; `in` a multiple of
+ * 32), with float activations: the quality check's point of comparison, not a kernel of the product.
+ */
+void cpu_row_dot_q4_0_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
 /** The same for row r of a qpacked matrix; equal to n calls of cpu_row_dot_q4. */
 void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,
                       float * y, int64_t ldy);

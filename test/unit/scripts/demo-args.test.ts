@@ -74,9 +74,14 @@ describe.skipIf(!addonHasRuntime())('npm run demo: the main job (skipped: addon 
       expect(r.stdout).toMatch(/\n {3}completed in [\d.]+ s: \d+ tokens generated/);
       expect(steps[3]).toBe('4. result ZIP verified');
       expect(steps[4]).toMatch(/^5\. INT4 against BF16 on the same tokens \(first 4 prompts, \d+ positions\) in [\d.]+ s: top-1 agreement \d+\.\d\d%, mean KL \d\.\d\de-\d nats$/);
+      const q4_0 = /^ {3}llama\.cpp's Q4_0 on the same experts and tokens: top-1 agreement [\d.]+%, mean KL (\d\.\d\de-\d) nats \(INT4's is (\d+\.\d\d)x\)$/m.exec(r.stdout);
+      expect(q4_0).not.toBeNull();
       // The check's report is where the Models page reads it, over the prompts the demo said.
       const qualityFile = /^ {2}INT4 check {2}(\S+)$/m.exec(r.stdout)![1]!;
-      expect(JSON.parse(readFileSync(qualityFile, 'utf8'))).toMatchObject({ format: 'horizon-quality-v1', prompts: 4, limit: 4 });
+      const stored = JSON.parse(readFileSync(qualityFile, 'utf8')) as { meanKl: number; q4_0: { meanKl: number } };
+      expect(stored).toMatchObject({ format: 'horizon-quality-v1', prompts: 4, limit: 4 });
+      expect(q4_0![1]).toBe(stored.q4_0.meanKl.toExponential(2));
+      expect(q4_0![2]).toBe((stored.meanKl / stored.q4_0.meanKl).toFixed(2));
       // Both commands it suggests run as printed.
       const verify = /^check it yourself: npx horizon (verify \S+)$/m.exec(r.stdout)![1]!.split(' ');
       expect(await captureConsole(() => horizon(verify))).toMatchObject({ code: 0, out: expect.stringMatching(/^verified /) });

@@ -3,21 +3,74 @@ import { Card } from '../../components/Card.js';
 import { formatDate, formatPercent } from '../../components/format.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
 import { Stat } from '../../components/Stat.js';
+import { TableScroll } from '../../components/TableScroll.js';
 import { useModels, type ModelsState } from '../../stores/models.js';
 
 function QualityStats({ q }: { q: StoredQualityReport }) {
   return (
     <div className="stats">
       <Stat label="Top-1 agreement" value={formatPercent(q.top1Agreement, 2)} />
-      <Stat label="Mean KL(BF16‖INT4)" value={`${q.meanKl.toExponential(2)} nats`} />
-      <Stat label="p99 KL" value={`${q.p99Kl.toExponential(2)} nats`} />
-      <Stat label="Mean |logit Δ|" value={q.meanAbsLogitDiff.toExponential(2)} />
+      <Stat label="Mean KL(BF16‖INT4)" value={`${exp(q.meanKl)} nats`} />
+      <Stat label="p99 KL" value={`${exp(q.p99Kl)} nats`} />
+      <Stat label="Mean |logit Δ|" value={exp(q.meanAbsLogitDiff)} />
       <Stat
         label="Greedy agrees to the end"
         value={`${q.promptsWithoutDivergence} of ${q.prompts}`}
         hint={q.medianFirstDivergence === null ? undefined : `else diverges at token ${q.medianFirstDivergence} (median)`}
       />
     </div>
+  );
+}
+
+const exp = (v: number) => v.toExponential(2);
+
+/**
+ * INT4 beside what users would run instead: the same BF16 experts rounded as llama.cpp's Q4_0 rounds them, over the
+ * same tokens. Q4_0 runs with float activations, which favour it; INT4 as the runtime runs it.
+ */
+function Q4_0Comparison({ q }: { q: StoredQualityReport }) {
+  const p = q.q4_0;
+  if (!p) {
+    return <p className="muted">This check has no Q4_0 point of comparison (it was left out, or predates it); checking again adds it.</p>;
+  }
+  const rows = [
+    { name: 'INT4, this pack', a: q },
+    { name: "llama.cpp's Q4_0, the same experts", a: p },
+  ];
+  const ratio = p.meanKl > 0 ? q.meanKl / p.meanKl : null;
+  return (
+    <>
+      <TableScroll label="INT4 beside llama.cpp's Q4_0">
+        <table className="table table--compact" data-testid="quality-q4_0">
+          <thead>
+            <tr>
+              <th scope="col">Experts</th>
+              <th scope="col" className="num">Top-1 agreement</th>
+              <th scope="col" className="num">Mean KL</th>
+              <th scope="col" className="num">p99 KL</th>
+              <th scope="col" className="num">Mean |logit Δ|</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map(({ name, a }) => (
+              <tr key={name}>
+                <th scope="row">{name}</th>
+                <td className="num">{formatPercent(a.top1Agreement, 2)}</td>
+                <td className="num">{exp(a.meanKl)}</td>
+                <td className="num">{exp(a.p99Kl)}</td>
+                <td className="num">{exp(a.meanAbsLogitDiff)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
+      <p className="muted">
+        {ratio === null
+          ? 'Q4_0 matches BF16 exactly here, so there is no ratio.'
+          : `INT4's mean KL is ${ratio.toFixed(2)}x Q4_0's: ${ratio <= 1 ? 'closer to' : 'further from'} BF16 than llama.cpp's Q4_0 on the same tokens.`}{' '}
+        Q4_0 ran with float activations, which favour it; INT4 as the runtime runs it.
+      </p>
+    </>
   );
 }
 
@@ -59,8 +112,9 @@ function CheckControls({ m, job, onCheck, onCancel }: { m: PreparedModel } & Con
 }
 
 /**
- * What INT4 costs against the BF16 source, per INT4 model: the stored check, and a button that runs one (the first
- * 32 IFEval prompts, BF16 on the CPU: minutes), as `horizon quality --model <folder>` does.
+ * What INT4 costs against the BF16 source, per INT4 model, beside what llama.cpp's Q4_0 costs: the stored check, and
+ * a button that runs one (the first 32 IFEval prompts, BF16 on the CPU: minutes), as `horizon quality --model
+ * <folder>` does.
  */
 export function QualityCard({ models }: { models: readonly PreparedModel[] }) {
   const job = useModels((s) => s.qualityJob);
@@ -75,7 +129,7 @@ export function QualityCardView({ models, ...controls }: { models: readonly Prep
   return (
     <Card
       title="INT4 quality"
-      subtitle="The INT4 weights' greedy responses to the first IFEval prompts, run teacher-forced through both weight sets."
+      subtitle="The INT4 weights' greedy responses to the first IFEval prompts, run teacher-forced through both weight sets, and through llama.cpp's Q4_0 of the same experts for comparison."
       testId="quality-card"
     >
       {int4.map((m) =>
@@ -85,12 +139,13 @@ export function QualityCardView({ models, ...controls }: { models: readonly Prep
               {m.id} <span className="muted">· {m.quality.positions} positions of {m.quality.prompts} prompts, INT4 on {m.quality.backend.toUpperCase()}, {formatDate(m.quality.createdAt)}</span>
             </h3>
             <QualityStats q={m.quality} />
+            <Q4_0Comparison q={m.quality} />
             <CheckControls m={m} {...controls} />
           </section>
         ) : (
           <section key={m.id} className="quality" aria-label={`Quality of ${m.id}`}>
             <p className="muted">
-              {m.id}: not checked yet. The check runs both weight sets, the BF16 one on the CPU, so it takes minutes
+              {m.id}: not checked yet. The check runs both weight sets and the Q4_0 comparison, the BF16 ones on the CPU, so it takes minutes
               (<code className="mono">horizon quality --model &lt;prepared model folder&gt;</code> does the same).
             </p>
             <CheckControls m={m} {...controls} />

@@ -14,10 +14,11 @@ const base = { repo: 'o/m', revision: 'a'.repeat(40), dir: '/m', sizeBytes: 1, p
 const quality: StoredQualityReport = {
   format: 'horizon-quality-v1', createdAt: '2026-12-04T11:00:00Z', int4Dir: 'int4-g32', backend: 'cpu', limit: 32, maxNewTokens: 128,
   prompts: 32, positions: 4000, top1Agreement: 0.9375, meanKl: 0.0123, p99Kl: 0.25, meanAbsLogitDiff: 0.05,
-  promptsWithoutDivergence: 20, medianFirstDivergence: 37, perPrompt: [],
+  promptsWithoutDivergence: 20, medianFirstDivergence: 37,
+  q4_0: { top1Agreement: 0.90625, meanKl: 0.0246, p99Kl: 0.5, meanAbsLogitDiff: 0.0625 }, perPrompt: [],
 };
 
-const text = (models: PreparedModel[]) => renderToStaticMarkup(createElement(QualityCard, { models })).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+const text = (models: PreparedModel[]) => renderToStaticMarkup(createElement(QualityCard, { models })).replace(/<[^>]+>/g, ' ').replace(/&#x27;/g, "'").replace(/\s+/g, ' ');
 
 describe('QualityCard', () => {
   it('shows a stored check of an INT4 model', () => {
@@ -30,6 +31,18 @@ describe('QualityCard', () => {
     expect(t).toContain('20 of 32');
     expect(t).toContain('else diverges at token 37 (median)');
     expect(t).not.toContain('o--m@aaaaaaa/bf16');
+  });
+
+  it("puts llama.cpp's Q4_0 on the same tokens beside INT4, with the ratio of their mean KL", () => {
+    const t = text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality }]);
+    expect(t).toContain('INT4, this pack 93.75% 1.23e-2 2.50e-1 5.00e-2');
+    expect(t).toContain("llama.cpp's Q4_0, the same experts 90.63% 2.46e-2 5.00e-1 6.25e-2");
+    expect(t).toContain("INT4's mean KL is 0.50x Q4_0's: closer to BF16 than llama.cpp's Q4_0 on the same tokens.");
+    const worse = { ...quality, q4_0: { ...quality.q4_0!, meanKl: 0.01 } };
+    expect(text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: worse }])).toContain("INT4's mean KL is 1.23x Q4_0's: further from BF16");
+    const older = text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: { ...quality, q4_0: null } }]);
+    expect(older).toContain('This check has no Q4_0 point of comparison');
+    expect(older).not.toContain("llama.cpp's Q4_0, the same experts");
   });
 
   it('offers the check where none is stored, again where one is, and is absent without INT4 models', () => {

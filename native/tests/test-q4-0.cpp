@@ -1,0 +1,126 @@
+// llama.cpp's Q4_0 as the quality check rounds BF16 experts with it (quant/q4-0.h): blocks worked by hand from
+// ggml's reference quantiser (its clamp at 15, the first largest magnitude setting the sign, id taken before the FP16
+// rounding of d), and cpu_row_dot_q4_0_n equal to a dot with the rounded row, bit for bit, on both kernel paths.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "cpu/cpu-kernels.h"
+#include "quant/q4-0.h"
+#include "quant/qpacked.h"
+#include "test-helpers.h"
+
+using namespace rt;
+using test_util::matrix_view;
+
+namespace {
+
+struct block_case {
+  const char * name;
+  std::vector<float> x;         // the first values of the block; the rest are 0
+  std::vector<float> expected;  // their Q4_0 values; the rest are 0
+};
+
+std::vector<float> round_trip(const std::vector<float> & head) {
+  std::vector<float> x(kQ4_0Block, 0.0f), out(kQ4_0Block, -1.0f);
+  std::copy(head.begin(), head.end(), x.begin());
+  q4_0_round_trip(x.data(), kQ4_0Block, out.data());
+  return out;
+}
+
+void check_cases() {
+  const block_case cases[] = {
+      // max -4: d = 0.5, id = 2, q = trunc(2x + 8.5); 3.9 clamps at q = 15, (15 - 8) * 0.5.
+      {"negative largest", {-4.0f, 1.0f, 2.0f, 3.0f, 3.9f, -1.2f}, {-4.0f, 1.0f, 2.0f, 3.0f, 3.5f, -1.0f}},
+      // The first of two equal magnitudes sets the sign: max 2, d = -0.25, id = -4; -2 gives 16.5, clamped to 15.
+      {"first largest positive", {2.0f, -2.0f}, {2.0f, -1.75f}},
+      {"first largest negative", {-2.0f, 2.0f}, {-2.0f, 1.75f}},
+      // d = 1.0001 / -8 rounds to -0.125 in FP16, but id = -7.9992 comes from the unrounded d: 0.56253 gives
+      // 8.5 - 4.49979 -> q = 4, value 0.5 (with id = -8 from the rounded d it would be 3.99976 -> q = 3, 0.625).
+      {"id from d before its FP16 rounding", {1.0001f, 0.56253f}, {1.0f, 0.5f}},
+      {"all zero", {}, {}},
+  };
+  for (const block_case & c : cases) {
+    const std::vector<float> got = round_trip(c.x);
+    for (int j = 0; j < kQ4_0Block; ++j) {
+      const float want = j < static_cast<int>(c.expected.size()) ? c.expected[static_cast<size_t>(j)] : 0.0f;
+      CHECK(got[static_cast<size_t>(j)] == want, "%s: value %d is %.9g, want %.9g", c.name, j, got[static_cast<size_t>(j)], want);
+    }
+  }
+  // x_j = j: max 31, d = -3.875 (exact in FP16), q_j = trunc(8.5 - j / 3.875) (never an integer plus 0.5 for integer
+  // j: 31 (2k + 1) / 16 is not an integer), value (8 - q_j) * 3.875.
+  std::vector<float> ramp(kQ4_0Block), out(kQ4_0Block);
+  for (int j = 0; j < kQ4_0Block; ++j) ramp[static_cast<size_t>(j)] = static_cast<float>(j);
+  q4_0_round_trip(ramp.data(), kQ4_0Block, out.data());
+  for (int j = 0; j < kQ4_0Block; ++j) {
+    const double q = std::floor(8.5 - j / 3.875);
+    CHECK(out[static_cast<size_t>(j)] == static_cast<float>((8.0 - q) * 3.875), "ramp %d: %.9g", j, out[static_cast<size_t>(j)]);
+  }
+  const q4_0_block b = q4_0_quantize_block(ramp.data());
+  CHECK(b.d == fp16_from_f32(-3.875f), "ramp scale bits %04x", b.d);
+  CHECK(b.q[0] == 8 && b.q[2] == 7 && b.q[31] == 0, "ramp codes %d %d %d", b.q[0], b.q[2], b.q[31]);
+}
+
+int bits_differ(float a, float b) { return std::memcmp(&a, &b, sizeof a) != 0; }
+
+// The quality check's expert rows: the row rounded, then the float kernel, whatever the source dtype and token count.
+void check_row_dot() {
+  test_util::rng rng(5);
+  const int rows = 3;
+  for (int cols : {64, 4160}) {  // 4160: past the kernel's stack row buffer
+    std::vector<float> wf(static_cast<size_t>(rows * cols));
+    for (float & v : wf) v = 0.05f * rng.uniform();
+    std::vector<uint16_t> wb(wf.size()), wh(wf.size());
+    for (size_t i = 0; i < wf.size(); ++i) {
+      wb[i] = test_util::bf16_from_f32(wf[i]);
+      wh[i] = fp16_from_f32(wf[i]);
+    }
+    const tensor_view sources[] = {matrix_view(dtype::f32, rows, cols, wf.data(), 4), matrix_view(dtype::bf16, rows, cols, wb.data(), 2),
+                                   matrix_view(dtype::f16, rows, cols, wh.data(), 2)};
+    for (bool simd : {true, false}) {
+      cpu_kernels_set_simd(simd);
+      for (int n : {1, 4, 5}) {
+        const int64_t ldx = cols + 1, ldy = 3;
+        std::vector<float> x(static_cast<size_t>(n * ldx));
+        for (float & v : x) v = rng.uniform();
+        for (const tensor_view & w : sources) {
+          std::vector<float> rounded(static_cast<size_t>(rows * cols));
+          for (int r = 0; r < rows; ++r) {
+            cpu_row_to_f32(w, r, rounded.data() + r * cols);
+            q4_0_round_trip(rounded.data() + r * cols, cols, rounded.data() + r * cols);
+          }
+          const tensor_view rw = matrix_view(dtype::f32, rows, cols, rounded.data(), 4);
+          for (int r = 0; r < rows; ++r) {
+            std::vector<float> got(static_cast<size_t>(n * ldy), 0.0f), want(got.size(), 0.0f);
+            cpu_row_dot_q4_0_n(w, r, x.data(), ldx, n, got.data(), ldy);
+            cpu_row_dot_n(rw, r, x.data(), ldx, n, want.data(), ldy);
+            for (int t = 0; t < n; ++t) {
+              CHECK(!bits_differ(got[static_cast<size_t>(t * ldy)], want[static_cast<size_t>(t * ldy)]),
+                    "cols %d dtype %d simd %d n %d row %d token %d: %.9g vs %.9g", cols, static_cast<int>(w.type), simd, n, r, t,
+                    got[static_cast<size_t>(t * ldy)], want[static_cast<size_t>(t * ldy)]);
+            }
+          }
+          // The rounding moved the row: the rounded dot is not the source's.
+          std::vector<float> plain(static_cast<size_t>(n * ldy)), q(plain.size());
+          cpu_row_dot_n(w, 0, x.data(), ldx, n, plain.data(), ldy);
+          cpu_row_dot_q4_0_n(w, 0, x.data(), ldx, n, q.data(), ldy);
+          CHECK(plain[0] != q[0], "cols %d: the Q4_0 row dot equals the unrounded one", cols);
+        }
+      }
+    }
+  }
+  cpu_kernels_set_simd(true);
+}
+
+}  // namespace
+
+int main() {
+  check_cases();
+  check_row_dot();
+  if (test_util::g_failures) {
+    std::fprintf(stderr, "test-q4-0: %d failure(s)\n", test_util::g_failures);
+    return 1;
+  }
+  std::printf("test-q4-0: ok\n");
+  return 0;
+}

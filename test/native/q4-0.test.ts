@@ -1,0 +1,128 @@
+/**
+ * The quality check's point of comparison, llama.cpp's Q4_0: the TS reference rounds as gguf-py (llama.cpp's own
+ * Python quantiser) does, bit for bit; the runtime's Q4_0-rounded BF16 experts give exactly the logits of an F32
+ * checkpoint holding the reference's round trip; and the rounding is refused where it does not apply.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { loadModel } from '../../electron/worker/runtime/binding.js';
+import type { ExpertRounding, WeightsKind } from '../../electron/worker/runtime/binding.js';
+import { packModel } from '../../electron/worker/runtime/pack.js';
+import { fillNormal, Prng } from '../../scripts/lib/prng.js';
+import { makeTinyModel } from '../../scripts/make-tiny-model.js';
+import type { TinyModel } from '../../scripts/make-tiny-model.js';
+import { writeExpertVariant } from '../reference/expert-variant.js';
+import { q4_0RoundTrip } from '../reference/q4-0.js';
+
+const REPO = resolve(import.meta.dirname, '..', '..');
+const GGUF_PY = resolve(REPO, '..', 'shared', 'peers', 'llama.cpp', 'gguf-py');
+const PYTHON = process.env.HORIZON_PYTHON ?? 'python3';
+const HAS_GGUF_PY =
+  existsSync(GGUF_PY) && spawnSync(PYTHON, ['-c', 'import numpy, gguf.quants'], { stdio: 'ignore', env: { ...process.env, PYTHONPATH: GGUF_PY } }).status === 0;
+// CI has ../shared and python3-numpy: it must run the comparison, never skip it.
+if (!HAS_GGUF_PY && process.env.CI) throw new Error(`${PYTHON} cannot import numpy and gguf-py from ${GGUF_PY}; CI must provide both`);
+
+/** Blocks that reach each branch of the quantiser, then Gaussian and heavy-tailed ones. */
+function sample(): Float32Array {
+  const blocks: number[][] = [
+    Array.from({ length: 32 }, (_, j) => j),
+    [-4, 1, 2, 3, 3.9, -1.2],
+    [2, -2],
+    [-2, 2],
+    [1.0001, 0.56253],
+    [],
+    [1e-30, -3e-31], // subnormal FP16 scale: d rounds to zero
+    [65504 * 8, 1], // the largest finite FP16 scale
+  ];
+  const values = new Float32Array(32 * (blocks.length + 256));
+  blocks.forEach((b, i) => values.set(b, 32 * i));
+  const gauss = new Float32Array(32 * 256);
+  fillNormal(new Prng(21), gauss, 0.02);
+  for (let i = 0; i < gauss.length; i += 97) gauss[i] = gauss[i]! * 40; // outliers, as trained experts have
+  values.set(gauss, 32 * blocks.length);
+  return values;
+}
+
+describe('Q4_0 reference', () => {
+  it.skipIf(!HAS_GGUF_PY)("rounds as gguf-py's Q4_0 quantiser and dequantiser do, bit for bit", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'horizon-q4-0-'));
+    try {
+      const x = sample();
+      writeFileSync(join(dir, 'x.f32'), x);
+      const script =
+        'import sys, numpy as np\n' +
+        'from gguf.quants import quantize, dequantize\n' +
+        'from gguf.constants import GGMLQuantizationType as T\n' +
+        'x = np.fromfile(sys.argv[1], dtype=np.float32).reshape(-1, 32)\n' +
+        'with np.errstate(all="ignore"):\n' +
+        '    y = dequantize(quantize(x, T.Q4_0), T.Q4_0)\n' +
+        'np.asarray(y, dtype=np.float32).tofile(sys.argv[2])\n';
+      execFileSync(PYTHON, ['-c', script, join(dir, 'x.f32'), join(dir, 'y.f32')], { env: { ...process.env, PYTHONPATH: GGUF_PY }, stdio: 'pipe' });
+      const theirs = new Uint32Array(new Float32Array(readFileSync(join(dir, 'y.f32')).buffer.slice(0)).buffer);
+      const ours = new Uint32Array(q4_0RoundTrip(x).buffer);
+      expect(theirs.length).toBe(ours.length);
+      const differing = ours.reduce((n, v, i) => n + (v === theirs[i] ? 0 : 1), 0);
+      expect(differing).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('rounds hand-worked blocks as ggml does', () => {
+    const x = new Float32Array(64);
+    x.set([-4, 1, 2, 3, 3.9, -1.2]);
+    x.set([1.0001, 0.56253], 32);
+    const y = q4_0RoundTrip(x);
+    expect(Array.from(y.subarray(0, 6))).toEqual([-4, 1, 2, 3, 3.5, -1]);
+    expect(Array.from(y.subarray(32, 34))).toEqual([1, 0.5]);
+    expect(() => q4_0RoundTrip(new Float32Array(31))).toThrow(/whole blocks of 32/);
+  });
+});
+
+describe('the runtime with Q4_0-rounded experts', () => {
+  let root: string;
+  let model: TinyModel;
+  const tokens = [5, 17, 42, 9, 60, 11, 2, 33, 48, 7, 101, 3];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'horizon-q4-0-model-'));
+    model = await makeTinyModel(join(root, 'tiny'), { seed: 12, tailDf: 4 });
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  async function logits(dir: string, weights: WeightsKind, expertRounding?: ExpertRounding): Promise<Float32Array[]> {
+    const m = await loadModel({ dir, weights, backend: 'cpu', threads: 2, expertRounding });
+    try {
+      expect(m.info().expertRounding).toBe(expertRounding ?? 'none');
+      return await m.logits(tokens);
+    } finally {
+      m.close();
+    }
+  }
+
+  it('gives the logits of an F32 checkpoint of the reference-rounded experts, bit for bit', async () => {
+    const variant = join(root, 'q4_0-f32');
+    writeExpertVariant(model.dir, variant, (w) => q4_0RoundTrip(w));
+    const [rounded, f32, plain] = [await logits(model.dir, 'bf16', 'q4_0'), await logits(variant, 'bf16'), await logits(model.dir, 'bf16')];
+    expect(rounded).toHaveLength(tokens.length);
+    rounded.forEach((row, t) => expect(new Uint32Array(row.buffer, row.byteOffset, row.length)).toEqual(new Uint32Array(f32[t]!.buffer, f32[t]!.byteOffset, f32[t]!.length)));
+    // And the rounding is there: the source's own logits differ.
+    expect(rounded.some((row, t) => row.some((v, i) => v !== plain[t]![i]))).toBe(true);
+  });
+
+  it('refuses the rounding for an INT4 folder and for an unknown scheme', async () => {
+    const int4 = join(root, 'int4-g32');
+    await packModel({ src: model.dir, dst: int4, threads: 1 });
+    await expect(loadModel({ dir: int4, weights: 'int4', backend: 'cpu', expertRounding: 'q4_0' })).rejects.toThrow(
+      /expert rounding 'q4_0' needs a source checkpoint \(weights 'bf16'\) on the CPU backend/,
+    );
+    await expect(loadModel({ dir: model.dir, weights: 'bf16', backend: 'cpu', expertRounding: 'q8_0' as ExpertRounding })).rejects.toThrow(
+      /unknown expertRounding 'q8_0'/,
+    );
+  });
+});

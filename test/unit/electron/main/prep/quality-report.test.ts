@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { qualityReportFile, readQualityReport, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
+import type { StoredQualityReport } from '../../../../../electron/main/prep/quality-report.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'horizon-quality-report-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const report: StoredQualityReport = {
+  format: 'horizon-quality-v1', createdAt: '2026-12-07T10:00:00Z', int4Dir: 'int4-g32', backend: 'cpu', limit: 2, maxNewTokens: 8,
+  prompts: 2, positions: 16, top1Agreement: 0.875, meanKl: 0.01, p99Kl: 0.1, meanAbsLogitDiff: 0.02, promptsWithoutDivergence: 1,
+  medianFirstDivergence: 3, q4_0: { top1Agreement: 0.8125, meanKl: 0.02, p99Kl: 0.2, meanAbsLogitDiff: 0.03 }, perPrompt: [],
+};
+
+describe('stored quality reports', () => {
+  it('live beside the model, named after the INT4 folder, and read back as written', async () => {
+    const file = qualityReportFile(dir, join(dir, 'int4-g32'));
+    expect(file).toBe(join(dir, 'quality-int4-g32.json'));
+    await writeQualityReport(file, report);
+    expect(await readQualityReport(file)).toEqual(report);
+  });
+
+  it('read a report from before the Q4_0 comparison with none, and refuse a broken one', async () => {
+    const file = join(dir, 'older.json');
+    const { q4_0: _, ...older } = report;
+    writeFileSync(file, JSON.stringify(older));
+    expect(await readQualityReport(file)).toEqual({ ...older, q4_0: null });
+    writeFileSync(file, JSON.stringify({ ...report, q4_0: { top1Agreement: 0.5, meanKl: '0.1' } }));
+    expect(await readQualityReport(file)).toBeNull();
+    writeFileSync(file, JSON.stringify({ ...report, format: 'horizon-quality-v0' }));
+    expect(await readQualityReport(file)).toBeNull();
+    writeFileSync(file, '{');
+    expect(await readQualityReport(file)).toBeNull();
+    expect(await readQualityReport(join(dir, 'missing.json'))).toBeNull();
+  });
+});
