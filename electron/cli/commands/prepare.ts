@@ -1,6 +1,7 @@
 import { assertNever } from '../../common/result.js';
 import { defaultDataDir } from '../../main/data-dir.js';
 import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
+import { qualityReportFile, qualitySummary, readQualityReport } from '../../main/prep/quality-report.js';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION } from '../../common/ipc-contract.js';
 import { prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';
@@ -21,7 +22,7 @@ const USAGE = `usage: horizon prepare [--model REPO[@REV]] [--data-dir DIR] [--h
   --verify       re-hash files already present instead of trusting their sizes
   --no-hf-cache  do not reuse files from the huggingface_hub cache
   --json         print every event as a JSON line
-  --list         list the prepared models and whether each verifies (ready)`;
+  --list         list the prepared models and whether each verifies (ready), with the INT4 quality check when run`;
 
 function formatBytes(n: number): string {
   if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
@@ -88,12 +89,15 @@ export async function run(args: string[]): Promise<number> {
   }
   if (values.list) {
     const models = await listPreparedModels(dataDir, { verify: values.verify === true });
+    const qualities = await Promise.all(models.map((m) => (m.packedDir ? readQualityReport(qualityReportFile(m.modelDir, m.packedDir)) : null)));
     if (values.json) {
-      for (const m of models) console.log(JSON.stringify({ type: 'model', ...m }));
+      for (const [i, m] of models.entries()) console.log(JSON.stringify({ type: 'model', ...m, quality: qualities[i] }));
       return models.every((m) => m.ready) ? 0 : 1;
     }
-    for (const m of models) {
+    for (const [i, m] of models.entries()) {
       console.log(`${m.ready ? 'ready    ' : 'not ready'} ${m.repo}@${m.commit} ${m.packedDir ?? m.sourceDir}${m.ready ? '' : ` (${m.problems.join('; ')})`}`);
+      const q = qualities[i];
+      if (q) console.log(`          ${qualitySummary(q)}`);
     }
     if (models.length === 0) console.log('no prepared models');
     return models.every((m) => m.ready) ? 0 : 1;

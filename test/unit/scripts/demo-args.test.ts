@@ -82,6 +82,11 @@ describe.skipIf(!addonHasRuntime())('npm run demo: the main job (skipped: addon 
       expect(stored).toMatchObject({ format: 'horizon-quality-v1', prompts: 4, limit: 4 });
       expect(q4_0![1]).toBe(stored.q4_0.meanKl.toExponential(2));
       expect(q4_0![2]).toBe((stored.meanKl / stored.q4_0.meanKl).toFixed(2));
+      // prepare --list shows the check under the model it checked.
+      const listed = await captureConsole(() => horizon(['prepare', '--list', '--data-dir', dataDir]));
+      expect(listed.out).toMatch(
+        new RegExp(`\\n {10}INT4 check \\(4 prompts, \\d+ positions\\): top-1 agreement [\\d.]+%, mean KL \\d\\.\\d\\de-\\d nats; llama\\.cpp's Q4_0: [\\d.]+%, ${q4_0![1]} nats \\(INT4's mean KL ${q4_0![2]}x\\)$`),
+      );
       // Both commands it suggests run as printed.
       const verify = /^check it yourself: npx horizon (verify \S+)$/m.exec(r.stdout)![1]!.split(' ');
       expect(await captureConsole(() => horizon(verify))).toMatchObject({ code: 0, out: expect.stringMatching(/^verified /) });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { qualityReportFile, readQualityReport, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
+import { qualityReportFile, qualitySummary, readQualityReport, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../../../../electron/main/prep/quality-report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'horizon-quality-report-'));
@@ -36,5 +36,12 @@ describe('stored quality reports', () => {
     writeFileSync(file, '{');
     expect(await readQualityReport(file)).toBeNull();
     expect(await readQualityReport(join(dir, 'missing.json'))).toBeNull();
+  });
+
+  it('sum up in one line, with Q4_0 beside INT4 when the check ran it', () => {
+    expect(qualitySummary(report)).toBe(
+      "INT4 check (2 prompts, 16 positions): top-1 agreement 87.50%, mean KL 1.00e-2 nats; llama.cpp's Q4_0: 81.25%, 2.00e-2 nats (INT4's mean KL 0.50x)",
+    );
+    expect(qualitySummary({ ...report, q4_0: null })).toBe('INT4 check (2 prompts, 16 positions): top-1 agreement 87.50%, mean KL 1.00e-2 nats');
   });
 });
