@@ -63,6 +63,33 @@ void check_cases() {
 
 int bits_differ(float a, float b) { return std::memcmp(&a, &b, sizeof a) != 0; }
 
+// The AVX2 round trip gives the scalar one's bits: random blocks with outliers, ties of magnitude, zero and -0 blocks.
+void check_paths() {
+  test_util::rng rng(9);
+  const int blocks = 512;
+  std::vector<float> x(static_cast<size_t>(blocks * kQ4_0Block));
+  for (float & v : x) v = 0.02f * (rng.uniform() - 0.5f);
+  for (size_t i = 0; i < x.size(); i += 67) x[i] *= 50.0f;
+  for (int j = 0; j < kQ4_0Block; ++j) {
+    x[static_cast<size_t>(kQ4_0Block + j)] = 0.0f;
+    x[static_cast<size_t>(2 * kQ4_0Block + j)] = -0.0f;
+  }
+  x[3 * kQ4_0Block + 5] = 0.5f;  // a tie of magnitude: the first (+0.5) sets the sign
+  x[3 * kQ4_0Block + 9] = -0.5f;
+  x[4 * kQ4_0Block + 30] = -0.5f;  // the largest in the block's last lanes
+  std::vector<float> simd(x.size()), scalar(x.size());
+  cpu_kernels_set_simd(true);
+  q4_0_round_trip(x.data(), static_cast<int64_t>(x.size()), simd.data());
+  cpu_kernels_set_simd(false);
+  q4_0_round_trip(x.data(), static_cast<int64_t>(x.size()), scalar.data());
+  cpu_kernels_set_simd(true);
+  int differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) differ += bits_differ(simd[i], scalar[i]);
+  CHECK(differ == 0, "%d of %zu values differ between the AVX2 and the scalar round trip", differ, x.size());
+  CHECK(!bits_differ(scalar[kQ4_0Block], -0.0f) && !bits_differ(scalar[2 * kQ4_0Block], -0.0f), "zero blocks: d = +0 / -8 = -0");
+  CHECK(scalar[3 * kQ4_0Block + 9] == -0.4375f, "tie: %.9g", scalar[3 * kQ4_0Block + 9]);
+}
+
 // The quality check's expert rows: the row rounded, then the float kernel, whatever the source dtype and token count.
 void check_row_dot() {
   test_util::rng rng(5);
@@ -115,7 +142,12 @@ void check_row_dot() {
 }  // namespace
 
 int main() {
-  check_cases();
+  for (bool simd : {true, false}) {
+    cpu_kernels_set_simd(simd);
+    check_cases();
+  }
+  cpu_kernels_set_simd(true);
+  check_paths();
   check_row_dot();
   if (test_util::g_failures) {
     std::fprintf(stderr, "test-q4-0: %d failure(s)\n", test_util::g_failures);

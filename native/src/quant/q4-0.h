@@ -23,7 +23,10 @@ struct q4_0_block {
 /** Quantises x[0..32) as ggml's reference quantiser does. */
 q4_0_block q4_0_quantize_block(const float * x);
 
-/** out[i] = the value Q4_0 stores for x[i], for n a multiple of 32 (out may be x). */
+/**
+ * out[i] = the value Q4_0 stores for x[i], for n a multiple of 32 (out may be x); on the AVX2 path when the CPU
+ * kernels take it, with the same values as the scalar one.
+ */
 void q4_0_round_trip(const float * x, int64_t n, float * out);
 
 }  // namespace rt
