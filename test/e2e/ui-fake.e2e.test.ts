@@ -447,6 +447,12 @@ describe('renderer over horizon serve (fake services)', () => {
     ]);
     expect(await quality.textContent()).toContain("INT4's mean KL is 0.50x Q4_0's: closer to BF16 than llama.cpp's Q4_0 on the same tokens.");
     await quality.screenshot({ path: path.join(shots, '12-quality.png') });
+    // Results names the check of the model its run used.
+    await page.getByRole('navigation').getByRole('button', { name: /^Results/ }).click();
+    await expect.poll(() => page.getByTestId('int4-check').textContent()).toBe(
+      "This model's INT4 check (32 prompts, 4096 positions): top-1 agreement 95.00%, mean KL 1.00e-2 nats; llama.cpp's Q4_0: 93.00%, 2.00e-2 nats (INT4's mean KL 0.50x).",
+    );
+    await page.getByRole('navigation').getByRole('button', { name: /^Models/ }).click();
     await page.getByRole('button', { name: `Delete ${id}` }).click();
     const confirm = page.getByTestId('delete-model-confirm');
     await expect.poll(() => confirm.count()).toBe(1);

@@ -1,7 +1,8 @@
 import { assertNever } from '../../common/result.js';
 import { defaultDataDir } from '../../main/data-dir.js';
 import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
-import { qualityReportFile, qualitySummary, readQualityReport } from '../../main/prep/quality-report.js';
+import { qualitySummary } from '../../common/quality-summary.js';
+import { qualityReportFile, readQualityReport } from '../../main/prep/quality-report.js';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION } from '../../common/ipc-contract.js';
 import { prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';

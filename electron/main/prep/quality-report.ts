@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import type { QualityReport, StoredQualityReport } from '../../common/ipc-contract.js';
+import type { StoredQualityReport } from '../../common/ipc-contract.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
 
 export type { StoredQualityReport };
@@ -37,12 +37,3 @@ export async function readQualityReport(file: string): Promise<StoredQualityRepo
   }
 }
 
-/** One line for listings: INT4's agreement with BF16 and, when the check ran it, Q4_0's beside it. */
-export function qualitySummary(q: QualityReport): string {
-  const pct = (v: number) => `${(100 * v).toFixed(2)}%`;
-  const kl = (v: number) => `${v.toExponential(2)} nats`;
-  const head = `INT4 check (${q.prompts} prompts, ${q.positions} positions): top-1 agreement ${pct(q.top1Agreement)}, mean KL ${kl(q.meanKl)}`;
-  if (!q.q4_0) return head;
-  const ratio = q.q4_0.meanKl > 0 ? ` (INT4's mean KL ${(q.meanKl / q.q4_0.meanKl).toFixed(2)}x)` : '';
-  return `${head}; llama.cpp's Q4_0: ${pct(q.q4_0.top1Agreement)}, ${kl(q.q4_0.meanKl)}${ratio}`;
-}

@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 
 import type { Interval } from '../../../../electron/common/accuracy-intervals.js';
 import { isLiveStatus } from '../../../../electron/common/ipc-contract.js';
+import { qualitySummary } from '../../../../electron/common/quality-summary.js';
 import { Card } from '../../components/Card.js';
 import { baseName, formatBytes, formatDate, formatDuration, formatNumber, formatPercent, shortSha, weightsLabel, withLabel } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
@@ -11,6 +12,7 @@ import { Stat } from '../../components/Stat.js';
 import { useFocusFallback } from '../../components/use-focus-fallback.js';
 import { downloader } from '../../api.js';
 import { useHistory } from '../../stores/history.js';
+import { useModels } from '../../stores/models.js';
 import { useResults } from '../../stores/results.js';
 import { ResumeRunButton } from '../runs/ResumeRunButton.js';
 import { DownloadButton } from './DownloadButton.js';
@@ -48,9 +50,12 @@ export function ResultsPage() {
   const { open, exportZip, setFilters } = useResults.getState();
   const runs = useHistory((s) => s.runs);
   const refreshRuns = useHistory((s) => s.refresh);
+  // The open run's model's INT4 check, where that model is prepared here (an imported run's usually is not).
+  const quality = useModels((s) => (d ? (s.models.find((m) => m.id === d.modelId && m.weights === 'int4')?.quality ?? null) : null));
 
   useEffect(() => {
     void refreshRuns();
+    void useModels.getState().refresh();
     return () => useResults.getState().dismissGone();
   }, [refreshRuns]);
   // A run deleted elsewhere may still be in a list read before: read it again, and never open that run.
@@ -227,6 +232,11 @@ export function ResultsPage() {
           <p className="muted" data-testid="residency">
             Weights: {d.residency === 'pending' ? 'not loaded yet' : d.residency}
           </p>
+          {quality && d.weights === 'int4' ? (
+            <p className="muted" data-testid="int4-check">
+              This model's {qualitySummary(quality)}.
+            </p>
+          ) : null}
           <Card
             title="By instruction type"
             subtitle={

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { qualityReportFile, qualitySummary, readQualityReport, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
+import { qualitySummary } from '../../../../../electron/common/quality-summary.js';
+import { qualityReportFile, readQualityReport, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../../../../electron/main/prep/quality-report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'horizon-quality-report-'));
