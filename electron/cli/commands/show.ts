@@ -3,13 +3,15 @@ import path from 'node:path';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import { passRateInterval } from '../../common/accuracy-intervals.js';
 import { instructionArgsText } from '../../common/instruction-args.js';
-import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
+import { ENDING_TEXT, RESPONSE_ENDINGS, type InstructionVerdict, type QualityReport, type ResponseDetail, type ResponseEnding, type RunDetail } from '../../common/ipc-contract.js';
+import { qualitySummary } from '../../common/quality-summary.js';
 import { weightsLabel } from '../../common/model-ref.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { ResponseRepo } from '../../main/db/response-repo.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
 import { RunRepo } from '../../main/db/run-repo.js';
 import { formatAccuracies, formatIntervals, formatRange } from '../../main/jobs/run-accuracies.js';
+import { listModelVariants } from '../../main/services/models-service.js';
 import { responseDetail, runDetail, toResponseRow } from '../../main/services/runs-service.js';
 import { indent, verdictWord } from '../cli-text.js';
 import { dataDirOption, keyOption, parseCommandArgs, usageError } from '../command-args.js';
@@ -45,7 +47,7 @@ const USAGE = `usage: horizon show RUN_ID [--key K | [--failed strict|loose] [--
   --data-dir     data folder (default $HORIZON_DATA_DIR or the platform app-data folder)`;
 
 /** The run as its Results page shows it, in lines. */
-export function formatRunDetail(d: RunDetail, figures: string): string {
+export function formatRunDetail(d: RunDetail, figures: string, quality: QualityReport | null = null): string {
   const revision = /^[0-9a-f]{40}$/.test(d.modelRevision) ? d.modelRevision.slice(0, 7) : d.modelRevision;
   const width = Math.max(0, ...d.byInstruction.map((r) => r.instructionId.length));
   const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)}%`.padStart(6);
@@ -54,6 +56,7 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
     `  status    ${d.status}, ${d.done} of ${d.total} prompts scored${d.error ? ` (${d.error})` : ''}`,
     `  model     ${d.modelRepo} @ ${revision}, ${weightsLabel(d.modelId, d.weights)} (${d.modelId})`,
     `  device    ${d.backendLabel}${d.residency ? `, ${d.residency}` : ''}`,
+    ...(quality ? [`  quality   ${qualitySummary(quality)}`] : []),
     `  settings  greedy, max new tokens ${d.policy.maxNewTokens}, batch ${d.policy.batch}` +
       (d.policy.expertBudgetBytes === null ? '' : `, GPU expert memory ${(d.policy.expertBudgetBytes / 2 ** 30).toFixed(2)} GiB`) +
       (d.policy.cudaDevice === null ? '' : `, CUDA device ${d.policy.cudaDevice}`),
@@ -71,6 +74,16 @@ export function formatRunDetail(d: RunDetail, figures: string): string {
       return `  ${r.instructionId.padEnd(width)}  ${pct(r.strictPassed, r.count)}  ${pct(r.loosePassed, r.count)}  n ${String(r.count).padStart(3)}${interval}`;
     }),
   ].join('\n');
+}
+
+/** The INT4 check of the run's model, as Results names it: where that model is prepared in the data folder. */
+async function modelQuality(dataDir: string, d: RunDetail): Promise<QualityReport | null> {
+  if (d.weights !== 'int4') return null;
+  try {
+    return (await listModelVariants(dataDir)).find((v) => v.id === d.modelId)?.quality ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** One instruction's verdicts and what decided them, as the response detail lists them. */
@@ -254,7 +267,11 @@ export async function run(args: string[]): Promise<number> {
     const responses = new ResponseRepo(db);
     if (key === undefined && listing === undefined) {
       const detail = runDetail(stored, responses);
-      console.log(values.json ? JSON.stringify(detail, null, 2) : formatRunDetail(detail, formatFigures(responses.figures(runId), stored.backend)));
+      if (values.json) {
+        console.log(JSON.stringify(detail, null, 2));
+      } else {
+        console.log(formatRunDetail(detail, formatFigures(responses.figures(runId), stored.backend), await modelQuality(dataDir, detail)));
+      }
       return 0;
     }
     if (key !== undefined) {

@@ -82,6 +82,10 @@ describe.skipIf(!addonHasRuntime())('npm run demo: the main job (skipped: addon 
       expect(stored).toMatchObject({ format: 'horizon-quality-v1', prompts: 4, limit: 4 });
       expect(q4_0![1]).toBe(stored.q4_0.meanKl.toExponential(2));
       expect(q4_0![2]).toBe((stored.meanKl / stored.q4_0.meanKl).toFixed(2));
+      // horizon show names it under the run's device, as Results does.
+      const runId = /^read its failures: npx horizon show (\S+) /m.exec(r.stdout)![1]!;
+      const shown = await captureConsole(() => horizon(['show', runId, '--data-dir', dataDir]));
+      expect(shown.out).toMatch(new RegExp(`\\n {2}quality {3}INT4 check \\(4 prompts, \\d+ positions\\): .*; llama\\.cpp's Q4_0: [\\d.]+%, ${q4_0![1]} nats \\(INT4's mean KL ${q4_0![2]}x\\)\\n`));
       // prepare --list shows the check under the model it checked.
       const listed = await captureConsole(() => horizon(['prepare', '--list', '--data-dir', dataDir]));
       expect(listed.out).toMatch(
