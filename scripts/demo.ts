@@ -24,6 +24,7 @@ import { formatAccuracies, formatIntervals, runAccuracies, runIntervals } from '
 import { downloadIfevalData, downloadPunkt, evalAssetsStatus } from '../electron/main/prep/eval-assets.js';
 import { prepareModel } from '../electron/main/prep/prepare-model.js';
 import { runQualityJob } from '../electron/main/prep/quality-job.js';
+import { ratioRange } from '../electron/common/quality-summary.js';
 import { qualityReportFile, readQualityReport } from '../electron/main/prep/quality-report.js';
 import { toolVersion } from '../electron/node/app-root.js';
 import { WorkerClient, forkSpawner } from '../electron/main/worker-client.js';
@@ -138,7 +139,8 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     const q = quality.q4_0;
     console.log(
       `   llama.cpp's Q4_0 on the same experts and tokens: top-1 agreement ${(100 * q.top1Agreement).toFixed(2)}%, ` +
-        `mean KL ${q.meanKl.toExponential(2)} nats (INT4's is ${(quality.meanKl / q.meanKl).toFixed(2)}x)`,
+        `mean KL ${q.meanKl.toExponential(2)} nats (INT4's is ${(quality.meanKl / q.meanKl).toFixed(2)}x` +
+        `${q.meanKlRatioCi95 ? `, 95% CI ${ratioRange(q.meanKlRatioCi95)}` : ''})`,
     );
     const qualityFile = qualityReportFile(prepared.modelDir, prepared.packedDir);
     console.log(`\nfiles:\n  database    ${dbFile}\n  result ZIP  ${zip.path}\n  model       ${prepared.modelDir}\n  INT4 check  ${qualityFile}`);

@@ -144,6 +144,15 @@ export interface QualityAgreement {
   readonly meanAbsLogitDiff: number;
 }
 
+/** Q4_0's agreement with BF16, and how INT4's mean KL compares with its. */
+export interface Q4_0Agreement extends QualityAgreement {
+  /**
+   * 95% interval of INT4's mean KL over Q4_0's (paired bootstrap over the prompts, seeded); null under two prompts or
+   * where a resample has no Q4_0 divergence.
+   */
+  readonly meanKlRatioCi95: readonly [number, number] | null;
+}
+
 /** The INT4-vs-BF16 quality check over the INT4 weights' greedy responses, teacher-forced through both. */
 export interface QualityReport extends QualityAgreement {
   readonly prompts: number;
@@ -157,7 +166,7 @@ export interface QualityReport extends QualityAgreement {
    * The point of comparison: the BF16 experts rounded as llama.cpp's Q4_0 rounds them (float activations, which
    * favour it), over the same positions; null when the check left it out (or a report from before it was added).
    */
-  readonly q4_0: QualityAgreement | null;
+  readonly q4_0: Q4_0Agreement | null;
   readonly perPrompt: readonly QualityPromptResult[];
 }
 

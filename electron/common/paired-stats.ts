@@ -4,6 +4,8 @@
  * Pure functions: main (RunsService, `horizon compare`) and the renderer format the same numbers.
  */
 
+import { quantile } from './perf-stats.js';
+
 /** One unit's verdict in run A and in run B, with the cluster (prompt) it belongs to for the bootstrap. */
 export interface PairedVerdict {
   readonly a: boolean;
@@ -65,12 +67,39 @@ export function prng(seed: number): () => number {
   };
 }
 
-/** The q-quantile of sorted values, linear between the neighbouring order statistics. */
-function quantile(sorted: readonly number[], q: number): number {
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
+/**
+ * A seeded paired bootstrap's 95% interval of `statistic(b) / statistic(a)`: each resample draws units (prompts) with
+ * replacement and takes the same units on both sides. Null with fewer than two units, or a resample whose statistic is
+ * missing or 0 on A's side.
+ */
+export function pairedRatioInterval<T>(
+  a: readonly T[],
+  b: readonly T[],
+  statistic: (drawn: readonly T[]) => number | null,
+  samples = BOOTSTRAP_SAMPLES,
+  seed = BOOTSTRAP_SEED,
+): readonly [number, number] | null {
+  if (a.length !== b.length) throw new Error(`pairedRatioInterval: ${a.length} units against ${b.length}`);
+  if (a.length < 2) return null;
+  const rand = prng(seed);
+  const ratios: number[] = [];
+  const da: T[] = [];
+  const db: T[] = [];
+  for (let s = 0; s < samples; s++) {
+    da.length = 0;
+    db.length = 0;
+    for (let i = 0; i < a.length; i++) {
+      const j = Math.floor(rand() * a.length);
+      da.push(a[j]!);
+      db.push(b[j]!);
+    }
+    const x = statistic(da);
+    const y = statistic(db);
+    if (x === null || y === null || !(x > 0)) return null;
+    ratios.push(y / x);
+  }
+  ratios.sort((u, v) => u - v);
+  return [quantile(ratios, 0.025), quantile(ratios, 0.975)];
 }
 
 /** Counts, accuracies, McNemar p and the bootstrap interval of B - A over paired verdicts. */

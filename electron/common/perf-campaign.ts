@@ -4,7 +4,7 @@
  * records and the aggregates every reader (the app, `horizon perf`, the ZIP verifier) computes the same way from them.
  */
 import type { RunBackend, ZipOrigin } from './ipc-contract.js';
-import { BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, prng } from './paired-stats.js';
+import { BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, pairedRatioInterval } from './paired-stats.js';
 import { quantile } from './perf-stats.js';
 
 export const PERF_FORMAT = 'horizon-perf-v1';
@@ -229,28 +229,13 @@ function pairedPromptRatioInterval<T>(
   const ka = byKey(a);
   const kb = byKey(b);
   const keys = [...ka.keys()].filter((k) => kb.has(k));
-  if (keys.length < 2) return null;
-  const sa = keys.map((k) => summary(ka.get(k)!));
-  const sb = keys.map((k) => summary(kb.get(k)!));
-  const rand = prng(seed);
-  const ratios: number[] = [];
-  const da: T[] = [];
-  const db: T[] = [];
-  for (let s = 0; s < samples; s++) {
-    da.length = 0;
-    db.length = 0;
-    for (let i = 0; i < keys.length; i++) {
-      const j = Math.floor(rand() * keys.length);
-      da.push(sa[j]!);
-      db.push(sb[j]!);
-    }
-    const x = statistic(da);
-    const y = statistic(db);
-    if (x === null || y === null || !(x > 0)) return null;
-    ratios.push(y / x);
-  }
-  ratios.sort((u, v) => u - v);
-  return [quantile(ratios, 0.025), quantile(ratios, 0.975)];
+  return pairedRatioInterval(
+    keys.map((k) => summary(ka.get(k)!)),
+    keys.map((k) => summary(kb.get(k)!)),
+    statistic,
+    samples,
+    seed,
+  );
 }
 
 /** The 95% interval of B's pooled decode rate over A's for one configuration (pairedPromptRatioInterval). */

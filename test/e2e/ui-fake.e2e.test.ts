@@ -445,12 +445,14 @@ describe('renderer over horizon serve (fake services)', () => {
       ['INT4, this pack', '95.00%', '1.00e-2', '2.00e-1', '5.00e-2'],
       ["llama.cpp's Q4_0, the same experts", '93.00%', '2.00e-2', '3.00e-1', '7.00e-2'],
     ]);
-    expect(await quality.textContent()).toContain("INT4's mean KL is 0.50x Q4_0's: closer to BF16 than llama.cpp's Q4_0 on the same tokens.");
+    expect(await quality.getByTestId('quality-ratio').textContent()).toContain(
+      "INT4's mean KL is 0.50x Q4_0's (95% interval 0.45–0.56x, prompts resampled): closer to BF16 than llama.cpp's Q4_0 on the same tokens.",
+    );
     await quality.screenshot({ path: path.join(shots, '12-quality.png') });
     // Results names the check of the model its run used.
     await page.getByRole('navigation').getByRole('button', { name: /^Results/ }).click();
     await expect.poll(() => page.getByTestId('int4-check').textContent()).toBe(
-      "This model's INT4 check (32 prompts, 4096 positions): top-1 agreement 95.00%, mean KL 1.00e-2 nats; llama.cpp's Q4_0: 93.00%, 2.00e-2 nats (INT4's mean KL 0.50x).",
+      "This model's INT4 check (32 prompts, 4096 positions): top-1 agreement 95.00%, mean KL 1.00e-2 nats; llama.cpp's Q4_0: 93.00%, 2.00e-2 nats (INT4's mean KL 0.50x, 95% CI 0.45-0.56x).",
     );
     await page.getByRole('navigation').getByRole('button', { name: /^Models/ }).click();
     await page.getByRole('button', { name: `Delete ${id}` }).click();

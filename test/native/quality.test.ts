@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTinyModel } from '../../scripts/make-tiny-model.js';
 import type { TinyModel } from '../../scripts/make-tiny-model.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
+import { pairedRatioInterval } from '../../electron/common/paired-stats.js';
 import { loadModel } from '../../electron/worker/runtime/binding.js';
 import { compareTeacherForced, klDivergence, quantileNearestRank, runQualityCheck } from '../../electron/worker/runtime/quality-check.js';
 import { writeExpertVariant } from '../reference/expert-variant.js';
@@ -108,11 +109,24 @@ describe('quality check on the tiny model', () => {
     const [bf16, q4, int4] = await Promise.all([reference, { ...reference, dir: variant }, candidate].map((s) => loadModel({ ...s, threads: 2 })));
     try {
       const sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
+      const int4Sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
+      const sums = { q4: [] as number[], int4: [] as number[] };
       for (const p of prompts) {
         const response = (await int4!.generate({ prompts: [p.tokenIds], maxNewTokens: 8, stopTokens: [] })).results[0]!.tokens;
         const tokens = [...p.tokenIds, ...response];
-        compareTeacherForced(p.key, p.tokenIds.length, response, await bf16!.logits(tokens), await q4!.logits(tokens), sink);
+        const ref = await bf16!.logits(tokens);
+        const q = compareTeacherForced(p.key, p.tokenIds.length, response, ref, await q4!.logits(tokens), sink);
+        const i = compareTeacherForced(p.key, p.tokenIds.length, response, ref, await int4!.logits(tokens), int4Sink);
+        sums.q4.push(q.meanKl * q.responseTokens);
+        sums.int4.push(i.meanKl * i.responseTokens);
       }
+      // INT4's mean KL over Q4_0's, its interval from resampling the two prompts in pairs.
+      const total = (v: readonly number[]) => v.reduce((a, b) => a + b, 0);
+      const ci = r.q4_0!.meanKlRatioCi95!;
+      expect(ci).toEqual(pairedRatioInterval(sums.q4, sums.int4, total));
+      const perPrompt = sums.int4.map((v, k) => v / sums.q4[k]!);
+      expect(ci[0]).toBeGreaterThanOrEqual(Math.min(...perPrompt) - 1e-12);
+      expect(ci[1]).toBeLessThanOrEqual(Math.max(...perPrompt) + 1e-12);
       expect(sink.kls).toHaveLength(r.positions);
       expect(r.q4_0!.meanKl).toBeGreaterThan(0);
       expect(r.q4_0!.meanKl).toBeCloseTo(sink.kls.reduce((a, b) => a + b, 0) / sink.kls.length, 12);
@@ -134,7 +148,7 @@ describe('quality check on the tiny model', () => {
     const j = JSON.parse(out) as Record<string, unknown>;
     expect(Object.keys(j)).toEqual(expect.arrayContaining(['top1Agreement', 'meanKl', 'p99Kl', 'positions']));
     expect(j).toMatchObject({ format: 'horizon-quality-v1', int4Dir: 'int4-g32', prompts: 2, limit: 2, maxNewTokens: 4, backend: 'cpu' });
-    expect(Object.keys(j.q4_0 as object).sort()).toEqual(['meanAbsLogitDiff', 'meanKl', 'p99Kl', 'top1Agreement']);
+    expect(Object.keys(j.q4_0 as object).sort()).toEqual(['meanAbsLogitDiff', 'meanKl', 'meanKlRatioCi95', 'p99Kl', 'top1Agreement']);
     const file = join(model.dir, 'quality-int4-g32.json');
     expect(existsSync(file)).toBe(true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(j);

@@ -8,6 +8,7 @@ import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
 import { qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../main/prep/quality-report.js';
 import type { QualityReport } from '../../common/ipc-contract.js';
+import { ratioRange } from '../../common/quality-summary.js';
 import { runQualityCheck } from '../../worker/runtime/quality-check.js';
 import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
@@ -34,6 +35,7 @@ export function q4_0Lines(report: QualityReport): string {
     `  top-1 agreement ${(100 * q.top1Agreement).toFixed(2)}%\n` +
     `  KL(BF16 || Q4_0) mean ${q.meanKl.toExponential(3)} nats, p99 ${q.p99Kl.toExponential(3)}` +
     (q.meanKl > 0 ? `; INT4's mean KL is ${(report.meanKl / q.meanKl).toFixed(2)}x Q4_0's` : '') +
+    (q.meanKlRatioCi95 ? ` (95% interval ${ratioRange(q.meanKlRatioCi95)}, prompts resampled)` : '') +
     `\n  mean |logit difference| ${q.meanAbsLogitDiff.toExponential(3)}`
   );
 }

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import type { StoredQualityReport } from '../../common/ipc-contract.js';
+import type { Q4_0Agreement, StoredQualityReport } from '../../common/ipc-contract.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
 
 export type { StoredQualityReport };
@@ -30,8 +30,11 @@ export async function readQualityReport(file: string): Promise<StoredQualityRepo
     if (r.format !== 'horizon-quality-v1' || !numbers.every((k) => typeof r[k] === 'number') || !Array.isArray(r.perPrompt)) return null;
     // Reports written before the Q4_0 comparison have none; one that is there must hold its four figures.
     const q = (r.q4_0 ?? null) as Record<string, unknown> | null;
-    if (q !== null && !(['top1Agreement', 'meanKl', 'p99Kl', 'meanAbsLogitDiff'] as const).every((k) => typeof q[k] === 'number')) return null;
-    return { ...(r as StoredQualityReport), q4_0: r.q4_0 ?? null };
+    if (q === null) return { ...(r as StoredQualityReport), q4_0: null };
+    if (!(['top1Agreement', 'meanKl', 'p99Kl', 'meanAbsLogitDiff'] as const).every((k) => typeof q[k] === 'number')) return null;
+    const ci = q.meanKlRatioCi95;
+    const pair = Array.isArray(ci) && ci.length === 2 && ci.every((v) => typeof v === 'number') ? (ci as [number, number]) : null;
+    return { ...(r as StoredQualityReport), q4_0: { ...(q as unknown as Q4_0Agreement), meanKlRatioCi95: pair } };
   } catch {
     return null;
   }

@@ -8,6 +8,9 @@
 import type { QualityAgreement, QualityPromptResult, QualityReport } from '../../common/ipc-contract.js';
 import type { BackendKind, ExpertRounding, NativeModel, WeightsKind } from './binding.js';
 import { loadModel } from './binding.js';
+import { pairedRatioInterval } from '../../common/paired-stats.js';
+
+const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 
 export interface QualityModelSpec {
   readonly dir: string;
@@ -140,6 +143,8 @@ export async function runQualityCheck(opts: {
     const sink = newSink();
     const q4_0Sink = newSink();
     const perPrompt: QualityPromptResult[] = [];
+    // Each prompt's summed KL on both sides, for the paired interval of the ratio.
+    const klSums: { int4: number[]; q4_0: number[] } = { int4: [], q4_0: [] };
     opts.onProgress?.({ done: 0, total: opts.prompts.length, elapsedMs: 0, etaMs: null });
     for (const [i, p] of opts.prompts.entries()) {
       if (opts.signal?.aborted) throw new Error('quality check cancelled');
@@ -150,8 +155,13 @@ export async function runQualityCheck(opts: {
       } else {
         const tokens = [...p.tokenIds, ...response];
         const refLogits = await reference.logits(tokens);
-        if (q4_0) compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink);
-        perPrompt.push(compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink));
+        if (q4_0) {
+          const q = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink);
+          klSums.q4_0.push(q.meanKl * q.responseTokens);
+        }
+        const r = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink);
+        klSums.int4.push(r.meanKl * r.responseTokens);
+        perPrompt.push(r);
       }
       const elapsedMs = Date.now() - started;
       opts.onProgress?.({ done: i + 1, total: opts.prompts.length, elapsedMs, etaMs: (elapsedMs / (i + 1)) * (opts.prompts.length - i - 1) });
@@ -163,7 +173,7 @@ export async function runQualityCheck(opts: {
       ...agreement(sink),
       promptsWithoutDivergence: perPrompt.length - diverged.length,
       medianFirstDivergence: diverged.length ? quantileNearestRank(diverged, 0.5) : null,
-      q4_0: q4_0 ? agreement(q4_0Sink) : null,
+      q4_0: q4_0 ? { ...agreement(q4_0Sink), meanKlRatioCi95: pairedRatioInterval(klSums.q4_0, klSums.int4, sum) } : null,
       perPrompt,
     };
   } finally {

@@ -74,22 +74,23 @@ describe.skipIf(!addonHasRuntime())('npm run demo: the main job (skipped: addon 
       expect(r.stdout).toMatch(/\n {3}completed in [\d.]+ s: \d+ tokens generated/);
       expect(steps[3]).toBe('4. result ZIP verified');
       expect(steps[4]).toMatch(/^5\. INT4 against BF16 on the same tokens \(first 4 prompts, \d+ positions\) in [\d.]+ s: top-1 agreement \d+\.\d\d%, mean KL \d\.\d\de-\d nats$/);
-      const q4_0 = /^ {3}llama\.cpp's Q4_0 on the same experts and tokens: top-1 agreement [\d.]+%, mean KL (\d\.\d\de-\d) nats \(INT4's is (\d+\.\d\d)x\)$/m.exec(r.stdout);
+      const q4_0 = /^ {3}llama\.cpp's Q4_0 on the same experts and tokens: top-1 agreement [\d.]+%, mean KL (\d\.\d\de-\d) nats \(INT4's is (\d+\.\d\d)x, 95% CI (\d+\.\d\d-\d+\.\d\dx)\)$/m.exec(r.stdout);
       expect(q4_0).not.toBeNull();
       // The check's report is where the Models page reads it, over the prompts the demo said.
       const qualityFile = /^ {2}INT4 check {2}(\S+)$/m.exec(r.stdout)![1]!;
-      const stored = JSON.parse(readFileSync(qualityFile, 'utf8')) as { meanKl: number; q4_0: { meanKl: number } };
+      const stored = JSON.parse(readFileSync(qualityFile, 'utf8')) as { meanKl: number; q4_0: { meanKl: number; meanKlRatioCi95: [number, number] } };
       expect(stored).toMatchObject({ format: 'horizon-quality-v1', prompts: 4, limit: 4 });
       expect(q4_0![1]).toBe(stored.q4_0.meanKl.toExponential(2));
       expect(q4_0![2]).toBe((stored.meanKl / stored.q4_0.meanKl).toFixed(2));
+      expect(q4_0![3]).toBe(stored.q4_0.meanKlRatioCi95.map((v) => v.toFixed(2)).join('-') + 'x');
       // horizon show names it under the run's device, as Results does.
       const runId = /^read its failures: npx horizon show (\S+) /m.exec(r.stdout)![1]!;
       const shown = await captureConsole(() => horizon(['show', runId, '--data-dir', dataDir]));
-      expect(shown.out).toMatch(new RegExp(`\\n {2}quality {3}INT4 check \\(4 prompts, \\d+ positions\\): .*; llama\\.cpp's Q4_0: [\\d.]+%, ${q4_0![1]} nats \\(INT4's mean KL ${q4_0![2]}x\\)\\n`));
+      expect(shown.out).toMatch(new RegExp(`\\n {2}quality {3}INT4 check \\(4 prompts, \\d+ positions\\): .*; llama\\.cpp's Q4_0: [\\d.]+%, ${q4_0![1]} nats \\(INT4's mean KL ${q4_0![2]}x, 95% CI ${q4_0![3]}\\)\\n`));
       // prepare --list shows the check under the model it checked.
       const listed = await captureConsole(() => horizon(['prepare', '--list', '--data-dir', dataDir]));
       expect(listed.out).toMatch(
-        new RegExp(`\\n {10}INT4 check \\(4 prompts, \\d+ positions\\): top-1 agreement [\\d.]+%, mean KL \\d\\.\\d\\de-\\d nats; llama\\.cpp's Q4_0: [\\d.]+%, ${q4_0![1]} nats \\(INT4's mean KL ${q4_0![2]}x\\)$`),
+        new RegExp(`\\n {10}INT4 check \\(4 prompts, \\d+ positions\\): top-1 agreement [\\d.]+%, mean KL \\d\\.\\d\\de-\\d nats; llama\\.cpp's Q4_0: [\\d.]+%, ${q4_0![1]} nats \\(INT4's mean KL ${q4_0![2]}x, 95% CI ${q4_0![3]}\\)$`),
       );
       // Both commands it suggests run as printed.
       const verify = /^check it yourself: npx horizon (verify \S+)$/m.exec(r.stdout)![1]!.split(' ');

@@ -1,4 +1,5 @@
 import type { PreparedModel, StoredQualityReport } from '../../../../electron/common/ipc-contract.js';
+import { ratioRange } from '../../../../electron/common/quality-summary.js';
 import { Card } from '../../components/Card.js';
 import { formatDate, formatPercent } from '../../components/format.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
@@ -23,6 +24,19 @@ function QualityStats({ q }: { q: StoredQualityReport }) {
 }
 
 const exp = (v: number) => v.toExponential(2);
+
+/** The ratio of the mean KLs, and what its interval lets one say: closer, further, or no clear difference. */
+function ratioSentence(ratio: number, ci: readonly [number, number] | null): string {
+  const range = ci ? ` (95% interval ${ratioRange(ci).replace('-', '–')}, prompts resampled)` : '';
+  const closer = ci ? ci[1] < 1 : ratio <= 1;
+  const further = ci ? ci[0] > 1 : ratio > 1;
+  const reading = closer
+    ? "closer to BF16 than llama.cpp's Q4_0 on the same tokens"
+    : further
+      ? "further from BF16 than llama.cpp's Q4_0 on the same tokens"
+      : "no clear difference from llama.cpp's Q4_0 on these prompts (the interval spans 1x)";
+  return `INT4's mean KL is ${ratio.toFixed(2)}x Q4_0's${range}: ${reading}.`;
+}
 
 /**
  * INT4 beside what users would run instead: the same BF16 experts rounded as llama.cpp's Q4_0 rounds them, over the
@@ -64,11 +78,9 @@ function Q4_0Comparison({ q }: { q: StoredQualityReport }) {
           </tbody>
         </table>
       </TableScroll>
-      <p className="muted">
-        {ratio === null
-          ? 'Q4_0 matches BF16 exactly here, so there is no ratio.'
-          : `INT4's mean KL is ${ratio.toFixed(2)}x Q4_0's: ${ratio <= 1 ? 'closer to' : 'further from'} BF16 than llama.cpp's Q4_0 on the same tokens.`}{' '}
-        Q4_0 ran with float activations, which favour it; INT4 as the runtime runs it.
+      <p className="muted" data-testid="quality-ratio">
+        {ratio === null ? 'Q4_0 matches BF16 exactly here, so there is no ratio.' : ratioSentence(ratio, p.meanKlRatioCi95)} Q4_0 ran with float
+        activations, which favour it; INT4 as the runtime runs it.
       </p>
     </>
   );

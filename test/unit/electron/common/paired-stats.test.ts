@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { describeLevel, mcnemarExact, pairedLevel } from '../../../../electron/common/paired-stats.js';
+import { describeLevel, mcnemarExact, pairedLevel, pairedRatioInterval } from '../../../../electron/common/paired-stats.js';
 import type { PairedVerdict } from '../../../../electron/common/paired-stats.js';
 
 /** Two-sided exact binomial p-values worked out by hand: 2 * sum_{i<=k} C(n, i) / 2^n, capped at 1. */
@@ -88,5 +88,29 @@ describe('describeLevel', () => {
     [{ regressions: 1, improvements: 1, pValue: 1, delta: 0 }, 'no significant difference (B regresses 1 prompt, improves 1, p = 1.00)'],
   ])('%j', (l, text) => {
     expect(describeLevel({ n: 541, bothPass: 0, bothFail: 0, accuracyA: 0, accuracyB: 0, ci95: [0, 0], ...l })).toBe(text);
+  });
+});
+
+describe('pairedRatioInterval', () => {
+  const total = (v: readonly number[]) => v.reduce((a, b) => a + b, 0);
+
+  it('draws the same units on both sides', () => {
+    // Two units, B/A 1 and 3 alone, 2 together: a quarter of the resamples give 1, a quarter 3, half 2.
+    expect(pairedRatioInterval([1, 1], [1, 3], total)).toEqual([1, 3]);
+    // B twice A everywhere: every resample says 2, however the units are drawn.
+    expect(pairedRatioInterval([1, 5, 2, 7], [2, 10, 4, 14], total)).toEqual([2, 2]);
+  });
+
+  it('has no interval under two units or where A can sum to 0, and refuses unpaired sides', () => {
+    expect(pairedRatioInterval([1], [2], total)).toBeNull();
+    expect(pairedRatioInterval([0, 1], [1, 1], total)).toBeNull();
+    expect(() => pairedRatioInterval([1, 2], [1], total)).toThrow(/2 units against 1/);
+  });
+
+  it('is seeded: the same inputs give the same interval', () => {
+    const a = [3, 1, 4, 1, 5, 9, 2, 6];
+    const b = [2, 7, 1, 8, 2, 8, 1, 8];
+    expect(pairedRatioInterval(a, b, total)).toEqual(pairedRatioInterval(a, b, total));
+    expect(pairedRatioInterval(a, b, total, 1000, 1)).not.toEqual(pairedRatioInterval(a, b, total, 1000, 2));
   });
 });

@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const report: StoredQualityReport = {
   format: 'horizon-quality-v1', createdAt: '2026-12-07T10:00:00Z', int4Dir: 'int4-g32', backend: 'cpu', limit: 2, maxNewTokens: 8,
   prompts: 2, positions: 16, top1Agreement: 0.875, meanKl: 0.01, p99Kl: 0.1, meanAbsLogitDiff: 0.02, promptsWithoutDivergence: 1,
-  medianFirstDivergence: 3, q4_0: { top1Agreement: 0.8125, meanKl: 0.02, p99Kl: 0.2, meanAbsLogitDiff: 0.03 }, perPrompt: [],
+  medianFirstDivergence: 3, q4_0: { top1Agreement: 0.8125, meanKl: 0.02, p99Kl: 0.2, meanAbsLogitDiff: 0.03, meanKlRatioCi95: [0.4, 0.6] }, perPrompt: [],
 };
 
 describe('stored quality reports', () => {
@@ -30,6 +30,10 @@ describe('stored quality reports', () => {
     const { q4_0: _, ...older } = report;
     writeFileSync(file, JSON.stringify(older));
     expect(await readQualityReport(file)).toEqual({ ...older, q4_0: null });
+    // A comparison without its interval keeps its figures, the interval null.
+    const { meanKlRatioCi95: __, ...noInterval } = report.q4_0!;
+    writeFileSync(file, JSON.stringify({ ...report, q4_0: noInterval }));
+    expect((await readQualityReport(file))!.q4_0).toEqual({ ...noInterval, meanKlRatioCi95: null });
     writeFileSync(file, JSON.stringify({ ...report, q4_0: { top1Agreement: 0.5, meanKl: '0.1' } }));
     expect(await readQualityReport(file)).toBeNull();
     writeFileSync(file, JSON.stringify({ ...report, format: 'horizon-quality-v0' }));
@@ -41,8 +45,9 @@ describe('stored quality reports', () => {
 
   it('sum up in one line, with Q4_0 beside INT4 when the check ran it', () => {
     expect(qualitySummary(report)).toBe(
-      "INT4 check (2 prompts, 16 positions): top-1 agreement 87.50%, mean KL 1.00e-2 nats; llama.cpp's Q4_0: 81.25%, 2.00e-2 nats (INT4's mean KL 0.50x)",
+      "INT4 check (2 prompts, 16 positions): top-1 agreement 87.50%, mean KL 1.00e-2 nats; llama.cpp's Q4_0: 81.25%, 2.00e-2 nats (INT4's mean KL 0.50x, 95% CI 0.40-0.60x)",
     );
+    expect(qualitySummary({ ...report, q4_0: { ...report.q4_0!, meanKlRatioCi95: null } })).toMatch(/\(INT4's mean KL 0\.50x\)$/);
     expect(qualitySummary({ ...report, q4_0: null })).toBe('INT4 check (2 prompts, 16 positions): top-1 agreement 87.50%, mean KL 1.00e-2 nats');
   });
 });
