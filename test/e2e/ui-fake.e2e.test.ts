@@ -438,8 +438,17 @@ describe('renderer over horizon serve (fake services)', () => {
     await fullShot(page, path.join(shots, '9-model-details.png'));
     // The INT4 quality check, with llama.cpp's Q4_0 on the same tokens beside it.
     const quality = page.getByTestId('quality-card');
+    const prompts = quality.getByRole('textbox', { name: 'Prompts' });
+    await prompts.fill('0');
+    await quality.getByRole('button', { name: 'Check quality' }).click();
+    expect(await quality.locator('.field__error').textContent()).toBe('Prompts must be a whole number from 1 to 541.');
+    expect(await prompts.getAttribute('aria-invalid')).toBe('true');
+    await prompts.fill('16');
     await quality.getByRole('button', { name: 'Check quality' }).click();
     await expect.poll(() => quality.getByTestId('quality-q4_0').count()).toBe(1);
+    expect(await quality.locator('h3').textContent()).toContain('2048 positions of 16 prompts');
+    // Checking again repeats the stored check's prompt count unless told otherwise.
+    expect(await quality.getByRole('textbox', { name: 'Prompts' }).getAttribute('placeholder')).toBe('16');
     const rows = await quality.getByTestId('quality-q4_0').locator('tbody tr').allInnerTexts();
     expect(rows.map((r) => r.split(/\s*\t\s*/))).toEqual([
       ['INT4, this pack', '95.00%', '1.00e-2', '2.00e-1', '5.00e-2'],
@@ -452,7 +461,7 @@ describe('renderer over horizon serve (fake services)', () => {
     // Results names the check of the model its run used.
     await page.getByRole('navigation').getByRole('button', { name: /^Results/ }).click();
     await expect.poll(() => page.getByTestId('int4-check').textContent()).toBe(
-      "This model's INT4 check (32 prompts, 4096 positions): top-1 agreement 95.00%, mean KL 1.00e-2 nats; llama.cpp's Q4_0: 93.00%, 2.00e-2 nats (INT4's mean KL 0.50x, 95% CI 0.45-0.56x).",
+      "This model's INT4 check (16 prompts, 2048 positions): top-1 agreement 95.00%, mean KL 1.00e-2 nats; llama.cpp's Q4_0: 93.00%, 2.00e-2 nats (INT4's mean KL 0.50x, 95% CI 0.45-0.56x).",
     );
     await page.getByRole('navigation').getByRole('button', { name: /^Models/ }).click();
     await page.getByRole('button', { name: `Delete ${id}` }).click();

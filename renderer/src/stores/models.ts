@@ -27,6 +27,9 @@ export interface PrepareJobState {
   readonly modelId: string | null;
 }
 
+/** The quality check's prompts when none are asked for: the services' and `horizon quality`'s default. */
+export const DEFAULT_QUALITY_PROMPTS = 32;
+
 export interface ModelsState {
   models: readonly PreparedModel[];
   /** The list has been read at least once (an empty list then means no model). */
@@ -55,7 +58,8 @@ export interface ModelsState {
   setImportPath(kind: AssetKind, path: string): void;
   importAsset(kind: AssetKind): Promise<void>;
   downloadAssets(): Promise<void>;
-  checkQuality(modelId: string): Promise<void>;
+  /** The first `limit` IFEval prompts (default DEFAULT_QUALITY_PROMPTS, as `horizon quality`). */
+  checkQuality(modelId: string, limit?: number): Promise<void>;
   cancelQuality(): Promise<void>;
   handleProgress(p: PrepareProgress): void;
   /** Opens a variant's details (again: closes them). */
@@ -211,9 +215,9 @@ export const useModels = create<ModelsState>((set, get) => ({
     });
     for (const p of takeEarly(r.value.jobId)) get().handleProgress(p);
   },
-  checkQuality: async (modelId) => {
+  checkQuality: async (modelId, limit) => {
     if (get().qualityJob?.status === 'running') return;
-    const r = await call('models:checkQuality', { modelId });
+    const r = await call('models:checkQuality', limit === undefined ? { modelId } : { modelId, limit });
     if (!r.ok) {
       set({ error: r.error.message });
       return;

@@ -1,11 +1,16 @@
 import type { PreparedModel, StoredQualityReport } from '../../../../electron/common/ipc-contract.js';
 import { ratioRange } from '../../../../electron/common/quality-summary.js';
+import { useState } from 'react';
+
+import { RUN_PROMPTS } from '../../../../electron/common/run-settings.js';
 import { Card } from '../../components/Card.js';
+import { Field } from '../../components/Field.js';
 import { formatDate, formatPercent } from '../../components/format.js';
 import { ProgressBar } from '../../components/ProgressBar.js';
 import { Stat } from '../../components/Stat.js';
 import { TableScroll } from '../../components/TableScroll.js';
-import { useModels, type ModelsState } from '../../stores/models.js';
+import { DEFAULT_QUALITY_PROMPTS, useModels, type ModelsState } from '../../stores/models.js';
+import { parseCount } from '../../stores/runs.js';
 
 function QualityStats({ q }: { q: StoredQualityReport }) {
   return (
@@ -90,15 +95,27 @@ type QualityJob = ModelsState['qualityJob'];
 
 interface Controls {
   readonly job: QualityJob;
-  readonly onCheck: (modelId: string) => void;
+  /** `limit`: the first N IFEval prompts; undefined for the check's default. */
+  readonly onCheck: (modelId: string, limit?: number) => void;
   readonly onCancel: () => void;
 }
 
-/** The check of one INT4 model: its button, its progress while it runs, its last failure. */
+/** The check of one INT4 model: how many prompts, its button, its progress while it runs, its last failure. */
 function CheckControls({ m, job, onCheck, onCancel }: { m: PreparedModel } & Controls) {
   const mine = job?.checking === m.id ? job : null;
   const running = job?.status === 'running';
   const step = mine?.steps.quality;
+  const [prompts, setPrompts] = useState('');
+  const [promptsError, setPromptsError] = useState<string | null>(null);
+  const check = () => {
+    const limit = parseCount('Prompts', prompts, RUN_PROMPTS.min, RUN_PROMPTS.max);
+    if (typeof limit === 'string') {
+      setPromptsError(limit);
+      return;
+    }
+    // Empty: as many as the stored check had, so "Check again" repeats it.
+    onCheck(m.id, limit ?? m.quality?.limit);
+  };
   return (
     <div className="quality__controls">
       {mine && mine.status === 'running' ? (
@@ -113,9 +130,25 @@ function CheckControls({ m, job, onCheck, onCancel }: { m: PreparedModel } & Con
           </button>
         </>
       ) : (
-        <button type="button" className="btn btn--small" disabled={running || !m.ready} onClick={() => onCheck(m.id)}>
-          {m.quality ? 'Check again' : 'Check quality'}
-        </button>
+        <Field
+          label="Prompts"
+          inputMode="numeric"
+          placeholder={String(m.quality?.limit ?? DEFAULT_QUALITY_PROMPTS)}
+          value={prompts}
+          onValue={(v) => {
+            setPrompts(v);
+            setPromptsError(null);
+          }}
+          error={promptsError}
+          disabled={running}
+          className="quality__prompts"
+          hint="The first N IFEval prompts: more narrow the interval and take longer."
+          trailing={
+            <button type="button" className="btn btn--small" disabled={running || !m.ready} onClick={check}>
+              {m.quality ? 'Check again' : 'Check quality'}
+            </button>
+          }
+        />
       )}
       {mine?.status === 'failed' && mine.error ? <p role="alert">{mine.error}</p> : null}
       {mine?.status === 'cancelled' ? <p className="muted">Cancelled; nothing was stored.</p> : null}
@@ -132,7 +165,7 @@ export function QualityCard({ models }: { models: readonly PreparedModel[] }) {
   const job = useModels((s) => s.qualityJob);
   const checkQuality = useModels((s) => s.checkQuality);
   const cancelQuality = useModels((s) => s.cancelQuality);
-  return <QualityCardView models={models} job={job} onCheck={(id) => void checkQuality(id)} onCancel={() => void cancelQuality()} />;
+  return <QualityCardView models={models} job={job} onCheck={(id, limit) => void checkQuality(id, limit)} onCancel={() => void cancelQuality()} />;
 }
 
 export function QualityCardView({ models, ...controls }: { models: readonly PreparedModel[] } & Controls) {
