@@ -24,7 +24,7 @@ import { formatAccuracies, formatIntervals, runAccuracies, runIntervals } from '
 import { downloadIfevalData, downloadPunkt, evalAssetsStatus } from '../electron/main/prep/eval-assets.js';
 import { prepareModel } from '../electron/main/prep/prepare-model.js';
 import { runQualityJob } from '../electron/main/prep/quality-job.js';
-import { ratioRange } from '../electron/common/quality-summary.js';
+import { closerSentence, ratioRange } from '../electron/common/quality-summary.js';
 import { qualityReportFile, readQualityReport } from '../electron/main/prep/quality-report.js';
 import { toolVersion } from '../electron/node/app-root.js';
 import { WorkerClient, forkSpawner } from '../electron/main/worker-client.js';
@@ -142,6 +142,8 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
         `mean KL ${q.meanKl.toExponential(2)} nats (INT4's is ${(quality.meanKl / q.meanKl).toFixed(2)}x` +
         `${q.meanKlRatioCi95 ? `, 95% CI ${ratioRange(q.meanKlRatioCi95)}` : ''})`,
     );
+    const closer = closerSentence(q);
+    if (closer) console.log(`   ${closer}`);
     const qualityFile = qualityReportFile(prepared.modelDir, prepared.packedDir);
     console.log(`\nfiles:\n  database    ${dbFile}\n  result ZIP  ${zip.path}\n  model       ${prepared.modelDir}\n  INT4 check  ${qualityFile}`);
     console.log(`check it yourself: npx horizon verify ${zip.path}`);

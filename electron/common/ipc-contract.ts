@@ -133,6 +133,8 @@ export interface QualityPromptResult {
   readonly meanKl: number;
   /** Response position (0-based) where BF16's greedy choice first differs from the INT4 response; null if never. */
   readonly firstDivergence: number | null;
+  /** KL(BF16 || Q4_0) at the same positions, where the check ran the Q4_0 comparison. */
+  readonly q4_0MeanKl?: number;
 }
 
 /** How close one weight set's next-token distributions come to BF16's over the compared positions. */
@@ -151,6 +153,13 @@ export interface Q4_0Agreement extends QualityAgreement {
    * where a resample has no Q4_0 divergence.
    */
   readonly meanKlRatioCi95: readonly [number, number] | null;
+  /**
+   * Prompts where INT4's mean KL is below Q4_0's, and above it (ties, and prompts without positions, in neither), with
+   * the exact two-sided sign test on them; null in a report from before they were added.
+   */
+  readonly promptsInt4Closer: number | null;
+  readonly promptsQ4_0Closer: number | null;
+  readonly signTestP: number | null;
 }
 
 /** The INT4-vs-BF16 quality check over the INT4 weights' greedy responses, teacher-forced through both. */

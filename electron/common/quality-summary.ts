@@ -1,5 +1,5 @@
 /** A quality check in one line, as `horizon prepare --list` and the Results page give it. */
-import type { QualityReport } from './ipc-contract.js';
+import type { Q4_0Agreement, QualityReport } from './ipc-contract.js';
 
 /** A ratio interval as the quality lines write it: "0.70-0.83x". */
 export const ratioRange = ([lo, hi]: readonly [number, number]): string => `${lo.toFixed(2)}-${hi.toFixed(2)}x`;
@@ -13,4 +13,12 @@ export function qualitySummary(q: QualityReport): string {
   const ci = q.q4_0.meanKlRatioCi95;
   const ratio = q.q4_0.meanKl > 0 ? ` (INT4's mean KL ${(q.meanKl / q.q4_0.meanKl).toFixed(2)}x${ci ? `, 95% CI ${ratioRange(ci)}` : ''})` : '';
   return `${head}; llama.cpp's Q4_0: ${pct(q.q4_0.top1Agreement)}, ${kl(q.q4_0.meanKl)}${ratio}`;
+}
+
+/** The per-prompt count and its sign test in words: "INT4 is closer to BF16 on 27 prompts, Q4_0 on 5 (sign test p = 0.0001)". */
+export function closerSentence(q: Q4_0Agreement): string | null {
+  if (q.promptsInt4Closer === null || q.promptsQ4_0Closer === null || q.signTestP === null) return null;
+  const prompts = (n: number) => `${n} prompt${n === 1 ? '' : 's'}`;
+  const p = q.signTestP < 0.0001 ? 'p < 0.0001' : `p = ${q.signTestP.toPrecision(2)}`;
+  return `INT4 is closer to BF16 on ${prompts(q.promptsInt4Closer)}, Q4_0 on ${q.promptsQ4_0Closer} (sign test ${p})`;
 }

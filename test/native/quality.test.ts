@@ -14,7 +14,7 @@ import type { TinyModel } from '../../scripts/make-tiny-model.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
 import { pairedRatioInterval } from '../../electron/common/paired-stats.js';
 import { loadModel } from '../../electron/worker/runtime/binding.js';
-import { compareTeacherForced, klDivergence, quantileNearestRank, runQualityCheck } from '../../electron/worker/runtime/quality-check.js';
+import { closerCounts, compareTeacherForced, klDivergence, quantileNearestRank, runQualityCheck } from '../../electron/worker/runtime/quality-check.js';
 import { writeExpertVariant } from '../reference/expert-variant.js';
 import { q4_0RoundTrip } from '../reference/q4-0.js';
 
@@ -51,6 +51,20 @@ describe('quality metrics', () => {
     expect(sink.kls[1]).toBeGreaterThan(0);
     expect(sink.absDiffSum).toBe(10); // row 2 differs by 5 in two places
     expect(sink.absDiffCount).toBe(12);
+  });
+});
+
+describe('closerCounts', () => {
+  const prompt = (meanKl: number, q4_0MeanKl: number | undefined, responseTokens = 4) => ({
+    key: 1, promptTokens: 3, responseTokens, top1Agreement: 1, meanKl, firstDivergence: null, ...(q4_0MeanKl === undefined ? {} : { q4_0MeanKl }),
+  });
+
+  it('counts the prompts each side is closer on, leaves ties and empty responses out, and sign-tests them', () => {
+    const r = closerCounts([prompt(0.1, 0.2), prompt(0.1, 0.3), prompt(0.05, 0.06), prompt(0.2, 0.2), prompt(0, 0, 0), prompt(0.1, undefined)]);
+    // Three against none: p = 2 * (1/2)^3.
+    expect(r).toMatchObject({ promptsInt4Closer: 3, promptsQ4_0Closer: 0 });
+    expect(r.signTestP).toBeCloseTo(0.25, 12);
+    expect(closerCounts([prompt(0.3, 0.2)])).toEqual({ promptsInt4Closer: 0, promptsQ4_0Closer: 1, signTestP: 1 });
   });
 });
 
@@ -124,6 +138,10 @@ describe('quality check on the tiny model', () => {
       const total = (v: readonly number[]) => v.reduce((a, b) => a + b, 0);
       const ci = r.q4_0!.meanKlRatioCi95!;
       expect(ci).toEqual(pairedRatioInterval(sums.q4, sums.int4, total));
+      const closer = sums.int4.filter((v, k) => v < sums.q4[k]!).length;
+      expect(r.q4_0!.promptsInt4Closer).toBe(closer);
+      expect(r.q4_0!.promptsQ4_0Closer).toBe(sums.int4.filter((v, k) => v > sums.q4[k]!).length);
+      expect(r.perPrompt.map((p) => p.q4_0MeanKl! * p.responseTokens)).toEqual(sums.q4);
       const perPrompt = sums.int4.map((v, k) => v / sums.q4[k]!);
       expect(ci[0]).toBeGreaterThanOrEqual(Math.min(...perPrompt) - 1e-12);
       expect(ci[1]).toBeLessThanOrEqual(Math.max(...perPrompt) + 1e-12);
@@ -148,7 +166,9 @@ describe('quality check on the tiny model', () => {
     const j = JSON.parse(out) as Record<string, unknown>;
     expect(Object.keys(j)).toEqual(expect.arrayContaining(['top1Agreement', 'meanKl', 'p99Kl', 'positions']));
     expect(j).toMatchObject({ format: 'horizon-quality-v1', int4Dir: 'int4-g32', prompts: 2, limit: 2, maxNewTokens: 4, backend: 'cpu' });
-    expect(Object.keys(j.q4_0 as object).sort()).toEqual(['meanAbsLogitDiff', 'meanKl', 'meanKlRatioCi95', 'p99Kl', 'top1Agreement']);
+    expect(Object.keys(j.q4_0 as object).sort()).toEqual([
+      'meanAbsLogitDiff', 'meanKl', 'meanKlRatioCi95', 'p99Kl', 'promptsInt4Closer', 'promptsQ4_0Closer', 'signTestP', 'top1Agreement',
+    ]);
     const file = join(model.dir, 'quality-int4-g32.json');
     expect(existsSync(file)).toBe(true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(j);

@@ -8,7 +8,7 @@ import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
 import { qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../main/prep/quality-report.js';
 import type { QualityReport } from '../../common/ipc-contract.js';
-import { ratioRange } from '../../common/quality-summary.js';
+import { closerSentence, ratioRange } from '../../common/quality-summary.js';
 import { runQualityCheck } from '../../worker/runtime/quality-check.js';
 import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
@@ -36,7 +36,8 @@ export function q4_0Lines(report: QualityReport): string {
     `  KL(BF16 || Q4_0) mean ${q.meanKl.toExponential(3)} nats, p99 ${q.p99Kl.toExponential(3)}` +
     (q.meanKl > 0 ? `; INT4's mean KL is ${(report.meanKl / q.meanKl).toFixed(2)}x Q4_0's` : '') +
     (q.meanKlRatioCi95 ? ` (95% interval ${ratioRange(q.meanKlRatioCi95)}, prompts resampled)` : '') +
-    `\n  mean |logit difference| ${q.meanAbsLogitDiff.toExponential(3)}`
+    `\n  mean |logit difference| ${q.meanAbsLogitDiff.toExponential(3)}` +
+    (closerSentence(q) ? `\n  ${closerSentence(q)}` : '')
   );
 }
 

@@ -34,7 +34,17 @@ export async function readQualityReport(file: string): Promise<StoredQualityRepo
     if (!(['top1Agreement', 'meanKl', 'p99Kl', 'meanAbsLogitDiff'] as const).every((k) => typeof q[k] === 'number')) return null;
     const ci = q.meanKlRatioCi95;
     const pair = Array.isArray(ci) && ci.length === 2 && ci.every((v) => typeof v === 'number') ? (ci as [number, number]) : null;
-    return { ...(r as StoredQualityReport), q4_0: { ...(q as unknown as Q4_0Agreement), meanKlRatioCi95: pair } };
+    const count = (k: string) => (typeof q[k] === 'number' ? (q[k] as number) : null);
+    return {
+      ...(r as StoredQualityReport),
+      q4_0: {
+        ...(q as unknown as Q4_0Agreement),
+        meanKlRatioCi95: pair,
+        promptsInt4Closer: count('promptsInt4Closer'),
+        promptsQ4_0Closer: count('promptsQ4_0Closer'),
+        signTestP: count('signTestP'),
+      },
+    };
   } catch {
     return null;
   }

@@ -8,7 +8,7 @@
 import type { QualityAgreement, QualityPromptResult, QualityReport } from '../../common/ipc-contract.js';
 import type { BackendKind, ExpertRounding, NativeModel, WeightsKind } from './binding.js';
 import { loadModel } from './binding.js';
-import { pairedRatioInterval } from '../../common/paired-stats.js';
+import { mcnemarExact, pairedRatioInterval } from '../../common/paired-stats.js';
 
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 
@@ -116,6 +116,18 @@ export function compareTeacherForced(
   return { key, promptTokens, responseTokens: n, top1Agreement: n ? agree / n : 1, meanKl: n ? klSum / n : 0, firstDivergence };
 }
 
+/** On how many prompts each side came closer to BF16, and the sign test on those counts. */
+export function closerCounts(perPrompt: readonly QualityPromptResult[]): { promptsInt4Closer: number; promptsQ4_0Closer: number; signTestP: number } {
+  let int4 = 0;
+  let q4 = 0;
+  for (const p of perPrompt) {
+    if (p.q4_0MeanKl === undefined || p.responseTokens === 0) continue;
+    if (p.meanKl < p.q4_0MeanKl) int4++;
+    else if (p.meanKl > p.q4_0MeanKl) q4++;
+  }
+  return { promptsInt4Closer: int4, promptsQ4_0Closer: q4, signTestP: mcnemarExact(int4, q4) };
+}
+
 export async function runQualityCheck(opts: {
   readonly reference: QualityModelSpec;
   readonly candidate: QualityModelSpec;
@@ -155,13 +167,11 @@ export async function runQualityCheck(opts: {
       } else {
         const tokens = [...p.tokenIds, ...response];
         const refLogits = await reference.logits(tokens);
-        if (q4_0) {
-          const q = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink);
-          klSums.q4_0.push(q.meanKl * q.responseTokens);
-        }
+        const q = q4_0 ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink) : null;
         const r = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink);
         klSums.int4.push(r.meanKl * r.responseTokens);
-        perPrompt.push(r);
+        if (q) klSums.q4_0.push(q.meanKl * q.responseTokens);
+        perPrompt.push(q ? { ...r, q4_0MeanKl: q.meanKl } : r);
       }
       const elapsedMs = Date.now() - started;
       opts.onProgress?.({ done: i + 1, total: opts.prompts.length, elapsedMs, etaMs: (elapsedMs / (i + 1)) * (opts.prompts.length - i - 1) });
@@ -173,7 +183,7 @@ export async function runQualityCheck(opts: {
       ...agreement(sink),
       promptsWithoutDivergence: perPrompt.length - diverged.length,
       medianFirstDivergence: diverged.length ? quantileNearestRank(diverged, 0.5) : null,
-      q4_0: q4_0 ? { ...agreement(q4_0Sink), meanKlRatioCi95: pairedRatioInterval(klSums.q4_0, klSums.int4, sum) } : null,
+      q4_0: q4_0 ? { ...agreement(q4_0Sink), meanKlRatioCi95: pairedRatioInterval(klSums.q4_0, klSums.int4, sum), ...closerCounts(perPrompt) } : null,
       perPrompt,
     };
   } finally {

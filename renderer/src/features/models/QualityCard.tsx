@@ -1,5 +1,5 @@
 import type { PreparedModel, StoredQualityReport } from '../../../../electron/common/ipc-contract.js';
-import { ratioRange } from '../../../../electron/common/quality-summary.js';
+import { closerSentence, ratioRange } from '../../../../electron/common/quality-summary.js';
 import { useState } from 'react';
 
 import { RUN_PROMPTS } from '../../../../electron/common/run-settings.js';
@@ -84,8 +84,8 @@ function Q4_0Comparison({ q }: { q: StoredQualityReport }) {
         </table>
       </TableScroll>
       <p className="muted" data-testid="quality-ratio">
-        {ratio === null ? 'Q4_0 matches BF16 exactly here, so there is no ratio.' : ratioSentence(ratio, p.meanKlRatioCi95)} Q4_0 ran with float
-        activations, which favour it; INT4 as the runtime runs it.
+        {ratio === null ? 'Q4_0 matches BF16 exactly here, so there is no ratio.' : ratioSentence(ratio, p.meanKlRatioCi95)}{' '}
+        {closerSentence(p) ? `${closerSentence(p)}. ` : ''}Q4_0 ran with float activations, which favour it; INT4 as the runtime runs it.
       </p>
     </>
   );

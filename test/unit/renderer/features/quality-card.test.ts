@@ -15,7 +15,7 @@ const quality: StoredQualityReport = {
   format: 'horizon-quality-v1', createdAt: '2026-12-04T11:00:00Z', int4Dir: 'int4-g32', backend: 'cpu', limit: 32, maxNewTokens: 128,
   prompts: 32, positions: 4000, top1Agreement: 0.9375, meanKl: 0.0123, p99Kl: 0.25, meanAbsLogitDiff: 0.05,
   promptsWithoutDivergence: 20, medianFirstDivergence: 37,
-  q4_0: { top1Agreement: 0.90625, meanKl: 0.0246, p99Kl: 0.5, meanAbsLogitDiff: 0.0625, meanKlRatioCi95: [0.45, 0.56] }, perPrompt: [],
+  q4_0: { top1Agreement: 0.90625, meanKl: 0.0246, p99Kl: 0.5, meanAbsLogitDiff: 0.0625, meanKlRatioCi95: [0.45, 0.56], promptsInt4Closer: 27, promptsQ4_0Closer: 5, signTestP: 0.00011 }, perPrompt: [],
 };
 
 const text = (models: PreparedModel[]) => renderToStaticMarkup(createElement(QualityCard, { models })).replace(/<[^>]+>/g, ' ').replace(/&#x27;/g, "'").replace(/\s+/g, ' ');
@@ -38,6 +38,7 @@ describe('QualityCard', () => {
     expect(t).toContain('INT4, this pack 93.75% 1.23e-2 2.50e-1 5.00e-2');
     expect(t).toContain("llama.cpp's Q4_0, the same experts 90.63% 2.46e-2 5.00e-1 6.25e-2");
     expect(t).toContain("INT4's mean KL is 0.50x Q4_0's (95% interval 0.45–0.56x, prompts resampled): closer to BF16 than llama.cpp's Q4_0 on the same tokens.");
+    expect(t).toContain('INT4 is closer to BF16 on 27 prompts, Q4_0 on 5 (sign test p = 0.00011).');
     const reading = (meanKl: number, meanKlRatioCi95: [number, number] | null) =>
       text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: { ...quality, q4_0: { ...quality.q4_0!, meanKl, meanKlRatioCi95 } } }]);
     expect(reading(0.01, [1.1, 1.4])).toContain("INT4's mean KL is 1.23x Q4_0's (95% interval 1.10–1.40x, prompts resampled): further from BF16");

@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const report: StoredQualityReport = {
   format: 'horizon-quality-v1', createdAt: '2026-12-07T10:00:00Z', int4Dir: 'int4-g32', backend: 'cpu', limit: 2, maxNewTokens: 8,
   prompts: 2, positions: 16, top1Agreement: 0.875, meanKl: 0.01, p99Kl: 0.1, meanAbsLogitDiff: 0.02, promptsWithoutDivergence: 1,
-  medianFirstDivergence: 3, q4_0: { top1Agreement: 0.8125, meanKl: 0.02, p99Kl: 0.2, meanAbsLogitDiff: 0.03, meanKlRatioCi95: [0.4, 0.6] }, perPrompt: [],
+  medianFirstDivergence: 3, q4_0: { top1Agreement: 0.8125, meanKl: 0.02, p99Kl: 0.2, meanAbsLogitDiff: 0.03, meanKlRatioCi95: [0.4, 0.6], promptsInt4Closer: 2, promptsQ4_0Closer: 0, signTestP: 0.5 }, perPrompt: [],
 };
 
 describe('stored quality reports', () => {
@@ -34,6 +34,9 @@ describe('stored quality reports', () => {
     const { meanKlRatioCi95: __, ...noInterval } = report.q4_0!;
     writeFileSync(file, JSON.stringify({ ...report, q4_0: noInterval }));
     expect((await readQualityReport(file))!.q4_0).toEqual({ ...noInterval, meanKlRatioCi95: null });
+    const { promptsInt4Closer: _a, promptsQ4_0Closer: _b, signTestP: _c, ...noCounts } = report.q4_0!;
+    writeFileSync(file, JSON.stringify({ ...report, q4_0: noCounts }));
+    expect((await readQualityReport(file))!.q4_0).toEqual({ ...noCounts, promptsInt4Closer: null, promptsQ4_0Closer: null, signTestP: null });
     writeFileSync(file, JSON.stringify({ ...report, q4_0: { top1Agreement: 0.5, meanKl: '0.1' } }));
     expect(await readQualityReport(file)).toBeNull();
     writeFileSync(file, JSON.stringify({ ...report, format: 'horizon-quality-v0' }));
