@@ -6,9 +6,9 @@
  * BF16 experts rounded as llama.cpp's Q4_0 rounds them: what INT4 costs beside what users would run instead.
  */
 import type { QualityAgreement, QualityPromptResult, QualityReport } from '../../common/ipc-contract.js';
+import { mcnemarExact, pairedRatioInterval } from '../../common/paired-stats.js';
 import type { BackendKind, ExpertRounding, NativeModel, WeightsKind } from './binding.js';
 import { loadModel } from './binding.js';
-import { mcnemarExact, pairedRatioInterval } from '../../common/paired-stats.js';
 
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 
@@ -78,7 +78,7 @@ function agreement(sink: AgreementSink): QualityAgreement {
   const positions = sink.kls.length;
   return {
     top1Agreement: positions ? sink.agree / positions : 1,
-    meanKl: positions ? sink.kls.reduce((a, b) => a + b, 0) / positions : 0,
+    meanKl: positions ? sum(sink.kls) / positions : 0,
     p99Kl: quantileNearestRank(sink.kls, 0.99),
     meanAbsLogitDiff: sink.absDiffCount ? sink.absDiffSum / sink.absDiffCount : 0,
   };

@@ -1,7 +1,7 @@
-import type { PreparedModel, StoredQualityReport } from '../../../../electron/common/ipc-contract.js';
-import { closerSentence, ratioRange } from '../../../../electron/common/quality-summary.js';
 import { useState } from 'react';
 
+import type { PreparedModel, StoredQualityReport } from '../../../../electron/common/ipc-contract.js';
+import { closerSentence, ratioRange } from '../../../../electron/common/quality-summary.js';
 import { RUN_PROMPTS } from '../../../../electron/common/run-settings.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
