@@ -109,6 +109,15 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     expect(await page.getByTestId('import-ifeval').locator('.chip').textContent()).toBe('ready');
     expect(await page.getByTestId('import-punkt').locator('.chip').textContent()).toBe('ready');
     await fullShot(page, path.join(shots, '2-models.png'));
+    // The INT4 check runs `horizon quality` in a child process: INT4, BF16 and the Q4_0 comparison on the tiny model.
+    const quality = page.getByTestId('quality-card');
+    await quality.getByRole('textbox', { name: 'Prompts' }).fill('3');
+    await quality.getByRole('button', { name: 'Check quality' }).click();
+    await expect.poll(() => quality.getByTestId('quality-q4_0').count(), { timeout: 120_000, interval: 500 }).toBe(1);
+    expect(await quality.locator('h3').textContent()).toMatch(/ · \d+ positions of 3 prompts, INT4 on CPU, /);
+    expect(await quality.getByTestId('quality-ratio').textContent()).toMatch(
+      /^INT4's mean KL is \d+\.\d\dx Q4_0's \(95% interval \d+\.\d\d–\d+\.\d\dx, prompts resampled\): .+\. INT4 is closer to BF16 on \d prompts?, Q4_0 on \d \(sign test p = [\d.]+\)\./,
+    );
 
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     const model = page.getByLabel('Model');
@@ -138,6 +147,8 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     expect(value).toBeLessThanOrEqual(high);
     expect(high - low).toBeGreaterThan(27);
     expect(await page.getByTestId('residency').textContent()).toMatch(/^Weights: host memory, \d+ threads/);
+    // The check of the run's model, as the Models page stored it.
+    expect(await page.getByTestId('int4-check').textContent()).toMatch(/^This model's INT4 check \(3 prompts, \d+ positions\): top-1 agreement /);
     await fullShot(page, path.join(shots, '4-results.png'));
 
     await page.getByRole('button', { name: /^Open response / }).first().click();
