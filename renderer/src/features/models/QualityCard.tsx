@@ -84,8 +84,12 @@ function Q4_0Comparison({ q }: { q: StoredQualityReport }) {
         </table>
       </TableScroll>
       <p className="muted" data-testid="quality-ratio">
-        {ratio === null ? 'Q4_0 matches BF16 exactly here, so there is no ratio.' : ratioSentence(ratio, p.meanKlRatioCi95)}{' '}
-        {closerSentence(p) ? `${closerSentence(p)}. ` : ''}Q4_0 ran with float activations, which favour it; INT4 as the runtime runs it.
+        {q.positions === 0
+          ? 'No prompt had a response to compare over.'
+          : ratio === null
+            ? 'Q4_0 matches BF16 exactly here, so there is no ratio.'
+            : ratioSentence(ratio, p.meanKlRatioCi95)}{' '}
+        {q.positions > 0 && closerSentence(p) ? `${closerSentence(p)}. ` : ''}Q4_0 ran with float activations, which favour it; INT4 as the runtime runs it.
       </p>
     </>
   );

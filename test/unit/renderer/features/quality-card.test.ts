@@ -44,6 +44,11 @@ describe('QualityCard', () => {
     expect(reading(0.01, [1.1, 1.4])).toContain("INT4's mean KL is 1.23x Q4_0's (95% interval 1.10–1.40x, prompts resampled): further from BF16");
     // An interval that spans 1x says no more than that.
     expect(reading(0.0123, [0.8, 1.2])).toContain("INT4's mean KL is 1.00x Q4_0's (95% interval 0.80–1.20x, prompts resampled): no clear difference from llama.cpp's Q4_0 on these prompts (the interval spans 1x).");
+    // No positions at all (every response empty): nothing to compare, not an exact match.
+    const empty = { ...quality, positions: 0, meanKl: 0, q4_0: { ...quality.q4_0!, meanKl: 0, meanKlRatioCi95: null } };
+    const emptyText = text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: { ...empty, q4_0: { ...empty.q4_0, promptsInt4Closer: 0, promptsQ4_0Closer: 0, signTestP: 1 } } }]);
+    expect(emptyText).toContain('No prompt had a response to compare over. Q4_0 ran with float activations');
+    expect(reading(0.0123, null).includes('Q4_0 matches BF16 exactly')).toBe(false);
     // Without an interval (a single prompt), the ratio alone.
     expect(reading(0.01, null)).toContain("INT4's mean KL is 1.23x Q4_0's: further from BF16");
     const older = text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: { ...quality, q4_0: null } }]);
