@@ -185,6 +185,11 @@ export interface StoredQualityReport extends QualityReport {
   readonly createdAt: string;
   /** The INT4 folder checked, e.g. "int4-g32". */
   readonly int4Dir: string;
+  /**
+   * sha256 of that folder's horizon-manifest.json when it was checked: a report whose pack has changed since is not
+   * shown (absent in reports from before it was recorded).
+   */
+  readonly packManifestSha256?: string;
   /** Where the INT4 weights ran. */
   readonly backend: 'cpu' | 'cuda';
   /** The first N IFEval prompts. */

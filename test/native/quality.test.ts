@@ -3,6 +3,7 @@
  * runtime (identical weights agree everywhere; INT4 against BF16 gives figures in range), and `horizon quality`.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -166,6 +167,8 @@ describe('quality check on the tiny model', () => {
     const j = JSON.parse(out) as Record<string, unknown>;
     expect(Object.keys(j)).toEqual(expect.arrayContaining(['top1Agreement', 'meanKl', 'p99Kl', 'positions']));
     expect(j).toMatchObject({ format: 'horizon-quality-v1', int4Dir: 'int4-g32', prompts: 2, limit: 2, maxNewTokens: 4, backend: 'cpu' });
+    // Tied to the pack it checked.
+    expect(j.packManifestSha256).toBe(createHash('sha256').update(readFileSync(join(int4Dir, 'horizon-manifest.json'))).digest('hex'));
     expect(Object.keys(j.q4_0 as object).sort()).toEqual([
       'meanAbsLogitDiff', 'meanKl', 'meanKlRatioCi95', 'p99Kl', 'promptsInt4Closer', 'promptsQ4_0Closer', 'signTestP', 'top1Agreement',
     ]);

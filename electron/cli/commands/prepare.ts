@@ -2,7 +2,7 @@ import { assertNever } from '../../common/result.js';
 import { defaultDataDir } from '../../main/data-dir.js';
 import { listPreparedModels } from '../../main/prep/list-prepared-models.js';
 import { qualitySummary } from '../../common/quality-summary.js';
-import { qualityReportFile, readQualityReport } from '../../main/prep/quality-report.js';
+import { readPackQuality } from '../../main/prep/quality-report.js';
 import { DEFAULT_MODEL_REPO, DEFAULT_MODEL_REVISION } from '../../common/ipc-contract.js';
 import { prepareModel } from '../../main/prep/prepare-model.js';
 import { PrepError } from '../../main/prep/prep-error.js';
@@ -90,7 +90,7 @@ export async function run(args: string[]): Promise<number> {
   }
   if (values.list) {
     const models = await listPreparedModels(dataDir, { verify: values.verify === true });
-    const qualities = await Promise.all(models.map((m) => (m.packedDir ? readQualityReport(qualityReportFile(m.modelDir, m.packedDir)) : null)));
+    const qualities = await Promise.all(models.map((m) => (m.packedDir ? readPackQuality(m.modelDir, m.packedDir) : null)));
     if (values.json) {
       for (const [i, m] of models.entries()) console.log(JSON.stringify({ type: 'model', ...m, quality: qualities[i] }));
       return models.every((m) => m.ready) ? 0 : 1;

@@ -5,7 +5,7 @@ import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { ChatTokenizer } from '../../node/chat-tokenizer.js';
 import { dataLayout, defaultDataDir } from '../../main/data-dir.js';
 import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
-import { qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
+import { packManifestSha256, qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../main/prep/quality-report.js';
 import type { QualityReport } from '../../common/ipc-contract.js';
 import { closerSentence, ratioRange } from '../../common/quality-summary.js';
@@ -86,6 +86,8 @@ export async function run(args: string[]): Promise<number> {
   const records = parsePromptRecords(text, input).slice(0, limit);
   const tokenizer = await ChatTokenizer.load(int4.dir);
   const prompts = records.map((r) => ({ key: r.key, tokenIds: tokenizer.encodeChat(r.prompt).tokenIds }));
+  // The pack as loaded, so that a report outlives no change to it (readPackQuality).
+  const manifestSha256 = await packManifestSha256(int4.dir);
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
   const stopWatch = values['progress-json'] ? abortWhenOrphaned(() => cancel.abort()) : () => undefined;
   try {
@@ -111,6 +113,7 @@ export async function run(args: string[]): Promise<number> {
       format: 'horizon-quality-v1',
       createdAt: new Date().toISOString(),
       int4Dir: path.basename(int4.dir),
+      packManifestSha256: manifestSha256,
       backend,
       limit,
       maxNewTokens,

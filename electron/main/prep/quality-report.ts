@@ -2,6 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
+import { hashFile } from '../../node/file-hasher.js';
+
 import type { Q4_0Agreement, StoredQualityReport } from '../../common/ipc-contract.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
 
@@ -50,3 +52,21 @@ export async function readQualityReport(file: string): Promise<StoredQualityRepo
   }
 }
 
+/** The packed folder's manifest, whose hash ties a report to the pack it checked. */
+export const packManifestFile = (packedDir: string): string => path.join(packedDir, 'horizon-manifest.json');
+
+/** sha256 of the pack's manifest, or undefined where it has none (a folder packed by hand without one). */
+export async function packManifestSha256(packedDir: string): Promise<string | undefined> {
+  try {
+    return (await hashFile(packManifestFile(packedDir))).sha256;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The stored check of this pack: null when there is none, or when it checked a pack whose manifest has changed since. */
+export async function readPackQuality(modelDir: string, packedDir: string): Promise<StoredQualityReport | null> {
+  const report = await readQualityReport(qualityReportFile(modelDir, packedDir));
+  if (!report?.packManifestSha256) return report;
+  return (await packManifestSha256(packedDir)) === report.packManifestSha256 ? report : null;
+}

@@ -33,7 +33,7 @@ import { prepareModel } from '../prep/prepare-model.js';
 import type { PackerLauncher } from '../prep/pack-model.js';
 import type { PrepEvent } from '../prep/prep-events.js';
 import { runQualityJob } from '../prep/quality-job.js';
-import { qualityReportFile, readQualityReport } from '../prep/quality-report.js';
+import { readPackQuality } from '../prep/quality-report.js';
 import { appErrorCode, ServiceError, toResult } from './service-result.js';
 
 export interface ModelsServiceOptions {
@@ -74,7 +74,7 @@ export async function listModelVariants(dataDir: string): Promise<ModelVariant[]
       preparedDir: m.modelDir,
     };
     if (m.packedDir) {
-      const quality = await readQualityReport(qualityReportFile(m.modelDir, m.packedDir));
+      const quality = await readPackQuality(m.modelDir, m.packedDir);
       out.push({ ...common, id: `${base}/int4-g${m.groupSize ?? 0}`, weights: 'int4', dir: m.packedDir, sizeBytes: await sizeOf(m.packedDir), quality });
     }
     out.push({ ...common, id: `${base}/bf16`, weights: 'bf16', dir: m.sourceDir, sizeBytes: await sizeOf(m.sourceDir) });

@@ -1,11 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { qualitySummary } from '../../../../../electron/common/quality-summary.js';
-import { qualityReportFile, readQualityReport, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
+import { qualityReportFile, readPackQuality, readQualityReport, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../../../../electron/main/prep/quality-report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'horizon-quality-report-'));
@@ -52,5 +53,22 @@ describe('stored quality reports', () => {
     );
     expect(qualitySummary({ ...report, q4_0: { ...report.q4_0!, meanKlRatioCi95: null } })).toMatch(/\(INT4's mean KL 0\.50x\)$/);
     expect(qualitySummary({ ...report, q4_0: null })).toBe('INT4 check (2 prompts, 16 positions): top-1 agreement 87.50%, mean KL 1.00e-2 nats');
+  });
+
+  it("are shown for the pack they checked only: a pack whose manifest changed since has none", async () => {
+    const model = join(dir, 'model');
+    const pack = join(model, 'int4-g32');
+    mkdirSync(pack, { recursive: true });
+    const manifest = '{"format":"qpacked-v2"}\n';
+    writeFileSync(join(pack, 'horizon-manifest.json'), manifest);
+    const sha = createHash('sha256').update(manifest).digest('hex');
+    const file = qualityReportFile(model, pack);
+    await writeQualityReport(file, { ...report, packManifestSha256: sha });
+    expect(await readPackQuality(model, pack)).toEqual({ ...report, packManifestSha256: sha });
+    writeFileSync(join(pack, 'horizon-manifest.json'), '{"format":"qpacked-v2","again":true}\n');
+    expect(await readPackQuality(model, pack)).toBeNull();
+    // A report from before the hash was recorded is shown as it is.
+    await writeQualityReport(file, report);
+    expect(await readPackQuality(model, pack)).toEqual(report);
   });
 });
