@@ -24,13 +24,8 @@ int main() {
   for (int cols : {64, 70, 8}) {  // 70 and 8 leave a scalar tail after the 16-wide steps
     std::vector<float> wf(static_cast<size_t>(rows * cols));
     for (float & v : wf) v = rng.uniform();
-    std::vector<uint16_t> wb(wf.size()), wh(wf.size());
-    for (size_t i = 0; i < wf.size(); ++i) {
-      wb[i] = test_util::bf16_from_f32(wf[i]);
-      wh[i] = fp16_from_f32(wf[i]);
-    }
-    const tensor_view dense[] = {matrix_view(dtype::f32, rows, cols, wf.data(), 4), matrix_view(dtype::bf16, rows, cols, wb.data(), 2),
-                                 matrix_view(dtype::f16, rows, cols, wh.data(), 2)};
+    const test_util::dense_matrix m(std::move(wf), rows, cols);
+    const auto & dense = m.views;
     for (bool simd : {true, false}) {
       cpu_kernels_set_simd(simd);
       for (int n : {1, 3, 4, 5, 8, 9}) {
@@ -81,16 +76,13 @@ int main() {
   // cpu_row_to_f32 widens exactly one row of each dtype (U8 rows read as zeros) and writes nothing past it.
   {
     const int cols = 5;
-    std::vector<float> wf(static_cast<size_t>(2 * cols));
-    for (float & v : wf) v = rng.uniform();
-    std::vector<uint16_t> wb(wf.size()), wh(wf.size());
-    for (size_t i = 0; i < wf.size(); ++i) {
-      wb[i] = test_util::bf16_from_f32(wf[i]);
-      wh[i] = fp16_from_f32(wf[i]);
-    }
+    std::vector<float> values(static_cast<size_t>(2 * cols));
+    for (float & v : values) v = rng.uniform();
+    const test_util::dense_matrix m(std::move(values), 2, cols);
+    const std::vector<float> & wf = m.f32;
+    const std::vector<uint16_t> &wb = m.bf16, &wh = m.f16;
     const std::vector<uint8_t> wu(wf.size(), 0x77);
-    const tensor_view rows_of[] = {matrix_view(dtype::f32, 2, cols, wf.data(), 4), matrix_view(dtype::bf16, 2, cols, wb.data(), 2),
-                                   matrix_view(dtype::f16, 2, cols, wh.data(), 2), matrix_view(dtype::u8, 2, cols, wu.data(), 1)};
+    const tensor_view rows_of[] = {m.views[0], m.views[1], m.views[2], matrix_view(dtype::u8, 2, cols, wu.data(), 1)};
     for (const tensor_view & t : rows_of) {
       std::vector<float> out(static_cast<size_t>(cols + 1), 42.0f);
       cpu_row_to_f32(t, 1, out.data());

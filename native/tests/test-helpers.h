@@ -63,6 +63,25 @@ inline uint16_t bf16_from_f32(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + lsb) >> 16);
 }
 
+/** A float matrix with its BF16 and F16 roundings (to nearest even) and a view of each: the dense dtypes kernels read. */
+struct dense_matrix {
+  std::vector<float> f32;
+  std::vector<uint16_t> bf16, f16;
+  rt::tensor_view views[3];  // F32, BF16, F16
+  dense_matrix(std::vector<float> values, int64_t rows, int64_t cols) : f32(std::move(values)), bf16(f32.size()), f16(f32.size()) {
+    for (size_t i = 0; i < f32.size(); ++i) {
+      bf16[i] = bf16_from_f32(f32[i]);
+      f16[i] = rt::fp16_from_f32(f32[i]);
+    }
+    views[0] = matrix_view(rt::dtype::f32, rows, cols, f32.data(), 4);
+    views[1] = matrix_view(rt::dtype::bf16, rows, cols, bf16.data(), 2);
+    views[2] = matrix_view(rt::dtype::f16, rows, cols, f16.data(), 2);
+  }
+  // The views point into the vectors.
+  dense_matrix(const dense_matrix &) = delete;
+  dense_matrix & operator=(const dense_matrix &) = delete;
+};
+
 struct rng {
   uint64_t s;
   explicit rng(uint64_t seed) : s(seed * 2654435761ull + 1) {}

@@ -97,13 +97,8 @@ void check_row_dot() {
   for (int cols : {64, 4160}) {  // 4160: past the kernel's stack row buffer
     std::vector<float> wf(static_cast<size_t>(rows * cols));
     for (float & v : wf) v = 0.05f * rng.uniform();
-    std::vector<uint16_t> wb(wf.size()), wh(wf.size());
-    for (size_t i = 0; i < wf.size(); ++i) {
-      wb[i] = test_util::bf16_from_f32(wf[i]);
-      wh[i] = fp16_from_f32(wf[i]);
-    }
-    const tensor_view sources[] = {matrix_view(dtype::f32, rows, cols, wf.data(), 4), matrix_view(dtype::bf16, rows, cols, wb.data(), 2),
-                                   matrix_view(dtype::f16, rows, cols, wh.data(), 2)};
+    const test_util::dense_matrix m(std::move(wf), rows, cols);
+    const auto & sources = m.views;
     for (bool simd : {true, false}) {
       cpu_kernels_set_simd(simd);
       for (int n : {1, 4, 5}) {
