@@ -4,6 +4,11 @@ import type { Q4_0Agreement, QualityReport } from './ipc-contract.js';
 /** A ratio interval as the quality lines write it: "0.70-0.83x". */
 export const ratioRange = ([lo, hi]: readonly [number, number]): string => `${lo.toFixed(2)}-${hi.toFixed(2)}x`;
 
+/** INT4's mean KL over Q4_0's; null without a Q4_0 comparison, or where Q4_0's is 0. */
+export function meanKlRatio(q: QualityReport): number | null {
+  return q.q4_0 && q.q4_0.meanKl > 0 ? q.meanKl / q.q4_0.meanKl : null;
+}
+
 /** INT4's agreement with BF16 and, when the check ran it, Q4_0's beside it. */
 export function qualitySummary(q: QualityReport): string {
   const pct = (v: number) => `${(100 * v).toFixed(2)}%`;
@@ -11,7 +16,8 @@ export function qualitySummary(q: QualityReport): string {
   const head = `INT4 check (${q.prompts} prompts, ${q.positions} positions): top-1 agreement ${pct(q.top1Agreement)}, mean KL ${kl(q.meanKl)}`;
   if (!q.q4_0) return head;
   const ci = q.q4_0.meanKlRatioCi95;
-  const ratio = q.q4_0.meanKl > 0 ? ` (INT4's mean KL ${(q.meanKl / q.q4_0.meanKl).toFixed(2)}x${ci ? `, 95% CI ${ratioRange(ci)}` : ''})` : '';
+  const r = meanKlRatio(q);
+  const ratio = r === null ? '' : ` (INT4's mean KL ${r.toFixed(2)}x${ci ? `, 95% CI ${ratioRange(ci)}` : ''})`;
   return `${head}; llama.cpp's Q4_0: ${pct(q.q4_0.top1Agreement)}, ${kl(q.q4_0.meanKl)}${ratio}`;
 }
 

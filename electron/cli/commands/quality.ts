@@ -8,7 +8,7 @@ import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
 import { packManifestSha256, qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../main/prep/quality-report.js';
 import type { QualityReport } from '../../common/ipc-contract.js';
-import { closerSentence, ratioRange } from '../../common/quality-summary.js';
+import { closerSentence, meanKlRatio, ratioRange } from '../../common/quality-summary.js';
 import { runQualityCheck } from '../../worker/runtime/quality-check.js';
 import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
@@ -30,14 +30,16 @@ The report is stored beside the model (quality-<int4 folder>.json), where the Mo
 /** The Q4_0 point of comparison beside INT4's figures: what users would run instead, on the same tokens. */
 export function q4_0Lines(report: QualityReport): string {
   const q = report.q4_0!;
+  const ratio = meanKlRatio(report);
+  const closer = closerSentence(q);
   return (
     `llama.cpp's Q4_0 on the same experts (float activations), over the same positions:\n` +
     `  top-1 agreement ${(100 * q.top1Agreement).toFixed(2)}%\n` +
     `  KL(BF16 || Q4_0) mean ${q.meanKl.toExponential(3)} nats, p99 ${q.p99Kl.toExponential(3)}` +
-    (q.meanKl > 0 ? `; INT4's mean KL is ${(report.meanKl / q.meanKl).toFixed(2)}x Q4_0's` : '') +
+    (ratio === null ? '' : `; INT4's mean KL is ${ratio.toFixed(2)}x Q4_0's`) +
     (q.meanKlRatioCi95 ? ` (95% interval ${ratioRange(q.meanKlRatioCi95)}, prompts resampled)` : '') +
     `\n  mean |logit difference| ${q.meanAbsLogitDiff.toExponential(3)}` +
-    (closerSentence(q) ? `\n  ${closerSentence(q)}` : '')
+    (closer ? `\n  ${closer}` : '')
   );
 }
 

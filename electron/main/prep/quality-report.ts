@@ -2,10 +2,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import { hashFile } from '../../node/file-hasher.js';
-
 import type { Q4_0Agreement, StoredQualityReport } from '../../common/ipc-contract.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
+import { hashFile } from '../../node/file-hasher.js';
 
 export type { StoredQualityReport };
 

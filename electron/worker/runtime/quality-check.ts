@@ -116,16 +116,31 @@ export function compareTeacherForced(
   return { key, promptTokens, responseTokens: n, top1Agreement: n ? agree / n : 1, meanKl: n ? klSum / n : 0, firstDivergence };
 }
 
+type ComparedPrompt = QualityPromptResult & { readonly q4_0MeanKl: number };
+
+/** The prompts the Q4_0 pass compared: it ran, and the response had positions. */
+const q4_0Compared = (perPrompt: readonly QualityPromptResult[]): ComparedPrompt[] =>
+  perPrompt.filter((p): p is ComparedPrompt => p.q4_0MeanKl !== undefined && p.responseTokens > 0);
+
 /** On how many prompts each side came closer to BF16, and the sign test on those counts. */
 export function closerCounts(perPrompt: readonly QualityPromptResult[]): { promptsInt4Closer: number; promptsQ4_0Closer: number; signTestP: number } {
   let int4 = 0;
   let q4 = 0;
-  for (const p of perPrompt) {
-    if (p.q4_0MeanKl === undefined || p.responseTokens === 0) continue;
+  for (const p of q4_0Compared(perPrompt)) {
     if (p.meanKl < p.q4_0MeanKl) int4++;
     else if (p.meanKl > p.q4_0MeanKl) q4++;
   }
   return { promptsInt4Closer: int4, promptsQ4_0Closer: q4, signTestP: mcnemarExact(int4, q4) };
+}
+
+/** INT4's mean KL over Q4_0's, resampled by prompt: each prompt's summed KL on both sides. */
+function meanKlRatioInterval(perPrompt: readonly QualityPromptResult[]): readonly [number, number] | null {
+  const compared = q4_0Compared(perPrompt);
+  return pairedRatioInterval(
+    compared.map((p) => p.q4_0MeanKl * p.responseTokens),
+    compared.map((p) => p.meanKl * p.responseTokens),
+    sum,
+  );
 }
 
 export async function runQualityCheck(opts: {
@@ -155,8 +170,6 @@ export async function runQualityCheck(opts: {
     const sink = newSink();
     const q4_0Sink = newSink();
     const perPrompt: QualityPromptResult[] = [];
-    // Each prompt's summed KL on both sides, for the paired interval of the ratio.
-    const klSums: { int4: number[]; q4_0: number[] } = { int4: [], q4_0: [] };
     opts.onProgress?.({ done: 0, total: opts.prompts.length, elapsedMs: 0, etaMs: null });
     for (const [i, p] of opts.prompts.entries()) {
       if (opts.signal?.aborted) throw new Error('quality check cancelled');
@@ -169,8 +182,6 @@ export async function runQualityCheck(opts: {
         const refLogits = await reference.logits(tokens);
         const q = q4_0 ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink) : null;
         const r = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink);
-        klSums.int4.push(r.meanKl * r.responseTokens);
-        if (q) klSums.q4_0.push(q.meanKl * q.responseTokens);
         perPrompt.push(q ? { ...r, q4_0MeanKl: q.meanKl } : r);
       }
       const elapsedMs = Date.now() - started;
@@ -183,7 +194,7 @@ export async function runQualityCheck(opts: {
       ...agreement(sink),
       promptsWithoutDivergence: perPrompt.length - diverged.length,
       medianFirstDivergence: diverged.length ? quantileNearestRank(diverged, 0.5) : null,
-      q4_0: q4_0 ? { ...agreement(q4_0Sink), meanKlRatioCi95: pairedRatioInterval(klSums.q4_0, klSums.int4, sum), ...closerCounts(perPrompt) } : null,
+      q4_0: q4_0 ? { ...agreement(q4_0Sink), meanKlRatioCi95: meanKlRatioInterval(perPrompt), ...closerCounts(perPrompt) } : null,
       perPrompt,
     };
   } finally {

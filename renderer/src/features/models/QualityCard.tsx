@@ -1,7 +1,7 @@
 import { useState } from 'react';
 
 import type { PreparedModel, StoredQualityReport } from '../../../../electron/common/ipc-contract.js';
-import { closerSentence, ratioRange } from '../../../../electron/common/quality-summary.js';
+import { closerSentence, meanKlRatio, ratioRange } from '../../../../electron/common/quality-summary.js';
 import { RUN_PROMPTS } from '../../../../electron/common/run-settings.js';
 import { Card } from '../../components/Card.js';
 import { Field } from '../../components/Field.js';
@@ -56,7 +56,8 @@ function Q4_0Comparison({ q }: { q: StoredQualityReport }) {
     { name: 'INT4, this pack', a: q },
     { name: "llama.cpp's Q4_0, the same experts", a: p },
   ];
-  const ratio = p.meanKl > 0 ? q.meanKl / p.meanKl : null;
+  const ratio = meanKlRatio(q);
+  const closer = q.positions > 0 ? closerSentence(p) : null;
   return (
     <>
       <TableScroll label="INT4 beside llama.cpp's Q4_0">
@@ -89,7 +90,7 @@ function Q4_0Comparison({ q }: { q: StoredQualityReport }) {
           : ratio === null
             ? 'Q4_0 matches BF16 exactly here, so there is no ratio.'
             : ratioSentence(ratio, p.meanKlRatioCi95)}{' '}
-        {q.positions > 0 && closerSentence(p) ? `${closerSentence(p)}. ` : ''}Q4_0 ran with float activations, which favour it; INT4 as the runtime runs it.
+        {closer ? `${closer}. ` : ''}Q4_0 ran with float activations, which favour it; INT4 as the runtime runs it.
       </p>
     </>
   );
