@@ -24,7 +24,7 @@ import { formatAccuracies, formatIntervals, runAccuracies, runIntervals } from '
 import { downloadIfevalData, downloadPunkt, evalAssetsStatus } from '../electron/main/prep/eval-assets.js';
 import { prepareModel } from '../electron/main/prep/prepare-model.js';
 import { runQualityJob } from '../electron/main/prep/quality-job.js';
-import { closerSentence, meanKlRatio, ratioRange } from '../electron/common/quality-summary.js';
+import { closerSentence, meanKlRatio, q4_0Inputs, ratioRange } from '../electron/common/quality-summary.js';
 import { qualityReportFile, readQualityReport } from '../electron/main/prep/quality-report.js';
 import { toolVersion } from '../electron/node/app-root.js';
 import { WorkerClient, forkSpawner } from '../electron/main/worker-client.js';
@@ -139,7 +139,7 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     const q = quality.q4_0;
     const ratio = meanKlRatio(quality);
     console.log(
-      `   llama.cpp's Q4_0 on the same experts and tokens: top-1 agreement ${(100 * q.top1Agreement).toFixed(2)}%, ` +
+      `   llama.cpp's Q4_0 (${q4_0Inputs(q)}) on the same experts and tokens: top-1 agreement ${(100 * q.top1Agreement).toFixed(2)}%, ` +
         `mean KL ${q.meanKl.toExponential(2)} nats` +
         (ratio === null ? '' : ` (INT4's is ${ratio.toFixed(2)}x${q.meanKlRatioCi95 ? `, 95% CI ${ratioRange(q.meanKlRatioCi95)}` : ''})`),
     );

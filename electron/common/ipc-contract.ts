@@ -146,8 +146,15 @@ export interface QualityAgreement {
   readonly meanAbsLogitDiff: number;
 }
 
+/**
+ * The activations Q4_0's experts multiplied: 8-bit, rounded as llama.cpp's Q8_0 rounds them (as llama.cpp runs Q4_0,
+ * on the CPU and in CUDA), or float, in a report from before the check rounded them (which favoured Q4_0).
+ */
+export type Q4_0Activations = 'q8_0' | 'float';
+
 /** Q4_0's agreement with BF16, and how INT4's mean KL compares with its. */
 export interface Q4_0Agreement extends QualityAgreement {
+  readonly activations: Q4_0Activations;
   /**
    * 95% interval of INT4's mean KL over Q4_0's (paired bootstrap over the prompts, seeded); null under two prompts or
    * where a resample has no Q4_0 divergence.
@@ -172,8 +179,8 @@ export interface QualityReport extends QualityAgreement {
   /** Median first divergence over the prompts that diverge; null when none does. */
   readonly medianFirstDivergence: number | null;
   /**
-   * The point of comparison: the BF16 experts rounded as llama.cpp's Q4_0 rounds them (float activations, which
-   * favour it), over the same positions; null when the check left it out (or a report from before it was added).
+   * The point of comparison: the BF16 experts rounded as llama.cpp's Q4_0 rounds them, their inputs as its Q8_0 does,
+   * over the same positions; null when the check left it out (or a report from before it was added).
    */
   readonly q4_0: Q4_0Agreement | null;
   readonly perPrompt: readonly QualityPromptResult[];

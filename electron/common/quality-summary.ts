@@ -9,6 +9,11 @@ export function meanKlRatio(q: QualityReport): number | null {
   return q.q4_0 && q.q4_0.meanKl > 0 ? q.meanKl / q.q4_0.meanKl : null;
 }
 
+/** How Q4_0's experts took their inputs, in words. */
+export function q4_0Inputs(q: Q4_0Agreement): string {
+  return q.activations === 'q8_0' ? '8-bit inputs, as llama.cpp runs it' : 'float inputs, which favour it (an older check)';
+}
+
 /** INT4's agreement with BF16 and, when the check ran it, Q4_0's beside it. */
 export function qualitySummary(q: QualityReport): string {
   const pct = (v: number) => `${(100 * v).toFixed(2)}%`;
@@ -18,7 +23,8 @@ export function qualitySummary(q: QualityReport): string {
   const ci = q.q4_0.meanKlRatioCi95;
   const r = meanKlRatio(q);
   const ratio = r === null ? '' : ` (INT4's mean KL ${r.toFixed(2)}x${ci ? `, 95% CI ${ratioRange(ci)}` : ''})`;
-  return `${head}; llama.cpp's Q4_0: ${pct(q.q4_0.top1Agreement)}, ${kl(q.q4_0.meanKl)}${ratio}`;
+  const inputs = q.q4_0.activations === 'float' ? ' (float inputs)' : '';
+  return `${head}; llama.cpp's Q4_0${inputs}: ${pct(q.q4_0.top1Agreement)}, ${kl(q.q4_0.meanKl)}${ratio}`;
 }
 
 /** The per-prompt count and its sign test in words: "INT4 is closer to BF16 on 27 prompts, Q4_0 on 5 (sign test p = 0.0001)". */

@@ -1,8 +1,11 @@
 // llama.cpp's Q4_0 as the quality check rounds BF16 experts with it (quant/q4-0.h): blocks worked by hand from
 // ggml's reference quantiser (its clamp at 15, the first largest magnitude setting the sign, id taken before the FP16
-// rounding of d), and cpu_row_dot_q4_0_n equal to a dot with the rounded row, bit for bit, on both kernel paths.
+// rounding of d), cpu_row_dot_q4_0_n equal to a dot with the rounded row, bit for bit, on both kernel paths, and
+// the experts' inputs rounded as ggml's Q8_0 quantiser does.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "cpu/cpu-kernels.h"
@@ -134,6 +137,46 @@ void check_row_dot() {
   cpu_kernels_set_simd(true);
 }
 
+// llama.cpp's 8-bit activations (Q8_0) as the check rounds the experts' inputs, worked by hand from ggml's reference.
+void check_q8_0() {
+  std::vector<float> x(2 * kQ4_0Block, 0.0f);
+  // amax 127: d = 1 (exact in FP16), id = 1; roundf takes ties away from zero (nearest-even would give 2 and -2).
+  const float head[] = {127.0f, 2.5f, -2.5f, 0.4999f, -63.5f, 1.5f};
+  const float want[] = {127.0f, 3.0f, -3.0f, 0.0f, -64.0f, 2.0f};
+  std::copy(std::begin(head), std::end(head), x.begin());
+  // amax 1: d = 1/127 rounds to 1032 * 2^-17 in FP16; 1 * id rounds to 127, so the value is 127 * 1032 * 2^-17.
+  x[kQ4_0Block] = 1.0f;
+  x[kQ4_0Block + 1] = -0.5f;  // id = 1 / d rounds back to 127: -63.5, and roundf gives -64
+  std::vector<float> out(x.size(), -1.0f);
+  q8_0_round_trip(x.data(), static_cast<int64_t>(x.size()), out.data());
+  for (size_t j = 0; j < std::size(want); ++j) CHECK(out[j] == want[j], "q8_0 value %zu is %.9g, want %.9g", j, out[j], want[j]);
+  for (int j = 6; j < kQ4_0Block; ++j) CHECK(out[static_cast<size_t>(j)] == 0.0f, "q8_0 zero %d is %.9g", j, out[static_cast<size_t>(j)]);
+  const float dh = 1032.0f / 131072.0f;
+  CHECK(fp16_from_f32(1.0f / 127.0f) == fp16_from_f32(dh), "FP16 of 1/127 is not 1032 * 2^-17");
+  CHECK(out[kQ4_0Block] == 127.0f * dh, "q8_0 of 1 in a block of amax 1: %.9g, want %.9g", out[kQ4_0Block], 127.0f * dh);
+  CHECK(out[kQ4_0Block + 1] == -64.0f * dh, "q8_0 of -0.5: %.9g, want %.9g", out[kQ4_0Block + 1], -64.0f * dh);
+
+  // Random blocks, rounded in place: every value is an integer multiple q of its block's FP16 scale, |q| <= 127, and
+  // within half a step (plus the scale's FP16 error, at most 2^-11 relative, times 127) of the input.
+  test_util::rng rng(13);
+  std::vector<float> r(static_cast<size_t>(64 * kQ4_0Block));
+  for (float & v : r) v = 3.0f * (rng.uniform() - 0.5f);
+  for (size_t i = 0; i < r.size(); i += 41) r[i] *= 30.0f;
+  std::vector<float> rounded = r;
+  q8_0_round_trip(rounded.data(), static_cast<int64_t>(rounded.size()), rounded.data());
+  for (size_t b = 0; b < r.size(); b += kQ4_0Block) {
+    float amax = 0.0f;
+    for (int j = 0; j < kQ4_0Block; ++j) amax = std::max(amax, std::fabs(r[b + static_cast<size_t>(j)]));
+    const float d = f32_from_fp16(fp16_from_f32(amax / 127.0f));
+    for (int j = 0; j < kQ4_0Block; ++j) {
+      const float v = rounded[b + static_cast<size_t>(j)], q = v / d;
+      CHECK(q == std::nearbyint(q) && std::fabs(q) <= 127.0f, "block %zu value %d: %.9g is not a multiple of %.9g", b / kQ4_0Block, j, v, d);
+      CHECK(std::fabs(v - r[b + static_cast<size_t>(j)]) <= 0.5f * d + amax / 1024.0f, "block %zu value %d: %.9g from %.9g", b / kQ4_0Block, j, v,
+            r[b + static_cast<size_t>(j)]);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -144,6 +187,7 @@ int main() {
   cpu_kernels_set_simd(true);
   check_paths();
   check_row_dot();
+  check_q8_0();
   if (test_util::g_failures) {
     std::fprintf(stderr, "test-q4-0: %d failure(s)\n", test_util::g_failures);
     return 1;

@@ -6,7 +6,8 @@
  *  2. logits of a heavy-tailed random OLMoE (Student-t df 4 weights) through the native runtime: BF16 source
  *     against each scheme's experts (the others kept), as RMS(logit difference) / RMS(BF16 logits), top-1 agreement
  *     and mean KL(BF16 || scheme). qpacked-v2 runs as users run it (8-bit expert activations); the other schemes
- *     run as F32 checkpoints of their dequantised experts (float activations, which favours them).
+ *     run as F32 checkpoints of their dequantised experts (float activations, which favours them), and Q4_0 also
+ *     as llama.cpp runs it (the runtime's expertRounding 'q4_0': Q8_0 activations).
  * The quantisers come from the bit-exact TS reference of the packer (test/reference/qpacked.ts). Asserts nothing.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { loadModel } from '../../electron/worker/runtime/binding.js';
-import type { WeightsKind } from '../../electron/worker/runtime/binding.js';
+import type { ExpertRounding, WeightsKind } from '../../electron/worker/runtime/binding.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
 import { writeExpertVariant } from '../../test/reference/expert-variant.js';
 import { q4_0RoundTrip } from '../../test/reference/q4-0.js';
@@ -79,8 +80,8 @@ function weightErrors(): { name: string; bits: number; gauss: number; t4: number
   }));
 }
 
-async function logitsOf(dir: string, weights: WeightsKind, tokens: number[]): Promise<Float32Array[]> {
-  const model = await loadModel({ dir, weights, backend: 'cpu', threads: 2 });
+async function logitsOf(dir: string, weights: WeightsKind, tokens: number[], expertRounding?: ExpertRounding): Promise<Float32Array[]> {
+  const model = await loadModel({ dir, weights, backend: 'cpu', threads: 2, expertRounding });
   try {
     return await model.logits(tokens);
   } finally {
@@ -143,6 +144,7 @@ export async function bench(): Promise<unknown> {
       writeExpertVariant(model.dir, dir, scheme.roundTrip);
       results.push({ name: `${scheme.name}, float activations`, ...compareLogits(await logitsOf(dir, 'bf16', tokens), ref) });
     }
+    results.push({ name: 'llama.cpp Q4_0 (g32), as run: Q8_0 activations', ...compareLogits(await logitsOf(model.dir, 'bf16', tokens, 'q4_0'), ref) });
     const q40 = results.find((r) => r.name.startsWith('llama.cpp Q4_0'))!;
     console.log(`\nlogits against the BF16 source: heavy-tailed random OLMoE (Student-t df 4 weights; hidden 512, 16 experts top-4, 4 layers), ${tokens.length} positions`);
     console.log(`  ${'experts'.padEnd(58)} ${'rel RMS err'.padStart(11)} ${'vs Q4_0'.padStart(8)} ${'top-1'.padStart(6)} ${'mean KL'.padStart(9)}`);

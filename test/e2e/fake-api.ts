@@ -289,7 +289,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
               format: 'horizon-quality-v1', createdAt: new Date(0).toISOString(), int4Dir: 'int4-g32', backend: 'cpu', limit: total, maxNewTokens: 128,
               prompts: total, positions: total * 128, top1Agreement: 0.95, meanKl: 0.01, p99Kl: 0.2, meanAbsLogitDiff: 0.05,
               promptsWithoutDivergence: total / 2, medianFirstDivergence: 40,
-              q4_0: { top1Agreement: 0.93, meanKl: 0.02, p99Kl: 0.3, meanAbsLogitDiff: 0.07, meanKlRatioCi95: [0.45, 0.56], promptsInt4Closer: total - 3, promptsQ4_0Closer: 3, signTestP: 0.004 }, perPrompt: [],
+              q4_0: { activations: 'q8_0', top1Agreement: 0.93, meanKl: 0.02, p99Kl: 0.3, meanAbsLogitDiff: 0.07, meanKlRatioCi95: [0.45, 0.56], promptsInt4Closer: total - 3, promptsQ4_0Closer: 3, signTestP: 0.004 }, perPrompt: [],
             },
           };
           progress(total, 'done');

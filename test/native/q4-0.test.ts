@@ -1,7 +1,8 @@
 /**
- * The quality check's point of comparison, llama.cpp's Q4_0: the TS reference rounds as gguf-py (llama.cpp's own
- * Python quantiser) does, bit for bit; the runtime's Q4_0-rounded BF16 experts give exactly the logits of an F32
- * checkpoint holding the reference's round trip; and the rounding is refused where it does not apply.
+ * The quality check's point of comparison, llama.cpp's Q4_0 weights with Q8_0 activations: the TS reference rounds
+ * both as gguf-py (llama.cpp's own Python quantiser) does, bit for bit; the runtime's Q4_0-rounded BF16 experts give
+ * the logits of the TS forward pass over the reference's round trips; and the rounding is refused where it does not
+ * apply.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,10 @@ import { fillNormal, Prng } from '../../scripts/lib/prng.js';
 import { makeTinyModel } from '../../scripts/make-tiny-model.js';
 import type { TinyModel } from '../../scripts/make-tiny-model.js';
 import { writeExpertVariant } from '../reference/expert-variant.js';
-import { q4_0RoundTrip } from '../reference/q4-0.js';
+import { olmoeForward, weightSource } from '../reference/olmoe-forward.js';
+import type { ForwardConfig } from '../reference/olmoe-forward.js';
+import { q4_0RoundTrip, q8_0RoundTrip } from '../reference/q4-0.js';
+import { readCheckpoint } from '../reference/safetensors.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 const GGUF_PY = resolve(REPO, '..', 'shared', 'peers', 'llama.cpp', 'gguf-py');
@@ -55,20 +59,22 @@ describe('Q4_0 reference', () => {
     try {
       const x = sample();
       writeFileSync(join(dir, 'x.f32'), x);
-      const script =
-        'import sys, numpy as np\n' +
-        'from gguf.quants import quantize, dequantize\n' +
-        'from gguf.constants import GGMLQuantizationType as T\n' +
-        'x = np.fromfile(sys.argv[1], dtype=np.float32).reshape(-1, 32)\n' +
-        'with np.errstate(all="ignore"):\n' +
-        '    y = dequantize(quantize(x, T.Q4_0), T.Q4_0)\n' +
-        'np.asarray(y, dtype=np.float32).tofile(sys.argv[2])\n';
-      execFileSync(PYTHON, ['-c', script, join(dir, 'x.f32'), join(dir, 'y.f32')], { env: { ...process.env, PYTHONPATH: GGUF_PY }, stdio: 'pipe' });
-      const theirs = new Uint32Array(new Float32Array(readFileSync(join(dir, 'y.f32')).buffer.slice(0)).buffer);
-      const ours = new Uint32Array(q4_0RoundTrip(x).buffer);
-      expect(theirs.length).toBe(ours.length);
-      const differing = ours.reduce((n, v, i) => n + (v === theirs[i] ? 0 : 1), 0);
-      expect(differing).toBe(0);
+      for (const [type, roundTrip] of [['Q4_0', q4_0RoundTrip], ['Q8_0', q8_0RoundTrip]] as const) {
+        const script =
+          'import sys, numpy as np\n' +
+          'from gguf.quants import quantize, dequantize\n' +
+          'from gguf.constants import GGMLQuantizationType as T\n' +
+          'x = np.fromfile(sys.argv[1], dtype=np.float32).reshape(-1, 32)\n' +
+          'with np.errstate(all="ignore"):\n' +
+          `    y = dequantize(quantize(x, T.${type}), T.${type})\n` +
+          'np.asarray(y, dtype=np.float32).tofile(sys.argv[2])\n';
+        execFileSync(PYTHON, ['-c', script, join(dir, 'x.f32'), join(dir, 'y.f32')], { env: { ...process.env, PYTHONPATH: GGUF_PY }, stdio: 'pipe' });
+        const theirs = new Uint32Array(new Float32Array(readFileSync(join(dir, 'y.f32')).buffer.slice(0)).buffer);
+        const ours = new Uint32Array(roundTrip(x).buffer);
+        expect(theirs.length, type).toBe(ours.length);
+        const differing = ours.reduce((n, v, i) => n + (v === theirs[i] ? 0 : 1), 0);
+        expect(differing, type).toBe(0);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -83,7 +89,43 @@ describe('Q4_0 reference', () => {
     expect(Array.from(y.subarray(32, 34))).toEqual([1, 0.5]);
     expect(() => q4_0RoundTrip(new Float32Array(31))).toThrow(/whole blocks of 32/);
   });
+
+  it('rounds 8-bit activations as ggml does: ties away from zero, the scale through FP16', () => {
+    const x = new Float32Array(64);
+    x.set([127, 2.5, -2.5, 0.4999, -63.5, -0.3]);
+    x.set([1, -0.5], 32);
+    const y = q8_0RoundTrip(x);
+    expect(Array.from(y.subarray(0, 6))).toEqual([127, 3, -3, 0, -64, 0]);
+    expect(Object.is(y[5], 0)).toBe(true); // the stored int8 0, not -0
+    const d = 1032 / 131072; // FP16 of 1 / 127
+    expect(Array.from(y.subarray(32, 34))).toEqual([127 * d, -64 * d]);
+    expect(() => q8_0RoundTrip(new Float32Array(33))).toThrow(/whole blocks of 32/);
+  });
 });
+
+/**
+ * Max |runtime - reference| over all logits, as a fraction of the reference's largest |logit| (parity-logits' BF16
+ * bound). Both sides round the same values, so float summation order is all that differs (7e-7 here), unless it
+ * tips an activation across a Q8_0 step.
+ */
+const MAX_REL_LOGIT_ERR = 1e-3;
+
+function maxRelErr(got: readonly Float32Array[], want: readonly Float32Array[]): number {
+  expect(got).toHaveLength(want.length);
+  let err = 0;
+  let scale = 0;
+  want.forEach((row, t) =>
+    row.forEach((v, i) => {
+      scale = Math.max(scale, Math.abs(v));
+      err = Math.max(err, Math.abs(got[t]![i]! - v));
+    }),
+  );
+  return err / scale;
+}
+
+function argmax(row: Float32Array): number {
+  return row.indexOf(Math.max(...row));
+}
 
 describe('the runtime with Q4_0-rounded experts', () => {
   let root: string;
@@ -106,13 +148,23 @@ describe('the runtime with Q4_0-rounded experts', () => {
     }
   }
 
-  it('gives the logits of an F32 checkpoint of the reference-rounded experts, bit for bit', async () => {
+  it("gives the TS forward pass's logits over Q4_0 weights and Q8_0 expert inputs", async () => {
     const variant = join(root, 'q4_0-f32');
     writeExpertVariant(model.dir, variant, (w) => q4_0RoundTrip(w));
-    const [rounded, f32, plain] = [await logits(model.dir, 'bf16', 'q4_0'), await logits(variant, 'bf16'), await logits(model.dir, 'bf16')];
-    expect(rounded).toHaveLength(tokens.length);
-    rounded.forEach((row, t) => expect(new Uint32Array(row.buffer, row.byteOffset, row.length)).toEqual(new Uint32Array(f32[t]!.buffer, f32[t]!.byteOffset, f32[t]!.length)));
-    // And the rounding is there: the source's own logits differ.
+    const config = JSON.parse(readFileSync(join(model.dir, 'config.json'), 'utf8')) as ForwardConfig;
+    const weights = weightSource(readCheckpoint(variant).tensors);
+    const [rounded, plain] = [await logits(model.dir, 'bf16', 'q4_0'), await logits(model.dir, 'bf16')];
+    // The CPU backend's KV caches hold FP16, as the reference's option rounds them.
+    const withQ8 = olmoeForward(config, weights, tokens, { expertInputs: q8_0RoundTrip, fp16KvCache: true }).logits;
+    const floatInputs = olmoeForward(config, weights, tokens, { fp16KvCache: true }).logits;
+    const q8Err = maxRelErr(rounded, withQ8);
+    const floatErr = maxRelErr(rounded, floatInputs);
+    console.log(`q4_0 runtime vs reference: ${q8Err.toExponential(3)} with Q8_0 inputs, ${floatErr.toExponential(3)} with float inputs`);
+    expect(q8Err).toBeLessThanOrEqual(MAX_REL_LOGIT_ERR);
+    // The inputs' rounding is there: against float inputs the runtime is well outside the bound.
+    expect(floatErr).toBeGreaterThan(2 * MAX_REL_LOGIT_ERR);
+    rounded.forEach((row, t) => expect(argmax(row), `token ${t}`).toBe(argmax(withQ8[t]!)));
+    // And the weights' rounding: the source's own logits differ.
     expect(rounded.some((row, t) => row.some((v, i) => v !== plain[t]![i]))).toBe(true);
   });
 

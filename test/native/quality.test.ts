@@ -16,8 +16,6 @@ import { packModel } from '../../electron/worker/runtime/pack.js';
 import { pairedRatioInterval } from '../../electron/common/paired-stats.js';
 import { loadModel } from '../../electron/worker/runtime/binding.js';
 import { closerCounts, compareTeacherForced, klDivergence, quantileNearestRank, runQualityCheck } from '../../electron/worker/runtime/quality-check.js';
-import { writeExpertVariant } from '../reference/expert-variant.js';
-import { q4_0RoundTrip } from '../reference/q4-0.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 const CLI = join(REPO, 'scripts', 'horizon.mjs');
@@ -117,11 +115,11 @@ describe('quality check on the tiny model', () => {
     const candidate = { dir: int4Dir, weights: 'int4', backend: 'cpu' } as const;
     const r = await runQualityCheck({ reference, candidate, prompts, maxNewTokens: 8, stopTokens: [], q4_0: true });
     expect(r.q4_0).not.toBeNull();
-    // The same figures from an F32 checkpoint of the experts rounded by the independent Q4_0 reference, over the INT4
-    // weights' own greedy responses.
-    const variant = join(root, 'q4_0-f32');
-    writeExpertVariant(model.dir, variant, (w) => q4_0RoundTrip(w));
-    const [bf16, q4, int4] = await Promise.all([reference, { ...reference, dir: variant }, candidate].map((s) => loadModel({ ...s, threads: 2 })));
+    expect(r.q4_0!.activations).toBe('q8_0');
+    // The same figures recomputed from the three models' logits over the INT4 weights' own greedy responses (the
+    // Q4_0 model's logits are checked against the TS reference forward pass in q4-0.test.ts).
+    const q4_0Model = { ...reference, expertRounding: 'q4_0' } as const;
+    const [bf16, q4, int4] = await Promise.all([reference, q4_0Model, candidate].map((s) => loadModel({ ...s, threads: 2 })));
     try {
       const sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
       const int4Sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
@@ -170,7 +168,7 @@ describe('quality check on the tiny model', () => {
     // Tied to the pack it checked.
     expect(j.packManifestSha256).toBe(createHash('sha256').update(readFileSync(join(int4Dir, 'horizon-manifest.json'))).digest('hex'));
     expect(Object.keys(j.q4_0 as object).sort()).toEqual([
-      'meanAbsLogitDiff', 'meanKl', 'meanKlRatioCi95', 'p99Kl', 'promptsInt4Closer', 'promptsQ4_0Closer', 'signTestP', 'top1Agreement',
+      'activations', 'meanAbsLogitDiff', 'meanKl', 'meanKlRatioCi95', 'p99Kl', 'promptsInt4Closer', 'promptsQ4_0Closer', 'signTestP', 'top1Agreement',
     ]);
     const file = join(model.dir, 'quality-int4-g32.json');
     expect(existsSync(file)).toBe(true);
@@ -194,7 +192,7 @@ describe('quality check on the tiny model', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
     const text = run();
-    expect(text).toMatch(/llama\.cpp's Q4_0 on the same experts \(float activations\), over the same positions:\n {2}top-1 agreement \d+\.\d\d%\n {2}KL\(BF16 \|\| Q4_0\) mean \d\.\d{3}e-?\d+ nats, p99 \S+; INT4's mean KL is \d+\.\d\dx Q4_0's\n/);
+    expect(text).toMatch(/llama\.cpp's Q4_0 on the same experts \(8-bit inputs, as llama\.cpp runs it\), over the same positions:\n {2}top-1 agreement \d+\.\d\d%\n {2}KL\(BF16 \|\| Q4_0\) mean \d\.\d{3}e-?\d+ nats, p99 \S+; INT4's mean KL is \d+\.\d\dx Q4_0's\n/);
     const without = run('--no-q4-0', '--json');
     expect((JSON.parse(without) as { q4_0: unknown }).q4_0).toBeNull();
   });

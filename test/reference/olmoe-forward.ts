@@ -114,6 +114,8 @@ export function q8RoundTrip(x: Float32Array): Float32Array {
 export type ForwardOptions = {
   /** Round the routed experts' inputs as the runtime's 8-bit activation kernels do (INT4 at group 32). */
   readonly q8ExpertActivations?: boolean;
+  /** Round the routed experts' inputs with this instead (another scheme's activations); wins over q8ExpertActivations. */
+  readonly expertInputs?: (x: Float32Array) => Float32Array;
   /** Round keys and values to FP16 as the runtime's KV caches store them. */
   readonly fp16KvCache?: boolean;
 };
@@ -124,7 +126,7 @@ export function olmoeForward(
   tokens: readonly number[],
   options: ForwardOptions = {},
 ): { logits: Float32Array[]; routing: Routing[][] } {
-  const q8 = options.q8ExpertActivations === true ? q8RoundTrip : (x: Float32Array) => x;
+  const q8 = options.expertInputs ?? (options.q8ExpertActivations === true ? q8RoundTrip : (x: Float32Array) => x);
   const kv = options.fp16KvCache === true ? (x: Float32Array) => x.map((v) => f16BitsToF32(f32ToF16Bits(v))) : (x: Float32Array) => x;
   const h = config.hidden_size;
   const nH = config.num_attention_heads;

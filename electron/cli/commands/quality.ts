@@ -8,7 +8,7 @@ import { resolveRuntimeDir } from '../../main/jobs/model-source.js';
 import { packManifestSha256, qualityReportFile, writeQualityReport } from '../../main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../main/prep/quality-report.js';
 import type { QualityReport } from '../../common/ipc-contract.js';
-import { closerSentence, meanKlRatio, ratioRange } from '../../common/quality-summary.js';
+import { closerSentence, meanKlRatio, q4_0Inputs, ratioRange } from '../../common/quality-summary.js';
 import { runQualityCheck } from '../../worker/runtime/quality-check.js';
 import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
@@ -33,7 +33,7 @@ export function q4_0Lines(report: QualityReport): string {
   const ratio = meanKlRatio(report);
   const closer = closerSentence(q);
   return (
-    `llama.cpp's Q4_0 on the same experts (float activations), over the same positions:\n` +
+    `llama.cpp's Q4_0 on the same experts (${q4_0Inputs(q)}), over the same positions:\n` +
     `  top-1 agreement ${(100 * q.top1Agreement).toFixed(2)}%\n` +
     `  KL(BF16 || Q4_0) mean ${q.meanKl.toExponential(3)} nats, p99 ${q.p99Kl.toExponential(3)}` +
     (ratio === null ? '' : `; INT4's mean KL is ${ratio.toFixed(2)}x Q4_0's`) +

@@ -40,6 +40,7 @@ export async function readQualityReport(file: string): Promise<StoredQualityRepo
       ...(r as StoredQualityReport),
       q4_0: {
         ...(q as unknown as Q4_0Agreement),
+        activations: q.activations === 'q8_0' ? 'q8_0' : 'float',
         meanKlRatioCi95: pair,
         promptsInt4Closer: count('promptsInt4Closer'),
         promptsQ4_0Closer: count('promptsQ4_0Closer'),

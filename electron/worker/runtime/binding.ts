@@ -60,8 +60,8 @@ export interface LoadModelOptions {
   /** CUDA device index; default 0. */
   readonly device?: number;
   /**
-   * 'q4_0': BF16 source experts rounded as llama.cpp's Q4_0 rounds them, with float activations (bf16 weights on the
-   * CPU only): the quality check's point of comparison. Default 'none'.
+   * 'q4_0': BF16 source experts run as llama.cpp runs Q4_0: the weights rounded as Q4_0 rounds them, their inputs as
+   * Q8_0 does (bf16 weights on the CPU only): the quality check's point of comparison. Default 'none'.
    */
   readonly expertRounding?: ExpertRounding;
 }

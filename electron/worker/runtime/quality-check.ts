@@ -194,7 +194,7 @@ export async function runQualityCheck(opts: {
       ...agreement(sink),
       promptsWithoutDivergence: perPrompt.length - diverged.length,
       medianFirstDivergence: diverged.length ? quantileNearestRank(diverged, 0.5) : null,
-      q4_0: q4_0 ? { ...agreement(q4_0Sink), meanKlRatioCi95: meanKlRatioInterval(perPrompt), ...closerCounts(perPrompt) } : null,
+      q4_0: q4_0 ? { ...agreement(q4_0Sink), activations: 'q8_0', meanKlRatioCi95: meanKlRatioInterval(perPrompt), ...closerCounts(perPrompt) } : null,
       perPrompt,
     };
   } finally {

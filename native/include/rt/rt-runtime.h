@@ -40,8 +40,8 @@ struct rt_error {
 enum class weights_kind { bf16, int4 };
 enum class backend_kind { cpu, cuda };
 /**
- * How BF16 source experts are rounded before use: not at all, or as llama.cpp's Q4_0 rounds them (CPU only, float
- * activations): the quality check's point of comparison.
+ * How BF16 source experts are rounded before use: not at all, or as llama.cpp runs Q4_0 (CPU only): the weights as
+ * Q4_0 rounds them and the experts' inputs as Q8_0 does: the quality check's point of comparison.
  */
 enum class expert_rounding { none, q4_0 };
 /** Why a prompt's generation ended; `none` only while it runs. */

@@ -16,6 +16,7 @@
 #include "cpu/lm-head-screen.h"
 #include "cpu/q4-q8-dot.h"
 #include "cpu/ref-ops.h"
+#include "quant/q4-0.h"
 
 namespace rt {
 
@@ -158,7 +159,7 @@ class cpu_backend final : public backend {
   std::unordered_map<const tensor_view *, std::vector<float>> norm_f32_;
   cpu_scratch ws_;
   bool use_screen_ = true;
-  bool q4_0_experts_ = false;  // BF16 experts rounded as llama.cpp's Q4_0 (the quality check's comparison)
+  bool q4_0_experts_ = false;  // BF16 experts and their inputs rounded as llama.cpp's Q4_0 x Q8_0 (the quality check's comparison)
   struct layer_panels {
     dense_panels q, k, v, o, router;
   };
@@ -310,6 +311,10 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     auto & xq = ws_.xq;
     auto & xd = ws_.xd;
     auto & xs = ws_.xs;
+    if (q4_0_experts_) {
+      // llama.cpp's 8-bit inputs to its Q4_0 experts (quant/q4-0.h).
+      pool_.parallel_for(used, [&](int64_t r0, int64_t r1) { q8_0_round_trip(xe.data() + r0 * H, (r1 - r0) * H, xe.data() + r0 * H); }, 4);
+    }
     if (q8) {
       xq.resize(static_cast<size_t>(used) * std::max(H, I));
       xd.resize(static_cast<size_t>(used) * std::max(H, I) / kQ8Block);
@@ -347,6 +352,7 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     // SwiGLU and the down projection's 8-bit inputs in one pass: each row is quantised while it is in cache.
     pool_.parallel_for(used, [&](int64_t r0, int64_t r1) {
       ref::swiglu(ge.data() + r0 * I, ue.data() + r0 * I, static_cast<int>((r1 - r0) * I), ge.data() + r0 * I);
+      if (q4_0_experts_) q8_0_round_trip(ge.data() + r0 * I, (r1 - r0) * I, ge.data() + r0 * I);
       if (q8)
         for (int64_t r = r0; r < r1; ++r) cpu_quantize_q8(ge.data() + r * I, I, xq.data() + r * I, xd.data() + r * (I / kQ8Block), xs.data() + r * (I / kQ8Block));
     }, 4);

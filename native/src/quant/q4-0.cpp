@@ -96,4 +96,16 @@ void q4_0_round_trip(const float * x, int64_t n, float * out) {
   round_trip_scalar(x, n, out);
 }
 
+void q8_0_round_trip(const float * x, int64_t n, float * out) {
+  for (int64_t i = 0; i + kQ4_0Block <= n; i += kQ4_0Block) {
+    float amax = 0.0f;
+    for (int j = 0; j < kQ4_0Block; ++j) amax = std::max(amax, std::fabs(x[i + j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float dh = f32_from_fp16(fp16_from_f32(d));
+    // Through an int, as ggml stores q: -0.4 gives +0, not -0.
+    for (int j = 0; j < kQ4_0Block; ++j) out[i + j] = static_cast<float>(static_cast<int>(std::round(x[i + j] * id))) * dh;
+  }
+}
+
 }  // namespace rt

@@ -8,6 +8,14 @@
 //   stored: fp16_rne(d) and q;  dequantised: (q_i - 8) * float(fp16(d))
 // id comes from d before its FP16 rounding, as in ggml. The multiply and the add round separately (this file is built
 // without FMA contraction: -march=x86-64-v2 has no FMA).
+//
+// llama.cpp multiplies Q4_0 weights by 8-bit activations (Q8_0 on the CPU, Q8_1's same values on CUDA), so the check
+// rounds the experts' inputs as well. One block of 32 (ggml's quantize_row_q8_0_ref, then dequantize_row_q8_0):
+//   amax = max |x_i|;  d = amax / 127;  id = d != 0 ? 1 / d : 0;  q_i = roundf(x_i * id)  (half away from zero)
+//   dequantised: q_i * float(fp16(d))
+// ggml's x86 quantiser takes id = 127 / amax and rounds ties to even, and CUDA's divides by d: they part from this
+// only on exact ties and in the last bit of id. ggml sums each block's integer products, then scales; the check's
+// float dot of the two dequantised rows differs from that only in float rounding.
 #include <cstdint>
 
 namespace rt {
@@ -28,5 +36,8 @@ q4_0_block q4_0_quantize_block(const float * x);
  * kernels take it, with the same values as the scalar one.
  */
 void q4_0_round_trip(const float * x, int64_t n, float * out);
+
+/** out[i] = the value Q8_0 stores for x[i], for n a multiple of 32 (out may be x). */
+void q8_0_round_trip(const float * x, int64_t n, float * out);
 
 }  // namespace rt

@@ -44,8 +44,8 @@ function ratioSentence(ratio: number, ci: readonly [number, number] | null): str
 }
 
 /**
- * INT4 beside what users would run instead: the same BF16 experts rounded as llama.cpp's Q4_0 rounds them, over the
- * same tokens. Q4_0 runs with float activations, which favour it; INT4 as the runtime runs it.
+ * INT4 beside what users would run instead: the same BF16 experts rounded as llama.cpp's Q4_0 rounds them, their
+ * inputs as its Q8_0 does, over the same tokens; INT4 as the runtime runs it.
  */
 function Q4_0Comparison({ q }: { q: StoredQualityReport }) {
   const p = q.q4_0;
@@ -90,7 +90,10 @@ function Q4_0Comparison({ q }: { q: StoredQualityReport }) {
           : ratio === null
             ? 'Q4_0 matches BF16 exactly here, so there is no ratio.'
             : ratioSentence(ratio, p.meanKlRatioCi95)}{' '}
-        {closer ? `${closer}. ` : ''}Q4_0 ran with float activations, which favour it; INT4 as the runtime runs it.
+        {closer ? `${closer}. ` : ''}
+        {p.activations === 'q8_0'
+          ? "Q4_0 ran as llama.cpp runs it, its experts' inputs rounded to 8 bits (Q8_0); INT4 as this runtime runs it."
+          : 'This check gave Q4_0 float inputs, which favour it; checking again rounds them to 8 bits as llama.cpp does.'}
       </p>
     </>
   );

@@ -15,7 +15,7 @@ const quality: StoredQualityReport = {
   format: 'horizon-quality-v1', createdAt: '2026-12-04T11:00:00Z', int4Dir: 'int4-g32', backend: 'cpu', limit: 32, maxNewTokens: 128,
   prompts: 32, positions: 4000, top1Agreement: 0.9375, meanKl: 0.0123, p99Kl: 0.25, meanAbsLogitDiff: 0.05,
   promptsWithoutDivergence: 20, medianFirstDivergence: 37,
-  q4_0: { top1Agreement: 0.90625, meanKl: 0.0246, p99Kl: 0.5, meanAbsLogitDiff: 0.0625, meanKlRatioCi95: [0.45, 0.56], promptsInt4Closer: 27, promptsQ4_0Closer: 5, signTestP: 0.00011 }, perPrompt: [],
+  q4_0: { activations: 'q8_0', top1Agreement: 0.90625, meanKl: 0.0246, p99Kl: 0.5, meanAbsLogitDiff: 0.0625, meanKlRatioCi95: [0.45, 0.56], promptsInt4Closer: 27, promptsQ4_0Closer: 5, signTestP: 0.00011 }, perPrompt: [],
 };
 
 const text = (models: PreparedModel[]) => renderToStaticMarkup(createElement(QualityCard, { models })).replace(/<[^>]+>/g, ' ').replace(/&#x27;/g, "'").replace(/\s+/g, ' ');
@@ -47,7 +47,11 @@ describe('QualityCard', () => {
     // No positions at all (every response empty): nothing to compare, not an exact match.
     const empty = { ...quality, positions: 0, meanKl: 0, q4_0: { ...quality.q4_0!, meanKl: 0, meanKlRatioCi95: null } };
     const emptyText = text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: { ...empty, q4_0: { ...empty.q4_0, promptsInt4Closer: 0, promptsQ4_0Closer: 0, signTestP: 1 } } }]);
-    expect(emptyText).toContain('No prompt had a response to compare over. Q4_0 ran with float activations');
+    expect(emptyText).toContain("No prompt had a response to compare over. Q4_0 ran as llama.cpp runs it, its experts' inputs rounded to 8 bits (Q8_0)");
+    // A check from before the inputs were rounded says so.
+    const floatInputs = text([{ ...base, id: 'x/int4-g32', weights: 'int4', quality: { ...quality, q4_0: { ...quality.q4_0!, activations: 'float' } } }]);
+    expect(floatInputs).toContain('This check gave Q4_0 float inputs, which favour it; checking again rounds them to 8 bits as llama.cpp does.');
+    expect(floatInputs).not.toContain('Q4_0 ran as llama.cpp runs it');
     expect(reading(0.0123, null).includes('Q4_0 matches BF16 exactly')).toBe(false);
     // Without an interval (a single prompt), the ratio alone.
     expect(reading(0.01, null)).toContain("INT4's mean KL is 1.23x Q4_0's: further from BF16");

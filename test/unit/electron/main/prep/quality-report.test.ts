@@ -15,7 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const report: StoredQualityReport = {
   format: 'horizon-quality-v1', createdAt: '2026-12-07T10:00:00Z', int4Dir: 'int4-g32', backend: 'cpu', limit: 2, maxNewTokens: 8,
   prompts: 2, positions: 16, top1Agreement: 0.875, meanKl: 0.01, p99Kl: 0.1, meanAbsLogitDiff: 0.02, promptsWithoutDivergence: 1,
-  medianFirstDivergence: 3, q4_0: { top1Agreement: 0.8125, meanKl: 0.02, p99Kl: 0.2, meanAbsLogitDiff: 0.03, meanKlRatioCi95: [0.4, 0.6], promptsInt4Closer: 2, promptsQ4_0Closer: 0, signTestP: 0.5 }, perPrompt: [],
+  medianFirstDivergence: 3, q4_0: { activations: 'q8_0', top1Agreement: 0.8125, meanKl: 0.02, p99Kl: 0.2, meanAbsLogitDiff: 0.03, meanKlRatioCi95: [0.4, 0.6], promptsInt4Closer: 2, promptsQ4_0Closer: 0, signTestP: 0.5 }, perPrompt: [],
 };
 
 describe('stored quality reports', () => {
@@ -31,6 +31,11 @@ describe('stored quality reports', () => {
     const { q4_0: _, ...older } = report;
     writeFileSync(file, JSON.stringify(older));
     expect(await readQualityReport(file)).toEqual({ ...older, q4_0: null });
+    // A comparison from before the check rounded Q4_0's inputs: float ones.
+    const { activations: ___, ...floatInputs } = report.q4_0!;
+    writeFileSync(file, JSON.stringify({ ...report, q4_0: floatInputs }));
+    expect((await readQualityReport(file))!.q4_0).toEqual({ ...floatInputs, activations: 'float' });
+    expect(qualitySummary((await readQualityReport(file))!)).toContain("; llama.cpp's Q4_0 (float inputs): 81.25%");
     // A comparison without its interval keeps its figures, the interval null.
     const { meanKlRatioCi95: __, ...noInterval } = report.q4_0!;
     writeFileSync(file, JSON.stringify({ ...report, q4_0: noInterval }));
