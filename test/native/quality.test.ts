@@ -15,7 +15,7 @@ import type { TinyModel } from '../../scripts/make-tiny-model.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
 import { pairedRatioInterval } from '../../electron/common/paired-stats.js';
 import { loadModel } from '../../electron/worker/runtime/binding.js';
-import { closerCounts, compareTeacherForced, klDivergence, quantileNearestRank, runQualityCheck } from '../../electron/worker/runtime/quality-check.js';
+import { closerCounts, compareTeacherForced, klDivergence, QUALITY_GENERATE_BATCH, quantileNearestRank, runQualityCheck } from '../../electron/worker/runtime/quality-check.js';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 const CLI = join(REPO, 'scripts', 'horizon.mjs');
@@ -108,6 +108,29 @@ describe('quality check on the tiny model', () => {
     expect(r.p99Kl).toBeGreaterThan(0);
     expect(r.meanAbsLogitDiff).toBeGreaterThan(0);
     expect(r.perPrompt.map((p) => p.responseTokens)).toEqual([8, 8]);
+  });
+
+  it('generates the responses in batches of QUALITY_GENERATE_BATCH and compares each prompt in order, stop tokens included', async () => {
+    const many = Array.from({ length: QUALITY_GENERATE_BATCH + 3 }, (_, i) => ({ key: 100 + i, tokenIds: [3 + i, 40 - i, 7, 11 + 2 * i] }));
+    const spec = { dir: int4Dir, weights: 'int4', backend: 'cpu' } as const;
+    // Each response as INT4 generates it alone, and a stop token that ends some of them early.
+    const m = await loadModel({ ...spec, threads: 2 });
+    let alone: number[][];
+    try {
+      alone = [];
+      for (const p of many) alone.push([...(await m.generate({ prompts: [p.tokenIds], maxNewTokens: 5, stopTokens: [] })).results[0]!.tokens]);
+    } finally {
+      m.close();
+    }
+    const stop = alone[1]![2]!;
+    const progress: number[] = [];
+    const r = await runQualityCheck({ reference: { ...spec, dir: model.dir, weights: 'bf16' }, candidate: spec, prompts: many, maxNewTokens: 5, stopTokens: [stop], onProgress: (p) => progress.push(p.done) });
+    expect(progress).toEqual(Array.from({ length: many.length + 1 }, (_, i) => i));
+    expect(r.perPrompt.map((p) => p.key)).toEqual(many.map((p) => p.key));
+    const expected = alone.map((t) => (t.includes(stop) ? t.indexOf(stop) + 1 : t.length));
+    expect(expected.some((n) => n < 5)).toBe(true);
+    expect(r.perPrompt.map((p) => p.responseTokens)).toEqual(expected);
+    expect(r.perPrompt.map((p) => p.promptTokens)).toEqual(many.map((p) => p.tokenIds.length));
   });
 
   it("puts llama.cpp's Q4_0 on the same experts beside INT4, over the same positions", async () => {

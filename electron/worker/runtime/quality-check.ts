@@ -143,6 +143,13 @@ function meanKlRatioInterval(perPrompt: readonly QualityPromptResult[]): readonl
   );
 }
 
+/**
+ * Prompts whose INT4 responses are generated together (the CUDA backend's default reserved batch); each is then
+ * compared on its own. The check's responses are short (128 tokens by default), so most run to the limit and the batch
+ * stays full without continuous batching.
+ */
+export const QUALITY_GENERATE_BATCH = 8;
+
 export async function runQualityCheck(opts: {
   readonly reference: QualityModelSpec;
   readonly candidate: QualityModelSpec;
@@ -152,6 +159,8 @@ export async function runQualityCheck(opts: {
   readonly threads?: number;
   /** Also run the reference's experts rounded as llama.cpp's Q4_0 (a bf16 reference on the CPU). */
   readonly q4_0?: boolean;
+  /** Prompts generated together; default QUALITY_GENERATE_BATCH. */
+  readonly generateBatch?: number;
   readonly onProgress?: (p: QualityProgress) => void;
   readonly signal?: AbortSignal;
 }): Promise<QualityReport> {
@@ -171,21 +180,31 @@ export async function runQualityCheck(opts: {
     const q4_0Sink = newSink();
     const perPrompt: QualityPromptResult[] = [];
     opts.onProgress?.({ done: 0, total: opts.prompts.length, elapsedMs: 0, etaMs: null });
-    for (const [i, p] of opts.prompts.entries()) {
+    const batch = opts.generateBatch ?? QUALITY_GENERATE_BATCH;
+    for (let start = 0; start < opts.prompts.length; start += batch) {
       if (opts.signal?.aborted) throw new Error('quality check cancelled');
-      const gen = await candidate.generate({ prompts: [p.tokenIds], maxNewTokens: opts.maxNewTokens, stopTokens: [...opts.stopTokens] }, undefined, opts.signal);
-      const response = gen.results[0]!.tokens;
-      if (response.length === 0) {
-        perPrompt.push({ key: p.key, promptTokens: p.tokenIds.length, responseTokens: 0, top1Agreement: 1, meanKl: 0, firstDivergence: null });
-      } else {
-        const tokens = [...p.tokenIds, ...response];
-        const refLogits = await reference.logits(tokens);
-        const q = q4_0 ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink) : null;
-        const r = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink);
-        perPrompt.push(q ? { ...r, q4_0MeanKl: q.meanKl } : r);
+      const chunk = opts.prompts.slice(start, start + batch);
+      const gen = await candidate.generate(
+        { prompts: chunk.map((p) => p.tokenIds), maxNewTokens: opts.maxNewTokens, stopTokens: [...opts.stopTokens] },
+        undefined,
+        opts.signal,
+      );
+      if (opts.signal?.aborted) throw new Error('quality check cancelled');
+      for (const [j, p] of chunk.entries()) {
+        const response = gen.results[j]!.tokens;
+        if (response.length === 0) {
+          perPrompt.push({ key: p.key, promptTokens: p.tokenIds.length, responseTokens: 0, top1Agreement: 1, meanKl: 0, firstDivergence: null });
+        } else {
+          const tokens = [...p.tokenIds, ...response];
+          const refLogits = await reference.logits(tokens);
+          const q = q4_0 ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink) : null;
+          const r = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink);
+          perPrompt.push(q ? { ...r, q4_0MeanKl: q.meanKl } : r);
+        }
+        const done = start + j + 1;
+        const elapsedMs = Date.now() - started;
+        opts.onProgress?.({ done, total: opts.prompts.length, elapsedMs, etaMs: (elapsedMs / done) * (opts.prompts.length - done) });
       }
-      const elapsedMs = Date.now() - started;
-      opts.onProgress?.({ done: i + 1, total: opts.prompts.length, elapsedMs, etaMs: (elapsedMs / (i + 1)) * (opts.prompts.length - i - 1) });
     }
     const diverged = perPrompt.filter((r) => r.firstDivergence !== null).map((r) => r.firstDivergence!);
     return {
