@@ -69,7 +69,6 @@ class model_wrap : public Napi::ObjectWrap<model_wrap> {
     Napi::Object o = Napi::Object::New(env);
     o.Set("backend", rt::backend_kind_name(i.backend));
     o.Set("weights", rt::weights_kind_name(i.weights));
-    o.Set("expertRounding", rt::expert_rounding_name(i.rounding));
     o.Set("dir", i.dir);
     o.Set("groupSize", i.group_size);
     o.Set("hiddenSize", i.hidden_size);
@@ -137,11 +136,11 @@ class load_worker : public Napi::AsyncWorker {
 
 class logits_worker : public Napi::AsyncWorker {
  public:
-  logits_worker(Napi::Env env, std::shared_ptr<rt::model> m, std::vector<int32_t> t)
-      : Napi::AsyncWorker(env), model_(std::move(m)), tokens_(std::move(t)), deferred_(env) {}
+  logits_worker(Napi::Env env, std::shared_ptr<rt::model> m, std::vector<int32_t> t, rt::expert_rounding rounding)
+      : Napi::AsyncWorker(env), model_(std::move(m)), tokens_(std::move(t)), rounding_(rounding), deferred_(env) {}
   Napi::Promise promise() { return deferred_.Promise(); }
   void Execute() override {
-    if (!guarded(error_, [&] { return rt::rt_model_logits(*model_, tokens_, out_, error_); })) SetError(error_.message);
+    if (!guarded(error_, [&] { return rt::rt_model_logits(*model_, tokens_, out_, error_, rounding_); })) SetError(error_.message);
   }
   void OnOK() override {
     Napi::Env env = Env();
@@ -159,6 +158,7 @@ class logits_worker : public Napi::AsyncWorker {
   rt::rt_error error_;
   std::shared_ptr<rt::model> model_;
   std::vector<int32_t> tokens_;
+  rt::expert_rounding rounding_;
   std::vector<std::vector<float>> out_;
   Napi::Promise::Deferred deferred_;
 };
@@ -166,7 +166,15 @@ class logits_worker : public Napi::AsyncWorker {
 Napi::Value model_wrap::logits(const Napi::CallbackInfo & ci) {
   Napi::Env env = ci.Env();
   auto m = need(env);
-  auto * w = new logits_worker(env, m, to_tokens(env, ci[0], "tokens"));
+  rt::expert_rounding rounding = rt::expert_rounding::none;
+  if (ci.Length() > 1 && !ci[1].IsUndefined()) {
+    if (!ci[1].IsObject()) throw Napi::TypeError::New(env, "logits: options must be an object");
+    const std::string name = get_string(ci[1].As<Napi::Object>(), "expertRounding", "none");
+    if (!rt::parse_expert_rounding(name, rounding)) {
+      throw Napi::TypeError::New(env, "logits: unknown expertRounding '" + name + "' (expected none or q4_0)");
+    }
+  }
+  auto * w = new logits_worker(env, m, to_tokens(env, ci[0], "tokens"), rounding);
   Napi::Promise p = w->promise();
   w->Queue();
   return p;
@@ -296,10 +304,6 @@ Napi::Value load_model(const Napi::CallbackInfo & ci) {
   const std::string backend = get_string(o, "backend", "cpu");
   if (!rt::parse_backend_kind(backend, opts.backend)) {
     throw Napi::TypeError::New(env, "loadModel: unknown backend '" + backend + "' (expected cpu or cuda)");
-  }
-  const std::string rounding = get_string(o, "expertRounding", "none");
-  if (!rt::parse_expert_rounding(rounding, opts.rounding)) {
-    throw Napi::TypeError::New(env, "loadModel: unknown expertRounding '" + rounding + "' (expected none or q4_0)");
   }
   opts.threads = static_cast<int>(get_int(env, o, "loadModel", "threads", 0, 0, 1024));
   opts.max_context = static_cast<int>(get_int(env, o, "loadModel", "maxContext", 0, 0, INT_MAX_OPT));

@@ -81,9 +81,9 @@ function weightErrors(): { name: string; bits: number; gauss: number; t4: number
 }
 
 async function logitsOf(dir: string, weights: WeightsKind, tokens: number[], expertRounding?: ExpertRounding): Promise<Float32Array[]> {
-  const model = await loadModel({ dir, weights, backend: 'cpu', threads: 2, expertRounding });
+  const model = await loadModel({ dir, weights, backend: 'cpu', threads: 2 });
   try {
-    return await model.logits(tokens);
+    return await model.logits(tokens, { expertRounding });
   } finally {
     model.close();
   }

@@ -139,14 +139,15 @@ describe('the runtime with Q4_0-rounded experts', () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   async function logits(dir: string, weights: WeightsKind, expertRounding?: ExpertRounding): Promise<Float32Array[]> {
-    const m = await loadModel({ dir, weights, backend: 'cpu', threads: 2, expertRounding });
+    const m = await loadModel({ dir, weights, backend: 'cpu', threads: 2 });
     try {
-      expect(m.info().expertRounding).toBe(expertRounding ?? 'none');
-      return await m.logits(tokens);
+      return await m.logits(tokens, expertRounding ? { expertRounding } : undefined);
     } finally {
       m.close();
     }
   }
+
+  const bits = (rows: readonly Float32Array[]) => rows.map((r) => Array.from(new Uint32Array(r.buffer, r.byteOffset, r.length)));
 
   it("gives the TS forward pass's logits over Q4_0 weights and Q8_0 expert inputs", async () => {
     const variant = join(root, 'q4_0-f32');
@@ -168,14 +169,36 @@ describe('the runtime with Q4_0-rounded experts', () => {
     expect(rounded.some((row, t) => row.some((v, i) => v !== plain[t]![i]))).toBe(true);
   });
 
-  it('refuses the rounding for an INT4 folder and for an unknown scheme', async () => {
+  it('rounds for the one call that asks: the same model gives its plain logits before and after', async () => {
+    const m = await loadModel({ dir: model.dir, weights: 'bf16', backend: 'cpu', threads: 2 });
+    try {
+      const before = await m.logits(tokens);
+      const rounded = await m.logits(tokens, { expertRounding: 'q4_0' });
+      const after = await m.logits(tokens, { expertRounding: 'none' });
+      expect(bits(after)).toEqual(bits(before));
+      expect(bits(rounded)).not.toEqual(bits(before));
+      expect(bits(rounded)).toEqual(bits(await logits(model.dir, 'bf16', 'q4_0')));
+      // Generation never rounds: it follows the plain logits' greedy choice.
+      const next = (await m.generate({ prompts: [tokens], maxNewTokens: 1, stopTokens: [] })).results[0]!.tokens[0];
+      const last = before.at(-1)!;
+      expect(next).toBe(last.indexOf(Math.max(...last)));
+    } finally {
+      m.close();
+    }
+  });
+
+  it('refuses the rounding for an INT4 folder and for an unknown scheme, and the model still answers', async () => {
     const int4 = join(root, 'int4-g32');
     await packModel({ src: model.dir, dst: int4, threads: 1 });
-    await expect(loadModel({ dir: int4, weights: 'int4', backend: 'cpu', expertRounding: 'q4_0' })).rejects.toThrow(
-      /expert rounding 'q4_0' needs a source checkpoint \(weights 'bf16'\) on the CPU backend/,
-    );
-    await expect(loadModel({ dir: model.dir, weights: 'bf16', backend: 'cpu', expertRounding: 'q8_0' as ExpertRounding })).rejects.toThrow(
-      /unknown expertRounding 'q8_0'/,
-    );
+    const m = await loadModel({ dir: int4, weights: 'int4', backend: 'cpu', threads: 2 });
+    try {
+      await expect(m.logits(tokens, { expertRounding: 'q4_0' })).rejects.toThrow(
+        /logits: expert rounding 'q4_0' needs a source checkpoint \(weights 'bf16'\) on the CPU backend/,
+      );
+      await expect(m.logits(tokens, { expertRounding: 'q8_0' as ExpertRounding })).rejects.toThrow(/unknown expertRounding 'q8_0'/);
+      expect(await m.logits(tokens)).toHaveLength(tokens.length);
+    } finally {
+      m.close();
+    }
   });
 });

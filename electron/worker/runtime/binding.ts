@@ -59,20 +59,23 @@ export interface LoadModelOptions {
   readonly expertSlots?: number;
   /** CUDA device index; default 0. */
   readonly device?: number;
-  /**
-   * 'q4_0': BF16 source experts run as llama.cpp runs Q4_0: the weights rounded as Q4_0 rounds them, their inputs as
-   * Q8_0 does (bf16 weights on the CPU only): the quality check's point of comparison. Default 'none'.
-   */
-  readonly expertRounding?: ExpertRounding;
 }
 
+/**
+ * 'q4_0': BF16 source experts run as llama.cpp runs Q4_0: the weights rounded as Q4_0 rounds them, their inputs as
+ * Q8_0 does (bf16 weights on the CPU only): the quality check's point of comparison.
+ */
 export type ExpertRounding = 'none' | 'q4_0';
+
+export interface LogitsOptions {
+  /** How this call rounds the experts; default 'none'. */
+  readonly expertRounding?: ExpertRounding;
+}
 
 /** Static facts about a loaded model. */
 export interface NativeModelInfo {
   readonly backend: BackendKind;
   readonly weights: WeightsKind;
-  readonly expertRounding: ExpertRounding;
   readonly dir: string;
   /** INT4 group size (0 for bf16). */
   readonly groupSize: number;
@@ -165,7 +168,7 @@ export type TokenCallback = (index: number, token: number, end?: GenerateResult)
 export interface NativeModel {
   info(): NativeModelInfo;
   /** Logits of every position of `tokens` (one vocabSize row each) from an empty context. */
-  logits(tokens: readonly number[]): Promise<Float32Array[]>;
+  logits(tokens: readonly number[], options?: LogitsOptions): Promise<Float32Array[]>;
   /** Greedy generation for a batch; aborting `signal` ends every prompt with finishReason 'cancelled'. */
   generate(request: GenerateRequest, onToken?: TokenCallback, signal?: AbortSignal): Promise<GenerateOutput>;
   /**
@@ -204,7 +207,7 @@ interface CancellableJob<T> {
 
 interface NativeModelHandle {
   info(): NativeModelInfo;
-  logits(tokens: Int32Array): Promise<Float32Array[]>;
+  logits(tokens: Int32Array, options?: LogitsOptions): Promise<Float32Array[]>;
   generate(
     request: {
       prompts: Int32Array[];
@@ -285,7 +288,7 @@ export async function loadModel(options: LoadModelOptions): Promise<NativeModel>
   const handle = await loadNativeBinding().loadModel(options);
   return {
     info: () => handle.info(),
-    logits: async (tokens) => handle.logits(tokenIds(tokens, 'tokens')),
+    logits: async (tokens, options) => handle.logits(tokenIds(tokens, 'tokens'), options),
     generate: async (request, onToken, signal) =>
       withSignal(
         handle.generate(

@@ -7,7 +7,7 @@
  */
 import type { QualityAgreement, QualityPromptResult, QualityReport } from '../../common/ipc-contract.js';
 import { mcnemarExact, pairedRatioInterval } from '../../common/paired-stats.js';
-import type { BackendKind, ExpertRounding, NativeModel, WeightsKind } from './binding.js';
+import type { BackendKind, NativeModel, WeightsKind } from './binding.js';
 import { loadModel } from './binding.js';
 
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
@@ -166,16 +166,17 @@ export async function runQualityCheck(opts: {
 }): Promise<QualityReport> {
   const started = Date.now();
   const maxContext = Math.max(...opts.prompts.map((p) => p.tokenIds.length)) + opts.maxNewTokens + 1;
-  const load = (s: QualityModelSpec, expertRounding: ExpertRounding = 'none') =>
-    loadModel({ dir: s.dir, weights: s.weights, backend: s.backend, maxContext, threads: opts.threads, expertRounding });
-  // Every model stays loaded: the reference is mapped (its pages are the OS's to drop, and the Q4_0 pass reads the
-  // same pages right after it), the candidate is the smaller.
+  const load = (s: QualityModelSpec) => loadModel({ dir: s.dir, weights: s.weights, backend: s.backend, maxContext, threads: opts.threads });
+  // Both models stay loaded: the reference is mapped (its pages are the OS's to drop, and the Q4_0 pass, a call on the
+  // same model, reads the same pages right after it), the candidate is the smaller.
   const candidate: NativeModel = await load(opts.candidate);
   let reference: NativeModel | undefined;
-  let q4_0: NativeModel | undefined;
   try {
     reference = await load(opts.reference);
-    if (opts.q4_0) q4_0 = await load(opts.reference, 'q4_0');
+    if (opts.q4_0 && (opts.reference.weights !== 'bf16' || opts.reference.backend !== 'cpu')) {
+      throw new Error("the Q4_0 comparison needs a bf16 reference on the CPU backend");
+    }
+    const q4_0 = opts.q4_0 === true;
     const sink = newSink();
     const q4_0Sink = newSink();
     const perPrompt: QualityPromptResult[] = [];
@@ -197,7 +198,8 @@ export async function runQualityCheck(opts: {
         } else {
           const tokens = [...p.tokenIds, ...response];
           const refLogits = await reference.logits(tokens);
-          const q = q4_0 ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await q4_0.logits(tokens), q4_0Sink) : null;
+          const q4 = q4_0 ? await reference.logits(tokens, { expertRounding: 'q4_0' }) : null;
+          const q = q4 ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, q4, q4_0Sink) : null;
           const r = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink);
           perPrompt.push(q ? { ...r, q4_0MeanKl: q.meanKl } : r);
         }
@@ -217,7 +219,6 @@ export async function runQualityCheck(opts: {
       perPrompt,
     };
   } finally {
-    q4_0?.close();
     reference?.close();
     candidate.close();
   }

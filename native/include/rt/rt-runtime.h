@@ -69,14 +69,12 @@ struct model_load_options {
   int64_t expert_budget_bytes = 0;  // CUDA expert residency budget; 0 = backend default
   int expert_slots = 0;             // CUDA: GPU expert slots per layer (overrides the byte budget); 0 = unused
   int device = 0;                   // CUDA device index
-  expert_rounding rounding = expert_rounding::none;  // bf16 weights on the CPU only
 };
 
 /** Static facts about a loaded model. */
 struct model_info {
   backend_kind backend = backend_kind::cpu;
   weights_kind weights = weights_kind::bf16;
-  expert_rounding rounding = expert_rounding::none;
   std::string dir;
   int group_size = 0;
   int hidden_size = 0, intermediate_size = 0, num_hidden_layers = 0, num_attention_heads = 0, num_key_value_heads = 0;
@@ -97,9 +95,12 @@ struct model_info {
 std::shared_ptr<model> rt_model_load(const model_load_options & options, rt_error & error);
 model_info rt_model_info(const model & m);
 
-/** Logits for every position of `tokens` (one vocab-sized row each) from a fresh sequence. */
+/**
+ * Logits for every position of `tokens` (one vocab-sized row each) from a fresh sequence, the experts rounded as
+ * `rounding` says for this call only (not `none`: bf16 weights on the CPU, sizes divisible by 32, else unsupported).
+ */
 bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector<std::vector<float>> & logits,
-                     rt_error & error);
+                     rt_error & error, expert_rounding rounding = expert_rounding::none);
 
 /** A batch of greedy generations. */
 struct generate_request {

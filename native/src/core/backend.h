@@ -55,7 +55,6 @@ struct backend_options {
   // up to 8 outputs under full residency, at 103 MB more device memory for OLMoE). HORIZON_CPU_LM_SCREEN=0 /
   // HORIZON_CUDA_LM_SCREEN=0 also turn it off.
   bool lm_head_screen = true;
-  expert_rounding rounding = expert_rounding::none;  // CPU, BF16 source experts: see rt-runtime.h
 };
 
 /** One sequence's share of a batched step. */
@@ -106,6 +105,12 @@ class backend {
 
   /** Whether steps launch their kernels as programmatic dependent launches (CUDA, compute capability 9.0+). */
   virtual bool programmatic_launch() const { return false; }
+
+  /**
+   * Rounds the experts as `r` says in the forwards that follow (rt_model_logits sets it for one call and puts `none`
+   * back); false, and no change, where this backend cannot.
+   */
+  virtual bool set_expert_rounding(expert_rounding r) { return r == expert_rounding::none; }
 
   /** Creates an empty sequence (KV cache) and returns its id (>= 0), or -1 with `error` set. */
   virtual int seq_create(rt_error & error) = 0;

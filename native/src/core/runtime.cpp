@@ -133,19 +133,6 @@ std::shared_ptr<model> rt_model_from_weights(std::unique_ptr<model_weights> weig
   m->options = options;
   // Resolved once, so the pool and what info() reports agree without reading the CPU topology again.
   if (m->options.threads <= 0) m->options.threads = default_cpu_threads();
-  if (options.rounding != expert_rounding::none) {
-    const model_config & c = weights->config;
-    if (weights->kind != weights_kind::bf16 || options.backend != backend_kind::cpu) {
-      fail(error, rt_status::unsupported, std::string("expert rounding '") + expert_rounding_name(options.rounding) +
-                                              "' needs a source checkpoint (weights 'bf16') on the CPU backend");
-      return nullptr;
-    }
-    if (c.hidden_size % 32 != 0 || c.intermediate_size % 32 != 0) {
-      fail(error, rt_status::unsupported, weights->dir + ": expert rounding '" + expert_rounding_name(options.rounding) +
-                                              "' needs hidden_size and intermediate_size divisible by 32");
-      return nullptr;
-    }
-  }
   m->weights = std::move(weights);
   backend_options bo;
   bo.threads = m->options.threads;
@@ -154,7 +141,6 @@ std::shared_ptr<model> rt_model_from_weights(std::unique_ptr<model_weights> weig
   bo.expert_budget_bytes = options.expert_budget_bytes;
   bo.expert_slots = options.expert_slots;
   bo.device = options.device;
-  bo.rounding = options.rounding;
   switch (options.backend) {
     case backend_kind::cpu:
       m->be = cpu_backend_create(*m->weights, bo, error);
@@ -176,7 +162,6 @@ model_info rt_model_info(const model & m) {
   const model_config & c = m.weights->config;
   i.backend = m.be->kind();
   i.weights = m.weights->kind;
-  i.rounding = m.options.rounding;
   i.dir = m.weights->dir;
   i.group_size = m.weights->group_size;
   i.hidden_size = c.hidden_size;
@@ -203,10 +188,22 @@ model_info rt_model_info(const model & m) {
 }
 
 bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector<std::vector<float>> & logits,
-                     rt_error & error) {
+                     rt_error & error, expert_rounding rounding) {
   std::lock_guard<std::mutex> lock(m.mu);
   error = rt_error{};
   if (tokens.empty()) return fail(error, rt_status::invalid_request, "logits: no tokens");
+  if (rounding != expert_rounding::none) {
+    const model_config & c = m.weights->config;
+    const std::string what = std::string("logits: expert rounding '") + expert_rounding_name(rounding) + "'";
+    if (m.weights->kind != weights_kind::bf16 || m.be->kind() != backend_kind::cpu)
+      return fail(error, rt_status::unsupported, what + " needs a source checkpoint (weights 'bf16') on the CPU backend");
+    if (c.hidden_size % 32 != 0 || c.intermediate_size % 32 != 0)
+      return fail(error, rt_status::unsupported, m.weights->dir + ": " + what + " needs hidden_size and intermediate_size divisible by 32");
+    if (!m.be->set_expert_rounding(rounding)) return fail(error, rt_status::unsupported, what + ": this backend cannot round its experts");
+  }
+  const scope_exit plain([&] {
+    if (rounding != expert_rounding::none) m.be->set_expert_rounding(expert_rounding::none);
+  });
   const int seq = m.be->seq_create(error);
   if (seq < 0) return false;
   const scope_exit free_seq([&] { m.be->seq_free(seq); });

@@ -54,7 +54,6 @@ class cpu_backend final : public backend {
       : w_(w), c_(w.config), pool_(o.threads) {
     max_ctx_ = o.max_context > 0 ? o.max_context : c_.max_position_embeddings;
     use_screen_ = o.lm_head_screen && !env_off("HORIZON_CPU_LM_SCREEN");
-    q4_0_experts_ = o.rounding == expert_rounding::q4_0;
     // The dense matmuls read their own panel copies, so the mapped rows they came from leave resident memory (the
     // LM head's rows stay mapped for the screen's candidates, and come back one page at a time as those read them).
     panels_.resize(w_.layers.size());
@@ -73,6 +72,12 @@ class cpu_backend final : public backend {
   }
 
   backend_kind kind() const override { return backend_kind::cpu; }
+
+  bool set_expert_rounding(expert_rounding r) override {
+    if (r != expert_rounding::none && w_.kind != weights_kind::bf16) return false;
+    q4_0_experts_ = r == expert_rounding::q4_0;
+    return true;
+  }
 
   int seq_create(rt_error & error) override {
     (void)error;

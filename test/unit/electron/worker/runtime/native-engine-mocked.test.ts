@@ -26,7 +26,7 @@ function fakeModel(options: LoadModelOptions) {
   const info = (): NativeModelInfo => {
     if (state.closed) throw new Error('the model is closed');
     return {
-      backend: options.backend, weights: options.weights, expertRounding: options.expertRounding ?? 'none', dir: options.dir, groupSize: 0, hiddenSize: 8, intermediateSize: 8, numLayers: 1,
+      backend: options.backend, weights: options.weights, dir: options.dir, groupSize: 0, hiddenSize: 8, intermediateSize: 8, numLayers: 1,
       numHeads: 1, numKvHeads: 1, headDim: 8, numExperts: 4, expertsPerToken: 2, vocabSize: 300, maxContext: 512, eosTokenIds: [2],
       weightBytes: 1, threads: 3, simd: false, cpuIsa: 'scalar', deviceExpertSlots: options.backend === 'cuda' ? 4 : 0, fault: state.fault,
       device: options.device ?? (options.backend === 'cuda' ? 0 : -1), deviceBytes: state.deviceBytes,
