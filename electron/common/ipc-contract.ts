@@ -470,6 +470,8 @@ export interface RunDetail extends RunSummary {
   readonly endings: Readonly<Record<ResponseEnding, number>>;
   /** 95% intervals of the four accuracies over the stored prompts (accuracy-intervals.ts); null below two prompts. */
   readonly intervals: AccuracyIntervals | null;
+  /** The INT4 check of the run's model that an imported run's result ZIP carried (quality.json); null otherwise. */
+  readonly carriedQuality: QualityReport | null;
 }
 
 /** How a response ended: the model's end token ('stop'), max new tokens ('length'), or a cancel ('cancelled'). */
@@ -729,6 +731,8 @@ export interface VerifyReport {
    * as the subject is: not by the re-score); absent for a campaign ZIP and where either cannot be read.
    */
   readonly cut?: CutCount;
+  /** The INT4 check of the run's model that a result ZIP carries (quality.json): read, not re-checked. */
+  readonly quality?: QualityReport;
 }
 
 /** How many of a run's responses were cut at max new tokens, of how many, at which cap. */

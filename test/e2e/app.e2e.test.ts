@@ -173,6 +173,8 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     const verify = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'horizon.mjs'), 'verify', zip!], { encoding: 'utf8' });
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);
     expect(verify.stdout).toMatch(/verified/);
+    // The model's check went into the ZIP with the run.
+    expect(verify.stdout).toMatch(/\ncarried, not re-checked \(that needs the model\): INT4 check \(3 prompts, \d+ positions\): /);
 
     // The browser saves the ZIP fetched with the token in a header: the same bytes as the export.
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
@@ -221,6 +223,9 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
     expect(await verifyCard.textContent()).toMatch(/Verified\. Prompt-level strict \d/);
     expect(await verifyCard.getByTestId('verify-subject').textContent()).toMatch(/^The ZIP says it holds run \S+: \S+ @ [0-9a-f]{7}, INT4 g\d+, CPU backend, started .+\.$/);
     expect(await verifyCard.getByTestId('verify-cut').textContent()).toMatch(/^\d+ of 10 responses cut at max new tokens \(8\)\.$/);
+    expect(await verifyCard.getByTestId('verify-quality').textContent()).toMatch(
+      /^It carries its model's INT4 check \(3 prompts, \d+ positions\): .*, not re-checked \(that needs the model\)\.$/,
+    );
     expect(pageErrors).toEqual([]);
   }, 600_000);
 
@@ -255,6 +260,8 @@ describe('Horizon RunMap in a browser (real services, tiny model)', () => {
 
     await verifyCard.getByRole('button', { name: 'Open its results' }).click();
     await expect.poll(() => page.getByTestId('results-imported').textContent()).toMatch(new RegExp(`^ · imported from ${path.basename(exportedZip)} on `));
+    // The model's INT4 check came with the run in its ZIP (quality.json).
+    expect(await page.getByTestId('int4-check').textContent()).toMatch(/^The INT4 check \(3 prompts, \d+ positions\): top-1 agreement .*, as this run's result ZIP carried it\.$/);
     expect(pageErrors).toEqual([]);
   }, 300_000);
 });

@@ -694,6 +694,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
         length: run.responses.filter((r) => r.row.finishReason === 'length').length,
         cancelled: 0,
       },
+      carriedQuality: null,
       intervals: accuracyIntervals(
         run.responses.map((r) => ({
           count: r.detail.verdicts.length,

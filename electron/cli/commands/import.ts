@@ -19,8 +19,9 @@ export const summary = "add a result ZIP's run or a campaign ZIP's campaign (ano
 
 const USAGE = `usage: horizon import RESULT.zip|CAMPAIGN.zip [--db FILE] [--data-dir DIR] [--punkt DIR]
   The ZIP is verified as horizon verify does; one that does not verify, and a run or campaign stored already, are
-  refused. A run keeps its id, times, status, model, device and figures; it can be listed, compared (horizon
-  compare), exported and deleted like a run made here, but not resumed: its model is on the machine that made it.
+  refused. A run keeps its id, times, status, model, device, figures and the INT4 check its ZIP carried (quality.json);
+  it can be listed, compared (horizon compare), exported and deleted like a run made here, but not resumed: its model
+  is on the machine that made it.
   A campaign keeps its id, times, status, device, settings and requests; the Performance page shows it.
   --db        SQLite file (default <data dir>/runmap.sqlite; created when there is none)
   --data-dir  data folder (default $HORIZON_DATA_DIR or the platform app-data folder)

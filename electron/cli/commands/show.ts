@@ -56,7 +56,11 @@ export function formatRunDetail(d: RunDetail, figures: string, quality: QualityR
     `  status    ${d.status}, ${d.done} of ${d.total} prompts scored${d.error ? ` (${d.error})` : ''}`,
     `  model     ${d.modelRepo} @ ${revision}, ${weightsLabel(d.modelId, d.weights)} (${d.modelId})`,
     `  device    ${d.backendLabel}${d.residency ? `, ${d.residency}` : ''}`,
-    ...(quality ? [`  quality   ${qualitySummary(quality)}`] : []),
+    ...(d.carriedQuality
+      ? [`  quality   ${qualitySummary(d.carriedQuality)}, as the run's result ZIP carried it`]
+      : quality
+        ? [`  quality   ${qualitySummary(quality)}`]
+        : []),
     `  settings  greedy, max new tokens ${d.policy.maxNewTokens}, batch ${d.policy.batch}` +
       (d.policy.expertBudgetBytes === null ? '' : `, GPU expert memory ${(d.policy.expertBudgetBytes / 2 ** 30).toFixed(2)} GiB`) +
       (d.policy.cudaDevice === null ? '' : `, CUDA device ${d.policy.cudaDevice}`),
@@ -78,7 +82,7 @@ export function formatRunDetail(d: RunDetail, figures: string, quality: QualityR
 
 /** The INT4 check of the run's model, as Results names it: where that model is prepared in the data folder. */
 async function modelQuality(dataDir: string, d: RunDetail): Promise<QualityReport | null> {
-  if (d.weights !== 'int4') return null;
+  if (d.weights !== 'int4' || d.carriedQuality) return null;
   try {
     return (await listModelVariants(dataDir)).find((v) => v.id === d.modelId)?.quality ?? null;
   } catch {

@@ -8,6 +8,7 @@ import { zipCutCount, zipSubject } from '../../main/export/zip-subject.js';
 import { formatAccuracies } from '../../main/jobs/run-accuracies.js';
 import { dataDirOption, parseCommandArgs, usageError } from '../command-args.js';
 import { loadVerifierInputs } from '../verifier-inputs.js';
+import { qualitySummary } from '../../common/quality-summary.js';
 
 export const summary = 'check a result or campaign ZIP: every sha256, then re-score the responses (or recompute the campaign)';
 
@@ -61,8 +62,8 @@ export async function run(args: string[]): Promise<number> {
   const report = await verifyResultZip(path.resolve(file), tools, { ...verifyOptions, entries });
   const cut = zipCutCount(entries);
   if (values.json) {
-    const { verified, problems, unchecked, accuracies, run } = report;
-    console.log(JSON.stringify({ file, kind: 'result', verified, problems, subject, cut, unchecked, accuracies, run: run ?? null }, null, 2));
+    const { verified, problems, unchecked, accuracies, run, quality } = report;
+    console.log(JSON.stringify({ file, kind: 'result', verified, problems, subject, cut, unchecked, accuracies, run: run ?? null, quality: quality ?? null }, null, 2));
     return verified ? 0 : 1;
   }
   const printCut = () => {
@@ -83,6 +84,7 @@ export async function run(args: string[]): Promise<number> {
       console.log(`note: a ${report.run.status} run: ${report.run.responses} of its ${report.run.total} prompts`);
     }
     console.log(report.accuracies ? formatAccuracies(report.accuracies) : 'no prompts scored');
+    if (report.quality) console.log(`carried, not re-checked (that needs the model): ${qualitySummary(report.quality)}`);
     return 0;
   }
   console.log(`NOT verified ${file}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`);

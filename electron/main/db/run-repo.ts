@@ -54,9 +54,11 @@ export interface RunRecord {
   readonly imported: ZipOrigin | null;
   /** Its label (label.ts); null for none. */
   readonly label: string | null;
+  /** An imported run's INT4 check as its result ZIP carried it (quality.json, verbatim); null otherwise. */
+  readonly qualityJson: string | null;
 }
 
-export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported' | 'label'> & {
+export type NewRun = Omit<RunRecord, 'status' | 'error' | 'createdAt' | 'startedAt' | 'finishedAt' | 'imported' | 'label' | 'qualityJson'> & {
   /** A valid label (label.ts); none when omitted. */
   readonly label?: string | null;
 };
@@ -68,6 +70,7 @@ export interface ImportedRun extends NewRun {
   readonly finishedAt: string | null;
   readonly imported: ZipOrigin;
   readonly label: string | null;
+  readonly qualityJson: string | null;
   readonly figures: {
     readonly batches: number;
     readonly generatedTokens: number;
@@ -101,6 +104,7 @@ interface RunRow extends OriginColumns {
   started_at: string | null;
   finished_at: string | null;
   label: string | null;
+  quality_json: string | null;
 }
 
 function fromRow(r: RunRow): RunRecord {
@@ -128,6 +132,7 @@ function fromRow(r: RunRow): RunRecord {
     finishedAt: r.finished_at,
     imported: originOf(r),
     label: r.label,
+    qualityJson: r.quality_json,
   };
 }
 
@@ -160,10 +165,10 @@ export class RunRepo {
         .prepare(
           `INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, packed_dir, weights, manifest_sha256, manifest_json,
              backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at, started_at,
-             finished_at, imported_from, imported_sha256, imported_at, label)
+             finished_at, imported_from, imported_sha256, imported_at, label, quality_json)
            VALUES (@id, @modelId, @modelRepo, @modelRevision, @modelDir, @packedDir, @weights, @manifestSha256, @manifestJson,
              @backend, @deviceLabel, @residency, @policyJson, @appVersion, @datasetSha256, @total, @status, @createdAt, @createdAt,
-             @finishedAt, @importedFrom, @importedSha256, @importedAt, @label)`,
+             @finishedAt, @importedFrom, @importedSha256, @importedAt, @label, @qualityJson)`,
         )
         .run({
           ...run,

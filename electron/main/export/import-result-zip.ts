@@ -196,6 +196,8 @@ export async function importResultZip(file: string, opts: ImportResultZipOptions
     finishedAt: finishedAt!,
     imported: origin,
     label: label ?? null,
+    // The check it carried, verbatim, so that its re-export holds the same quality.json.
+    qualityJson: verification.quality ? entries.get('quality.json')!.toString('utf8') : null,
     figures: {
       batches: batches!,
       generatedTokens: generatedTokens!,

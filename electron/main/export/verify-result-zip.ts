@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import yauzl from 'yauzl';
 
-import type { Accuracies } from '../../common/ipc-contract.js';
+import type { Accuracies, StoredQualityReport } from '../../common/ipc-contract.js';
 import { DatasetError, OFFICIAL_INPUT_ROWS, OFFICIAL_INPUT_SHA256, parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { formatEvalResultRow } from '../../../evals/ifeval/eval-results.js';
 import { reportFindingsLines } from '../../../evals/ifeval/findings-jsonl.js';
@@ -11,9 +11,10 @@ import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { ScoreSummary } from '../../../evals/ifeval/types.js';
 import { checkRegularFile } from '../../node/regular-file.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
+import { parseQualityReport } from '../prep/quality-report.js';
 import type { ComparableResponse } from '../services/run-compare.js';
 import type { ResultManifest } from './write-result-zip.js';
-import { inputLinesForRun, RESULT_FILES, RESULT_FORMAT, RESULT_LAYOUTS } from './write-result-zip.js';
+import { inputLinesForRun, RESULT_FILES, RESULT_FORMAT, RESULT_FORMAT_QUALITY, RESULT_LAYOUTS } from './write-result-zip.js';
 
 const MiB = 1 << 20;
 
@@ -131,6 +132,11 @@ export interface ResultVerification {
   readonly run?: { readonly status: string; readonly responses: number; readonly total: number };
   /** The responses as re-scored, in input order; absent when they could not be re-scored. */
   readonly responses?: readonly ComparableResponse[];
+  /**
+   * The INT4 check of the run's model that the ZIP carries (quality.json, a v3 ZIP), read but not re-checked: that
+   * needs the model. Absent when the ZIP has none.
+   */
+  readonly quality?: StoredQualityReport;
 }
 
 export interface VerifyResultZipOptions {
@@ -297,6 +303,20 @@ export function checkListedFiles(files: unknown, entries: ReadonlyMap<string, Bu
   for (const name of entries.keys()) {
     if (name !== 'manifest.json' && !named.has(name)) problems.push(`${name}: in the ZIP but not listed in manifest.json`);
   }
+}
+
+/** quality.json, where the ZIP has one: a report as `horizon quality` stores it, of an INT4 run's model. */
+function readCarriedQuality(entries: ReadonlyMap<string, Buffer>, manifest: Record<string, unknown>, problems: string[]): StoredQualityReport | undefined {
+  const b = entries.get('quality.json');
+  if (!b) return undefined;
+  const report = parseQualityReport(b.toString('utf8'));
+  if (!report) {
+    problems.push('quality.json: not an INT4 check report (horizon-quality-v1 with its figures)');
+    return undefined;
+  }
+  const weights = isRecord(manifest.model) ? manifest.model.weights : undefined;
+  if (weights !== 'int4') problems.push(`quality.json: an INT4 check, but manifest.json model.weights is ${brief(weights)}`);
+  return report;
 }
 
 /** The 1-based number of the first line where two texts differ. */
@@ -502,9 +522,11 @@ export async function verifyResultZip(file: string, tools: TextTools, opts: Veri
   if (!isRecord(manifest)) return fail('manifest.json: not a JSON object');
   const layout = typeof manifest.format === 'string' && Object.hasOwn(RESULT_LAYOUTS, manifest.format) ? RESULT_LAYOUTS[manifest.format]! : undefined;
   if (!layout) {
-    problems.push(`manifest.json: format is ${brief(manifest.format)}, expected ${RESULT_FORMAT} (or ${Object.keys(RESULT_LAYOUTS).filter((f) => f !== RESULT_FORMAT).join(', ')}, from earlier builds)`);
+    const earlier = Object.keys(RESULT_LAYOUTS).filter((f) => f !== RESULT_FORMAT && f !== RESULT_FORMAT_QUALITY);
+    problems.push(`manifest.json: format is ${brief(manifest.format)}, expected ${RESULT_FORMAT} or ${RESULT_FORMAT_QUALITY} (or ${earlier.join(', ')}, from earlier builds)`);
   }
   checkListedFiles(manifest.files, entries, layout ?? RESULT_FILES, 'result ZIP', problems);
+  const quality = readCarriedQuality(entries, manifest, problems);
   const run: Partial<Record<keyof ResultManifest['run'], unknown>> = isRecord(manifest.run) ? manifest.run : {};
   if (!isRecord(manifest.run)) {
     problems.push('manifest.json: run is not an object');
@@ -571,6 +593,7 @@ export async function verifyResultZip(file: string, tools: TextTools, opts: Veri
     problems,
     unchecked,
     ...(typeof run.status === 'string' ? { run: { status: run.status, responses: s.promptsScored, total: records.length } } : {}),
+    ...(quality ? { quality } : {}),
     responses: report.keys.map((key, i) => {
       const strict = report.strict[i]!;
       const loose = report.loose[i]!;

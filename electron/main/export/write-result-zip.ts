@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 
 import type Database from 'better-sqlite3';
 
@@ -12,20 +13,27 @@ import type { EvalResultRow, InstructionId } from '../../../evals/ifeval/types.j
 import { isLiveStatus } from '../../common/ipc-contract.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
+import { readPackQualityText } from '../prep/quality-report.js';
 import { listedZipFiles, writeZipAtomically } from './zip-file.js';
 
 /** Version tag of the result ZIP layout that export writes, in manifest.json. */
 export const RESULT_FORMAT = 'horizon-result-v2';
+/** The same layout with the INT4 check of the run's model (quality.json), written when one goes with the run. */
+export const RESULT_FORMAT_QUALITY = 'horizon-result-v3';
 
 const V1_FILES = ['responses.jsonl', 'input_data.jsonl', 'eval_results_strict.jsonl', 'eval_results_loose.jsonl', 'summary.json', 'performance.json'] as const;
 
+const V2_FILES = [...V1_FILES.slice(0, 4), 'findings.jsonl', ...V1_FILES.slice(4)];
+
 /**
  * The layouts the verifier reads, each with its files besides manifest.json in archive order. v2 added findings.jsonl
- * (what decided each verdict); a v1 ZIP, from earlier builds, has none and still verifies.
+ * (what decided each verdict); a v1 ZIP, from earlier builds, has none and still verifies. v3 is v2 with quality.json,
+ * so a ZIP without a check stays readable by builds that know v2 only.
  */
 export const RESULT_LAYOUTS: Readonly<Record<string, readonly string[]>> = {
   'horizon-result-v1': V1_FILES,
-  [RESULT_FORMAT]: [...V1_FILES.slice(0, 4), 'findings.jsonl', ...V1_FILES.slice(4)],
+  [RESULT_FORMAT]: V2_FILES,
+  [RESULT_FORMAT_QUALITY]: [...V2_FILES, 'quality.json'],
 };
 
 /** The files of a result ZIP that export writes, besides manifest.json, in archive order. */
@@ -39,7 +47,7 @@ export interface ResultManifestFile {
 
 /** manifest.json of a result ZIP. */
 export interface ResultManifest {
-  readonly format: typeof RESULT_FORMAT;
+  readonly format: typeof RESULT_FORMAT | typeof RESULT_FORMAT_QUALITY;
   readonly run: {
     readonly id: string;
     readonly status: string;
@@ -207,6 +215,17 @@ export function buildResultFiles(
 }
 
 /**
+ * The INT4 check that goes with a run, as quality.json's text: an imported run's as its ZIP carried it; for an INT4
+ * run made here, the check stored beside its model, while it is of the pack as that is now (readPackQuality).
+ */
+export async function runQualityText(run: RunRecord): Promise<string | null> {
+  if (run.qualityJson !== null) return run.qualityJson;
+  if (run.imported !== null || run.weights !== 'int4' || run.packedDir === null) return null;
+  // The report sits in the folder that holds the pack (a prepared model's folder; run.modelDir is its source/ there).
+  return (await readPackQualityText(path.dirname(run.packedDir), run.packedDir))?.text ?? null;
+}
+
+/**
  * Writes the run's result ZIP to `outPath` (through a temp file renamed into place) and returns its size, sha256 and
  * what it holds of the run. Refuses a run still queued or running.
  */
@@ -216,6 +235,8 @@ export async function writeResultZip(
   outPath: string,
 ): Promise<{ path: string; bytes: number; sha256: string; run: WrittenRun }> {
   const { run, files, datasetRows, included, responses } = buildResultFiles(opts, runId);
+  const quality = await runQualityText(run);
+  if (quality !== null) files.set('quality.json', Buffer.from(quality, 'utf8'));
   let parsedModelManifest: unknown;
   try {
     parsedModelManifest = JSON.parse(run.manifestJson);
@@ -223,7 +244,7 @@ export async function writeResultZip(
     parsedModelManifest = run.manifestJson;
   }
   const manifest: ResultManifest = {
-    format: RESULT_FORMAT,
+    format: quality !== null ? RESULT_FORMAT_QUALITY : RESULT_FORMAT,
     run: {
       id: run.id,
       status: run.status,

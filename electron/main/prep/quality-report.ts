@@ -25,6 +25,11 @@ export async function readQualityReport(file: string): Promise<StoredQualityRepo
   } catch {
     return null;
   }
+  return parseQualityReport(text);
+}
+
+/** A report's text (a stored file, or a result ZIP's quality.json) read as a report; null when it is not one. */
+export function parseQualityReport(text: string): StoredQualityReport | null {
   try {
     const r = JSON.parse(text) as Partial<StoredQualityReport>;
     const numbers = ['prompts', 'positions', 'top1Agreement', 'meanKl', 'p99Kl', 'meanAbsLogitDiff', 'promptsWithoutDivergence'] as const;
@@ -66,7 +71,19 @@ export async function packManifestSha256(packedDir: string): Promise<string | un
 
 /** The stored check of this pack: null when there is none, or when it checked a pack whose manifest has changed since. */
 export async function readPackQuality(modelDir: string, packedDir: string): Promise<StoredQualityReport | null> {
-  const report = await readQualityReport(qualityReportFile(modelDir, packedDir));
-  if (!report?.packManifestSha256) return report;
-  return (await packManifestSha256(packedDir)) === report.packManifestSha256 ? report : null;
+  return (await readPackQualityText(modelDir, packedDir))?.report ?? null;
+}
+
+/** readPackQuality's report with the stored file's text (what a result ZIP carries as quality.json). */
+export async function readPackQualityText(modelDir: string, packedDir: string): Promise<{ report: StoredQualityReport; text: string } | null> {
+  let text: string;
+  try {
+    text = await readFile(qualityReportFile(modelDir, packedDir), 'utf8');
+  } catch {
+    return null;
+  }
+  const report = parseQualityReport(text);
+  if (!report) return null;
+  if (report.packManifestSha256 && (await packManifestSha256(packedDir)) !== report.packManifestSha256) return null;
+  return { report, text };
 }

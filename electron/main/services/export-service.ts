@@ -114,6 +114,7 @@ export class ExportService implements ExportApi {
         ...(r.run ? { run: r.run } : {}),
         ...subject,
         ...(cut ? { cut } : {}),
+        ...(r.quality ? { quality: r.quality } : {}),
       };
     }, 'BAD_INPUT');
   }

@@ -31,6 +31,7 @@ import { executeEvalRun, newRunId } from '../jobs/eval-run.js';
 import { startEvalRun } from '../jobs/run-start.js';
 import { resolveModelSource, resumeProblem } from '../jobs/model-source.js';
 import { accuraciesOf, runIntervals } from '../jobs/run-accuracies.js';
+import { parseQualityReport } from '../prep/quality-report.js';
 import { readyVariant } from './models-service.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import { verdictsWithFindings } from './response-findings.js';
@@ -119,6 +120,7 @@ export function runDetail(run: RunRecord, responses: ResponseRepo): RunDetail {
     byInstruction: responses.byInstruction(run.id),
     endings: responses.endings(run.id),
     intervals: runIntervals(responses, run.id),
+    carriedQuality: run.qualityJson === null ? null : parseQualityReport(run.qualityJson),
     figures: {
       ttftMs: f.meanTtftMs,
       decodeTokensPerSecond: f.meanDecodeTokensPerSecond,

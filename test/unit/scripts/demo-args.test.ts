@@ -98,6 +98,19 @@ describe.skipIf(!addonHasRuntime())('npm run demo: the main job (skipped: addon 
       expect(await captureConsole(() => horizon(verify))).toMatchObject({ code: 0, out: expect.stringMatching(/^verified /) });
       const show = /^read its failures: npx horizon (show .+)$/m.exec(r.stdout)![1]!.split(' ');
       expect(await captureConsole(() => horizon(show))).toMatchObject({ code: 0, out: expect.stringMatching(/\d of the 4 responses fail strict/) });
+      // Exported again now that its model has the check, the run's ZIP carries it (v3): verify prints it as carried,
+      // and a data folder that imports the ZIP names it under the run.
+      const again = path.join(dataDir, 'again.zip');
+      expect(await captureConsole(() => horizon(['export', runId, '--out', again, '--data-dir', dataDir]))).toMatchObject({ code: 0 });
+      const carried = await captureConsole(() => horizon(['verify', again]));
+      expect(carried.out).toMatch(
+        new RegExp(`\\ncarried, not re-checked \\(that needs the model\\): INT4 check \\(4 prompts, \\d+ positions\\): .*; llama\\.cpp's Q4_0: [\\d.]+%, ${q4_0![1]} nats`),
+      );
+      const elsewhere = path.join(dataDir, 'elsewhere');
+      const punkt = path.join(repoRoot, '..', 'shared', 'nltk', 'punkt_english');
+      expect(await captureConsole(() => horizon(['import', again, '--data-dir', elsewhere, '--punkt', punkt]))).toMatchObject({ code: 0 });
+      const shownThere = await captureConsole(() => horizon(['show', runId, '--data-dir', elsewhere]));
+      expect(shownThere.out).toMatch(new RegExp(`\\n {2}quality {3}INT4 check \\(4 prompts, \\d+ positions\\): .*, ${q4_0![1]} nats .*, as the run's result ZIP carried it\\n`));
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

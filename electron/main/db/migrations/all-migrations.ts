@@ -6,6 +6,7 @@ import { migration0005OneNamePerConcept } from './0005-one-name-per-concept.js';
 import { migration0006Imports } from './0006-imports.js';
 import { migration0007RunLabels } from './0007-run-labels.js';
 import { migration0008CampaignLabels } from './0008-campaign-labels.js';
+import { migration0009RunQuality } from './0009-run-quality.js';
 import type { Migration } from './migration.js';
 
 /** Every migration in version order; to add one, write `NNNN-name.ts` with its test and append it here. */
@@ -18,4 +19,5 @@ export const allMigrations: readonly Migration[] = [
   migration0006Imports,
   migration0007RunLabels,
   migration0008CampaignLabels,
+  migration0009RunQuality,
 ];

@@ -1,4 +1,5 @@
 import { cutSentence, describeZipSubject } from '../../../../electron/common/zip-subject.js';
+import { qualitySummary } from '../../../../electron/common/quality-summary.js';
 import { Card } from '../../components/Card.js';
 import { formatDate, formatPercent } from '../../components/format.js';
 import { Notice } from '../../components/Notice.js';
@@ -71,6 +72,11 @@ export function VerifyCard() {
           {report.cut && report.cut.of > 0 ? (
             <div className="small" data-testid="verify-cut">
               {cutSentence(report.cut)}.
+            </div>
+          ) : null}
+          {report.quality ? (
+            <div className="small" data-testid="verify-quality">
+              It carries its model's {qualitySummary(report.quality)}, not re-checked (that needs the model).
             </div>
           ) : null}
           {report.problems.length ? (

@@ -232,7 +232,11 @@ export function ResultsPage() {
           <p className="muted" data-testid="residency">
             Weights: {d.residency === 'pending' ? 'not loaded yet' : d.residency}
           </p>
-          {quality && d.weights === 'int4' ? (
+          {d.carriedQuality ? (
+            <p className="muted" data-testid="int4-check">
+              The {qualitySummary(d.carriedQuality)}, as this run's result ZIP carried it.
+            </p>
+          ) : quality && d.weights === 'int4' ? (
             <p className="muted" data-testid="int4-check">
               This model's {qualitySummary(quality)}.
             </p>

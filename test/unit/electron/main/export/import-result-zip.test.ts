@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -12,9 +12,12 @@ import { migrate } from '../../../../../electron/main/db/open-database.js';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
 import { importResultZip } from '../../../../../electron/main/export/import-result-zip.js';
-import { readZipEntries } from '../../../../../electron/main/export/verify-result-zip.js';
+import { readZipEntries, verifyResultZip } from '../../../../../electron/main/export/verify-result-zip.js';
 import { writeResultZip } from '../../../../../electron/main/export/write-result-zip.js';
 import { resumeProblem } from '../../../../../electron/main/jobs/model-source.js';
+import { qualityReportFile, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
+import type { StoredQualityReport } from '../../../../../electron/main/prep/quality-report.js';
+import { runDetail } from '../../../../../electron/main/services/runs-service.js';
 import { loadTextTools } from '../../../../../evals/ifeval/node/load-text-tools.js';
 import type { TextTools } from '../../../../../evals/ifeval/text/text-tools.js';
 import { manifestOf, refused, rehash, rezip, setManifest, sha256, storeRun } from './zip-fixtures.js';
@@ -103,6 +106,77 @@ describe('importing a result ZIP', () => {
       );
       expect(fresh.runs.list()).toEqual([]);
     }
+  });
+
+  it("carries the INT4 check of an INT4 run's model as quality.json (v3): verified as a report, imported, exported again to the same bytes", async () => {
+    // A model folder as preparation leaves it: the pack's manifest, and the check stored beside the model.
+    const modelDir = path.join(dir, 'model');
+    const packedDir = path.join(modelDir, 'int4-g32');
+    await mkdir(packedDir, { recursive: true });
+    await writeFile(path.join(packedDir, 'horizon-manifest.json'), '{"format":"qpacked-v2"}\n');
+    const report: StoredQualityReport = {
+      format: 'horizon-quality-v1', createdAt: NOW, int4Dir: 'int4-g32', backend: 'cpu', limit: 2, maxNewTokens: 8,
+      packManifestSha256: sha256('{"format":"qpacked-v2"}\n'),
+      prompts: 2, positions: 16, top1Agreement: 0.875, meanKl: 0.01, p99Kl: 0.1, meanAbsLogitDiff: 0.02, promptsWithoutDivergence: 1, medianFirstDivergence: 3,
+      q4_0: { activations: 'q8_0', top1Agreement: 0.8125, meanKl: 0.02, p99Kl: 0.2, meanAbsLogitDiff: 0.03, meanKlRatioCi95: [0.4, 0.6], promptsInt4Closer: 2, promptsQ4_0Closer: 0, signTestP: 0.5 },
+      perPrompt: [],
+    };
+    await writeQualityReport(qualityReportFile(modelDir, packedDir), report);
+    const made = freshDb();
+    // As the app records a prepared model's run: its checkpoint in source/, its pack beside it.
+    storeRun(made.db, 'run-q', inputText, 2, ['A plain answer.', 'Another.'], tools, 'completed', { modelDir: path.join(modelDir, 'source'), packedDir });
+    const first = path.join(dir, 'run-q.zip');
+    await writeResultZip({ ...made, inputDataText: inputText, tools }, 'run-q', first);
+    const entries = await readZipEntries(first);
+    expect(manifestOf(entries)).toMatchObject({ format: 'horizon-result-v3' });
+    expect(manifestOf(entries).files.at(-1)!.name).toBe('quality.json');
+    expect(entries.get('quality.json')!.equals(readFileSync(qualityReportFile(modelDir, packedDir)))).toBe(true);
+    const verified = await verifyResultZip(first, tools);
+    expect(verified.problems).toEqual([]);
+    expect(verified.quality).toEqual(report);
+
+    const target = freshDb();
+    const imported = await importResultZip(first, { ...target, tools }, NOW);
+    expect(imported.run.qualityJson).toBe(entries.get('quality.json')!.toString('utf8'));
+    expect(runDetail(imported.run, target.responses).carriedQuality).toEqual(report);
+    expect(runDetail(made.runs.require('run-q'), made.responses).carriedQuality).toBeNull();
+    const again = path.join(dir, 'run-q-again.zip');
+    expect((await writeResultZip({ ...target, inputDataText: inputText, tools }, 'run-q', again)).sha256).toBe(sha256(readFileSync(first)));
+
+    // A report that is not one, or one beside a BF16 run, is a problem even with every hash updated.
+    for (const [edit, problem] of [
+      [(e: Map<string, Buffer>) => e.set('quality.json', Buffer.from('{"format":"horizon-quality-v1"}')), 'quality.json: not an INT4 check report (horizon-quality-v1 with its figures)'],
+      [
+        (e: Map<string, Buffer>) => {
+          const m = manifestOf(e) as ReturnType<typeof manifestOf> & { model: Record<string, unknown> };
+          m.model.weights = 'bf16';
+          setManifest(e, m);
+        },
+        'quality.json: an INT4 check, but manifest.json model.weights is "bf16"',
+      ],
+    ] as const) {
+      const e = await readZipEntries(first);
+      edit(e);
+      rehash(e);
+      const odd = path.join(dir, 'odd-quality.zip');
+      await rezip(e, odd);
+      expect((await verifyResultZip(odd, tools)).problems).toContain(problem);
+    }
+    // A v2 ZIP may not hold it, nor a v3 ZIP go without it.
+    const v2 = await readZipEntries(first);
+    setManifest(v2, { ...manifestOf(v2), format: 'horizon-result-v2' } as ReturnType<typeof manifestOf>);
+    await rezip(v2, path.join(dir, 'v2-quality.zip'));
+    expect((await verifyResultZip(path.join(dir, 'v2-quality.zip'), tools)).problems).toContain(
+      'manifest.json: files lists "quality.json", which is not a file of a result ZIP',
+    );
+
+    // Once the pack changes, the check is no longer of it: the run's ZIP goes without (v2).
+    await writeFile(path.join(packedDir, 'horizon-manifest.json'), '{"format":"qpacked-v2","repacked":true}\n');
+    const later = path.join(dir, 'run-q-later.zip');
+    await writeResultZip({ ...made, inputDataText: inputText, tools }, 'run-q', later);
+    const laterEntries = await readZipEntries(later);
+    expect(manifestOf(laterEntries)).toMatchObject({ format: 'horizon-result-v2' });
+    expect(laterEntries.has('quality.json')).toBe(false);
   });
 
   it('refuses a run stored already, saying where it came from, and stores nothing more', async () => {

@@ -619,7 +619,7 @@ describe('result ZIP: write and verify', () => {
   };
   it.each<[string, (e: Map<string, Buffer>) => void, RegExp]>([
     ['another format', (e) => setManifest(e, { ...manifestOf(e), format: 'horizon-result-v0' } as Manifest),
-      /^manifest\.json: format is "horizon-result-v0", expected horizon-result-v2 \(or horizon-result-v1, from earlier builds\)$/],
+      /^manifest\.json: format is "horizon-result-v0", expected horizon-result-v2 or horizon-result-v3 \(or horizon-result-v1, from earlier builds\)$/],
     ['a wrong size', (e) => {
       const m = manifestOf(e);
       m.files.find((f) => f.name === 'performance.json')!.bytes += 1;

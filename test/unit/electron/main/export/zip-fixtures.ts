@@ -8,6 +8,7 @@ import { ZipFile } from 'yazl';
 import { ResponseRepo } from '../../../../../electron/main/db/response-repo.js';
 import { ImportError } from '../../../../../electron/main/export/import-fields.js';
 import { RunRepo } from '../../../../../electron/main/db/run-repo.js';
+import type { NewRun } from '../../../../../electron/main/db/run-repo.js';
 import { parsePromptRecords } from '../../../../../evals/ifeval/dataset.js';
 import { formatEvalResults } from '../../../../../evals/ifeval/eval-results.js';
 import { formatFindings, reportFindingsLines } from '../../../../../evals/ifeval/findings-jsonl.js';
@@ -42,11 +43,12 @@ export function storeRun(
   answers: readonly string[],
   tools: TextTools,
   status: 'completed' | 'cancelled' | 'failed' | 'running',
+  overrides: Partial<NewRun> = {},
 ): { runs: RunRepo; responses: ResponseRepo } {
   const records = parsePromptRecords(inputText, 'input');
   const runs = new RunRepo(db);
   const responses = new ResponseRepo(db);
-  runs.create({ ...sampleRun(runId), total, datasetSha256: sha256(inputText) });
+  runs.create({ ...sampleRun(runId), total, datasetSha256: sha256(inputText), ...overrides });
   runs.markRunning(runId);
   responses.insertBatch(
     runId,
