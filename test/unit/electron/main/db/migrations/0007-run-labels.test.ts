@@ -4,17 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { allMigrations } from '../../../../../../electron/main/db/migrations/all-migrations.js';
 import { migrate } from '../../../../../../electron/main/db/open-database.js';
 import { RunRepo } from '../../../../../../electron/main/db/run-repo.js';
-
-const insertRun = (db: Database.Database, id: string) =>
-  db.exec(`INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, packed_dir, weights, manifest_sha256, manifest_json,
-    backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at)
-    VALUES ('${id}', 'm', 'r', 'v', '/models/m', NULL, 'int4', 'h', '{}', 'cpu', 'CPU', 'host', '{"batch":2}', '0', 'h', 1, 'completed', 't')`);
+import { insertOldRun } from './old-rows.js';
 
 describe('migration 0007-run-labels', () => {
   it("leaves a version-6 database's runs without a label", () => {
     const db = new Database(':memory:');
     expect(migrate(db, allMigrations, 6)).toBe(6);
-    insertRun(db, 'old');
+    insertOldRun(db, 'old');
     expect(migrate(db, allMigrations, 7)).toBe(7);
     expect(new RunRepo(db).require('old')).toMatchObject({ id: 'old', label: null });
   });
@@ -22,7 +18,7 @@ describe('migration 0007-run-labels', () => {
   it('stores, replaces and clears a label, holding it to 1-80 characters', () => {
     const db = new Database(':memory:');
     migrate(db, allMigrations, 7);
-    insertRun(db, 'r');
+    insertOldRun(db, 'r');
     const runs = new RunRepo(db);
     expect(runs.setLabel('r', 'baseline g32')).toBe(true);
     expect(runs.require('r').label).toBe('baseline g32');

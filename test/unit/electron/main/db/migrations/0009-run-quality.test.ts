@@ -5,17 +5,13 @@ import { allMigrations } from '../../../../../../electron/main/db/migrations/all
 import { migrate } from '../../../../../../electron/main/db/open-database.js';
 import { RunRepo } from '../../../../../../electron/main/db/run-repo.js';
 import { sampleRun } from '../sample-run.js';
-
-const insertRun = (db: Database.Database, id: string) =>
-  db.exec(`INSERT INTO runs (id, model_id, model_repo, model_revision, model_dir, packed_dir, weights, manifest_sha256, manifest_json,
-    backend, device_label, residency, policy_json, app_version, dataset_sha256, total, status, created_at)
-    VALUES ('${id}', 'm', 'r', 'v', '/models/m', NULL, 'int4', 'h', '{}', 'cpu', 'CPU', 'host', '{"batch":2}', '0', 'h', 1, 'completed', 't')`);
+import { insertOldRun } from './old-rows.js';
 
 describe('migration 0009-run-quality', () => {
   it("leaves a version-8 database's runs without a carried check", () => {
     const db = new Database(':memory:');
     expect(migrate(db, allMigrations, 8)).toBe(8);
-    insertRun(db, 'old');
+    insertOldRun(db, 'old');
     expect(migrate(db, allMigrations, 9)).toBe(9);
     expect(new RunRepo(db).require('old')).toMatchObject({ id: 'old', qualityJson: null });
   });
