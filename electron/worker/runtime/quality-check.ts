@@ -164,6 +164,9 @@ export async function runQualityCheck(opts: {
   readonly onProgress?: (p: QualityProgress) => void;
   readonly signal?: AbortSignal;
 }): Promise<QualityReport> {
+  if (opts.q4_0 && (opts.reference.weights !== 'bf16' || opts.reference.backend !== 'cpu')) {
+    throw new Error('the Q4_0 comparison needs a bf16 reference on the CPU backend');
+  }
   const started = Date.now();
   const maxContext = Math.max(...opts.prompts.map((p) => p.tokenIds.length)) + opts.maxNewTokens + 1;
   const load = (s: QualityModelSpec) => loadModel({ dir: s.dir, weights: s.weights, backend: s.backend, maxContext, threads: opts.threads });
@@ -173,9 +176,6 @@ export async function runQualityCheck(opts: {
   let reference: NativeModel | undefined;
   try {
     reference = await load(opts.reference);
-    if (opts.q4_0 && (opts.reference.weights !== 'bf16' || opts.reference.backend !== 'cpu')) {
-      throw new Error("the Q4_0 comparison needs a bf16 reference on the CPU backend");
-    }
     const q4_0 = opts.q4_0 === true;
     const sink = newSink();
     const q4_0Sink = newSink();
@@ -198,8 +198,9 @@ export async function runQualityCheck(opts: {
         } else {
           const tokens = [...p.tokenIds, ...response];
           const refLogits = await reference.logits(tokens);
-          const q4 = q4_0 ? await reference.logits(tokens, { expertRounding: 'q4_0' }) : null;
-          const q = q4 ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, q4, q4_0Sink) : null;
+          const q = q4_0
+            ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await reference.logits(tokens, { expertRounding: 'q4_0' }), q4_0Sink)
+            : null;
           const r = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink);
           perPrompt.push(q ? { ...r, q4_0MeanKl: q.meanKl } : r);
         }
