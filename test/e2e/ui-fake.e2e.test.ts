@@ -60,6 +60,8 @@ describe('renderer over horizon serve (fake services)', () => {
     await expect.poll(() => page.getByTestId('pager-status').textContent()).toBe('1–10 of 10');
     // The Performance card: the CPU run's rate chart and TTFT histogram, and no GPU figure passed off as a dash.
     await expect.poll(() => page.getByTestId('performance').textContent()).toContain('Peak GPU memory' + 'n/a on CPU');
+    // Said once: the summary row above has no GPU memory figure for a CPU run.
+    expect(await page.getByTestId('peak-memory').count()).toBe(0);
     expect(await page.getByTestId('rate-chart').count()).toBe(1);
     expect(await page.getByTestId('ttft-histogram').count()).toBe(1);
     await expect.poll(() => page.getByTestId('instruction-chart').locator('.chart__row').count()).toBeGreaterThan(3);

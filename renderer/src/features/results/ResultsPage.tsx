@@ -192,12 +192,15 @@ export function ResultsPage() {
             <Stat label="Prompts scored" value={`${d.done} / ${d.total}`} hint={d.status} />
             <Stat label="TTFT" value={`${formatNumber(d.figures.ttftMs, 0)} ms`} />
             <Stat label="Decode" value={`${formatNumber(d.figures.decodeTokensPerSecond)} tok/s`} />
-            <Stat
-              label="Peak GPU memory"
-              value={d.backend === 'cpu' ? 'n/a on CPU' : formatBytes(d.figures.peakMemoryBytes)}
-              hint={peakMemoryHint(d.figures.peakMemoryScope)}
-              testId="peak-memory"
-            />
+            {/* A CPU run has none: the Performance card below says so once. */}
+            {d.backend === 'cpu' ? null : (
+              <Stat
+                label="Peak GPU memory"
+                value={formatBytes(d.figures.peakMemoryBytes)}
+                hint={peakMemoryHint(d.figures.peakMemoryScope)}
+                testId="peak-memory"
+              />
+            )}
             <Stat
               label="Tokens generated"
               value={d.figures.generatedTokens.toLocaleString()}
