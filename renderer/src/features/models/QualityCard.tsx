@@ -182,7 +182,7 @@ export function QualityCardView({ models, ...controls }: { models: readonly Prep
   return (
     <Card
       title="INT4 quality"
-      subtitle="The INT4 weights' greedy responses to the first IFEval prompts, run teacher-forced through both weight sets, and through llama.cpp's Q4_0 of the same experts for comparison."
+      subtitle="The INT4 weights' greedy responses to the first IFEval prompts, teacher-forced through both weight sets and, for comparison, through the same experts as llama.cpp's Q4_0 runs them."
       testId="quality-card"
     >
       {int4.map((m) =>
