@@ -67,7 +67,7 @@ describe('renderer over horizon serve (fake services)', () => {
     await expect.poll(() => page.getByTestId('instruction-chart').locator('.chart__row').count()).toBeGreaterThan(3);
     // A bar filters the responses from the keyboard too.
     const bar = page.getByRole('button', { name: /^Show the responses with / }).first();
-    const barName = /^Show the responses with (\S+) \(strict \d+ of \d+ \(95% interval \d+–\d+%\), loose \d+ of \d+\)$/.exec((await bar.getAttribute('aria-label')) ?? '')?.[1];
+    const barName = /^Show the responses with (\S+) \(strict \d+ of \d+ \(95% interval \d+–\d+%\), loose \d+ of \d+ \(95% interval \d+–\d+%\)\)$/.exec((await bar.getAttribute('aria-label')) ?? '')?.[1];
     expect(barName).toBeTruthy();
     await bar.focus();
     await page.keyboard.press('Enter');

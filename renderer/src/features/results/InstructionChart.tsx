@@ -14,23 +14,28 @@ function percent(passed: number, count: number): number {
   return count ? (passed / count) * 100 : 0;
 }
 
-/** The strict accuracy's 95% Wilson interval in percent, for the whisker over the bars: a small n says little. */
-function strictInterval(r: InstructionTypeRow): readonly [number, number] | null {
-  const ci = passRateInterval(r.strictPassed, r.count);
+/** An accuracy's 95% Wilson interval in percent, for a whisker over the bars: a small n says little. */
+function interval(passed: number, count: number): readonly [number, number] | null {
+  const ci = passRateInterval(passed, count);
   return ci && [100 * ci[0], 100 * ci[1]];
 }
 
 /** The row's counts in words, for screen readers and the row's button. */
 function rowWords(r: InstructionTypeRow): string {
-  const ci = strictInterval(r);
-  const interval = ci ? ` (95% interval ${ci[0].toFixed(0)}–${ci[1].toFixed(0)}%)` : '';
-  return `strict ${r.strictPassed} of ${r.count}${interval}, loose ${r.loosePassed} of ${r.count}`;
+  const words = (passed: number) => {
+    const ci = interval(passed, r.count);
+    return `${passed} of ${r.count}${ci ? ` (95% interval ${ci[0].toFixed(0)}–${ci[1].toFixed(0)}%)` : ''}`;
+  };
+  return `strict ${words(r.strictPassed)}, loose ${words(r.loosePassed)}`;
 }
+
+const whisker = (ci: readonly [number, number]) => ({ left: `${ci[0].toFixed(2)}%`, width: `${(ci[1] - ci[0]).toFixed(2)}%` });
 
 function RowContent({ row: r }: { row: InstructionTypeRow }) {
   const strict = percent(r.strictPassed, r.count);
   const loose = percent(r.loosePassed, r.count);
-  const ci = strictInterval(r);
+  const ci = interval(r.strictPassed, r.count);
+  const looseCi = interval(r.loosePassed, r.count);
   return (
     <>
       <span className="chart__label">
@@ -39,7 +44,8 @@ function RowContent({ row: r }: { row: InstructionTypeRow }) {
       <span className="chart__track" aria-hidden="true">
         <span className="chart__bar chart__bar--loose" style={{ width: `${loose}%` }} />
         <span className="chart__bar chart__bar--strict" style={{ width: `${strict}%` }} />
-        {ci ? <span className="chart__ci" style={{ left: `${ci[0].toFixed(2)}%`, width: `${(ci[1] - ci[0]).toFixed(2)}%` }} /> : null}
+        {ci ? <span className="chart__ci" style={whisker(ci)} /> : null}
+        {looseCi ? <span className="chart__ci chart__ci--loose" style={whisker(looseCi)} /> : null}
       </span>
       <span className="chart__value">
         <span className="sr-only">{rowWords(r)}</span>
@@ -112,10 +118,11 @@ export function InstructionChart({ rows, onPick }: Props) {
   return (
     <figure className="chart">
       <figcaption className="chart__legend">
-        <span className="sr-only">Accuracy per instruction type, strict (with its 95% interval) and loose. </span>
+        <span className="sr-only">Accuracy per instruction type, strict and loose, each with its 95% interval. </span>
         <span aria-hidden="true">
           <span className="chart__key chart__key--loose" /> loose <span className="chart__key chart__key--strict" /> strict{' '}
-          <span className="chart__key chart__key--ci" /> strict, 95% interval
+          <span className="chart__key chart__key--ci" /> strict, 95% interval <span className="chart__key chart__key--ci chart__key--ci-loose" /> loose,
+          95% interval
         </span>
       </figcaption>
       {onPick ? (
