@@ -115,16 +115,7 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     );
     if (final.status !== 'completed') throw new Error(`the run ended ${final.status}: ${final.error ?? ''}`);
 
-    // 3. The result ZIP, verified by re-scoring.
-    const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText, tools: inputs.tools }, runId, path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
-    const check = await verifyResultZip(zip.path, inputs.tools);
-    console.log(`4. result ZIP ${check.verified ? 'verified' : `NOT verified (${check.problems.join('; ')})`}`);
-    const acc = runAccuracies(responses, runId);
-    if (acc) console.log(formatAccuracies(acc).replace(/^/gm, '   '));
-    const intervals = runIntervals(responses, runId);
-    if (intervals) console.log(formatIntervals(intervals).replace(/^/gm, '   '));
-
-    // 4. What INT4 costs: the packed experts against the BF16 source on the same tokens, as the Models page runs it.
+    // 3. What INT4 costs: the packed experts against the BF16 source on the same tokens, as the Models page runs it.
     const tq = performance.now();
     const qualityPrompts = Math.min(limit, QUALITY_PROMPTS);
     await runQualityJob({ modelDir: prepared.modelDir, dataDir, limit: qualityPrompts });
@@ -132,7 +123,7 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     const quality = await readQualityReport(qualityReportFile(prepared.modelDir, prepared.packedDir));
     if (!quality) throw new Error(`the quality check wrote no report beside ${prepared.modelDir}`);
     console.log(
-      `5. INT4 against BF16 on the same tokens (first ${quality.prompts} prompts, ${quality.positions} positions) in ${seconds(tq)}: ` +
+      `4. INT4 against BF16 on the same tokens (first ${quality.prompts} prompts, ${quality.positions} positions) in ${seconds(tq)}: ` +
         `top-1 agreement ${(100 * quality.top1Agreement).toFixed(2)}%, mean KL ${quality.meanKl.toExponential(2)} nats`,
     );
     if (!quality.q4_0) throw new Error('the quality check left out its Q4_0 point of comparison');
@@ -145,6 +136,16 @@ async function demo(dataDir: string, { limit, maxNewTokens, batch }: { limit: nu
     );
     const closer = closerSentence(q);
     if (closer) console.log(`   ${closer}`);
+
+    // 4. The result ZIP, verified by re-scoring; it carries the check of its model (quality.json).
+    const zip = await writeResultZip({ runs, responses, inputDataText: inputs.inputDataText, tools: inputs.tools }, runId, path.join(dataLayout.exportsDir(dataDir), `${runId}.zip`));
+    const check = await verifyResultZip(zip.path, inputs.tools);
+    console.log(`5. result ZIP ${check.verified ? 'verified' : `NOT verified (${check.problems.join('; ')})`}${check.quality ? ', carrying the INT4 check' : ''}`);
+    const acc = runAccuracies(responses, runId);
+    if (acc) console.log(formatAccuracies(acc).replace(/^/gm, '   '));
+    const intervals = runIntervals(responses, runId);
+    if (intervals) console.log(formatIntervals(intervals).replace(/^/gm, '   '));
+
     const qualityFile = qualityReportFile(prepared.modelDir, prepared.packedDir);
     console.log(`\nfiles:\n  database    ${dbFile}\n  result ZIP  ${zip.path}\n  model       ${prepared.modelDir}\n  INT4 check  ${qualityFile}`);
     console.log(`check it yourself: npx horizon verify ${zip.path}`);

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { main as horizon } from '../../../electron/cli/index.js';
 import { lockDataDir } from '../../../electron/main/data-dir.js';
+import { readZipEntries } from '../../../electron/main/export/verify-result-zip.js';
 import { DEMO_DEFAULTS, DemoUsageError, parseDemoArgs } from '../../../scripts/lib/demo-args.js';
 import { captureConsole } from '../electron/cli/capture-console.js';
 import { addonHasRuntime } from '../native-addon.js';
@@ -72,8 +73,8 @@ describe.skipIf(!addonHasRuntime())('npm run demo: the main job (skipped: addon 
       expect(steps.map((l) => l.slice(0, 2))).toEqual(['1.', '2.', '3.', '4.', '5.']);
       expect(steps[1]).toMatch(/^2\. prepared horizon-demo\/tiny-olmoe@[0-9a-f]{7} from the local Hub \(http:\/\/127\.0\.0\.1:\d+\): downloaded, verified, packed to INT4/);
       expect(r.stdout).toMatch(/\n {3}completed in [\d.]+ s: \d+ tokens generated/);
-      expect(steps[3]).toBe('4. result ZIP verified');
-      expect(steps[4]).toMatch(/^5\. INT4 against BF16 on the same tokens \(first 4 prompts, \d+ positions\) in [\d.]+ s: top-1 agreement \d+\.\d\d%, mean KL \d\.\d\de-\d nats$/);
+      expect(steps[4]).toBe('5. result ZIP verified, carrying the INT4 check');
+      expect(steps[3]).toMatch(/^4\. INT4 against BF16 on the same tokens \(first 4 prompts, \d+ positions\) in [\d.]+ s: top-1 agreement \d+\.\d\d%, mean KL \d\.\d\de-\d nats$/);
       const q4_0 = /^ {3}llama\.cpp's Q4_0 \(8-bit inputs, as llama\.cpp runs it\) on the same experts and tokens: top-1 agreement [\d.]+%, mean KL (\d\.\d\de-\d) nats \(INT4's is (\d+\.\d\d)x, 95% CI (\d+\.\d\d-\d+\.\d\dx)\)$/m.exec(r.stdout);
       expect(q4_0).not.toBeNull();
       expect(r.stdout).toMatch(/\n {3}INT4 is closer to BF16 on \d+ prompts?, Q4_0 on \d+ \(sign test p [=<] [\d.]+\)\n/);
@@ -98,17 +99,17 @@ describe.skipIf(!addonHasRuntime())('npm run demo: the main job (skipped: addon 
       expect(await captureConsole(() => horizon(verify))).toMatchObject({ code: 0, out: expect.stringMatching(/^verified /) });
       const show = /^read its failures: npx horizon (show .+)$/m.exec(r.stdout)![1]!.split(' ');
       expect(await captureConsole(() => horizon(show))).toMatchObject({ code: 0, out: expect.stringMatching(/\d of the 4 responses fail strict/) });
-      // Exported again now that its model has the check, the run's ZIP carries it (v3): verify prints it as carried,
-      // and a data folder that imports the ZIP names it under the run.
-      const again = path.join(dataDir, 'again.zip');
-      expect(await captureConsole(() => horizon(['export', runId, '--out', again, '--data-dir', dataDir]))).toMatchObject({ code: 0 });
-      const carried = await captureConsole(() => horizon(['verify', again]));
+      // The run's ZIP carries the check of its model (v3): verify prints it as carried, and a data folder that imports
+      // the ZIP names it under the run.
+      const zipFile = /^ {2}result ZIP {2}(\S+)$/m.exec(r.stdout)![1]!;
+      expect((JSON.parse((await readZipEntries(zipFile)).get('manifest.json')!.toString('utf8')) as { format: string }).format).toBe('horizon-result-v3');
+      const carried = await captureConsole(() => horizon(['verify', zipFile]));
       expect(carried.out).toMatch(
         new RegExp(`\\ncarried, not re-checked \\(that needs the model\\): INT4 check \\(4 prompts, \\d+ positions\\): .*; llama\\.cpp's Q4_0: [\\d.]+%, ${q4_0![1]} nats`),
       );
       const elsewhere = path.join(dataDir, 'elsewhere');
       const punkt = path.join(repoRoot, '..', 'shared', 'nltk', 'punkt_english');
-      expect(await captureConsole(() => horizon(['import', again, '--data-dir', elsewhere, '--punkt', punkt]))).toMatchObject({ code: 0 });
+      expect(await captureConsole(() => horizon(['import', zipFile, '--data-dir', elsewhere, '--punkt', punkt]))).toMatchObject({ code: 0 });
       const shownThere = await captureConsole(() => horizon(['show', runId, '--data-dir', elsewhere]));
       expect(shownThere.out).toMatch(new RegExp(`\\n {2}quality {3}INT4 check \\(4 prompts, \\d+ positions\\): .*, ${q4_0![1]} nats .*, as the run's result ZIP carried it\\n`));
     } finally {
