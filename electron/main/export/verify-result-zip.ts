@@ -11,7 +11,7 @@ import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { ScoreSummary } from '../../../evals/ifeval/types.js';
 import { checkRegularFile } from '../../node/regular-file.js';
 import { accuraciesOf } from '../jobs/run-accuracies.js';
-import { parseQualityReport } from '../prep/quality-report.js';
+import { parseQualityReport, recordedPackManifestSha256 } from '../prep/quality-report.js';
 import type { ComparableResponse } from '../services/run-compare.js';
 import type { ResultManifest } from './write-result-zip.js';
 import { inputLinesForRun, RESULT_FILES, RESULT_FORMAT, RESULT_FORMAT_QUALITY, RESULT_LAYOUTS } from './write-result-zip.js';
@@ -314,8 +314,15 @@ function readCarriedQuality(entries: ReadonlyMap<string, Buffer>, manifest: Reco
     problems.push('quality.json: not an INT4 check report (horizon-quality-v1 with its figures)');
     return undefined;
   }
-  const weights = isRecord(manifest.model) ? manifest.model.weights : undefined;
-  if (weights !== 'int4') problems.push(`quality.json: an INT4 check, but manifest.json model.weights is ${brief(weights)}`);
+  const model = isRecord(manifest.model) ? manifest.model : {};
+  if (model.weights !== 'int4') problems.push(`quality.json: an INT4 check, but manifest.json model.weights is ${brief(model.weights)}`);
+  // The check must be of the pack the run used: its manifest's sha256 as the run's model manifest recorded it.
+  const recorded = recordedPackManifestSha256(model.manifest, report.int4Dir);
+  if (!report.packManifestSha256 || !recorded) {
+    problems.push(`quality.json: cannot be tied to the run's pack (${!report.packManifestSha256 ? 'the report has no packManifestSha256' : `manifest.json's model manifest records no ${report.int4Dir}/horizon-manifest.json`})`);
+  } else if (recorded !== report.packManifestSha256) {
+    problems.push(`quality.json: checked the pack whose horizon-manifest.json has sha256 ${report.packManifestSha256}, but the run used ${recorded}`);
+  }
   return report;
 }
 

@@ -13,7 +13,7 @@ import type { EvalResultRow, InstructionId } from '../../../evals/ifeval/types.j
 import { isLiveStatus } from '../../common/ipc-contract.js';
 import type { ResponseRepo, StoredResponseWithPass } from '../db/response-repo.js';
 import type { RunRecord, RunRepo } from '../db/run-repo.js';
-import { readPackQualityText } from '../prep/quality-report.js';
+import { readPackQualityText, recordedPackManifestSha256 } from '../prep/quality-report.js';
 import { listedZipFiles, writeZipAtomically } from './zip-file.js';
 
 /** Version tag of the result ZIP layout that export writes, in manifest.json. */
@@ -216,13 +216,22 @@ export function buildResultFiles(
 
 /**
  * The INT4 check that goes with a run, as quality.json's text: an imported run's as its ZIP carried it; for an INT4
- * run made here, the check stored beside its model, while it is of the pack as that is now (readPackQuality).
+ * run made here, the check stored beside its model, when it checked the very pack the run used (its manifest's sha256
+ * as the run's model manifest recorded it) and that pack is still as it was (readPackQuality).
  */
 export async function runQualityText(run: RunRecord): Promise<string | null> {
   if (run.qualityJson !== null) return run.qualityJson;
   if (run.imported !== null || run.weights !== 'int4' || run.packedDir === null) return null;
   // The report sits in the folder that holds the pack (a prepared model's folder; run.modelDir is its source/ there).
-  return (await readPackQualityText(path.dirname(run.packedDir), run.packedDir))?.text ?? null;
+  const stored = await readPackQualityText(path.dirname(run.packedDir), run.packedDir);
+  if (!stored?.report.packManifestSha256) return null;
+  let recorded: unknown;
+  try {
+    recorded = JSON.parse(run.manifestJson);
+  } catch {
+    return null;
+  }
+  return recordedPackManifestSha256(recorded, stored.report.int4Dir) === stored.report.packManifestSha256 ? stored.text : null;
 }
 
 /**

@@ -69,6 +69,22 @@ export async function packManifestSha256(packedDir: string): Promise<string | un
   }
 }
 
+/**
+ * The sha256 of pack `int4Dir`'s horizon-manifest.json as a run's model manifest recorded it (prepared.json's pack
+ * files, or a local folder's listing); null where it records none.
+ */
+export function recordedPackManifestSha256(modelManifest: unknown, int4Dir: string): string | null {
+  const rec = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const find = (files: unknown, name: string) =>
+    Array.isArray(files) ? files.find((f): f is { path: string; sha256: string } => rec(f) && f.path === name && typeof f.sha256 === 'string')?.sha256 ?? null : null;
+  if (!rec(modelManifest)) return null;
+  if (modelManifest.format === 'horizon-prepared-v1') {
+    return rec(modelManifest.pack) && modelManifest.pack.dir === int4Dir ? find(modelManifest.pack.files, 'horizon-manifest.json') : null;
+  }
+  // A local folder: the pack is the folder itself or one inside it.
+  return find(modelManifest.files, `${int4Dir}/horizon-manifest.json`) ?? (path.basename(String(modelManifest.dir)) === int4Dir ? find(modelManifest.files, 'horizon-manifest.json') : null);
+}
+
 /** The stored check of this pack: null when there is none, or when it checked a pack whose manifest has changed since. */
 export async function readPackQuality(modelDir: string, packedDir: string): Promise<StoredQualityReport | null> {
   return (await readPackQualityText(modelDir, packedDir))?.report ?? null;

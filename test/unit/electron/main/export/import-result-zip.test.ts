@@ -123,8 +123,17 @@ describe('importing a result ZIP', () => {
     };
     await writeQualityReport(qualityReportFile(modelDir, packedDir), report);
     const made = freshDb();
-    // As the app records a prepared model's run: its checkpoint in source/, its pack beside it.
-    storeRun(made.db, 'run-q', inputText, 2, ['A plain answer.', 'Another.'], tools, 'completed', { modelDir: path.join(modelDir, 'source'), packedDir });
+    // As the app records a prepared model's run: its checkpoint in source/, its pack beside it, the pack's files (and
+    // so its manifest's sha256) in prepared.json.
+    const prepared = (packSha: string) =>
+      JSON.stringify({ format: 'horizon-prepared-v1', pack: { dir: 'int4-g32', files: [{ path: 'horizon-manifest.json', size: 24, sha256: packSha }] } });
+    const runOf = { modelDir: path.join(modelDir, 'source'), packedDir, manifestJson: prepared(report.packManifestSha256!) };
+    storeRun(made.db, 'run-q', inputText, 2, ['A plain answer.', 'Another.'], tools, 'completed', runOf);
+    // A run of the pack before it was made again has another manifest hash recorded: the check is not of its pack.
+    storeRun(made.db, 'run-old-pack', inputText, 2, ['A plain answer.', 'Another.'], tools, 'completed', { ...runOf, manifestJson: prepared('e'.repeat(64)) });
+    const oldPack = path.join(dir, 'run-old-pack.zip');
+    await writeResultZip({ ...made, inputDataText: inputText, tools }, 'run-old-pack', oldPack);
+    expect((await readZipEntries(oldPack)).has('quality.json')).toBe(false);
     const first = path.join(dir, 'run-q.zip');
     await writeResultZip({ ...made, inputDataText: inputText, tools }, 'run-q', first);
     const entries = await readZipEntries(first);
@@ -153,6 +162,22 @@ describe('importing a result ZIP', () => {
           setManifest(e, m);
         },
         'quality.json: an INT4 check, but manifest.json model.weights is "bf16"',
+      ],
+      [
+        (e: Map<string, Buffer>) => {
+          const m = manifestOf(e) as ReturnType<typeof manifestOf> & { model: Record<string, unknown> };
+          m.model.manifest = JSON.parse(prepared('e'.repeat(64)));
+          setManifest(e, m);
+        },
+        `quality.json: checked the pack whose horizon-manifest.json has sha256 ${report.packManifestSha256}, but the run used ${'e'.repeat(64)}`,
+      ],
+      [
+        (e: Map<string, Buffer>) => {
+          const m = manifestOf(e) as ReturnType<typeof manifestOf> & { model: Record<string, unknown> };
+          m.model.manifest = { format: 'horizon-prepared-v1', pack: null };
+          setManifest(e, m);
+        },
+        "quality.json: cannot be tied to the run's pack (manifest.json's model manifest records no int4-g32/horizon-manifest.json)",
       ],
     ] as const) {
       const e = await readZipEntries(first);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { qualitySummary } from '../../../../../electron/common/quality-summary.js';
-import { qualityReportFile, readPackQuality, readQualityReport, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
+import { qualityReportFile, readPackQuality, readQualityReport, recordedPackManifestSha256, writeQualityReport } from '../../../../../electron/main/prep/quality-report.js';
 import type { StoredQualityReport } from '../../../../../electron/main/prep/quality-report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'horizon-quality-report-'));
@@ -50,6 +50,20 @@ describe('stored quality reports', () => {
     writeFileSync(file, '{');
     expect(await readQualityReport(file)).toBeNull();
     expect(await readQualityReport(join(dir, 'missing.json'))).toBeNull();
+  });
+
+  it("find the pack manifest's sha256 a run's model manifest recorded, prepared or local", () => {
+    const file = (p: string, sha256: string) => ({ path: p, size: 1, sha256 });
+    const prepared = { format: 'horizon-prepared-v1', pack: { dir: 'int4-g32', files: [file('config.json', 'a'.repeat(64)), file('horizon-manifest.json', 'b'.repeat(64))] } };
+    expect(recordedPackManifestSha256(prepared, 'int4-g32')).toBe('b'.repeat(64));
+    expect(recordedPackManifestSha256(prepared, 'int4-g64')).toBeNull();
+    expect(recordedPackManifestSha256({ ...prepared, pack: null }, 'int4-g32')).toBeNull();
+    const local = { format: 'horizon-local-v1', dir: '/m/tiny', files: [file('horizon-manifest.json', 'c'.repeat(64)), file('int4-g32/horizon-manifest.json', 'd'.repeat(64))] };
+    expect(recordedPackManifestSha256(local, 'int4-g32')).toBe('d'.repeat(64));
+    // A local folder that is the pack itself.
+    expect(recordedPackManifestSha256({ ...local, dir: '/m/int4-g64' }, 'int4-g64')).toBe('c'.repeat(64));
+    expect(recordedPackManifestSha256(local, 'int4-g64')).toBeNull();
+    expect(recordedPackManifestSha256('{"files":[]}', 'int4-g32')).toBeNull();
   });
 
   it('sum up in one line, with Q4_0 beside INT4 when the check ran it', () => {
