@@ -81,8 +81,10 @@ export function recordedPackManifestSha256(modelManifest: unknown, int4Dir: stri
   if (modelManifest.format === 'horizon-prepared-v1') {
     return rec(modelManifest.pack) && modelManifest.pack.dir === int4Dir ? find(modelManifest.pack.files, 'horizon-manifest.json') : null;
   }
-  // A local folder: the pack is the folder itself or one inside it.
-  return find(modelManifest.files, `${int4Dir}/horizon-manifest.json`) ?? (path.basename(String(modelManifest.dir)) === int4Dir ? find(modelManifest.files, 'horizon-manifest.json') : null);
+  // A local folder: the pack is the folder itself or one inside it. Its dir is a path of the machine that made the
+  // run, Windows' or POSIX.
+  const folder = String(modelManifest.dir).split(/[\\/]/).pop();
+  return find(modelManifest.files, `${int4Dir}/horizon-manifest.json`) ?? (folder === int4Dir ? find(modelManifest.files, 'horizon-manifest.json') : null);
 }
 
 /** The stored check of this pack: null when there is none, or when it checked a pack whose manifest has changed since. */

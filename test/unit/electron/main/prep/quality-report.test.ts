@@ -62,6 +62,7 @@ describe('stored quality reports', () => {
     expect(recordedPackManifestSha256(local, 'int4-g32')).toBe('d'.repeat(64));
     // A local folder that is the pack itself.
     expect(recordedPackManifestSha256({ ...local, dir: '/m/int4-g64' }, 'int4-g64')).toBe('c'.repeat(64));
+    expect(recordedPackManifestSha256({ ...local, dir: 'C:\\models\\int4-g64' }, 'int4-g64')).toBe('c'.repeat(64));
     expect(recordedPackManifestSha256(local, 'int4-g64')).toBeNull();
     expect(recordedPackManifestSha256('{"files":[]}', 'int4-g32')).toBeNull();
   });
