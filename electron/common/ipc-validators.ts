@@ -3,6 +3,7 @@
  * handlers and the `horizon serve` HTTP transport). A tiny schema helper keeps each request's shape next to its type.
  * To add a channel: add an entry to REQUEST_SCHEMAS; the `satisfies` clause fails to compile until you do.
  */
+import { isRecord } from './is-record.js';
 import { RESPONSE_ENDINGS, RESPONSE_SORT_KEYS, type AssetKind, type Channel, type RequestOf } from './ipc-contract.js';
 import { REPO_PATTERN, REVISION_PATTERN } from './model-ref.js';
 import { err, ok, type Result } from './result.js';
@@ -14,10 +15,6 @@ export interface Schema<T> {
   readonly check: (value: unknown, path: string) => string | null;
   /** Phantom: the type a valid value has. */
   readonly _type?: T;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function str(opts: { min?: number; max?: number; pattern?: RegExp } = {}): Schema<string> {

@@ -5,6 +5,7 @@
  * To add a request: add a member to WorkerRequest, its value type to WorkerResponseValues, and a case to
  * `parseRequestBody` and to the worker's dispatch switch.
  */
+import { isRecord } from './is-record.js';
 import type { AppError } from './result.js';
 import { GENERATION_LIMITS } from './run-settings.js';
 
@@ -253,10 +254,6 @@ type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false
 export const MAX_CONTEXT_LIMIT = 1 << 20;
 /** The highest CUDA device index a request may name. */
 export const MAX_CUDA_DEVICE = 63;
-
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 function isIntArray(x: unknown): x is number[] {
   return Array.isArray(x) && x.every((v) => Number.isInteger(v) && v >= 0);

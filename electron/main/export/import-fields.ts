@@ -3,10 +3,11 @@ import { stat } from 'node:fs/promises';
 import type Database from 'better-sqlite3';
 
 import type { ZipOrigin } from '../../common/ipc-contract.js';
+import { isRecord } from '../../common/is-record.js';
 import { CAMPAIGN_ID_PREFIX } from '../../common/perf-campaign.js';
 import { LABEL_MAX, labelRefusal } from '../../common/label.js';
 import { FileHasher } from '../../node/file-hasher.js';
-import { isRecord, readZipEntries } from './verify-result-zip.js';
+import { readZipEntries } from './verify-result-zip.js';
 
 /** Why a ZIP was not imported; the message names the file and every problem found. */
 export class ImportError extends Error {

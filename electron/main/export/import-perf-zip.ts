@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 
 import type { ZipOrigin } from '../../common/ipc-contract.js';
+import { isRecord } from '../../common/is-record.js';
 import type { PerfCampaign, PerfCampaignDetail } from '../../common/perf-campaign.js';
 import type { PerfRepo } from '../db/perf-repo.js';
 import {
@@ -21,7 +22,7 @@ import {
   storeOnce,
 } from './import-fields.js';
 import { isPerfZip, verifyPerfZip } from './perf-zip.js';
-import { isCount, isRecord } from './verify-result-zip.js';
+import { isCount } from './verify-result-zip.js';
 
 export interface ImportPerfZipOptions {
   readonly perf: PerfRepo;

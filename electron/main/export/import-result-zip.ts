@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import type { TextTools } from '../../../evals/ifeval/text/text-tools.js';
 import type { ZipOrigin } from '../../common/ipc-contract.js';
+import { isRecord } from '../../common/is-record.js';
 import type { FinishReason } from '../../common/worker-protocol.js';
 import type { ResponseRepo, StoredResponse } from '../db/response-repo.js';
 import type { ImportedRun, RunPolicy, RunRecord, RunRepo } from '../db/run-repo.js';
@@ -25,7 +26,7 @@ import {
   storeOnce,
 } from './import-fields.js';
 import { isPerfZip } from './perf-zip.js';
-import { isCount, isRecord, isSha256, verifyResultZip } from './verify-result-zip.js';
+import { isCount, isSha256, verifyResultZip } from './verify-result-zip.js';
 import type { VerifyResultZipOptions } from './verify-result-zip.js';
 
 export interface ImportResultZipOptions {

@@ -3,6 +3,7 @@
  * on what, with which settings, and the aggregates) and requests.jsonl (one record a measured request). The verifier
  * checks the hashes, each record's shape and place in the settings, and recomputes every aggregate from the records.
  */
+import { isRecord } from '../../common/is-record.js';
 import {
   aggregateCampaign,
   onCpuBackend,
@@ -13,7 +14,7 @@ import {
   type PerfConfigAggregate,
   type PerfRequestRecord,
 } from '../../common/perf-campaign.js';
-import { checkListedFiles, isRecord, readZipEntries } from './verify-result-zip.js';
+import { checkListedFiles, readZipEntries } from './verify-result-zip.js';
 import { listedZipFiles, writeZipAtomically } from './zip-file.js';
 
 export const PERF_FILES = ['campaign.json', 'requests.jsonl'] as const;

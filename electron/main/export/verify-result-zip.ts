@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import yauzl from 'yauzl';
 
 import type { Accuracies, StoredQualityReport } from '../../common/ipc-contract.js';
+import { isRecord } from '../../common/is-record.js';
 import { DatasetError, OFFICIAL_INPUT_ROWS, OFFICIAL_INPUT_SHA256, parsePromptRecords } from '../../../evals/ifeval/dataset.js';
 import { formatEvalResultRow } from '../../../evals/ifeval/eval-results.js';
 import { reportFindingsLines } from '../../../evals/ifeval/findings-jsonl.js';
@@ -150,7 +151,6 @@ export interface VerifyResultZipOptions {
 }
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const isSha256 = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
 export const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
 

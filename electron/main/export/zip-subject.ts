@@ -1,9 +1,9 @@
 import type { CutCount, ZipSubject } from '../../common/ipc-contract.js';
+import { isRecord } from '../../common/is-record.js';
 import { validLabel } from '../../common/label.js';
 import { onCpuBackend } from '../../common/perf-campaign.js';
 import { backendLabel } from '../jobs/backend-label.js';
 import { isPerfZip } from './perf-zip.js';
-import { isRecord } from './verify-result-zip.js';
 
 /** The value at a dotted path of parsed JSON, undefined where any step is missing. */
 function at(json: unknown, path: string): unknown {

@@ -3,8 +3,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { Q4_0Agreement, StoredQualityReport } from '../../common/ipc-contract.js';
+import { isRecord } from '../../common/is-record.js';
 import { writeFileAtomic } from '../../node/atomic-write.js';
 import { hashFile } from '../../node/file-hasher.js';
+import { PACKED_MANIFEST } from './model-integrity.js';
 
 export type { StoredQualityReport };
 
@@ -58,7 +60,7 @@ export function parseQualityReport(text: string): StoredQualityReport | null {
 }
 
 /** The packed folder's manifest, whose hash ties a report to the pack it checked. */
-export const packManifestFile = (packedDir: string): string => path.join(packedDir, 'horizon-manifest.json');
+export const packManifestFile = (packedDir: string): string => path.join(packedDir, PACKED_MANIFEST);
 
 /** sha256 of the pack's manifest, or undefined where it has none (a folder packed by hand without one). */
 export async function packManifestSha256(packedDir: string): Promise<string | undefined> {
@@ -74,17 +76,16 @@ export async function packManifestSha256(packedDir: string): Promise<string | un
  * files, or a local folder's listing); null where it records none.
  */
 export function recordedPackManifestSha256(modelManifest: unknown, int4Dir: string): string | null {
-  const rec = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   const find = (files: unknown, name: string) =>
-    Array.isArray(files) ? files.find((f): f is { path: string; sha256: string } => rec(f) && f.path === name && typeof f.sha256 === 'string')?.sha256 ?? null : null;
-  if (!rec(modelManifest)) return null;
+    Array.isArray(files) ? files.find((f): f is { path: string; sha256: string } => isRecord(f) && f.path === name && typeof f.sha256 === 'string')?.sha256 ?? null : null;
+  if (!isRecord(modelManifest)) return null;
   if (modelManifest.format === 'horizon-prepared-v1') {
-    return rec(modelManifest.pack) && modelManifest.pack.dir === int4Dir ? find(modelManifest.pack.files, 'horizon-manifest.json') : null;
+    return isRecord(modelManifest.pack) && modelManifest.pack.dir === int4Dir ? find(modelManifest.pack.files, PACKED_MANIFEST) : null;
   }
   // A local folder: the pack is the folder itself or one inside it. Its dir is a path of the machine that made the
   // run, Windows' or POSIX.
   const folder = String(modelManifest.dir).split(/[\\/]/).pop();
-  return find(modelManifest.files, `${int4Dir}/horizon-manifest.json`) ?? (folder === int4Dir ? find(modelManifest.files, 'horizon-manifest.json') : null);
+  return find(modelManifest.files, `${int4Dir}/${PACKED_MANIFEST}`) ?? (folder === int4Dir ? find(modelManifest.files, PACKED_MANIFEST) : null);
 }
 
 /** The stored check of this pack: null when there is none, or when it checked a pack whose manifest has changed since. */
