@@ -217,21 +217,15 @@ export function buildResultFiles(
 /**
  * The INT4 check that goes with a run, as quality.json's text: an imported run's as its ZIP carried it; for an INT4
  * run made here, the check stored beside its model, when it checked the very pack the run used (its manifest's sha256
- * as the run's model manifest recorded it) and that pack is still as it was (readPackQuality).
+ * as `modelManifest`, the run's, recorded it) and that pack is still as it was (readPackQuality).
  */
-export async function runQualityText(run: RunRecord): Promise<string | null> {
+async function runQualityText(run: RunRecord, modelManifest: unknown): Promise<string | null> {
   if (run.qualityJson !== null) return run.qualityJson;
   if (run.imported !== null || run.weights !== 'int4' || run.packedDir === null) return null;
   // The report sits in the folder that holds the pack (a prepared model's folder; run.modelDir is its source/ there).
   const stored = await readPackQualityText(path.dirname(run.packedDir), run.packedDir);
   if (!stored?.report.packManifestSha256) return null;
-  let recorded: unknown;
-  try {
-    recorded = JSON.parse(run.manifestJson);
-  } catch {
-    return null;
-  }
-  return recordedPackManifestSha256(recorded, stored.report.int4Dir) === stored.report.packManifestSha256 ? stored.text : null;
+  return recordedPackManifestSha256(modelManifest, stored.report.int4Dir) === stored.report.packManifestSha256 ? stored.text : null;
 }
 
 /**
@@ -244,14 +238,14 @@ export async function writeResultZip(
   outPath: string,
 ): Promise<{ path: string; bytes: number; sha256: string; run: WrittenRun }> {
   const { run, files, datasetRows, included, responses } = buildResultFiles(opts, runId);
-  const quality = await runQualityText(run);
-  if (quality !== null) files.set('quality.json', Buffer.from(quality, 'utf8'));
   let parsedModelManifest: unknown;
   try {
     parsedModelManifest = JSON.parse(run.manifestJson);
   } catch {
     parsedModelManifest = run.manifestJson;
   }
+  const quality = await runQualityText(run, parsedModelManifest);
+  if (quality !== null) files.set('quality.json', Buffer.from(quality, 'utf8'));
   const manifest: ResultManifest = {
     format: quality !== null ? RESULT_FORMAT_QUALITY : RESULT_FORMAT,
     run: {
