@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import type { QualityReport } from '../../electron/common/ipc-contract.js';
+import { quantile } from '../../electron/common/perf-stats.js';
 import { loadModel } from '../../electron/worker/runtime/binding.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
 import { QUALITY_GENERATE_BATCH, runQualityCheck } from '../../electron/worker/runtime/quality-check.js';
@@ -22,10 +23,7 @@ const PROMPTS = 16;
 const MAX_NEW = 128;
 const GENERATE_ROUNDS = 2;
 
-const median = (v: readonly number[]) => {
-  const s = [...v].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
+const median = (v: readonly number[]) => quantile([...v].sort((a, b) => a - b), 0.5);
 
 export async function bench(): Promise<unknown> {
   const root = mkdtempSync(join(tmpdir(), 'horizon-bench-quality-check-'));
