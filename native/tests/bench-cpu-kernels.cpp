@@ -181,6 +181,27 @@ int main() {
     }
   }
 
+  // A BF16 expert's gate rows (OLMoE's 1,024 x 2,048) at the tokens of a BF16 decode step and of the quality check's
+  // teacher-forced passes (a few dozen an expert). One row at a time (four tokens per pass over the row, every token's
+  // activations read again for each row) against tiles of three rows by two tokens; the same bits.
+  {
+    const int out = 1024, in = 2048;
+    std::vector<uint16_t> w(static_cast<size_t>(out) * in);
+    for (auto & v : w) v = static_cast<uint16_t>(0x3c00 | (g() & 0x807F));
+    const tensor_view tv = test_util::matrix_view(dtype::bf16, out, in, w.data(), 2);
+    for (int tokens : {1, 2, 3, 4, 8, 37}) {
+      std::vector<float> xa(static_cast<size_t>(tokens) * in), ya(static_cast<size_t>(tokens) * out);
+      for (auto & v : xa) v = uniform();
+      const double tr = best_of(3, [&] {
+        for (int r = 0; r < out; ++r) cpu_row_dot_n(tv, r, xa.data(), in, tokens, ya.data() + r, out);
+      });
+      const double tt = best_of(3, [&] { cpu_rows_dot_n(tv, 0, out, xa.data(), in, tokens, ya.data(), out); });
+      const double macs = static_cast<double>(out) * in * tokens;
+      std::printf("  kernel   BF16 expert rows %dx%d, %2d tok, 1 thread: a row at a time %6.1f G, tiles %6.1f G (%.2fx)\n", out, in,
+                  tokens, macs / tr / 1e9, macs / tt / 1e9, tr / tt);
+    }
+  }
+
   // Greedy decode's LM head (OLMoE's 50,304 x 2,048 FP16), one token, with the bench's threads: the full product and
   // its argmax against the INT8 screen (cpu/lm-head-screen.h), which reads half the bytes and a few FP16 rows.
   {

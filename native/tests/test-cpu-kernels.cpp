@@ -1,6 +1,7 @@
-// cpu_row_dot_n / cpu_row_dot_q4_n (four tokens per pass over a weight row) must equal n separate row dots bit for
-// bit, for every weight format, token count (full groups of four and remainders), odd widths with a scalar tail, and
-// both the AVX2 and the scalar path: the CPU backend's batch invariance rests on it.
+// cpu_row_dot_n / cpu_row_dot_q4_n (four tokens per pass over a weight row) and cpu_rows_dot_n (tiles of rows by
+// tokens) must equal separate row dots bit for bit, for every weight format, token count (full groups of four and
+// remainders), odd widths with a scalar tail, and both the AVX2 and the scalar path: the CPU backend's batch
+// invariance rests on it.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -40,6 +41,18 @@ int main() {
             for (int t = 0; t < n; ++t) bad += bits_differ(y[static_cast<size_t>(t * ldy)], cpu_row_dot(w, r, x.data() + t * ldx));
             CHECK(bad == 0, "dtype %d cols %d n %d row %lld simd %d: %d tokens differ", static_cast<int>(w.type), cols,
                   n, static_cast<long long>(r), simd, bad);
+          }
+          // Several rows a call (tiles of rows by tokens from four tokens on): every output still one row dot's bits.
+          for (int64_t first : {0, 2}) {
+            const int64_t count = rows - first, ldr = rows + 1;
+            std::vector<float> y(static_cast<size_t>(n * ldr), -1.0f);
+            cpu_rows_dot_n(w, first, count, x.data(), ldx, n, y.data(), ldr);
+            int bad = 0;
+            for (int64_t k = 0; k < count; ++k)
+              for (int t = 0; t < n; ++t) bad += bits_differ(y[static_cast<size_t>(k + t * ldr)], cpu_row_dot(w, first + k, x.data() + t * ldx));
+            CHECK(bad == 0, "rows: dtype %d cols %d n %d first %lld simd %d: %d outputs differ", static_cast<int>(w.type), cols, n,
+                  static_cast<long long>(first), simd, bad);
+            CHECK(y[static_cast<size_t>(count)] == -1.0f, "rows: dtype %d n %d wrote past its rows", static_cast<int>(w.type), n);
           }
         }
       }

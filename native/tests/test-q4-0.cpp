@@ -1,6 +1,6 @@
 // llama.cpp's Q4_0 as the quality check rounds BF16 experts with it (quant/q4-0.h): blocks worked by hand from
 // ggml's reference quantiser (its clamp at 15, the first largest magnitude setting the sign, id taken before the FP16
-// rounding of d), cpu_row_dot_q4_0_n equal to a dot with the rounded row, bit for bit, on both kernel paths, and
+// rounding of d), cpu_rows_dot_q4_0_n equal to dots with the rounded rows, bit for bit, on both kernel paths, and
 // the experts' inputs rounded as ggml's Q8_0 quantiser does.
 #include <algorithm>
 #include <cmath>
@@ -93,11 +93,12 @@ void check_paths() {
   CHECK(scalar[3 * kQ4_0Block + 9] == -0.4375f, "tie: %.9g", scalar[3 * kQ4_0Block + 9]);
 }
 
-// The quality check's expert rows: the row rounded, then the float kernel, whatever the source dtype and token count.
+// The quality check's expert rows: each row rounded, then the float kernel, whatever the source dtype, token count
+// (below and past the tiles' minimum) and row count (a whole tile of rows and a part of one).
 void check_row_dot() {
   test_util::rng rng(5);
-  const int rows = 3;
-  for (int cols : {64, 4160}) {  // 4160: past the kernel's stack row buffer
+  const int rows = 5;
+  for (int cols : {64, 4160}) {
     std::vector<float> wf(static_cast<size_t>(rows * cols));
     for (float & v : wf) v = 0.05f * rng.uniform();
     const test_util::dense_matrix m(std::move(wf), rows, cols);
@@ -105,7 +106,7 @@ void check_row_dot() {
     for (bool simd : {true, false}) {
       cpu_kernels_set_simd(simd);
       for (int n : {1, 4, 5}) {
-        const int64_t ldx = cols + 1, ldy = 3;
+        const int64_t ldx = cols + 1, ldy = rows + 2;
         std::vector<float> x(static_cast<size_t>(n * ldx));
         for (float & v : x) v = rng.uniform();
         for (const tensor_view & w : sources) {
@@ -115,20 +116,22 @@ void check_row_dot() {
             q4_0_round_trip(rounded.data() + r * cols, cols, rounded.data() + r * cols);
           }
           const tensor_view rw = matrix_view(dtype::f32, rows, cols, rounded.data(), 4);
-          for (int r = 0; r < rows; ++r) {
+          for (int first : {0, 1}) {
+            const int count = rows - first;
             std::vector<float> got(static_cast<size_t>(n * ldy), 0.0f), want(got.size(), 0.0f);
-            cpu_row_dot_q4_0_n(w, r, x.data(), ldx, n, got.data(), ldy);
-            cpu_row_dot_n(rw, r, x.data(), ldx, n, want.data(), ldy);
-            for (int t = 0; t < n; ++t) {
-              CHECK(!bits_differ(got[static_cast<size_t>(t * ldy)], want[static_cast<size_t>(t * ldy)]),
-                    "cols %d dtype %d simd %d n %d row %d token %d: %.9g vs %.9g", cols, static_cast<int>(w.type), simd, n, r, t,
-                    got[static_cast<size_t>(t * ldy)], want[static_cast<size_t>(t * ldy)]);
-            }
+            cpu_rows_dot_q4_0_n(w, first, count, x.data(), ldx, n, got.data(), ldy);
+            for (int k = 0; k < count; ++k) cpu_row_dot_n(rw, first + k, x.data(), ldx, n, want.data() + k, ldy);
+            for (int k = 0; k < count; ++k)
+              for (int t = 0; t < n; ++t) {
+                const size_t i = static_cast<size_t>(k + t * ldy);
+                CHECK(!bits_differ(got[i], want[i]), "cols %d dtype %d simd %d n %d row %d token %d: %.9g vs %.9g", cols,
+                      static_cast<int>(w.type), simd, n, first + k, t, got[i], want[i]);
+              }
           }
           // The rounding moved the row: the rounded dot is not the source's.
           std::vector<float> plain(static_cast<size_t>(n * ldy)), q(plain.size());
           cpu_row_dot_n(w, 0, x.data(), ldx, n, plain.data(), ldy);
-          cpu_row_dot_q4_0_n(w, 0, x.data(), ldx, n, q.data(), ldy);
+          cpu_rows_dot_q4_0_n(w, 0, 1, x.data(), ldx, n, q.data(), ldy);
           CHECK(plain[0] != q[0], "cols %d: the Q4_0 row dot equals the unrounded one", cols);
         }
       }

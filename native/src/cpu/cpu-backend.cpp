@@ -348,10 +348,15 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
           idx += count;
           continue;
         }
-        ++idx;
-        if (int4) cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
-        else if (q4_0_experts_) cpu_row_dot_q4_0_n(w, r, xr, H, n, dst, I);
-        else cpu_row_dot_n(w, r, xr, H, n, dst, I);
+        if (int4) {
+          cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
+          ++idx;
+          continue;
+        }
+        const int64_t count = std::min(r1 - idx, I - r);
+        if (q4_0_experts_) cpu_rows_dot_q4_0_n(w, r, count, xr, H, n, dst, I);
+        else cpu_rows_dot_n(w, r, count, xr, H, n, dst, I);
+        idx += count;
       }
     }, 16);
     // SwiGLU and the down projection's 8-bit inputs in one pass: each row is quantised while it is in cache.
@@ -377,10 +382,15 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
           idx += count;
           continue;
         }
-        ++idx;
-        if (int4) cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
-        else if (q4_0_experts_) cpu_row_dot_q4_0_n(*L.expert_down[e], r, gr, I, n, dst, H);
-        else cpu_row_dot_n(*L.expert_down[e], r, gr, I, n, dst, H);
+        if (int4) {
+          cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
+          ++idx;
+          continue;
+        }
+        const int64_t count = std::min(r1 - idx, H - r);
+        if (q4_0_experts_) cpu_rows_dot_q4_0_n(*L.expert_down[e], r, count, gr, I, n, dst, H);
+        else cpu_rows_dot_n(*L.expert_down[e], r, count, gr, I, n, dst, H);
+        idx += count;
       }
     }, 16);
     for (size_t a = 0; a < active.size(); ++a) {

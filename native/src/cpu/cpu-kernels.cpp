@@ -19,6 +19,11 @@ namespace rt {
 
 namespace {
 
+// The float tiles: rows by tokens a call (12 accumulators, 3 widened weight lanes and an activation: AVX2's 16
+// registers).
+constexpr int kTileRows = 3;
+constexpr int kTileTokens = 2;
+
 #if defined(RT_X86_SIMD) && defined(_MSC_VER) && !defined(__clang__)
 bool detect_simd() {
   int r[4];
@@ -180,6 +185,54 @@ RT_AVX2 void avx2_dot_q4_x4(const uint8_t * q, const uint16_t * scales, int n, i
   }
   for (int t = 0; t < 4; ++t) y[t * ldy] = hsum(total[t]);
 }
+
+// R weight rows (stride ldw) against T tokens. Each output keeps avx2_dot's order (two accumulators over the 16-wide
+// steps, their sum, then dot_tail), so its bits equal one avx2_dot's; a widened weight load serves T tokens and an
+// activation load R rows, where avx2_dot_x4 read four activations per weight load and streamed every token's
+// activations from L2 again for each row, and a lone token's dot waited on two accumulators' FMA latency.
+template <class L, int R, int T>
+RT_AVX2 void avx2_tile(const typename L::elem * w, int64_t ldw, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
+  __m256 a0[R][T], a1[R][T];
+  RT_UNROLL(4)
+  for (int r = 0; r < R; ++r) {
+    RT_UNROLL(4)
+    for (int t = 0; t < T; ++t) a0[r][t] = a1[r][t] = _mm256_setzero_ps();
+  }
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256 wv[R];
+    RT_UNROLL(4)
+    for (int r = 0; r < R; ++r) wv[r] = L::eight(w + r * ldw + i);
+    RT_UNROLL(4)
+    for (int t = 0; t < T; ++t) {
+      const __m256 xv = _mm256_loadu_ps(x + t * ldx + i);
+      RT_UNROLL(4)
+      for (int r = 0; r < R; ++r) a0[r][t] = _mm256_fmadd_ps(wv[r], xv, a0[r][t]);
+    }
+    RT_UNROLL(4)
+    for (int r = 0; r < R; ++r) wv[r] = L::eight(w + r * ldw + i + 8);
+    RT_UNROLL(4)
+    for (int t = 0; t < T; ++t) {
+      const __m256 xv = _mm256_loadu_ps(x + t * ldx + i + 8);
+      RT_UNROLL(4)
+      for (int r = 0; r < R; ++r) a1[r][t] = _mm256_fmadd_ps(wv[r], xv, a1[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) {
+      float s = hsum(_mm256_add_ps(a0[r][t], a1[r][t]));
+      s = dot_tail<L>(s, w + r * ldw, x + t * ldx, i, n);
+      y[r + t * ldy] = s;
+    }
+}
+
+template <class L, int R>
+RT_AVX2 void avx2_tile_rows(const typename L::elem * w, int64_t ldw, const float * x, int64_t ldx, int in, int n, float * y,
+                            int64_t ldy) {
+  int t = 0;
+  for (; t + kTileTokens <= n; t += kTileTokens) avx2_tile<L, R, kTileTokens>(w, ldw, x + t * ldx, ldx, in, y + t * ldy, ldy);
+  for (; t < n; ++t) avx2_tile<L, R, 1>(w, ldw, x + t * ldx, ldx, in, y + t * ldy, ldy);
+}
 #endif
 
 template <class L>
@@ -198,6 +251,33 @@ float dot(const typename L::elem * w, const float * x, int n) {
   if (g_simd) return avx2_dot<L>(w, x, n);
 #endif
   return scalar_dot<L>(w, x, n);
+}
+
+#ifdef RT_X86_SIMD
+template <class L>
+RT_AVX2 void avx2_tiles(int rows, const typename L::elem * w, int64_t ldw, const float * x, int64_t ldx, int in, int n, float * y,
+                        int64_t ldy) {
+  static_assert(kTileRows == 3, "one case a row count");
+  switch (rows) {
+    case 3: return avx2_tile_rows<L, 3>(w, ldw, x, ldx, in, n, y, ldy);
+    case 2: return avx2_tile_rows<L, 2>(w, ldw, x, ldx, in, n, y, ldy);
+    default: return avx2_tile_rows<L, 1>(w, ldw, x, ldx, in, n, y, ldy);
+  }
+}
+#endif
+
+// Rows 0 .. count - 1 of a row-major matrix `in` wide against n tokens, row k's outputs at y[k + t * ldy], in tiles
+// of rows by tokens; each output's bits are dot's.
+template <class L>
+void rows_dot_n(const typename L::elem * w, int in, int64_t count, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
+#ifdef RT_X86_SIMD
+  if (g_simd) {
+    for (int64_t k = 0; k < count; k += kTileRows)
+      avx2_tiles<L>(static_cast<int>(std::min<int64_t>(kTileRows, count - k)), w + k * in, in, x, ldx, in, n, y + k, ldy);
+    return;
+  }
+#endif
+  for (int64_t k = 0; k < count; ++k) dot_n<L>(w + k * in, x, ldx, in, n, y + k, ldy);
 }
 
 }  // namespace
@@ -327,18 +407,28 @@ void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ld
   }
 }
 
-void cpu_row_dot_q4_0_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
-  const int64_t in = w.shape[1];
-  float local[4096];
-  std::vector<float> heap;
-  float * row = local;
-  if (in > 4096) {
-    heap.resize(static_cast<size_t>(in));
-    row = heap.data();
+void cpu_rows_dot_n(const tensor_view & w, int64_t r, int64_t count, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
+  const int in = static_cast<int>(w.shape[1]);
+  switch (w.type) {
+    case dtype::bf16: return rows_dot_n<bf16_lanes>(static_cast<const uint16_t *>(w.data) + r * in, in, count, x, ldx, n, y, ldy);
+    case dtype::f16: return rows_dot_n<f16_lanes>(static_cast<const uint16_t *>(w.data) + r * in, in, count, x, ldx, n, y, ldy);
+    default: return rows_dot_n<f32_lanes>(static_cast<const float *>(w.data) + r * in, in, count, x, ldx, n, y, ldy);
   }
-  cpu_row_to_f32(w, r, row);
-  q4_0_round_trip(row, in, row);
-  dot_n<f32_lanes>(row, x, ldx, static_cast<int>(in), n, y, ldy);
+}
+
+void cpu_rows_dot_q4_0_n(const tensor_view & w, int64_t r, int64_t count, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
+  const int in = static_cast<int>(w.shape[1]);
+  thread_local std::vector<float> rounded;
+  rounded.resize(static_cast<size_t>(kTileRows) * in);
+  for (int64_t k = 0; k < count; k += kTileRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kTileRows, count - k));
+    for (int j = 0; j < rows; ++j) {
+      float * row = rounded.data() + static_cast<size_t>(j) * in;
+      cpu_row_to_f32(w, r + k + j, row);
+      q4_0_round_trip(row, in, row);
+    }
+    rows_dot_n<f32_lanes>(rounded.data(), in, rows, x, ldx, n, y + k, ldy);
+  }
 }
 
 void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,

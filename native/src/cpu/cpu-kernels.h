@@ -43,10 +43,15 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
  */
 void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
 /**
- * cpu_row_dot_n over row r of a float tensor rounded as llama.cpp's Q4_0 rounds it (quant/q4-0.h; `in` a multiple of
- * 32), with float activations: the quality check's point of comparison, not a kernel of the product.
+ * cpu_row_dot_n over rows r .. r + count - 1, row r + k's outputs at y[k + t * ldy]: the same bits, in tiles of three
+ * rows by two tokens (the float experts: BF16 runs and the quality check's passes).
  */
-void cpu_row_dot_q4_0_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
+void cpu_rows_dot_n(const tensor_view & w, int64_t r, int64_t count, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
+/**
+ * cpu_rows_dot_n over rows of a float tensor rounded as llama.cpp's Q4_0 rounds them (quant/q4-0.h; `in` a multiple
+ * of 32), with float activations: the quality check's point of comparison, not a kernel of the product.
+ */
+void cpu_rows_dot_q4_0_n(const tensor_view & w, int64_t r, int64_t count, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
 /** The same for row r of a qpacked matrix; equal to n calls of cpu_row_dot_q4. */
 void cpu_row_dot_q4_n(const tensor_view & q, const tensor_view & scales, int group, int64_t r, const float * x, int64_t ldx, int n,
                       float * y, int64_t ldy);
