@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { Prng } from '../../scripts/lib/prng.js';
 import { makeTinyModel } from '../../scripts/make-tiny-model.js';
 import type { TinyModel } from '../../scripts/make-tiny-model.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
@@ -30,6 +31,27 @@ describe('quality metrics', () => {
     expect(klDivergence(q, q)).toBe(0);
   });
 
+  it('agrees with KL from two log-softmaxes on wide rows, shifted and far apart', () => {
+    const rng = new Prng(9);
+    const row = (scale: number, shift: number) => Float32Array.from({ length: 50_304 }, () => shift + scale * ((rng.nextU32() / 2 ** 32) * 2 - 1));
+    const logSoftmax = (r: Float32Array) => {
+      const max = r.reduce((a, v) => Math.max(a, v), -Infinity);
+      const lse = max + Math.log(r.reduce((a, v) => a + Math.exp(v - max), 0));
+      return Array.from(r, (v) => v - lse);
+    };
+    const direct = (p: Float32Array, q: Float32Array) => {
+      const [lp, lq] = [logSoftmax(p), logSoftmax(q)];
+      return lp.reduce((a, v, i) => a + Math.exp(v) * (v - lq[i]!), 0);
+    };
+    const p = row(12, 30);
+    const near = Float32Array.from(p, (v) => v + 0.01 * ((rng.nextU32() / 2 ** 32) * 2 - 1));
+    for (const q of [near, row(12, -40), row(3, 0)]) {
+      const want = direct(p, q);
+      expect(want).toBeGreaterThan(0);
+      expect(Math.abs(klDivergence(p, q) - want)).toBeLessThan(1e-9 * want + 1e-13);
+    }
+  });
+
   it('takes nearest-rank quantiles', () => {
     expect(quantileNearestRank([5, 1, 4, 2, 3], 0.5)).toBe(3);
     expect(quantileNearestRank(Array.from({ length: 100 }, (_, i) => i + 1), 0.99)).toBe(99);
@@ -42,14 +64,34 @@ describe('quality metrics', () => {
     const reference = [row(0), row(1), row(3), row(3)];
     const candidate = [row(2), row(1), row(2), row(3)];
     const sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
-    const r = compareTeacherForced(7, 2, [1, 2, 3], reference, candidate, sink);
+    const [r] = compareTeacherForced(7, 2, [1, 2, 3], reference, [candidate], [sink]);
     expect(r).toMatchObject({ key: 7, promptTokens: 2, responseTokens: 3, firstDivergence: 1 });
-    expect(r.top1Agreement).toBeCloseTo(2 / 3, 12);
+    expect(r!.top1Agreement).toBeCloseTo(2 / 3, 12);
     expect(sink.kls).toHaveLength(3);
     expect(sink.kls[0]).toBe(0);
     expect(sink.kls[1]).toBeGreaterThan(0);
     expect(sink.absDiffSum).toBe(10); // row 2 differs by 5 in two places
     expect(sink.absDiffCount).toBe(12);
+  });
+
+  it('compares several candidates against one reference as it compares each alone', () => {
+    const rng = new Prng(4);
+    const rows = (n: number) => Array.from({ length: n }, () => Float32Array.from({ length: 64 }, () => (rng.nextU32() % 1000) / 100));
+    const reference = rows(6);
+    const candidates = [rows(6), rows(6), reference];
+    const response = [3, 9, 1, 0];
+    const sink = () => ({ kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 });
+    const together = candidates.map(sink);
+    const both = compareTeacherForced(1, 2, response, reference, candidates, together);
+    candidates.forEach((c, k) => {
+      const alone = sink();
+      expect(compareTeacherForced(1, 2, response, reference, [c], [alone])).toEqual([both[k]]);
+      expect(alone).toEqual(together[k]);
+    });
+    // The reference against itself: every position agrees, KL 0.
+    expect(both[2]).toMatchObject({ top1Agreement: 1, meanKl: 0 });
+    expect(together[2]!.absDiffSum).toBe(0);
+    expect(() => compareTeacherForced(1, 2, response, reference, candidates, [sink()])).toThrow(/3 candidates, 1 sinks/);
   });
 });
 
@@ -150,10 +192,10 @@ describe('quality check on the tiny model', () => {
         const response = (await int4!.generate({ prompts: [p.tokenIds], maxNewTokens: 8, stopTokens: [] })).results[0]!.tokens;
         const tokens = [...p.tokenIds, ...response];
         const ref = await bf16!.logits(tokens);
-        const q = compareTeacherForced(p.key, p.tokenIds.length, response, ref, await bf16!.logits(tokens, { expertRounding: 'q4_0' }), sink);
-        const i = compareTeacherForced(p.key, p.tokenIds.length, response, ref, await int4!.logits(tokens), int4Sink);
-        sums.q4.push(q.meanKl * q.responseTokens);
-        sums.int4.push(i.meanKl * i.responseTokens);
+        const [q] = compareTeacherForced(p.key, p.tokenIds.length, response, ref, [await bf16!.logits(tokens, { expertRounding: 'q4_0' })], [sink]);
+        const [i] = compareTeacherForced(p.key, p.tokenIds.length, response, ref, [await int4!.logits(tokens)], [int4Sink]);
+        sums.q4.push(q!.meanKl * q!.responseTokens);
+        sums.int4.push(i!.meanKl * i!.responseTokens);
       }
       // INT4's mean KL over Q4_0's, its interval from resampling the two prompts in pairs.
       const total = (v: readonly number[]) => v.reduce((a, b) => a + b, 0);

@@ -31,30 +31,53 @@ export interface QualityProgress {
   readonly etaMs: number | null;
 }
 
-function logSoftmax(row: Float32Array): Float64Array {
-  let max = -Infinity;
-  for (const v of row) if (v > max) max = v;
-  let sum = 0;
-  for (const v of row) sum += Math.exp(v - max);
-  const lse = max + Math.log(sum);
-  const out = new Float64Array(row.length);
-  for (let i = 0; i < row.length; i++) out[i] = row[i]! - lse;
-  return out;
+/**
+ * One reference row, read once for every candidate compared with it: its argmax, its largest logit and
+ * e[i] = exp(r[i] - max) with their sum, so P = e / sum and log-sum-exp = max + ln(sum).
+ */
+interface ReferenceRow {
+  logits: Float32Array;
+  top: number;
+  max: number;
+  sum: number;
+  e: Float64Array;
 }
 
-function argmax(row: Float32Array): number {
-  let best = 0;
-  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
-  return best;
+function readReference(row: Float32Array, into: ReferenceRow | null): ReferenceRow {
+  let top = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[top]!) top = i;
+  const max = row[top]!;
+  const e = into && into.e.length === row.length ? into.e : new Float64Array(row.length);
+  let sum = 0;
+  for (let i = 0; i < row.length; i++) sum += e[i] = Math.exp(row[i]! - max);
+  return { logits: row, top, max, sum, e };
+}
+
+/**
+ * A candidate row against a reference row: its argmax, KL(P || Q) in nats and the summed |logit difference|, in two
+ * passes and one exp an element. KL = sum_i P_i (r_i - c_i) + lse(c) - lse(r), since P sums to 1.
+ */
+function compareRow(ref: ReferenceRow, c: Float32Array): { top: number; kl: number; absDiff: number } {
+  const r = ref.logits;
+  let top = 0;
+  for (let i = 1; i < c.length; i++) if (c[i]! > c[top]!) top = i;
+  const cMax = c[top]!;
+  let cSum = 0;
+  let weighted = 0;
+  let absDiff = 0;
+  for (let i = 0; i < c.length; i++) {
+    const d = r[i]! - c[i]!;
+    cSum += Math.exp(c[i]! - cMax);
+    weighted += ref.e[i]! * d;
+    absDiff += Math.abs(d);
+  }
+  const kl = weighted / ref.sum + (cMax + Math.log(cSum)) - (ref.max + Math.log(ref.sum));
+  return { top, kl: Math.max(0, kl), absDiff };
 }
 
 /** KL(P || Q) of two logit rows, in nats. */
 export function klDivergence(p: Float32Array, q: Float32Array): number {
-  const lp = logSoftmax(p);
-  const lq = logSoftmax(q);
-  let kl = 0;
-  for (let i = 0; i < lp.length; i++) kl += Math.exp(lp[i]!) * (lp[i]! - lq[i]!);
-  return Math.max(0, kl);
+  return compareRow(readReference(p, null), q).kl;
 }
 
 /** The q-quantile (nearest rank) of values. */
@@ -85,35 +108,41 @@ function agreement(sink: AgreementSink): QualityAgreement {
 }
 
 /**
- * Compares the logits of `reference` and `candidate` at the response positions of each prompt: rows
- * promptTokens - 1 .. promptTokens + responseTokens - 2 predict the response tokens.
+ * Compares the logits of `reference` and of each candidate (its own sink) at the response positions of each prompt:
+ * rows promptTokens - 1 .. promptTokens + responseTokens - 2 predict the response tokens. Each reference row is read
+ * once for all candidates. One result a candidate; firstDivergence is the reference's, the same in each.
  */
 export function compareTeacherForced(
   key: number,
   promptTokens: number,
   response: readonly number[],
   reference: readonly Float32Array[],
-  candidate: readonly Float32Array[],
-  sink: AgreementSink,
-): QualityPromptResult {
-  let agree = 0;
-  let klSum = 0;
+  candidates: readonly (readonly Float32Array[])[],
+  sinks: readonly AgreementSink[],
+): QualityPromptResult[] {
+  if (candidates.length !== sinks.length) throw new Error(`compareTeacherForced: ${candidates.length} candidates, ${sinks.length} sinks`);
+  const agree = candidates.map(() => 0);
+  const klSum = candidates.map(() => 0);
   let firstDivergence: number | null = null;
+  let ref: ReferenceRow | null = null;
   for (let j = 0; j < response.length; j++) {
-    const r = reference[promptTokens - 1 + j]!;
-    const c = candidate[promptTokens - 1 + j]!;
-    const refTop = argmax(r);
-    if (refTop === argmax(c)) agree++;
-    if (firstDivergence === null && refTop !== response[j]) firstDivergence = j;
-    const kl = klDivergence(r, c);
-    klSum += kl;
-    sink.kls.push(kl);
-    for (let i = 0; i < r.length; i++) sink.absDiffSum += Math.abs(r[i]! - c[i]!);
-    sink.absDiffCount += r.length;
+    ref = readReference(reference[promptTokens - 1 + j]!, ref);
+    if (firstDivergence === null && ref.top !== response[j]) firstDivergence = j;
+    for (const [k, rows] of candidates.entries()) {
+      const got = compareRow(ref, rows[promptTokens - 1 + j]!);
+      const sink = sinks[k]!;
+      if (got.top === ref.top) agree[k]!++;
+      klSum[k]! += got.kl;
+      sink.kls.push(got.kl);
+      sink.absDiffSum += got.absDiff;
+      sink.absDiffCount += ref.logits.length;
+    }
   }
-  sink.agree += agree;
   const n = response.length;
-  return { key, promptTokens, responseTokens: n, top1Agreement: n ? agree / n : 1, meanKl: n ? klSum / n : 0, firstDivergence };
+  return candidates.map((_, k) => {
+    sinks[k]!.agree += agree[k]!;
+    return { key, promptTokens, responseTokens: n, top1Agreement: n ? agree[k]! / n : 1, meanKl: n ? klSum[k]! / n : 0, firstDivergence };
+  });
 }
 
 type ComparedPrompt = QualityPromptResult & { readonly q4_0MeanKl: number };
@@ -198,11 +227,10 @@ export async function runQualityCheck(opts: {
         } else {
           const tokens = [...p.tokenIds, ...response];
           const refLogits = await reference.logits(tokens);
-          const q = q4_0
-            ? compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await reference.logits(tokens, { expertRounding: 'q4_0' }), q4_0Sink)
-            : null;
-          const r = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, await candidate.logits(tokens), sink);
-          perPrompt.push(q ? { ...r, q4_0MeanKl: q.meanKl } : r);
+          const rows = [await candidate.logits(tokens)];
+          if (q4_0) rows.push(await reference.logits(tokens, { expertRounding: 'q4_0' }));
+          const [r, q] = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, rows, q4_0 ? [sink, q4_0Sink] : [sink]);
+          perPrompt.push(q ? { ...r!, q4_0MeanKl: q.meanKl } : r!);
         }
         const done = start + j + 1;
         const elapsedMs = Date.now() - started;
