@@ -136,11 +136,11 @@ class load_worker : public Napi::AsyncWorker {
 
 class logits_worker : public Napi::AsyncWorker {
  public:
-  logits_worker(Napi::Env env, std::shared_ptr<rt::model> m, std::vector<int32_t> t, rt::expert_rounding rounding)
-      : Napi::AsyncWorker(env), model_(std::move(m)), tokens_(std::move(t)), rounding_(rounding), deferred_(env) {}
+  logits_worker(Napi::Env env, std::shared_ptr<rt::model> m, std::vector<int32_t> t, rt::expert_rounding rounding, int from)
+      : Napi::AsyncWorker(env), model_(std::move(m)), tokens_(std::move(t)), rounding_(rounding), from_(from), deferred_(env) {}
   Napi::Promise promise() { return deferred_.Promise(); }
   void Execute() override {
-    if (!guarded(error_, [&] { return rt::rt_model_logits(*model_, tokens_, out_, error_, rounding_); })) SetError(error_.message);
+    if (!guarded(error_, [&] { return rt::rt_model_logits(*model_, tokens_, out_, error_, rounding_, from_); })) SetError(error_.message);
   }
   void OnOK() override {
     Napi::Env env = Env();
@@ -159,6 +159,7 @@ class logits_worker : public Napi::AsyncWorker {
   std::shared_ptr<rt::model> model_;
   std::vector<int32_t> tokens_;
   rt::expert_rounding rounding_;
+  int from_;
   std::vector<std::vector<float>> out_;
   Napi::Promise::Deferred deferred_;
 };
@@ -167,14 +168,17 @@ Napi::Value model_wrap::logits(const Napi::CallbackInfo & ci) {
   Napi::Env env = ci.Env();
   auto m = need(env);
   rt::expert_rounding rounding = rt::expert_rounding::none;
+  int from = 0;
   if (ci.Length() > 1 && !ci[1].IsUndefined()) {
     if (!ci[1].IsObject()) throw Napi::TypeError::New(env, "logits: options must be an object");
-    const std::string name = get_string(ci[1].As<Napi::Object>(), "expertRounding", "none");
+    const Napi::Object o = ci[1].As<Napi::Object>();
+    const std::string name = get_string(o, "expertRounding", "none");
     if (!rt::parse_expert_rounding(name, rounding)) {
       throw Napi::TypeError::New(env, "logits: unknown expertRounding '" + name + "' (expected none or q4_0)");
     }
+    from = static_cast<int>(get_int(env, o, "logits", "from", 0, 0, INT_MAX_OPT));
   }
-  auto * w = new logits_worker(env, m, to_tokens(env, ci[0], "tokens"), rounding);
+  auto * w = new logits_worker(env, m, to_tokens(env, ci[0], "tokens"), rounding, from);
   Napi::Promise p = w->promise();
   w->Queue();
   return p;

@@ -525,7 +525,7 @@ void graphs_and_batching(const fs::path & dir, const char * label, int kernels_p
     CHECK(grown_graph == grown_plain, "%s: a step that grows the scratch", label);
     CHECK(greedy(*with, {PROMPT_A}, 16) == a, "%s: graph decode after the scratch grew equals plain decode", label);
   }
-  // Errors are reported, not thrown: unknown sequence and context overflow.
+  // Errors are reported, not thrown: unknown sequence, logits past the tokens and context overflow.
   std::vector<batch_entry> bad(1);
   bad[0].seq_id = 999;
   bad[0].tokens = {1};
@@ -536,6 +536,12 @@ void graphs_and_batching(const fs::path & dir, const char * label, int kernels_p
   CHECK(!with->forward_greedy(twice, next, err) && err.message.find("twice") != std::string::npos, "duplicate sequence error");
   bad[0].tokens = {static_cast<int32_t>(w->config.vocab_size)};
   CHECK(!with->forward_greedy(bad, next, err) && err.message.find("vocabulary") != std::string::npos, "token id past the vocabulary");
+  bad[0].tokens = {1, 2};
+  bad[0].logits_from = 2;
+  std::vector<std::vector<float>> rows;
+  CHECK(!with->forward(bad, true, rows, err) && err.message.find("logits from token 2") != std::string::npos, "logits from past the tokens: %s",
+        err.message.c_str());
+  bad[0].logits_from = 0;
   bad[0].tokens.assign(65, 1);
   CHECK(!with->forward_greedy(bad, next, err) && err.message.find("context") != std::string::npos, "context overflow error");
   bad[0].tokens.assign(64, 1);

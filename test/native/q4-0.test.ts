@@ -178,6 +178,8 @@ describe('the runtime with Q4_0-rounded experts', () => {
       expect(bits(after)).toEqual(bits(before));
       expect(bits(rounded)).not.toEqual(bits(before));
       expect(bits(rounded)).toEqual(bits(await logits(model.dir, 'bf16', 'q4_0')));
+      // As the check asks for it: the response's rows alone.
+      expect(bits(await m.logits(tokens, { expertRounding: 'q4_0', from: 3 }))).toEqual(bits(rounded.slice(3)));
       // Generation never rounds: it follows the plain logits' greedy choice.
       const next = (await m.generate({ prompts: [tokens], maxNewTokens: 1, stopTokens: [] })).results[0]!.tokens[0];
       const last = before.at(-1)!;

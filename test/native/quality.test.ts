@@ -60,9 +60,9 @@ describe('quality metrics', () => {
 
   it('reads the rows that predict the response tokens, and finds where the reference first diverges', () => {
     const row = (best: number) => Float32Array.from([0, 1, 2, 3], (_, i) => (i === best ? 5 : 0));
-    // Prompt of 2 tokens, response [1, 2, 3]: rows 1, 2, 3 predict them; row 0 is never read.
-    const reference = [row(0), row(1), row(3), row(3)];
-    const candidate = [row(2), row(1), row(2), row(3)];
+    // Prompt of 2 tokens, response [1, 2, 3]: the logits from position 1 on predict them.
+    const reference = [row(1), row(3), row(3)];
+    const candidate = [row(1), row(2), row(3)];
     const sink = { kls: [] as number[], absDiffSum: 0, absDiffCount: 0, agree: 0 };
     const [r] = compareTeacherForced(7, 2, [1, 2, 3], reference, [candidate], [sink]);
     expect(r).toMatchObject({ key: 7, promptTokens: 2, responseTokens: 3, firstDivergence: 1 });
@@ -191,9 +191,11 @@ describe('quality check on the tiny model', () => {
       for (const p of prompts) {
         const response = (await int4!.generate({ prompts: [p.tokenIds], maxNewTokens: 8, stopTokens: [] })).results[0]!.tokens;
         const tokens = [...p.tokenIds, ...response];
-        const ref = await bf16!.logits(tokens);
-        const [q] = compareTeacherForced(p.key, p.tokenIds.length, response, ref, [await bf16!.logits(tokens, { expertRounding: 'q4_0' })], [sink]);
-        const [i] = compareTeacherForced(p.key, p.tokenIds.length, response, ref, [await int4!.logits(tokens)], [int4Sink]);
+        // Every position's logits, cut here: the check asks for the response's rows alone (`from`), which must be these.
+        const fromPrompt = (rows: Float32Array[]) => rows.slice(p.tokenIds.length - 1);
+        const ref = fromPrompt(await bf16!.logits(tokens));
+        const [q] = compareTeacherForced(p.key, p.tokenIds.length, response, ref, [fromPrompt(await bf16!.logits(tokens, { expertRounding: 'q4_0' }))], [sink]);
+        const [i] = compareTeacherForced(p.key, p.tokenIds.length, response, ref, [fromPrompt(await int4!.logits(tokens))], [int4Sink]);
         sums.q4.push(q!.meanKl * q!.responseTokens);
         sums.int4.push(i!.meanKl * i!.responseTokens);
       }

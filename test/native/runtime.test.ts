@@ -99,6 +99,21 @@ describe.skipIf(!addonHasRuntime())('native runtime (skipped when the addon lack
     expect(Array.from(again[1]!)).toEqual(Array.from(rows[1]!));
   });
 
+  it('computes the logits from a position on alone: the same rows, bit for bit', async () => {
+    const rows = await model.logits([1, 2, 3, 4]);
+    for (const from of [1, 3]) {
+      const tail = await model.logits([1, 2, 3, 4], { from });
+      expect(tail).toHaveLength(4 - from);
+      tail.forEach((r, i) => expect(Array.from(r), `from ${from}, row ${i}`).toEqual(Array.from(rows[from + i]!)));
+    }
+    await expect(model.logits([1, 2, 3, 4], { from: 4 })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: 'logits: from 4 is outside the 4 tokens',
+    });
+    await expect(model.logits([1, 2], { from: -1 })).rejects.toThrow(/logits: from must be an integer from 0/);
+    await expect(model.logits([1, 2], { from: 0.5 })).rejects.toThrow(/logits: from must be an integer from 0/);
+  });
+
   it('streams tokens in order, and a batch equals one-by-one generation', async () => {
     const streamed: number[][] = PROMPTS.map(() => []);
     const batched = await model.generate({ prompts: PROMPTS, maxNewTokens: 6 }, (i, t) => streamed[i]!.push(t));

@@ -70,6 +70,8 @@ export type ExpertRounding = 'none' | 'q4_0';
 export interface LogitsOptions {
   /** How this call rounds the experts; default 'none'. */
   readonly expertRounding?: ExpertRounding;
+  /** The first position whose logits are wanted (default 0): rows before it are not computed. */
+  readonly from?: number;
 }
 
 /** Static facts about a loaded model. */
@@ -167,7 +169,7 @@ export type TokenCallback = (index: number, token: number, end?: GenerateResult)
 /** A model loaded by the native runtime. Requests on one model run one at a time, off the JS thread. */
 export interface NativeModel {
   info(): NativeModelInfo;
-  /** Logits of every position of `tokens` (one vocabSize row each) from an empty context. */
+  /** Logits of positions `options.from` (default 0) .. of `tokens` (one vocabSize row each) from an empty context. */
   logits(tokens: readonly number[], options?: LogitsOptions): Promise<Float32Array[]>;
   /** Greedy generation for a batch; aborting `signal` ends every prompt with finishReason 'cancelled'. */
   generate(request: GenerateRequest, onToken?: TokenCallback, signal?: AbortSignal): Promise<GenerateOutput>;

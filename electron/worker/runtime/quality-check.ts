@@ -108,9 +108,10 @@ function agreement(sink: AgreementSink): QualityAgreement {
 }
 
 /**
- * Compares the logits of `reference` and of each candidate (its own sink) at the response positions of each prompt:
- * rows promptTokens - 1 .. promptTokens + responseTokens - 2 predict the response tokens. Each reference row is read
- * once for all candidates. One result a candidate; firstDivergence is the reference's, the same in each.
+ * Compares the logits of `reference` and of each candidate (its own sink) at the response positions of a prompt:
+ * row j (the logits at position promptTokens - 1 + j, as `logits(tokens, { from: promptTokens - 1 })` returns them)
+ * predicts response token j. Each reference row is read once for all candidates. One result a candidate;
+ * firstDivergence is the reference's, the same in each.
  */
 export function compareTeacherForced(
   key: number,
@@ -126,10 +127,10 @@ export function compareTeacherForced(
   let firstDivergence: number | null = null;
   let ref: ReferenceRow | null = null;
   for (let j = 0; j < response.length; j++) {
-    ref = readReference(reference[promptTokens - 1 + j]!, ref);
+    ref = readReference(reference[j]!, ref);
     if (firstDivergence === null && ref.top !== response[j]) firstDivergence = j;
     for (const [k, rows] of candidates.entries()) {
-      const got = compareRow(ref, rows[promptTokens - 1 + j]!);
+      const got = compareRow(ref, rows[j]!);
       const sink = sinks[k]!;
       if (got.top === ref.top) agree[k]!++;
       klSum[k]! += got.kl;
@@ -226,9 +227,11 @@ export async function runQualityCheck(opts: {
           perPrompt.push({ key: p.key, promptTokens: p.tokenIds.length, responseTokens: 0, top1Agreement: 1, meanKl: 0, firstDivergence: null });
         } else {
           const tokens = [...p.tokenIds, ...response];
-          const refLogits = await reference.logits(tokens);
-          const rows = [await candidate.logits(tokens)];
-          if (q4_0) rows.push(await reference.logits(tokens, { expertRounding: 'q4_0' }));
+          // Only the rows that predict the response: the prompt's other positions would be half the LM head's work.
+          const from = p.tokenIds.length - 1;
+          const refLogits = await reference.logits(tokens, { from });
+          const rows = [await candidate.logits(tokens, { from })];
+          if (q4_0) rows.push(await reference.logits(tokens, { expertRounding: 'q4_0', from }));
           const [r, q] = compareTeacherForced(p.key, p.tokenIds.length, response, refLogits, rows, q4_0 ? [sink, q4_0Sink] : [sink]);
           perPrompt.push(q ? { ...r!, q4_0MeanKl: q.meanKl } : r!);
         }

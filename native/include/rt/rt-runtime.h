@@ -96,11 +96,12 @@ std::shared_ptr<model> rt_model_load(const model_load_options & options, rt_erro
 model_info rt_model_info(const model & m);
 
 /**
- * Logits for every position of `tokens` (one vocab-sized row each) from a fresh sequence, the experts rounded as
- * `rounding` says for this call only (not `none`: bf16 weights on the CPU, sizes divisible by 32, else unsupported).
+ * Logits for positions `from`.. of `tokens` (one vocab-sized row each; the earlier rows are not computed) from a fresh
+ * sequence, the experts rounded as `rounding` says for this call only (not `none`: bf16 weights on the CPU, sizes
+ * divisible by 32, else unsupported).
  */
 bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector<std::vector<float>> & logits,
-                     rt_error & error, expert_rounding rounding = expert_rounding::none);
+                     rt_error & error, expert_rounding rounding = expert_rounding::none, int from = 0);
 
 /** A batch of greedy generations. */
 struct generate_request {

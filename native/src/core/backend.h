@@ -64,6 +64,8 @@ struct batch_entry {
   std::vector<int32_t> tokens;
   /** Position of tokens[0]; the sequence's cache is truncated to this length first (0 = fresh prompt). */
   int start_pos = 0;
+  /** With `all_positions`, logits only for tokens[logits_from..] (the rows before it are not computed). */
+  int logits_from = 0;
 };
 
 /** Counters a backend accumulates between `counters_reset` calls; fields that do not apply stay 0. */
@@ -121,7 +123,7 @@ class backend {
 
   /**
    * Runs one batched step. For each entry, its tokens are appended at start_pos.. and logits are written to
-   * `logits[i]`: vocab_size floats for the last token, or tokens.size() * vocab_size (row-major) when
+   * `logits[i]`: vocab_size floats for the last token, or (tokens.size() - logits_from) * vocab_size (row-major) when
    * `all_positions`. Returns false with `error` set on failure (invalid_request for a bad seq id, token or context
    * overflow; device_fault or out_of_memory from the device).
    */

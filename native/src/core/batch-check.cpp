@@ -23,6 +23,10 @@ bool check_batch(const std::vector<batch_entry> & batch, const std::function<int
       return fail(error, rt_status::invalid_request, w + ": start position " + std::to_string(e.start_pos) + " is past the " + std::to_string(cached) +
               " cached tokens of sequence " + std::to_string(e.seq_id));
     }
+    if (e.logits_from < 0 || static_cast<size_t>(e.logits_from) >= e.tokens.size()) {
+      return fail(error, rt_status::invalid_request, w + ": logits from token " + std::to_string(e.logits_from) + " of sequence " +
+              std::to_string(e.seq_id) + ", which has " + std::to_string(e.tokens.size()) + " tokens to process");
+    }
     const size_t end = static_cast<size_t>(e.start_pos) + e.tokens.size();
     if (end > static_cast<size_t>(max_ctx)) {
       return fail(error, rt_status::invalid_request, w + ": sequence " + std::to_string(e.seq_id) + " would exceed the context of " + std::to_string(max_ctx) +

@@ -188,10 +188,14 @@ model_info rt_model_info(const model & m) {
 }
 
 bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector<std::vector<float>> & logits,
-                     rt_error & error, expert_rounding rounding) {
+                     rt_error & error, expert_rounding rounding, int from) {
   std::lock_guard<std::mutex> lock(m.mu);
   error = rt_error{};
   if (tokens.empty()) return fail(error, rt_status::invalid_request, "logits: no tokens");
+  if (from < 0 || static_cast<size_t>(from) >= tokens.size()) {
+    return fail(error, rt_status::invalid_request,
+                "logits: from " + std::to_string(from) + " is outside the " + std::to_string(tokens.size()) + " tokens");
+  }
   if (rounding != expert_rounding::none) {
     const model_config & c = m.weights->config;
     const std::string what = std::string("logits: expert rounding '") + expert_rounding_name(rounding) + "'";
@@ -210,11 +214,12 @@ bool rt_model_logits(model & m, const std::vector<int32_t> & tokens, std::vector
   std::vector<batch_entry> batch(1);
   batch[0].seq_id = seq;
   batch[0].tokens = tokens;
+  batch[0].logits_from = from;
   std::vector<std::vector<float>> out;
   if (!m.be->forward(batch, true, out, error)) return false;
   const size_t V = static_cast<size_t>(m.weights->config.vocab_size);
-  logits.assign(tokens.size(), {});
-  for (size_t t = 0; t < tokens.size(); ++t) logits[t].assign(out[0].begin() + t * V, out[0].begin() + (t + 1) * V);
+  logits.assign(tokens.size() - static_cast<size_t>(from), {});
+  for (size_t t = 0; t < logits.size(); ++t) logits[t].assign(out[0].begin() + t * V, out[0].begin() + (t + 1) * V);
   return true;
 }
 

@@ -413,7 +413,7 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     for (const auto & e : batch) {
       const int n = static_cast<int>(e.tokens.size());
       if (all_positions) {
-        for (int i = 0; i < n; ++i) rows.push_back(t + i);
+        for (int i = e.logits_from; i < n; ++i) rows.push_back(t + i);
       } else {
         rows.push_back(t + n - 1);
       }
@@ -451,7 +451,7 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
     logits->assign(batch.size(), {});
     int r = 0;
     for (size_t b = 0; b < batch.size(); ++b) {
-      const int n = all_positions ? static_cast<int>(batch[b].tokens.size()) : 1;
+      const int n = all_positions ? static_cast<int>(batch[b].tokens.size()) - batch[b].logits_from : 1;
       (*logits)[b].assign(out.begin() + static_cast<int64_t>(r) * V, out.begin() + static_cast<int64_t>(r + n) * V);
       r += n;
     }

@@ -1130,7 +1130,8 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
     if (logits != nullptr) {
       logits->assign(batch.size(), {});
       for (size_t e = 0; e < batch.size(); ++e) {
-        (*logits)[e].resize((all_positions ? batch[e].tokens.size() : 1) * static_cast<size_t>(c.vocab_size));
+        (*logits)[e].resize((all_positions ? batch[e].tokens.size() - static_cast<size_t>(batch[e].logits_from) : 1) *
+                            static_cast<size_t>(c.vocab_size));
       }
     }
     if (next != nullptr) next->assign(batch.size(), 0);
@@ -1152,7 +1153,7 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
         ctrl[static_cast<size_t>(T + i)] = b.start_pos + r.index;
         ctrl[static_cast<size_t>(2 * T + i)] = b.seq_id;
         const bool last = r.index + 1 == static_cast<int>(b.tokens.size());
-        if (all_positions || last) {
+        if ((all_positions && r.index >= b.logits_from) || last) {
           ctrl[static_cast<size_t>(3 * T) + outs.size()] = i;
           outs.push_back(r);
         }
@@ -1209,7 +1210,7 @@ bool cuda_backend::run(const std::vector<batch_entry> & batch, bool all_position
         for (int o = 0; o < n_out; ++o) {
           const token_ref & r = outs[static_cast<size_t>(o)];
           float * dst = (*logits)[static_cast<size_t>(r.entry)].data() +
-                        (all_positions ? static_cast<size_t>(r.index) * c.vocab_size : 0);
+                        (all_positions ? static_cast<size_t>(r.index - batch[static_cast<size_t>(r.entry)].logits_from) * c.vocab_size : 0);
           ck(cudaMemcpy(dst, logits_ + static_cast<size_t>(o) * c.vocab_size, sizeof(float) * c.vocab_size,
                         cudaMemcpyDeviceToHost),
              "read logits");
