@@ -1,10 +1,11 @@
 // CPU kernel figures against what this core can do (not a test; `npm run bench -- --only cpu-kernels`): the rate of
 // independent FP32 FMAs (8- and 16-wide) and of 8-bit dot products, beside the INT4 x 8-bit row kernel on every
-// path the CPU has (and on the best one with its rows streamed from memory), on one thread, and the dense FP16
-// panels on one thread and the bench's, in multiply-adds a second; then the LM head's full product against its
-// screen, decode attention, and the INT4 packer's scale search. A kernel's share of its ceiling says how much a better
-// kernel could win on this machine; #18's notes cite these. Last, the memory read rate with the bench's threads and
-// the decode rate it allows (decode is bound by it, not by the kernels), and a decode step's attention against it.
+// path the CPU has (and on the best one with its rows streamed from memory), on one thread, the dense FP16 panels on
+// one thread and the bench's, and BF16 expert rows one at a time against the float tiles, in multiply-adds a second;
+// then the LM head's full product against its screen, decode attention, and the INT4 packer's scale search. A
+// kernel's share of its ceiling says how much a better kernel could win on this machine; #18's notes cite these.
+// Last, the memory read rate with the bench's threads and the decode rate it allows (decode is bound by it, not by
+// the kernels), and a decode step's attention against it.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -39,7 +39,7 @@ float cpu_row_dot_q4(const tensor_view & q, const tensor_view & scales, int grou
 
 /**
  * y[t * ldy] = W[r] . x[t * ldx ..] for t < n: the same values, bit for bit, as n calls of cpu_row_dot, but each
- * group of four tokens shares one pass over the weight row (prefill and batched decode).
+ * group of four tokens shares one pass over the weight row (the row-at-a-time reference of cpu_rows_dot_n).
  */
 void cpu_row_dot_n(const tensor_view & w, int64_t r, const float * x, int64_t ldx, int n, float * y, int64_t ldy);
 /**
