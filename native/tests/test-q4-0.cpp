@@ -98,7 +98,7 @@ void check_paths() {
 void check_row_dot() {
   test_util::rng rng(5);
   const int rows = 5;
-  for (int cols : {64, 4160}) {
+  for (int cols : {64, 4160}) {  // 4160: past the kernel's stack rows
     std::vector<float> wf(static_cast<size_t>(rows * cols));
     for (float & v : wf) v = 0.05f * rng.uniform();
     const test_util::dense_matrix m(std::move(wf), rows, cols);

@@ -418,16 +418,23 @@ void cpu_rows_dot_n(const tensor_view & w, int64_t r, int64_t count, const float
 
 void cpu_rows_dot_q4_0_n(const tensor_view & w, int64_t r, int64_t count, const float * x, int64_t ldx, int n, float * y, int64_t ldy) {
   const int in = static_cast<int>(w.shape[1]);
-  thread_local std::vector<float> rounded;
-  rounded.resize(static_cast<size_t>(kTileRows) * in);
+  // On the stack up to 4,096 columns (not thread_local: a vector's destructor at a request thread's exit corrupts
+  // MinGW-w64's heap under Wine).
+  float local[kTileRows * 4096];
+  std::vector<float> heap;
+  float * rounded = local;
+  if (in > 4096) {
+    heap.resize(static_cast<size_t>(kTileRows) * in);
+    rounded = heap.data();
+  }
   for (int64_t k = 0; k < count; k += kTileRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kTileRows, count - k));
     for (int j = 0; j < rows; ++j) {
-      float * row = rounded.data() + static_cast<size_t>(j) * in;
+      float * row = rounded + static_cast<size_t>(j) * in;
       cpu_row_to_f32(w, r + k + j, row);
       q4_0_round_trip(row, in, row);
     }
-    rows_dot_n<f32_lanes>(rounded.data(), in, rows, x, ldx, n, y + k, ldy);
+    rows_dot_n<f32_lanes>(rounded, in, rows, x, ldx, n, y + k, ldy);
   }
 }
 
