@@ -42,7 +42,7 @@ int main() {
             CHECK(bad == 0, "dtype %d cols %d n %d row %lld simd %d: %d tokens differ", static_cast<int>(w.type), cols,
                   n, static_cast<long long>(r), simd, bad);
           }
-          // Several rows a call (tiles of rows by tokens from four tokens on): every output still one row dot's bits.
+          // Several rows a call (tiles of three rows by two tokens, and their remainders): every output one row dot's bits.
           for (int64_t first : {0, 2}) {
             const int64_t count = rows - first, ldr = rows + 1;
             std::vector<float> y(static_cast<size_t>(n * ldr), -1.0f);

@@ -94,7 +94,7 @@ void check_paths() {
 }
 
 // The quality check's expert rows: each row rounded, then the float kernel, whatever the source dtype, token count
-// (below and past the tiles' minimum) and row count (a whole tile of rows and a part of one).
+// (a lone token, whole pairs and a remainder) and row count (a whole tile of rows and a part of one).
 void check_row_dot() {
   test_util::rng rng(5);
   const int rows = 5;

@@ -81,7 +81,7 @@ export function describeCudaBackend(title: string, run: boolean): void {
       );
       expect(maxDiff / maxAbs).toBeLessThanOrEqual(MAX_REL_ERR_CUDA_VS_CPU);
       // The rows from a position on alone (the quality check's passes): the whole call's rows (to the bit on the
-      // simulator; a GPU's LM head may tile six rows other than eight, hence the bound, far below a shifted row's).
+      // simulator; a GPU's LM head may tile six rows unlike eight, hence the bound, far below a shifted row's).
       const tail = await full.logits(PROMPT, { from: 2 });
       expect(tail).toHaveLength(PROMPT.length - 2);
       let tailDiff = 0;
