@@ -339,23 +339,19 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         float * dst = (up ? ue.data() : ge.data()) + first_row[a] * I + r;
         const float * xr = xe.data() + first_row[a] * H;
         const tensor_view & w = up ? *L.expert_up[e] : *L.expert_gate[e];
-        if (q8) {
-          // The rows of this chunk in one matrix (gate or up of one expert) in one call.
-          const int64_t count = std::min(r1 - idx, I - r);
-          const tensor_view & sc = up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e];
-          cpu_rows_dot_q4q8(static_cast<const uint8_t *>(w.data) + r * (H / 2), static_cast<const uint16_t *>(sc.data) + r * (H / G), H, count,
-                            q8_rows{xq.data(), xd.data(), xs.data(), H}.from(first_row[a]), n, dst, I);
-          idx += count;
-          continue;
-        }
-        if (int4) {
-          cpu_row_dot_q4_n(w, up ? *L.expert_up_scales[e] : *L.expert_gate_scales[e], G, r, xr, H, n, dst, I);
-          ++idx;
-          continue;
-        }
+        const tensor_view * sc = int4 ? (up ? L.expert_up_scales[e] : L.expert_gate_scales[e]) : nullptr;  // float weights have none
+        // The rows of this chunk in one matrix (gate or up of one expert) in one call.
         const int64_t count = std::min(r1 - idx, I - r);
-        if (q4_0_experts_) cpu_rows_dot_q4_0_n(w, r, count, xr, H, n, dst, I);
-        else cpu_rows_dot_n(w, r, count, xr, H, n, dst, I);
+        if (q8) {
+          cpu_rows_dot_q4q8(static_cast<const uint8_t *>(w.data) + r * (H / 2), static_cast<const uint16_t *>(sc->data) + r * (H / G), H, count,
+                            q8_rows{xq.data(), xd.data(), xs.data(), H}.from(first_row[a]), n, dst, I);
+        } else if (int4) {
+          for (int64_t k = 0; k < count; ++k) cpu_row_dot_q4_n(w, *sc, G, r + k, xr, H, n, dst + k, I);
+        } else if (q4_0_experts_) {
+          cpu_rows_dot_q4_0_n(w, r, count, xr, H, n, dst, I);
+        } else {
+          cpu_rows_dot_n(w, r, count, xr, H, n, dst, I);
+        }
         idx += count;
       }
     }, 16);
@@ -374,22 +370,19 @@ bool cpu_backend::run(const std::vector<batch_entry> & batch, bool all_positions
         const int n = static_cast<int>(by_expert[e].size());
         const float * gr = ge.data() + first_row[a] * I;
         float * dst = de.data() + first_row[a] * H + r;
+        const tensor_view & w = *L.expert_down[e];
+        const int64_t count = std::min(r1 - idx, H - r);
         if (q8) {
-          const int64_t count = std::min(r1 - idx, H - r);
-          cpu_rows_dot_q4q8(static_cast<const uint8_t *>(L.expert_down[e]->data) + r * (I / 2),
+          cpu_rows_dot_q4q8(static_cast<const uint8_t *>(w.data) + r * (I / 2),
                             static_cast<const uint16_t *>(L.expert_down_scales[e]->data) + r * (I / G), I, count,
                             q8_rows{xq.data(), xd.data(), xs.data(), I}.from(first_row[a]), n, dst, H);
-          idx += count;
-          continue;
+        } else if (int4) {
+          for (int64_t k = 0; k < count; ++k) cpu_row_dot_q4_n(w, *L.expert_down_scales[e], G, r + k, gr, I, n, dst + k, H);
+        } else if (q4_0_experts_) {
+          cpu_rows_dot_q4_0_n(w, r, count, gr, I, n, dst, H);
+        } else {
+          cpu_rows_dot_n(w, r, count, gr, I, n, dst, H);
         }
-        if (int4) {
-          cpu_row_dot_q4_n(*L.expert_down[e], *L.expert_down_scales[e], G, r, gr, I, n, dst, H);
-          ++idx;
-          continue;
-        }
-        const int64_t count = std::min(r1 - idx, H - r);
-        if (q4_0_experts_) cpu_rows_dot_q4_0_n(*L.expert_down[e], r, count, gr, I, n, dst, H);
-        else cpu_rows_dot_n(*L.expert_down[e], r, count, gr, I, n, dst, H);
         idx += count;
       }
     }, 16);
