@@ -38,6 +38,8 @@ export interface DeviceProbe {
   readonly devices: readonly WorkerDeviceInfo[];
   /** Why CUDA is not usable, empty when it is. */
   readonly note: string;
+  /** The CPU backend's INT4 kernel path on this host: "scalar", "avx2", "avx-vnni" or "avx512-vnni". */
+  readonly cpuIsa: string;
 }
 
 /** The probed device a CUDA load runs on: the one asked for, or the first; undefined when it is not there. */
@@ -405,9 +407,10 @@ function checkItemResult(x: unknown, i: number): string | null {
 export function checkResponseValue(type: WorkerRequestType, v: unknown): string | null {
   switch (type) {
     case 'probe':
-      return isRecord(v) && isString(v.label) && Array.isArray(v.devices) && isString(v.note) && typeof v.cudaCompiled === 'boolean'
+      return isRecord(v) && isString(v.label) && Array.isArray(v.devices) && isString(v.note) && typeof v.cudaCompiled === 'boolean' &&
+        isString(v.cpuIsa)
         ? null
-        : 'probe value needs label, cudaCompiled, devices and note';
+        : 'probe value needs label, cudaCompiled, devices, note and cpuIsa';
     case 'load':
       return isRecord(v) && (v.backend === 'cpu' || v.backend === 'cuda') && isString(v.deviceLabel) && isString(v.residency) &&
         isIntArray(v.eosTokenIds) && Number.isInteger(v.vocabSize) && Number.isInteger(v.maxContext)

@@ -25,6 +25,7 @@ Napi::Value probe_devices(const Napi::CallbackInfo & info) {
     devices.Set(static_cast<uint32_t>(i), o);
   }
   out.Set("devices", devices);
+  out.Set("cpuIsa", probe.cpu_isa);
   return out;
 }
 

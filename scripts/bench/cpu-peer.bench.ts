@@ -19,7 +19,8 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { chooseBatch, CPU_PLAN, hostMemory, kvBytesPerToken, tensorBytes } from '../../electron/main/jobs/auto-batch.js';
+import { chooseBatch, cpuPlan, hostMemory, kvBytesPerToken, tensorBytes } from '../../electron/main/jobs/auto-batch.js';
+import { loadNativeBinding } from '../../electron/worker/runtime/binding.js';
 import { packModel } from '../../electron/worker/runtime/pack.js';
 import { makeTinyModel } from '../make-tiny-model.js';
 
@@ -130,12 +131,12 @@ function median(xs: readonly number[]): number {
  */
 const OLMOE_IFEVAL_CONTEXT_BOUND = 2048;
 
-/** The batch a CPU run of the app would take on this host for this model's IFEval run. */
+/** The batch a CPU run of the app would take on this host (its memory, its INT4 kernel path) for this model's IFEval run. */
 async function appCpuBatch(src: string, int4: string): Promise<number> {
   const kv = await kvBytesPerToken(src);
   if (kv === null) throw new Error(`cpu-peer: ${src}/config.json lacks the KV sizes`);
   const host = hostMemory();
-  return chooseBatch(CPU_PLAN, {
+  return chooseBatch(cpuPlan('int4', loadNativeBinding().probeDevices().cpuIsa), {
     memoryBytes: host.totalBytes, freeBytes: host.freeBytes, weightBytes: await tensorBytes(int4), kvBytesPerToken: kv,
     contextTokens: OLMOE_IFEVAL_CONTEXT_BOUND,
   });

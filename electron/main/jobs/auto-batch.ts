@@ -50,12 +50,12 @@ export const GPU_PLAN: MemoryPlan = {
 };
 
 /**
- * CPU: at most 16. More sequences share each unpack of an expert's weights among more tokens, which paid on
- * AVX-512 VNNI (the full-size OLMoE on two cores decoded 55 / 62 / 66-80 tok/s at 8 / 16 / 32) but not on AVX2, where
- * the kernels are bound by their arithmetic, not the weights' bytes: on a two-core AMD EPYC, three alternated runs
- * each gave 34-44 tok/s at 16 and 38-43 at 32. Fewer when the host's memory is short, rather than swapping: OLMoE
- * holds 128 KB of KV a token, so 16 sequences of IFEval's longest context take about 3.6 GB beside 4.5 GB of weights.
- * The share and reserve leave the operating system, the app's windows and the worker's scratch their room.
+ * CPU: at most 16. More sequences share each unpack of an expert's weights among more tokens, which pays where the
+ * weights' bytes bound the INT4 kernels (AVX-512 VNNI: CPU_AVX512_VNNI_PLAN) but not on AVX2, where the kernels are
+ * bound by their arithmetic: on a two-core AMD EPYC, three alternated runs each gave 34-44 tok/s at 16 and 38-43 at
+ * 32. Fewer when the host's memory is short, rather than swapping: OLMoE holds 128 KB of KV a token, so 16 sequences
+ * of IFEval's longest context take about 3.6 GB beside 4.5 GB of weights. The share and reserve leave the operating
+ * system, the app's windows and the worker's scratch their room.
  */
 export const CPU_PLAN: MemoryPlan = {
   batches: [16, 12, 8, 6, 4, 2, 1],
@@ -64,6 +64,18 @@ export const CPU_PLAN: MemoryPlan = {
   freeReserveBytes: 1 * GIB,
   noRoom: 1,
 };
+
+/**
+ * CPU, INT4 experts on the AVX-512 VNNI kernels: at most 32, where the full-size OLMoE on two cores decoded 55 / 62 /
+ * 66-80 tok/s at 8 / 16 / 32 (32 sequences of IFEval's longest context hold about 7.2 GB of KV, so a 16 GiB host
+ * stays at 16). BF16 experts take the float kernels, which were not measured past 16.
+ */
+export const CPU_AVX512_VNNI_PLAN: MemoryPlan = { ...CPU_PLAN, batches: [32, 24, ...CPU_PLAN.batches] };
+
+/** The CPU's plan for a run's weights on the INT4 kernel path the worker reports (`DeviceProbe.cpuIsa`; null unknown). */
+export function cpuPlan(weights: 'int4' | 'bf16', cpuIsa: string | null): MemoryPlan {
+  return weights === 'int4' && cpuIsa === 'avx512-vnni' ? CPU_AVX512_VNNI_PLAN : CPU_PLAN;
+}
 
 export interface BatchSizing {
   /** Memory of the device the run will use: the GPU's, or the host's for a CPU run. */
@@ -140,8 +152,9 @@ export async function autoBatch(opts: {
 }): Promise<number> {
   const { source } = opts;
   const mayUseGpu = opts.requestedBackend !== 'cpu' && source.weights === 'int4' && source.packedDir !== null;
-  const probe = mayUseGpu ? await opts.probe() : null;
-  const device = probe ? probedDevice(probe, opts.cudaDevice) : undefined;
+  // An INT4 run on the CPU asks too: the batch it can use depends on the kernel path.
+  const probe = source.weights === 'int4' ? await opts.probe() : null;
+  const device = probe && mayUseGpu ? probedDevice(probe, opts.cudaDevice) : undefined;
   const kv = await kvBytesPerToken(source.modelDir);
   if (kv === null) return device ? RUN_BATCH.gpuFallback : DEFAULT_BATCH;
   const weightBytes = await tensorBytes(source.packedDir ?? source.modelDir);
@@ -158,7 +171,8 @@ export async function autoBatch(opts: {
   const host = (opts.host ?? hostMemory)();
   // A worker still holding an earlier run's model has its weights out of what is free: counted twice, the choice errs
   // small rather than large.
-  return chooseBatch(CPU_PLAN, { memoryBytes: host.totalBytes, freeBytes: host.freeBytes, weightBytes, kvBytesPerToken: kv, contextTokens });
+  const plan = cpuPlan(source.weights, probe?.cpuIsa ?? null);
+  return chooseBatch(plan, { memoryBytes: host.totalBytes, freeBytes: host.freeBytes, weightBytes, kvBytesPerToken: kv, contextTokens });
 }
 
 /** The worker's device probe; null when it cannot answer. */

@@ -16,6 +16,12 @@ export interface SystemServiceOptions {
   readonly pickPath?: (req: PickPathRequest) => Promise<string | null>;
 }
 
+/** The CPU backend's kernel path as the CPU row names it (as a run's residency label does), after a comma. */
+function cpuKernels(isa: string): string {
+  if (isa === '') return '';
+  return isa === 'scalar' ? ', scalar kernels' : `, ${isa.toUpperCase()}`;
+}
+
 /** Device probe (through the runtime worker), host facts and the eval assets' state. */
 export class SystemService implements SystemApi {
   constructor(private readonly opts: SystemServiceOptions) {}
@@ -59,7 +65,7 @@ export class SystemService implements SystemApi {
           : `CPU backend (${cudaStatus || 'no CUDA device'})`,
         gpus,
         cudaStatus,
-        cpuLabel: `${cpus[0]?.model.trim() ?? 'unknown CPU'} (${cpus.length} threads)`,
+        cpuLabel: `${cpus[0]?.model.trim() ?? 'unknown CPU'} (${cpus.length} threads${cpuKernels(probe.ok ? probe.value.cpuIsa : '')})`,
         memoryBytes: os.totalmem(),
         dataDir: this.opts.dataDir,
         hubUrl: this.opts.hubUrl,

@@ -24,6 +24,8 @@ export interface NativeDeviceProbe {
   readonly cudaCompiled: boolean;
   readonly error: string;
   readonly devices: readonly NativeDeviceInfo[];
+  /** The CPU backend's INT4 kernel path on this host (`cpu_isa_name`): "scalar", "avx2", "avx-vnni", "avx512-vnni". */
+  readonly cpuIsa: string;
 }
 
 /**

@@ -27,6 +27,7 @@ export function probeNativeDevices(): DeviceProbe {
     cudaCompiled: probe.cudaCompiled,
     devices,
     note: first ? '' : probe.error || (probe.cudaCompiled ? 'no CUDA device found' : 'built without CUDA'),
+    cpuIsa: probe.cpuIsa,
   };
 }
 

@@ -20,6 +20,8 @@ struct device_probe {
   bool cuda_compiled = false;
   std::vector<device_info> devices;
   std::string error;
+  /** The CPU backend's INT4 kernel path on this host: "scalar", "avx2", "avx-vnni" or "avx512-vnni". */
+  std::string cpu_isa;
 };
 
 device_probe rt_device_probe();

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "cpu/q4-q8-dot.h"
+
 #ifdef RT_WITH_CUDA
 namespace rt {
 device_probe rt_cuda_device_probe();
@@ -26,13 +28,14 @@ std::string cuda_unavailable_reason(const std::string & error, bool insufficient
 
 device_probe rt_device_probe() {
 #ifdef RT_WITH_CUDA
-  return rt_cuda_device_probe();
+  device_probe probe = rt_cuda_device_probe();
 #else
   device_probe probe;
   probe.cuda_compiled = false;
   probe.error = "this build has no CUDA backend";
-  return probe;
 #endif
+  probe.cpu_isa = cpu_isa_name(cpu_isa_active());
+  return probe;
 }
 
 }  // namespace rt

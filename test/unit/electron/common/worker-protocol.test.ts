@@ -75,6 +75,7 @@ describe('checkResponseValue', () => {
     expect(checkResponseValue('generate', { ...gen, expertCache: null })).toBeNull();
     expect(checkResponseValue('cancel', false)).toBeNull();
     expect(checkResponseValue('encode-chat', [{ text: 't', tokenIds: [1, 2] }])).toBeNull();
+    expect(checkResponseValue('probe', { label: 'CPU', cudaCompiled: false, devices: [], note: 'x', cpuIsa: 'avx2' })).toBeNull();
   });
   it('names what is wrong', () => {
     for (const peakMemoryScope of ['gpu', undefined]) {
@@ -91,6 +92,10 @@ describe('checkResponseValue', () => {
       );
     }
     expect(checkResponseValue('load', { backend: 'GPU' })).toMatch(/^load value needs/);
+    // A worker whose addon reports no kernel path would leave a CPU run's batch to a guess.
+    expect(checkResponseValue('probe', { label: 'CPU', cudaCompiled: false, devices: [], note: 'x' })).toBe(
+      'probe value needs label, cudaCompiled, devices, note and cpuIsa',
+    );
     expect(checkResponseValue('decode', 3)).toBe('decode value must be a string');
   });
 });

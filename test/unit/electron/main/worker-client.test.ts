@@ -61,7 +61,7 @@ describe('WorkerClient over a forked worker', () => {
   it('probes, loads, encodes and generates with streamed tokens', async () => {
     const c = client();
     const probe = await c.request({ type: 'probe' });
-    expect(probe).toEqual({ ok: true, value: { label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' } });
+    expect(probe).toEqual({ ok: true, value: { label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine', cpuIsa: 'avx2' } });
     const loaded = await c.request({ type: 'load', modelDir, packedDir: '/p', weights: 'int4', backend: 'auto' });
     expect(loaded.ok && loaded.value.eosTokenIds).toEqual([EOS_ID]);
     const enc = await c.request({ type: 'encode-chat', prompts: ['Hi', 'Hello'] });

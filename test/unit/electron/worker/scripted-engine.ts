@@ -37,8 +37,9 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Infer
               d === first ? { ...d, freeVramBytes: d.freeVramBytes - held * loadedModels } : d,
             ),
             note: '',
+            cpuIsa: 'avx2',
           }
-        : { label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine' },
+        : { label: 'CPU', cudaCompiled: false, devices: [], note: 'scripted engine', cpuIsa: 'avx2' },
     async load({ modelDir, maxContext = 4096 }) {
       const crash = modelDir.includes('crash-on-generate');
       let disposed = false;

@@ -14,7 +14,7 @@ const GIB = 2 ** 30;
 const gpu = (index: number, totalGib: number, freeGib: number) => ({
   index, name: `GPU ${index}`, vramBytes: totalGib * GIB, freeVramBytes: freeGib * GIB, driverVersion: '13.0', computeCapability: '8.9',
 });
-const probeOf = (...devices: ReturnType<typeof gpu>[]): DeviceProbe => ({ label: 'CUDA', cudaCompiled: true, devices, note: '' });
+const probeOf = (...devices: ReturnType<typeof gpu>[]): DeviceProbe => ({ label: 'CUDA', cudaCompiled: true, devices, note: '', cpuIsa: 'avx2' });
 const free = (p: DeviceProbe) => p.devices.map((d) => d.freeVramBytes / GIB);
 
 /** A worker served over an in-memory port; returns a function that sends a request and waits for its answer. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DeviceProbe } from '../../../../../electron/common/worker-protocol.js';
-import { autoBatch, chooseBatch, CPU_PLAN, GPU_PLAN, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
+import { autoBatch, chooseBatch, CPU_AVX512_VNNI_PLAN, CPU_PLAN, cpuPlan, GPU_PLAN, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
 import { DEFAULT_BATCH } from '../../../../../electron/main/jobs/eval-run.js';
 import { RUN_BATCH } from '../../../../../electron/common/run-settings.js';
 import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
@@ -60,6 +60,28 @@ describe('chooseBatch on the CPU', () => {
     expect(CPU_PLAN.noRoom).toBe(1);
     expect(chooseBatch(CPU_PLAN, { ...OLMOE, memoryBytes: 4 * GIB, freeBytes: 2 * GIB })).toBe(1);
   });
+
+  // The same memory rule with up to 32 sequences: INT4 on the AVX-512 VNNI kernels.
+  it.each([
+    ['a 64 GiB host', 64, 60, 32],
+    ['a 24 GiB host', 24, 20, 32],
+    ['a 16 GiB host', 16, 14, 16],
+    ['a 24 GiB host with 8 GiB taken', 24, 12, 24],
+    ['an 8 GiB host', 8, 7, 1],
+  ])('AVX-512 VNNI, %s: %i GiB, %i free gives %i', (_name, gib, free, batch) => {
+    expect(chooseBatch(CPU_AVX512_VNNI_PLAN, { ...OLMOE, memoryBytes: gib * GIB, freeBytes: free * GIB })).toBe(batch);
+  });
+
+  it.each([
+    ['int4', 'avx512-vnni', CPU_AVX512_VNNI_PLAN],
+    ['int4', 'avx-vnni', CPU_PLAN],
+    ['int4', 'avx2', CPU_PLAN],
+    ['int4', 'scalar', CPU_PLAN],
+    ['int4', null, CPU_PLAN],
+    ['bf16', 'avx512-vnni', CPU_PLAN],
+  ] as const)('takes 32 only for INT4 on AVX-512 VNNI: %s on %s', (weights, isa, plan) => {
+    expect(cpuPlan(weights, isa)).toBe(plan);
+  });
 });
 
 describe('autoBatch', () => {
@@ -69,7 +91,7 @@ describe('autoBatch', () => {
     index, name: `GPU ${index}`, vramBytes: gib * GIB, freeVramBytes: freeGib * GIB, driverVersion: '13.0', computeCapability: '8.9',
   });
   const probeOf = (...devices: ReturnType<typeof gpu>[]): (() => Promise<DeviceProbe>) => async () => ({
-    label: devices.length ? 'CUDA' : 'CPU', cudaCompiled: true, devices, note: devices.length ? '' : 'no CUDA device',
+    label: devices.length ? 'CUDA' : 'CPU', cudaCompiled: true, devices, note: devices.length ? '' : 'no CUDA device', cpuIsa: 'avx2',
   });
 
   beforeAll(async () => {
@@ -145,8 +167,31 @@ describe('autoBatch', () => {
       host,
     });
     expect(batch).toBe(4);
-    // A run that cannot use the GPU does not ask the worker for its devices.
-    if (o.requestedBackend === 'cpu' || o.bf16) expect(probed).toBe(false);
+    // A BF16 run does not ask the worker (the CUDA backend runs INT4; the CPU's BF16 plan is one); an INT4 one does,
+    // for the CPU's kernel path when it runs there.
+    expect(probed).toBe(!o.bf16);
+  });
+
+  it('takes up to 32 for an INT4 run on the CPU where the worker reports AVX-512 VNNI', async () => {
+    // 128 MiB of KV per sequence on a 32 GiB host: min(24 - 2, 30 - 1) GiB of room → 32, where AVX2 stops at 16.
+    const run = (cpuIsa: string, requestedBackend: 'auto' | 'cpu', weights: 'int4' | 'bf16' = 'int4') =>
+      autoBatch({
+        source: weights === 'bf16' ? { ...source, weights, packedDir: null } : source,
+        requestedBackend,
+        probe: async () => ({ ...(await probeOf()()), cpuIsa }),
+        contextTokens: async () => 1024,
+        host: () => ({ totalBytes: 32 * GIB, freeBytes: 30 * GIB }),
+      });
+    expect(await run('avx512-vnni', 'cpu')).toBe(32);
+    expect(await run('avx512-vnni', 'auto')).toBe(32);
+    expect(await run('avx2', 'cpu')).toBe(16);
+    expect(await run('avx512-vnni', 'cpu', 'bf16')).toBe(16);
+    // With a GPU found, the GPU's plan decides, whatever the CPU.
+    const withGpu = await autoBatch({
+      source, requestedBackend: 'auto', probe: async () => ({ ...(await probeOf(gpu(0, 80))()), cpuIsa: 'avx512-vnni' }),
+      contextTokens: async () => 1024, host: () => ({ totalBytes: 32 * GIB, freeBytes: 30 * GIB }),
+    });
+    expect(withGpu).toBe(64);
   });
 
   it('counts a BF16 checkpoint\'s own weights against the host memory', async () => {

@@ -43,7 +43,7 @@ describe('startEvalRun', () => {
       request: async (req: WorkerRequest) => {
         if (req.type !== 'probe') throw new Error(`unexpected ${req.type}`);
         probes++;
-        const probe: DeviceProbe = { label: devices.length ? 'CUDA' : 'CPU', cudaCompiled: true, devices, note: devices.length ? '' : 'no CUDA device found' };
+        const probe: DeviceProbe = { label: devices.length ? 'CUDA' : 'CPU', cudaCompiled: true, devices, note: devices.length ? '' : 'no CUDA device found', cpuIsa: 'avx2' };
         return ok(probe);
       },
       restart: async () => ok(undefined),

@@ -9,8 +9,38 @@ import { SystemService, type SystemServiceOptions } from '../../../../../electro
 const worker: SystemServiceOptions['worker'] = {
   state: 'ready',
   restart: async () => ({ ok: true, value: undefined }),
-  request: (async () => ({ ok: true, value: { label: 'CPU', cudaCompiled: false, devices: [], note: 'no CUDA device' } })) as never,
+  request: (async () => ({ ok: true, value: { label: 'CPU', cudaCompiled: false, devices: [], note: 'no CUDA device', cpuIsa: 'avx2' } })) as never,
 };
+
+describe('SystemService CPU row', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'horizon-system-cpu-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  const probing = (answer: unknown): SystemServiceOptions['worker'] => ({ ...worker, request: (async () => answer) as never });
+  const cpuLabel = async (answer: unknown) => {
+    const info = await new SystemService({ worker: probing(answer), dataDir, hubUrl: 'http://hub', appVersion: '0.1.0' }).check();
+    if (!info.ok) throw new Error(info.error.message);
+    return info.value.cpuLabel;
+  };
+  const probe = (cpuIsa: string) => ({ ok: true, value: { label: 'CPU', cudaCompiled: false, devices: [], note: 'x', cpuIsa } });
+
+  it.each([
+    ['avx512-vnni', ', AVX512-VNNI)'],
+    ['avx-vnni', ', AVX-VNNI)'],
+    ['avx2', ', AVX2)'],
+    ['scalar', ', scalar kernels)'],
+  ])('names the kernel path %s the worker reports', async (isa, ending) => {
+    const label = await cpuLabel(probe(isa));
+    expect(label.endsWith(` threads${ending}`)).toBe(true);
+  });
+
+  it('leaves it out when the worker cannot answer', async () => {
+    const label = await cpuLabel({ ok: false, error: { code: 'INTERNAL', message: 'worker gone' } });
+    expect(label).toMatch(/ \(\d+ threads\)$/);
+  });
+});
 
 describe('SystemService file dialogs', () => {
   let dataDir: string;

@@ -5,7 +5,7 @@ import type { GenerateOutput, GenerateRequest, LoadModelOptions, NativeDevicePro
 import { createNativeEngine, probeNativeDevices } from '../../../../../electron/worker/runtime/native-engine.js';
 
 const addon = vi.hoisted(() => ({
-  probe: { cudaCompiled: false, error: '', devices: [] } as NativeDeviceProbe,
+  probe: { cudaCompiled: false, error: '', devices: [], cpuIsa: 'avx2' } as NativeDeviceProbe,
   loads: [] as LoadModelOptions[],
   model: null as null | ReturnType<typeof fakeModel>,
 }));
@@ -58,14 +58,14 @@ const result = (tokens: number[], finishReason: 'stop' | 'length' | 'cancelled')
 const policy = { decoding: 'greedy', maxNewTokens: 8, stopTokenIds: [2] } as const;
 
 afterEach(() => {
-  addon.probe = { cudaCompiled: false, error: '', devices: [] };
+  addon.probe = { cudaCompiled: false, error: '', devices: [], cpuIsa: 'avx2' };
   addon.loads = [];
   addon.model = null;
 });
 
 describe('probeNativeDevices', () => {
   it("reports the devices, the driver version as CUDA writes it, and the first device's name", () => {
-    addon.probe = { cudaCompiled: true, error: '', devices: [cudaDevice(0, 'RTX A', 12040), cudaDevice(1, 'RTX B', 0)] };
+    addon.probe = { cudaCompiled: true, error: '', cpuIsa: 'avx2', devices: [cudaDevice(0, 'RTX A', 12040), cudaDevice(1, 'RTX B', 0)] };
     expect(probeNativeDevices()).toEqual({
       label: 'CUDA: RTX A',
       cudaCompiled: true,
@@ -74,6 +74,7 @@ describe('probeNativeDevices', () => {
         { index: 1, name: 'RTX B', vramBytes: 24 * GIB, freeVramBytes: 20 * GIB, driverVersion: 'unknown', computeCapability: '8.9' },
       ],
       note: '',
+      cpuIsa: 'avx2',
     });
   });
 
@@ -82,8 +83,8 @@ describe('probeNativeDevices', () => {
     [{ cudaCompiled: true, error: '' }, 'no CUDA device found'],
     [{ cudaCompiled: false, error: '' }, 'built without CUDA'],
   ])('says why the CPU is used: %j', (probe, note) => {
-    addon.probe = { ...probe, devices: [] };
-    expect(probeNativeDevices()).toEqual({ label: 'CPU', cudaCompiled: probe.cudaCompiled, devices: [], note });
+    addon.probe = { ...probe, devices: [], cpuIsa: 'avx512-vnni' };
+    expect(probeNativeDevices()).toEqual({ label: 'CPU', cudaCompiled: probe.cudaCompiled, devices: [], note, cpuIsa: 'avx512-vnni' });
   });
 });
 
@@ -104,7 +105,7 @@ describe('createNativeEngine', () => {
   });
 
   it('runs on the CUDA device asked for, with the expert budget, and labels it', async () => {
-    addon.probe = { cudaCompiled: true, error: '', devices: [cudaDevice(0, 'RTX A'), cudaDevice(1, 'RTX B')] };
+    addon.probe = { cudaCompiled: true, error: '', cpuIsa: 'avx2', devices: [cudaDevice(0, 'RTX A'), cudaDevice(1, 'RTX B')] };
     const model = await engine.load({ modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'auto', expertBudgetBytes: GIB, cudaDevice: 1 });
     expect(addon.loads).toEqual([{ dir: '/p', weights: 'int4', backend: 'cuda', expertBudget: GIB, device: 1 }]);
     expect(model).toMatchObject({ backend: 'cuda', deviceLabel: 'RTX B (24.0 GiB)', vocabSize: 300, maxContext: 512 });
@@ -112,7 +113,7 @@ describe('createNativeEngine', () => {
   });
 
   it('gives each result without its stop token, and the figures of the backend', async () => {
-    addon.probe = { cudaCompiled: true, error: '', devices: [cudaDevice(0, 'RTX A')] };
+    addon.probe = { cudaCompiled: true, error: '', cpuIsa: 'avx2', devices: [cudaDevice(0, 'RTX A')] };
     const model = await engine.load({ modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'cuda' });
     const fake = addon.model!;
     fake.state.ends = [[0, 5], [0, 2, result([5, 2], 'stop')]];
@@ -153,7 +154,7 @@ describe('createNativeEngine', () => {
   });
 
   it('closes the model once, and keeps answering its fault and no device memory after', async () => {
-    addon.probe = { cudaCompiled: true, error: '', devices: [cudaDevice(0, 'RTX A')] };
+    addon.probe = { cudaCompiled: true, error: '', cpuIsa: 'avx2', devices: [cudaDevice(0, 'RTX A')] };
     const model = await engine.load({ modelDir: '/m', packedDir: '/p', weights: 'int4', backend: 'cuda' });
     const fake = addon.model!;
     expect(model.fault()).toBe('');

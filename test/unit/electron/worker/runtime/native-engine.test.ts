@@ -39,6 +39,8 @@ describe.skipIf(!addonHasRuntime())(
       if (!probe.ok) throw new Error(probe.error.message);
       expect(probe.value.label === 'CPU').toBe(probe.value.devices.length === 0);
       if (probe.value.devices.length === 0) expect(probe.value.note).not.toBe('');
+      // The kernel path a load on this host takes (the residency label names it the same way, upper case).
+      expect(['scalar', 'avx2', 'avx-vnni', 'avx512-vnni']).toContain(probe.value.cpuIsa);
     });
 
     it('generates in the worker exactly what the addon generates in-process (greedy, stop token stripped)', async () => {
@@ -124,8 +126,8 @@ describe('pickBackend', () => {
   const gpu = (index: number, name: string) => ({
     index, name, vramBytes: 24 * 2 ** 30, freeVramBytes: 20 * 2 ** 30, driverVersion: '13.0', computeCapability: '8.9',
   });
-  const none = { label: 'CPU', cudaCompiled: true, devices: [], note: 'no CUDA device found' };
-  const two = { label: 'CUDA: RTX A', cudaCompiled: true, devices: [gpu(0, 'RTX A'), gpu(1, 'RTX B')], note: '' };
+  const none = { label: 'CPU', cudaCompiled: true, devices: [], note: 'no CUDA device found', cpuIsa: 'avx2' };
+  const two = { label: 'CUDA: RTX A', cudaCompiled: true, devices: [gpu(0, 'RTX A'), gpu(1, 'RTX B')], note: '', cpuIsa: 'avx2' };
   it.each([
     ['auto', none, undefined, { kind: 'cpu' }],
     ['cpu', two, 1, { kind: 'cpu' }],
