@@ -4,7 +4,7 @@
  * records and the aggregates every reader (the app, `horizon perf`, the ZIP verifier) computes the same way from them.
  */
 import type { RunBackend, ZipOrigin } from './ipc-contract.js';
-import { BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, pairedRatioInterval } from './paired-stats.js';
+import { BOOTSTRAP_SAMPLES, BOOTSTRAP_SEED, prng } from './paired-stats.js';
 import { quantile } from './perf-stats.js';
 
 export const PERF_FORMAT = 'horizon-perf-v1';
@@ -205,9 +205,15 @@ export interface PerfComparison {
 }
 
 /**
- * A seeded bootstrap's 95% interval of `statistic(B) / statistic(A)` over the prompts both campaigns measured: each
- * drawn prompt brings all its blocks' requests (`summary` of them), on both sides, so a prompt slow in both stays
- * paired. Null with fewer than two prompts in common or a resample whose statistic is missing or 0 on A's side.
+ * A seeded bootstrap's 95% interval of `statistic(B) / statistic(A)` over the prompts both campaigns measured, crossed
+ * with each campaign's blocks: each resample draws prompts with replacement, the same ones on both sides (so a prompt
+ * slow in both stays paired), and each side's blocks with replacement, each side its own (the two ran at different
+ * times), and takes every drawn prompt's requests in every drawn block (`summary` of them). A block that a machine
+ * ran slow throughout (heat, another program) widens the interval, which a draw of prompts alone would keep out: every
+ * drawn prompt brought all its blocks. Blocks are drawn from those in which the side measured every prompt in common
+ * (a cancelled campaign's last block is left out of the interval, not of the ratio). The blocks come from a second
+ * seeded stream, so with blocks alike the prompts' draws, and the interval, are those of a draw of prompts alone. Null
+ * with fewer than two prompts in common or a resample whose statistic is missing or 0 on A's side.
  */
 function pairedPromptRatioInterval<T>(
   a: readonly PerfRequestRecord[],
@@ -217,25 +223,52 @@ function pairedPromptRatioInterval<T>(
   samples: number,
   seed: number,
 ): readonly [number, number] | null {
-  const byKey = (requests: readonly PerfRequestRecord[]) => {
-    const m = new Map<number, PerfRequestRecord[]>();
+  // key -> block -> that prompt's requests in that block, and the blocks a side ran.
+  const cells = (requests: readonly PerfRequestRecord[]) => {
+    const byKey = new Map<number, Map<number, PerfRequestRecord[]>>();
+    const blocks = new Set<number>();
     for (const r of requests) {
-      const list = m.get(r.key);
+      blocks.add(r.block);
+      let byBlock = byKey.get(r.key);
+      if (!byBlock) byKey.set(r.key, (byBlock = new Map()));
+      const list = byBlock.get(r.block);
       if (list) list.push(r);
-      else m.set(r.key, [r]);
+      else byBlock.set(r.block, [r]);
     }
-    return m;
+    return { byKey, blocks: [...blocks].sort((x, y) => x - y) };
   };
-  const ka = byKey(a);
-  const kb = byKey(b);
-  const keys = [...ka.keys()].filter((k) => kb.has(k));
-  return pairedRatioInterval(
-    keys.map((k) => summary(ka.get(k)!)),
-    keys.map((k) => summary(kb.get(k)!)),
-    statistic,
-    samples,
-    seed,
-  );
+  const ca = cells(a);
+  const cb = cells(b);
+  const keys = [...ca.byKey.keys()].filter((k) => cb.byKey.has(k));
+  if (keys.length < 2) return null;
+  // The blocks a side measured every common prompt in; a side without one (cancelled in its first block) has its
+  // requests taken whole, as one block.
+  const complete = (c: ReturnType<typeof cells>) => c.blocks.filter((block) => keys.every((k) => c.byKey.get(k)!.has(block)));
+  const blocksA = complete(ca);
+  const blocksB = complete(cb);
+  const prompts = prng(seed);
+  const blockDraws = prng(seed ^ 0x9e3779b9);
+  const drawBlocks = (c: ReturnType<typeof cells>, blocks: readonly number[]) =>
+    blocks.length === 0 ? c.blocks : blocks.map(() => blocks[Math.floor(blockDraws() * blocks.length)]!);
+  const side = (c: ReturnType<typeof cells>, drawnKeys: readonly number[], drawnBlocks: readonly number[]) =>
+    statistic(
+      drawnKeys.map((k) => {
+        const byBlock = c.byKey.get(k)!;
+        const requests: PerfRequestRecord[] = [];
+        for (const block of drawnBlocks) requests.push(...(byBlock.get(block) ?? []));
+        return summary(requests);
+      }),
+    );
+  const ratios: number[] = [];
+  for (let s = 0; s < samples; s++) {
+    const drawnKeys = keys.map(() => keys[Math.floor(prompts() * keys.length)]!);
+    const x = side(ca, drawnKeys, drawBlocks(ca, blocksA));
+    const y = side(cb, drawnKeys, drawBlocks(cb, blocksB));
+    if (x === null || y === null || !(x > 0)) return null;
+    ratios.push(y / x);
+  }
+  ratios.sort((u, v) => u - v);
+  return [quantile(ratios, 0.025), quantile(ratios, 0.975)];
 }
 
 /** The 95% interval of B's pooled decode rate over A's for one configuration (pairedPromptRatioInterval). */

@@ -28,7 +28,7 @@ const USAGE = `usage: horizon compare A B [--key K] [--json] [--db FILE] [--data
               another); a ZIP is verified first (as horizon verify does) and compared by its re-scored verdicts;
               B is read as the change from A. Or two performance campaigns, stored (by id) or campaign ZIPs (verified
               first): each configuration's decode rate and TTFT p50 side by side, B over A with its 95% interval
-              (a seeded bootstrap over the prompts both measured)
+              (a seeded bootstrap over the prompts both measured and each side's blocks)
   --key K     one prompt's two responses instead: their verdicts, the words both share and each side's text from
               the word where they part (--json: {key, prompt, a, b, divergence})
   --json      print {runA, runB, labelA, labelB, cutA, cutB, common, promptStrict, promptLoose, instructionStrict,

@@ -127,7 +127,7 @@ const ratioText = (r: number | null) => (r === null ? '—' : `${r.toFixed(2)}x`
 function RatioInterval({ ci, testId }: { ci: readonly [number, number] | null; testId: string }) {
   if (!ci) return null;
   return (
-    <div className="muted small nowrap" data-testid={testId} title="95% interval: a seeded bootstrap over the prompts both campaigns measured">
+    <div className="muted small nowrap" data-testid={testId} title="95% interval: a seeded bootstrap over the prompts both campaigns measured and each campaign's blocks">
       {ci[0].toFixed(2)}–{ci[1].toFixed(2)}x
     </div>
   );

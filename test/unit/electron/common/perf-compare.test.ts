@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { aggregateConfig, compareCampaigns, decodeRatioInterval, ttftRatioInterval, type PerfCampaignDetail, type PerfRequestRecord } from '../../../../electron/common/perf-campaign.js';
+import { pairedRatioInterval } from '../../../../electron/common/paired-stats.js';
 
 const rec = (over: Partial<PerfRequestRecord>): PerfRequestRecord => ({
   config: 0, block: 0, key: 1000, promptTokens: 10, tokens: 101, ttftMs: 20, decodeTokensPerSecond: 100, responseMs: 1000,
@@ -85,6 +86,58 @@ describe('decodeRatioInterval', () => {
     expect(decodeRatioInterval(a, b)).toEqual(ci);
   });
 
+  // Twelve prompts at 60..170 tok/s in A, each the same in its three blocks.
+  const keys = Array.from({ length: 12 }, (_, i) => 1000 + i);
+  const perBlock = (rate: (key: number, block: number) => number) =>
+    Object.fromEntries(keys.map((k, i) => [k, [0, 1, 2].map((block) => rate(i, block))]));
+  const pooled = (drawn: readonly { tokens: number; seconds: number }[]) => {
+    const tokens = drawn.reduce((s, d) => s + d.tokens, 0);
+    const seconds = drawn.reduce((s, d) => s + d.seconds, 0);
+    return seconds > 0 ? tokens / seconds : null;
+  };
+  // Each prompt's decode tokens and seconds over all its blocks: the draw of prompts alone (pairedRatioInterval).
+  const totals = (rates: Record<number, readonly number[]>) =>
+    keys.map((k) => ({ tokens: 100 * rates[k]!.length, seconds: rates[k]!.reduce((s, r) => s + 100 / r, 0) }));
+
+  it('is the draw of prompts alone when each prompt ran alike in every block', () => {
+    const ra = perBlock((i) => 60 + 10 * i);
+    const rb = perBlock((i) => (60 + 10 * i) * (i % 3 === 0 ? 1.3 : 0.95));
+    const ci = decodeRatioInterval(requests(ra), requests(rb))!;
+    expect(ci).toEqual(pairedRatioInterval(totals(ra), totals(rb), pooled));
+    expect(ci[0]).toBeLessThan(ci[1]);
+  });
+
+  it('widens with a block one side ran slow throughout, which a draw of prompts alone keeps out', () => {
+    const ra = perBlock((i) => 60 + 10 * i);
+    // B: 10% faster in blocks 0 and 1, 20% slower in block 2 (a machine slowed for a whole block).
+    const rb = perBlock((i, block) => (60 + 10 * i) * (block === 2 ? 0.8 : 1.1));
+    const promptsAlone = pairedRatioInterval(totals(ra), totals(rb), pooled)!;
+    // Every prompt's ratio over its three blocks is the same, so drawing prompts alone gives no spread at all.
+    expect(promptsAlone[1] - promptsAlone[0]).toBeLessThan(1e-12);
+    const [low, high] = decodeRatioInterval(requests(ra), requests(rb))!;
+    // B's three blocks drawn all as block 2 (1 draw in 27, over 2.5%) give 0.8; none of block 2 (8 in 27) 1.1.
+    expect(low).toBeCloseTo(0.8, 12);
+    expect(high).toBeCloseTo(1.1, 12);
+    expect(low).toBeLessThan(promptsAlone[0]);
+    expect(high).toBeGreaterThan(promptsAlone[1]);
+  });
+
+  it("leaves a cancelled campaign's unfinished block out of the interval, and takes a side with no whole block whole", () => {
+    const ra = perBlock((i) => 60 + 10 * i);
+    const rb = perBlock((i, block) => (60 + 10 * i) * (block === 2 ? 0.8 : 1.1));
+    const b = requests(rb).filter((r) => r.block < 2);
+    // B cancelled three prompts into its block 2: that block's requests change nothing.
+    const cancelled = requests(rb).filter((r) => r.block < 2 || r.key < 1003);
+    expect(decodeRatioInterval(requests(ra), cancelled)).toEqual(decodeRatioInterval(requests(ra), b));
+    // B cancelled in its first block, after four prompts: the common prompts' requests as one block, so only A's
+    // blocks and the prompts are drawn: with A's blocks alike, the draw of prompts alone.
+    const early = requests(rb).filter((r) => r.block === 0 && r.key < 1004);
+    const common = keys.slice(0, 4);
+    const sub = (rates: Record<number, readonly number[]>, blocks: number) =>
+      common.map((k) => ({ tokens: 100 * blocks, seconds: rates[k]!.slice(0, blocks).reduce((s, r) => s + 100 / r, 0) }));
+    expect(decodeRatioInterval(requests(ra), early)).toEqual(pairedRatioInterval(sub(ra, 3), sub(rb, 1), pooled));
+  });
+
   it('pairs prompts only: a prompt one side did not measure is left out, and fewer than two give none', () => {
     const a = requests({ 1000: [100], 1001: [50] });
     const b = requests({ 1000: [200], 1001: [100], 1005: [1] });
@@ -113,7 +166,14 @@ describe('ttftRatioInterval', () => {
     Object.entries(ttfts).flatMap(([key, perBlock]) => perBlock.map((ttftMs, block) => rec({ key: Number(key), block, ttftMs })));
 
   it("is the exact ratio when every request's TTFT moves by it, and lies within the drawn medians' reach", () => {
-    expect(ttftRatioInterval(requests({ 1000: [40, 44], 1001: [20, 22] }), requests({ 1000: [20, 22], 1001: [10, 11] }))).toEqual([0.5, 0.5]);
+    expect(ttftRatioInterval(requests({ 1000: [40, 40], 1001: [20, 20] }), requests({ 1000: [20, 20], 1001: [10, 10] }))).toEqual([0.5, 0.5]);
+    // Blocks 10% apart on both sides: each side's blocks are drawn on their own, so the halving shows with the blocks'
+    // spread around it (B's faster block against A's slower: 20 / 44; the other way: 22 / 40).
+    const blocks = ttftRatioInterval(requests({ 1000: [40, 44], 1001: [20, 22] }), requests({ 1000: [20, 22], 1001: [10, 11] }))!;
+    expect(blocks[0]).toBeLessThan(0.5);
+    expect(blocks[1]).toBeGreaterThan(0.5);
+    expect(blocks[0]).toBeGreaterThanOrEqual(20 / 44 - 1e-12);
+    expect(blocks[1]).toBeLessThanOrEqual(22 / 40 + 1e-12);
     // A's TTFTs all 40 ms; B's per prompt 30, 40 or 50 ms: every resampled median is one of those, so the ratio is 0.75..1.25.
     const ci = ttftRatioInterval(requests({ 1000: [40, 40], 1001: [40, 40], 1005: [40, 40] }), requests({ 1000: [30, 30], 1001: [40, 40], 1005: [50, 50] }))!;
     expect(ci[0]).toBeGreaterThanOrEqual(0.75);
