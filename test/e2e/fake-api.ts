@@ -153,7 +153,7 @@ export function createFakeApi(opts: FakeApiOptions): { api: Api; setEmit(emit: E
             ? { backend: 'cuda' as const, backendLabel: `CUDA: ${gpus[0]?.name ?? ''}`, cudaStatus: '' }
             : { backend: 'cpu' as const, backendLabel: 'CPU backend', cudaStatus: 'no CUDA device (cudaGetDeviceCount: error 35)' }),
           gpus,
-          cpuLabel: 'Fake CPU (2 threads)',
+          cpuLabel: 'Fake CPU (2 threads, AVX2)',
           memoryBytes: 24 * 2 ** 30,
           dataDir,
           hubUrl: 'http://127.0.0.1/fake-hub',
