@@ -316,6 +316,29 @@ export function ttftRatioInterval(
   return pairedPromptRatioInterval(a, b, ttfts, median, samples, seed);
 }
 
+/** A configuration's pooled decode rate over full residency's in the same campaign. */
+export interface ResidencyRatio {
+  readonly decodeRatio: number;
+  /** Its 95% interval (decodeRatioInterval); null under two prompts in common. */
+  readonly decodeRatioCi95: readonly [number, number] | null;
+}
+
+/**
+ * Each configuration's decode rate over full residency's in the same campaign, the figure an expert budget is judged
+ * by: null for full residency itself, in a campaign without it, or where either rate is missing. Its interval is
+ * drawn as two campaigns' is (decodeRatioInterval): the configurations ran one after another over the same prompts.
+ */
+export function ratiosToFullResidency(c: PerfCampaignDetail, samples = BOOTSTRAP_SAMPLES, seed = BOOTSTRAP_SEED): readonly (ResidencyRatio | null)[] {
+  const full = c.configs.findIndex((spec) => spec.expertBudgetBytes === null);
+  const base = full < 0 ? null : (c.aggregates[full]?.decodeTokensPerSecond ?? null);
+  const requestsOf = (i: number) => c.requests.filter((r) => r.config === i);
+  return c.configs.map((_, i) => {
+    const rate = c.aggregates[i]?.decodeTokensPerSecond ?? null;
+    if (i === full || base === null || !(base > 0) || rate === null) return null;
+    return { decodeRatio: rate / base, decodeRatioCi95: decodeRatioInterval(requestsOf(full), requestsOf(i), samples, seed) };
+  });
+}
+
 /** Compares two campaigns configuration by configuration (their aggregates as stored, matched by label). */
 export function compareCampaigns(a: PerfCampaignDetail, b: PerfCampaignDetail): PerfComparison {
   const ratio = (x: number | null | undefined, y: number | null | undefined) => (x != null && y != null && x > 0 ? y / x : null);

@@ -571,6 +571,10 @@ describe('renderer over horizon serve (fake services, two GPUs)', () => {
     expect(await rows.count()).toBe(3);
     expect(await rows.nth(0).locator('th').textContent()).toContain('full residency');
     expect(await rows.nth(2).locator('th').textContent()).toContain('4 GiB experts');
+    // Each budget against full residency (the fake decodes at 500 / (1 + 8 / GiB) tok/s, less a little a prompt).
+    expect(await rows.nth(0).getByTestId('full-residency-ratio').count()).toBe(0);
+    expect(await rows.nth(1).getByTestId('full-residency-ratio').textContent()).toMatch(/^0\.20x of full \(0\.\d\d–0\.\d\dx\)$/);
+    expect(await rows.nth(2).getByTestId('full-residency-ratio').textContent()).toMatch(/^0\.33x of full \(0\.\d\d–0\.\d\dx\)$/);
     const label = (await page.getByTestId('rate-memory-chart').locator('svg').getAttribute('aria-label')) ?? '';
     // Sorted by memory: 2 GiB of experts first, full residency (7 GiB + 1) last.
     expect(label).toMatch(/^Decode rate against peak GPU memory: 2 GiB experts [\d.]+ tok\/s at 3\.0 GiB; 4 GiB experts [\d.]+ tok\/s at 5\.0 GiB; full residency [\d.]+ tok\/s at 8\.0 GiB$/);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import { readLabel } from '../../common/label.js';
-import { CAMPAIGN_ID_PREFIX, PERF_SETTINGS, campaignConfigs, parseBudgetList, type PerfCampaignDetail } from '../../common/perf-campaign.js';
+import { CAMPAIGN_ID_PREFIX, PERF_SETTINGS, campaignConfigs, parseBudgetList, ratiosToFullResidency, type PerfCampaignDetail } from '../../common/perf-campaign.js';
 import { dataLayout, defaultDataDir, lockDataDir } from '../../main/data-dir.js';
 import { cannotOpenDatabase, openDatabase } from '../../main/db/open-database.js';
 import { PerfRepo } from '../../main/db/perf-repo.js';
@@ -55,6 +55,12 @@ export function formatCampaign(c: PerfCampaignDetail): string {
       `  ${spec.label.padEnd(22)} ${fmt(a.decodeTokensPerSecond).padStart(12)}  ${fmt(a.ttftMsP50, 0).padStart(11)}  ${fmt(a.responseMsP50, 0).padStart(15)}  ${mem.padStart(15)}  ${h2d.padStart(6)}   ${cache}`,
     );
   }
+  const toFull = ratiosToFullResidency(c).flatMap((r, i) => {
+    if (r === null) return [];
+    const ci = r.decodeRatioCi95 === null ? '' : ` (95% CI ${r.decodeRatioCi95[0].toFixed(2)}-${r.decodeRatioCi95[1].toFixed(2)}x)`;
+    return [`${c.configs[i]!.label} ${r.decodeRatio.toFixed(2)}x${ci}`];
+  });
+  if (toFull.length) lines.push(`  decode rate over full residency's: ${toFull.join('; ')}`);
   if (!onCpu && c.peakMemoryScope === 'device') lines.push('  peak GPU memory: the whole GPU, other processes included (no per-process figure on this driver)');
   return lines.join('\n');
 }

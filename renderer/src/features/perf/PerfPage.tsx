@@ -1,6 +1,6 @@
 import { useEffect, useMemo } from 'react';
 
-import { compareCampaigns, PERF_SETTINGS, type PerfCampaignDetail } from '../../../../electron/common/perf-campaign.js';
+import { compareCampaigns, PERF_SETTINGS, ratiosToFullResidency, type PerfCampaignDetail, type ResidencyRatio } from '../../../../electron/common/perf-campaign.js';
 import { Card } from '../../components/Card.js';
 import { ConfirmPanel } from '../../components/ConfirmPanel.js';
 import { DeletedNotice } from '../../components/DeletedNotice.js';
@@ -67,10 +67,27 @@ export function RateMemoryChart({ campaign: c }: { campaign: PerfCampaignDetail 
   );
 }
 
+/** An expert budget's decode rate over full residency's, with its 95% interval where there is one. */
+function FullResidencyRatio({ ratio }: { ratio: ResidencyRatio | null }) {
+  if (!ratio) return null;
+  const ci = ratio.decodeRatioCi95;
+  return (
+    <div
+      className="muted small nowrap"
+      data-testid="full-residency-ratio"
+      title="Decode rate over full residency's in this campaign; 95% interval: a seeded bootstrap over its prompts and each configuration's blocks"
+    >
+      {ratio.decodeRatio.toFixed(2)}x of full{ci ? ` (${ci[0].toFixed(2)}–${ci[1].toFixed(2)}x)` : ''}
+    </div>
+  );
+}
+
 /** A campaign's configurations, one row each, with every figure the campaign measures. */
 export function CampaignTable({ campaign: c }: { campaign: PerfCampaignDetail }) {
   const onCpu = c.backend === 'cpu';
   const na = 'n/a on CPU';
+  // Each budget's intervals resample its requests 10,000 times: once the campaign has ended, not on every request.
+  const toFull = useMemo(() => (c.status === 'running' ? [] : ratiosToFullResidency(c)), [c]);
   return (
     <table className="table table--compact" data-testid="campaign-table">
       <thead>
@@ -105,7 +122,10 @@ export function CampaignTable({ campaign: c }: { campaign: PerfCampaignDetail })
                 {spec.label}
                 <div className="muted small">{spec.residency ?? 'not loaded yet'}</div>
               </th>
-              <td className="num">{formatNumber(a.decodeTokensPerSecond)}</td>
+              <td className="num">
+                {formatNumber(a.decodeTokensPerSecond)}
+                <FullResidencyRatio ratio={toFull[i] ?? null} />
+              </td>
               <td className="num nowrap">
                 {formatNumber(a.ttftMsP50, 0)} / {formatNumber(a.ttftMsP90, 0)} ms
               </td>

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import { aggregateConfig, compareCampaigns, decodeRatioInterval, ttftRatioInterval, type PerfCampaignDetail, type PerfRequestRecord } from '../../../../electron/common/perf-campaign.js';
+import {
+  aggregateConfig, campaignConfigs, compareCampaigns, decodeRatioInterval, ratiosToFullResidency, ttftRatioInterval, type PerfCampaignDetail, type PerfRequestRecord,
+} from '../../../../electron/common/perf-campaign.js';
+import { formatCampaign } from '../../../../electron/cli/commands/perf.js';
 import { pairedRatioInterval } from '../../../../electron/common/paired-stats.js';
 
 const rec = (over: Partial<PerfRequestRecord>): PerfRequestRecord => ({
@@ -185,5 +188,62 @@ describe('ttftRatioInterval', () => {
     const a = [...requests({ 1000: [40], 1001: [20] }), rec({ key: 1001, block: 1, tokens: 0, ttftMs: 1 })];
     expect(ttftRatioInterval(a, requests({ 1000: [80], 1001: [40] }))).toEqual([2, 2]);
     expect(ttftRatioInterval(requests({ 1000: [40] }), requests({ 1000: [20] }))).toBeNull();
+  });
+});
+
+describe('ratiosToFullResidency', () => {
+  // Full residency and two budgets over three prompts and two blocks; the 2 GiB budget decodes at 0.4x on every prompt,
+  // the 4 GiB one at 0.6x on two prompts and 0.9x on the third.
+  const configs = campaignConfigs([2 * 2 ** 30, 4 * 2 ** 30]);
+  const rates = [
+    (_k: number) => 100,
+    (_k: number) => 40,
+    (k: number) => (k === 1002 ? 90 : 60),
+  ];
+  const requests = configs.flatMap((_, config) =>
+    [0, 1].flatMap((block) => [1000, 1001, 1002].map((key) => rec({ config, block, key, decodeTokensPerSecond: rates[config]!(key) }))),
+  );
+  const detail = (over: Partial<PerfCampaignDetail> = {}): PerfCampaignDetail => {
+    const base = campaign('c', [{ label: 'x', rate: 1, ttft: 1 }]);
+    const c = { ...base, configs: configs.map((spec) => ({ ...spec, residency: null })), requests, ...over };
+    return { ...c, aggregates: c.configs.map((_, i) => aggregateConfig(c.requests.filter((r) => r.config === i), false)) };
+  };
+
+  it("gives each budget's decode rate over full residency's, with the interval two campaigns' comparison gives", () => {
+    const [full, two, four] = ratiosToFullResidency(detail());
+    expect(full).toBeNull();
+    expect(two!.decodeRatio).toBeCloseTo(0.4, 12);
+    expect(two!.decodeRatioCi95![0]).toBeCloseTo(0.4, 12);
+    expect(two!.decodeRatioCi95![1]).toBeCloseTo(0.4, 12);
+    // Pooled: 600 decode tokens over 2 x 100 x (1/60 + 1/60 + 1/90) s, against 100 tok/s.
+    expect(four!.decodeRatio).toBeCloseTo(600 / (200 * (2 / 60 + 1 / 90)) / 100, 12);
+    const ci = four!.decodeRatioCi95!;
+    expect(ci).toEqual(decodeRatioInterval(requests.filter((r) => r.config === 0), requests.filter((r) => r.config === 2)));
+    expect(ci[0]).toBeLessThan(four!.decodeRatio);
+    expect(ci[1]).toBeGreaterThan(four!.decodeRatio);
+    expect(ci[0]).toBeGreaterThanOrEqual(0.6 - 1e-12);
+    expect(ci[1]).toBeLessThanOrEqual(0.9 + 1e-12);
+  });
+
+  it('gives none without full residency, or where a rate is missing', () => {
+    const noFull = detail({ configs: configs.map((spec) => ({ ...spec, expertBudgetBytes: spec.expertBudgetBytes ?? 2 ** 30, residency: null })) });
+    expect(ratiosToFullResidency(noFull)).toEqual([null, null, null]);
+    const stalled = detail({ requests: requests.map((r) => (r.config === 0 ? { ...r, tokens: 1 } : r)) });
+    expect(ratiosToFullResidency(stalled)).toEqual([null, null, null]);
+    // One configuration (a CPU campaign): nothing to compare.
+    const cpu = campaign('cpu', [{ label: 'full residency', rate: 30, ttft: 90 }]);
+    expect(ratiosToFullResidency({ ...cpu, configs: campaignConfigs([]).map((spec) => ({ ...spec, residency: null })) })).toEqual([null]);
+  });
+
+  it('is printed under the campaign table by horizon perf and show --campaign', () => {
+    const text = formatCampaign(detail());
+    const [, two, four] = ratiosToFullResidency(detail());
+    const line = text.split('\n').find((l) => l.startsWith("  decode rate over full residency's: "));
+    expect(line).toBe(
+      `  decode rate over full residency's: 2 GiB experts 0.40x (95% CI 0.40-0.40x); 4 GiB experts ${four!.decodeRatio.toFixed(2)}x ` +
+        `(95% CI ${four!.decodeRatioCi95![0].toFixed(2)}-${four!.decodeRatioCi95![1].toFixed(2)}x)`,
+    );
+    expect(two!.decodeRatio.toFixed(2)).toBe('0.40');
+    expect(formatCampaign(campaign('cpu', [{ label: 'full residency', rate: 30, ttft: 90 }]))).not.toContain('over full residency');
   });
 });
