@@ -158,6 +158,15 @@ describe('scripts/gpu-check.sh against stand-in tools', () => {
     expect(c.calls.some((l) => l.startsWith('ctest') || l.startsWith('bench-gpu'))).toBe(false);
   });
 
+  it('runs only the peer comparison in GPU_CHECK_MODE=peer, and passes on its exit code', () => {
+    const c = check({ GPU_CHECK_MODE: 'peer' });
+    // No llama.cpp source beside this copy nor carried in .cache: the peer script says so and exits 2.
+    expect(c.status).toBe(2);
+    expect(c.log).toMatch(/peer run exit code 2; total \d+ s/);
+    expect(readFileSync(path.join(c.out, 'gpu-peer.log'), 'utf8')).toContain('skipped: no llama.cpp source');
+    expect(c.calls.some((l) => l.startsWith('ctest') || l.startsWith('compute-sanitizer'))).toBe(false);
+  });
+
   it('runs only the sanitizers and Nsight Compute in GPU_CHECK_MODE=checks', () => {
     const c = check({ GPU_CHECK_MODE: 'checks' });
     expect(c.status, c.log).toBe(0);
