@@ -2,7 +2,10 @@
  * scripts/gpu-check.sh's control flow, which otherwise runs only on a lent GPU machine with minutes to spare: the
  * script runs here on a copy of the scripts against stand-ins for nvcc, nvidia-smi, cmake, ctest, the built programs,
  * compute-sanitizer and ncu (shell scripts that log how they were called and answer as the flags of a test ask), so a
- * broken branch, an unset variable or a wrong exit code shows up before a GPU session spends its time on it.
+ * broken branch, an unset variable or a wrong exit code shows up before a GPU session spends its time on it. The same
+ * for scripts/gpu-peer.sh's comparison: the order of the runs and the figures and ratios it reads from llama-bench's
+ * CSV, llama-batched-bench's JSON lines and our benchmark's JSON, in the shapes the pinned llama.cpp and bench-gpu
+ * write them.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -173,5 +176,116 @@ describe('scripts/gpu-check.sh against stand-in tools', () => {
     expect(c.calls.some((l) => l.startsWith('ctest') || l.startsWith('bench-gpu --partial-slots'))).toBe(false);
     expect(c.calls.filter((l) => l.startsWith('compute-sanitizer'))).toHaveLength(4);
     expect(c.calls.some((l) => l.startsWith('ncu'))).toBe(true);
+  });
+});
+
+describe('scripts/gpu-peer.sh: the comparison from llama.cpp and our benchmark, stand-ins for both', () => {
+  const roots: string[] = [];
+  afterEach(() => {
+    for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+  });
+
+  // Our bench's JSON as bench-gpu writes it: a run per line, full residency first; each call takes its figures from
+  // the next line of $OURS (prefill, b1, b8, b32, b64).
+  const OURS_BENCH = `#!/usr/bin/env bash
+echo "bench-gpu $*" >>"$CALLS"
+n=$(( $(cat "$COUNT" 2>/dev/null || echo 0) + 1 )); echo "$n" >"$COUNT"
+read -r p b1 b8 b32 b64 < <(sed -n "\${n}p" "$OURS")
+while [ $# -gt 0 ]; do
+  if [ "$1" = --json ]; then
+    {
+      echo '{'
+      echo '  "device": "stand-in",'
+      echo '  "runs": ['
+      echo "    {\\"residency\\": \\"full\\", \\"ok\\": true, \\"prefill_tokens_per_s\\": $p, \\"ttft_128_ms\\": 60, \\"decode_tokens_per_s\\": {\\"b1\\": $b1, \\"b1_no_graph\\": 1, \\"b8_unscreened\\": 2, \\"b8\\": $b8, \\"b32\\": $b32, \\"b64\\": $b64, \\"b256\\": 3}},"
+      echo '    {"residency": "partial", "ok": true, "prefill_tokens_per_s": 7, "decode_tokens_per_s": {"b1": 7, "b8": 7, "b32": 7, "b64": 7}}'
+      echo '  ]'
+      echo '}'
+    } >"$2"
+  fi
+  shift
+done
+`;
+  // llama-bench's CSV (every field quoted, avg_ts next to last) and llama-batched-bench's JSON lines.
+  const LLAMA_BENCH = `#!/usr/bin/env bash
+echo "llama-bench $*" >>"$CALLS"
+echo 'build_commit,n_prompt,n_gen,n_depth,test_time,avg_ns,stddev_ns,avg_ts,stddev_ts'
+case " $* " in
+  *" -p 512 "*) echo '"abc","512","0","0","t","1","1","5000.000000","12.000000"' ;;
+  *) echo '"abc","0","128","128","t","1","1","400.000000","3.000000"' ;;
+esac
+`;
+  const BATCHED = `#!/usr/bin/env bash
+echo "llama-batched-bench $*" >>"$CALLS"
+for x in "8 1000" "32 2000" "64 2500"; do
+  set -- $x
+  echo "{\\"n_kv_max\\": 17000, \\"pp\\": 128, \\"tg\\": 128, \\"pl\\": $1, \\"n_kv\\": 1, \\"t_pp\\": 0.1, \\"speed_pp\\": 9.0, \\"t_tg\\": 1.0, \\"speed_tg\\": $2.000000, \\"t\\": 1.1, \\"speed\\": 3.0}"
+done
+`;
+
+  function compare(ours: string, env: Record<string, string> = {}) {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'horizon-gpu-peer-'));
+    roots.push(root);
+    const repo = path.join(root, 'repo');
+    const build = path.join(repo, 'native', 'build-gpu');
+    const peerBin = path.join(repo, '.cache', 'peers', 'llama-cuda', 'bin');
+    const out = path.join(root, 'out');
+    for (const d of [path.join(repo, 'scripts'), build, peerBin, out]) mkdirSync(d, { recursive: true });
+    copyFileSync(path.join(ROOT, 'scripts', 'gpu-peer.sh'), path.join(repo, 'scripts', 'gpu-peer.sh'));
+    const exe = (file: string, body: string) => {
+      writeFileSync(file, body);
+      chmodSync(file, 0o755);
+    };
+    exe(path.join(build, 'bench-gpu'), OURS_BENCH);
+    exe(path.join(peerBin, 'llama-bench'), LLAMA_BENCH);
+    exe(path.join(peerBin, 'llama-batched-bench'), BATCHED);
+    // The GGUF is there: peer-gguf is not run again.
+    writeFileSync(path.join(repo, '.cache', 'peers', 'random-olmoe-q4_0.gguf'), 'GGUF');
+    writeFileSync(path.join(root, 'ours.txt'), ours);
+    const calls = path.join(root, 'calls.txt');
+    writeFileSync(calls, '');
+    const r = spawnSync('bash', ['scripts/gpu-peer.sh', 'native/build-gpu', '300'], {
+      cwd: repo,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, OUT: out, CALLS: calls, OURS: path.join(root, 'ours.txt'), COUNT: path.join(root, 'count'), ...env },
+    });
+    const json = path.join(out, 'gpu-check-peer.json');
+    return {
+      status: r.status,
+      output: `${r.stdout}${r.stderr}`,
+      calls: readFileSync(calls, 'utf8').split('\n').filter(Boolean),
+      peer: existsSync(json) ? (JSON.parse(readFileSync(json, 'utf8')) as Record<string, Record<string, number | null> | string>) : null,
+      out,
+    };
+  }
+
+  it('alternates ours, the peer, ours, and gives the better of our two runs over the peer', () => {
+    const c = compare('2000 600 900 1500 1800\n2100 580 950 1550 1700\n');
+    expect(c.status, c.output).toBe(0);
+    expect(c.calls.map((l) => l.split(' ')[0])).toEqual(['bench-gpu', 'llama-bench', 'llama-bench', 'llama-batched-bench', 'bench-gpu']);
+    expect(c.calls[1]).toContain('-p 512 -n 0');
+    expect(c.calls[2]).toContain('-p 0 -n 128 -d 128');
+    expect(c.calls[3]).toContain('-npp 128 -ntg 128 -npl 8,32,64');
+    expect(c.peer!.ours).toEqual({ prefill_512: 2100, decode_b1: 600, decode_b8: 950, decode_b32: 1550, decode_b64: 1800 });
+    expect(c.peer!.peer_figures).toEqual({ prefill_512: 5000, decode_b1: 400, decode_b8: 1000, decode_b32: 2000, decode_b64: 2500 });
+    expect(c.peer!.ratios).toEqual({ prefill_512: 0.42, decode_b1: 1.5, decode_b8: 0.95, decode_b32: 0.775, decode_b64: 0.72 });
+  });
+
+  it("takes gpu-check's own benchmark as our first run", () => {
+    const first = path.join(os.tmpdir(), `horizon-gpu-peer-first-${process.pid}.json`);
+    writeFileSync(
+      first,
+      '{\n  "runs": [\n    {"residency": "full", "prefill_tokens_per_s": 3000, "decode_tokens_per_s": {"b1": 700, "b8": 0, "b32": 1600, "b64": 1900}}\n  ]\n}\n',
+    );
+    try {
+      const c = compare('1000 500 800 1400 1500\n', { PEER_OURS_FIRST: first });
+      expect(c.status, c.output).toBe(0);
+      expect(c.calls.map((l) => l.split(' ')[0])).toEqual(['llama-bench', 'llama-bench', 'llama-batched-bench', 'bench-gpu']);
+      expect(c.peer!.ours).toEqual({ prefill_512: 3000, decode_b1: 700, decode_b8: 800, decode_b32: 1600, decode_b64: 1900 });
+      expect(c.peer!.ratios).toMatchObject({ prefill_512: 0.6, decode_b1: 1.75, decode_b8: 0.8 });
+    } finally {
+      rmSync(first, { force: true });
+    }
   });
 });
