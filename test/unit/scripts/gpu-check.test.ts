@@ -60,6 +60,23 @@ echo "    gpu__time_duration.sum   us   3.10   3.40   3.20"
 exit 0`,
 };
 
+// llama-bench's CSV (every field quoted, avg_ts next to last) and llama-batched-bench's JSON lines.
+const LLAMA_BENCH = `#!/usr/bin/env bash
+echo "llama-bench $*" >>"$CALLS"
+echo 'build_commit,n_prompt,n_gen,n_depth,test_time,avg_ns,stddev_ns,avg_ts,stddev_ts'
+case " $* " in
+*" -p 512 "*) echo '"abc","512","0","0","t","1","1","5000.000000","12.000000"' ;;
+*) echo '"abc","0","128","128","t","1","1","400.000000","3.000000"' ;;
+esac
+`;
+const BATCHED = `#!/usr/bin/env bash
+echo "llama-batched-bench $*" >>"$CALLS"
+for x in "8 1000" "32 2000" "64 2500"; do
+set -- $x
+echo "{\\"n_kv_max\\": 17000, \\"pp\\": 128, \\"tg\\": 128, \\"pl\\": $1, \\"n_kv\\": 1, \\"t_pp\\": 0.1, \\"speed_pp\\": 9.0, \\"t_tg\\": 1.0, \\"speed_tg\\": $2.000000, \\"t\\": 1.1, \\"speed\\": 3.0}"
+done
+`;
+
 interface Check {
   readonly status: number | null;
   readonly log: string;
@@ -73,7 +90,7 @@ describe('scripts/gpu-check.sh against stand-in tools', () => {
     for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
   });
 
-  function check(env: Record<string, string> = {}, opts: { ifeval?: boolean } = {}): Check {
+  function check(env: Record<string, string> = {}, opts: { ifeval?: boolean; peerReady?: boolean } = {}): Check {
     const root = mkdtempSync(path.join(os.tmpdir(), 'horizon-gpu-check-'));
     roots.push(root);
     const repo = path.join(root, 'repo');
@@ -90,6 +107,16 @@ describe('scripts/gpu-check.sh against stand-in tools', () => {
     if (opts.ifeval) {
       mkdirSync(path.join(root, 'shared', 'ifeval'), { recursive: true });
       writeFileSync(path.join(root, 'shared', 'ifeval', 'input_data.jsonl'), '{"key": 1, "prompt": "x", "instruction_id_list": [], "kwargs": []}\n');
+    }
+    if (opts.peerReady) {
+      // llama.cpp built and the GGUF written by an earlier call on this machine: the preparation ends at once.
+      const peerBin = path.join(repo, '.cache', 'peers', 'llama-cuda', 'bin');
+      mkdirSync(peerBin, { recursive: true });
+      for (const [name, body] of [['llama-bench', LLAMA_BENCH], ['llama-batched-bench', BATCHED]] as const) {
+        writeFileSync(path.join(peerBin, name), body);
+        chmodSync(path.join(peerBin, name), 0o755);
+      }
+      writeFileSync(path.join(repo, '.cache', 'peers', 'random-olmoe-q4_0.gguf'), 'GGUF');
     }
     const calls = path.join(root, 'calls.txt');
     writeFileSync(calls, '');
@@ -129,6 +156,20 @@ describe('scripts/gpu-check.sh against stand-in tools', () => {
     // No llama.cpp source beside this copy: the peer's background preparation stops and says so, and fails nothing.
     expect(c.log).toContain("the peer's preparation stopped short");
     expect(c.log).toMatch(/gpu-check: total \d+ s\n$/);
+  });
+
+  it("runs the peer's comparison after the benchmark when the peer is ready, its figures under \"peer\" in gpu-check.json", () => {
+    const c = check({}, { peerReady: true });
+    expect(c.status, c.log).toBe(0);
+    expect(c.log).toMatch(/peer prepared at \d+ s: the comparison \(ours above, the peer, ours again\)/);
+    // The check's benchmark, the peer's three runs, our second run, then the sanitizers.
+    const runs = c.calls.filter((l) => /^(bench-gpu|llama-|compute-sanitizer)/.test(l)).map((l) => l.split(' ')[0]);
+    expect(runs.slice(0, 5)).toEqual(['bench-gpu', 'llama-bench', 'llama-bench', 'llama-batched-bench', 'bench-gpu']);
+    expect(runs.slice(5)).toEqual(Array(4).fill('compute-sanitizer'));
+    // The stand-in bench gives b1 500 tok/s and no prefill or batched figures: those ratios are null.
+    const json = JSON.parse(readFileSync(path.join(c.out, 'gpu-check.json'), 'utf8')) as { residency: string; peer: { ratios: Record<string, number | null> } };
+    expect(json.residency).toBe('full');
+    expect(json.peer.ratios).toEqual({ prefill_512: null, decode_b1: 1.25, decode_b8: null, decode_b32: null, decode_b64: null });
   });
 
   it('says so and skips the IFEval-shaped workload without input_data.jsonl', () => {
@@ -206,23 +247,6 @@ while [ $# -gt 0 ]; do
   shift
 done
 `;
-  // llama-bench's CSV (every field quoted, avg_ts next to last) and llama-batched-bench's JSON lines.
-  const LLAMA_BENCH = `#!/usr/bin/env bash
-echo "llama-bench $*" >>"$CALLS"
-echo 'build_commit,n_prompt,n_gen,n_depth,test_time,avg_ns,stddev_ns,avg_ts,stddev_ts'
-case " $* " in
-  *" -p 512 "*) echo '"abc","512","0","0","t","1","1","5000.000000","12.000000"' ;;
-  *) echo '"abc","0","128","128","t","1","1","400.000000","3.000000"' ;;
-esac
-`;
-  const BATCHED = `#!/usr/bin/env bash
-echo "llama-batched-bench $*" >>"$CALLS"
-for x in "8 1000" "32 2000" "64 2500"; do
-  set -- $x
-  echo "{\\"n_kv_max\\": 17000, \\"pp\\": 128, \\"tg\\": 128, \\"pl\\": $1, \\"n_kv\\": 1, \\"t_pp\\": 0.1, \\"speed_pp\\": 9.0, \\"t_tg\\": 1.0, \\"speed_tg\\": $2.000000, \\"t\\": 1.1, \\"speed\\": 3.0}"
-done
-`;
-
   function compare(ours: string, env: Record<string, string> = {}) {
     const root = mkdtempSync(path.join(os.tmpdir(), 'horizon-gpu-peer-'));
     roots.push(root);
