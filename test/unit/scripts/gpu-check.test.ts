@@ -296,6 +296,34 @@ done
     expect(c.peer!.ratios).toEqual({ prefill_512: 0.42, decode_b1: 1.5, decode_b8: 0.95, decode_b32: 0.775, decode_b64: 0.72 });
   });
 
+  // The CUDA simulator's build of bench-gpu (built with nvcc, as in CI), one layer of the small model: the JSON the
+  // comparison reads is the real writer's, not the stand-in's.
+  const simBench = path.join(ROOT, 'native', 'build', 'sim-bench-gpu');
+  it.skipIf(!existsSync(simBench))("reads our figures from the JSON bench-gpu writes (the simulator's build)", () => {
+    const first = path.join(os.tmpdir(), `horizon-gpu-peer-sim-${process.pid}.json`);
+    try {
+      const b = spawnSync(simBench, ['--small', '--quick', '--layers', '1', '--full-only', '--no-kernel-table', '--json', first], { encoding: 'utf8', timeout: 300_000 });
+      expect(b.status, b.stderr).toBe(0);
+      const real = JSON.parse(readFileSync(first, 'utf8')) as {
+        runs: { residency: string; prefill_tokens_per_s: number; decode_tokens_per_s: Record<string, number> }[];
+      };
+      const full = real.runs.find((r) => r.residency === 'full')!;
+      expect(full.decode_tokens_per_s.b1).toBeGreaterThan(0);
+      // Our second run gives nothing better, so the figures are the simulator's run's.
+      const c = compare('0 0 0 0 0\n', { PEER_OURS_FIRST: first });
+      expect(c.status, c.output).toBe(0);
+      const ours = c.peer!.ours as Record<string, number>;
+      expect(ours.prefill_512).toBeCloseTo(full.prefill_tokens_per_s, 3);
+      for (const [key, b] of [['decode_b1', 'b1'], ['decode_b8', 'b8'], ['decode_b32', 'b32'], ['decode_b64', 'b64']] as const) {
+        expect(ours[key]).toBeCloseTo(full.decode_tokens_per_s[b]!, 3);
+      }
+      // Written with three decimals.
+      expect((c.peer!.ratios as Record<string, number>).decode_b1).toBeCloseTo(full.decode_tokens_per_s.b1! / 400, 2);
+    } finally {
+      rmSync(first, { force: true });
+    }
+  });
+
   it("takes gpu-check's own benchmark as our first run", () => {
     const first = path.join(os.tmpdir(), `horizon-gpu-peer-first-${process.pid}.json`);
     writeFileSync(
