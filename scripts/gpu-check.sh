@@ -157,9 +157,16 @@ run_checks() {
     grep -v '^==PROF==' "$KERNELS.raw" | grep -E 'Invocations|gpu__time_duration' | paste - - |
       sed -E 's/Device [0-9]+, CC [0-9.]+, //; s/\([^()]*_args[^()]*\)//; s/\(const [^()]*\)//; s/gpu__time_duration.sum +//; s/ +/ /g' \
       >"$KERNELS"
-    rm -f "$KERNELS.raw"
-    say "batch-1 decode kernels by ncu (name, grid x block, launches; min max avg): $KERNELS"
-    tee -a "$LOG" <"$KERNELS"
+    # A summary this filter cannot read (another ncu's layout, an error) is kept whole instead, as the profile it is.
+    if grep -q 'Invocations' "$KERNELS"; then
+      rm -f "$KERNELS.raw"
+      say "batch-1 decode kernels by ncu (name, grid x block, launches; min max avg): $KERNELS"
+      tee -a "$LOG" <"$KERNELS"
+    else
+      mv "$KERNELS.raw" "$KERNELS"
+      say "ncu's summary was not in the layout expected; kept as it printed it: $KERNELS"
+      tail -20 "$KERNELS" | tee -a "$LOG"
+    fi
   else
     say "ncu: $([ -z "$NCU" ] && echo 'not found' || echo 'no time left'), kernel times not taken"
   fi

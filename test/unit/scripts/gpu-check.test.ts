@@ -54,6 +54,7 @@ exit 0`,
   // its duration metric's line.
   ncu: `echo "ncu $*" >>"$CALLS"
 echo "==PROF== Disconnected from process 1"
+if [ -n "\${FAKE_NCU_OTHER:-}" ]; then echo "attention_kernel 4 launches 3.2 us"; exit 0; fi
 echo "  attention_kernel(attention_args) (128, 1, 1)x(256, 1, 1), Device 0, CC 9.0, Invocations 4"
 echo "    Section: Command line profiler metrics"
 echo "    gpu__time_duration.sum   us   3.10   3.40   3.20"
@@ -209,6 +210,14 @@ describe('scripts/gpu-check.sh against stand-in tools', () => {
     expect(c.log).toMatch(/peer run exit code 2; total \d+ s/);
     expect(readFileSync(path.join(c.out, 'gpu-peer.log'), 'utf8')).toContain('skipped: no llama.cpp source');
     expect(c.calls.some((l) => l.startsWith('ctest') || l.startsWith('compute-sanitizer'))).toBe(false);
+  });
+
+  it("keeps ncu's summary whole when it is not in the layout the filter reads", () => {
+    const c = check({ GPU_CHECK_MODE: 'checks', FAKE_NCU_OTHER: '1' });
+    expect(c.status, c.log).toBe(0);
+    expect(c.log).toContain("ncu's summary was not in the layout expected; kept as it printed it");
+    expect(readFileSync(path.join(c.out, 'gpu-kernels.txt'), 'utf8')).toBe('==PROF== Disconnected from process 1\nattention_kernel 4 launches 3.2 us\n');
+    expect(existsSync(path.join(c.out, 'gpu-kernels.txt.raw'))).toBe(false);
   });
 
   it('runs only the sanitizers and Nsight Compute in GPU_CHECK_MODE=checks', () => {
