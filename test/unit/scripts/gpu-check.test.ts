@@ -78,6 +78,23 @@ echo "{\\"n_kv_max\\": 17000, \\"pp\\": 128, \\"tg\\": 128, \\"pl\\": $1, \\"n_k
 done
 `;
 
+const roots: string[] = [];
+afterEach(() => {
+  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+});
+
+/** A temporary folder, removed after the test. */
+function tempRoot(prefix: string): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), prefix));
+  roots.push(root);
+  return root;
+}
+
+function writeExecutable(file: string, body: string): void {
+  writeFileSync(file, body);
+  chmodSync(file, 0o755);
+}
+
 interface Check {
   readonly status: number | null;
   readonly log: string;
@@ -86,23 +103,14 @@ interface Check {
 }
 
 describe('scripts/gpu-check.sh against stand-in tools', () => {
-  const roots: string[] = [];
-  afterEach(() => {
-    for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
-  });
-
   function check(env: Record<string, string> = {}, opts: { ifeval?: boolean; peerReady?: boolean } = {}): Check {
-    const root = mkdtempSync(path.join(os.tmpdir(), 'horizon-gpu-check-'));
-    roots.push(root);
+    const root = tempRoot('horizon-gpu-check-');
     const repo = path.join(root, 'repo');
     const bin = path.join(root, 'bin');
     const out = path.join(root, 'out');
     for (const d of [path.join(repo, 'scripts'), path.join(repo, 'native'), bin]) mkdirSync(d, { recursive: true });
     for (const s of ['gpu-check.sh', 'gpu-peer.sh']) copyFileSync(path.join(ROOT, 'scripts', s), path.join(repo, 'scripts', s));
-    for (const [name, body] of Object.entries(TOOLS)) {
-      writeFileSync(path.join(bin, name), `#!/usr/bin/env bash\n${body}\n`);
-      chmodSync(path.join(bin, name), 0o755);
-    }
+    for (const [name, body] of Object.entries(TOOLS)) writeExecutable(path.join(bin, name), `#!/usr/bin/env bash\n${body}\n`);
     const program = path.join(root, 'program.sh');
     writeFileSync(program, PROGRAM);
     if (opts.ifeval) {
@@ -113,10 +121,8 @@ describe('scripts/gpu-check.sh against stand-in tools', () => {
       // llama.cpp built and the GGUF written by an earlier call on this machine: the preparation ends at once.
       const peerBin = path.join(repo, '.cache', 'peers', 'llama-cuda', 'bin');
       mkdirSync(peerBin, { recursive: true });
-      for (const [name, body] of [['llama-bench', LLAMA_BENCH], ['llama-batched-bench', BATCHED]] as const) {
-        writeFileSync(path.join(peerBin, name), body);
-        chmodSync(path.join(peerBin, name), 0o755);
-      }
+      writeExecutable(path.join(peerBin, 'llama-bench'), LLAMA_BENCH);
+      writeExecutable(path.join(peerBin, 'llama-batched-bench'), BATCHED);
       writeFileSync(path.join(repo, '.cache', 'peers', 'random-olmoe-q4_0.gguf'), 'GGUF');
     }
     const calls = path.join(root, 'calls.txt');
@@ -230,11 +236,6 @@ describe('scripts/gpu-check.sh against stand-in tools', () => {
 });
 
 describe('scripts/gpu-peer.sh: the comparison from llama.cpp and our benchmark, stand-ins for both', () => {
-  const roots: string[] = [];
-  afterEach(() => {
-    for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
-  });
-
   // Our bench's JSON as bench-gpu writes it: a run per line, full residency first; each call takes its figures from
   // the next line of $OURS (prefill, b1, b8, b32, b64).
   const OURS_BENCH = `#!/usr/bin/env bash
@@ -257,21 +258,16 @@ while [ $# -gt 0 ]; do
 done
 `;
   function compare(ours: string, env: Record<string, string> = {}) {
-    const root = mkdtempSync(path.join(os.tmpdir(), 'horizon-gpu-peer-'));
-    roots.push(root);
+    const root = tempRoot('horizon-gpu-peer-');
     const repo = path.join(root, 'repo');
     const build = path.join(repo, 'native', 'build-gpu');
     const peerBin = path.join(repo, '.cache', 'peers', 'llama-cuda', 'bin');
     const out = path.join(root, 'out');
     for (const d of [path.join(repo, 'scripts'), build, peerBin, out]) mkdirSync(d, { recursive: true });
     copyFileSync(path.join(ROOT, 'scripts', 'gpu-peer.sh'), path.join(repo, 'scripts', 'gpu-peer.sh'));
-    const exe = (file: string, body: string) => {
-      writeFileSync(file, body);
-      chmodSync(file, 0o755);
-    };
-    exe(path.join(build, 'bench-gpu'), OURS_BENCH);
-    exe(path.join(peerBin, 'llama-bench'), LLAMA_BENCH);
-    exe(path.join(peerBin, 'llama-batched-bench'), BATCHED);
+    writeExecutable(path.join(build, 'bench-gpu'), OURS_BENCH);
+    writeExecutable(path.join(peerBin, 'llama-bench'), LLAMA_BENCH);
+    writeExecutable(path.join(peerBin, 'llama-batched-bench'), BATCHED);
     // The GGUF is there: peer-gguf is not run again.
     writeFileSync(path.join(repo, '.cache', 'peers', 'random-olmoe-q4_0.gguf'), 'GGUF');
     writeFileSync(path.join(root, 'ours.txt'), ours);
@@ -309,44 +305,36 @@ done
   // comparison reads is the real writer's, not the stand-in's.
   const simBench = path.join(ROOT, 'native', 'build', 'sim-bench-gpu');
   it.skipIf(!existsSync(simBench))("reads our figures from the JSON bench-gpu writes (the simulator's build)", () => {
-    const first = path.join(os.tmpdir(), `horizon-gpu-peer-sim-${process.pid}.json`);
-    try {
-      const b = spawnSync(simBench, ['--small', '--quick', '--layers', '1', '--full-only', '--no-kernel-table', '--json', first], { encoding: 'utf8', timeout: 300_000 });
-      expect(b.status, b.stderr).toBe(0);
-      const real = JSON.parse(readFileSync(first, 'utf8')) as {
-        runs: { residency: string; prefill_tokens_per_s: number; decode_tokens_per_s: Record<string, number> }[];
-      };
-      const full = real.runs.find((r) => r.residency === 'full')!;
-      expect(full.decode_tokens_per_s.b1).toBeGreaterThan(0);
-      // Our second run gives nothing better, so the figures are the simulator's run's.
-      const c = compare('0 0 0 0 0\n', { PEER_OURS_FIRST: first });
-      expect(c.status, c.output).toBe(0);
-      const ours = c.peer!.ours as Record<string, number>;
-      expect(ours.prefill_512).toBeCloseTo(full.prefill_tokens_per_s, 3);
-      for (const [key, b] of [['decode_b1', 'b1'], ['decode_b8', 'b8'], ['decode_b32', 'b32'], ['decode_b64', 'b64']] as const) {
-        expect(ours[key]).toBeCloseTo(full.decode_tokens_per_s[b]!, 3);
-      }
-      // Written with three decimals.
-      expect((c.peer!.ratios as Record<string, number>).decode_b1).toBeCloseTo(full.decode_tokens_per_s.b1! / 400, 2);
-    } finally {
-      rmSync(first, { force: true });
+    const first = path.join(tempRoot('horizon-gpu-peer-sim-'), 'bench.json');
+    const b = spawnSync(simBench, ['--small', '--quick', '--layers', '1', '--full-only', '--no-kernel-table', '--json', first], { encoding: 'utf8', timeout: 300_000 });
+    expect(b.status, b.stderr).toBe(0);
+    const real = JSON.parse(readFileSync(first, 'utf8')) as {
+      runs: { residency: string; prefill_tokens_per_s: number; decode_tokens_per_s: Record<string, number> }[];
+    };
+    const full = real.runs.find((r) => r.residency === 'full')!;
+    expect(full.decode_tokens_per_s.b1).toBeGreaterThan(0);
+    // Our second run gives nothing better, so the figures are the simulator's run's.
+    const c = compare('0 0 0 0 0\n', { PEER_OURS_FIRST: first });
+    expect(c.status, c.output).toBe(0);
+    const ours = c.peer!.ours as Record<string, number>;
+    expect(ours.prefill_512).toBeCloseTo(full.prefill_tokens_per_s, 3);
+    for (const [key, field] of [['decode_b1', 'b1'], ['decode_b8', 'b8'], ['decode_b32', 'b32'], ['decode_b64', 'b64']] as const) {
+      expect(ours[key]).toBeCloseTo(full.decode_tokens_per_s[field]!, 3);
     }
+    // Written with three decimals.
+    expect((c.peer!.ratios as Record<string, number>).decode_b1).toBeCloseTo(full.decode_tokens_per_s.b1! / 400, 2);
   });
 
   it("takes gpu-check's own benchmark as our first run", () => {
-    const first = path.join(os.tmpdir(), `horizon-gpu-peer-first-${process.pid}.json`);
+    const first = path.join(tempRoot('horizon-gpu-peer-first-'), 'gpu-check.json');
     writeFileSync(
       first,
       '{\n  "runs": [\n    {"residency": "full", "prefill_tokens_per_s": 3000, "decode_tokens_per_s": {"b1": 700, "b8": 0, "b32": 1600, "b64": 1900}}\n  ]\n}\n',
     );
-    try {
-      const c = compare('1000 500 800 1400 1500\n', { PEER_OURS_FIRST: first });
-      expect(c.status, c.output).toBe(0);
-      expect(c.calls.map((l) => l.split(' ')[0])).toEqual(['llama-bench', 'llama-bench', 'llama-batched-bench', 'bench-gpu']);
-      expect(c.peer!.ours).toEqual({ prefill_512: 3000, decode_b1: 700, decode_b8: 800, decode_b32: 1600, decode_b64: 1900 });
-      expect(c.peer!.ratios).toMatchObject({ prefill_512: 0.6, decode_b1: 1.75, decode_b8: 0.8 });
-    } finally {
-      rmSync(first, { force: true });
-    }
+    const c = compare('1000 500 800 1400 1500\n', { PEER_OURS_FIRST: first });
+    expect(c.status, c.output).toBe(0);
+    expect(c.calls.map((l) => l.split(' ')[0])).toEqual(['llama-bench', 'llama-bench', 'llama-batched-bench', 'bench-gpu']);
+    expect(c.peer!.ours).toEqual({ prefill_512: 3000, decode_b1: 700, decode_b8: 800, decode_b32: 1600, decode_b64: 1900 });
+    expect(c.peer!.ratios).toMatchObject({ prefill_512: 0.6, decode_b1: 1.75, decode_b8: 0.8 });
   });
 });
