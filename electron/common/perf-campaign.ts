@@ -332,10 +332,11 @@ export function ratiosToFullResidency(c: PerfCampaignDetail, samples = BOOTSTRAP
   const full = c.configs.findIndex((spec) => spec.expertBudgetBytes === null);
   const base = full < 0 ? null : (c.aggregates[full]?.decodeTokensPerSecond ?? null);
   const requestsOf = (i: number) => c.requests.filter((r) => r.config === i);
+  const fullRequests = full < 0 ? [] : requestsOf(full);
   return c.configs.map((_, i) => {
     const rate = c.aggregates[i]?.decodeTokensPerSecond ?? null;
     if (i === full || base === null || !(base > 0) || rate === null) return null;
-    return { decodeRatio: rate / base, decodeRatioCi95: decodeRatioInterval(requestsOf(full), requestsOf(i), samples, seed) };
+    return { decodeRatio: rate / base, decodeRatioCi95: decodeRatioInterval(fullRequests, requestsOf(i), samples, seed) };
   });
 }
 
