@@ -14,7 +14,7 @@
  * Asserts nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -53,16 +53,49 @@ function timed(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}
   return { out, maxRssBytes: m ? Number(m[1]) * 1024 : NaN };
 }
 
+/**
+ * The x86 features of this host that ggml's CMake can name, as its options: every one the CPU has, for a build that
+ * is -march=native less AMX. The pinned llama.cpp's AMX matmul (dense Q4_0 / Q6_K weights: the stock mix's attention
+ * and output) crashed in ggml_backend_amx_mul_mat on a two-core Xeon with AMX (2026-12-07), and it never runs the
+ * experts (AMX takes MUL_MAT, not MUL_MAT_ID); a user of such a host builds without it.
+ */
+export function ggmlFlagsWithoutAmx(cpuFlags: ReadonlySet<string>): string[] {
+  const options: [string, boolean][] = [
+    ['GGML_SSE42', cpuFlags.has('sse4_2')],
+    ['GGML_AVX', cpuFlags.has('avx')],
+    ['GGML_AVX2', cpuFlags.has('avx2')],
+    ['GGML_FMA', cpuFlags.has('fma')],
+    ['GGML_F16C', cpuFlags.has('f16c')],
+    ['GGML_BMI2', cpuFlags.has('bmi2')],
+    ['GGML_AVX_VNNI', cpuFlags.has('avx_vnni')],
+    ['GGML_AVX512', ['avx512f', 'avx512cd', 'avx512vl', 'avx512dq', 'avx512bw'].every((f) => cpuFlags.has(f))],
+    ['GGML_AVX512_VBMI', cpuFlags.has('avx512vbmi')],
+    ['GGML_AVX512_VNNI', cpuFlags.has('avx512_vnni')],
+    ['GGML_AVX512_BF16', cpuFlags.has('avx512_bf16')],
+    ['GGML_AMX_TILE', false],
+    ['GGML_AMX_INT8', false],
+    ['GGML_AMX_BF16', false],
+  ];
+  return ['-DGGML_NATIVE=OFF', ...options.map(([name, on]) => `-D${name}=${on ? 'ON' : 'OFF'}`)];
+}
+
+function hostCpuFlags(): Set<string> {
+  const line = existsSync('/proc/cpuinfo') ? /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] : undefined;
+  return new Set((line ?? '').trim().split(/\s+/));
+}
+
 function buildLlama(): string {
-  const build = path.join(CACHE, 'llama-cpu');
+  const amx = hostCpuFlags().has('amx_int8');
+  const build = path.join(CACHE, amx ? 'llama-cpu-noamx' : 'llama-cpu');
   const bin = path.join(build, 'bin');
   const targets = ['llama-bench', 'llama-quantize', 'llama-batched-bench'];
   if (targets.every((t) => existsSync(path.join(bin, t)))) return bin;
   // A build folder from before the batched part lacks only llama-batched-bench: a few minutes more.
-  console.log('cpu-peer: building llama.cpp (CPU) into .cache/peers/llama-cpu (15-20 min on two cores the first time)');
-  run('cmake', ['-S', path.join(PEERS, 'llama.cpp'), '-B', build, '-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DLLAMA_CURL=OFF',
-    '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_SERVER=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_APP=OFF',
-    '-DLLAMA_BUILD_UI=OFF']);
+  console.log(`cpu-peer: building llama.cpp (CPU) into ${path.relative(ROOT, build)} (15-20 min on two cores the first time)`);
+  if (amx) console.log('cpu-peer: this CPU has AMX: the peer is built for its features less AMX, whose matmul crashes at this commit');
+  run('cmake', ['-S', path.join(PEERS, 'llama.cpp'), '-B', build, '-DCMAKE_BUILD_TYPE=Release', ...(amx ? ggmlFlagsWithoutAmx(hostCpuFlags()) : ['-DGGML_NATIVE=ON']),
+    '-DLLAMA_CURL=OFF', '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_SERVER=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF',
+    '-DLLAMA_BUILD_APP=OFF', '-DLLAMA_BUILD_UI=OFF']);
   run('cmake', ['--build', build, '-j2', '--target', ...targets]);
   return bin;
 }
