@@ -12,7 +12,7 @@ export const RUN_PROMPTS = { min: 1, max: 541 } as const;
  * (main/jobs/auto-batch.ts). On a GPU the automatic choice stops at 64, the most the CUDA backend replays as one
  * decode graph (larger measured no faster with the CUDA-core expert kernels); a run may ask for up to 256, whose decode
  * steps launch without a graph, to measure the tensor-core kernels at larger batches. On the CPU it stops at 16 (32
- * for INT4 on AVX-512 VNNI), and takes fewer where the host's memory is short (the reasons beside CPU_PLAN).
+ * for INT4 on the VNNI kernels), and takes fewer where the host's memory is short (the reasons beside CPU_PLAN).
  * cpuDefault is the CPU's batch when the model's config lacks the KV sizes; gpuFallback a GPU run's then, or when its
  * weights leave no room for even one sequence (partial residency).
  */

@@ -33,7 +33,7 @@ const USAGE = `usage: horizon eval --model DIR [--weights int4|bf16] [--backend 
   --backend         auto (default: CUDA when a device is found, else the CPU), cpu or cuda
   --limit           first N of the 541 prompts (default all)
   --batch           prompts generated together (default: the most whose KV cache fits beside the model, in the GPU's
-                    memory up to 64, in the host's on the CPU up to 16, 32 for INT4 with AVX-512 VNNI; at most 256)
+                    memory up to 64, in the host's on the CPU up to 16, 32 for INT4 with VNNI; at most 256)
   --max-new-tokens  generation cap per response (default ${DEFAULT_MAX_NEW_TOKENS})
   --expert-budget   cuda: GiB of device memory for resident experts (default: as much as fits after the KV cache)
   --device          cuda: device index, as \`horizon devices\` lists them (default the first)

@@ -51,7 +51,7 @@ export const GPU_PLAN: MemoryPlan = {
 
 /**
  * CPU: at most 16. More sequences share each unpack of an expert's weights among more tokens, which pays where the
- * weights' bytes bound the INT4 kernels (AVX-512 VNNI: CPU_AVX512_VNNI_PLAN) but not on AVX2, where the kernels are
+ * weights' bytes bound the INT4 kernels (the VNNI paths: CPU_VNNI_PLAN) but not on AVX2, where the kernels are
  * bound by their arithmetic: on a two-core AMD EPYC, three alternated runs each gave 34-44 tok/s at 16 and 38-43 at
  * 32. Fewer when the host's memory is short, rather than swapping: OLMoE holds 128 KB of KV a token, so 16 sequences
  * of IFEval's longest context take about 3.6 GB beside 4.5 GB of weights. The share and reserve leave the operating
@@ -66,15 +66,17 @@ export const CPU_PLAN: MemoryPlan = {
 };
 
 /**
- * CPU, INT4 experts on the AVX-512 VNNI kernels: at most 32, where the full-size OLMoE on two cores decoded 55 / 62 /
- * 66-80 tok/s at 8 / 16 / 32 (32 sequences of IFEval's longest context hold about 7.2 GB of KV, so a 16 GiB host
- * stays at 16). BF16 experts take the float kernels, which were not measured past 16.
+ * CPU, INT4 experts on the VNNI kernels (`dpbusd`: AVX-512 VNNI, or AVX-VNNI's 256-bit form): at most 32. Two cores
+ * of an AMD EPYC with AVX-512 VNNI decoded the full-size OLMoE at 55 / 62 / 66-80 tok/s at 8 / 16 / 32; two of an Intel
+ * Xeon, alternated, 52-54 tok/s at 16 and 66-67 at 32 on AVX-512 VNNI, 44-46 and 56-57 capped to AVX-VNNI (the path of
+ * Intel's desktop cores since Alder Lake, the same core design). 32 sequences of IFEval's longest context hold about
+ * 7.2 GB of KV, so a 16 GiB host stays at 16. BF16 experts take the float kernels, which were not measured past 16.
  */
-export const CPU_AVX512_VNNI_PLAN: MemoryPlan = { ...CPU_PLAN, batches: [32, 24, ...CPU_PLAN.batches] };
+export const CPU_VNNI_PLAN: MemoryPlan = { ...CPU_PLAN, batches: [32, 24, ...CPU_PLAN.batches] };
 
 /** The CPU's plan for a run's weights on the INT4 kernel path the worker reports (`DeviceProbe.cpuIsa`; null unknown). */
 export function cpuPlan(weights: 'int4' | 'bf16', cpuIsa: string | null): MemoryPlan {
-  return weights === 'int4' && cpuIsa === 'avx512-vnni' ? CPU_AVX512_VNNI_PLAN : CPU_PLAN;
+  return weights === 'int4' && (cpuIsa === 'avx512-vnni' || cpuIsa === 'avx-vnni') ? CPU_VNNI_PLAN : CPU_PLAN;
 }
 
 export interface BatchSizing {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DeviceProbe } from '../../../../../electron/common/worker-protocol.js';
-import { autoBatch, chooseBatch, CPU_AVX512_VNNI_PLAN, CPU_PLAN, cpuPlan, GPU_PLAN, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
+import { autoBatch, chooseBatch, CPU_PLAN, CPU_VNNI_PLAN, cpuPlan, GPU_PLAN, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
 import { DEFAULT_BATCH } from '../../../../../electron/main/jobs/eval-run.js';
 import { RUN_BATCH } from '../../../../../electron/common/run-settings.js';
 import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
@@ -61,25 +61,26 @@ describe('chooseBatch on the CPU', () => {
     expect(chooseBatch(CPU_PLAN, { ...OLMOE, memoryBytes: 4 * GIB, freeBytes: 2 * GIB })).toBe(1);
   });
 
-  // The same memory rule with up to 32 sequences: INT4 on the AVX-512 VNNI kernels.
+  // The same memory rule with up to 32 sequences: INT4 on the VNNI kernels.
   it.each([
     ['a 64 GiB host', 64, 60, 32],
     ['a 24 GiB host', 24, 20, 32],
     ['a 16 GiB host', 16, 14, 16],
     ['a 24 GiB host with 8 GiB taken', 24, 12, 24],
     ['an 8 GiB host', 8, 7, 1],
-  ])('AVX-512 VNNI, %s: %i GiB, %i free gives %i', (_name, gib, free, batch) => {
-    expect(chooseBatch(CPU_AVX512_VNNI_PLAN, { ...OLMOE, memoryBytes: gib * GIB, freeBytes: free * GIB })).toBe(batch);
+  ])('VNNI, %s: %i GiB, %i free gives %i', (_name, gib, free, batch) => {
+    expect(chooseBatch(CPU_VNNI_PLAN, { ...OLMOE, memoryBytes: gib * GIB, freeBytes: free * GIB })).toBe(batch);
   });
 
   it.each([
-    ['int4', 'avx512-vnni', CPU_AVX512_VNNI_PLAN],
-    ['int4', 'avx-vnni', CPU_PLAN],
+    ['int4', 'avx512-vnni', CPU_VNNI_PLAN],
+    ['int4', 'avx-vnni', CPU_VNNI_PLAN],
     ['int4', 'avx2', CPU_PLAN],
     ['int4', 'scalar', CPU_PLAN],
     ['int4', null, CPU_PLAN],
     ['bf16', 'avx512-vnni', CPU_PLAN],
-  ] as const)('takes 32 only for INT4 on AVX-512 VNNI: %s on %s', (weights, isa, plan) => {
+    ['bf16', 'avx-vnni', CPU_PLAN],
+  ] as const)('takes 32 only for INT4 on the VNNI kernels: %s on %s', (weights, isa, plan) => {
     expect(cpuPlan(weights, isa)).toBe(plan);
   });
 });
@@ -172,7 +173,7 @@ describe('autoBatch', () => {
     expect(probed).toBe(!o.bf16);
   });
 
-  it('takes up to 32 for an INT4 run on the CPU where the worker reports AVX-512 VNNI', async () => {
+  it('takes up to 32 for an INT4 run on the CPU where the worker reports VNNI kernels', async () => {
     // 128 MiB of KV per sequence on a 32 GiB host: min(24 - 2, 30 - 1) GiB of room → 32, where AVX2 stops at 16.
     const run = (cpuIsa: string, requestedBackend: 'auto' | 'cpu', weights: 'int4' | 'bf16' = 'int4') =>
       autoBatch({
@@ -184,6 +185,7 @@ describe('autoBatch', () => {
       });
     expect(await run('avx512-vnni', 'cpu')).toBe(32);
     expect(await run('avx512-vnni', 'auto')).toBe(32);
+    expect(await run('avx-vnni', 'cpu')).toBe(32);
     expect(await run('avx2', 'cpu')).toBe(16);
     expect(await run('avx512-vnni', 'cpu', 'bf16')).toBe(16);
     // With a GPU found, the GPU's plan decides, whatever the CPU.
