@@ -6,6 +6,7 @@
  * llama-batched-bench measures it (that many prompts of 128 tokens prefilled together, then 32 decode steps of all of
  * them: tok/s over all sequences), and peak RSS for each runtime, medians over the pairs, and the ratios; ours also
  * with the LM head's INT8 screen turned off (HORIZON_CPU_LM_SCREEN=0), which shows what the screen gives decode.
+ * Each pair's figures are printed as it ends, in the table's column order.
  *
  * Everything it builds or writes is cached under .cache/peers (llama.cpp's build, the checkpoint, the pack, the
  * GGUFs: about 30 GB): the first run takes an hour on two cores, later ones minutes. Skips with a message when
@@ -208,6 +209,11 @@ export async function bench(): Promise<unknown> {
     sides.matched!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-experts-f16.gguf'), threads, newTokens, batch));
     sides.stock!.push(llamaOnce(bin, path.join(ggufDir, 'q4_0-stock.gguf'), threads, newTokens, batch));
     console.log(`cpu-peer: pair ${p + 1}/${pairs} done (load average before it ${load0.toFixed(2)})`);
+    // Each run's figures, so that the spread behind the medians is on record.
+    for (const [k, runs] of Object.entries(sides)) {
+      const f = runs[p]!;
+      console.log(`  ${k.padEnd(10)} ${FIGURES.slice(0, -1).map((x) => f[x].toFixed(1)).join(' / ')} tok/s, ${(f.maxRssBytes / 1e9).toFixed(1)} GB`);
+    }
   }
   const med = Object.fromEntries(
     Object.entries(sides).map(([k, runs]) => [k, Object.fromEntries(FIGURES.map((f) => [f, median(runs.map((r) => r[f]))]))]),
