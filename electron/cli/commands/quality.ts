@@ -9,7 +9,9 @@ import { packManifestSha256, qualityReportFile, writeQualityReport } from '../..
 import type { StoredQualityReport } from '../../main/prep/quality-report.js';
 import type { QualityReport } from '../../common/ipc-contract.js';
 import { closerSentence, meanKlRatio, q4_0Inputs, ratioRange } from '../../common/quality-summary.js';
-import { runQualityCheck } from '../../worker/runtime/quality-check.js';
+import { qualityCheckCpuBatch } from '../../main/jobs/auto-batch.js';
+import { loadNativeBinding } from '../../worker/runtime/binding.js';
+import { QUALITY_GENERATE_BATCH, runQualityCheck } from '../../worker/runtime/quality-check.js';
 import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'INT4 against BF16 on the same tokens: top-1 agreement, KL, logit differences, first divergence';
@@ -90,6 +92,13 @@ export async function run(args: string[]): Promise<number> {
   const prompts = records.map((r) => ({ key: r.key, tokenIds: tokenizer.encodeChat(r.prompt).tokenIds }));
   // The pack as loaded, so that a report outlives no change to it (readPackQuality).
   const manifestSha256 = await packManifestSha256(int4.dir);
+  const generateBatch =
+    backend === 'cpu'
+      ? await qualityCheckCpuBatch({
+          int4Dir: int4.dir, bf16Dir: bf16.dir, cpuIsa: loadNativeBinding().probeDevices().cpuIsa,
+          contextTokens: Math.max(...prompts.map((p) => p.tokenIds.length)) + maxNewTokens + 1, floor: QUALITY_GENERATE_BATCH,
+        })
+      : QUALITY_GENERATE_BATCH;
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);
   const stopWatch = values['progress-json'] ? abortWhenOrphaned(() => cancel.abort()) : () => undefined;
   try {
@@ -101,6 +110,7 @@ export async function run(args: string[]): Promise<number> {
       stopTokens: tokenizer.eosTokenIds,
       threads,
       q4_0: !values['no-q4-0'],
+      generateBatch,
       signal: cancel.signal,
       onProgress: (p) => {
         if (values['progress-json']) {

@@ -204,3 +204,29 @@ export function autoBatchForRun(
       ),
   });
 }
+
+/**
+ * The INT4 responses the quality check generates together on the CPU: as many as a CPU run of the pack would take on
+ * this kernel path (CPU_PLAN or CPU_VNNI_PLAN), counting the BF16 reference's weights beside the INT4 ones since the
+ * check keeps both loaded, and never fewer than `floor` (the check's default, which a host too small for more still
+ * ran). A CPU run's responses are the same bits whatever its batch, so this moves only the time: 32 prompts x 128
+ * tokens on a two-layer OLMoE-shaped model, two Xeon cores with AVX-512 VNNI, three alternated rounds, took 27.9-30.5
+ * s at 8, 24.4-26.8 at 16 and 20.9-23.0 at 32, and the whole check (Q4_0 pass included) 139.6 s at 8 and 129.2 at 32.
+ */
+export async function qualityCheckCpuBatch(opts: {
+  readonly int4Dir: string;
+  readonly bf16Dir: string;
+  readonly cpuIsa: string | null;
+  readonly contextTokens: number;
+  readonly floor: number;
+  readonly host?: HostMemory;
+}): Promise<number> {
+  const kv = await kvBytesPerToken(opts.int4Dir);
+  if (kv === null) return opts.floor;
+  const host = opts.host ?? hostMemory();
+  const weightBytes = (await tensorBytes(opts.int4Dir)) + (await tensorBytes(opts.bf16Dir));
+  const batch = chooseBatch(cpuPlan('int4', opts.cpuIsa), {
+    memoryBytes: host.totalBytes, freeBytes: host.freeBytes, weightBytes, kvBytesPerToken: kv, contextTokens: opts.contextTokens,
+  });
+  return Math.max(batch, opts.floor);
+}

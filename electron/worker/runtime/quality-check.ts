@@ -174,9 +174,10 @@ function meanKlRatioInterval(perPrompt: readonly QualityPromptResult[]): readonl
 }
 
 /**
- * Prompts whose INT4 responses are generated together (the CUDA backend's default reserved batch); each is then
- * compared on its own. The check's responses are short (128 tokens by default), so most run to the limit and the batch
- * stays full without continuous batching.
+ * Prompts whose INT4 responses are generated together by default (the CUDA backend's default reserved batch; on the
+ * CPU `horizon quality` takes a CPU run's batch, qualityCheckCpuBatch, never fewer); each is then compared on its own.
+ * The check's responses are short (128 tokens by default), so most run to the limit and the batch stays full without
+ * continuous batching.
  */
 export const QUALITY_GENERATE_BATCH = 8;
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { DeviceProbe } from '../../../../../electron/common/worker-protocol.js';
-import { autoBatch, chooseBatch, CPU_PLAN, CPU_VNNI_PLAN, cpuPlan, GPU_PLAN, kvBytesPerToken } from '../../../../../electron/main/jobs/auto-batch.js';
+import { autoBatch, chooseBatch, CPU_PLAN, CPU_VNNI_PLAN, cpuPlan, GPU_PLAN, kvBytesPerToken, qualityCheckCpuBatch } from '../../../../../electron/main/jobs/auto-batch.js';
 import { DEFAULT_BATCH } from '../../../../../electron/main/jobs/eval-run.js';
 import { RUN_BATCH } from '../../../../../electron/common/run-settings.js';
 import type { ModelSource } from '../../../../../electron/main/jobs/model-source.js';
@@ -227,5 +227,50 @@ describe('autoBatch', () => {
     } finally {
       await rm(bare, { recursive: true, force: true });
     }
+  });
+});
+
+describe('qualityCheckCpuBatch', () => {
+  let dir: string;
+  let int4Dir: string;
+  let bf16Dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'horizon-checkbatch-'));
+    int4Dir = path.join(dir, 'int4-g32');
+    bf16Dir = path.join(dir, 'bf16');
+    await mkdir(int4Dir);
+    await mkdir(bf16Dir);
+    await writeFile(
+      path.join(int4Dir, 'config.json'),
+      JSON.stringify({ num_hidden_layers: 16, num_attention_heads: 16, num_key_value_heads: 16, hidden_size: 2048 }),
+    );
+    // Sparse files: only their sizes are read. OLMoE's 4.4 GiB of INT4 + FP16 and 13 GiB of BF16.
+    await writeFile(path.join(int4Dir, 'model.safetensors'), '');
+    await truncate(path.join(int4Dir, 'model.safetensors'), Math.round(4.4 * GIB));
+    await writeFile(path.join(bf16Dir, 'model.safetensors'), '');
+    await truncate(path.join(bf16Dir, 'model.safetensors'), 13 * GIB);
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  // 600 tokens of context: 75 MiB of KV a sequence; room = min(75 % of the host - 2, free - 1) - 17.4 GiB of weights.
+  it.each([
+    ['a 64 GiB host, AVX-512 VNNI', 64, 60, 'avx512-vnni', 32],
+    ['a 64 GiB host, AVX2', 64, 60, 'avx2', 16],
+    ['a 32 GiB host, AVX-VNNI', 32, 28, 'avx-vnni', 32],
+    ['a 32 GiB host with 12 GiB taken, AVX-VNNI (1.6 GiB of room)', 32, 20, 'avx-vnni', 16],
+    ['a 24 GiB host (both weight sets leave no room)', 24, 20, 'avx512-vnni', 8],
+    ['an unanswered probe', 64, 60, null, 16],
+  ] as const)('%s gives %i', async (_name, gib, free, cpuIsa, batch) => {
+    const got = await qualityCheckCpuBatch({
+      int4Dir, bf16Dir, cpuIsa, contextTokens: 600, floor: 8, host: { totalBytes: gib * GIB, freeBytes: free * GIB },
+    });
+    expect(got).toBe(batch);
+  });
+
+  it('keeps the floor where the config lacks the KV sizes', async () => {
+    const got = await qualityCheckCpuBatch({
+      int4Dir: bf16Dir, bf16Dir, cpuIsa: 'avx512-vnni', contextTokens: 600, floor: 8, host: { totalBytes: 64 * GIB, freeBytes: 60 * GIB },
+    });
+    expect(got).toBe(8);
   });
 });
