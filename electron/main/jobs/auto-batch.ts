@@ -69,8 +69,9 @@ export const CPU_PLAN: MemoryPlan = {
  * CPU, INT4 experts on the VNNI kernels (`dpbusd`: AVX-512 VNNI, or AVX-VNNI's 256-bit form): at most 32. Two cores
  * of an AMD EPYC with AVX-512 VNNI decoded the full-size OLMoE at 55 / 62 / 66-80 tok/s at 8 / 16 / 32; two of an Intel
  * Xeon, alternated, 52-54 tok/s at 16 and 66-67 at 32 on AVX-512 VNNI, 44-46 and 56-57 capped to AVX-VNNI (the path of
- * Intel's desktop cores since Alder Lake, the same core design). 32 sequences of IFEval's longest context hold about
- * 7.2 GB of KV, so a 16 GiB host stays at 16. BF16 experts take the float kernels, which were not measured past 16.
+ * Intel's desktop cores since Alder Lake: their instructions on this core, not their memory). 32 sequences of IFEval's
+ * longest context hold about 7.2 GB of KV, so a 16 GiB host stays at 16. BF16 experts take the float kernels, which
+ * were not measured past 16.
  */
 export const CPU_VNNI_PLAN: MemoryPlan = { ...CPU_PLAN, batches: [32, 24, ...CPU_PLAN.batches] };
 
