@@ -86,7 +86,8 @@ function hostCpuFlags(): Set<string> {
 }
 
 function buildLlama(): string {
-  const amx = hostCpuFlags().has('amx_int8');
+  const cpuFlags = hostCpuFlags();
+  const amx = cpuFlags.has('amx_int8');
   const build = path.join(CACHE, amx ? 'llama-cpu-noamx' : 'llama-cpu');
   const bin = path.join(build, 'bin');
   const targets = ['llama-bench', 'llama-quantize', 'llama-batched-bench'];
@@ -94,7 +95,7 @@ function buildLlama(): string {
   // A build folder from before the batched part lacks only llama-batched-bench: a few minutes more.
   console.log(`cpu-peer: building llama.cpp (CPU) into ${path.relative(ROOT, build)} (15-20 min on two cores the first time)`);
   if (amx) console.log('cpu-peer: this CPU has AMX: the peer is built for its features less AMX, whose matmul crashes at this commit');
-  run('cmake', ['-S', path.join(PEERS, 'llama.cpp'), '-B', build, '-DCMAKE_BUILD_TYPE=Release', ...(amx ? ggmlFlagsWithoutAmx(hostCpuFlags()) : ['-DGGML_NATIVE=ON']),
+  run('cmake', ['-S', path.join(PEERS, 'llama.cpp'), '-B', build, '-DCMAKE_BUILD_TYPE=Release', ...(amx ? ggmlFlagsWithoutAmx(cpuFlags) : ['-DGGML_NATIVE=ON']),
     '-DLLAMA_CURL=OFF', '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_SERVER=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF',
     '-DLLAMA_BUILD_APP=OFF', '-DLLAMA_BUILD_UI=OFF']);
   run('cmake', ['--build', build, '-j2', '--target', ...targets]);

@@ -11,7 +11,7 @@ import type { QualityReport } from '../../common/ipc-contract.js';
 import { closerSentence, meanKlRatio, q4_0Inputs, ratioRange } from '../../common/quality-summary.js';
 import { qualityCheckCpuBatch } from '../../main/jobs/auto-batch.js';
 import { loadNativeBinding } from '../../worker/runtime/binding.js';
-import { QUALITY_GENERATE_BATCH, runQualityCheck } from '../../worker/runtime/quality-check.js';
+import { QUALITY_GENERATE_BATCH, qualityCheckContext, runQualityCheck } from '../../worker/runtime/quality-check.js';
 import { abortOnSignals, abortWhenOrphaned, dataDirOption, intOption, parseCommandArgs, usageError } from '../command-args.js';
 
 export const summary = 'INT4 against BF16 on the same tokens: top-1 agreement, KL, logit differences, first divergence';
@@ -96,7 +96,7 @@ export async function run(args: string[]): Promise<number> {
     backend === 'cpu'
       ? await qualityCheckCpuBatch({
           int4Dir: int4.dir, bf16Dir: bf16.dir, cpuIsa: loadNativeBinding().probeDevices().cpuIsa,
-          contextTokens: Math.max(...prompts.map((p) => p.tokenIds.length)) + maxNewTokens + 1, floor: QUALITY_GENERATE_BATCH,
+          contextTokens: qualityCheckContext(prompts, maxNewTokens), floor: QUALITY_GENERATE_BATCH,
         })
       : QUALITY_GENERATE_BATCH;
   const cancel = abortOnSignals(['SIGINT', 'SIGTERM']);

@@ -181,6 +181,11 @@ function meanKlRatioInterval(perPrompt: readonly QualityPromptResult[]): readonl
  */
 export const QUALITY_GENERATE_BATCH = 8;
 
+/** The context both models are loaded for: the longest prompt, its response and the token after it. */
+export function qualityCheckContext(prompts: readonly QualityPrompt[], maxNewTokens: number): number {
+  return Math.max(...prompts.map((p) => p.tokenIds.length)) + maxNewTokens + 1;
+}
+
 export async function runQualityCheck(opts: {
   readonly reference: QualityModelSpec;
   readonly candidate: QualityModelSpec;
@@ -199,7 +204,7 @@ export async function runQualityCheck(opts: {
     throw new Error('the Q4_0 comparison needs a bf16 reference on the CPU backend');
   }
   const started = Date.now();
-  const maxContext = Math.max(...opts.prompts.map((p) => p.tokenIds.length)) + opts.maxNewTokens + 1;
+  const maxContext = qualityCheckContext(opts.prompts, opts.maxNewTokens);
   const load = (s: QualityModelSpec) => loadModel({ dir: s.dir, weights: s.weights, backend: s.backend, maxContext, threads: opts.threads });
   // Both models stay loaded: the reference is mapped (its pages are the OS's to drop, and the Q4_0 pass, a call on the
   // same model, reads the same pages right after it), the candidate is the smaller.
